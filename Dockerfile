@@ -1,0 +1,57 @@
+# syntax=docker/dockerfile:1
+# token-sidecar container image (multi-stage).
+#
+#   docker build -t token-sidecar .
+#   docker run --rm -v $PWD/my.yaml:/etc/token-sidecar/token-sidecar.yaml token-sidecar
+#
+# The runtime stage's apt packages are listed one per line between the
+# "runtime-packages-begin/end" markers; scripts/check-docker-deps.sh reads that list
+# and verifies (via ldd + dpkg -S) that it covers every shared library the release
+# binary needs. Keep the markers and the one-package-per-line format.
+
+# ---- build stage ----------------------------------------------------------------
+FROM swift:6.3-bookworm AS builder
+RUN apt-get update \
+ && apt-get install -y libevent-dev libssl-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /build
+# Test targets are declared in Package.swift, so their directories must exist too.
+COPY Package.swift Package.resolve[d] ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product token-sidecar \
+ && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/token-sidecar" /out/token-sidecar
+
+# ---- runtime stage --------------------------------------------------------------
+FROM debian:bookworm-slim
+# libc6 and libgcc-s1 are always present in bookworm-slim; everything else the
+# binary links (see `ldd token-sidecar`) is listed explicitly.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends \
+      ca-certificates \
+# runtime-packages-begin
+      libevent-2.1-7 \
+      libevent-core-2.1-7 \
+      libevent-extra-2.1-7 \
+      libevent-pthreads-2.1-7 \
+      libevent-openssl-2.1-7 \
+      libssl3 \
+      libstdc++6 \
+# runtime-packages-end
+ && rm -rf /var/lib/apt/lists/*
+
+RUN groupadd --system --gid 10001 sidecar \
+ && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
+      --shell /usr/sbin/nologin sidecar
+
+COPY --from=builder /out/token-sidecar /usr/local/bin/token-sidecar
+COPY config/token-sidecar.yaml /etc/token-sidecar/token-sidecar.yaml
+
+USER 10001:10001
+# The sidecar listens on 127.0.0.1:8080 on purpose (not 0.0.0.0): in a pod the app
+# container shares the network namespace (and so the loopback interface) with the
+# sidecar, so the app reaches it via http://127.0.0.1:8080 while nothing outside the
+# pod can use it to obtain injected credentials. EXPOSE is documentation only.
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/token-sidecar"]
+CMD ["run", "--config", "/etc/token-sidecar/token-sidecar.yaml"]

@@ -1,0 +1,49 @@
+# token-sidecar — build, run and test.
+#   make run    install missing system packages, build release, run with config/token-sidecar.yaml
+#   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
+SWIFT   ?= swift
+CONFIG  ?= config/token-sidecar.yaml
+BIN     := .build/release/token-sidecar
+# System packages: libevent + OpenSSL to build; nginx, python3 and curl for the integration tests.
+DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 curl
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build release run test test-plain test-tsan bigbody bench docker-check clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product token-sidecar
+
+run: release
+	$(BIN) run --config $(CONFIG)
+
+test: deps test-plain test-tsan
+
+test-plain:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+# Objects passed through C callbacks are invisible to Swift's race checker: TSan sees them.
+test-tsan:
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+bigbody: release
+	Benchmarks/bigbody.sh
+
+bench: release
+	Benchmarks/bench.sh
+
+docker-check: release
+	scripts/check-docker-deps.sh $(BIN)
+
+clean:
+	rm -rf .build .build-tsan

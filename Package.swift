@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "token-sidecar",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "token-sidecar", targets: ["token-sidecar"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // libevent (core, extra, pthreads, openssl) and OpenSSL, plus a C shim for macros.
+        .systemLibrary(
+            name: "CLibevent",
+            pkgConfig: "libevent",
+            providers: [.apt(["libevent-dev", "libssl-dev"])]
+        ),
+        .target(name: "EventLoop", dependencies: ["CLibevent"], swiftSettings: strict),
+        .target(name: "HTTP1", swiftSettings: strict),
+        .target(
+            name: "Config",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+        .target(name: "TokenManager", dependencies: ["HTTP1", "EventLoop"], swiftSettings: strict),
+        .target(
+            name: "Proxy",
+            dependencies: [
+                "EventLoop", "HTTP1", "TokenManager", "Config",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "token-sidecar",
+            dependencies: [
+                "Proxy", "Config", "TokenManager", "EventLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
+        .testTarget(name: "TokenManagerTests", dependencies: ["TokenManager"], swiftSettings: strict),
+        .testTarget(
+            name: "ProxyTests",
+            dependencies: ["Proxy", "Config", "TokenManager", "EventLoop", "HTTP1"],
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,66 @@
+// C shim for token-sidecar's EventLoop module.
+//
+// Swift cannot see function-like macros, and a few libevent/OpenSSL entry points are macros.
+// Each wrapper here exists only because the thing it wraps is a macro (or needs a constant
+// that Swift imports with an awkward type). Nothing else belongs in this file.
+#ifndef TOKEN_SIDECAR_CLIBEVENT_SHIM_H
+#define TOKEN_SIDECAR_CLIBEVENT_SHIM_H
+
+// System headers first: libevent's event-config.h defines _GNU_SOURCE, and if <sys/select.h> is
+// first seen after that, this module's fd_set differs from the one Glibc/Dispatch modules see and
+// Swift refuses to import both ("fds_bits ... not present in definition of fd_set").
+#include <sys/types.h>
+#include <sys/time.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/listener.h>
+#include <event2/dns.h>
+#include <event2/thread.h>
+#include <event2/util.h>
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509v3.h>
+
+/// `SSL_set_tlsext_host_name` is a macro over SSL_ctrl (SNI).
+static inline long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return SSL_set_tlsext_host_name(ssl, name);
+}
+
+/// `SSL_CTX_set_min_proto_version` is a macro over SSL_CTX_ctrl.
+static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+/// `errno` is a macro expanding to a thread-local lvalue; Swift's Glibc overlay has it, but keeping
+/// the read here makes the libevent error path independent of the overlay.
+static inline int shim_errno(void) { return errno; }
+
+/// Sets TCP_NODELAY: proxied requests are small and latency-bound; Nagle would add delays.
+static inline int shim_set_nodelay(int fd) {
+    int one = 1;
+    return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/// Sets SO_REUSEPORT so each worker loop can own a listener on the same port.
+static inline int shim_set_reuseport(int fd) {
+    int one = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+}
+
+#endif

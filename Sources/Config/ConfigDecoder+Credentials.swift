@@ -1,0 +1,112 @@
+import Foundation
+import Yams
+
+extension ConfigDecoder {
+    /// Decodes `credentials:`. Returns the valid credentials and the names of
+    /// all declared ones (valid or not), so routes naming a broken credential
+    /// don't get a second, misleading "no such credential" problem.
+    mutating func decodeCredentials(_ node: Node?) -> (configs: [CredentialConfig], names: [String]) {
+        guard let node, !Self.isNull(node) else { return ([], []) }
+        guard let entries = mapping(node, path: "credentials", expected: "a mapping from credential names to settings") else {
+            return ([], [])
+        }
+        var configs: [CredentialConfig] = []
+        var names: [String] = []
+        for entry in entries {
+            let path = "credentials.\(entry.key)"
+            names.append(entry.key)
+            if !Self.isValidCredentialName(entry.key) {
+                report(path, "credential names may contain only letters, digits, '-' and '_'", line: entry.line)
+            }
+            if let kind = decodeCredential(entry.value, path: path) {
+                configs.append(CredentialConfig(name: entry.key, kind: kind))
+            }
+        }
+        return (configs, names)
+    }
+
+    /// Names appear in key paths (`credentials.NAME.token`), so dots and
+    /// brackets would make those ambiguous.
+    static func isValidCredentialName(_ name: String) -> Bool {
+        !name.isEmpty && name.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+        }
+    }
+
+    private mutating func decodeCredential(_ node: Node, path: String) -> CredentialKind? {
+        guard let entries = mapping(node, path: path, expected: "a mapping with at least 'type'") else { return nil }
+        let fields = Self.index(entries)
+        // With no usable type we can't know which keys belong, so check
+        // against every key any type accepts to still catch typos.
+        let allKeys = ConfigKeys.credentialCommon + ConfigKeys.staticToken
+        switch string(fields["type"], path: Self.join(path, "type")) {
+        case .absent:
+            report(Self.join(path, "type"), "required key is missing (supported types: \(ConfigKeys.credentialTypes.joined(separator: ", ")))", at: node)
+            checkKeys(entries, allowed: allKeys, path: path)
+            return nil
+        case .invalid:
+            checkKeys(entries, allowed: allKeys, path: path)
+            return nil
+        case .value("static"):
+            checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.staticToken, path: path)
+            return decodeStaticToken(fields, path: path, node: node).map(CredentialKind.staticToken)
+        case .value(let other):
+            let hint = Suggestions.closest(to: other, in: ConfigKeys.credentialTypes).map { " (did you mean '\($0)'?)" }
+                ?? " (supported types: \(ConfigKeys.credentialTypes.joined(separator: ", ")))"
+            report(Self.join(path, "type"), "unknown credential type '\(other)'\(hint)", at: fields["type"])
+            checkKeys(entries, allowed: allKeys, path: path)
+            return nil
+        }
+    }
+
+    /// `type: static` with exactly one of `token`, `tokenFile`, `tokenEnv`.
+    /// The secret is read now so a missing file or variable fails at load,
+    /// not on the first request; only the source is kept.
+    private mutating func decodeStaticToken(_ fields: [String: Node], path: String, node: Node) -> StaticTokenConfig? {
+        let given = ConfigKeys.staticToken.filter { fields[$0] != nil }
+        guard given.count == 1, let key = given.first, let valueNode = fields[key] else {
+            let found = given.isEmpty ? "none is given" : "found \(given.joined(separator: " and "))"
+            let line = given.count > 1 ? fields[given[1]]?.mark?.line : node.mark?.line
+            report(path, "a static credential needs exactly one of token, tokenFile or tokenEnv; \(found)", line: line)
+            return nil
+        }
+        let keyPath = Self.join(path, key)
+        guard case .value(let text) = string(valueNode, path: keyPath, nullIsAbsent: false) else { return nil }
+
+        let source: SecretSource
+        switch key {
+        case "token":
+            source = .inline(text)
+        case "tokenFile":
+            if text.isEmpty {
+                report(keyPath, "is empty; expected the path of a file holding the token", at: valueNode)
+                return nil
+            }
+            source = .file(resolve(path: text))
+        default:
+            if text.isEmpty {
+                report(keyPath, "is empty; expected the name of an environment variable holding the token", at: valueNode)
+                return nil
+            }
+            source = .env(text)
+        }
+        switch source.readResult(environment: environment) {
+        case .success(let token):
+            // Inline tokens are stored trimmed, exactly as `read` returns them.
+            if case .inline = source { return StaticTokenConfig(source: .inline(token)) }
+            return StaticTokenConfig(source: source)
+        case .failure(let error):
+            report(keyPath, error.message, at: valueNode)
+            return nil
+        }
+    }
+
+    /// Relative token file paths are taken relative to the config file's
+    /// directory (when loaded from a file), like most tools that reference
+    /// files from their config.
+    private func resolve(path: String) -> String {
+        guard let baseDirectory, !path.hasPrefix("/") else { return path }
+        return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
+            .standardizedFileURL.path
+    }
+}

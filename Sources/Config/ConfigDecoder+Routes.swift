@@ -1,0 +1,91 @@
+import Yams
+
+extension ConfigDecoder {
+    /// Decodes `routes:`, checking host patterns for duplicates and that each
+    /// `credential` names a declared credential.
+    mutating func decodeRoutes(_ node: Node?, credentialNames: [String]) -> [RouteConfig] {
+        guard let node, !Self.isNull(node) else { return [] }
+        guard case .sequence(let sequence) = node else {
+            report("routes", "expected a list of routes, got \(Self.describe(node))", at: node)
+            return []
+        }
+        var routes: [RouteConfig] = []
+        var firstIndexByPattern: [HostPattern: Int] = [:]
+        for (index, item) in sequence.enumerated() {
+            let path = "routes[\(index)]"
+            guard let entries = mapping(item, path: path, expected: "a mapping with at least 'host'") else { continue }
+            checkKeys(entries, allowed: ConfigKeys.route, path: path)
+            let fields = Self.index(entries)
+            var valid = true
+
+            var pattern: HostPattern?
+            switch string(fields["host"], path: "\(path).host") {
+            case .absent:
+                report("\(path).host", "required key is missing (e.g. host: api.example.com or host: \"*.example.com\")", at: item)
+                valid = false
+            case .invalid:
+                valid = false
+            case .value(let text):
+                switch HostPattern.parse(text) {
+                case .success(let parsed):
+                    if let first = firstIndexByPattern[parsed] {
+                        report("\(path).host", "duplicate route for \(parsed) (already defined by routes[\(first)].host)", at: fields["host"])
+                        valid = false
+                    } else {
+                        firstIndexByPattern[parsed] = index
+                        pattern = parsed
+                    }
+                case .failure(let error):
+                    report("\(path).host", "invalid host pattern '\(text)': \(error.message)", at: fields["host"])
+                    valid = false
+                }
+            }
+
+            var upstream: UpstreamAddress?
+            switch string(fields["upstream"], path: "\(path).upstream") {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let text):
+                switch UpstreamAddress.parse(text) {
+                case .success(let parsed): upstream = parsed
+                case .failure(let error):
+                    report("\(path).upstream", "invalid upstream '\(text)': \(error.message)", at: fields["upstream"])
+                    valid = false
+                }
+            }
+
+            var preserveHost = false
+            switch bool(fields["preserveHost"], path: "\(path).preserveHost") {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let value): preserveHost = value
+            }
+
+            var credential: String?
+            switch string(fields["credential"], path: "\(path).credential") {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let name):
+                if credentialNames.contains(name) {
+                    credential = name
+                } else {
+                    report("\(path).credential", Self.unknownCredentialMessage(name, known: credentialNames), at: fields["credential"])
+                    valid = false
+                }
+            }
+
+            if valid, let pattern {
+                routes.append(RouteConfig(host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential))
+            }
+        }
+        return routes
+    }
+
+    private static func unknownCredentialMessage(_ name: String, known: [String]) -> String {
+        if name.isEmpty { return "is empty; expected the name of a credential under credentials" }
+        if known.isEmpty { return "no credential named '\(name)': no credentials are defined" }
+        let hint = Suggestions.closest(to: name, in: known).map { "; did you mean '\($0)'?" }
+            ?? " (defined: \(known.joined(separator: ", ")))"
+        return "no credential named '\(name)' under credentials\(hint)"
+    }
+}

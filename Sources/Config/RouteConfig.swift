@@ -1,0 +1,19 @@
+/// One entry of `routes:`: which destinations it covers and what to do with them.
+public struct RouteConfig: Sendable, Equatable {
+    /// The destinations this route applies to.
+    public var host: HostPattern
+    /// Where to send matching requests; nil means the requested destination itself.
+    public var upstream: UpstreamAddress?
+    /// Keep the client's `Host` header instead of rewriting it to the upstream's authority.
+    public var preserveHost: Bool
+    /// The name of the credential whose token is injected; nil injects nothing.
+    public var credential: String?
+
+    /// Creates a route.
+    public init(host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil) {
+        self.host = host
+        self.upstream = upstream
+        self.preserveHost = preserveHost
+        self.credential = credential
+    }
+}

@@ -1,0 +1,85 @@
+extension SidecarConfig {
+    /// The effective configuration as YAML text for `token-sidecar check`:
+    /// every key with its effective value (defaults filled in, host patterns
+    /// and upstreams with explicit ports, relative token file paths
+    /// resolved). Secrets are masked: an inline token is shown as `"****"`
+    /// (never any character of it); file and environment sources are shown
+    /// as `tokenFile: /path` and `tokenEnv: VAR`.
+    ///
+    /// `$` is written as `$$`, so apart from masked inline tokens the output
+    /// loads back as the same configuration.
+    public func renderEffective() -> String {
+        var lines: [String] = [
+            "# effective configuration of \(file)",
+            "listen: \(Self.quote(listen.description))",
+            "workers: \(workers)",
+            "logLevel: \(logLevel.rawValue)",
+            "otherHosts: \(otherHosts.rawValue)",
+        ]
+        if credentials.isEmpty {
+            lines.append("credentials: {}")
+        } else {
+            lines.append("credentials:")
+            for credential in credentials {
+                lines.append("  \(Self.quote(credential.name)):")
+                lines.append("    type: \(credential.kind.typeName)")
+                switch credential.kind {
+                case .staticToken(let config):
+                    switch config.source {
+                    case .inline: lines.append("    token: \"****\"")
+                    case .file(let path): lines.append("    tokenFile: \(Self.quote(path))")
+                    case .env(let name): lines.append("    tokenEnv: \(Self.quote(name))")
+                    }
+                }
+            }
+        }
+        if routes.isEmpty {
+            lines.append("routes: []")
+        } else {
+            lines.append("routes:")
+            for route in routes {
+                lines.append("  - host: \(Self.quote(route.host.description))")
+                if let upstream = route.upstream {
+                    lines.append("    upstream: \(Self.quote(upstream.description))")
+                } else {
+                    lines.append("    upstream: null  # the requested destination")
+                }
+                lines.append("    preserveHost: \(route.preserveHost)")
+                if let credential = route.credential {
+                    lines.append("    credential: \(Self.quote(credential))")
+                } else {
+                    lines.append("    credential: null  # no token injected")
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A YAML double-quoted scalar, with `$` doubled so the loader's
+    /// `${VAR}` expansion gives the original text back.
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "$": out += "$$"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\x" + String(scalar.value, radix: 16).leftPadded(to: 2)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,41 @@
+/// The complete, validated configuration of the sidecar.
+public struct SidecarConfig: Sendable, Equatable {
+    /// The path it was loaded from (`"<string>"` when parsed from text).
+    public var file: String
+    /// Where the proxy listens (default `127.0.0.1:8080`).
+    public var listen: ListenAddress
+    /// Number of event-loop threads, 1...64 (default 1).
+    public var workers: Int
+    /// Logging verbosity (default `info`).
+    public var logLevel: LogLevel
+    /// What to do with destinations no route matches (default `deny`).
+    public var otherHosts: OtherHostsPolicy
+    /// Credentials in file order.
+    public var credentials: [CredentialConfig]
+    /// Routes in file order.
+    public var routes: [RouteConfig]
+
+    /// Creates a configuration; every parameter defaults to the loader's default.
+    public init(
+        file: String = "<string>",
+        listen: ListenAddress = .default,
+        workers: Int = 1,
+        logLevel: LogLevel = .info,
+        otherHosts: OtherHostsPolicy = .deny,
+        credentials: [CredentialConfig] = [],
+        routes: [RouteConfig] = []
+    ) {
+        self.file = file
+        self.listen = listen
+        self.workers = workers
+        self.logLevel = logLevel
+        self.otherHosts = otherHosts
+        self.credentials = credentials
+        self.routes = routes
+    }
+
+    /// The credential with this name, or nil.
+    public func credential(named name: String) -> CredentialConfig? {
+        credentials.first { $0.name == name }
+    }
+}

@@ -1,0 +1,183 @@
+import CLibevent
+import Glibc
+
+/// A TCP connection driven by a libevent `bufferevent`, confined to one ``EventLoop``.
+///
+/// The connection keeps itself alive (an `Unmanaged` retain) while its bufferevent exists, and
+/// holds its delegate strongly; ``close()`` frees the bufferevent first — which clears the C
+/// callbacks — and only then drops both references.
+public final class Connection {
+    /// The loop this connection belongs to; use it only from that loop's thread.
+    public let loop: EventLoop
+    /// Receives events; cleared by ``close()``.
+    public var delegate: (any ConnectionDelegate)?
+    private var bev: OpaquePointer?
+    private var selfRetain: Unmanaged<Connection>?
+    private var lingering = false
+    private var shutDownWrite = false
+    /// Whether an outgoing connection has completed its connect (always true for accepted ones).
+    public private(set) var isConnected: Bool
+
+    /// Bytes received and not yet consumed.
+    public let input: EventBuffer
+    /// Bytes queued for sending.
+    public let output: EventBuffer
+
+    private init(loop: EventLoop, bev: OpaquePointer, connected: Bool) {
+        self.loop = loop
+        self.bev = bev
+        self.isConnected = connected
+        self.input = EventBuffer(bufferevent_get_input(bev))
+        self.output = EventBuffer(bufferevent_get_output(bev))
+        let retained = Unmanaged.passRetained(self)
+        selfRetain = retained
+        bufferevent_setcb(bev, connectionReadTrampoline, connectionWriteTrampoline, connectionEventTrampoline,
+                          retained.toOpaque())
+        // Larger single reads/writes than libevent's 16 KiB default: fewer callbacks per body byte.
+        bufferevent_set_max_single_read(bev, Connection.maxSingleIO)
+        bufferevent_set_max_single_write(bev, Connection.maxSingleIO)
+    }
+
+    static let maxSingleIO = 128 * 1024
+
+    // Deferred callbacks: libevent may report a failed connect (or a numeric-host resolution)
+    // synchronously inside the call that started it; deferring keeps every delegate call on a
+    // clean stack, never re-entering the caller.
+    private static let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+
+    /// Wraps an accepted socket. Reading starts when ``startReading()`` is called.
+    public static func accepted(socket fd: Int32, on loop: EventLoop) -> Connection? {
+        _ = shim_set_nodelay(fd)
+        guard let bev = bufferevent_socket_new(loop.base, fd, options) else {
+            CLibevent.close(fd)
+            return nil
+        }
+        return Connection(loop: loop, bev: bev, connected: true)
+    }
+
+    /// Starts connecting to `host:port` (a name is resolved asynchronously, A and AAAA).
+    /// The delegate hears ``ConnectionDelegate/connectionDidConnect(_:)`` or
+    /// ``ConnectionDelegate/connection(_:didEnd:)``. Bytes written before the connect completes are
+    /// sent once it does.
+    public static func connect(host: String, port: Int, on loop: EventLoop, delegate: any ConnectionDelegate) -> Connection? {
+        guard let bev = bufferevent_socket_new(loop.base, -1, options) else { return nil }
+        let connection = Connection(loop: loop, bev: bev, connected: false)
+        connection.delegate = delegate
+        if bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port)) != 0 {
+            // Failure is also reported through the (deferred) event callback; nothing else to do.
+        }
+        return connection
+    }
+
+    /// Whether the bufferevent still exists.
+    public var isOpen: Bool { bev != nil }
+
+    /// Starts (or resumes) reading from the socket.
+    public func startReading() {
+        if let bev { bufferevent_enable(bev, Int16(EV_READ)) }
+    }
+
+    /// Stops reading from the socket (backpressure: the other side is not keeping up).
+    public func stopReading() {
+        if let bev { bufferevent_disable(bev, Int16(EV_READ)) }
+    }
+
+    /// Limits how much libevent reads ahead into ``input`` before it pauses the socket.
+    public func setReadHighWatermark(_ bytes: Int) {
+        if let bev { bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes) }
+    }
+
+    /// Sets read/write inactivity timeouts; `nil` clears one.
+    public func setTimeouts(read: Duration?, write: Duration?) {
+        guard let bev else { return }
+        var readTV = read.map(Connection.timeval)
+        var writeTV = write.map(Connection.timeval)
+        withOptionalPointer(&readTV) { r in
+            withOptionalPointer(&writeTV) { w in _ = bufferevent_set_timeouts(bev, r, w) }
+        }
+    }
+
+    private static func timeval(_ duration: Duration) -> timeval {
+        let (seconds, attoseconds) = duration.components
+        return CLibevent.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+
+    /// Appends bytes to the output (sent as the socket allows).
+    public func write(_ bytes: [UInt8]) {
+        output.append(bytes)
+    }
+
+    /// Frees the bufferevent (closing the socket) and drops the delegate. Idempotent; safe inside callbacks.
+    public func close() {
+        guard let bev else { return }
+        bufferevent_free(bev)
+        self.bev = nil
+        delegate = nil
+        selfRetain?.release()
+        selfRetain = nil
+    }
+
+    /// Sends what is queued, then closes gracefully: half-closes the write side and discards
+    /// incoming bytes for a short while, so a client still sending does not get a reset that
+    /// would destroy the response it has not read yet (a "lingering close").
+    public func closeAfterFlush(linger: Duration = .seconds(2)) {
+        guard bev != nil, !lingering else { return }
+        lingering = true
+        delegate = nil
+        input.drain(input.count)
+        setTimeouts(read: linger, write: .seconds(30))
+        startReading()
+        if output.isEmpty { shutdownWrite() }
+    }
+
+    private func shutdownWrite() {
+        guard let bev, !shutDownWrite else { return }
+        shutDownWrite = true
+        _ = shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+    }
+
+    // MARK: - callbacks (from Trampolines.swift)
+
+    func handleReadable() {
+        if lingering { input.drain(input.count); return }
+        delegate?.connectionDidRead(self)
+    }
+
+    func handleWritable() {
+        if lingering { shutdownWrite(); return }
+        delegate?.connectionDidDrain(self)
+    }
+
+    func handleEvent(_ what: Int32) {
+        guard let bev else { return }
+        if what & Int32(BEV_EVENT_CONNECTED) != 0 {
+            isConnected = true
+            _ = shim_set_nodelay(bufferevent_getfd(bev))
+            delegate?.connectionDidConnect(self)
+            return
+        }
+        if lingering { close(); return }
+        let reason: ConnectionEnd
+        if what & Int32(BEV_EVENT_TIMEOUT) != 0 {
+            reason = .timeout
+        } else if what & Int32(BEV_EVENT_EOF) != 0 {
+            reason = .endOfStream
+        } else {
+            let dnsError = bufferevent_socket_get_dns_error(bev)
+            if dnsError != 0 {
+                reason = .dnsFailure(message: String(cString: evutil_gai_strerror(dnsError)))
+            } else {
+                let code = shim_errno()
+                reason = code == ECONNREFUSED ? .refused : .socketError(errno: code)
+            }
+        }
+        delegate?.connection(self, didEnd: reason)
+    }
+}
+
+private func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {
+    if value != nil {
+        return withUnsafePointer(to: &value!) { body($0) }
+    }
+    return body(nil)
+}

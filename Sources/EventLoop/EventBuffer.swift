@@ -1,0 +1,72 @@
+import CLibevent
+import Glibc
+
+/// A non-owning view of a libevent `evbuffer` (a connection's input or output).
+///
+/// Bytes move between buffers without copying (``move(to:max:)``, ``moveAll(to:)``); only heads
+/// and framing lines are made contiguous for parsing (``withContiguousPrefix(_:_:)``).
+public struct EventBuffer {
+    let raw: OpaquePointer
+
+    init(_ raw: OpaquePointer) { self.raw = raw }
+
+    /// Number of bytes buffered.
+    public var count: Int { evbuffer_get_length(raw) }
+
+    /// Whether nothing is buffered.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with the first `min(maxLength, count)` bytes made contiguous.
+    ///
+    /// Making bytes contiguous may copy within libevent; callers bound `maxLength` (a head's limit,
+    /// a chunk line) so bodies are never linearised.
+    public func withContiguousPrefix<R, E: Error>(_ maxLength: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let length = min(maxLength, count)
+        if length == 0 { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let pointer = evbuffer_pullup(raw, length)
+        return try body(UnsafeRawBufferPointer(start: pointer, count: length))
+    }
+
+    /// Discards the first `length` bytes.
+    public func drain(_ length: Int) {
+        evbuffer_drain(raw, length)
+    }
+
+    /// Moves up to `max` bytes from the front of this buffer to the end of `destination`
+    /// without copying them; returns how many moved.
+    @discardableResult
+    public func move(to destination: EventBuffer, max: Int) -> Int {
+        if max <= 0 { return 0 }
+        if max >= count { return moveAll(to: destination) }
+        return Int(evbuffer_remove_buffer(raw, destination.raw, max))
+    }
+
+    /// Moves every byte to the end of `destination`; returns how many moved.
+    @discardableResult
+    public func moveAll(to destination: EventBuffer) -> Int {
+        let length = count
+        if length > 0 { evbuffer_add_buffer(destination.raw, raw) }
+        return length
+    }
+
+    /// Appends bytes (copied into the buffer).
+    public func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { _ = evbuffer_add(raw, $0.baseAddress, $0.count) }
+    }
+
+    /// Appends raw bytes (copied into the buffer).
+    public func append(_ bytes: UnsafeRawBufferPointer) {
+        if bytes.count > 0 { evbuffer_add(raw, bytes.baseAddress, bytes.count) }
+    }
+
+    /// Appends the UTF-8 bytes of `text`.
+    public func append(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = evbuffer_add(raw, $0.baseAddress, $0.count) }
+    }
+
+    /// Copies out up to `max` bytes from the front without removing them (for tests and diagnostics).
+    public func peekBytes(max: Int) -> [UInt8] {
+        withContiguousPrefix(max) { Array($0) }
+    }
+}

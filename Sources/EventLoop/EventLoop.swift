@@ -1,0 +1,104 @@
+import CLibevent
+import Glibc
+import Synchronization
+
+/// One libevent `event_base` and the thread that runs it.
+///
+/// Everything created on a loop (connections, listeners, timers) must be used only on that loop's
+/// thread. The only members that are safe from any thread are ``execute(_:)`` and ``stop()``:
+/// they go through a mutex-protected queue and `event_active`, which libevent makes thread-safe
+/// once ``EventLoop/enableThreads()`` has run.
+public final class EventLoop: @unchecked Sendable {
+    let base: OpaquePointer
+    private let wakeEvent: OpaquePointer
+    private let pending = Mutex<[@Sendable () -> Void]>([])
+    private var resolverBase: OpaquePointer?
+
+    /// Must be called once, before any loop is created, when loops will run on several threads.
+    public static func enableThreads() {
+        _ = enableThreadsOnce
+    }
+
+    private static let enableThreadsOnce: Bool = {
+        // libevent does not ignore SIGPIPE; a peer closing mid-write must not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        return evthread_use_pthreads() == 0
+    }()
+
+    /// Creates a loop. Call ``run()`` on the thread that will own it.
+    public init() throws(EventLoopError) {
+        EventLoop.enableThreads()
+        guard let base = event_base_new() else { throw EventLoopError.system("event_base_new failed") }
+        self.base = base
+        guard let wake = event_new(base, -1, 0, eventLoopWakeTrampoline, nil) else {
+            event_base_free(base)
+            throw EventLoopError.system("event_new failed")
+        }
+        self.wakeEvent = wake
+        // The context pointer must be set after self is fully initialised.
+        event_assign(wake, base, -1, 0, eventLoopWakeTrampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        event_free(wakeEvent)
+        if let resolverBase { evdns_base_free(resolverBase, 0) }
+        event_base_free(base)
+    }
+
+    /// Runs the loop until ``stop()``; returns when it has stopped.
+    public func run() {
+        // EVLOOP_NO_EXIT_ON_EMPTY: an idle proxy with no connections must keep running.
+        event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+    }
+
+    /// Stops the loop after the current callbacks. Safe from any thread.
+    public func stop() {
+        execute { [self] in event_base_loopbreak(self.base) }
+    }
+
+    /// Runs `work` on this loop's thread, soon. Safe from any thread.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        let wasEmpty = pending.withLock { queue in
+            queue.append(work)
+            return queue.count == 1
+        }
+        if wasEmpty { event_active(wakeEvent, EV_READ, 0) }
+    }
+
+    func drainPending() {
+        let work = pending.withLock { queue in
+            let taken = queue
+            queue.removeAll(keepingCapacity: true)
+            return taken
+        }
+        for item in work { item() }
+    }
+
+    /// The loop's asynchronous DNS resolver (reads `/etc/resolv.conf` and `/etc/hosts`), created on first use.
+    var resolver: OpaquePointer? {
+        if resolverBase == nil {
+            resolverBase = evdns_base_new(base, EVDNS_BASE_INITIALIZE_NAMESERVERS)
+            if resolverBase == nil {
+                // No usable resolv.conf (minimal containers): still resolve /etc/hosts and literals.
+                resolverBase = evdns_base_new(base, 0)
+                if let resolverBase { evdns_base_load_hosts(resolverBase, nil) }
+            }
+        }
+        return resolverBase
+    }
+}
+
+/// An error creating or using loop resources.
+public enum EventLoopError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// A system or libevent call failed; the message says which.
+    case system(String)
+    /// An address could not be parsed or bound.
+    case address(String)
+
+    /// A message for a person.
+    public var description: String {
+        switch self {
+        case .system(let message), .address(let message): return message
+        }
+    }
+}

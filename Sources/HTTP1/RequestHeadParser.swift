@@ -1,0 +1,178 @@
+/// Parses a request head (RFC 9112 §3 and §5) and derives framing and persistence.
+public enum RequestHeadParser {
+    /// Parses a request head.
+    ///
+    /// - Parameters:
+    ///   - head: exactly the bytes ``HeadScanner`` measured: optional leading empty lines, the
+    ///     request line, field lines, and the final empty line (CRLFCRLF).
+    ///   - maxFields: more field lines than this throw ``HTTPParseError/tooManyFields``.
+    public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
+        let n = head.count
+        var i = 0
+        // RFC 9112 §2.2: ignore empty lines before the request line.
+        while i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf { i += 2 }
+
+        // request-line = method SP request-target SP HTTP-version (RFC 9112 §3); exactly one SP
+        // between parts, no other whitespace.
+        let methodStart = i
+        while i < n, ASCII.isTchar(head[i]) { i += 1 }
+        guard i < n, i > methodStart, head[i] == ASCII.sp else { throw .invalid("malformed request line") }
+        let methodRange = methodStart..<i
+        i += 1
+
+        let targetStart = i
+        while i < n {
+            let b = head[i]
+            if b == ASCII.sp { break }
+            // Visible ASCII only: no CTLs, DEL, spaces or raw non-ASCII (RFC 3986 §2).
+            guard b > ASCII.sp, b < 0x7F else {
+                if b == ASCII.cr || b == ASCII.lf { throw .invalid("malformed request line") }
+                throw .invalid("invalid character in request target")
+            }
+            // A fragment is never sent (RFC 9110 §4.2.5); reject it instead of guessing.
+            if b == 0x23 { throw .invalid("fragment in request target") }
+            i += 1
+        }
+        guard i < n, i > targetStart else { throw .invalid("malformed request line") }
+        let targetRange = targetStart..<i
+        i += 1
+
+        let versionStart = i
+        while i < n, head[i] != ASCII.cr, head[i] != ASCII.lf { i += 1 }
+        guard let version = HTTPVersion.parse(head, versionStart..<i) else {
+            throw .invalid("unsupported HTTP version")
+        }
+        guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else {
+            throw .invalid("malformed request line")
+        }
+        i += 2
+
+        var fieldArray: [HTTPField] = []
+        fieldArray.reserveCapacity(16)
+        var known = KnownFields()
+        let end = try FieldSectionParser.parse(head, from: i, maxFields: maxFields, into: &fieldArray, known: &known)
+        if end != n { throw .invalid("bytes after end of head") }
+
+        let method = ASCII.string(head, methodRange)
+        // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
+        let target = try parseTarget(head, targetRange, method: method, isConnect: method == "CONNECT")
+
+        // Host (RFC 9112 §3.2): required in HTTP/1.1, at most one line, must be valid.
+        var host: Authority?
+        switch known.count(.host) {
+        case 0:
+            if version == .http1_1 { throw .invalid("missing Host") }
+        case 1:
+            guard let parsed = Authority.parse(fieldArray[known.first(.host)].value) else {
+                throw .invalid("invalid Host")
+            }
+            host = parsed
+        default:
+            throw .invalid("multiple Host fields")
+        }
+        if case .absolute(let scheme, let authority, _) = target, let host {
+            // RFC 9112 §3.2.2 says to ignore Host in favour of the target; we reject a
+            // disagreement instead, since the next hop may pick the other one.
+            let defaultPort = RequestTarget.defaultPort(scheme: scheme)
+            guard authority.host == host.host,
+                  authority.port(default: defaultPort) == host.port(default: defaultPort)
+            else { throw .invalid("Host does not match request target") }
+        }
+
+        // Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
+        let framing: BodyFraming
+        let hasTE = known.count(.transferEncoding) > 0
+        let hasCL = known.count(.contentLength) > 0
+        if hasTE {
+            if hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+            if version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 request") }
+            try MessageRules.validateRequestTransferEncoding(fieldArray, known)
+            framing = .chunked
+        } else if hasCL {
+            framing = .contentLength(try MessageRules.requestContentLength(fieldArray, known))
+        } else {
+            framing = .none
+        }
+
+        return RequestHead(
+            method: method,
+            target: target,
+            version: version,
+            fields: HTTPFields(fieldArray),
+            framing: framing,
+            host: host,
+            keepAlive: MessageRules.keepAlive(version, fieldArray, known),
+            expectsContinue: MessageRules.expectsContinue(fieldArray, known)
+        )
+    }
+
+    /// Classifies the request-target into its four forms (RFC 9112 §3.2.1-3.2.4).
+    static func parseTarget(
+        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, method: String, isConnect: Bool
+    ) throws(HTTPParseError) -> RequestTarget {
+        let first = buf[range.lowerBound]
+        if isConnect {
+            // authority-form is the only form allowed for CONNECT, and needs a port (§3.2.3).
+            guard first != 0x2F, let authority = Authority.parse(buf, range), authority.port != nil else {
+                throw .invalid("CONNECT requires authority-form target with port")
+            }
+            return .authority(authority)
+        }
+        if first == 0x2F {  // '/'
+            return .origin(ASCII.string(buf, range))
+        }
+        if range.count == 1, first == 0x2A {  // '*'
+            guard method == "OPTIONS" else { throw .invalid("asterisk-form only allowed for OPTIONS") }
+            return .asterisk
+        }
+        if let absolute = try parseAbsolute(buf, range) {
+            return absolute
+        }
+        if Authority.parse(buf, range) != nil {
+            throw .invalid("authority-form only allowed for CONNECT")
+        }
+        throw .invalid("invalid request target")
+    }
+
+    /// Parses absolute-form `scheme "://" authority [path-abempty] ["?" query]`, or returns
+    /// nil when the target does not start with `scheme://`.
+    static func parseAbsolute(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) throws(HTTPParseError) -> RequestTarget? {
+        // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1)
+        var i = range.lowerBound
+        let end = range.upperBound
+        guard (buf[i] | 0x20) &- 0x61 < 26 else { return nil }
+        while i < end {
+            let b = buf[i]
+            guard (b | 0x20) &- 0x61 < 26 || ASCII.isDigit(b) || b == 0x2B || b == 0x2D || b == 0x2E else { break }
+            i += 1
+        }
+        let schemeRange = range.lowerBound..<i
+        guard end - i >= 3, buf[i] == ASCII.colon, buf[i + 1] == 0x2F, buf[i + 2] == 0x2F else { return nil }
+        let scheme: String
+        if ASCII.equalsLowercase(buf, schemeRange, "http") {
+            scheme = "http"
+        } else if ASCII.equalsLowercase(buf, schemeRange, "https") {
+            scheme = "https"
+        } else {
+            throw .invalid("unsupported scheme in request target")
+        }
+        i += 3
+        let authorityStart = i
+        while i < end, buf[i] != 0x2F, buf[i] != 0x3F { i += 1 }  // up to '/' or '?'
+        let authorityRange = authorityStart..<i
+        if buf[authorityRange].contains(0x40) { throw .invalid("userinfo in request target") }
+        guard let authority = Authority.parse(buf, authorityRange) else {
+            throw .invalid("invalid authority in request target")
+        }
+        let path: String
+        if i == end {
+            path = "/"
+        } else if buf[i] == 0x3F {  // "?query" with empty path
+            path = "/" + ASCII.string(buf, i..<end)
+        } else {
+            path = ASCII.string(buf, i..<end)
+        }
+        return .absolute(scheme: scheme, authority: authority, path: path)
+    }
+}

@@ -1,0 +1,86 @@
+/// Parses a response head (RFC 9112 §4 and §5) and derives framing and persistence.
+public enum ResponseHeadParser {
+    /// Parses a response head.
+    ///
+    /// Framing follows RFC 9112 §6.3: a response to HEAD, a 1xx/204/304 response, or a 2xx
+    /// response to CONNECT has no body; otherwise Transfer-Encoding with chunked as the final
+    /// coding is `.chunked`, any other Transfer-Encoding is `.untilClose`; Transfer-Encoding
+    /// together with Content-Length is rejected; a valid Content-Length (repeated identical
+    /// values allowed) gives `.contentLength`; otherwise `.untilClose`.
+    ///
+    /// - Parameters:
+    ///   - head: exactly the bytes ``HeadScanner`` measured.
+    ///   - requestMethod: the method of the request this answers (case-sensitive).
+    ///   - maxFields: more field lines than this throw ``HTTPParseError/tooManyFields``.
+    public static func parse(
+        _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100
+    ) throws(HTTPParseError) -> ResponseHead {
+        let n = head.count
+        var i = 0
+        while i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf { i += 2 }
+
+        // status-line = HTTP-version SP status-code SP [ reason-phrase ] (RFC 9112 §4).
+        guard n - i >= 14, let version = HTTPVersion.parse(head, i..<(i + 8)), head[i + 8] == ASCII.sp else {
+            throw .invalid("malformed status line")
+        }
+        i += 9
+        let d0 = head[i], d1 = head[i + 1], d2 = head[i + 2]
+        guard ASCII.isDigit(d0), ASCII.isDigit(d1), ASCII.isDigit(d2) else { throw .invalid("malformed status code") }
+        let status = Int(d0 &- 0x30) * 100 + Int(d1 &- 0x30) * 10 + Int(d2 &- 0x30)
+        guard (100...599).contains(status) else { throw .invalid("status code out of range") }
+        i += 3
+
+        var reason = ""
+        if head[i] == ASCII.sp {
+            i += 1
+            let reasonStart = i
+            // reason-phrase = *( HTAB / SP / VCHAR / obs-text )
+            while i < n {
+                let b = head[i]
+                if b == ASCII.cr { break }
+                guard b >= ASCII.sp || b == ASCII.htab, b != 0x7F else {
+                    throw .invalid(b == ASCII.lf ? "bare LF in status line" : "control character in reason phrase")
+                }
+                i += 1
+            }
+            // The reason phrase is informational only; lossy decoding of obs-text is fine.
+            reason = String(decoding: UnsafeRawBufferPointer(rebasing: head[reasonStart..<i]), as: UTF8.self)
+        }
+        // Tolerate a missing SP after the code ("HTTP/1.1 200\r\n"), which is common in practice.
+        guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else { throw .invalid("malformed status line") }
+        i += 2
+
+        var fieldArray: [HTTPField] = []
+        fieldArray.reserveCapacity(16)
+        var known = KnownFields()
+        let end = try FieldSectionParser.parse(head, from: i, maxFields: maxFields, into: &fieldArray, known: &known)
+        if end != n { throw .invalid("bytes after end of head") }
+
+        let hasTE = known.count(.transferEncoding) > 0
+        let hasCL = known.count(.contentLength) > 0
+        // RFC 9112 §6.1/§6.3: both present is a smuggling signature; HTTP/1.0 with
+        // Transfer-Encoding has faulty framing. Both are treated as protocol errors.
+        if hasTE, hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
+        if hasTE, version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 response") }
+
+        let framing: BodyFraming
+        if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304
+            || (requestMethod == "CONNECT" && status < 300) {
+            // Still validate a Content-Length so garbage cannot pass through unnoticed.
+            if hasCL { _ = try MessageRules.responseContentLength(fieldArray, known) }
+            framing = .none
+        } else if hasTE {
+            framing = try MessageRules.responseTransferEncoding(fieldArray, known)
+        } else if hasCL {
+            framing = .contentLength(try MessageRules.responseContentLength(fieldArray, known))
+        } else {
+            framing = .untilClose
+        }
+
+        let keepAlive = framing != .untilClose && MessageRules.keepAlive(version, fieldArray, known)
+        return ResponseHead(
+            version: version, status: status, reason: reason, fields: HTTPFields(fieldArray),
+            framing: framing, keepAlive: keepAlive
+        )
+    }
+}

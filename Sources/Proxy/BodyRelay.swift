@@ -1,0 +1,133 @@
+import EventLoop
+import HTTP1
+
+/// Moves one message body from a source buffer to a destination buffer, decoding the incoming
+/// framing and producing the outgoing one. Body bytes are moved between evbuffers, never copied
+/// into Swift memory; only chunk-size lines and trailers are looked at.
+struct BodyRelay {
+    /// What a call to ``pump(from:to:limit:)`` achieved.
+    enum Progress: Equatable {
+        /// The whole body has been moved (and terminated, for chunked output).
+        case complete
+        /// Everything available was moved; more input is needed.
+        case needMore
+        /// The destination holds at least `limit` bytes: stop reading the source until it drains.
+        case blocked
+    }
+
+    private enum Input {
+        case length(remaining: UInt64)
+        case chunked(ChunkedDecoder)
+        case untilClose
+        case done
+    }
+
+    private var input: Input
+    /// Whether the outgoing body is chunk-framed (else bytes are written as they are).
+    private let chunkedOutput: Bool
+    /// Whether a chunked body's trailer fields are passed on (responses) or dropped (requests:
+    /// a trailer must not smuggle a second `Authorization` past the rewriter).
+    private let forwardTrailers: Bool
+    /// Bytes of body moved so far.
+    private(set) var bodyBytes: UInt64 = 0
+
+    /// A relay for a body framed as `framing`; `chunkedOutput` re-frames it as chunked.
+    init(framing: BodyFraming, chunkedOutput: Bool, forwardTrailers: Bool) {
+        self.forwardTrailers = forwardTrailers
+        switch framing {
+        case .none: input = .done
+        case .contentLength(let length): input = length == 0 ? .done : .length(remaining: length)
+        case .chunked: input = .chunked(ChunkedDecoder())
+        case .untilClose: input = .untilClose
+        }
+        self.chunkedOutput = chunkedOutput
+    }
+
+    /// Whether the body has been fully relayed.
+    var isComplete: Bool {
+        if case .done = input { return true }
+        return false
+    }
+
+    /// Whether the body ends when the source closes (close-delimited responses).
+    var endsAtClose: Bool {
+        if case .untilClose = input { return true }
+        return false
+    }
+
+    // A chunk-size line or trailer section is looked at through a bounded contiguous prefix.
+    private static let framingWindow = 66 * 1024
+
+    /// Moves as much as possible. Throws on malformed chunked framing.
+    mutating func pump(from source: EventBuffer, to destination: EventBuffer, limit: Int) throws(HTTPParseError) -> Progress {
+        while true {
+            switch input {
+            case .done:
+                return .complete
+            case .length(let remaining):
+                if destination.count >= limit { return .blocked }
+                if source.isEmpty { return .needMore }
+                let moved = source.move(to: destination, max: Int(clamping: remaining))
+                bodyBytes += UInt64(moved)
+                let left = remaining - UInt64(moved)
+                input = left == 0 ? .done : .length(remaining: left)
+            case .untilClose:
+                if destination.count >= limit { return .blocked }
+                if source.isEmpty { return .needMore }
+                let available = source.count
+                if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
+                source.moveAll(to: destination)
+                if chunkedOutput { destination.append(Self.crlf) }
+                bodyBytes += UInt64(available)
+            case .chunked(var decoder):
+                if destination.count >= limit { return .blocked }
+                let step = try source.withContiguousPrefix(Self.framingWindow) { bytes throws(HTTPParseError) in
+                    try decoder.next(bytes)
+                }
+                switch step {
+                case .needMore:
+                    input = .chunked(decoder)
+                    return .needMore
+                case .chunkHeader(let size, let consumed):
+                    source.drain(consumed)
+                    if chunkedOutput { destination.append(HeadSerializer.chunkHeader(Int(size))) }
+                case .data(let remaining):
+                    if source.isEmpty {
+                        input = .chunked(decoder)
+                        return .needMore
+                    }
+                    let moved = source.move(to: destination, max: Int(clamping: remaining))
+                    decoder.consumeData(moved)
+                    bodyBytes += UInt64(moved)
+                case .chunkEnd(let consumed):
+                    source.drain(consumed)
+                    if chunkedOutput { destination.append(Self.crlf) }
+                case .end(let consumed, let trailers):
+                    source.drain(consumed)
+                    if chunkedOutput {
+                        var last: [UInt8] = Array("0\r\n".utf8)
+                        for field in trailers where forwardTrailers {
+                            last.append(contentsOf: "\(field.name): \(field.value)\r\n".utf8)
+                        }
+                        last.append(contentsOf: Self.crlf)
+                        destination.append(last)
+                    }
+                    input = .done
+                    return .complete
+                }
+                if case .chunked = input { input = .chunked(decoder) }
+            }
+        }
+    }
+
+    /// Called when the source reached end of stream. Returns whether that is a clean end of the
+    /// body (only for close-delimited bodies); writes the last chunk when re-framing.
+    mutating func finishAtClose(to destination: EventBuffer) -> Bool {
+        guard endsAtClose else { return isComplete }
+        if chunkedOutput { destination.append(Array("0\r\n\r\n".utf8)) }
+        input = .done
+        return true
+    }
+
+    private static let crlf: [UInt8] = [0x0d, 0x0a]
+}

@@ -1,0 +1,44 @@
+/// An error the proxy itself answers with (as opposed to a response relayed from a backend).
+///
+/// Each has an RFC 9209 error type, sent in `Proxy-Status` and in the JSON body.
+public struct ProxyError: Error, Sendable, Equatable {
+    /// HTTP status of the generated response.
+    public let status: Int
+    /// RFC 9209 error type, e.g. `http_request_denied`.
+    public let type: String
+    /// A sentence for a person. Never contains secrets or header values.
+    public let message: String
+
+    /// Creates an error response description.
+    public init(status: Int, type: String, message: String) {
+        self.status = status
+        self.type = type
+        self.message = message
+    }
+
+    static func badRequest(_ message: String) -> ProxyError {
+        ProxyError(status: 400, type: "http_request_error", message: message)
+    }
+
+    static func headTooLarge(_ message: String) -> ProxyError {
+        ProxyError(status: 431, type: "http_request_error", message: message)
+    }
+
+    static func denied(_ message: String) -> ProxyError {
+        ProxyError(status: 403, type: "http_request_denied", message: message)
+    }
+
+    static func connectNotAllowed() -> ProxyError {
+        ProxyError(status: 405, type: "http_request_denied",
+                   message: "CONNECT is not supported: send plain http:// URLs through token-sidecar; it originates TLS to the backend itself")
+    }
+
+    static func upstreamProtocol(_ message: String) -> ProxyError {
+        ProxyError(status: 502, type: "http_protocol_error", message: message)
+    }
+
+    static func tokenUnavailable(_ credential: String) -> ProxyError {
+        ProxyError(status: 503, type: "proxy_internal_error",
+                   message: "no valid token is available for credential '\(credential)' yet; retry shortly")
+    }
+}

@@ -1,0 +1,83 @@
+import Config
+import EventLoop
+import Logging
+import TokenManager
+
+/// The forward proxy: one listener, connection set and upstream pool per worker loop, each on
+/// its own thread, all listening on the same port with `SO_REUSEPORT`.
+public final class ProxyServer: @unchecked Sendable {
+    // @unchecked: `threads` and `addresses` are written only by start()/stop() on the owning
+    // thread; workers share nothing mutable.
+    private let config: SidecarConfig
+    private let router: Router
+    private let logger: Logger
+    private var threads: [LoopThread] = []
+    private var contexts: [WorkerContextBox] = []
+    /// The address the proxy listens on (with the real port when the config asked for port 0).
+    public private(set) var address: SocketAddress?
+
+    /// Prepares a proxy for `config`, injecting tokens from `credentials`.
+    public init(config: SidecarConfig, credentials: CredentialSet, logger: Logger) {
+        self.config = config
+        self.router = Router(config: config, credentials: credentials)
+        self.logger = logger
+    }
+
+    /// Binds the listeners and starts the worker threads. Returns the bound address.
+    @discardableResult
+    public func start() throws -> SocketAddress {
+        var bindAddress = try SocketAddress(host: config.listen.host, port: config.listen.port)
+        for index in 0..<max(1, config.workers) {
+            let thread = try LoopThread { _ in }
+            let context = WorkerContext(loop: thread.loop, router: router,
+                                        logger: logger.with(worker: index))
+            // The listener is created before its loop runs, then used only on that loop's thread.
+            let listener = try Listener(address: bindAddress, on: thread.loop) { connection in
+                context.adopt(connection)
+            }
+            if index == 0 {
+                // Every other worker binds the port the first one got (matters for port 0).
+                bindAddress = listener.address
+                address = listener.address
+            }
+            contexts.append(WorkerContextBox(context: context, listener: listener))
+            threads.append(thread)
+        }
+        for thread in threads { try thread.start() }
+        logger.info("listening", metadata: ["address": "\(bindAddress)", "workers": "\(threads.count)"])
+        return bindAddress
+    }
+
+    /// Stops every worker: closes listeners and connections, then joins the threads.
+    public func stop() {
+        for (thread, box) in zip(threads, contexts) {
+            thread.loop.execute {
+                box.listener.close()
+                box.context.closeAll()
+            }
+        }
+        for thread in threads { thread.stopAndJoin() }
+        threads.removeAll()
+        contexts.removeAll()
+    }
+}
+
+/// Carries a worker's loop-confined objects into closures that run on that loop.
+private final class WorkerContextBox: @unchecked Sendable {
+    // @unchecked: created before the worker starts and used only on the worker's loop after that.
+    let context: WorkerContext
+    let listener: Listener
+
+    init(context: WorkerContext, listener: Listener) {
+        self.context = context
+        self.listener = listener
+    }
+}
+
+extension Logger {
+    func with(worker: Int) -> Logger {
+        var copy = self
+        copy[metadataKey: "worker"] = "\(worker)"
+        return copy
+    }
+}

@@ -1,0 +1,51 @@
+import HTTP1
+
+/// How the proxy frames a response body toward the client.
+enum ClientFraming: Equatable {
+    /// No body (HEAD, 1xx, 204, 304).
+    case none
+    /// Same Content-Length as the backend sent.
+    case contentLength
+    /// Re-framed as chunked (backend sent chunked, or close-delimited to an HTTP/1.1 client).
+    case chunked
+    /// Raw bytes ended by closing the connection (HTTP/1.0 clients without a length).
+    case close
+}
+
+/// Builds the head sent to the client from a backend's response head.
+enum ResponseRewriter {
+    /// The framing toward a client of `clientVersion` for a backend body framed as `framing`.
+    static func clientFraming(_ framing: BodyFraming, clientVersion: HTTPVersion) -> ClientFraming {
+        switch framing {
+        case .none: return .none
+        case .contentLength: return .contentLength
+        case .chunked, .untilClose: return clientVersion == .http1_1 ? .chunked : .close
+        }
+    }
+
+    /// The client-facing head. `keepAlive` says whether the client connection stays open after this response.
+    static func head(for response: ResponseHead, framing: ClientFraming, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(512)
+        out.append(contentsOf: "HTTP/1.1 \(response.status) \(response.reason)\r\n".utf8)
+        let connectionNamed = response.fields.tokens("connection")
+        for field in response.fields {
+            if FieldNames.contains(FieldNames.hopByHop, field.name) { continue }
+            if !connectionNamed.isEmpty && FieldNames.contains(connectionNamed, field.name) { continue }
+            if framing == .chunked && FieldNames.equal(field.name, "content-length") { continue }
+            out.append(contentsOf: field.name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            out.append(contentsOf: field.value.utf8)
+            out.append(contentsOf: "\r\n".utf8)
+        }
+        if framing == .chunked { out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        if !keepAlive {
+            out.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if clientVersion == .http1_0 {
+            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        out.append(contentsOf: RequestRewriter.viaLine)
+        out.append(contentsOf: "\r\n".utf8)
+        return out
+    }
+}

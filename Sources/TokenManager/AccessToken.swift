@@ -1,0 +1,38 @@
+import EventLoop
+
+/// An access token ready to inject, with what the proxy needs precomputed once per token
+/// rather than once per request.
+public struct AccessToken: Sendable, Equatable {
+    /// The token itself. Never log it; log ``fingerprint``.
+    public let value: String
+    /// `Authorization` field line, `"Authorization: Bearer <token>\r\n"`, ready to append to a head.
+    public let headerLine: [UInt8]
+    /// First 8 hex digits of the SHA-256 of the token: enough to tell tokens apart in logs.
+    public let fingerprint: String
+    /// When the token stops being usable; `nil` for tokens that do not expire (static API keys).
+    public let expiresAt: ContinuousClock.Instant?
+
+    /// Creates a bearer token.
+    public init(value: String, expiresAt: ContinuousClock.Instant? = nil) {
+        self.value = value
+        self.headerLine = Array("Authorization: Bearer \(value)\r\n".utf8)
+        self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the token may still be injected at `now`.
+    public func isUsable(at now: ContinuousClock.Instant) -> Bool {
+        guard let expiresAt else { return true }
+        return now < expiresAt
+    }
+
+    /// Never prints the token value.
+    public static func == (lhs: AccessToken, rhs: AccessToken) -> Bool {
+        lhs.value == rhs.value && lhs.expiresAt == rhs.expiresAt
+    }
+}
+
+extension AccessToken: CustomStringConvertible {
+    /// `token(sha256:1a2b3c4d)` — safe to log.
+    public var description: String { "token(sha256:\(fingerprint))" }
+}

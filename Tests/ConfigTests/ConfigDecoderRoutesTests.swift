@@ -1,0 +1,86 @@
+import Config
+import XCTest
+
+/// Validation of `routes:`.
+final class ConfigDecoderRoutesTests: XCTestCase {
+    private let credentials = "credentials:\n  api:\n    type: static\n    token: t\n"
+
+    func testMissingHost() {
+        XCTAssertEqual(problemLines("routes:\n  - credential: x\n" ), [
+            "c.yaml: routes[0].host: required key is missing (e.g. host: api.example.com or host: \"*.example.com\")",
+            "c.yaml: routes[0].credential: no credential named 'x': no credentials are defined",
+        ])
+    }
+
+    func testUnknownCredential() {
+        XCTAssertEqual(problemLines(credentials + "routes:\n  - host: a.test\n  - host: b.test\n    credential: other\n"), [
+            "c.yaml: routes[1].credential: no credential named 'other' under credentials (defined: api)",
+        ])
+        XCTAssertEqual(problemLines(credentials + "routes:\n  - host: a.test\n    credential: Api\n"), [
+            "c.yaml: routes[0].credential: no credential named 'Api' under credentials; did you mean 'api'?",
+        ])
+    }
+
+    func testBrokenCredentialIsNotAlsoReportedAsUnknown() {
+        XCTAssertEqual(problemLines("credentials:\n  api:\n    type: static\nroutes:\n  - host: a.test\n    credential: api\n"), [
+            "c.yaml: credentials.api: a static credential needs exactly one of token, tokenFile or tokenEnv; none is given",
+        ])
+    }
+
+    func testDuplicateHosts() {
+        let yaml = "routes:\n  - host: api.test\n  - host: API.test.:80\n  - host: api.test:8080\n  - host: \"*.x.test\"\n  - host: \"*.X.test\"\n"
+        XCTAssertEqual(problemLines(yaml), [
+            "c.yaml: routes[1].host: duplicate route for api.test:80 (already defined by routes[0].host)",
+            "c.yaml: routes[4].host: duplicate route for *.x.test:80 (already defined by routes[3].host)",
+        ])
+    }
+
+    func testBadHostPatterns() {
+        let cases: [(String, String)] = [
+            ("http://a.test", "host pattern must not have a scheme; write just the host, e.g. api.example.com"),
+            ("a.test/path", "host pattern must not contain a path"),
+            ("user@a.test", "host pattern must not contain userinfo (user@)"),
+            ("a.*.test", "'*' is only allowed as the whole first label, as in *.example.com"),
+            ("*a.test", "'*' must be followed by '.', as in *.example.com"),
+            ("a..test", "host name 'a..test' has an empty label"),
+            ("a.test:0", "invalid port '0': expected a number from 1 to 65535"),
+            ("a.test:http", "invalid port 'http': expected a number from 1 to 65535"),
+            ("a.test:", "invalid port '': expected a number from 1 to 65535"),
+        ]
+        for (text, message) in cases {
+            XCTAssertEqual(problemLines("routes:\n  - host: \"\(text)\"\n"), [
+                "c.yaml: routes[0].host: invalid host pattern '\(text)': \(message)",
+            ], text)
+        }
+    }
+
+    func testUpstreams() throws {
+        let config = try XCTUnwrap(parseOK("routes:\n  - host: a.test\n    upstream: \"HTTP://Up.Test/\"\n"))
+        XCTAssertEqual(config.routes.first?.upstream, UpstreamAddress(scheme: "http", host: "up.test", port: 80))
+    }
+
+    func testBadUpstreams() {
+        let cases: [(String, String)] = [
+            ("https://a.test", "https upstreams are not supported yet"),
+            ("ftp://a.test", "unsupported scheme 'ftp': only http:// upstreams are supported"),
+            ("a.test:80", "expected a URL like http://host:port"),
+            ("http://a.test/v1", "upstream URL must not have a path (got '/v1'); requests keep their own path"),
+            ("http://a.test/?q=1", "upstream URL must not have a query"),
+            ("http://u:p@a.test", "upstream URL must not contain userinfo (user@)"),
+            ("http://a.test:99999", "invalid port '99999': expected a number from 1 to 65535"),
+            ("http://", "upstream URL has no host"),
+        ]
+        for (text, message) in cases {
+            XCTAssertEqual(problemLines("routes:\n  - host: a.test\n    upstream: \"\(text)\"\n"), [
+                "c.yaml: routes[0].upstream: invalid upstream '\(text)': \(message)",
+            ], text)
+        }
+    }
+
+    func testPreserveHost() {
+        XCTAssertEqual(parseOK("routes:\n  - host: a.test\n    preserveHost: TRUE\n")?.routes.first?.preserveHost, true)
+        XCTAssertEqual(problemLines("routes:\n  - host: a.test\n    preserveHost: maybe\n"), [
+            "c.yaml: routes[0].preserveHost: expected true or false, got 'maybe'",
+        ])
+    }
+}

@@ -1,0 +1,79 @@
+import Config
+import XCTest
+
+final class SidecarConfigRenderTests: XCTestCase {
+    func testRenderMasksInlineToken() throws {
+        let yaml = """
+            credentials:
+              api:
+                type: static
+                token: "SENTINEL-TOKEN-123"
+            routes:
+              - host: api.test
+                credential: api
+            """
+        let config = try XCTUnwrap(parseOK(yaml))
+        let text = config.renderEffective()
+        XCTAssertFalse(text.contains("SENTINEL"))
+        XCTAssertFalse(text.contains("TOKEN-123"))
+        XCTAssertTrue(text.contains("token: \"****\""))
+    }
+
+    func testRenderShowsEveryKeyWithDefaults() throws {
+        let config = try XCTUnwrap(parseOK("""
+            credentials:
+              env:
+                type: static
+                tokenEnv: MY_TOKEN
+            routes:
+              - host: "*.Example.com"
+                upstream: "http://127.0.0.1:18080"
+                credential: env
+              - host: plain.test
+            """, environment: ["MY_TOKEN": "SENTINEL-TOKEN-123"]))
+        XCTAssertEqual(config.renderEffective(), """
+            # effective configuration of c.yaml
+            listen: "127.0.0.1:8080"
+            workers: 1
+            logLevel: info
+            otherHosts: deny
+            credentials:
+              "env":
+                type: static
+                tokenEnv: "MY_TOKEN"
+            routes:
+              - host: "*.example.com:80"
+                upstream: "http://127.0.0.1:18080"
+                preserveHost: false
+                credential: "env"
+              - host: "plain.test:80"
+                upstream: null  # the requested destination
+                preserveHost: false
+                credential: null  # no token injected
+
+            """)
+    }
+
+    func testRenderedOutputLoadsBackToTheSameConfig() throws {
+        let config = SidecarConfig(
+            file: "c.yaml",
+            listen: ListenAddress(host: "::1", port: 0),
+            workers: 8,
+            logLevel: .trace,
+            otherHosts: .forward,
+            credentials: [CredentialConfig(name: "e", kind: .staticToken(StaticTokenConfig(source: .env("A$B"))))],
+            routes: [
+                RouteConfig(host: HostPattern(kind: .suffix(".x.test"), port: 8443),
+                            upstream: UpstreamAddress(host: "::1", port: 9), preserveHost: true, credential: "e"),
+            ]
+        )
+        let reparsed = try XCTUnwrap(parseOK(config.renderEffective(), environment: ["A$B": "tok"]))
+        XCTAssertEqual(reparsed, config)
+    }
+
+    func testEmptySections() throws {
+        let text = SidecarConfig().renderEffective()
+        XCTAssertTrue(text.contains("credentials: {}\n"))
+        XCTAssertTrue(text.contains("routes: []\n"))
+    }
+}

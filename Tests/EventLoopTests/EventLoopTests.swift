@@ -1,0 +1,102 @@
+import EventLoop
+import XCTest
+
+/// An echo delegate: whatever arrives is written back.
+private final class Echo: ConnectionDelegate {
+    func connectionDidRead(_ connection: Connection) {
+        connection.input.moveAll(to: connection.output)
+    }
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { connection.close() }
+}
+
+/// A client delegate collecting what comes back and stopping the loop once `expected` bytes arrived.
+private final class Collector: ConnectionDelegate {
+    var received: [UInt8] = []
+    var connected = false
+    var ended: ConnectionEnd?
+    let expected: Int
+    let loop: EventLoop
+    init(expected: Int, loop: EventLoop) { self.expected = expected; self.loop = loop }
+    func connectionDidConnect(_ connection: Connection) { connected = true }
+    func connectionDidRead(_ connection: Connection) {
+        received += connection.input.peekBytes(max: connection.input.count)
+        connection.input.drain(connection.input.count)
+        if received.count >= expected { connection.close(); loop.stop() }
+    }
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+        ended = reason
+        connection.close()
+        loop.stop()
+    }
+}
+
+final class EventLoopTests: XCTestCase {
+    func testEchoOverRealSocketsOnOneLoop() throws {
+        let loop = try EventLoop()
+        var accepted: [Connection] = []
+        let listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { connection in
+            connection.delegate = Echo()
+            connection.startReading()
+            accepted.append(connection)
+        }
+        XCTAssertNotEqual(listener.address.port, 0, "port 0 resolves to the real port")
+        let payload = Array((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let collector = Collector(expected: payload.count, loop: loop)
+        let client = try XCTUnwrap(Connection.connect(host: "127.0.0.1", port: listener.address.port, on: loop, delegate: collector))
+        client.write(payload)
+        client.startReading()
+        let guardTimer = Timer(on: loop, after: .seconds(10)) { loop.stop() }
+        loop.run()
+        guardTimer.cancel()
+        XCTAssertTrue(collector.connected)
+        XCTAssertEqual(collector.received, payload)
+        withExtendedLifetime(accepted) {}
+    }
+
+    func testRefusedConnectIsReported() throws {
+        let loop = try EventLoop()
+        // Find a free port by binding and closing a listener.
+        let port = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { _ in }.address.port
+        let collector = Collector(expected: 1, loop: loop)
+        _ = Connection.connect(host: "127.0.0.1", port: port, on: loop, delegate: collector)
+        let guardTimer = Timer(on: loop, after: .seconds(10)) { loop.stop() }
+        loop.run()
+        guardTimer.cancel()
+        XCTAssertEqual(collector.ended, .refused)
+    }
+
+    func testExecuteFromAnotherThreadRunsOnTheLoopThread() throws {
+        let thread = try LoopThread { _ in }
+        try thread.start()
+        let done = DispatchSemaphore(value: 0)
+        let loop = thread.loop
+        DispatchQueue.global().async {
+            loop.execute { done.signal() }
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+        thread.stopAndJoin()
+    }
+
+    func testBuffersMoveWithoutLosingBytes() {
+        let a = OwnedEventBuffer(), b = OwnedEventBuffer()
+        a.buffer.append("hello world")
+        XCTAssertEqual(a.buffer.move(to: b.buffer, max: 5), 5)
+        XCTAssertEqual(b.buffer.peekBytes(max: 100), Array("hello".utf8))
+        XCTAssertEqual(a.buffer.moveAll(to: b.buffer), 6)
+        XCTAssertEqual(b.buffer.count, 11)
+        XCTAssertTrue(a.buffer.isEmpty)
+        b.buffer.drain(6)
+        XCTAssertEqual(b.buffer.withContiguousPrefix(3) { Array($0) }, Array("wor".utf8))
+    }
+
+    func testSocketAddressParsing() throws {
+        XCTAssertEqual(try SocketAddress(host: "::1", port: 8080).description, "[::1]:8080")
+        XCTAssertEqual(try SocketAddress(host: "127.0.0.1", port: 0).description, "127.0.0.1:0")
+        XCTAssertThrowsError(try SocketAddress(host: "localhost", port: 80))
+        XCTAssertThrowsError(try SocketAddress(host: "127.0.0.1", port: 70000))
+    }
+
+    func testSHA256() {
+        XCTAssertEqual(Digest.sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+}

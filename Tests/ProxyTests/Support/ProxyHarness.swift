@@ -1,0 +1,41 @@
+import Config
+import EventLoop
+import Foundation
+import Logging
+import Proxy
+import TokenManager
+
+/// An in-process proxy built from YAML text, listening on 127.0.0.1 with an ephemeral port.
+final class ProxyHarness {
+    let server: ProxyServer
+    let port: Int
+
+    init(yaml: String, environment: [String: String] = [:]) throws {
+        let config = try ConfigLoader.parse(yaml: yaml, file: "test.yaml", environment: environment)
+        let credentials = try CredentialFactory.make(from: config, environment: environment)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        server = ProxyServer(config: config, credentials: credentials, logger: logger)
+        port = try server.start().port
+    }
+
+    deinit { server.stop() }
+
+    /// The standard test config: `api.test` → backend with static token `abc`.
+    static func yaml(backendPort: Int, otherHosts: String = "deny", workers: Int = 1, extraRoutes: String = "") -> String {
+        """
+        listen: "127.0.0.1:0"
+        workers: \(workers)
+        otherHosts: \(otherHosts)
+        credentials:
+          api:
+            type: static
+            token: "abc"
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backendPort)"
+            credential: api
+        \(extraRoutes)
+        """
+    }
+}
