@@ -56,5 +56,7 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
+        // Runs the built `token-sidecar` binary as a process (CLI behaviour, exit codes, signals).
+        .testTarget(name: "TokenSidecarTests", swiftSettings: strict),
     ]
 )

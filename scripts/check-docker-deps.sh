@@ -31,15 +31,17 @@ BASE_PACKAGES=(libc6 libgcc-s1)
 command -v ldd >/dev/null && command -v dpkg >/dev/null || { echo "check-docker-deps: needs ldd and dpkg" >&2; exit 1; }
 
 # ---- runtime package list from the Dockerfile ------------------------------------
-mapfile -t LISTED < <(awk '
+LIST_TEXT="$(awk '
   /^[[:space:]]*#[[:space:]]*runtime-packages-begin/ {inside=1; seen=1; next}
   /^[[:space:]]*#[[:space:]]*runtime-packages-end/   {inside=0; ended=1; next}
   inside {
     sub(/#.*/, ""); gsub(/\\/, ""); gsub(/^[[:space:]]+|[[:space:]]+$/, "")
     if ($0 != "") { n = split($0, w, /[[:space:]]+/); for (i = 1; i <= n; i++) print w[i] }
   }
-  END { if (!seen || !ended) exit 3 }' "$DOCKERFILE") || {
+  END { if (!seen || !ended) exit 3 }' "$DOCKERFILE")" || {
   echo "check-docker-deps: no '# runtime-packages-begin' ... '# runtime-packages-end' block in $DOCKERFILE" >&2; exit 1; }
+LISTED=()
+[[ -n "$LIST_TEXT" ]] && mapfile -t LISTED <<<"$LIST_TEXT"
 declare -A IN_LIST=()
 for p in "${LISTED[@]}"; do
   p="${p%%=*}"; p="${p%%:*}"            # drop version pins (pkg=ver) and :arch
@@ -87,13 +89,13 @@ is_swift_runtime() { # PATH -> toolchain Swift runtime library?
 
 FAILS=0
 declare -A NEED=()
-printf '%-34s %-26s %s\n' "library" "package" "status"
+printf '%-38s %-26s %s\n' "library" "package" "status"
 while IFS= read -r line; do
   line="${line#"${line%%[![:space:]]*}"}"
   [[ -z "$line" ]] && continue
   name="${line%% *}"
   if [[ "$line" == *"=> not found"* ]]; then
-    printf '%-34s %-26s %s\n' "$name" "-" "MISSING: not found by the dynamic loader"; FAILS=$((FAILS + 1)); continue
+    printf '%-38s %-26s %s\n' "$name" "-" "MISSING: not found by the dynamic loader"; FAILS=$((FAILS + 1)); continue
   fi
   if [[ "$line" == *"=> "* ]]; then
     path="${line#*=> }"; path="${path%% (*}"
@@ -114,7 +116,7 @@ while IFS= read -r line; do
   else
     pkg="-"; status="MISSING: $path belongs to no Debian package"; FAILS=$((FAILS + 1))
   fi
-  printf '%-34s %-26s %s\n' "$name" "$pkg" "$status"
+  printf '%-38s %-26s %s\n' "$name" "$pkg" "$status"
 done <<<"$LDD_OUT"
 
 echo

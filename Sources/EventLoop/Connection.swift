@@ -144,7 +144,12 @@ public final class Connection {
     }
 
     func handleWritable() {
-        if lingering { shutdownWrite(); return }
+        if lingering {
+            // A write callback queued before the final bytes were added can arrive late: only
+            // half-close once everything has really been handed to the kernel.
+            if output.isEmpty { shutdownWrite() }
+            return
+        }
         delegate?.connectionDidDrain(self)
     }
 

@@ -58,6 +58,8 @@ final class StrictParsingIntegrationTests: XCTestCase {
             XCTAssertNotNil(response.header("Proxy-Status"), name)
             XCTAssertEqual(response.json?["error"] as? String, "http_request_error", name)
             XCTAssertTrue(client.waitForClose(), "\(name): connection not closed")
+            Thread.sleep(forTimeInterval: 0.02)
+            XCTAssertEqual(backend.connections().count, 0, "\(name) reached the backend")
         }
         // A valid request afterwards proves the backend was reachable all along.
         let client = try RawClient(port: proxy.port)

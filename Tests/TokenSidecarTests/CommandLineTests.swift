@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+
+/// The executable as a user runs it.
+final class CommandLineTests: XCTestCase {
+    /// The `token-sidecar` binary built next to this test bundle.
+    static var binary: URL {
+        var directory = Bundle.main.bundleURL
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            directory = bundle.bundleURL.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("token-sidecar")
+    }
+
+    struct Outcome { var status: Int32; var out: String; var err: String }
+
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+    }
+
+    func write(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString).yaml")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url.path
+    }
+
+    func testBadConfigNamesFileAndKeyPathAndExits2() throws {
+        let path = try write("""
+        listen: "127.0.0.1:8080"
+        credentials:
+          api:
+            type: static
+            token: "SENTINEL-SECRET-1"
+        routes:
+          - host: "api.test"
+            upstrem: "http://127.0.0.1:1"
+            credential: nope
+        """)
+        let outcome = try run(["check", "--config", path])
+        XCTAssertEqual(outcome.status, 2)
+        XCTAssertTrue(outcome.err.contains("\(path): routes[0].upstrem"), outcome.err)
+        XCTAssertTrue(outcome.err.contains("\(path): routes[0].credential"), outcome.err)
+        XCTAssertFalse(outcome.err.contains("SENTINEL-SECRET-1"))
+        let running = try run(["run", "--config", path])
+        XCTAssertEqual(running.status, 2, "run refuses a bad config the same way")
+    }
+
+    func testMissingConfigFileExits2() throws {
+        let outcome = try run(["check", "--config", "/nonexistent/token-sidecar.yaml"])
+        XCTAssertEqual(outcome.status, 2)
+        XCTAssertTrue(outcome.err.contains("/nonexistent/token-sidecar.yaml"))
+    }
+
+    func testCheckPrintsEffectiveConfigWithSecretsMasked() throws {
+        let path = try write("""
+        credentials:
+          api:
+            type: static
+            token: "SENTINEL-SECRET-2"
+        routes:
+          - host: "api.test"
+            credential: api
+        """)
+        let outcome = try run(["check", "--config", path])
+        XCTAssertEqual(outcome.status, 0, outcome.err)
+        XCTAssertTrue(outcome.out.contains("listen: "), outcome.out)
+        XCTAssertTrue(outcome.out.contains("api.test"))
+        XCTAssertFalse(outcome.out.contains("SENTINEL-SECRET-2"))
+        XCTAssertFalse(outcome.err.contains("SENTINEL-SECRET-2"))
+    }
+
+    func testHelpTeachesUsage() throws {
+        let outcome = try run(["--help"])
+        XCTAssertEqual(outcome.status, 0)
+        XCTAssertTrue(outcome.out.contains("HTTP_PROXY"))
+        XCTAssertTrue(outcome.out.contains("run"))
+        XCTAssertTrue(outcome.out.contains("check"))
+    }
+
+    func testRunServesLogsItsAddressAndStopsOnSIGTERM() throws {
+        let path = try write("""
+        listen: "127.0.0.1:0"
+        credentials:
+          api:
+            type: static
+            tokenEnv: MY_TOKEN
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:9"
+            credential: api
+        """)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["run", "--config", path]
+        process.environment = ["MY_TOKEN": "SENTINEL-SECRET-3"]
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        // The first log line announces the bound address as JSON (stderr is not a terminal).
+        var line = Data()
+        while true {
+            let byte = err.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data([10]) { break }
+            line.append(byte)
+        }
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: line) as? [String: Any], String(decoding: line, as: UTF8.self))
+        XCTAssertEqual(object["msg"] as? String, "listening")
+        let address = try XCTUnwrap(object["address"] as? String)
+        XCTAssertTrue(address.hasPrefix("127.0.0.1:"))
+        XCTAssertNotEqual(address, "127.0.0.1:0")
+        process.terminate() // SIGTERM
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let rest = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertFalse(rest.contains("SENTINEL-SECRET-3"))
+        for logLine in rest.split(separator: "\n") {
+            XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(logLine.utf8)), "not JSON: \(logLine)")
+        }
+    }
+}
