@@ -280,7 +280,7 @@ cg_run() { # cg_run TAG NREQ -> prints total Ir
   port="$(free_port)"
   sidecar_config "$port" "$dir/token-sidecar.yaml"
   valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/callgrind.out.%p" \
-    "$SIDECAR_BIN" run --config "$dir/token-sidecar.yaml" >"$dir/out.log" 2>&1 &
+    "$VG_BIN" run --config "$dir/token-sidecar.yaml" >"$dir/out.log" 2>&1 &
   vpid=$!
   PIDS+=("$vpid")
   wait_port "$port" "$vpid" 60 || { echo "sidecar under valgrind failed to start:" >&2; tail -20 "$dir/out.log" >&2; return 1; }
@@ -295,6 +295,13 @@ cg_run() { # cg_run TAG NREQ -> prints total Ir
   [[ "$ir" =~ ^[0-9]+$ ]] || { echo "no instruction total in $f" >&2; return 1; }
   echo "$ir"
 }
+# valgrind 3.19 cannot parse the DWARF 5 debug info newer Swift toolchains emit
+# ("unhandled dwarf2 abbrev form"), so profile a copy without debug sections
+# (the symbol table stays, instruction counts are unchanged).
+VG_BIN="$SIDECAR_BIN"
+if command -v objcopy >/dev/null && objcopy --strip-debug "$SIDECAR_BIN" "$TMP/sidecar-nodebug" 2>/dev/null; then
+  VG_BIN="$TMP/sidecar-nodebug"
+fi
 echo "running callgrind ($WARM and $((WARM + COUNT_N)) requests; slow)..."
 if ir1="$(cg_run a "$WARM")" && ir2="$(cg_run b "$((WARM + COUNT_N))")"; then
   python3 -c "

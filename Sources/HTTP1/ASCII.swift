@@ -9,17 +9,36 @@ enum ASCII {
     static let comma: UInt8 = 0x2C
     static let semicolon: UInt8 = 0x3B
 
-    /// RFC 9110 §5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
+    /// RFC 9110 §5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA; as a 128-bit set so the
+    /// test is a shift and a mask instead of a chain of range checks.
     @inline(__always)
     static func isTchar(_ b: UInt8) -> Bool {
-        switch b {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
-            return true
-        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E:
-            return true
-        default:
-            return false
-        }
+        if b < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> b & 1 != 0 }
+        if b < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> (b &- 64) & 1 != 0 }
+        return false
+    }
+
+    // MARK: SWAR (8 bytes at a time) helpers, see "Bit Twiddling Hacks" (haszero/hasless).
+
+    static let ones: UInt64 = 0x0101_0101_0101_0101
+    static let highs: UInt64 = 0x8080_8080_8080_8080
+
+    @inline(__always)
+    static func word(_ buf: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        buf.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+    }
+
+    /// Non-zero iff some byte of `w` is < `n` (exact as a boolean for n <= 128).
+    @inline(__always)
+    static func hasLess(_ w: UInt64, _ n: UInt8) -> UInt64 {
+        (w &- ones &* UInt64(n)) & ~w & highs
+    }
+
+    /// Non-zero iff some byte of `w` equals `b`.
+    @inline(__always)
+    static func hasByte(_ w: UInt64, _ b: UInt8) -> UInt64 {
+        let x = w ^ (ones &* UInt64(b))
+        return (x &- ones) & ~x & highs
     }
 
     /// SP or HTAB (RFC 9110 §5.6.3 OWS).
@@ -79,51 +98,63 @@ enum ASCII {
         return true
     }
 
-    /// Compares `buf[range]` with a lowercase ASCII literal, ignoring ASCII case in `buf`.
+    /// Compares `buf[range]` with a lowercase ASCII literal made of letters, digits and `-`,
+    /// ignoring ASCII case in `buf`.
+    ///
+    /// Uses `b | 0x20` instead of a full case fold: that maps only a letter's two cases, `0x0D`
+    /// and `0x10...0x19` onto the literal's characters, and callers only pass bytes that were
+    /// already validated to contain no control characters except HTAB.
+    @inline(__always)
     static func equalsLowercase(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
-        guard range.count == literal.utf8CodeUnitCount else { return false }
-        return literal.withUTF8Buffer { lit in
-            var j = 0
-            for i in range {
-                if lower(buf[i]) != lit[j] { return false }
-                j += 1
+        let count = range.count
+        guard count == literal.utf8CodeUnitCount, let base = buf.baseAddress else { return false }
+        // ASCII literals always have a pointer representation.
+        let lit = UnsafeRawPointer(literal.utf8Start)
+        let p = base + range.lowerBound
+        var j = 0
+        while j &+ 8 <= count {
+            if p.loadUnaligned(fromByteOffset: j, as: UInt64.self) | 0x2020_2020_2020_2020
+                != lit.loadUnaligned(fromByteOffset: j, as: UInt64.self) | 0x2020_2020_2020_2020 {
+                return false
             }
-            return true
+            j &+= 8
         }
+        while j < count {
+            if p.load(fromByteOffset: j, as: UInt8.self) | 0x20 != lit.load(fromByteOffset: j, as: UInt8.self) | 0x20 {
+                return false
+            }
+            j &+= 1
+        }
+        return true
     }
 
-    /// Calls `body` with each comma-separated element of `value`, OWS-trimmed, skipping empty
-    /// elements (RFC 9110 §5.6.1 list syntax; quoted strings are not special-cased because
-    /// this is only used for token lists). Stops early when `body` returns false.
-    /// Returns false if it was stopped early.
+    /// Calls `body` with each comma-separated element of `buf[range]`, OWS-trimmed, skipping
+    /// empty elements (RFC 9110 §5.6.1 list syntax; quoted strings are not special-cased
+    /// because this is only used for token and number lists). Stops early when `body`
+    /// returns false, and then returns false.
+    @discardableResult
+    static func forEachListElement(
+        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool
+    ) -> Bool {
+        let n = range.upperBound
+        var i = range.lowerBound
+        while i < n {
+            var start = i
+            while start < n, isOWS(buf[start]) { start += 1 }
+            var end = start
+            while end < n, buf[end] != comma { end += 1 }
+            let next = end + 1
+            while end > start, isOWS(buf[end - 1]) { end -= 1 }
+            if end > start, !body(buf, start..<end) { return false }
+            i = next
+        }
+        return true
+    }
+
+    /// ``forEachListElement(_:_:_:)`` over the UTF-8 of a String.
     @discardableResult
     static func forEachListElement(_ value: String, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool) -> Bool {
         var copy = value
-        return copy.withUTF8 { utf8 in
-            let buf = UnsafeRawBufferPointer(utf8)
-            let n = buf.count
-            var i = 0
-            while i < n {
-                var start = i
-                while start < n, isOWS(buf[start]) { start += 1 }
-                var end = start
-                while end < n, buf[end] != comma { end += 1 }
-                let next = end + 1
-                while end > start, isOWS(buf[end - 1]) { end -= 1 }
-                if end > start, !body(buf, start..<end) { return false }
-                i = next
-            }
-            return true
-        }
-    }
-
-    /// True if any list element of `value` equals the lowercase literal `token`, ignoring case.
-    static func listContains(_ value: String, _ token: StaticString) -> Bool {
-        var found = false
-        forEachListElement(value) { buf, range in
-            if equalsLowercase(buf, range, token) { found = true; return false }
-            return true
-        }
-        return found
+        return copy.withUTF8 { forEachListElement(UnsafeRawBufferPointer($0), 0..<$0.count, body) }
     }
 }

@@ -1,54 +1,64 @@
 /// Field names the head parsers need to interpret, recognised on the raw bytes while the
 /// section is parsed so that no second case-insensitive search over the fields is needed.
 struct KnownFields {
-    enum Kind: Int {
-        case host = 0, contentLength, transferEncoding, connection, expect
+    enum Kind {
+        case host, contentLength, transferEncoding, connection, expect
     }
 
-    /// Number of lines per kind.
-    private(set) var counts: (Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0)
-    /// Index (into the field array) of the first line per kind, or -1.
-    private(set) var firsts: (Int, Int, Int, Int, Int) = (-1, -1, -1, -1, -1)
+    struct Entry {
+        /// Number of lines with this name.
+        var count = 0
+        /// Index (into the field array) of the first such line.
+        var firstIndex = -1
+        /// Byte range of the first line's (trimmed) value in the parsed buffer.
+        var firstValue = 0..<0
+    }
 
-    func count(_ kind: Kind) -> Int {
-        switch kind {
-        case .host: return counts.0
-        case .contentLength: return counts.1
-        case .transferEncoding: return counts.2
-        case .connection: return counts.3
-        case .expect: return counts.4
+    private var entries = (Entry(), Entry(), Entry(), Entry(), Entry())
+
+    subscript(kind: Kind) -> Entry {
+        get {
+            switch kind {
+            case .host: return entries.0
+            case .contentLength: return entries.1
+            case .transferEncoding: return entries.2
+            case .connection: return entries.3
+            case .expect: return entries.4
+            }
+        }
+        set {
+            switch kind {
+            case .host: entries.0 = newValue
+            case .contentLength: entries.1 = newValue
+            case .transferEncoding: entries.2 = newValue
+            case .connection: entries.3 = newValue
+            case .expect: entries.4 = newValue
+            }
         }
     }
 
-    func first(_ kind: Kind) -> Int {
-        switch kind {
-        case .host: return firsts.0
-        case .contentLength: return firsts.1
-        case .transferEncoding: return firsts.2
-        case .connection: return firsts.3
-        case .expect: return firsts.4
+    func count(_ kind: Kind) -> Int { self[kind].count }
+
+    mutating func record(_ kind: Kind, index: Int, value: Range<Int>) {
+        var entry = self[kind]
+        if entry.count == 0 {
+            entry.firstIndex = index
+            entry.firstValue = value
         }
+        entry.count += 1
+        self[kind] = entry
     }
 
-    mutating func record(_ kind: Kind, at index: Int) {
-        switch kind {
-        case .host: counts.0 += 1; if firsts.0 < 0 { firsts.0 = index }
-        case .contentLength: counts.1 += 1; if firsts.1 < 0 { firsts.1 = index }
-        case .transferEncoding: counts.2 += 1; if firsts.2 < 0 { firsts.2 = index }
-        case .connection: counts.3 += 1; if firsts.3 < 0 { firsts.3 = index }
-        case .expect: counts.4 += 1; if firsts.4 < 0 { firsts.4 = index }
-        }
-    }
-
-    /// Classifies a (tchar-validated) field name. Dispatching on length first keeps this to
-    /// at most one short comparison per field line.
+    /// Classifies a (tchar-validated) field name. Dispatching on length and first letter
+    /// keeps this to at most one short comparison per field line.
+    @inline(__always)
     static func classify(_ buf: UnsafeRawBufferPointer, _ name: Range<Int>) -> Kind? {
-        switch name.count {
-        case 4: return ASCII.equalsLowercase(buf, name, "host") ? .host : nil
-        case 6: return ASCII.equalsLowercase(buf, name, "expect") ? .expect : nil
-        case 10: return ASCII.equalsLowercase(buf, name, "connection") ? .connection : nil
-        case 14: return ASCII.equalsLowercase(buf, name, "content-length") ? .contentLength : nil
-        case 17: return ASCII.equalsLowercase(buf, name, "transfer-encoding") ? .transferEncoding : nil
+        switch (name.count, buf[name.lowerBound] | 0x20) {
+        case (4, 0x68): return ASCII.equalsLowercase(buf, name, "host") ? .host : nil
+        case (6, 0x65): return ASCII.equalsLowercase(buf, name, "expect") ? .expect : nil
+        case (10, 0x63): return ASCII.equalsLowercase(buf, name, "connection") ? .connection : nil
+        case (14, 0x63): return ASCII.equalsLowercase(buf, name, "content-length") ? .contentLength : nil
+        case (17, 0x74): return ASCII.equalsLowercase(buf, name, "transfer-encoding") ? .transferEncoding : nil
         default: return nil
         }
     }
@@ -98,23 +108,29 @@ enum FieldSectionParser {
             // other CTLs except HTAB are rejected; obs-text (0x80-0xFF) is allowed.
             while i < n, ASCII.isOWS(buf[i]) { i += 1 }
             let valueStart = i
-            var valueEnd = i
-            var high: UInt8 = 0
-            while i < n {
+            var high = false
+            while true {
+                // Skip 8 plain bytes (0x20...0x7E) at a time; stop at anything else.
+                while i &+ 8 <= n {
+                    let w = ASCII.word(buf, i)
+                    if ASCII.hasLess(w, ASCII.sp) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) != 0 { break }
+                    i &+= 8
+                }
+                guard i < n else { throw .invalid("unterminated field section") }
                 let b = buf[i]
-                if b > ASCII.sp {
-                    if b == 0x7F { throw .invalid("control character in field value") }
-                    high |= b
-                    valueEnd = i + 1
+                if b >= ASCII.sp && b != 0x7F {
+                    if b >= 0x80 { high = true }
                 } else if b == ASCII.cr {
                     break
                 } else if b == ASCII.lf {
                     throw .invalid("bare LF in field section")
-                } else if !ASCII.isOWS(b) {
+                } else if b != ASCII.htab {
                     throw .invalid("control character in field value")
                 }
-                i += 1
+                i &+= 1
             }
+            var valueEnd = i
+            while valueEnd > valueStart, ASCII.isOWS(buf[valueEnd - 1]) { valueEnd -= 1 }
             guard i + 1 < n else { throw .invalid("unterminated field section") }
             guard buf[i + 1] == ASCII.lf else { throw .invalid("bare CR in field section") }
             i += 2
@@ -122,7 +138,7 @@ enum FieldSectionParser {
             if fields.count >= maxFields { throw .tooManyFields }
             let valueRange = valueStart..<valueEnd
             let value = ASCII.string(buf, valueRange)
-            if high & 0x80 != 0 {
+            if high {
                 // Swift Strings are UTF-8; refuse values that would not round-trip byte for
                 // byte, rather than silently altering what we forward.
                 guard value.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: buf[valueRange])) else {
@@ -130,7 +146,7 @@ enum FieldSectionParser {
                 }
             }
             if let kind = KnownFields.classify(buf, nameRange) {
-                known.record(kind, at: fields.count)
+                known.record(kind, index: fields.count, value: valueRange)
             }
             fields.append(HTTPField(name: ASCII.string(buf, nameRange), value: value))
         }

@@ -83,13 +83,4 @@ public struct HTTPFields: Sendable, Equatable, Hashable, Sequence {
         }
         return result
     }
-
-    /// True if the list elements of the lines named `name` include `token` (a lowercase ASCII
-    /// literal), compared case-insensitively. Allocation-free form of `tokens(name).contains`.
-    func containsToken(_ name: String, _ token: StaticString) -> Bool {
-        for field in fields where ASCII.equalsIgnoringCase(field.name, name) {
-            if ASCII.listContains(field.value, token) { return true }
-        }
-        return false
-    }
 }

@@ -42,12 +42,14 @@ public struct HeadScanner: Sendable {
         let end = min(bytes.count, limit)
         var i = scanned
         while i < end {
-            let b = bytes[i]
-            // Fast path: the overwhelming majority of head bytes are printable.
-            if b > ASCII.cr, !pendingCR {
-                i += 1
-                continue
+            if !pendingCR {
+                // Fast path: skip 8 bytes at a time while none of them is a control byte
+                // <= CR; the overwhelming majority of head bytes are printable.
+                while i &+ 8 <= end, ASCII.hasLess(ASCII.word(bytes, i), ASCII.cr &+ 1) == 0 { i &+= 8 }
+                while i < end, bytes[i] > ASCII.cr { i &+= 1 }
+                if i == end { break }
             }
+            let b = bytes[i]
             if pendingCR {
                 guard b == ASCII.lf else { throw .invalid("bare CR in message head") }
                 pendingCR = false

@@ -6,6 +6,8 @@ public enum RequestHeadParser {
     ///   - head: exactly the bytes ``HeadScanner`` measured: optional leading empty lines, the
     ///     request line, field lines, and the final empty line (CRLFCRLF).
     ///   - maxFields: more field lines than this throw ``HTTPParseError/tooManyFields``.
+    /// - Throws: ``HTTPParseError/tooManyFields``, or ``HTTPParseError/invalid(_:)`` for any
+    ///   syntax, target, Host or framing violation (including bytes after the empty line).
     public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
         let n = head.count
         var i = 0
@@ -22,6 +24,15 @@ public enum RequestHeadParser {
 
         let targetStart = i
         while i < n {
+            // Skip 8 bytes at a time while all are in 0x21...0x7E and none is '#'.
+            while i &+ 8 <= n {
+                let w = ASCII.word(head, i)
+                if ASCII.hasLess(w, 0x21) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) | ASCII.hasByte(w, 0x23) != 0 {
+                    break
+                }
+                i &+= 8
+            }
+            guard i < n else { break }
             let b = head[i]
             if b == ASCII.sp { break }
             // Visible ASCII only: no CTLs, DEL, spaces or raw non-ASCII (RFC 3986 §2).
@@ -63,7 +74,7 @@ public enum RequestHeadParser {
         case 0:
             if version == .http1_1 { throw .invalid("missing Host") }
         case 1:
-            guard let parsed = Authority.parse(fieldArray[known.first(.host)].value) else {
+            guard let parsed = Authority.parse(head, known[.host].firstValue) else {
                 throw .invalid("invalid Host")
             }
             host = parsed
@@ -80,6 +91,7 @@ public enum RequestHeadParser {
         }
 
         // Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
+        let rules = MessageRules(buf: head, fields: fieldArray, known: known)
         let framing: BodyFraming
         let hasTE = known.count(.transferEncoding) > 0
         let hasCL = known.count(.contentLength) > 0
@@ -87,10 +99,10 @@ public enum RequestHeadParser {
             if hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
             // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
             if version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 request") }
-            try MessageRules.validateRequestTransferEncoding(fieldArray, known)
+            try rules.validateRequestTransferEncoding()
             framing = .chunked
         } else if hasCL {
-            framing = .contentLength(try MessageRules.requestContentLength(fieldArray, known))
+            framing = .contentLength(try rules.requestContentLength())
         } else {
             framing = .none
         }
@@ -102,8 +114,8 @@ public enum RequestHeadParser {
             fields: HTTPFields(fieldArray),
             framing: framing,
             host: host,
-            keepAlive: MessageRules.keepAlive(version, fieldArray, known),
-            expectsContinue: MessageRules.expectsContinue(fieldArray, known)
+            keepAlive: rules.keepAlive(version),
+            expectsContinue: rules.expectsContinue()
         )
     }
 

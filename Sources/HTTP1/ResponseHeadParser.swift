@@ -12,6 +12,9 @@ public enum ResponseHeadParser {
     ///   - head: exactly the bytes ``HeadScanner`` measured.
     ///   - requestMethod: the method of the request this answers (case-sensitive).
     ///   - maxFields: more field lines than this throw ``HTTPParseError/tooManyFields``.
+    /// - Throws: ``HTTPParseError/tooManyFields``, or ``HTTPParseError/invalid(_:)`` for a bad
+    ///   status line, field syntax, Transfer-Encoding with Content-Length (or in HTTP/1.0),
+    ///   or invalid/conflicting Content-Length values.
     public static func parse(
         _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100
     ) throws(HTTPParseError) -> ResponseHead {
@@ -63,21 +66,22 @@ public enum ResponseHeadParser {
         if hasTE, hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
         if hasTE, version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 response") }
 
+        let rules = MessageRules(buf: head, fields: fieldArray, known: known)
         let framing: BodyFraming
         if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304
             || (requestMethod == "CONNECT" && status < 300) {
             // Still validate a Content-Length so garbage cannot pass through unnoticed.
-            if hasCL { _ = try MessageRules.responseContentLength(fieldArray, known) }
+            if hasCL { _ = try rules.responseContentLength() }
             framing = .none
         } else if hasTE {
-            framing = try MessageRules.responseTransferEncoding(fieldArray, known)
+            framing = try rules.responseTransferEncoding()
         } else if hasCL {
-            framing = .contentLength(try MessageRules.responseContentLength(fieldArray, known))
+            framing = .contentLength(try rules.responseContentLength())
         } else {
             framing = .untilClose
         }
 
-        let keepAlive = framing != .untilClose && MessageRules.keepAlive(version, fieldArray, known)
+        let keepAlive = framing != .untilClose && rules.keepAlive(version)
         return ResponseHead(
             version: version, status: status, reason: reason, fields: HTTPFields(fieldArray),
             framing: framing, keepAlive: keepAlive

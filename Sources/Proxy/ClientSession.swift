@@ -8,12 +8,30 @@ import TokenManager
 /// Lives on its worker's loop. Owned by the ``WorkerContext`` until it closes; owns the upstream
 /// connection it is using for the current exchange.
 final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
-    private enum Phase { case idle, exchange, closed }
+    private enum Phase {
+        /// Reading the next request head.
+        case idle
+        /// A chunked request is routed but none of its body is validated yet: the backend is
+        /// not contacted until the first chunk-size line parses (see ``forward(_:)``).
+        case awaitingBody
+        /// A request is being forwarded and its response relayed.
+        case exchange
+        case closed
+    }
+
+    /// A routed request not yet sent upstream.
+    private struct PendingRequest {
+        let head: RequestHead
+        let decision: RouteDecision
+        let token: AccessToken?
+        var relay: BodyRelay
+    }
 
     private let client: Connection
     private let context: WorkerContext
     private var phase = Phase.idle
     private var headScanner = HeadScanner()
+    private var pending: PendingRequest?
 
     // The current exchange.
     private var request: RequestHead?
@@ -51,6 +69,7 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
     func connectionDidRead(_ connection: Connection) {
         switch phase {
         case .idle: readRequests()
+        case .awaitingBody: if let pending { forward(pending) }
         case .exchange: if !requestComplete { pumpRequest() }
         case .closed: break
         }
@@ -65,7 +84,7 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
         switch phase {
-        case .idle:
+        case .idle, .awaitingBody:
             abort()
         case .exchange:
             if reason == .endOfStream && requestComplete {
@@ -146,19 +165,35 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
             token = current
         }
 
+        let relay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
+        forward(PendingRequest(head: head, decision: decision, token: token, relay: relay))
+    }
+
+    /// Sends a routed request upstream — once what is buffered of its body has been validated.
+    private func forward(_ request: PendingRequest) {
+        var request = request
         // Validate (and stage) the body bytes already here before anything goes upstream, so a
         // malformed chunked body sent with its head never reaches the backend.
-        var relay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
         let staged = context.scratch.buffer
         let progress: BodyRelay.Progress
         do {
-            progress = try relay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark)
+            progress = try request.relay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark)
         } catch {
             staged.drain(staged.count)
+            pending = nil
             respond(with: .badRequest("malformed chunked request body"), close: true)
             return
         }
-        let headBytes = RequestRewriter.head(for: head, decision: decision, token: token)
+        if progress == .needMore && staged.isEmpty && request.head.framing == .chunked && !request.head.expectsContinue {
+            // Not even the first chunk-size line is complete (reads arrive in pieces): wait for
+            // it rather than open a backend request that might have to be aborted.
+            pending = request
+            phase = .awaitingBody
+            return
+        }
+        pending = nil
+        let head = request.head, decision = request.decision
+        let headBytes = RequestRewriter.head(for: head, decision: decision, token: request.token)
         guard let upstream = context.pool.acquire(key: decision.poolKey, host: decision.upstreamHost,
                                                   port: decision.upstreamPort, on: context.loop) else {
             staged.drain(staged.count)
@@ -173,8 +208,8 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
         upstream.connection.startReading()
 
         self.upstream = upstream
-        request = head
-        requestRelay = relay
+        self.request = head
+        requestRelay = request.relay
         requestComplete = progress == .complete
         response = nil
         responseScanner.reset()

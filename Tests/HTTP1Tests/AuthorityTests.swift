@@ -1,0 +1,33 @@
+import HTTP1
+import XCTest
+
+final class AuthorityTests: XCTestCase {
+    func testValid() {
+        XCTAssertEqual(Authority.parse("example.com"), Authority(host: "example.com", port: nil))
+        XCTAssertEqual(Authority.parse("Example.COM:8080"), Authority(host: "example.com", port: 8080))
+        XCTAssertEqual(Authority.parse("1.2.3.4:80"), Authority(host: "1.2.3.4", port: 80))
+        XCTAssertEqual(Authority.parse("[::1]:8080"), Authority(host: "::1", port: 8080))
+        XCTAssertEqual(Authority.parse("[2001:DB8::1]"), Authority(host: "2001:db8::1", port: nil))
+        XCTAssertEqual(Authority.parse("example.com.:443"), Authority(host: "example.com", port: 443))
+        XCTAssertEqual(Authority.parse("a_b~c-d:65535"), Authority(host: "a_b~c-d", port: 65535))
+        XCTAssertEqual(Authority.parse("a:1"), Authority(host: "a", port: 1))
+        XCTAssertEqual(Authority.parse("GET x.test:8080/path".dropFirst(4).prefix(11)), Authority(host: "x.test", port: 8080))
+    }
+
+    func testInvalid() {
+        for text in ["", "a@b", "user@host:80", ":80", "a:", "a:0", "a:65536", "a:123456", "a:8x", "a:+1", "a: 1",
+                     "a b", "a/b", "a,b", "a!b", "a%20b", "::1", "[::1", "[::1]x", "[::1]:", "[]", "[1:2]", "[v1.x]",
+                     "[::g]", ".", "a:80:90", "\u{e9}.test"] {
+            XCTAssertNil(Authority.parse(text), text)
+        }
+    }
+
+    func testDescriptionAndDefaultPort() {
+        XCTAssertEqual(Authority(host: "a.test", port: nil).description, "a.test")
+        XCTAssertEqual(Authority(host: "a.test", port: 81).description, "a.test:81")
+        XCTAssertEqual(Authority(host: "::1", port: 8080).description, "[::1]:8080")
+        XCTAssertEqual(Authority(host: "::1", port: nil).description, "[::1]")
+        XCTAssertEqual(Authority(host: "a", port: nil).port(default: 443), 443)
+        XCTAssertEqual(Authority(host: "a", port: 8443).port(default: 443), 8443)
+    }
+}

@@ -1,0 +1,111 @@
+import HTTP1
+import XCTest
+
+final class ResponseHeadParserTests: XCTestCase {
+    func testContentLength() throws {
+        let head = try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 42\r\nContent-Type: text/plain\r\n\r\n")
+        XCTAssertEqual(head.version, .http1_1)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.reason, "OK")
+        XCTAssertEqual(head.framing, .contentLength(42))
+        XCTAssertTrue(head.keepAlive)
+        XCTAssertEqual(head.fields.first("content-type"), "text/plain")
+    }
+
+    func testChunked() throws {
+        let head = try parseResponse("HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n")
+        XCTAssertEqual(head.framing, .chunked)
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n").framing, .chunked)
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n").framing, .chunked)
+    }
+
+    func testTransferEncodingNotEndingInChunked() throws {
+        let head = try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n")
+        XCTAssertEqual(head.framing, .untilClose)
+        XCTAssertFalse(head.keepAlive)
+    }
+
+    func testNoFramingIsUntilClose() throws {
+        let head = try parseResponse("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n")
+        XCTAssertEqual(head.framing, .untilClose)
+        XCTAssertFalse(head.keepAlive)
+    }
+
+    func testNoBodyStatuses() throws {
+        for status in [100, 101, 103, 204, 304] {
+            let head = try parseResponse("HTTP/1.1 \(status) X\r\nContent-Length: 10\r\n\r\n")
+            XCTAssertEqual(head.framing, .none, "\(status)")
+            XCTAssertTrue(head.keepAlive)
+        }
+        XCTAssertEqual(try parseResponse("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n").framing, .none)
+    }
+
+    func testHeadResponse() throws {
+        let head = try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", method: "HEAD")
+        XCTAssertEqual(head.framing, .none)
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\n\r\n", method: "HEAD").framing, .none)
+    }
+
+    func testConnect2xx() throws {
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 Connection Established\r\n\r\n", method: "CONNECT").framing, .none)
+        XCTAssertEqual(try parseResponse("HTTP/1.1 407 Auth\r\nContent-Length: 0\r\n\r\n", method: "CONNECT").framing,
+                       .contentLength(0))
+    }
+
+    func testTransferEncodingAndContentLengthRejected() {
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: gzip\r\n\r\n"))
+    }
+
+    func testTransferEncodingErrors() {
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"))
+    }
+
+    func testRepeatedContentLength() throws {
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n").framing, .contentLength(5))
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n").framing,
+                       .contentLength(5))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n"))
+        for value in ["", "+5", "-1", "0x5", "5a", "9223372036854775808"] {
+            assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\n"), value)
+        }
+    }
+
+    func testBadStatusLines() {
+        let lines = [
+            "HTTP/1.1 20 OK", "HTTP/1.1 2000 OK", "HTTP/1.1 600 X", "HTTP/1.1 099 X", "HTTP/1.1 abc OK",
+            "HTTP/2 200 OK", "HTTP/2.0 200 OK", "http/1.1 200 OK", "HTTP/1.1  200 OK", "HTTP/1.1", "HTTP/1.1 200OK",
+            "HTTP/1.1 200 O\u{1}K", "ICY 200 OK", "",
+        ]
+        for line in lines {
+            assertInvalid(try parseResponse(line + "\r\nContent-Length: 0\r\n\r\n"), line.debugDescription)
+        }
+    }
+
+    func testEmptyAndMissingReason() throws {
+        let empty = try parseResponse("HTTP/1.1 200 \r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(empty.reason, "")
+        let missing = try parseResponse("HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(missing.status, 404)
+        XCTAssertEqual(missing.reason, "")
+        XCTAssertEqual(try parseResponse("HTTP/1.1 500 Internal\tServer Error\r\n\r\n").reason, "Internal\tServer Error")
+    }
+
+    func testHTTP10KeepAlive() throws {
+        let plain = try parseResponse("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\n")
+        XCTAssertEqual(plain.version, .http1_0)
+        XCTAssertFalse(plain.keepAlive)
+        let kept = try parseResponse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\n")
+        XCTAssertTrue(kept.keepAlive)
+        XCTAssertFalse(try parseResponse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\n").keepAlive)
+    }
+
+    func testFieldRulesApply() {
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX : y\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX: y\r\n folded\r\n\r\n"))
+        assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX: a\u{0}b\r\n\r\n"))
+    }
+}
