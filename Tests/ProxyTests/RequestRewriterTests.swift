@@ -1,0 +1,94 @@
+import HTTP1
+import TokenManager
+import XCTest
+@testable import Proxy
+
+final class RequestRewriterTests: XCTestCase {
+    private func parse(_ text: String) throws -> RequestHead {
+        try Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) }
+    }
+
+    private func decision(credential: (any Credential)?, hostField: String = "backend:8080") -> RouteDecision {
+        RouteDecision(upstreamHost: "backend", upstreamPort: 8080, hostField: hostField, credential: credential,
+                      poolKey: "backend|8080", routeName: "api.test:80")
+    }
+
+    func testInjectsExactlyOneTokenAfterRemovingClientAuthorizationAndHopByHop() throws {
+        let head = try parse("""
+        GET http://api.test/x?y=1 HTTP/1.1\r
+        Host: api.test\r
+        Authorization: Bearer evil\r
+        authorization: Basic c2VjcmV0\r
+        Connection: close, Authorization, X-Hop\r
+        X-Hop: 1\r
+        Keep-Alive: timeout=5\r
+        Proxy-Connection: keep-alive\r
+        Proxy-Authorization: Basic eA==\r
+        TE: trailers\r
+        Upgrade: websocket\r
+        Accept: */*\r
+        \r
+
+        """)
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "abc")),
+                                                        token: AccessToken(value: "abc")), as: UTF8.self)
+        XCTAssertEqual(out, "GET /x?y=1 HTTP/1.1\r\nHost: backend:8080\r\nAccept: */*\r\nAuthorization: Bearer abc\r\nVia: 1.1 token-sidecar\r\n\r\n")
+    }
+
+    func testRoutesWithoutCredentialKeepClientAuthorization() throws {
+        let head = try parse("POST /u HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer mine\r\nContent-Length: 3\r\n\r\n")
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil, hostField: "other.test"), token: nil), as: UTF8.self)
+        XCTAssertEqual(out, "POST /u HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer mine\r\nContent-Length: 3\r\nVia: 1.1 token-sidecar\r\n\r\n")
+    }
+
+    func testChunkedBodyIsReframedAsChunkedAndHTTP10BecomesHTTP11() throws {
+        let head = try parse("POST /c HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: gzip-not-allowed-here\r\n\r\n".replacingOccurrences(of: "gzip-not-allowed-here", with: "chunked"))
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil), token: nil), as: UTF8.self)
+        XCTAssertTrue(out.contains("Transfer-Encoding: chunked\r\n"))
+        let old = try parse("GET /o HTTP/1.0\r\n\r\n")
+        XCTAssertTrue(String(decoding: RequestRewriter.head(for: old, decision: decision(credential: nil), token: nil), as: UTF8.self)
+            .hasPrefix("GET /o HTTP/1.1\r\nHost: backend:8080\r\n"))
+    }
+}
+
+final class ResponseRewriterTests: XCTestCase {
+    private func parse(_ text: String, method: String = "GET") throws -> ResponseHead {
+        try Array(text.utf8).withUnsafeBytes { try ResponseHeadParser.parse($0, requestMethod: method) }
+    }
+
+    func testHopByHopRemovedAndFramingChosenPerClientVersion() throws {
+        let head = try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=1\r\nX-Keep: yes\r\n\r\n")
+        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_1), .chunked)
+        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_0), .close)
+        let out = String(decoding: ResponseRewriter.head(for: head, framing: .chunked, clientVersion: .http1_1, keepAlive: true), as: UTF8.self)
+        XCTAssertEqual(out, "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nTransfer-Encoding: chunked\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        let old = String(decoding: ResponseRewriter.head(for: head, framing: .close, clientVersion: .http1_0, keepAlive: false), as: UTF8.self)
+        XCTAssertEqual(old, "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nConnection: close\r\nVia: 1.1 token-sidecar\r\n\r\n")
+    }
+
+    func testCloseDelimitedBecomesChunkedForHTTP11AndKeepAliveAnnouncedToHTTP10() throws {
+        let head = try parse("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n")
+        XCTAssertEqual(head.framing, .untilClose)
+        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_1), .chunked)
+        let cl = try parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
+        let out = String(decoding: ResponseRewriter.head(for: cl, framing: .contentLength, clientVersion: .http1_0, keepAlive: true), as: UTF8.self)
+        XCTAssertTrue(out.contains("Content-Length: 2\r\n"))
+        XCTAssertTrue(out.contains("Connection: keep-alive\r\n"))
+    }
+}
+
+final class ErrorResponseTests: XCTestCase {
+    func testErrorResponseHasProxyStatusJSONAndLength() {
+        let error = ProxyError(status: 403, type: "http_request_denied", message: "no \"route\" for x")
+        let text = String(decoding: ErrorResponse.bytes(for: error, close: true, retryAfter: 2), as: UTF8.self)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        XCTAssertTrue(parts[0].hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
+        XCTAssertTrue(parts[0].contains("Proxy-Status: token-sidecar; error=http_request_denied; details=\"no \\\"route\\\" for x\""))
+        XCTAssertTrue(parts[0].contains("Connection: close"))
+        XCTAssertTrue(parts[0].contains("Retry-After: 2"))
+        XCTAssertTrue(parts[0].contains("Content-Length: \(parts[1].utf8.count)"))
+        let json = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: String]
+        XCTAssertEqual(json?["error"], "http_request_denied")
+        XCTAssertEqual(json?["message"], "no \"route\" for x")
+    }
+}

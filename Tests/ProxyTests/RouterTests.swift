@@ -1,0 +1,60 @@
+import Config
+import HTTP1
+import TokenManager
+import XCTest
+@testable import Proxy
+
+final class RouterTests: XCTestCase {
+    private func router(_ otherHosts: String = "deny") throws -> Router {
+        let config = try ConfigLoader.parse(yaml: """
+        otherHosts: \(otherHosts)
+        credentials:
+          api: {type: static, token: abc}
+        routes:
+          - host: "api.test"
+            upstream: "http://10.1.2.3:8080"
+            credential: api
+          - host: "*.svc.test:8443"
+            preserveHost: true
+            credential: api
+          - host: "plain.test"
+        """, file: "t.yaml", environment: [:])
+        return Router(config: config, credentials: try CredentialFactory.make(from: config, environment: [:]))
+    }
+
+    private func head(_ text: String) throws -> RequestHead {
+        try Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) }
+    }
+
+    func testAbsoluteAndOriginFormRouteToUpstreamWithItsAuthority() throws {
+        let r = try router()
+        for text in ["GET http://api.test/x HTTP/1.1\r\nHost: api.test\r\n\r\n", "GET /x HTTP/1.1\r\nHost: API.test\r\n\r\n"] {
+            let d = try r.decide(head(text)).get()
+            XCTAssertEqual(d.upstreamHost, "10.1.2.3")
+            XCTAssertEqual(d.upstreamPort, 8080)
+            XCTAssertEqual(d.hostField, "10.1.2.3:8080")
+            XCTAssertEqual(d.credential?.name, "api")
+        }
+    }
+
+    func testWildcardWithPortAndPreserveHostConnectsToRequestedHost() throws {
+        let d = try router().decide(head("GET http://a.svc.test:8443/ HTTP/1.1\r\nHost: a.svc.test:8443\r\n\r\n")).get()
+        XCTAssertEqual(d.upstreamHost, "a.svc.test")
+        XCTAssertEqual(d.upstreamPort, 8443)
+        XCTAssertEqual(d.hostField, "a.svc.test:8443")
+        XCTAssertNotNil(d.credential)
+        XCTAssertThrowsError(try router().decide(head("GET http://a.svc.test/ HTTP/1.1\r\nHost: a.svc.test\r\n\r\n")).get(),
+                             "port 80 does not match a :8443 pattern")
+    }
+
+    func testRouteWithoutCredentialAndUnroutedPolicies() throws {
+        XCTAssertNil(try router().decide(head("GET http://plain.test/ HTTP/1.1\r\nHost: plain.test\r\n\r\n")).get().credential)
+        let denied = try router().decide(head("GET http://x.test/ HTTP/1.1\r\nHost: x.test\r\n\r\n"))
+        guard case .failure(let error) = denied else { return XCTFail("unrouted host must be denied") }
+        XCTAssertEqual(error.status, 403)
+        let forwarded = try router("forward").decide(head("GET http://x.test:81/ HTTP/1.1\r\nHost: x.test:81\r\n\r\n")).get()
+        XCTAssertEqual(forwarded.upstreamHost, "x.test")
+        XCTAssertEqual(forwarded.upstreamPort, 81)
+        XCTAssertNil(forwarded.credential)
+    }
+}
