@@ -1,3 +1,5 @@
+import EventLoop
+
 /// A source of access tokens for one named credential.
 ///
 /// The proxy asks for the current token on every request of a credentialed route, from every
@@ -5,7 +7,15 @@
 public protocol Credential: AnyObject, Sendable {
     /// The credential's name in the configuration.
     var name: String { get }
-    /// The token to inject now, or `nil` when no usable token exists (the proxy then answers 503:
-    /// it never forwards a request for a credentialed route without its token).
+    /// How long a request may wait for a token that does not exist yet (`tokenWait`).
+    var tokenWait: Duration { get }
+    /// The token to inject now, or `nil` when no usable token exists (the proxy then waits with
+    /// ``waitForToken(on:timeout:_:)``; it never forwards a credentialed request without a token).
     func currentToken() -> AccessToken?
+    /// Delivers a token once one is usable, or `nil` after `timeout`. Called on `loop`'s thread;
+    /// `completion` runs exactly once, on `loop`'s thread.
+    func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void)
+    /// The backend rejected `token` (HTTP 401). If it is still the current token, drop it and
+    /// fetch a new one — once, however many requests report the same token.
+    func invalidate(_ token: AccessToken)
 }

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// A fixed bearer token (an API key) read from the configuration, a file or the environment.
 public final class StaticCredential: Credential {
     /// The credential's name.
@@ -10,6 +12,17 @@ public final class StaticCredential: Credential {
         self.token = AccessToken(value: token)
     }
 
+    /// A static token is always there: nobody waits.
+    public var tokenWait: Duration { .zero }
+
     /// Always the configured token.
     public func currentToken() -> AccessToken? { token }
+
+    /// Completes at once with the token.
+    public func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) {
+        completion(token)
+    }
+
+    /// A static token cannot be replaced: a 401 is passed to the client as it is.
+    public func invalidate(_ token: AccessToken) {}
 }
