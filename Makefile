@@ -21,7 +21,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release --product token-sidecar
+	$(SWIFT) build -c release --static-swift-stdlib --product token-sidecar
 
 run: release
 	$(BIN) run --config $(CONFIG)

@@ -54,6 +54,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# bgrun CMD...: run CMD in the background and wait for it, so a SIGINT/SIGTERM to this
+# script is handled at once (bash defers traps while a foreground child runs).
+bgrun() {
+  local p rc=0
+  "$@" &
+  p=$!
+  PIDS+=("$p")
+  wait "$p" || rc=$?
+  unset 'PIDS[${#PIDS[@]}-1]'
+  return $rc
+}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { # wait_port PORT PID SECONDS
   local i
@@ -183,8 +194,8 @@ run_wrk() {
   local name="$1" c="$2" url="$3" lua="${4:-}" out="$TMP/wrk-$1-c$2.txt"
   local args=(-t1 -c"$c" --latency --timeout 5s)
   [[ -n "$lua" ]] && args+=(-s "$lua")
-  if [[ "$WARMUP" != 0 ]]; then timeout 60 wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true; fi
-  timeout $((DURATION + 60)) wrk "${args[@]}" -d"${DURATION}s" "$url" >"$out" 2>&1 || { echo "wrk failed for $name:"; cat "$out"; exit 1; }
+  if [[ "$WARMUP" != 0 ]]; then bgrun timeout 60 wrk "${args[@]}" -d"${WARMUP}s" "$url" >/dev/null 2>&1 || true; fi
+  bgrun timeout $((DURATION + 60)) wrk "${args[@]}" -d"${DURATION}s" "$url" >"$out" 2>&1 || { echo "wrk failed for $name:"; cat "$out"; exit 1; }
   local rps p50 p99 errs
   rps="$(awk '/^Requests\/sec:/ {print $2}' "$out")"
   p50="$(to_us "$(awk '$1 == "50%" {print $2}' "$out")")"
@@ -244,7 +255,7 @@ if command -v strace >/dev/null; then
   STPID=$!
   PIDS+=("$STPID")
   sleep 1   # let strace attach to all threads
-  timeout 120 python3 "$CLIENT" seq --proxy "127.0.0.1:$SPORT" --url http://api.test/ -n "$COUNT_N" >"$TMP/seq.json"
+  bgrun timeout 120 python3 "$CLIENT" seq --proxy "127.0.0.1:$SPORT" --url http://api.test/ -n "$COUNT_N" >"$TMP/seq.json"
   sleep 0.2
   kill -INT "$STPID" 2>/dev/null || true
   for _ in $(seq 1 100); do kill -0 "$STPID" 2>/dev/null || break; sleep 0.05; done
@@ -274,8 +285,9 @@ fi
 # callgrind: stop the benchmark sidecar, run it twice under valgrind.
 stop_pid "$SPID"
 if ! command -v valgrind >/dev/null; then echo "valgrind not available; skipping"; exit 0; fi
-cg_run() { # cg_run TAG NREQ -> prints total Ir
-  local port dir="$TMP/cg-$1" vpid
+cg_run() { # cg_run TAG NREQ -> sets CG_IR to the total instruction count (Ir)
+  local port dir="$TMP/cg-$1" vpid f
+  CG_IR=""
   mkdir -p "$dir"
   port="$(free_port)"
   sidecar_config "$port" "$dir/token-sidecar.yaml"
@@ -283,17 +295,17 @@ cg_run() { # cg_run TAG NREQ -> prints total Ir
     "$VG_BIN" run --config "$dir/token-sidecar.yaml" >"$dir/out.log" 2>&1 &
   vpid=$!
   PIDS+=("$vpid")
-  wait_port "$port" "$vpid" 60 || { echo "sidecar under valgrind failed to start:" >&2; tail -20 "$dir/out.log" >&2; return 1; }
-  timeout 300 python3 "$CLIENT" seq --proxy "127.0.0.1:$port" --url http://api.test/ -n "$2" --timeout 280 >"$dir/seq.json" \
-    || { echo "client failed: $(cat "$dir/seq.json")" >&2; return 1; }
-  stop_pid "$vpid"
-  local f
+  if ! wait_port "$port" "$vpid" 60; then
+    echo "sidecar under valgrind failed to start:"; tail -20 "$dir/out.log"; stop_pid "$vpid"; return 1
+  fi
+  if ! bgrun timeout 300 python3 "$CLIENT" seq --proxy "127.0.0.1:$port" --url http://api.test/ -n "$2" --timeout 280 >"$dir/seq.json"; then
+    echo "client failed: $(cat "$dir/seq.json")"; stop_pid "$vpid"; return 1
+  fi
+  stop_pid "$vpid"   # callgrind writes its profile when the sidecar exits
   f="$(ls "$dir"/callgrind.out.* 2>/dev/null | head -1)"
-  [[ -n "$f" ]] || { echo "no callgrind output (did the sidecar exit cleanly on SIGTERM?)" >&2; return 1; }
-  local ir
-  ir="$(awk '/^(summary|totals):/ {print $2; exit}' "$f")"
-  [[ "$ir" =~ ^[0-9]+$ ]] || { echo "no instruction total in $f" >&2; return 1; }
-  echo "$ir"
+  [[ -n "$f" ]] || { echo "no callgrind output (did the sidecar exit on SIGTERM?)"; return 1; }
+  CG_IR="$(awk '/^(summary|totals):/ {print $2; exit}' "$f")"
+  [[ "$CG_IR" =~ ^[0-9]+$ ]] || { echo "no instruction total in $f"; CG_IR=""; return 1; }
 }
 # valgrind 3.19 cannot parse the DWARF 5 debug info newer Swift toolchains emit
 # ("unhandled dwarf2 abbrev form"), so profile a copy without debug sections
@@ -303,7 +315,10 @@ if command -v objcopy >/dev/null && objcopy --strip-debug "$SIDECAR_BIN" "$TMP/s
   VG_BIN="$TMP/sidecar-nodebug"
 fi
 echo "running callgrind ($WARM and $((WARM + COUNT_N)) requests; slow)..."
-if ir1="$(cg_run a "$WARM")" && ir2="$(cg_run b "$((WARM + COUNT_N))")"; then
+ir1="" ir2=""
+if cg_run a "$WARM"; then ir1="$CG_IR"; fi
+if [[ -n "$ir1" ]] && cg_run b "$((WARM + COUNT_N))"; then ir2="$CG_IR"; fi
+if [[ -n "$ir1" && -n "$ir2" ]]; then
   python3 -c "
 a, b, n = $ir1, $ir2, $COUNT_N
 print('instructions/request: %.0f  (callgrind Ir: %d for $WARM req, %d for %d req)' % ((b - a) / n, a, b, $WARM + n))"

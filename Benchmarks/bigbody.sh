@@ -51,6 +51,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# bgrun CMD...: run CMD in the background and wait for it, so a SIGINT/SIGTERM to this
+# script is handled at once (bash defers traps while a foreground child runs).
+bgrun() {
+  local p rc=0
+  "$@" &
+  p=$!
+  PIDS+=("$p")
+  wait "$p" || rc=$?
+  unset 'PIDS[${#PIDS[@]}-1]'
+  return $rc
+}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { # wait_port PORT PID SECONDS
   local i
@@ -97,7 +108,7 @@ FAILS=0
 want_dl="$(curl -sS --max-time "$TRANSFER_TIMEOUT" "http://127.0.0.1:$BPORT/download-sha?size=$SIZE")"
 run_client() { # run_client OUTFILE args...
   local out="$1"; shift
-  timeout -k 5 "$((TRANSFER_TIMEOUT + 10))" python3 "$CLIENT" "$@" --proxy "127.0.0.1:$SPORT" \
+  bgrun timeout -k 5 "$((TRANSFER_TIMEOUT + 10))" python3 "$CLIENT" "$@" --proxy "127.0.0.1:$SPORT" \
     --timeout "$TRANSFER_TIMEOUT" >"$out" 2>&1 || true
 }
 field() { python3 -c 'import json,sys
