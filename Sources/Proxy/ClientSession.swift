@@ -11,6 +11,8 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
     private enum Phase {
         /// Reading the next request head.
         case idle
+        /// A routed request waits for its credential's first token (bounded by `tokenWait`).
+        case awaitingToken
         /// A chunked request is routed but none of its body is validated yet: the backend is
         /// not contacted until the first chunk-size line parses (see ``forward(_:)``).
         case awaitingBody
@@ -23,9 +25,14 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
     private struct PendingRequest {
         let head: RequestHead
         let decision: RouteDecision
-        let token: AccessToken?
+        var token: AccessToken?
         var relay: BodyRelay
+        /// The complete body of a request being replayed after a 401 (`nil`: read from the client).
+        var replayBody: [UInt8]?
     }
+
+    /// Largest request body kept for a replay after a 401 (larger ones get the 401 as is).
+    static let replayLimit = 64 * 1024
 
     private let client: Connection
     private let context: WorkerContext
@@ -35,6 +42,13 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
 
     // The current exchange.
     private var request: RequestHead?
+    private var decision: RouteDecision?
+    private var token: AccessToken?
+    /// A copy of the body sent so far, kept while it may still be replayed after a 401.
+    private var replayCopy: [UInt8]?
+    private var replayed = false
+    /// Incremented per request, so a late token callback for an earlier request is ignored.
+    private var exchangeGeneration = 0
     private var upstream: UpstreamConnection?
     private var requestRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: false)
     private var requestComplete = false
@@ -70,6 +84,7 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
         switch phase {
         case .idle: readRequests()
         case .awaitingBody: if let pending { forward(pending) }
+        case .awaitingToken: break
         case .exchange: if !requestComplete { pumpRequest() }
         case .closed: break
         }
@@ -84,7 +99,7 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
         switch phase {
-        case .idle, .awaitingBody:
+        case .idle, .awaitingBody, .awaitingToken:
             abort()
         case .exchange:
             if reason == .endOfStream && requestComplete {
@@ -156,17 +171,40 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
             respond(with: error, close: !canContinue)
             return
         }
-        var token: AccessToken?
-        if let credential = decision.credential {
-            guard let current = credential.currentToken() else {
-                respond(with: .tokenUnavailable(credential.name), close: !canContinue, retryAfter: 1)
+        replayed = false
+        exchangeGeneration &+= 1
+        let relay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
+        authorize(PendingRequest(head: head, decision: decision, token: nil, relay: relay, replayBody: nil))
+    }
+
+    /// Adds the credential's token (waiting for one, bounded, if none exists yet), then forwards.
+    private func authorize(_ request: PendingRequest) {
+        guard let credential = request.decision.credential else {
+            forward(request)
+            return
+        }
+        if let token = credential.currentToken() {
+            var request = request
+            request.token = token
+            forward(request)
+            return
+        }
+        // No usable token yet: wait on this loop for the in-flight fetch. Never forward without it.
+        phase = .awaitingToken
+        let generation = exchangeGeneration
+        credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
+            guard phase == .awaitingToken, generation == exchangeGeneration else { return }
+            guard let token else {
+                let bodyless = request.replayBody != nil || request.head.framing == .none || request.head.framing == .contentLength(0)
+                respond(with: .tokenUnavailable(credential.name), close: !(bodyless && request.head.keepAlive), retryAfter: 1)
+                if phase == .idle { readRequests() }
                 return
             }
-            token = current
+            var request = request
+            request.token = token
+            phase = .idle
+            forward(request)
         }
-
-        let relay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
-        forward(PendingRequest(head: head, decision: decision, token: token, relay: relay))
     }
 
     /// Sends a routed request upstream — once what is buffered of its body has been validated.
@@ -177,14 +215,19 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
         let staged = context.scratch.buffer
         let progress: BodyRelay.Progress
         do {
-            progress = try request.relay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark)
+            if let body = request.replayBody {
+                staged.append(body)
+                progress = .complete
+            } else {
+                progress = try request.relay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark)
+            }
         } catch {
             staged.drain(staged.count)
             pending = nil
             respond(with: .badRequest("malformed chunked request body"), close: true)
             return
         }
-        if progress == .needMore && staged.isEmpty && request.head.framing == .chunked && !request.head.expectsContinue {
+        if progress == .needMore && staged.isEmpty && request.head.framing == .chunked && !request.head.expectsContinue && request.replayBody == nil {
             // Not even the first chunk-size line is complete (reads arrive in pieces): wait for
             // it rather than open a backend request that might have to be aborted.
             pending = request
@@ -204,11 +247,19 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
         upstream.requestsServed += 1
         upstream.connection.setReadHighWatermark(WorkerContext.readAhead)
         upstream.connection.write(headBytes)
+        // Keep what may be needed to replay the request once after a 401 from the backend.
+        let replayable = decision.credential?.refreshable == true && !replayed
+        replayCopy = nil
+        if replayable && staged.count <= Self.replayLimit {
+            replayCopy = request.replayBody ?? staged.peekBytes(max: staged.count)
+        }
         staged.moveAll(to: upstream.connection.output)
         upstream.connection.startReading()
 
         self.upstream = upstream
         self.request = head
+        self.decision = decision
+        self.token = request.token
         requestRelay = request.relay
         requestComplete = progress == .complete
         response = nil
@@ -220,8 +271,12 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
 
     private func pumpRequest() {
         guard let upstream, !requestComplete else { return }
+        let output = upstream.connection.output
+        let before = output.count
         do {
-            switch try requestRelay.pump(from: client.input, to: upstream.connection.output, limit: WorkerContext.highWatermark) {
+            let progress = try requestRelay.pump(from: client.input, to: output, limit: WorkerContext.highWatermark)
+            if replayCopy != nil { keepReplayCopy(of: output, from: before) }
+            switch progress {
             case .complete: requestComplete = true
             case .blocked: client.stopReading()
             case .needMore: break
@@ -235,6 +290,20 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
                 abort()
             }
         }
+    }
+
+    /// Extends the replay copy with the body bytes just queued upstream (nothing has been sent
+    /// in between: writes happen when the loop next runs), or gives up past the bound.
+    private func keepReplayCopy(of output: EventBuffer, from start: Int) {
+        guard var copy = replayCopy else { return }
+        let added = output.count - start
+        guard added > 0 else { return }
+        if copy.count + added > Self.replayLimit {
+            replayCopy = nil
+            return
+        }
+        copy.append(contentsOf: output.peekBytes(max: output.count).suffix(added))
+        replayCopy = copy
     }
 
     // MARK: - upstream events
@@ -326,12 +395,33 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
                 }
                 continue
             }
+            if head.status == 401, replayAfterRejection() { return }
             let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: request.version)
             keepClientAlive = request.keepAlive && framing != .close && !clientEnded
             client.write(ResponseRewriter.head(for: head, framing: framing, clientVersion: request.version, keepAlive: keepClientAlive))
             responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
             response = head
         }
+    }
+
+    /// The backend answered 401 to a request that carried our token: invalidate that token
+    /// (compare-and-invalidate in the credential: many 401s, one refetch) and, when the request
+    /// can be sent again (complete, body within the replay bound, not replayed yet), replay it
+    /// once with the next token instead of passing the 401 on. Returns whether it replays.
+    private func replayAfterRejection() -> Bool {
+        guard let decision, let credential = decision.credential, let token, let request else { return false }
+        credential.invalidate(token)
+        guard credential.refreshable, !replayed, requestComplete, let body = replayCopy else { return false }
+        replayed = true
+        // The 401's body is not read: this upstream connection cannot be reused.
+        upstream?.close()
+        upstream = nil
+        response = nil
+        replayCopy = nil
+        let relay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: false)
+        phase = .idle
+        authorize(PendingRequest(head: request, decision: decision, token: nil, relay: relay, replayBody: body))
+        return true
     }
 
     private func pumpResponse() {

@@ -18,4 +18,7 @@ public protocol Credential: AnyObject, Sendable {
     /// The backend rejected `token` (HTTP 401). If it is still the current token, drop it and
     /// fetch a new one — once, however many requests report the same token.
     func invalidate(_ token: AccessToken)
+    /// Whether ``invalidate(_:)`` can lead to a different token (so replaying a request that got
+    /// a 401 is worth it). `false` for static tokens.
+    var refreshable: Bool { get }
 }

@@ -25,4 +25,7 @@ public final class StaticCredential: Credential {
 
     /// A static token cannot be replaced: a 401 is passed to the client as it is.
     public func invalidate(_ token: AccessToken) {}
+
+    /// Static tokens never change.
+    public var refreshable: Bool { false }
 }
