@@ -15,8 +15,11 @@ public final class Connection {
     private var selfRetain: Unmanaged<Connection>?
     private var lingering = false
     private var shutDownWrite = false
-    /// Whether an outgoing connection has completed its connect (always true for accepted ones).
+    /// Whether an outgoing connection has completed its connect — and, for TLS, its handshake
+    /// (always true for accepted ones).
     public private(set) var isConnected: Bool
+    /// Whether this is a TLS connection.
+    public private(set) var isTLS = false
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -66,6 +69,26 @@ public final class Connection {
         if bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port)) != 0 {
             // Failure is also reported through the (deferred) event callback; nothing else to do.
         }
+        return connection
+    }
+
+    /// Starts a TLS connection to `host:port`: resolves, connects, handshakes and verifies the
+    /// peer per `context` before ``ConnectionDelegate/connectionDidConnect(_:)``. Nothing written
+    /// before that is sent unless the handshake and verification succeed.
+    public static func connectTLS(host: String, port: Int, context: TLSClientContext, on loop: EventLoop,
+                                  delegate: any ConnectionDelegate) -> Connection? {
+        guard let ssl = context.makeSSL(host: host) else { return nil }
+        guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
+            SSL_free(ssl)
+            return nil
+        }
+        // Servers often close without close_notify; treat that as end of stream, not an error
+        // (close-delimited bodies end exactly that way).
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
+        let connection = Connection(loop: loop, bev: bev, connected: false)
+        connection.isTLS = true
+        connection.delegate = delegate
+        _ = bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port))
         return connection
     }
 
@@ -171,12 +194,33 @@ public final class Connection {
             let dnsError = bufferevent_socket_get_dns_error(bev)
             if dnsError != 0 {
                 reason = .dnsFailure(message: String(cString: evutil_gai_strerror(dnsError)))
+            } else if isTLS, let failure = tlsFailure(bev) {
+                reason = failure
             } else {
                 let code = shim_errno()
                 reason = code == ECONNREFUSED ? .refused : .socketError(errno: code)
             }
         }
         delegate?.connection(self, didEnd: reason)
+    }
+}
+
+extension Connection {
+    /// Classifies a TLS failure: certificate verification (with OpenSSL's reason) or protocol.
+    fileprivate func tlsFailure(_ bev: OpaquePointer) -> ConnectionEnd? {
+        var codes: [UInt] = []
+        while case let code = bufferevent_get_openssl_error(bev), code != 0 { codes.append(code) }
+        guard let ssl = bufferevent_openssl_get_ssl(bev) else { return nil }
+        let verify = SSL_get_verify_result(ssl)
+        if verify != X509_V_OK {
+            return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
+        }
+        // SSL_get_error codes (small numbers) are mixed into the queue: keep real library errors.
+        let messages = codes.filter { $0 > 0xff }.map(TLSClientContext.errorString)
+        if messages.isEmpty && !isConnected {
+            return .tlsProtocol(message: "the TLS handshake failed")
+        }
+        return messages.isEmpty ? nil : .tlsProtocol(message: messages.joined(separator: "; "))
     }
 }
 

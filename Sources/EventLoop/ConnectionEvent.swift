@@ -10,6 +10,11 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case socketError(errno: Int32)
     /// A read or write timeout set on the connection expired.
     case timeout
+    /// The TLS handshake failed because the peer's certificate did not verify (untrusted CA,
+    /// wrong name, expired); `message` says which.
+    case tlsCertificate(message: String)
+    /// Any other TLS failure (protocol mismatch, alert, not TLS at all).
+    case tlsProtocol(message: String)
 
     /// A short description for logs (never contains payload bytes).
     public var description: String {
@@ -19,6 +24,8 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
         case .refused: return "connection refused"
         case .socketError(let code): return "socket error \(code)"
         case .timeout: return "timeout"
+        case .tlsCertificate(let message): return "TLS certificate error: \(message)"
+        case .tlsProtocol(let message): return "TLS error: \(message)"
         }
     }
 }

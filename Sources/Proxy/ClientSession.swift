@@ -341,31 +341,9 @@ final class ClientSession: ConnectionDelegate, UpstreamConnectionOwner {
             }
             return
         }
-        let error = Self.upstreamError(reason, connected: upstream.connection.isConnected,
-                                       partial: !upstream.connection.input.isEmpty)
+        let error = ProxyError.upstreamFailure(reason, connected: upstream.connection.isConnected,
+                                               partial: !upstream.connection.input.isEmpty)
         respond(with: error, close: true)
-    }
-
-    private static func upstreamError(_ reason: ConnectionEnd, connected: Bool, partial: Bool) -> ProxyError {
-        if partial {
-            return ProxyError(status: 502, type: "http_response_incomplete",
-                              message: "the backend closed the connection in the middle of the response head")
-        }
-        switch reason {
-        case .dnsFailure:
-            return ProxyError(status: 502, type: "dns_error", message: "the backend's name could not be resolved")
-        case .refused:
-            return ProxyError(status: 502, type: "connection_refused", message: "the backend refused the connection")
-        case .timeout:
-            return ProxyError(status: 504, type: connected ? "http_response_timeout" : "connection_timeout",
-                              message: "the backend did not answer in time")
-        case .endOfStream, .socketError:
-            if !connected {
-                return ProxyError(status: 502, type: "connection_refused", message: "could not connect to the backend")
-            }
-            return ProxyError(status: 502, type: "connection_terminated",
-                              message: "the backend closed the connection before responding")
-        }
     }
 
     private func readResponseHead() {

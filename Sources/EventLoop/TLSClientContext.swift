@@ -1,0 +1,102 @@
+import CLibevent
+import Glibc
+
+/// Settings for originating TLS to one kind of peer (a backend or a token server).
+public struct TLSClientSettings: Sendable, Hashable {
+    /// PEM bundle of trusted CAs; `nil` uses the system store.
+    public var caFile: String?
+    /// Client certificate chain (PEM) for mutual TLS.
+    public var clientCert: String?
+    /// Private key (PEM) for `clientCert`.
+    public var clientKey: String?
+    /// Skip peer verification entirely. Only when explicitly configured; logged as a warning.
+    public var insecureSkipVerify: Bool
+
+    /// Creates settings; the defaults verify against the system store.
+    public init(caFile: String? = nil, clientCert: String? = nil, clientKey: String? = nil, insecureSkipVerify: Bool = false) {
+        self.caFile = caFile
+        self.clientCert = clientCert
+        self.clientKey = clientKey
+        self.insecureSkipVerify = insecureSkipVerify
+    }
+}
+
+/// An OpenSSL client context (`SSL_CTX`): trust store, client certificate, TLS 1.2 minimum.
+///
+/// Configured once, then shared by every worker loop: OpenSSL allows concurrent `SSL_new` on a
+/// context that is no longer being modified, hence `@unchecked Sendable`.
+public final class TLSClientContext: @unchecked Sendable {
+    let raw: OpaquePointer
+    /// Whether peers are verified (false only with `insecureSkipVerify`).
+    public let verifiesPeer: Bool
+
+    /// Builds a context; throws with a message naming the file that could not be used.
+    public init(_ settings: TLSClientSettings) throws(EventLoopError) {
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw .system("SSL_CTX_new failed") }
+        raw = ctx
+        verifiesPeer = !settings.insecureSkipVerify
+        _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        if settings.insecureSkipVerify {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
+        } else {
+            SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
+            if let caFile = settings.caFile {
+                guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else {
+                    throw .system("cannot load CA file \(caFile): \(TLSClientContext.lastError())")
+                }
+            } else if SSL_CTX_set_default_verify_paths(ctx) != 1 {
+                throw .system("cannot load the system CA store: \(TLSClientContext.lastError())")
+            }
+        }
+        if let cert = settings.clientCert {
+            guard SSL_CTX_use_certificate_chain_file(ctx, cert) == 1 else {
+                throw .system("cannot load client certificate \(cert): \(TLSClientContext.lastError())")
+            }
+        }
+        if let key = settings.clientKey {
+            guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
+                throw .system("cannot load client key \(key) (or it does not match the certificate): \(TLSClientContext.lastError())")
+            }
+        }
+    }
+
+    deinit { SSL_CTX_free(raw) }
+
+    /// A new `SSL` for one connection to `host`: SNI for names, and the name or IP address that
+    /// the certificate must match.
+    func makeSSL(host: String) -> OpaquePointer? {
+        guard let ssl = SSL_new(raw) else { return nil }
+        if verifiesPeer {
+            if TLSClientContext.isIPAddress(host) {
+                // No SNI for IP literals (RFC 6066); verify the address against the certificate.
+                X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+            } else {
+                _ = shim_SSL_set_tlsext_host_name(ssl, host)
+                SSL_set1_host(ssl, host)
+            }
+        } else if !TLSClientContext.isIPAddress(host) {
+            _ = shim_SSL_set_tlsext_host_name(ssl, host)
+        }
+        return ssl
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// The most recent OpenSSL error, as text (drains the thread's error queue).
+    static func lastError() -> String {
+        var messages: [String] = []
+        while case let code = ERR_get_error(), code != 0 {
+            messages.append(errorString(code))
+        }
+        return messages.isEmpty ? "unknown error" : messages.joined(separator: "; ")
+    }
+
+    static func errorString(_ code: UInt) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
