@@ -38,10 +38,11 @@ extension ConfigDecoder {
         let fields = Self.index(entries)
         // With no usable type we can't know which keys belong, so check
         // against every key any type accepts to still catch typos.
-        let allKeys = ConfigKeys.credentialCommon + ConfigKeys.staticToken
+        let allKeys = ConfigKeys.anyCredential
+        let supported = ConfigKeys.credentialTypes.joined(separator: ", ")
         switch string(fields["type"], path: Self.join(path, "type")) {
         case .absent:
-            report(Self.join(path, "type"), "required key is missing (supported types: \(ConfigKeys.credentialTypes.joined(separator: ", ")))", at: node)
+            report(Self.join(path, "type"), "required key is missing (supported types: \(supported))", at: node)
             checkKeys(entries, allowed: allKeys, path: path)
             return nil
         case .invalid:
@@ -50,9 +51,15 @@ extension ConfigDecoder {
         case .value("static"):
             checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.staticToken, path: path)
             return decodeStaticToken(fields, path: path, node: node).map(CredentialKind.staticToken)
+        case .value("mca"):
+            checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.mca, path: path)
+            return decodeMCA(fields, path: path, node: node).map(CredentialKind.mca)
+        case .value("oauth2"):
+            checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.oauth2, path: path)
+            return decodeOAuth2(fields, path: path, node: node).map(CredentialKind.oauth2)
         case .value(let other):
             let hint = Suggestions.closest(to: other, in: ConfigKeys.credentialTypes).map { " (did you mean '\($0)'?)" }
-                ?? " (supported types: \(ConfigKeys.credentialTypes.joined(separator: ", ")))"
+                ?? " (supported types: \(supported))"
             report(Self.join(path, "type"), "unknown credential type '\(other)'\(hint)", at: fields["type"])
             checkKeys(entries, allowed: allKeys, path: path)
             return nil
@@ -70,43 +77,6 @@ extension ConfigDecoder {
             report(path, "a static credential needs exactly one of token, tokenFile or tokenEnv; \(found)", line: line)
             return nil
         }
-        let keyPath = Self.join(path, key)
-        guard case .value(let text) = string(valueNode, path: keyPath, nullIsAbsent: false) else { return nil }
-
-        let source: SecretSource
-        switch key {
-        case "token":
-            source = .inline(text)
-        case "tokenFile":
-            if text.isEmpty {
-                report(keyPath, "is empty; expected the path of a file holding the token", at: valueNode)
-                return nil
-            }
-            source = .file(resolve(path: text))
-        default:
-            if text.isEmpty {
-                report(keyPath, "is empty; expected the name of an environment variable holding the token", at: valueNode)
-                return nil
-            }
-            source = .env(text)
-        }
-        switch source.readResult(environment: environment) {
-        case .success(let token):
-            // Inline tokens are stored trimmed, exactly as `read` returns them.
-            if case .inline = source { return StaticTokenConfig(source: .inline(token)) }
-            return StaticTokenConfig(source: source)
-        case .failure(let error):
-            report(keyPath, error.message, at: valueNode)
-            return nil
-        }
-    }
-
-    /// Relative token file paths are taken relative to the config file's
-    /// directory (when loaded from a file), like most tools that reference
-    /// files from their config.
-    private func resolve(path: String) -> String {
-        guard let baseDirectory, !path.hasPrefix("/") else { return path }
-        return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: baseDirectory, isDirectory: true))
-            .standardizedFileURL.path
+        return readSecret(valueNode, key: key, path: path, keys: .token).map(StaticTokenConfig.init(source:))
     }
 }

@@ -42,17 +42,19 @@ extension ConfigDecoder {
             }
 
             var upstream: UpstreamAddress?
+            var upstreamInvalid = false
             switch string(fields["upstream"], path: "\(path).upstream") {
             case .absent: break
-            case .invalid: valid = false
+            case .invalid: upstreamInvalid = true
             case .value(let text):
                 switch UpstreamAddress.parse(text) {
                 case .success(let parsed): upstream = parsed
                 case .failure(let error):
                     report("\(path).upstream", "invalid upstream '\(text)': \(error.message)", at: fields["upstream"])
-                    valid = false
+                    upstreamInvalid = true
                 }
             }
+            if upstreamInvalid { valid = false }
 
             var preserveHost = false
             switch bool(fields["preserveHost"], path: "\(path).preserveHost") {
@@ -74,8 +76,17 @@ extension ConfigDecoder {
                 }
             }
 
-            if valid, let pattern {
-                routes.append(RouteConfig(host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential))
+            let tls = decodeTLSSettings(fields, path: path)
+            if tls.settings == nil { valid = false }
+            if !tls.given.isEmpty, !upstreamInvalid, upstream?.isTLS != true {
+                let reason = upstream.map { "upstream is \($0)" } ?? "this route has no upstream; requests go to the requested http destination"
+                rejectTLSKeys(tls.given, fields: fields, path: path, reason: reason)
+                valid = false
+            }
+
+            if valid, let pattern, let tlsSettings = tls.settings {
+                routes.append(RouteConfig(
+                    host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings))
             }
         }
         return routes

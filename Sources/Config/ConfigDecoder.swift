@@ -24,7 +24,8 @@ struct ConfigDecoder {
 
     let file: String
     let environment: [String: String]
-    /// Directory that relative `tokenFile` paths resolve against; nil keeps
+    /// Directory that relative file paths (`tokenFile`, `secretFile`,
+    /// `caFile`, ...) resolve against; nil keeps
     /// them as written (relative to the working directory).
     let baseDirectory: String?
     private(set) var problems: [ConfigProblem] = []
@@ -65,6 +66,16 @@ struct ConfigDecoder {
         if case .value(let policy) = choice(fields["otherHosts"], path: "otherHosts", as: OtherHostsPolicy.self) {
             config.otherHosts = policy
         }
+        if let size = boundedInt(fields["cacheSize"], path: "cacheSize", range: ConfigKeys.cacheSize) {
+            config.cacheSize = size
+        }
+        if let limit = boundedInt(
+            fields["maxConnectionsPerUpstream"], path: "maxConnectionsPerUpstream", range: ConfigKeys.maxConnectionsPerUpstream
+        ) {
+            config.maxConnectionsPerUpstream = limit
+        }
+        config.timeouts = decodeTimeouts(fields["timeouts"])
+        config.connectPolicy = decodeConnectPolicy(fields["connect"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
         config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names)

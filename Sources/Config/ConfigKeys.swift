@@ -1,12 +1,37 @@
 /// The keys each level of the config accepts, used for unknown-key checks
 /// and "did you mean" suggestions. Keep in sync with `ConfigDecoder`.
 enum ConfigKeys {
-    static let root = ["listen", "workers", "logLevel", "otherHosts", "credentials", "routes"]
+    static let root = [
+        "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "timeouts", "connect",
+        "credentials", "routes",
+    ]
     static let credentialCommon = ["type"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
-    static let route = ["host", "upstream", "preserveHost", "credential"]
+    /// Client secret sources of `mca` and `oauth2`.
+    static let secret = ["secret", "secretFile", "secretEnv"]
+    /// Token renewal timing of `mca` and `oauth2`.
+    static let tokenFetch = ["refreshAt", "defaultLifetime", "tokenWait"]
+    /// TLS settings of token servers and https upstreams.
+    static let tls = ["caFile", "clientCert", "clientKey", "insecureSkipVerify"]
+    static let mca = ["serverUrl", "tenantId", "appId", "clientId"] + secret + tokenFetch + tls
+    static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth", "scope", "audience", "resource", "params"] + tokenFetch + tls
+    /// Every key any credential type accepts (for typo checks when the type is unknown).
+    static let anyCredential: [String] = {
+        var keys: [String] = []
+        for key in credentialCommon + staticToken + mca + oauth2 where !keys.contains(key) { keys.append(key) }
+        return keys
+    }()
+    static let route = ["host", "upstream", "preserveHost", "credential"] + tls
+    static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
+    static let connect = ["allow"]
+    /// Form parameters the sidecar sets itself (or that have their own key).
+    static let reservedParams = ["grant_type", "client_id", "client_secret", "scope", "audience", "resource"]
     /// Credential types understood by this version.
-    static let credentialTypes = ["static"]
+    static let credentialTypes = ["static", "mca", "oauth2"]
     /// Allowed range for `workers`.
     static let workers = 1...64
+    /// Allowed range for `cacheSize`.
+    static let cacheSize = 1...100_000
+    /// Allowed range for `maxConnectionsPerUpstream`.
+    static let maxConnectionsPerUpstream = 1...100_000
 }

@@ -2,11 +2,17 @@
 public enum CredentialKind: Sendable, Equatable {
     /// `type: static` — a fixed bearer token.
     case staticToken(StaticTokenConfig)
+    /// `type: mca` — a token from an IBM Mobile Client Access / AppID server.
+    case mca(MCAConfig)
+    /// `type: oauth2` — a token from an OAuth 2.0 client credentials grant (RFC 6749 §4.4).
+    case oauth2(OAuth2Config)
 
     /// The `type:` value that selects this kind.
     public var typeName: String {
         switch self {
         case .staticToken: return "static"
+        case .mca: return "mca"
+        case .oauth2: return "oauth2"
         }
     }
 }

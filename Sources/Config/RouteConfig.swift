@@ -8,12 +8,18 @@ public struct RouteConfig: Sendable, Equatable {
     public var preserveHost: Bool
     /// The name of the credential whose token is injected; nil injects nothing.
     public var credential: String?
+    /// TLS settings for an https upstream (always `.default` otherwise).
+    public var tls: TLSSettings
 
     /// Creates a route.
-    public init(host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil) {
+    public init(
+        host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
+        tls: TLSSettings = .default
+    ) {
         self.host = host
         self.upstream = upstream
         self.preserveHost = preserveHost
         self.credential = credential
+        self.tls = tls
     }
 }

@@ -45,8 +45,9 @@ public enum SecretSource: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `read` without the `ConfigError` wrapping, so the loader can report
-    /// the message under the right file and key path.
-    func readResult(environment: [String: String]) -> Result<String, ProblemMessage> {
+    /// the message under the right file and key path. `noun` names the
+    /// secret in messages ("token", "secret").
+    func readResult(environment: [String: String], noun: String = "token") -> Result<String, ProblemMessage> {
         let raw: String
         switch self {
         case .inline(let value):
@@ -54,7 +55,7 @@ public enum SecretSource: Sendable, Equatable, CustomStringConvertible {
         case .file(let path):
             switch FileReader.readText(path, maxBytes: Self.maxTokenFileBytes) {
             case .success(let text): raw = text
-            case .failure(let error): return .failure(ProblemMessage("cannot read token file \(path): \(error.message)"))
+            case .failure(let error): return .failure(ProblemMessage("cannot read \(noun) file \(path): \(error.message)"))
             }
         case .env(let name):
             guard let value = environment[name] else {
@@ -62,23 +63,28 @@ public enum SecretSource: Sendable, Equatable, CustomStringConvertible {
             }
             raw = value
         }
-        return Self.validate(raw, source: self)
+        return Self.validate(raw, source: self, noun: noun)
     }
 
     /// Trims the token and rejects empty tokens and control characters.
-    static func validate(_ raw: String, source: SecretSource) -> Result<String, ProblemMessage> {
-        let token = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+    static func validate(_ raw: String, source: SecretSource, noun: String = "token") -> Result<String, ProblemMessage> {
         let what: String
         switch source {
-        case .inline: what = "token"
-        case .file(let path): what = "token file \(path)"
+        case .inline: what = noun
+        case .file(let path): what = "\(noun) file \(path)"
         case .env(let name): what = "environment variable \(name)"
         }
+        return validate(raw, what: what, noun: noun)
+    }
+
+    /// `validate` with the subject of messages given as `what` ("secret in VCAP_SERVICES").
+    static func validate(_ raw: String, what: String, noun: String) -> Result<String, ProblemMessage> {
+        let token = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         if token.isEmpty {
             return .failure(ProblemMessage("\(what) is empty"))
         }
         if token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            return .failure(ProblemMessage("\(what) contains control characters (such as a line break inside the token)"))
+            return .failure(ProblemMessage("\(what) contains control characters (such as a line break inside the \(noun))"))
         }
         return .success(token)
     }

@@ -2,12 +2,17 @@ extension SidecarConfig {
     /// The effective configuration as YAML text for `token-sidecar check`:
     /// every key with its effective value (defaults filled in, host patterns
     /// and upstreams with explicit ports, relative token file paths
-    /// resolved). Secrets are masked: an inline token is shown as `"****"`
-    /// (never any character of it); file and environment sources are shown
-    /// as `tokenFile: /path` and `tokenEnv: VAR`.
+    /// resolved). Secrets are masked: an inline token or secret (also one
+    /// discovered from `VCAP_SERVICES`) is shown as `"****"` (never any
+    /// character of it); file and environment sources are shown as
+    /// `tokenFile: /path` / `secretFile: /path` and `tokenEnv: VAR` /
+    /// `secretEnv: VAR`. The fields of an `mca` credential end in a comment
+    /// saying where the value came from (`# from VCAP_SERVICES`). TLS keys
+    /// appear only for https URLs.
     ///
-    /// `$` is written as `$$`, so apart from masked inline tokens the output
-    /// loads back as the same configuration.
+    /// `$` is written as `$$`, so apart from masked inline secrets the output
+    /// loads back as the same configuration (discovered mca values then
+    /// count as written in the file).
     public func renderEffective() -> String {
         var lines: [String] = [
             "# effective configuration of \(file)",
@@ -15,22 +20,30 @@ extension SidecarConfig {
             "workers: \(workers)",
             "logLevel: \(logLevel.rawValue)",
             "otherHosts: \(otherHosts.rawValue)",
+            "cacheSize: \(cacheSize)",
+            "maxConnectionsPerUpstream: \(maxConnectionsPerUpstream)",
+            "timeouts:",
+            "  connect: \(DurationText.format(timeouts.connect))",
+            "  responseHeaders: \(DurationText.format(timeouts.responseHeaders))",
+            "  clientHeader: \(DurationText.format(timeouts.clientHeader))",
+            "  idle: \(DurationText.format(timeouts.idle))",
+            "  upstreamIdle: \(DurationText.format(timeouts.upstreamIdle))",
+            "  bodyIdle: \(DurationText.format(timeouts.bodyIdle))",
         ]
+        switch connectPolicy {
+        case .deny:
+            lines.append("connect: deny")
+        case .allow(let destinations):
+            lines.append("connect:")
+            lines.append("  allow:")
+            lines += destinations.map { "    - \(Self.quote($0))" }
+        }
         if credentials.isEmpty {
             lines.append("credentials: {}")
         } else {
             lines.append("credentials:")
             for credential in credentials {
-                lines.append("  \(Self.quote(credential.name)):")
-                lines.append("    type: \(credential.kind.typeName)")
-                switch credential.kind {
-                case .staticToken(let config):
-                    switch config.source {
-                    case .inline: lines.append("    token: \"****\"")
-                    case .file(let path): lines.append("    tokenFile: \(Self.quote(path))")
-                    case .env(let name): lines.append("    tokenEnv: \(Self.quote(name))")
-                    }
-                }
+                lines += Self.renderCredential(credential)
             }
         }
         if routes.isEmpty {
@@ -45,6 +58,7 @@ extension SidecarConfig {
                     lines.append("    upstream: null  # the requested destination")
                 }
                 lines.append("    preserveHost: \(route.preserveHost)")
+                lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? false)
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                 } else {

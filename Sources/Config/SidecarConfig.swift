@@ -10,6 +10,14 @@ public struct SidecarConfig: Sendable, Equatable {
     public var logLevel: LogLevel
     /// What to do with destinations no route matches (default `deny`).
     public var otherHosts: OtherHostsPolicy
+    /// Capacity of the token cache, 1...100000 (default 100).
+    public var cacheSize: Int
+    /// Process-wide timeouts.
+    public var timeouts: Timeouts
+    /// Most simultaneous connections to one upstream, 1...100000 (default 256).
+    public var maxConnectionsPerUpstream: Int
+    /// What to do with `CONNECT` requests (default `deny`).
+    public var connectPolicy: ConnectPolicy
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -23,7 +31,11 @@ public struct SidecarConfig: Sendable, Equatable {
         logLevel: LogLevel = .info,
         otherHosts: OtherHostsPolicy = .deny,
         credentials: [CredentialConfig] = [],
-        routes: [RouteConfig] = []
+        routes: [RouteConfig] = [],
+        cacheSize: Int = 100,
+        timeouts: Timeouts = .default,
+        maxConnectionsPerUpstream: Int = 256,
+        connectPolicy: ConnectPolicy = .deny
     ) {
         self.file = file
         self.listen = listen
@@ -32,6 +44,10 @@ public struct SidecarConfig: Sendable, Equatable {
         self.otherHosts = otherHosts
         self.credentials = credentials
         self.routes = routes
+        self.cacheSize = cacheSize
+        self.timeouts = timeouts
+        self.maxConnectionsPerUpstream = maxConnectionsPerUpstream
+        self.connectPolicy = connectPolicy
     }
 
     /// The credential with this name, or nil.

@@ -1,11 +1,11 @@
-/// Where a route's requests are sent instead of the requested destination.
-/// Only `http://host[:port]` is supported for now.
+/// Where a route's requests are sent instead of the requested destination:
+/// `http://host[:port]` or `https://host[:port]`.
 public struct UpstreamAddress: Sendable, Hashable, CustomStringConvertible {
-    /// The URL scheme, always `"http"` for now.
+    /// The URL scheme, `"http"` or `"https"`.
     public var scheme: String
     /// The host, lowercased; IPv6 without brackets.
     public var host: String
-    /// The TCP port (80 when the URL gives none).
+    /// The TCP port (80 for http and 443 for https when the URL gives none).
     public var port: Int
 
     /// Creates an address from parts.
@@ -15,11 +15,14 @@ public struct UpstreamAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
+    /// True for `https` upstreams, which the proxy reaches over TLS.
+    public var isTLS: Bool { scheme == "https" }
+
     /// The value to send as `Host` when the route does not preserve the
-    /// original one: `host:port`, IPv6 bracketed, `:80` omitted for http.
+    /// original one: `host:port`, IPv6 bracketed, `:80` omitted for http and
+    /// `:443` for https.
     public var authority: String {
-        let host = HostSyntax.bracketed(self.host)
-        return scheme == "http" && port == 80 ? host : "\(host):\(port)"
+        HostSyntax.authority(host: host, port: port, defaultPort: isTLS ? 443 : 80)
     }
 
     /// `"http://host:port"`, always with the port so the effective value is explicit.
@@ -27,18 +30,18 @@ public struct UpstreamAddress: Sendable, Hashable, CustomStringConvertible {
         "\(scheme)://\(HostSyntax.bracketed(host)):\(port)"
     }
 
-    /// Parses `http://host[:port][/]`. Rejects other schemes (with a
-    /// dedicated message for https), userinfo, paths other than `/`,
-    /// queries and fragments.
+    /// Parses `http://host[:port][/]` or `https://host[:port][/]`. Rejects
+    /// other schemes, userinfo, paths other than `/`, queries and fragments.
     public static func parse(_ text: String) -> Result<UpstreamAddress, AddressError> {
         guard let schemeEnd = text.range(of: "://") else {
             return .failure(AddressError("expected a URL like http://host:port"))
         }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        let defaultPort: Int
         switch scheme {
-        case "http": break
-        case "https": return .failure(AddressError("https upstreams are not supported yet"))
-        default: return .failure(AddressError("unsupported scheme '\(scheme)': only http:// upstreams are supported"))
+        case "http": defaultPort = 80
+        case "https": defaultPort = 443
+        default: return .failure(AddressError("unsupported scheme '\(scheme)': only http:// and https:// upstreams are supported"))
         }
         var rest = text[schemeEnd.upperBound...]
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
@@ -50,27 +53,9 @@ public struct UpstreamAddress: Sendable, Hashable, CustomStringConvertible {
             }
             rest = rest[..<end]
         }
-        if rest.contains("@") {
-            return .failure(AddressError("upstream URL must not contain userinfo (user@)"))
-        }
-        let parts: (host: Substring, isIPv6: Bool, port: Substring?)
-        switch HostSyntax.splitHostPort(rest) {
-        case .success(let value): parts = value
+        switch HostSyntax.parseAuthority(rest, defaultPort: defaultPort, what: "upstream URL") {
+        case .success(let parts): return .success(UpstreamAddress(scheme: scheme, host: parts.host, port: parts.port))
         case .failure(let error): return .failure(error)
         }
-        if parts.host.isEmpty { return .failure(AddressError("upstream URL has no host")) }
-        var port = 80
-        if let portText = parts.port {
-            guard let parsed = HostSyntax.parsePort(portText, range: 1...65535) else {
-                return .failure(AddressError("invalid port '\(portText)': expected a number from 1 to 65535"))
-            }
-            port = parsed
-        }
-        var host = String(parts.host).lowercased()
-        if !parts.isIPv6 {
-            if host.hasSuffix(".") { host.removeLast() }
-            if let problem = HostSyntax.checkName(Substring(host)) { return .failure(AddressError(problem)) }
-        }
-        return .success(UpstreamAddress(scheme: "http", host: host, port: port))
     }
 }

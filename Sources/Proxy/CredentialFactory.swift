@@ -12,8 +12,16 @@ public enum CredentialFactory {
             case .staticToken(let settings):
                 let token = try settings.source.read(environment: environment)
                 credentials.append(StaticCredential(name: credential.name, token: token))
+            case .mca, .oauth2:
+                throw FactoryError("credential '\(credential.name)': type \(credential.kind.typeName) is wired in by the token manager")
             }
         }
         return CredentialSet(credentials)
     }
+}
+
+/// A credential that cannot be built.
+struct FactoryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

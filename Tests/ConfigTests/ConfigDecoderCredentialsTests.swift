@@ -9,12 +9,15 @@ final class ConfigDecoderCredentialsTests: XCTestCase {
     }
 
     func testMissingType() {
-        XCTAssertEqual(credential("    token: x\n"), ["c.yaml: credentials.api.type: required key is missing (supported types: static)"])
+        XCTAssertEqual(credential("    token: x\n"), ["c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2)"])
     }
 
     func testUnknownType() {
-        XCTAssertEqual(credential("    type: oauth2\n    token: x\n"), [
-            "c.yaml: credentials.api.type: unknown credential type 'oauth2' (supported types: static)",
+        XCTAssertEqual(credential("    type: ldap\n    token: x\n"), [
+            "c.yaml: credentials.api.type: unknown credential type 'ldap' (supported types: static, mca, oauth2)",
+        ])
+        XCTAssertEqual(credential("    type: oauth\n    token: x\n"), [
+            "c.yaml: credentials.api.type: unknown credential type 'oauth' (did you mean 'oauth2'?)",
         ])
         XCTAssertEqual(credential("    type: statc\n    token: x\n"), [
             "c.yaml: credentials.api.type: unknown credential type 'statc' (did you mean 'static'?)",
@@ -23,7 +26,7 @@ final class ConfigDecoderCredentialsTests: XCTestCase {
 
     func testUnknownKeysStillCheckedWithoutType() {
         XCTAssertEqual(credential("    tokenfile: /x\n"), [
-            "c.yaml: credentials.api.type: required key is missing (supported types: static)",
+            "c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2)",
             "c.yaml: credentials.api.tokenfile: unknown key (did you mean 'tokenFile'?)",
         ])
     }

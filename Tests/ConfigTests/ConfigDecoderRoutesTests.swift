@@ -61,8 +61,7 @@ final class ConfigDecoderRoutesTests: XCTestCase {
 
     func testBadUpstreams() {
         let cases: [(String, String)] = [
-            ("https://a.test", "https upstreams are not supported yet"),
-            ("ftp://a.test", "unsupported scheme 'ftp': only http:// upstreams are supported"),
+            ("ftp://a.test", "unsupported scheme 'ftp': only http:// and https:// upstreams are supported"),
             ("a.test:80", "expected a URL like http://host:port"),
             ("http://a.test/v1", "upstream URL must not have a path (got '/v1'); requests keep their own path"),
             ("http://a.test/?q=1", "upstream URL must not have a query"),

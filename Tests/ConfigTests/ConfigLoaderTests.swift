@@ -163,7 +163,7 @@ final class ConfigLoaderTests: XCTestCase {
               - host: "http://api.test"
                 upstrem: "http://x"
                 credential: apii
-              - upstream: "https://secure.test"
+              - upstream: "gopher://secure.test"
             """
         XCTAssertEqual(problemLines(yaml), [
             "c.yaml: listen: invalid listen address 'nohost': expected host:port, e.g. 127.0.0.1:8080",
@@ -175,7 +175,7 @@ final class ConfigLoaderTests: XCTestCase {
             "c.yaml: routes[0].upstrem: unknown key (did you mean 'upstream'?)",
             "c.yaml: routes[0].credential: no credential named 'apii' under credentials; did you mean 'api'?",
             "c.yaml: routes[1].host: required key is missing (e.g. host: api.example.com or host: \"*.example.com\")",
-            "c.yaml: routes[1].upstream: invalid upstream 'https://secure.test': https upstreams are not supported yet",
+            "c.yaml: routes[1].upstream: invalid upstream 'gopher://secure.test': unsupported scheme 'gopher': only http:// and https:// upstreams are supported",
         ])
     }
 

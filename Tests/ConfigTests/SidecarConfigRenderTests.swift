@@ -37,6 +37,16 @@ final class SidecarConfigRenderTests: XCTestCase {
             workers: 1
             logLevel: info
             otherHosts: deny
+            cacheSize: 100
+            maxConnectionsPerUpstream: 256
+            timeouts:
+              connect: 5s
+              responseHeaders: 1m
+              clientHeader: 10s
+              idle: 1m
+              upstreamIdle: 30s
+              bodyIdle: 1m
+            connect: deny
             credentials:
               "env":
                 type: static

@@ -48,3 +48,29 @@ func pattern(_ text: String, file: StaticString = #filePath, line: UInt = #line)
         return HostPattern(kind: .exact("invalid"))
     }
 }
+
+/// Writes `contents` to `name` in a fresh temporary directory; returns the path.
+func writeTemporaryFile(_ testCase: XCTestCase, _ name: String, _ contents: String) throws -> String {
+    let path = try makeTemporaryDirectory(testCase).appendingPathComponent(name).path
+    try contents.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// Marker-only PEM texts: the loader checks the markers, not the DER inside.
+enum FakePEM {
+    static let certificate = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+    static let key = "-----BEGIN PRIVATE KEY-----\nSENTINEL-KEY-123\n-----END PRIVATE KEY-----\n"
+    static let encryptedKey = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nSENTINEL-KEY-123\n-----END ENCRYPTED PRIVATE KEY-----\n"
+}
+
+/// `VCAP_SERVICES` JSON with one AdvancedMobileAccess instance whose credentials are `credentials`.
+func vcapServices(_ credentials: [String: String], service: String = "AdvancedMobileAccess") -> String {
+    let object: [String: Any] = [service: [["name": "mca-instance", "label": service, "credentials": credentials]]]
+    let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    return String(decoding: data ?? Data(), as: UTF8.self)
+}
+
+/// `VCAP_APPLICATION` JSON with this application_id.
+func vcapApplication(_ applicationId: String) -> String {
+    "{\"application_id\": \"\(applicationId)\", \"application_name\": \"app\"}"
+}

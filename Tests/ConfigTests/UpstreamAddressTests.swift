@@ -23,8 +23,24 @@ final class UpstreamAddressTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(parse("http://[::1]")).authority, "[::1]")
     }
 
-    func testHTTPSMessage() {
-        XCTAssertEqual(UpstreamAddress.parse("https://api.test"), .failure(AddressError("https upstreams are not supported yet")))
+    func testHTTPS() throws {
+        let secure = try XCTUnwrap(parse("HTTPS://Api.Test/"))
+        XCTAssertEqual(secure, UpstreamAddress(scheme: "https", host: "api.test", port: 443))
+        XCTAssertTrue(secure.isTLS)
+        XCTAssertEqual(secure.authority, "api.test")
+        XCTAssertEqual(secure.description, "https://api.test:443")
+        let otherPort = try XCTUnwrap(parse("https://api.test:8443"))
+        XCTAssertEqual(otherPort.authority, "api.test:8443")
+        // :80 is not the default for https, nor :443 for http.
+        XCTAssertEqual(try XCTUnwrap(parse("https://api.test:80")).authority, "api.test:80")
+        XCTAssertEqual(try XCTUnwrap(parse("http://api.test:443")).authority, "api.test:443")
+        XCTAssertEqual(try XCTUnwrap(parse("https://[::1]")).authority, "[::1]")
+        XCTAssertFalse(try XCTUnwrap(parse("http://api.test")).isTLS)
+    }
+
+    func testSchemeMessage() {
+        XCTAssertEqual(UpstreamAddress.parse("ftp://api.test"),
+                       .failure(AddressError("unsupported scheme 'ftp': only http:// and https:// upstreams are supported")))
     }
 
     func testRejects() {

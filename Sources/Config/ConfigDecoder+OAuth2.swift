@@ -1,0 +1,138 @@
+import Yams
+
+extension ConfigDecoder {
+    /// `type: oauth2`: tokenUrl, clientId and exactly one secret source are
+    /// required; the rest are optional.
+    mutating func decodeOAuth2(_ fields: [String: Node], path: String, node: Node) -> OAuth2Config? {
+        var valid = true
+
+        var tokenUrl: EndpointURL?
+        let urlPath = Self.join(path, "tokenUrl")
+        switch endpoint(fields["tokenUrl"], path: urlPath, queryHint: " (put extra form parameters under params)") {
+        case .absent:
+            report(urlPath, "required key is missing (e.g. tokenUrl: https://idp.example.com/oauth/token)", at: node)
+            valid = false
+        case .invalid: valid = false
+        case .value(let url): tokenUrl = url
+        }
+
+        var clientId: String?
+        switch plainText(fields["clientId"], path: Self.join(path, "clientId")) {
+        case .absent:
+            report(Self.join(path, "clientId"), "required key is missing", at: node)
+            valid = false
+        case .invalid: valid = false
+        case .value(let id): clientId = id
+        }
+
+        var secret: SecretSource?
+        let secretKeys = ConfigKeys.secret.filter { fields[$0] != nil }
+        if secretKeys.count == 1, let key = secretKeys.first, let valueNode = fields[key] {
+            secret = readSecret(valueNode, key: key, path: path, keys: .secret)
+            if secret == nil { valid = false }
+        } else {
+            let found = secretKeys.isEmpty ? "none is given" : "found \(secretKeys.joined(separator: " and "))"
+            let line = secretKeys.count > 1 ? fields[secretKeys[1]]?.mark?.line : node.mark?.line
+            report(path, "an oauth2 credential needs exactly one of secret, secretFile or secretEnv; \(found)", line: line)
+            valid = false
+        }
+
+        var auth = ClientAuthMethod.basic
+        switch choice(fields["auth"], path: Self.join(path, "auth"), as: ClientAuthMethod.self) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let method): auth = method
+        }
+
+        var optional: [String: String] = [:]
+        for key in ["scope", "audience", "resource"] {
+            switch optionalParameter(fields[key], path: Self.join(path, key), name: key) {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let text): optional[key] = text
+            }
+        }
+
+        let params = decodeFormParameters(fields["params"], path: Self.join(path, "params"))
+        if params == nil { valid = false }
+        let fetch = decodeFetchSettings(fields, path: path)
+        let tls = decodeTLSSettings(fields, path: path)
+        if let tokenUrl, !tokenUrl.isTLS, !tls.given.isEmpty {
+            rejectTLSKeys(tls.given, fields: fields, path: path, reason: "tokenUrl is \(tokenUrl)")
+            valid = false
+        }
+        guard valid, let tokenUrl, let clientId, let secret, let params, let fetch, let tlsSettings = tls.settings else { return nil }
+        return OAuth2Config(
+            tokenUrl: tokenUrl, clientId: clientId, secret: secret, auth: auth,
+            scope: optional["scope"], audience: optional["audience"], resource: optional["resource"],
+            params: params, fetch: fetch, tls: tlsSettings)
+    }
+
+    /// `scope`, `audience` or `resource`: optional, but not empty when given;
+    /// `resource` must be an absolute URI without a fragment (RFC 8707).
+    private mutating func optionalParameter(_ node: Node?, path: String, name: String) -> Field<String> {
+        switch string(node, path: path) {
+        case .absent: return .absent
+        case .invalid: return .invalid
+        case .value(let text):
+            if text.isEmpty {
+                report(path, "is empty; omit the key to send no \(name)", at: node)
+                return .invalid
+            }
+            if let problem = Self.plainTextProblem(text) {
+                report(path, problem, at: node)
+                return .invalid
+            }
+            if name == "resource", !Self.isAbsoluteURI(text) {
+                report(path, "must be an absolute URI without a fragment, e.g. https://api.example.com (RFC 8707)", at: node)
+                return .invalid
+            }
+            return .value(text)
+        }
+    }
+
+    /// `scheme:rest` with an RFC 3986 scheme, no fragment and no spaces.
+    static func isAbsoluteURI(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":"), !text.contains("#"), !text.contains(" ") else { return false }
+        let scheme = text[..<colon]
+        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic else { return false }
+        return scheme.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == ".")
+        } && text.index(after: colon) < text.endIndex
+    }
+
+    /// `params:` — a mapping of extra form parameters to string values, in
+    /// file order. Names the sidecar sets itself are rejected. Values are
+    /// never shown in messages.
+    private mutating func decodeFormParameters(_ node: Node?, path: String) -> [FormParameter]? {
+        guard let node, !Self.isNull(node) else { return [] }
+        guard let entries = mapping(node, path: path, expected: "a mapping of form parameter names to string values") else {
+            return nil
+        }
+        var params: [FormParameter] = []
+        var valid = true
+        for entry in entries {
+            let keyPath = Self.join(path, entry.key)
+            if entry.key.isEmpty {
+                report(path, "parameter names must not be empty", line: entry.line)
+                valid = false
+                continue
+            }
+            if ConfigKeys.reservedParams.contains(entry.key) {
+                let own = ["scope", "audience", "resource"].contains(entry.key)
+                    ? "use the \(entry.key) key of the credential instead"
+                    : "token-sidecar sets it itself"
+                report(keyPath, "\(entry.key) cannot be given under params; \(own)", line: entry.line)
+                valid = false
+                continue
+            }
+            switch string(entry.value, path: keyPath, nullIsAbsent: false) {
+            case .value(let value):
+                params.append(FormParameter(name: entry.key, value: value))
+            case .absent, .invalid:
+                valid = false
+            }
+        }
+        return valid ? params : nil
+    }
+}

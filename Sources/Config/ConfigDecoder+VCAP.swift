@@ -1,0 +1,156 @@
+import Yams
+
+extension ConfigDecoder {
+    /// The discoverable fields of an mca credential as found so far.
+    struct MCADraft {
+        var serverUrl: EndpointURL?
+        var tenantId: String?
+        var clientId: String?
+        var secret: SecretSource?
+        var origins: [String: ValueOrigin] = [:]
+        /// Fields neither given (validly or not) in the file nor discovered yet, in render order.
+        var missing: [String] = []
+
+        mutating func set(serverUrl: EndpointURL, origin: ValueOrigin) {
+            self.serverUrl = serverUrl
+            found("serverUrl", origin)
+        }
+
+        mutating func set(tenantId: String, origin: ValueOrigin) {
+            self.tenantId = tenantId
+            found("tenantId", origin)
+        }
+
+        mutating func set(clientId: String, origin: ValueOrigin) {
+            self.clientId = clientId
+            found("clientId", origin)
+        }
+
+        mutating func set(secret: SecretSource, origin: ValueOrigin) {
+            self.secret = secret
+            found("secret", origin)
+        }
+
+        private mutating func found(_ field: String, _ origin: ValueOrigin) {
+            origins[field] = origin
+            missing.removeAll { $0 == field }
+        }
+    }
+
+    /// Fills `draft.missing` from `VCAP_SERVICES` (the first
+    /// AdvancedMobileAccess instance; tenantId or else appId) and then a
+    /// still-missing tenantId from `VCAP_APPLICATION`'s application_id.
+    /// Reports what is malformed or still missing; false when anything was.
+    mutating func discoverMCA(_ draft: inout MCADraft, path: String, node: Node) -> Bool {
+        var valid = true
+        let services = VCAPDiscovery.services(environment: environment)
+        switch services {
+        case .unset, .noService:
+            break
+        case .malformed(let reason):
+            report(path, "cannot discover \(draft.missing.joined(separator: ", ")) from VCAP_SERVICES: \(reason)", at: node)
+            return false
+        case .found(let service, let values):
+            for field in draft.missing {
+                let raw = field == "tenantId" ? values["tenantId"] ?? values["appId"] : values[field]
+                guard let raw else { continue }
+                if !adoptDiscovered(raw, field: field, into: &draft, source: "VCAP_SERVICES (\(service))", path: path, node: node) {
+                    draft.missing.removeAll { $0 == field }
+                    valid = false
+                }
+            }
+        }
+
+        var application: VCAPDiscovery.Application?
+        if draft.missing.contains("tenantId") {
+            let found = VCAPDiscovery.application(environment: environment)
+            application = found
+            switch found {
+            case .unset, .noApplicationId:
+                break
+            case .malformed(let reason):
+                report(path, "cannot discover tenantId from VCAP_APPLICATION: \(reason)", at: node)
+                draft.missing.removeAll { $0 == "tenantId" }
+                valid = false
+            case .found(let id):
+                if let problem = Self.plainTextProblem(id) {
+                    report(Self.join(path, "tenantId"), "the application_id in VCAP_APPLICATION \(problem)", at: node)
+                    draft.missing.removeAll { $0 == "tenantId" }
+                    valid = false
+                } else {
+                    draft.set(tenantId: id, origin: .vcapApplication)
+                }
+            }
+        }
+
+        for field in draft.missing {
+            report(Self.join(path, field), Self.missingMessage(field, services: services, application: application), at: node)
+            valid = false
+        }
+        return valid
+    }
+
+    /// Validates a value from VCAP_SERVICES and stores it; false (with a
+    /// problem reported, never showing a secret) when it is unusable.
+    private mutating func adoptDiscovered(
+        _ raw: String, field: String, into draft: inout MCADraft, source: String, path: String, node: Node
+    ) -> Bool {
+        let fieldPath = Self.join(path, field)
+        switch field {
+        case "serverUrl":
+            switch EndpointURL.parse(raw, allowQuery: false) {
+            case .success(let url):
+                draft.set(serverUrl: url, origin: .vcapServices)
+            case .failure(let error):
+                report(fieldPath, "invalid serverUrl in \(source): \(error.message)", at: node)
+                return false
+            }
+        case "secret":
+            switch SecretSource.validate(raw, what: "secret in \(source)", noun: "secret") {
+            case .success(let secret):
+                draft.set(secret: .inline(secret), origin: .vcapServices)
+            case .failure(let error):
+                report(fieldPath, error.message, at: node)
+                return false
+            }
+        default:
+            if let problem = Self.plainTextProblem(raw) {
+                report(fieldPath, "the \(field) in \(source) \(problem)", at: node)
+                return false
+            }
+            if field == "tenantId" {
+                draft.set(tenantId: raw, origin: .vcapServices)
+            } else {
+                draft.set(clientId: raw, origin: .vcapServices)
+            }
+        }
+        return true
+    }
+
+    /// "required key is missing, and VCAP_SERVICES did not provide it either (...)".
+    static func missingMessage(_ field: String, services: VCAPDiscovery.Services, application: VCAPDiscovery.Application?) -> String {
+        let lead: String
+        switch field {
+        case "tenantId": lead = "required key is missing (alias: appId)"
+        case "secret": lead = "required key is missing (or give secretFile or secretEnv)"
+        default: lead = "required key is missing"
+        }
+        let servicesWhy: String
+        switch services {
+        case .unset: servicesWhy = "it is not set"
+        case .noService, .malformed: servicesWhy = "it has no \(VCAPDiscovery.servicePrefix) service"
+        case .found(let service, _):
+            servicesWhy = field == "tenantId"
+                ? "its \(service) service has no credentials.tenantId or credentials.appId"
+                : "its \(service) service has no credentials.\(field)"
+        }
+        var message = "\(lead), and VCAP_SERVICES did not provide it either (\(servicesWhy))"
+        if field == "tenantId" {
+            switch application {
+            case .unset, .none: message += ", nor did VCAP_APPLICATION (it is not set)"
+            case .noApplicationId, .malformed, .found: message += ", nor did VCAP_APPLICATION (it has no application_id)"
+            }
+        }
+        return message
+    }
+}

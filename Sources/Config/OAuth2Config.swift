@@ -1,0 +1,49 @@
+/// A credential whose token comes from an OAuth 2.0 client credentials
+/// grant (type `oauth2`, RFC 6749 §4.4).
+public struct OAuth2Config: Sendable, Equatable {
+    /// The token endpoint (no query).
+    public var tokenUrl: EndpointURL
+    /// The client id.
+    public var clientId: String
+    /// Where the client secret comes from.
+    public var secret: SecretSource
+    /// How the client authenticates (default `.basic`).
+    public var auth: ClientAuthMethod
+    /// The `scope` parameter, if any.
+    public var scope: String?
+    /// The `audience` parameter, if any.
+    public var audience: String?
+    /// The `resource` parameter (RFC 8707), an absolute URI, if any.
+    public var resource: String?
+    /// Extra form parameters, in file order.
+    public var params: [FormParameter]
+    /// Renewal timing.
+    public var fetch: TokenFetchSettings
+    /// TLS to the token server (only meaningful for an https `tokenUrl`).
+    public var tls: TLSSettings
+
+    /// Creates a configuration; optional parameters default to the loader's defaults.
+    public init(
+        tokenUrl: EndpointURL,
+        clientId: String,
+        secret: SecretSource,
+        auth: ClientAuthMethod = .basic,
+        scope: String? = nil,
+        audience: String? = nil,
+        resource: String? = nil,
+        params: [FormParameter] = [],
+        fetch: TokenFetchSettings = .default,
+        tls: TLSSettings = .default
+    ) {
+        self.tokenUrl = tokenUrl
+        self.clientId = clientId
+        self.secret = secret
+        self.auth = auth
+        self.scope = scope
+        self.audience = audience
+        self.resource = resource
+        self.params = params
+        self.fetch = fetch
+        self.tls = tls
+    }
+}

@@ -1,0 +1,72 @@
+extension SidecarConfig {
+    /// The lines of one credential under `credentials:`. Secrets are masked
+    /// (`"****"`); mca fields carry a comment saying where they came from.
+    static func renderCredential(_ credential: CredentialConfig) -> [String] {
+        var lines = ["  \(quote(credential.name)):", "    type: \(credential.kind.typeName)"]
+        switch credential.kind {
+        case .staticToken(let config):
+            lines.append("    " + secretLine(config.source, keys: ("token", "tokenFile", "tokenEnv")))
+        case .mca(let config):
+            let fields: [(name: String, line: String)] = [
+                ("serverUrl", "serverUrl: \(quote(config.serverUrl.description))"),
+                ("tenantId", "tenantId: \(quote(config.tenantId))"),
+                ("clientId", "clientId: \(quote(config.clientId))"),
+                ("secret", secretLine(config.secret, keys: ("secret", "secretFile", "secretEnv"))),
+            ]
+            for field in fields {
+                let comment = config.origins[field.name].map { "  # \(originComment($0))" } ?? ""
+                lines.append("    \(field.line)\(comment)")
+            }
+            lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.serverUrl.isTLS)
+        case .oauth2(let config):
+            lines.append("    tokenUrl: \(quote(config.tokenUrl.description))")
+            lines.append("    clientId: \(quote(config.clientId))")
+            lines.append("    " + secretLine(config.secret, keys: ("secret", "secretFile", "secretEnv")))
+            lines.append("    auth: \(config.auth.rawValue)")
+            for (key, value) in [("scope", config.scope), ("audience", config.audience), ("resource", config.resource)] {
+                lines.append("    \(key): \(value.map(quote) ?? "null")")
+            }
+            if config.params.isEmpty {
+                lines.append("    params: {}")
+            } else {
+                lines.append("    params:")
+                lines += config.params.map { "      \(quote($0.name)): \(quote($0.value))" }
+            }
+            lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.tokenUrl.isTLS)
+        }
+        return lines
+    }
+
+    /// `"from the config file"`, `"from VCAP_SERVICES"`, ... or `"default"`.
+    static func originComment(_ origin: ValueOrigin) -> String {
+        origin == .defaultValue ? "default" : "from \(origin)"
+    }
+
+    /// `token: "****"`, `tokenFile: "/path"` or `tokenEnv: "VAR"` (or the `secret` keys).
+    private static func secretLine(_ source: SecretSource, keys: (inline: String, file: String, env: String)) -> String {
+        switch source {
+        case .inline: return "\(keys.inline): \"****\""
+        case .file(let path): return "\(keys.file): \(quote(path))"
+        case .env(let name): return "\(keys.env): \(quote(name))"
+        }
+    }
+
+    private static func fetchLines(_ fetch: TokenFetchSettings) -> [String] {
+        [
+            "    refreshAt: \(quote(DurationText.percentage(fetch.refreshAt)))",
+            "    defaultLifetime: \(DurationText.format(fetch.defaultLifetime))",
+            "    tokenWait: \(DurationText.format(fetch.tokenWait))",
+        ]
+    }
+
+    /// The TLS keys, only for https URLs (elsewhere they are not allowed).
+    static func tlsLines(_ tls: TLSSettings, indent: String, isTLS: Bool) -> [String] {
+        guard isTLS else { return [] }
+        return [
+            indent + "caFile: " + (tls.caFile.map(quote) ?? "null  # the system trust store"),
+            indent + "clientCert: " + (tls.clientCert.map(quote) ?? "null  # no client certificate"),
+            indent + "clientKey: " + (tls.clientKey.map(quote) ?? "null"),
+            indent + "insecureSkipVerify: \(tls.insecureSkipVerify)",
+        ]
+    }
+}

@@ -1,0 +1,26 @@
+/// Where an effective credential setting came from, so `token-sidecar check`
+/// can say why a value is what it is.
+public enum ValueOrigin: Sendable, Equatable, CustomStringConvertible {
+    /// Written in the config file (possibly through `${VAR}` expansion).
+    case file
+    /// Read from this environment variable (`tokenEnv` / `secretEnv`).
+    case environment(String)
+    /// Discovered from the Cloud Foundry `VCAP_SERVICES` variable.
+    case vcapServices
+    /// Discovered from the Cloud Foundry `VCAP_APPLICATION` variable.
+    case vcapApplication
+    /// Not set anywhere; the built-in default applies.
+    case defaultValue
+
+    /// `"the config file"`, `"environment variable NAME"`, `"VCAP_SERVICES"`,
+    /// `"VCAP_APPLICATION"` or `"default"`.
+    public var description: String {
+        switch self {
+        case .file: return "the config file"
+        case .environment(let name): return "environment variable \(name)"
+        case .vcapServices: return "VCAP_SERVICES"
+        case .vcapApplication: return "VCAP_APPLICATION"
+        case .defaultValue: return "default"
+        }
+    }
+}
