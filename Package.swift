@@ -28,7 +28,11 @@ let package = Package(
             dependencies: [.product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
-        .target(name: "TokenManager", dependencies: ["HTTP1", "EventLoop"], swiftSettings: strict),
+        .target(
+            name: "TokenManager",
+            dependencies: ["HTTP1", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Proxy",
             dependencies: [
@@ -49,7 +53,12 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
-        .testTarget(name: "TokenManagerTests", dependencies: ["TokenManager"], swiftSettings: strict),
+        .testTarget(
+            name: "TokenManagerTests",
+            dependencies: ["TokenManager", "EventLoop", "HTTP1"],
+            exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ProxyTests",
             dependencies: ["Proxy", "Config", "TokenManager", "EventLoop", "HTTP1"],

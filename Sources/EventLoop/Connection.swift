@@ -92,6 +92,43 @@ public final class Connection {
         return connection
     }
 
+    /// Starts connecting to an already-resolved address, with TLS when `tls` is given (the
+    /// name is what the certificate must match and what SNI carries).
+    public static func connect(to address: SocketAddress, tls: (context: TLSClientContext, serverName: String)?,
+                               on loop: EventLoop, delegate: any ConnectionDelegate) -> Connection? {
+        let bev: OpaquePointer
+        if let tls {
+            guard let ssl = tls.context.makeSSL(host: tls.serverName) else { return nil }
+            guard let created = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
+                SSL_free(ssl)
+                return nil
+            }
+            bufferevent_openssl_set_allow_dirty_shutdown(created, 1)
+            bev = created
+        } else {
+            guard let created = bufferevent_socket_new(loop.base, -1, options) else { return nil }
+            bev = created
+        }
+        let connection = Connection(loop: loop, bev: bev, connected: false)
+        connection.isTLS = tls != nil
+        connection.delegate = delegate
+        // A synchronous failure is also reported through the deferred event callback.
+        _ = address.withSockaddr { sa, length in bufferevent_socket_connect(bev, sa, length) }
+        return connection
+    }
+
+    /// Whether an idle connection's peer has already closed it (or sent something unexpected):
+    /// a non-blocking peek, so a stale pooled connection is not handed a request.
+    public var peerHasClosedOrSentData: Bool {
+        guard let bev else { return true }
+        if !input.isEmpty { return true }
+        var byte: UInt8 = 0
+        let result = recv(bufferevent_getfd(bev), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if result == 0 || result > 0 { return true }
+        let code = shim_errno()
+        return !(code == EAGAIN || code == EWOULDBLOCK || code == EINTR)
+    }
+
     /// Whether the bufferevent still exists.
     public var isOpen: Bool { bev != nil }
 

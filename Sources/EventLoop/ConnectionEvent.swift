@@ -4,6 +4,8 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case endOfStream
     /// The name could not be resolved; `message` comes from the resolver.
     case dnsFailure(message: String)
+    /// The resolver gave up waiting for an answer.
+    case dnsTimeout
     /// The connection attempt was actively refused (ECONNREFUSED).
     case refused
     /// A socket error (errno) during connect, read or write.
@@ -21,6 +23,7 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .endOfStream: return "end of stream"
         case .dnsFailure(let message): return "DNS failure: \(message)"
+        case .dnsTimeout: return "DNS timeout"
         case .refused: return "connection refused"
         case .socketError(let code): return "socket error \(code)"
         case .timeout: return "timeout"

@@ -1,6 +1,5 @@
 import CLibevent
 import Glibc
-import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
@@ -11,7 +10,7 @@ import Synchronization
 public final class EventLoop: @unchecked Sendable {
     let base: OpaquePointer
     private let wakeEvent: OpaquePointer
-    private let pending = Mutex<[@Sendable () -> Void]>([])
+    private let pending = Locked<[@Sendable () -> Void]>([])
     private var resolverBase: OpaquePointer?
 
     /// Must be called once, before any loop is created, when loops will run on several threads.

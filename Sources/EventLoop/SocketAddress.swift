@@ -33,6 +33,35 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
 
     init(_ storage: Storage) { self.storage = storage }
 
+    /// Copies an IPv4 or IPv6 `sockaddr`.
+    init?(sockaddr pointer: UnsafePointer<sockaddr>) {
+        switch Int32(pointer.pointee.sa_family) {
+        case AF_INET:
+            self.storage = pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { .v4($0.pointee) }
+        case AF_INET6:
+            self.storage = pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { .v6($0.pointee) }
+        default:
+            return nil
+        }
+    }
+
+    /// Whether this is a link-local or "this network" address — where cloud metadata services
+    /// live (169.254.0.0/16, fe80::/10, 0.0.0.0/8, and their IPv4-mapped IPv6 forms). A proxy
+    /// must not be usable to reach them unless a route names them explicitly.
+    public var isLinkLocalOrUnspecifiedNetwork: Bool {
+        func v4Prohibited(_ a: UInt8, _ b: UInt8) -> Bool { (a == 169 && b == 254) || a == 0 }
+        switch storage {
+        case .v4(let address):
+            let value = UInt32(bigEndian: address.sin_addr.s_addr)
+            return v4Prohibited(UInt8(value >> 24), UInt8((value >> 16) & 0xff))
+        case .v6(let address):
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            if bytes[0] == 0xfe && (bytes[1] & 0xc0) == 0x80 { return true }
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+            return mapped && v4Prohibited(bytes[12], bytes[13])
+        }
+    }
+
     /// The port in host byte order.
     public var port: Int {
         switch storage {

@@ -1,7 +1,8 @@
 import CLibevent
 import Glibc
 
-/// A one-shot or repeating timer on a loop. Cancelled when released.
+/// A timer on a loop that can be re-armed and suspended without reallocating. Freed (and so
+/// cancelled) when released.
 public final class Timer {
     private var event: OpaquePointer?
     private let action: () -> Void
@@ -15,7 +16,28 @@ public final class Timer {
         arm(delay)
     }
 
+    /// Creates a timer that is not armed yet (see ``schedule(after:)``).
+    public init(on loop: EventLoop, _ action: @escaping () -> Void) {
+        self.action = action
+        self.interval = nil
+        event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
     deinit { cancel() }
+
+    /// (Re)arms the timer to fire once after `delay`, replacing any pending expiry.
+    public func schedule(after delay: Duration) { arm(delay) }
+
+    /// Disarms the timer; it can be armed again.
+    public func suspend() {
+        if let event { event_del(event) }
+    }
+
+    /// Whether the timer is armed.
+    public var isScheduled: Bool {
+        guard let event else { return false }
+        return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
+    }
 
     /// Stops the timer for good.
     public func cancel() {

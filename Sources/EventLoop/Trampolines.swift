@@ -44,3 +44,9 @@ func signalTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer
     guard let ctx else { return }
     Unmanaged<SignalWatcher>.fromOpaque(ctx).takeUnretainedValue().fire()
 }
+
+func resolveTrampoline(_ result: Int32, _ list: UnsafeMutablePointer<addrinfo>?, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    // Balances the passRetained in EventLoop.resolve: libevent calls back exactly once.
+    Unmanaged<ResolveRequest>.fromOpaque(ctx).takeRetainedValue().answer(code: result, list: list)
+}

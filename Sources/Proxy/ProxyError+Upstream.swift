@@ -10,6 +10,8 @@ extension ProxyError {
         switch reason {
         case .dnsFailure:
             return ProxyError(status: 502, type: "dns_error", message: "the backend's name could not be resolved")
+        case .dnsTimeout:
+            return ProxyError(status: 504, type: "dns_timeout", message: "resolving the backend's name timed out")
         case .refused:
             return ProxyError(status: 502, type: "connection_refused", message: "the backend refused the connection")
         case .timeout:

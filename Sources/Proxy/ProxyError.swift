@@ -33,6 +33,10 @@ public struct ProxyError: Error, Sendable, Equatable {
                    message: "CONNECT is not supported: send plain http:// URLs through token-sidecar; it originates TLS to the backend itself")
     }
 
+    static func connectDenied(_ message: String) -> ProxyError {
+        ProxyError(status: 403, type: "http_request_denied", message: message)
+    }
+
     static func upstreamProtocol(_ message: String) -> ProxyError {
         ProxyError(status: 502, type: "http_protocol_error", message: message)
     }

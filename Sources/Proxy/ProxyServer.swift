@@ -17,10 +17,15 @@ public final class ProxyServer: @unchecked Sendable {
     public private(set) var address: SocketAddress?
 
     /// Prepares a proxy for `config`, injecting tokens from `credentials`.
-    public init(config: SidecarConfig, credentials: CredentialSet, logger: Logger) {
+    /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used.
+    public init(config: SidecarConfig, credentials: CredentialSet, logger: Logger) throws {
         self.config = config
-        self.router = Router(config: config, credentials: credentials)
+        self.router = try Router(config: config, credentials: credentials)
         self.logger = logger
+        for route in config.routes where route.upstream?.isTLS == true && route.tls.insecureSkipVerify {
+            logger.warning("TLS verification is disabled for a route (insecureSkipVerify)",
+                           metadata: ["route": "\(route.host)"])
+        }
     }
 
     /// Binds the listeners and starts the worker threads. Returns the bound address.
@@ -29,7 +34,7 @@ public final class ProxyServer: @unchecked Sendable {
         var bindAddress = try SocketAddress(host: config.listen.host, port: config.listen.port)
         for index in 0..<max(1, config.workers) {
             let thread = try LoopThread { _ in }
-            let context = WorkerContext(loop: thread.loop, router: router,
+            let context = WorkerContext(loop: thread.loop, router: router, config: config,
                                         logger: logger.with(worker: index))
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop) { connection in

@@ -1,19 +1,16 @@
 import Config
+import EventLoop
 import HTTP1
 import TokenManager
 
 /// Where one request goes and what it carries: the outcome of routing.
 struct RouteDecision {
-    /// Host to connect to (name or numeric, no brackets).
-    let upstreamHost: String
-    /// Port to connect to.
-    let upstreamPort: Int
+    /// The connection to use (host, port, TLS, pool key).
+    let target: UpstreamTarget
     /// Value for the forwarded `Host` field.
     let hostField: String
     /// The credential whose token is injected, if the route has one.
     let credential: (any Credential)?
-    /// Pool key: connections are reused only for the same destination.
-    let poolKey: String
     /// The route's host pattern for logs (`nil` for unrouted forwarding).
     let routeName: String?
 }
@@ -23,12 +20,31 @@ struct RouteDecision {
 struct Router: Sendable {
     private let table: RouteTable
     private let otherHosts: OtherHostsPolicy
+    private let connectPolicy: ConnectPolicy
     private let credentials: CredentialSet
+    /// One TLS context per distinct TLS setting of https upstreams.
+    private let tlsContexts: [String: TLSClientContext]
 
-    init(config: SidecarConfig, credentials: CredentialSet) {
+    /// Builds the router; throws when a route's TLS files cannot be used.
+    init(config: SidecarConfig, credentials: CredentialSet) throws {
         self.table = RouteTable(config.routes)
         self.otherHosts = config.otherHosts
+        self.connectPolicy = config.connectPolicy
         self.credentials = credentials
+        var contexts: [String: TLSClientContext] = [:]
+        for route in config.routes where route.upstream?.isTLS == true {
+            let key = Router.tlsKey(route.tls)
+            if contexts[key] == nil {
+                contexts[key] = try TLSClientContext(TLSClientSettings(
+                    caFile: route.tls.caFile, clientCert: route.tls.clientCert,
+                    clientKey: route.tls.clientKey, insecureSkipVerify: route.tls.insecureSkipVerify))
+            }
+        }
+        self.tlsContexts = contexts
+    }
+
+    private static func tlsKey(_ tls: TLSSettings) -> String {
+        "\(tls.caFile ?? "")|\(tls.clientCert ?? "")|\(tls.clientKey ?? "")|\(tls.insecureSkipVerify)"
     }
 
     /// Decides where `head` goes, or the error to answer with.
@@ -53,23 +69,38 @@ struct Router: Sendable {
         if let route = table.route(host: host, port: port) {
             let credential = route.credential.flatMap { credentials[$0] }
             if let upstream = route.upstream {
+                let tls = upstream.isTLS ? tlsContexts[Router.tlsKey(route.tls)] : nil
                 let hostField = route.preserveHost ? destination.description : upstream.authority
-                return .success(RouteDecision(
-                    upstreamHost: upstream.host, upstreamPort: upstream.port, hostField: hostField,
-                    credential: credential, poolKey: "\(upstream.host)|\(upstream.port)",
-                    routeName: route.host.description))
+                let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls,
+                                            poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(Router.tlsKey(route.tls))",
+                                            allowsLinkLocal: true)
+                return .success(RouteDecision(target: target, hostField: hostField, credential: credential,
+                                              routeName: route.host.description))
             }
-            return .success(RouteDecision(
-                upstreamHost: host, upstreamPort: port, hostField: destination.description,
-                credential: credential, poolKey: "\(host)|\(port)", routeName: route.host.description))
+            return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
+                                          credential: credential, routeName: route.host.description))
         }
         switch otherHosts {
         case .deny:
             return .failure(.denied("no route is configured for \(destination.description); add one under `routes:` or set `otherHosts: forward`"))
         case .forward:
-            return .success(RouteDecision(
-                upstreamHost: host, upstreamPort: port, hostField: destination.description,
-                credential: nil, poolKey: "\(host)|\(port)", routeName: nil))
+            return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
+                                          credential: nil, routeName: nil))
         }
+    }
+
+    private static func plainTarget(_ host: String, _ port: Int) -> UpstreamTarget {
+        UpstreamTarget(host: host, port: port, tls: nil, poolKey: "http|\(host)|\(port)|", allowsLinkLocal: false)
+    }
+
+    /// Where a CONNECT tunnel may go: only to authorities listed under `connect: allow`.
+    func tunnelDecision(for authority: Authority) -> Result<(host: String, port: Int), ProxyError> {
+        guard case .allow(let allowed) = connectPolicy else {
+            return .failure(.connectDenied("CONNECT is not allowed: send plain http:// URLs through token-sidecar — it originates TLS to the backend itself"))
+        }
+        guard let port = authority.port, allowed.contains(authority.description.lowercased()) else {
+            return .failure(.connectDenied("CONNECT to \(authority.description) is not allowed: it is not listed under `connect: allow`; send plain http:// URLs through token-sidecar instead"))
+        }
+        return .success((authority.host, port))
     }
 }

@@ -1,73 +1,172 @@
+import Config
 import EventLoop
+
+/// Why an upstream connection ended, as the session sees it.
+enum UpstreamEnd: Equatable {
+    /// The socket (or TLS, or DNS) reported an end or a failure.
+    case connection(ConnectionEnd)
+    /// Every address the name resolved to is a prohibited (link-local / metadata) address.
+    case prohibitedDestination
+    /// Connecting (TCP + TLS handshake) took longer than `timeouts.connect`.
+    case connectTimeout
+}
 
 /// Receives the events of the upstream connection a session is using.
 protocol UpstreamConnectionOwner: AnyObject {
     func upstreamDidConnect(_ upstream: UpstreamConnection)
     func upstreamDidRead(_ upstream: UpstreamConnection)
     func upstreamDidDrain(_ upstream: UpstreamConnection)
-    func upstream(_ upstream: UpstreamConnection, didEnd reason: ConnectionEnd)
+    func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd)
 }
 
-/// One connection to a backend: lent to a client session for one exchange, otherwise idle in the
-/// worker's ``UpstreamPool``. While idle, any byte or close from the backend retires it.
+/// One connection to a backend: resolved, connected (address by address) and, for https,
+/// handshaken and verified; then lent to a client session per exchange and otherwise idle in
+/// the worker's ``UpstreamPool``. While idle, any byte or close from the backend retires it.
 final class UpstreamConnection: ConnectionDelegate {
-    let connection: Connection
-    let poolKey: String
+    let target: UpstreamTarget
+    private let pool: UpstreamPool
+    private let loop: EventLoop
+    private(set) var connection: Connection?
+    /// Bytes written before the connection exists (resolution and connect are in progress).
+    private var pending: OwnedEventBuffer? = OwnedEventBuffer()
+    private var addresses: [SocketAddress] = []
+    private var connectTimer: Timer?
+    private var lastFailure: ConnectionEnd?
+    private(set) var isClosed = false
+
     /// The session using it; `nil` while idle in the pool. Strong: the session drops it when its
     /// exchange ends, which breaks the cycle.
     var owner: (any UpstreamConnectionOwner)?
-    /// The pool holding it while idle (a cycle broken when it is taken out or retired).
-    var idleIn: UpstreamPool?
+    /// Whether it sits idle in the pool.
+    var isIdle = false
     /// How many requests this connection has carried.
     var requestsServed = 0
 
-    private init(connection: Connection, poolKey: String) {
-        self.connection = connection
-        self.poolKey = poolKey
+    init(target: UpstreamTarget, pool: UpstreamPool, loop: EventLoop) {
+        self.target = target
+        self.pool = pool
+        self.loop = loop
     }
 
-    /// Starts a new connection to `host:port`.
-    static func connect(host: String, port: Int, poolKey: String, on loop: EventLoop) -> UpstreamConnection? {
-        let placeholder = DelegateBox()
-        guard let connection = Connection.connect(host: host, port: port, on: loop, delegate: placeholder) else { return nil }
-        let upstream = UpstreamConnection(connection: connection, poolKey: poolKey)
-        connection.delegate = upstream
-        connection.startReading()
-        return upstream
+    /// Resolves and connects, giving up after `timeout`.
+    func open(timeout: Duration) {
+        connectTimer = Timer(on: loop, after: timeout) { [unowned self] in
+            connection?.close()
+            connection = nil
+            fail(.connectTimeout)
+        }
+        loop.resolve(host: target.host, port: target.port) { [self] result in
+            guard !isClosed else { return }
+            switch result {
+            case .failure(let error):
+                fail(.connection(error.timedOut ? .dnsTimeout : .dnsFailure(message: error.message)))
+            case .success(let resolved):
+                addresses = target.allowsLinkLocal ? resolved : resolved.filter { !$0.isLinkLocalOrUnspecifiedNetwork }
+                if addresses.isEmpty {
+                    fail(.prohibitedDestination)
+                } else {
+                    connectNext()
+                }
+            }
+        }
     }
 
-    /// Closes the socket.
+    /// Tries the next resolved address (A and AAAA in resolver order).
+    private func connectNext() {
+        guard !addresses.isEmpty else {
+            fail(.connection(lastFailure ?? .refused))
+            return
+        }
+        let address = addresses.removeFirst()
+        let tls = target.tls.map { (context: $0, serverName: target.host) }
+        guard let attempt = Connection.connect(to: address, tls: tls, on: loop, delegate: self) else {
+            fail(.connection(.socketError(errno: 0)))
+            return
+        }
+        connection = attempt
+    }
+
+    private func fail(_ reason: UpstreamEnd) {
+        connectTimer = nil
+        let owner = self.owner
+        close()
+        owner?.upstream(self, didEnd: reason)
+    }
+
+    /// Where request bytes go: the socket's output once connected, a staging buffer before.
+    var output: EventBuffer {
+        if let pending { return pending.buffer }
+        return connection!.output
+    }
+
+    /// Request bytes queued and not yet handed to the socket.
+    var unsentCount: Int { pending?.buffer.count ?? connection?.output.count ?? 0 }
+
+    /// Response bytes received (empty before the connection exists).
+    var input: EventBuffer? { pending == nil ? connection?.input : nil }
+
+    /// Whether TCP (and TLS) setup completed.
+    var isConnected: Bool { pending == nil && connection != nil }
+
+    /// Starts reading the socket (after backpressure paused it).
+    func startReading() { if isConnected { connection?.startReading() } }
+
+    /// Pauses reading the socket (the client is not keeping up).
+    func stopReading() { if isConnected { connection?.stopReading() } }
+
+    /// Sets the socket's inactivity timeouts (applied once connected).
+    func setTimeouts(read: Duration?, write: Duration?) {
+        if isConnected { connection?.setTimeouts(read: read, write: write) }
+    }
+
+    /// Closes the socket and tells the pool (which may then serve a queued request).
     func close() {
+        guard !isClosed else { return }
+        isClosed = true
         owner = nil
-        idleIn = nil
-        connection.close()
+        connectTimer = nil
+        connection?.close()
+        pending = nil
+        pool.connectionClosed(self)
     }
 
-    func connectionDidConnect(_ connection: Connection) { owner?.upstreamDidConnect(self) }
+    // MARK: - ConnectionDelegate
+
+    func connectionDidConnect(_ connection: Connection) {
+        connectTimer = nil
+        if let pending {
+            pending.buffer.moveAll(to: connection.output)
+            self.pending = nil
+        }
+        connection.setReadHighWatermark(WorkerContext.readAhead)
+        connection.startReading()
+        owner?.upstreamDidConnect(self)
+    }
 
     func connectionDidRead(_ connection: Connection) {
-        if let owner { owner.upstreamDidRead(self); return }
+        if let owner, !isIdle { owner.upstreamDidRead(self); return }
         // An idle connection must not receive anything: the backend is closing it or misbehaving.
-        retireIdle()
+        close()
     }
 
-    func connectionDidDrain(_ connection: Connection) { owner?.upstreamDidDrain(self) }
+    func connectionDidDrain(_ connection: Connection) {
+        if !isIdle { owner?.upstreamDidDrain(self) }
+    }
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
-        if let owner { owner.upstream(self, didEnd: reason); return }
-        retireIdle()
-    }
-
-    private func retireIdle() {
-        let pool = idleIn
+        if !isConnected {
+            // This address failed before the connection was usable: try the next one, unless
+            // verification failed (another address of the same name will not fix a certificate).
+            connection.close()
+            self.connection = nil
+            lastFailure = reason
+            switch reason {
+            case .tlsCertificate, .tlsProtocol, .timeout: fail(.connection(reason))
+            default: connectNext()
+            }
+            return
+        }
+        if let owner, !isIdle { owner.upstream(self, didEnd: .connection(reason)); return }
         close()
-        pool?.remove(self)
     }
-}
-
-/// Holds the delegate slot between creating a connection and wrapping it (no events can arrive
-/// in between: callbacks are deferred to the next loop iteration).
-private final class DelegateBox: ConnectionDelegate {
-    func connectionDidRead(_ connection: Connection) {}
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {}
 }

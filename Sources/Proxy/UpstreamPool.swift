@@ -1,51 +1,118 @@
 import EventLoop
 
-/// Idle keep-alive connections to backends, per destination, on one worker loop.
-///
-/// Most recently used first (LIFO): the warmest connection is the least likely to have been
-/// closed by the backend's idle timeout.
+/// A request waiting for a connection because its upstream is at `maxConnectionsPerUpstream`.
+protocol UpstreamWaiter: AnyObject {
+    /// A connection (new or reused) is now the waiter's.
+    func pool(didProvide upstream: UpstreamConnection)
+}
+
+/// Connections to backends on one worker loop: idle keep-alive connections per destination
+/// (most recently used first — the warmest is the least likely to have been closed by the
+/// backend), the per-upstream connection limit, and the queue of requests waiting under it.
 final class UpstreamPool {
+    private let loop: EventLoop
+    private let limit: Int
+    private let connectTimeout: Duration
+    private let idleTimeout: Duration
     private var idle: [String: [UpstreamConnection]] = [:]
+    private var open: [String: Int] = [:]
+    private var waiting: [String: [any UpstreamWaiter]] = [:]
     private let maxIdlePerKey: Int
     /// Connections created since start (for tests and metrics).
     private(set) var connectionsOpened = 0
 
-    init(maxIdlePerKey: Int = 128) {
+    init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128) {
+        self.loop = loop
+        self.limit = limit
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
         self.maxIdlePerKey = maxIdlePerKey
     }
 
-    /// An idle connection to `key`, or a new one to `host:port`.
-    func acquire(key: String, host: String, port: Int, on loop: EventLoop) -> UpstreamConnection? {
-        if var list = idle[key], let upstream = list.popLast() {
-            idle[key] = list
-            upstream.idleIn = nil
+    /// An idle connection to `target`, a new one, or `nil` when the upstream is at its limit
+    /// (then `waiter` is queued and later gets ``UpstreamWaiter/pool(didProvide:)``, unless it
+    /// calls ``cancel(_:key:)`` first).
+    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter) -> UpstreamConnection? {
+        if let reused = takeIdle(target.poolKey) { return reused }
+        if open[target.poolKey, default: 0] >= limit {
+            waiting[target.poolKey, default: []].append(waiter)
+            return nil
+        }
+        return create(target)
+    }
+
+    /// Always a new connection (a retry after a stale pooled one failed).
+    func acquireFresh(_ target: UpstreamTarget) -> UpstreamConnection {
+        create(target)
+    }
+
+    private func create(_ target: UpstreamTarget) -> UpstreamConnection {
+        connectionsOpened += 1
+        open[target.poolKey, default: 0] += 1
+        let upstream = UpstreamConnection(target: target, pool: self, loop: loop)
+        upstream.open(timeout: connectTimeout)
+        return upstream
+    }
+
+    private func takeIdle(_ key: String) -> UpstreamConnection? {
+        while var list = idle[key], let upstream = list.popLast() {
+            idle[key] = list.isEmpty ? nil : list
+            upstream.isIdle = false
+            // A backend that closed its end while the connection sat idle must not get a request.
+            if upstream.connection?.peerHasClosedOrSentData ?? true {
+                upstream.close()
+                continue
+            }
+            upstream.setTimeouts(read: nil, write: nil)
             return upstream
         }
-        connectionsOpened += 1
-        return UpstreamConnection.connect(host: host, port: port, poolKey: key, on: loop)
+        return nil
+    }
+
+    /// Forgets a queued waiter (it gave up).
+    func cancel(_ waiter: any UpstreamWaiter, key: String) {
+        waiting[key]?.removeAll { $0 === waiter }
     }
 
     /// Returns a connection whose last exchange completed cleanly.
     func release(_ upstream: UpstreamConnection) {
         upstream.owner = nil
-        var list = idle[upstream.poolKey] ?? []
+        let key = upstream.target.poolKey
+        if var queue = waiting[key], !queue.isEmpty {
+            let waiter = queue.removeFirst()
+            waiting[key] = queue.isEmpty ? nil : queue
+            waiter.pool(didProvide: upstream)
+            return
+        }
+        var list = idle[key] ?? []
         guard list.count < maxIdlePerKey else { upstream.close(); return }
-        upstream.idleIn = self
+        upstream.isIdle = true
+        upstream.setTimeouts(read: idleTimeout, write: nil)
         list.append(upstream)
-        idle[upstream.poolKey] = list
+        idle[key] = list
     }
 
-    /// Forgets a connection that was retired while idle.
-    func remove(_ upstream: UpstreamConnection) {
-        guard var list = idle[upstream.poolKey] else { return }
-        list.removeAll { $0 === upstream }
-        idle[upstream.poolKey] = list.isEmpty ? nil : list
+    /// Bookkeeping when any connection closes: frees a slot for a queued request.
+    func connectionClosed(_ upstream: UpstreamConnection) {
+        let key = upstream.target.poolKey
+        open[key, default: 1] -= 1
+        if open[key] == 0 { open[key] = nil }
+        if upstream.isIdle, var list = idle[key] {
+            list.removeAll { $0 === upstream }
+            idle[key] = list.isEmpty ? nil : list
+        }
+        if var queue = waiting[key], !queue.isEmpty {
+            let waiter = queue.removeFirst()
+            waiting[key] = queue.isEmpty ? nil : queue
+            waiter.pool(didProvide: create(upstream.target))
+        }
     }
 
     /// Closes every idle connection.
     func closeAll() {
         let all = idle.values.flatMap { $0 }
         idle.removeAll()
+        waiting.removeAll()
         for upstream in all { upstream.close() }
     }
 

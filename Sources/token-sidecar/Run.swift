@@ -39,8 +39,9 @@ struct Run: ParsableCommand {
             throw ExitCode(2)
         }
         EventLoop.enableThreads()
-        let server = ProxyServer(config: config, credentials: credentials, logger: logger)
+        let server: ProxyServer
         do {
+            server = try ProxyServer(config: config, credentials: credentials, logger: logger)
             try server.start()
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])

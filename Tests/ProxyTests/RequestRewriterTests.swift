@@ -9,8 +9,8 @@ final class RequestRewriterTests: XCTestCase {
     }
 
     private func decision(credential: (any Credential)?, hostField: String = "backend:8080") -> RouteDecision {
-        RouteDecision(upstreamHost: "backend", upstreamPort: 8080, hostField: hostField, credential: credential,
-                      poolKey: "backend|8080", routeName: "api.test:80")
+        RouteDecision(target: UpstreamTarget(host: "backend", port: 8080, tls: nil, poolKey: "backend|8080", allowsLinkLocal: false),
+                      hostField: hostField, credential: credential, routeName: "api.test:80")
     }
 
     func testInjectsExactlyOneTokenAfterRemovingClientAuthorizationAndHopByHop() throws {

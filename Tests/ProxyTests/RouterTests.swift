@@ -19,7 +19,7 @@ final class RouterTests: XCTestCase {
             credential: api
           - host: "plain.test"
         """, file: "t.yaml", environment: [:])
-        return Router(config: config, credentials: try CredentialFactory.make(from: config, environment: [:]))
+        return try Router(config: config, credentials: try CredentialFactory.make(from: config, environment: [:]))
     }
 
     private func head(_ text: String) throws -> RequestHead {
@@ -30,8 +30,8 @@ final class RouterTests: XCTestCase {
         let r = try router()
         for text in ["GET http://api.test/x HTTP/1.1\r\nHost: api.test\r\n\r\n", "GET /x HTTP/1.1\r\nHost: API.test\r\n\r\n"] {
             let d = try r.decide(head(text)).get()
-            XCTAssertEqual(d.upstreamHost, "10.1.2.3")
-            XCTAssertEqual(d.upstreamPort, 8080)
+            XCTAssertEqual(d.target.host, "10.1.2.3")
+            XCTAssertEqual(d.target.port, 8080)
             XCTAssertEqual(d.hostField, "10.1.2.3:8080")
             XCTAssertEqual(d.credential?.name, "api")
         }
@@ -39,8 +39,8 @@ final class RouterTests: XCTestCase {
 
     func testWildcardWithPortAndPreserveHostConnectsToRequestedHost() throws {
         let d = try router().decide(head("GET http://a.svc.test:8443/ HTTP/1.1\r\nHost: a.svc.test:8443\r\n\r\n")).get()
-        XCTAssertEqual(d.upstreamHost, "a.svc.test")
-        XCTAssertEqual(d.upstreamPort, 8443)
+        XCTAssertEqual(d.target.host, "a.svc.test")
+        XCTAssertEqual(d.target.port, 8443)
         XCTAssertEqual(d.hostField, "a.svc.test:8443")
         XCTAssertNotNil(d.credential)
         XCTAssertThrowsError(try router().decide(head("GET http://a.svc.test/ HTTP/1.1\r\nHost: a.svc.test\r\n\r\n")).get(),
@@ -53,8 +53,8 @@ final class RouterTests: XCTestCase {
         guard case .failure(let error) = denied else { return XCTFail("unrouted host must be denied") }
         XCTAssertEqual(error.status, 403)
         let forwarded = try router("forward").decide(head("GET http://x.test:81/ HTTP/1.1\r\nHost: x.test:81\r\n\r\n")).get()
-        XCTAssertEqual(forwarded.upstreamHost, "x.test")
-        XCTAssertEqual(forwarded.upstreamPort, 81)
+        XCTAssertEqual(forwarded.target.host, "x.test")
+        XCTAssertEqual(forwarded.target.port, 81)
         XCTAssertNil(forwarded.credential)
     }
 }

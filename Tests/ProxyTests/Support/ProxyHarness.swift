@@ -15,7 +15,7 @@ final class ProxyHarness {
         let credentials = try CredentialFactory.make(from: config, environment: environment)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        server = ProxyServer(config: config, credentials: credentials, logger: logger)
+        server = try ProxyServer(config: config, credentials: credentials, logger: logger)
         port = try server.start().port
     }
 

@@ -1,0 +1,16 @@
+import EventLoop
+
+/// Where an upstream connection goes and how: the resolved form of a route's destination.
+struct UpstreamTarget {
+    /// Host name or numeric address to resolve and connect to.
+    let host: String
+    /// TCP port.
+    let port: Int
+    /// TLS settings when the upstream is `https://`.
+    let tls: TLSClientContext?
+    /// Connections are pooled (and counted against the per-upstream limit) by this key.
+    let poolKey: String
+    /// Whether link-local / metadata addresses are allowed: only when a route's `upstream`
+    /// names the destination explicitly.
+    let allowsLinkLocal: Bool
+}

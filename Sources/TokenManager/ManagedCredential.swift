@@ -1,0 +1,229 @@
+import EventLoop
+import Logging
+
+/// A credential whose token is fetched from a token endpoint, cached, refreshed ahead of
+/// expiry and refetched after a backend rejected it — the driver of a ``TokenRefreshState``.
+///
+/// `@unchecked Sendable` because the checker cannot see the confinement that makes it safe:
+/// the state machine, the timer, the waiter table, the transport and the cache are touched only
+/// on the token loop's thread (every entry point hops there with `EventLoop.execute`), and the
+/// two snapshots read from other threads (the current token and the status) live behind a
+/// `Locked` (pthread mutex). Waiters live on their requests' loops and are reached through ``LoopBound``.
+public final class ManagedCredential: Credential, @unchecked Sendable {
+    /// The credential's name.
+    public let name: String
+    /// The token request sent on every fetch.
+    public let request: TokenEndpointRequest
+    /// Timing parameters.
+    public let settings: TokenRefreshSettings
+    /// The token loop: fetches, timers and the state machine run on its thread.
+    public let loop: EventLoop
+
+    private let logger: Logger
+    private let clock: any TokenClock
+    private let cacheKey: TokenCacheKey
+    private let published = Locked<AccessToken?>(nil)
+    private let publishedStatus: Locked<TokenStatus>
+    private let nextWaiterID = Locked<UInt64>(0)
+
+    // Confined to the token loop.
+    private let transport: any TokenTransport
+    private let cache: TokenCache?
+    private var state: TokenRefreshState
+    private var timer: (any TokenScheduledTask)?
+    private var waiters: [UInt64: LoopBound<TokenWaiter>] = [:]
+    private var stopped = false
+
+    /// Creates a credential; nothing happens until ``start()`` (or the first waiting request).
+    ///
+    /// - Parameters:
+    ///   - transport: sends token requests on `loop`; default: an ``HTTPTokenTransport`` with
+    ///     ``TokenRefreshSettings/fetchTimeout``.
+    ///   - loop: the token loop (shared by every managed credential is fine).
+    ///   - logger: receives one line per fetch (never the token, the secret or the response body).
+    ///   - clock: time and timers; tests inject a manual one.
+    ///   - cache: the token loop's shared LRU cache; a usable cached token is adopted at start.
+    ///   - random: jitter source; tests inject a seeded one.
+    public init(name: String, request: TokenEndpointRequest, settings: TokenRefreshSettings = TokenRefreshSettings(),
+                transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
+                clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
+                random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.name = name
+        self.request = request
+        self.settings = settings
+        self.loop = loop
+        self.logger = logger
+        self.clock = clock
+        self.cacheKey = TokenCacheKey(credential: name, request: request)
+        self.transport = transport ?? HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout)
+        self.cache = cache
+        self.state = TokenRefreshState(settings: settings, random: random)
+        self.publishedStatus = Locked(TokenStatus(name: name, takenAt: clock.now))
+    }
+
+    /// How long a request may wait for a token (``TokenRefreshSettings/tokenWait``).
+    public var tokenWait: Duration { settings.tokenWait }
+
+    /// Starts fetching (safe from any thread; hops to the token loop). Idempotent.
+    public func start() {
+        loop.execute { [self] in
+            guard !stopped else { return }
+            let cached = cache?.token(for: cacheKey)
+            perform(state.start(now: clock.now, cached: cached))
+            if let cached, state.current == cached {
+                logger.info("token reused from cache", metadata: [
+                    "credential": .string(name), "fingerprint": .string(cached.token.fingerprint),
+                ])
+            }
+        }
+    }
+
+    /// Stops refreshing (safe from any thread): cancels the timer, ignores a fetch in flight,
+    /// answers waiting requests with nil and withdraws the token.
+    public func stop() {
+        loop.execute { [self] in
+            guard !stopped else { return }
+            stopped = true
+            timer?.cancel()
+            timer = nil
+            resumeWaiters(with: nil)
+            published.withLock { $0 = nil }
+        }
+    }
+
+    /// The current token if it is still usable at this instant. Lock-protected snapshot read;
+    /// safe from any thread.
+    public func currentToken() -> AccessToken? {
+        guard let token = published.withLock({ $0 }) else { return nil }
+        return token.isUsable(at: clock.now) ? token : nil
+    }
+
+    /// A snapshot for status pages (any thread). Never contains the token.
+    public var status: TokenStatus { publishedStatus.withLock { $0 } }
+
+    /// Completes at once with a usable token; otherwise registers a waiter that the next
+    /// successful fetch resumes, or that completes with nil after `timeout`. Call on
+    /// `callerLoop`'s thread; `completion` runs there, exactly once.
+    public func waitForToken(on callerLoop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) {
+        if let token = currentToken() {
+            completion(token)
+            return
+        }
+        guard timeout > .zero else {
+            completion(nil)
+            return
+        }
+        let id = nextWaiterID.withLock { $0 += 1; return $0 }
+        let waiter = TokenWaiter(id: id, loop: callerLoop, timeout: timeout, completion: completion) { [self] in
+            loop.execute { [self] in waiterTimedOut(id) }
+        }
+        let bound = LoopBound(waiter, on: callerLoop)
+        loop.execute { [self] in register(bound, id: id) }
+    }
+
+    /// Drops `token` and fetches a new one if it is still the current token (safe from any
+    /// thread). Fifty reports of the same token cause one fetch.
+    public func invalidate(_ token: AccessToken) {
+        // Withdraw the token from the snapshot at once (compare-and-clear), so the caller's next
+        // currentToken() cannot hand the rejected token out again before the token loop runs.
+        published.withLock { current in
+            if current == token { current = nil }
+        }
+        loop.execute { [self] in
+            guard !stopped else { return }
+            let actions = state.invalidate(token, now: clock.now)
+            guard !actions.isEmpty else { return }
+            logger.notice("token invalidated after the backend rejected it", metadata: [
+                "credential": .string(name), "fingerprint": .string(token.fingerprint),
+            ])
+            perform(actions)
+        }
+    }
+
+    /// A managed credential fetches a new token after an invalidation.
+    public var refreshable: Bool { true }
+
+    // MARK: - On the token loop
+
+    private func register(_ waiter: LoopBound<TokenWaiter>, id: UInt64) {
+        if stopped {
+            waiter.run { $0.finish(nil) }
+            return
+        }
+        let (token, actions) = state.addWaiter(now: clock.now)
+        if let token {
+            waiter.run { $0.finish(token) }
+            return
+        }
+        waiters[id] = waiter
+        perform(actions)
+    }
+
+    private func waiterTimedOut(_ id: UInt64) {
+        guard waiters.removeValue(forKey: id) != nil else { return }
+        state.removeWaiter()
+    }
+
+    private func resumeWaiters(with token: AccessToken?) {
+        let all = waiters
+        waiters.removeAll()
+        for waiter in all.values { waiter.run { $0.finish(token) } }
+    }
+
+    private func timerFired() {
+        timer = nil
+        guard !stopped else { return }
+        perform(state.timerFired(now: clock.now))
+    }
+
+    private func perform(_ actions: [TokenRefreshAction]) {
+        for action in actions {
+            switch action {
+            case .publish(let token):
+                published.withLock { $0 = token }
+            case .store(let issued):
+                cache?.store(issued, for: cacheKey)
+            case .evict:
+                cache?.remove(cacheKey)
+            case .resumeWaiters(let token):
+                resumeWaiters(with: token)
+            case .schedule(let at):
+                timer?.cancel()
+                timer = clock.schedule(on: loop, after: at - clock.now) { [weak self] in self?.timerFired() }
+            case .fetch:
+                timer?.cancel()
+                timer = nil
+                fetch()
+            }
+        }
+        let now = clock.now
+        let snapshot = TokenStatus(name: name, state: state, now: now)
+        publishedStatus.withLock { $0 = snapshot }
+    }
+
+    private func fetch() {
+        let startedAt = clock.now
+        transport.send(request) { [weak self] result in
+            self?.fetchCompleted(result, startedAt: startedAt)
+        }
+    }
+
+    private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, startedAt: ContinuousClock.Instant) {
+        guard !stopped else { return }
+        let now = clock.now
+        let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
+            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: clock.wallClockSeconds)
+        }
+        let latency = FetchLog.milliseconds(now - startedAt)
+        switch outcome {
+        case .success(let grant):
+            let actions = state.fetchSucceeded(grant, now: now)
+            FetchLog.success(logger, credential: name, grant: grant, state: state, latency: latency, now: now)
+            perform(actions)
+        case .failure(let error):
+            let actions = state.fetchFailed(error, now: now)
+            FetchLog.failure(logger, credential: name, error: error, state: state, latency: latency, now: now)
+            perform(actions)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import HTTP1
+
+/// The exact token request to send: endpoint, header fields and form body.
+///
+/// Contains the client secret (in `Authorization` or the body): its ``description`` shows only
+/// the method and URL, so interpolating a request into a log line is safe.
+public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Where to send it.
+    public let endpoint: TokenEndpoint
+    /// The method, `POST`.
+    public let method: String
+    /// The header fields, in order (including `Host` and `Content-Length`).
+    public let fields: HTTPFields
+    /// The `application/x-www-form-urlencoded` body.
+    public let body: [UInt8]
+    /// The requested `scope`, if any (part of the cache key).
+    public let scope: String?
+    /// The requested `audience`, if any (part of the cache key).
+    public let audience: String?
+    /// The requested `resource` (RFC 8707), if any (part of the cache key).
+    public let resource: String?
+
+    /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,
+    /// ``oauth2(tokenURL:clientId:secret:authentication:scope:audience:resource:extraParameters:)``) are
+    /// the usual way.
+    public init(endpoint: TokenEndpoint, method: String = "POST", fields: HTTPFields, body: [UInt8],
+                scope: String? = nil, audience: String? = nil, resource: String? = nil) {
+        self.endpoint = endpoint
+        self.method = method
+        self.fields = fields
+        self.body = body
+        self.scope = scope
+        self.audience = audience
+        self.resource = resource
+    }
+
+    /// Head and body as sent on the wire.
+    public var bytes: [UInt8] {
+        HeadSerializer.request(method: method, target: endpoint.path, version: .http1_1, fields: fields) + body
+    }
+
+    /// `POST https://host/path` — never the secret.
+    public var description: String { "\(method) \(endpoint)" }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// The standard header fields for a form POST to `endpoint`, with `Authorization: Basic`
+    /// when `basicCredentials` is given (already joined as `id:secret`).
+    static func formFields(endpoint: TokenEndpoint, bodyLength: Int, basicCredentials: String?) -> HTTPFields {
+        var fields = HTTPFields()
+        fields.append("Host", endpoint.authority)
+        fields.append("User-Agent", "token-sidecar")
+        fields.append("Accept", "application/json")
+        fields.append("Content-Type", "application/x-www-form-urlencoded")
+        fields.append("Content-Length", String(bodyLength))
+        if let basicCredentials {
+            fields.append("Authorization", "Basic " + Base64.encode(Array(basicCredentials.utf8)))
+        }
+        fields.append("Connection", "close")
+        return fields
+    }
+}

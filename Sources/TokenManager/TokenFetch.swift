@@ -1,0 +1,26 @@
+import EventLoop
+
+/// A single token fetch, without caching or refresh: for `token-sidecar token --credential NAME`.
+public enum TokenFetch {
+    /// Fetches one token. Call on `loop`'s thread; `completion` runs there, once, with the token
+    /// (its `expiresAt` is the usable-until instant) or an error a person can read (the OAuth
+    /// error code and description, or the network error).
+    ///
+    /// - Parameters:
+    ///   - transport: default: an ``HTTPTokenTransport`` on `loop` with `timeout`.
+    ///   - defaultLifetime: the lifetime when the response gives none.
+    public static func once(_ request: TokenEndpointRequest, on loop: EventLoop, transport: (any TokenTransport)? = nil,
+                            timeout: Duration = .seconds(10), defaultLifetime: Duration = .seconds(3600),
+                            clock: any TokenClock = SystemTokenClock(),
+                            _ completion: @escaping (Result<AccessToken, TokenFetchError>) -> Void) {
+        let transport = transport ?? HTTPTokenTransport(loop: loop, timeout: timeout)
+        let startedAt = clock.now
+        transport.send(request) { result in
+            _ = transport  // keep the transport alive until the answer
+            let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
+                TokenResponseParser.parse($0, defaultLifetime: defaultLifetime, wallClock: clock.wallClockSeconds)
+            }
+            completion(outcome.map { IssuedToken(value: $0.value, issuedAt: startedAt, lifetime: $0.lifetime).token })
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// How many fetches a credential made, by result.
+public struct TokenFetchCounts: Sendable, Equatable {
+    /// Fetches started.
+    public var started = 0
+    /// Fetches that produced a token.
+    public var succeeded = 0
+    /// Failed fetches by ``TokenFetchError/counterName``.
+    public var failed: [String: Int] = [:]
+
+    /// Creates zero counts.
+    public init() {}
+
+    /// All failed fetches.
+    public var failedTotal: Int { failed.values.reduce(0, +) }
+}

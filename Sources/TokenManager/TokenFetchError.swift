@@ -1,0 +1,76 @@
+/// Why a token fetch did not produce a token, classified for retry and logging.
+///
+/// Messages never contain the token, the client secret or the response body; an OAuth error
+/// code and a sanitised, truncated `error_description` are included.
+public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Kind: Sendable, Equatable {
+        /// No complete HTTP response.
+        case transport(TokenTransportError)
+        /// A non-200 status with an OAuth error body (`error`, `error_description`).
+        case oauthError(status: Int, code: String, description: String?)
+        /// A non-200 status without a usable OAuth error body.
+        case httpStatus(Int)
+        /// A 200 response without a usable token; the message says what was wrong.
+        case invalidResponse(String)
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The server's `Retry-After` (429 and 5xx only), uncapped.
+    public let retryAfter: Duration?
+
+    /// Creates an error.
+    public init(_ kind: Kind, retryAfter: Duration? = nil) {
+        self.kind = kind
+        self.retryAfter = retryAfter
+    }
+
+    /// The OAuth error codes that mean the configured client credentials or scope are wrong.
+    public static let rejectingErrorCodes: Set<String> = ["invalid_client", "unauthorized_client", "invalid_scope"]
+
+    /// True when the server rejected the credentials (HTTP 401, or `invalid_client`,
+    /// `unauthorized_client`, `invalid_scope`): retrying soon will not help, a person must act.
+    public var isCredentialsRejected: Bool {
+        switch kind {
+        case .oauthError(let status, let code, _):
+            return status == 401 || TokenFetchError.rejectingErrorCodes.contains(code)
+        case .httpStatus(let status):
+            return status == 401
+        case .transport, .invalidResponse:
+            return false
+        }
+    }
+
+    /// A short label for counters: `credentials_rejected`, `network`, `timeout`, `http_429`,
+    /// `http_5xx`, `http_other`, `invalid_response`.
+    public var counterName: String {
+        if isCredentialsRejected { return "credentials_rejected" }
+        switch kind {
+        case .transport(.timeout): return "timeout"
+        case .transport(.malformedResponse), .transport(.bodyTooLarge): return "invalid_response"
+        case .transport: return "network"
+        case .oauthError(let status, _, _), .httpStatus(let status):
+            if status == 429 { return "http_429" }
+            return status >= 500 ? "http_5xx" : "http_other"
+        case .invalidResponse: return "invalid_response"
+        }
+    }
+
+    /// A message for logs and people.
+    public var description: String {
+        let text: String
+        switch kind {
+        case .transport(let error):
+            text = error.description
+        case .oauthError(let status, let code, let description):
+            text = "token endpoint answered HTTP \(status) \(code)" + (description.map { ": \($0)" } ?? "")
+        case .httpStatus(let status):
+            text = "token endpoint answered HTTP \(status)"
+        case .invalidResponse(let why):
+            text = "token endpoint answered 200 without a usable token: \(why)"
+        }
+        if let retryAfter { return text + " (Retry-After \(retryAfter))" }
+        return text
+    }
+}

@@ -1,0 +1,31 @@
+/// A token the endpoint issued and how long it lives, as parsed from a successful response.
+public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
+    /// Where the lifetime came from.
+    public enum LifetimeSource: String, Sendable, Equatable {
+        /// The response's `expires_in`.
+        case expiresIn = "expires_in"
+        /// The `exp` claim of a JWT access token (no `expires_in` in the response).
+        case jwtExpiry = "jwt_exp"
+        /// Neither was present: the configured default lifetime.
+        case defaultLifetime = "default"
+    }
+
+    /// The access token. Never log it.
+    public let value: String
+    /// How long the token lives from when it was requested.
+    public let lifetime: Duration
+    /// Where ``lifetime`` came from.
+    public let lifetimeSource: LifetimeSource
+
+    /// Memberwise initializer.
+    public init(value: String, lifetime: Duration, lifetimeSource: LifetimeSource) {
+        self.value = value
+        self.lifetime = lifetime
+        self.lifetimeSource = lifetimeSource
+    }
+
+    /// `grant(sha256:…, lifetime …)` — never the token.
+    public var description: String {
+        "grant(\(AccessToken(value: value).description), lifetime \(lifetime) from \(lifetimeSource.rawValue))"
+    }
+}

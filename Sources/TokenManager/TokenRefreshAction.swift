@@ -1,0 +1,17 @@
+/// What the driver of a ``TokenRefreshState`` must do after an event, in order.
+public enum TokenRefreshAction: Sendable, Equatable {
+    /// Publish this snapshot for ``Credential/currentToken()`` (nil: no usable token).
+    case publish(AccessToken?)
+    /// Remember this token (e.g. in the ``TokenCache``).
+    case store(IssuedToken)
+    /// Forget the cached token (it was invalidated).
+    case evict
+    /// Deliver the token to every registered waiter.
+    case resumeWaiters(AccessToken)
+    /// Arm the one timer for `at`, replacing any earlier one; report ``TokenRefreshState/timerFired(now:)``.
+    case schedule(at: ContinuousClock.Instant)
+    /// Cancel any armed timer and start a fetch; report its result with
+    /// ``TokenRefreshState/fetchSucceeded(_:now:)`` or ``TokenRefreshState/fetchFailed(_:now:)``.
+    /// Always the last action of a batch.
+    case fetch
+}

@@ -1,0 +1,30 @@
+/// How a managed credential fetches and refreshes its token.
+public struct TokenRefreshSettings: Sendable, Equatable {
+    /// Refresh when this fraction of the lifetime has passed (0 < refreshAt ≤ 1; default 0.8).
+    public var refreshAt: Double
+    /// ± this fraction of the lifetime is added at random to the refresh time (default 0.02).
+    public var refreshJitter: Double
+    /// The lifetime of a token whose response gives neither `expires_in` nor a JWT `exp` (default 1 h).
+    public var defaultLifetime: Duration
+    /// How long a request may wait for a token that does not exist yet (default 5 s).
+    public var tokenWait: Duration
+    /// Retry delays after failures (default base 0.5 s, cap 60 s).
+    public var backoff: Backoff
+    /// The longest `Retry-After` honoured (default 10 min).
+    public var maxRetryAfter: Duration
+    /// The overall limit for one fetch, used by the default transport (default 10 s).
+    public var fetchTimeout: Duration
+
+    /// Creates settings; every parameter has the documented default.
+    public init(refreshAt: Double = 0.8, refreshJitter: Double = 0.02, defaultLifetime: Duration = .seconds(3600),
+                tokenWait: Duration = .seconds(5), backoff: Backoff = Backoff(),
+                maxRetryAfter: Duration = .seconds(600), fetchTimeout: Duration = .seconds(10)) {
+        self.refreshAt = min(max(refreshAt, 0.05), 1)
+        self.refreshJitter = min(max(refreshJitter, 0), 0.2)
+        self.defaultLifetime = defaultLifetime
+        self.tokenWait = tokenWait
+        self.backoff = backoff
+        self.maxRetryAfter = maxRetryAfter
+        self.fetchTimeout = fetchTimeout
+    }
+}

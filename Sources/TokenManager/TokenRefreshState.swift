@@ -1,0 +1,162 @@
+/// The token lifecycle of one credential as a pure state machine: events in, actions out.
+///
+/// No sockets, timers or clocks inside: every event carries `now`, and randomness comes from
+/// an injected generator, so tests drive it with a fake clock. One fetch at a time (single
+/// flight); refresh ahead of expiry while the current token keeps being used; backoff with full
+/// jitter after failures, never giving up; the last good token is used until its usable-until
+/// and never after.
+public struct TokenRefreshState {
+    /// Timing parameters.
+    public let settings: TokenRefreshSettings
+    private var random: AnyRandomNumberGenerator
+
+    /// The last good token (possibly no longer usable; see ``usableToken(at:)``).
+    public private(set) var current: IssuedToken?
+    /// Whether ``start(now:cached:)`` has run.
+    public private(set) var isStarted = false
+    /// Whether a fetch is in flight.
+    public private(set) var isFetching = false
+    /// When the in-flight fetch started.
+    public private(set) var fetchStartedAt: ContinuousClock.Instant?
+    /// When the next fetch (refresh or retry) is scheduled.
+    public private(set) var nextFetchAt: ContinuousClock.Instant?
+    /// Failures since the last success.
+    public private(set) var consecutiveFailures = 0
+    /// The most recent failure, cleared by a success.
+    public private(set) var lastError: TokenFetchError?
+    /// Requests waiting for a token.
+    public private(set) var waiterCount = 0
+    /// Fetches by result.
+    public private(set) var counts = TokenFetchCounts()
+
+    /// Creates an idle state.
+    public init(settings: TokenRefreshSettings = TokenRefreshSettings(),
+                random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.settings = settings
+        self.random = AnyRandomNumberGenerator(random)
+    }
+
+    /// The token to hand out at `now`, if one is usable.
+    public func usableToken(at now: ContinuousClock.Instant) -> AccessToken? {
+        guard let current, current.isUsable(at: now) else { return nil }
+        return current.token
+    }
+
+    /// The phase at `now`.
+    public func phase(at now: ContinuousClock.Instant) -> TokenPhase {
+        if !isStarted { return .idle }
+        let usable = usableToken(at: now) != nil
+        if isFetching { return usable ? .refreshing : .fetching }
+        if usable { return consecutiveFailures > 0 ? .degraded : .valid }
+        return .failing
+    }
+
+    /// Starts: adopts `cached` if it is still usable (and schedules its refresh), else fetches.
+    public mutating func start(now: ContinuousClock.Instant, cached: IssuedToken? = nil) -> [TokenRefreshAction] {
+        guard !isStarted else { return [] }
+        isStarted = true
+        if let cached, cached.isUsable(at: now) {
+            current = cached
+            let at = refreshTime(for: cached, now: now)
+            nextFetchAt = at
+            return [.publish(cached.token), .schedule(at: at)]
+        }
+        return beginFetch(now: now)
+    }
+
+    /// The in-flight fetch produced `grant`; its lifetime counts from when the fetch started.
+    public mutating func fetchSucceeded(_ grant: TokenGrant, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        let issuedAt = fetchStartedAt ?? now
+        isFetching = false
+        fetchStartedAt = nil
+        consecutiveFailures = 0
+        lastError = nil
+        counts.succeeded += 1
+        let issued = IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime)
+        current = issued
+        var actions: [TokenRefreshAction] = [.publish(issued.isUsable(at: now) ? issued.token : nil), .store(issued)]
+        if waiterCount > 0, issued.isUsable(at: now) {
+            actions.append(.resumeWaiters(issued.token))
+            waiterCount = 0
+        }
+        let at = refreshTime(for: issued, now: now)
+        nextFetchAt = at
+        actions.append(.schedule(at: at))
+        return actions
+    }
+
+    /// The in-flight fetch failed: schedule a retry (``retryDelay(after:)``). The current token
+    /// stays in use until its usable-until; waiters keep waiting.
+    public mutating func fetchFailed(_ error: TokenFetchError, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        isFetching = false
+        fetchStartedAt = nil
+        lastError = error
+        counts.failed[error.counterName, default: 0] += 1
+        let delay = retryDelay(after: error)
+        consecutiveFailures += 1
+        let at = now + delay
+        nextFetchAt = at
+        var actions: [TokenRefreshAction] = []
+        if let current, !current.isUsable(at: now) { actions.append(.publish(nil)) }
+        actions.append(.schedule(at: at))
+        return actions
+    }
+
+    /// The delay before the next attempt after `error`: `Retry-After` when given (capped at
+    /// ``TokenRefreshSettings/maxRetryAfter``); the backoff cap when the credentials were
+    /// rejected; otherwise full-jitter exponential backoff. Uses ``consecutiveFailures`` as the
+    /// attempt number.
+    public mutating func retryDelay(after error: TokenFetchError) -> Duration {
+        if let retryAfter = error.retryAfter { return min(retryAfter, settings.maxRetryAfter) }
+        if error.isCredentialsRejected { return settings.backoff.cap }
+        return settings.backoff.delay(attempt: consecutiveFailures, using: &random)
+    }
+
+    /// The timer armed by the last ``TokenRefreshAction/schedule(at:)`` fired.
+    public mutating func timerFired(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        guard isStarted, !isFetching, nextFetchAt != nil else { return [] }
+        var actions: [TokenRefreshAction] = []
+        if let current, !current.isUsable(at: now) { actions.append(.publish(nil)) }
+        return actions + beginFetch(now: now)
+    }
+
+    /// The backend rejected `token`. Only if it is the current token: drop it and fetch now,
+    /// unless a fetch is already in flight. Reports of an older token do nothing.
+    public mutating func invalidate(_ token: AccessToken, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        guard let current, current.token.value == token.value else { return [] }
+        self.current = nil
+        var actions: [TokenRefreshAction] = [.publish(nil), .evict]
+        if !isFetching { actions += beginFetch(now: now) }
+        return actions
+    }
+
+    /// A request found no token and waits. Returns a token if one is usable after all (the
+    /// waiter is then not registered); starts the credential if it was idle.
+    public mutating func addWaiter(now: ContinuousClock.Instant) -> (token: AccessToken?, actions: [TokenRefreshAction]) {
+        if let token = usableToken(at: now) { return (token, []) }
+        waiterCount += 1
+        return (nil, isStarted ? [] : start(now: now))
+    }
+
+    /// A registered waiter gave up (timed out) before a token arrived.
+    public mutating func removeWaiter() {
+        if waiterCount > 0 { waiterCount -= 1 }
+    }
+
+    private mutating func beginFetch(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        isFetching = true
+        fetchStartedAt = now
+        nextFetchAt = nil
+        counts.started += 1
+        return [.fetch]
+    }
+
+    /// `issuedAt + refreshAt × lifetime ± jitter`, never after usable-until nor before `now`.
+    private mutating func refreshTime(for issued: IssuedToken, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        let lifetime = issued.lifetime
+        var at = issued.issuedAt + lifetime * settings.refreshAt
+        let spread = nanoseconds(lifetime * settings.refreshJitter)
+        if spread > 0 { at += .nanoseconds(Int64.random(in: -spread...spread, using: &random)) }
+        return max(min(at, issued.usableUntil), now)
+    }
+}

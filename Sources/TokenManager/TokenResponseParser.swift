@@ -1,0 +1,83 @@
+/// Turns a token endpoint's response into a ``TokenGrant`` or a classified ``TokenFetchError``.
+public enum TokenResponseParser {
+    /// The longest lifetime believed (a larger `expires_in` is clamped to it).
+    public static let maxLifetime: Duration = .seconds(366 * 86_400)
+
+    /// Parses `response`.
+    ///
+    /// A 200 needs a JSON object with a non-empty `access_token` made of visible ASCII; a
+    /// `token_type`, when present, must be `Bearer` (any case). The lifetime is `expires_in` (a
+    /// number or numeric string, > 0); without it, a JWT token's `exp` minus `wallClock`; without
+    /// that, `defaultLifetime`. Any other status is an error, with the OAuth `error` code when
+    /// the body has one, and `Retry-After` for 429 and 5xx.
+    ///
+    /// - Parameters:
+    ///   - defaultLifetime: the lifetime when the response does not say.
+    ///   - wallClock: now, in seconds since 1970 (JWT `exp`, `Retry-After` dates).
+    public static func parse(_ response: TokenHTTPResponse, defaultLifetime: Duration,
+                             wallClock: Double) -> Result<TokenGrant, TokenFetchError> {
+        guard response.status == 200 else { return .failure(error(for: response, wallClock: wallClock)) }
+        guard let body = TokenResponseBody.decode(response.body) else {
+            return .failure(TokenFetchError(.invalidResponse("the body is not a JSON object")))
+        }
+        let value: String
+        switch body.accessToken {
+        case .absent: return .failure(TokenFetchError(.invalidResponse("access_token missing")))
+        case .wrongType: return .failure(TokenFetchError(.invalidResponse("access_token is not a string")))
+        case .string(let text): value = text
+        }
+        guard !value.isEmpty else { return .failure(TokenFetchError(.invalidResponse("access_token is empty"))) }
+        guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(TokenFetchError(.invalidResponse("access_token contains spaces, control or non-ASCII characters")))
+        }
+        switch body.tokenType {
+        case .absent: break
+        case .wrongType: return .failure(TokenFetchError(.invalidResponse("token_type is not a string")))
+        case .string(let type):
+            guard type.lowercased() == "bearer" else {
+                return .failure(TokenFetchError(.invalidResponse("token_type is \"\(LogSafeText.code(type))\", not Bearer")))
+            }
+        }
+        switch body.expiresIn {
+        case .seconds(let seconds):
+            guard seconds.isFinite, seconds > 0 else {
+                return .failure(TokenFetchError(.invalidResponse("expires_in is not a positive number")))
+            }
+            return .success(TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .expiresIn))
+        case .invalid:
+            return .failure(TokenFetchError(.invalidResponse("expires_in is not a number")))
+        case .absent:
+            break
+        }
+        if let exp = JWTExpiry.expiry(of: value) {
+            let seconds = exp - wallClock
+            guard seconds > 0 else {
+                return .failure(TokenFetchError(.invalidResponse("the JWT's exp is in the past (check the clock)")))
+            }
+            return .success(TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .jwtExpiry))
+        }
+        return .success(TokenGrant(value: value, lifetime: defaultLifetime, lifetimeSource: .defaultLifetime))
+    }
+
+    private static func clamp(_ seconds: Double) -> Duration {
+        let maxSeconds = Double(maxLifetime.components.seconds)
+        return seconds >= maxSeconds ? maxLifetime : .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private static func error(for response: TokenHTTPResponse, wallClock: Double) -> TokenFetchError {
+        let status = response.status
+        var retryAfter: Duration?
+        if status == 429 || status >= 500, let header = response.fields.first("Retry-After") {
+            retryAfter = RetryAfter.parse(header, wallClock: wallClock)
+        }
+        if let body = TokenResponseBody.decode(response.body), case .string(let rawCode) = body.error {
+            let code = LogSafeText.code(rawCode)
+            if !code.isEmpty {
+                var description: String?
+                if case .string(let text) = body.errorDescription, !text.isEmpty { description = LogSafeText.sentence(text) }
+                return TokenFetchError(.oauthError(status: status, code: code, description: description), retryAfter: retryAfter)
+            }
+        }
+        return TokenFetchError(.httpStatus(status), retryAfter: retryAfter)
+    }
+}

@@ -1,0 +1,50 @@
+/// A credential's state for status pages (`/tokens`): never the token value.
+public struct TokenStatus: Sendable, Equatable {
+    /// The credential's name.
+    public var name: String
+    /// The phase when the snapshot was taken (``takenAt``).
+    public var phase: TokenPhase
+    /// When the snapshot was taken.
+    public var takenAt: ContinuousClock.Instant
+    /// First 8 hex digits of the SHA-256 of the current token.
+    public var fingerprint: String?
+    /// When the current token's fetch started.
+    public var issuedAt: ContinuousClock.Instant?
+    /// When the current token expires at the server.
+    public var expiresAt: ContinuousClock.Instant?
+    /// When the current token stops being handed out.
+    public var usableUntil: ContinuousClock.Instant?
+    /// When the next fetch (refresh or retry) is due.
+    public var nextFetchAt: ContinuousClock.Instant?
+    /// Failures since the last success.
+    public var consecutiveFailures: Int
+    /// The last failure's message (safe to show), cleared by a success.
+    public var lastError: String?
+    /// Fetches by result.
+    public var counts: TokenFetchCounts
+
+    /// The status of a credential that has not started.
+    public init(name: String, takenAt: ContinuousClock.Instant) {
+        self.name = name
+        self.phase = .idle
+        self.takenAt = takenAt
+        self.consecutiveFailures = 0
+        self.counts = TokenFetchCounts()
+    }
+
+    /// A snapshot of `state` at `now`.
+    public init(name: String, state: TokenRefreshState, now: ContinuousClock.Instant) {
+        self.init(name: name, takenAt: now)
+        phase = state.phase(at: now)
+        if let current = state.current {
+            fingerprint = current.token.fingerprint
+            issuedAt = current.issuedAt
+            expiresAt = current.expiresAt
+            usableUntil = current.usableUntil
+        }
+        nextFetchAt = state.nextFetchAt
+        consecutiveFailures = state.consecutiveFailures
+        lastError = state.lastError?.description
+        counts = state.counts
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import XCTest
+
+/// Destinations the proxy refuses to connect to (cloud metadata, link-local, "this network"),
+/// whatever `otherHosts:` says, while loopback upstreams keep working.
+final class DestinationPolicyTests: XCTestCase {
+    /// `otherHosts: forward` with a 1 s connect timeout, so that a missing check fails fast.
+    static func yaml(backendPort: Int) -> String {
+        """
+        listen: "127.0.0.1:0"
+        otherHosts: forward
+        timeouts: {connect: 1s, responseHeaders: 5s}
+        credentials:
+          api:
+            type: static
+            token: "abc"
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backendPort)"
+            credential: api
+        """
+    }
+
+    private func send(_ proxy: ProxyHarness, target: String, host: String) throws -> TestResponse {
+        let client = try RawClient(port: proxy.port, timeout: 5)
+        client.send("GET \(target) HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+        return try client.readResponse()
+    }
+
+    func testProhibitedDestinationIPsAreRefusedBeforeConnecting() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: Self.yaml(backendPort: backend.port))
+        // The addresses go from least to most able to leave this machine: 0.0.0.0/8 and an unscoped
+        // fe80:: address cannot be connected to, 169.254.169.254 might. The metadata address is only
+        // tried once the proxy has shown it refuses the other two, so a missing check never contacts it.
+        let cases: [(target: String, host: String)] = [
+            ("http://0.0.0.1/", "0.0.0.1"),
+            ("http://[fe80::1]/", "[fe80::1]"),
+            ("http://169.254.169.254/latest/meta-data/", "169.254.169.254"),
+        ]
+        var allRefused = true
+        for (target, host) in cases {
+            guard allRefused else {
+                XCTFail("\(target): not tried, because an earlier prohibited destination was not refused with 403")
+                continue
+            }
+            let response = try send(proxy, target: target, host: host)
+            XCTAssertEqual(response.status, 403, "\(target): body: \(response.text)")
+            XCTAssertEqual(response.json?["error"] as? String, "destination_ip_prohibited", "\(target): body: \(response.text)")
+            XCTAssertTrue(response.header("Proxy-Status")?.contains("error=destination_ip_prohibited") ?? false,
+                          "\(target): Proxy-Status: \(response.header("Proxy-Status") ?? "none")")
+            if response.status != 403 || response.json?["error"] as? String != "destination_ip_prohibited" { allRefused = false }
+        }
+        XCTAssertEqual(backend.requests().count, 0)
+    }
+
+    func testLoopbackRouteUpstreamStillWorks() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: Self.yaml(backendPort: backend.port))
+        let response = try send(proxy, target: "http://api.test/loop", host: "api.test")
+        XCTAssertEqual(response.status, 200, "body: \(response.text)")
+        let requests = backend.requests()
+        XCTAssertEqual(requests.count, 1)
+        XCTAssertEqual(requests.first.map { Backend.headerValues($0, "Authorization") }, ["Bearer abc"])
+    }
+}

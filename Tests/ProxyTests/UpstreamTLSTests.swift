@@ -1,0 +1,83 @@
+import Foundation
+import XCTest
+
+/// TLS originated by the proxy toward `https://` upstreams (Debian nginx with a test CA).
+final class UpstreamTLSTests: XCTestCase {
+    static let echoAuthorization = #"location / { return 200 "auth=$http_authorization\n"; }"#
+
+    /// One route `api.test` → `upstream` with token `abc`; `tls` holds extra route keys (caFile, ...).
+    static func yaml(upstream: String, tls: String = "", credential: Bool = true) -> String {
+        """
+        listen: "127.0.0.1:0"
+        otherHosts: deny
+        timeouts: {connect: 5s, responseHeaders: 10s}
+        credentials:
+          api:
+            type: static
+            token: "abc"
+        routes:
+          - host: "api.test"
+            upstream: "\(upstream)"
+        \(tls.isEmpty ? "" : "    \(tls)")
+        \(credential ? "    credential: api" : "")
+        """
+    }
+
+    /// Sends one request for `api.test` and reads the response (bounded by the client timeout).
+    private func get(_ proxy: ProxyHarness, authorization: String? = "Bearer evil") throws -> TestResponse {
+        let client = try RawClient(port: proxy.port, timeout: 15)
+        let field = authorization.map { "Authorization: \($0)\r\n" } ?? ""
+        client.send("GET /tls HTTP/1.1\r\nHost: api.test\r\n\(field)\r\n")
+        return try client.readResponse()
+    }
+
+    func testTrustedCAFileInjectsTokenOverTLS() throws {
+        let ca = try TestCA()
+        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)", tls: "caFile: \(ca.caCert)"))
+        let response = try get(proxy)
+        XCTAssertEqual(response.status, 200, "body: \(response.text)")
+        XCTAssertEqual(response.text, "auth=Bearer abc\n", "exactly the configured token reaches the TLS backend")
+        let lines = nginx.waitForLogLines(1)
+        XCTAssertEqual(lines.count, 1, "nginx log: \(lines)")
+        XCTAssertTrue(lines.first?.contains("\"Bearer abc\" \"GET /tls HTTP/1.1\"") ?? false, "nginx log: \(lines)")
+    }
+
+    func testUntrustedCertificateWithoutCAFileIs502AndNothingIsSent() throws {
+        let ca = try TestCA()
+        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)"))
+        let response = try get(proxy)
+        assertCertificateError(response)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [], "no request may reach a backend whose certificate was not verified")
+    }
+
+    func testCertificateForAnotherNameIs502AndNothingIsSent() throws {
+        let ca = try TestCA()
+        let nginx = try TLSNginx(certificate: ca.otherCert, key: ca.otherKey, locations: Self.echoAuthorization)
+        let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)", tls: "caFile: \(ca.caCert)"))
+        let response = try get(proxy)
+        assertCertificateError(response)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [], "a certificate for other.test must not be accepted for localhost")
+    }
+
+    func testIPLiteralUpstreamMatchesIPSubjectAltName() throws {
+        let ca = try TestCA()
+        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let proxy = try ProxyHarness(yaml: Self.yaml(
+            upstream: "https://127.0.0.1:\(nginx.port)", tls: "caFile: \(ca.caCert)", credential: false))
+        let response = try get(proxy, authorization: nil)
+        XCTAssertEqual(response.status, 200, "body: \(response.text)")
+        XCTAssertEqual(response.text, "auth=\n", "a token-less route injects nothing")
+        XCTAssertEqual(nginx.waitForLogLines(1).count, 1)
+    }
+
+    private func assertCertificateError(_ response: TestResponse, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(response.status, 502, "body: \(response.text)", file: file, line: line)
+        XCTAssertEqual(response.json?["error"] as? String, "tls_certificate_error", "body: \(response.text)", file: file, line: line)
+        let proxyStatus = response.header("Proxy-Status") ?? ""
+        XCTAssertTrue(proxyStatus.contains("error=tls_certificate_error"), "Proxy-Status: \(proxyStatus)", file: file, line: line)
+    }
+}

@@ -1,0 +1,209 @@
+import EventLoop
+import TokenManager
+import XCTest
+
+final class ManagedCredentialTests: XCTestCase {
+    private var server: TokenServerFixture!
+    private var tokenLoop: LoopHarness!
+    private var callerLoop: LoopHarness!
+    private let logs = LogRecorder()
+    private var credentials: [ManagedCredential] = []
+
+    override func setUpWithError() throws {
+        server = try TokenServerFixture()
+        tokenLoop = try LoopHarness()
+        callerLoop = try LoopHarness()
+    }
+
+    override func tearDown() {
+        for credential in credentials { credential.stop() }
+        callerLoop?.stop()
+        tokenLoop?.stop()
+        server?.stop()
+    }
+
+    private let fastBackoff = TokenRefreshSettings(backoff: Backoff(base: .milliseconds(50), cap: .milliseconds(200)))
+
+    private func makeCredential(settings: TokenRefreshSettings? = nil) throws -> ManagedCredential {
+        let request = try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/oauth/token", clientId: "client",
+                                                      secret: "very-secret-value")
+        let credential = ManagedCredential(name: "api", request: request, settings: settings ?? fastBackoff,
+                                           loop: tokenLoop.loop, logger: logs.logger, random: SplitMix64(seed: 9))
+        credentials.append(credential)
+        return credential
+    }
+
+    /// Starts `count` waits on the caller loop; returns the tokens (nil for timeouts) once all completed.
+    private func wait(for credential: ManagedCredential, count: Int, timeout: Duration) -> [AccessToken?] {
+        let results = Locked<[AccessToken?]>([])
+        let offLoop = Locked(0)
+        let done = expectation(description: "all waiters completed")
+        done.expectedFulfillmentCount = count
+        let caller = callerLoop!
+        caller.loop.execute {
+            for _ in 0..<count {
+                credential.waitForToken(on: caller.loop, timeout: timeout) { token in
+                    if !caller.isCurrent { offLoop.update { $0 += 1 } }
+                    results.update { $0.append(token) }
+                    done.fulfill()
+                }
+            }
+        }
+        wait(for: [done], timeout: 20)
+        XCTAssertEqual(offLoop.value, 0, "completions run on the caller's loop")
+        return results.value
+    }
+
+    func testStartFetchesAndLogsWithoutSecrets() throws {
+        try server.setControl(["expires_in": 3600])
+        let credential = try makeCredential()
+        XCTAssertNil(credential.currentToken())
+        XCTAssertEqual(credential.status.phase, .idle)
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        let token = try XCTUnwrap(credential.currentToken())
+        XCTAssertEqual(token.value, "tok-1")
+        let status = credential.status
+        XCTAssertEqual(status.phase, .valid)
+        XCTAssertEqual(status.fingerprint, token.fingerprint)
+        XCTAssertEqual(status.counts.succeeded, 1)
+        XCTAssertNotNil(status.nextFetchAt)
+        XCTAssertTrue(logs.text.contains("token fetched"))
+        XCTAssertTrue(logs.text.contains(token.fingerprint))
+        XCTAssertFalse(logs.text.contains("tok-1"))
+        XCTAssertFalse(logs.text.contains("very-secret-value"))
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
+    func testServerErrorThenRecovery() throws {
+        try server.setControl(["status": 500])
+        let credential = try makeCredential()
+        credential.start()
+        XCTAssertTrue(eventually { credential.status.counts.failed["http_5xx", default: 0] >= 2 })
+        XCTAssertNil(credential.currentToken())
+        XCTAssertEqual(credential.status.phase == .failing || credential.status.phase == .fetching, true)
+        XCTAssertEqual(credential.status.lastError?.hasPrefix("token endpoint answered HTTP 500"), true)
+        XCTAssertTrue(logs.text.contains("warning token fetch failed"))
+        try server.setControl(["status": 200])
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        XCTAssertEqual(credential.status.consecutiveFailures, 0)
+        XCTAssertNil(credential.status.lastError)
+        XCTAssertGreaterThanOrEqual(server.requests.count, 3)
+    }
+
+    func testRejectedCredentialsLogAnError() throws {
+        try server.setControl(["status": 401, "error": "invalid_client", "error_description": "bad secret"])
+        let credential = try makeCredential()
+        credential.start()
+        XCTAssertTrue(eventually { credential.status.counts.failed["credentials_rejected"] == 1 })
+        XCTAssertTrue(eventually { self.logs.text.contains("error token fetch failed: the token endpoint rejected the credentials") })
+        XCTAssertTrue(logs.text.contains("invalid_client: bad secret"))
+        // Retried at the cap, not at once.
+        usleep(100_000)
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
+    func testSingleFlightUnder200ConcurrentWaiters() throws {
+        try server.setControl(["delay": 0.3, "framing": "chunked"])
+        let credential = try makeCredential()
+        let tokens = wait(for: credential, count: 200, timeout: .seconds(10))
+        XCTAssertEqual(tokens.count, 200)
+        XCTAssertTrue(tokens.allSatisfy { $0?.value == "tok-1" })
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertEqual(credential.status.counts.started, 1)
+    }
+
+    func testWaitTimesOutWithNilWhenTheServerHangs() throws {
+        try server.setControl(["delay": 10])
+        let credential = try makeCredential()
+        credential.start()
+        let started = ContinuousClock.now
+        let tokens = wait(for: credential, count: 5, timeout: .milliseconds(300))
+        XCTAssertEqual(tokens.count, 5)
+        XCTAssertTrue(tokens.allSatisfy { $0 == nil })
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        XCTAssertEqual(credential.status.phase, .fetching)
+    }
+
+    func testFiftyInvalidationsCauseOneRefetch() throws {
+        let credential = try makeCredential()
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        let first = try XCTUnwrap(credential.currentToken())
+        for _ in 0..<50 { credential.invalidate(first) }
+        XCTAssertTrue(eventually { credential.currentToken().map { $0 != first } ?? false })
+        XCTAssertEqual(credential.currentToken()?.value, "tok-2")
+        usleep(200_000)
+        XCTAssertEqual(server.requests.count, 2)
+        credential.invalidate(first)  // stale report: nothing happens
+        usleep(100_000)
+        XCTAssertEqual(server.requests.count, 2)
+    }
+
+    func testShortTokenIsRefreshedAheadOfExpiryWithoutAGap() throws {
+        try server.setControl(["expires_in": 2])
+        let credential = try makeCredential()
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        var values = Set<String>()
+        var gaps = 0
+        let deadline = ContinuousClock.now + .milliseconds(2500)
+        while ContinuousClock.now < deadline {
+            if let token = credential.currentToken() { values.insert(token.value) } else { gaps += 1 }
+            usleep(5_000)
+        }
+        XCTAssertEqual(gaps, 0, "requests never wait for a refresh")
+        XCTAssertGreaterThanOrEqual(values.count, 2)
+    }
+
+    func testCachedTokenIsAdoptedByANewCredential() throws {
+        let request = try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/t", clientId: "c", secret: "s")
+        let loop = tokenLoop.loop
+        let made = Locked<[ManagedCredential]>([])
+        let logger = logs.logger
+        let done = expectation(description: "created")
+        loop.execute {
+            let cache = TokenCache(capacity: 4)
+            let a = ManagedCredential(name: "x", request: request, loop: loop, logger: logger, cache: cache)
+            let b = ManagedCredential(name: "x", request: request, loop: loop, logger: logger, cache: cache)
+            made.update { $0 = [a, b] }
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 5)
+        let (a, b) = (made.value[0], made.value[1])
+        credentials += [a, b]
+        a.start()
+        XCTAssertTrue(eventually { a.currentToken() != nil })
+        b.start()
+        XCTAssertTrue(eventually { b.currentToken() != nil })
+        XCTAssertEqual(b.currentToken(), a.currentToken())
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
+    func testOneShotFetch() throws {
+        let loop = tokenLoop.loop
+        let good = try TokenEndpointRequest.mca(serverURL: server.baseURL, tenantId: "t", clientId: "c", secret: "s")
+        let results = Locked<[Result<AccessToken, TokenFetchError>]>([])
+        let first = expectation(description: "first")
+        loop.execute {
+            TokenFetch.once(good, on: loop) { result in
+                results.update { $0.append(result) }
+                first.fulfill()
+            }
+        }
+        wait(for: [first], timeout: 15)
+        XCTAssertEqual(try results.value.first?.get().value, "tok-1")
+
+        try server.setControl(["status": 400, "error": "invalid_client", "error_description": "Client authentication failed"])
+        let second = expectation(description: "second")
+        loop.execute {
+            TokenFetch.once(good, on: loop) { result in
+                results.update { $0.append(result) }
+                second.fulfill()
+            }
+        }
+        wait(for: [second], timeout: 15)
+        guard case .failure(let error)? = results.value.last else { return XCTFail() }
+        XCTAssertEqual(error.description, "token endpoint answered HTTP 400 invalid_client: Client authentication failed")
+    }
+}

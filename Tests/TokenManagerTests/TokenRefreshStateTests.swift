@@ -1,0 +1,222 @@
+import TokenManager
+import XCTest
+
+final class TokenRefreshStateTests: XCTestCase {
+    private let t0 = ContinuousClock.now
+
+    private func makeState(seed: UInt64 = 1, settings: TokenRefreshSettings = TokenRefreshSettings()) -> TokenRefreshState {
+        TokenRefreshState(settings: settings, random: SplitMix64(seed: seed))
+    }
+
+    private func grant(_ value: String, _ lifetime: Duration) -> TokenGrant {
+        TokenGrant(value: value, lifetime: lifetime, lifetimeSource: .expiresIn)
+    }
+
+    private func scheduled(_ actions: [TokenRefreshAction]) -> ContinuousClock.Instant? {
+        for case .schedule(let at) in actions { return at }
+        return nil
+    }
+
+    private let transient = TokenFetchError(.httpStatus(503))
+
+    func testFreshStartFetchesThenRefreshesAtEightyPercentWithJitter() throws {
+        var state = makeState()
+        XCTAssertEqual(state.phase(at: t0), .idle)
+        XCTAssertEqual(state.start(now: t0), [.fetch])
+        XCTAssertEqual(state.start(now: t0), [], "start is idempotent")
+        XCTAssertEqual(state.phase(at: t0), .fetching)
+
+        let arrived = t0 + .milliseconds(200)
+        let actions = state.fetchSucceeded(grant("one", .seconds(1000)), now: arrived)
+        let token = try XCTUnwrap(state.usableToken(at: arrived))
+        XCTAssertEqual(token.value, "one")
+        XCTAssertEqual(actions.first, .publish(token))
+        // Lifetime counts from the fetch start; usable until expiry - 10 s.
+        XCTAssertEqual(state.current?.expiresAt, t0 + .seconds(1000))
+        XCTAssertEqual(token.expiresAt, t0 + .seconds(990))
+        let refresh = try XCTUnwrap(scheduled(actions))
+        XCTAssertGreaterThanOrEqual(refresh, t0 + .seconds(780))
+        XCTAssertLessThanOrEqual(refresh, t0 + .seconds(820))
+        XCTAssertEqual(state.phase(at: arrived), .valid)
+
+        // Requests keep the current token while the refresh is in flight.
+        XCTAssertEqual(state.timerFired(now: refresh), [.fetch])
+        XCTAssertEqual(state.phase(at: refresh), .refreshing)
+        XCTAssertEqual(state.usableToken(at: refresh)?.value, "one")
+        _ = state.fetchSucceeded(grant("two", .seconds(1000)), now: refresh + .milliseconds(10))
+        XCTAssertEqual(state.usableToken(at: refresh + .milliseconds(10))?.value, "two")
+        XCTAssertEqual(state.counts.started, 2)
+        XCTAssertEqual(state.counts.succeeded, 2)
+    }
+
+    func testJitterVariesWithTheSeedButStaysWithinTwoPercent() {
+        var times = Set<ContinuousClock.Instant>()
+        for seed in 1...20 {
+            var state = makeState(seed: UInt64(seed))
+            _ = state.start(now: t0)
+            guard let at = scheduled(state.fetchSucceeded(grant("x", .seconds(1000)), now: t0)) else { return XCTFail() }
+            XCTAssertTrue(at >= t0 + .seconds(780) && at <= t0 + .seconds(820))
+            times.insert(at)
+        }
+        XCTAssertGreaterThan(times.count, 15)
+    }
+
+    func testFourSecondTokenIsUsableForThreePointSixSeconds() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        let actions = state.fetchSucceeded(grant("short", .seconds(4)), now: t0)
+        XCTAssertNotNil(state.usableToken(at: t0 + .milliseconds(3599)))
+        XCTAssertNil(state.usableToken(at: t0 + .milliseconds(3600)))
+        let refresh = scheduled(actions)!
+        XCTAssertTrue(refresh >= t0 + .milliseconds(3120) && refresh <= t0 + .milliseconds(3280))
+    }
+
+    func testRefreshNeverLaterThanUsableUntil() {
+        var state = makeState(settings: TokenRefreshSettings(refreshAt: 1.0))
+        _ = state.start(now: t0)
+        let refresh = scheduled(state.fetchSucceeded(grant("x", .seconds(50)), now: t0))!
+        XCTAssertLessThanOrEqual(refresh, t0 + .seconds(45))
+    }
+
+    func testFailuresBackOffWithGrowingCeilingsUntilTheCapAndNeverGiveUp() {
+        var state = makeState(seed: 3)
+        var now = t0
+        _ = state.start(now: now)
+        var delays: [Duration] = []
+        for _ in 0..<40 {
+            let actions = state.fetchFailed(transient, now: now)
+            guard let at = scheduled(actions) else { return XCTFail("no retry scheduled") }
+            delays.append(at - now)
+            now = at
+            XCTAssertEqual(state.timerFired(now: now), [.fetch], "never gives up")
+        }
+        let backoff = Backoff()
+        for (attempt, delay) in delays.enumerated() {
+            XCTAssertLessThanOrEqual(delay, backoff.ceiling(attempt: attempt), "attempt \(attempt)")
+            XCTAssertGreaterThanOrEqual(delay, .zero)
+        }
+        XCTAssertTrue(delays[20...].contains { $0 > .seconds(30) }, "late attempts use the 60 s cap")
+        XCTAssertTrue(delays[20...].allSatisfy { $0 <= .seconds(60) })
+        XCTAssertEqual(state.consecutiveFailures, 40)
+        XCTAssertEqual(state.counts.failed["http_5xx"], 40)
+        XCTAssertEqual(state.phase(at: now), .fetching)
+
+        _ = state.fetchSucceeded(grant("ok", .seconds(100)), now: now)
+        XCTAssertEqual(state.consecutiveFailures, 0)
+        XCTAssertNil(state.lastError)
+    }
+
+    func testRetryAfterIsHonouredAndCapped() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        XCTAssertEqual(scheduled(state.fetchFailed(TokenFetchError(.httpStatus(429), retryAfter: .seconds(42)), now: t0)),
+                       t0 + .seconds(42))
+        _ = state.timerFired(now: t0)
+        XCTAssertEqual(scheduled(state.fetchFailed(TokenFetchError(.httpStatus(503), retryAfter: .seconds(86_400)), now: t0)),
+                       t0 + .seconds(600))
+    }
+
+    func testCredentialsRejectedRetriesAtTheCap() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        let rejected = TokenFetchError(.oauthError(status: 401, code: "invalid_client", description: nil))
+        var now = t0
+        for _ in 0..<3 {
+            XCTAssertEqual(scheduled(state.fetchFailed(rejected, now: now)), now + .seconds(60))
+            now += .seconds(60)
+            XCTAssertEqual(state.timerFired(now: now), [.fetch])
+        }
+        XCTAssertEqual(state.counts.failed["credentials_rejected"], 3)
+    }
+
+    func testLastGoodTokenIsUsedUntilUsableUntilThenNil() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("good", .seconds(200)), now: t0)  // usable until t0+190
+        var now = t0 + .seconds(160)
+        _ = state.timerFired(now: now)
+        var published: [AccessToken?] = []
+        while now < t0 + .seconds(250) {
+            let actions = state.fetchFailed(transient, now: now)
+            for case .publish(let token) in actions { published.append(token) }
+            XCTAssertEqual(state.usableToken(at: now)?.value, now < t0 + .seconds(190) ? "good" : nil)
+            XCTAssertEqual(state.phase(at: now), now < t0 + .seconds(190) ? .degraded : .failing)
+            now = scheduled(actions)!
+            XCTAssertNil(state.usableToken(at: t0 + .seconds(190)), "never handed out after usable-until")
+            for case .publish(let token) in state.timerFired(now: now) { published.append(token) }
+        }
+        XCTAssertEqual(published.compactMap { $0 }.count, 0)
+        XCTAssertFalse(published.isEmpty, "the expired token is withdrawn")
+    }
+
+    func testCompareAndInvalidateFiftyTimesFetchesOnce() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("bad", .seconds(3600)), now: t0)
+        let bad = try XCTUnwrap(state.usableToken(at: t0))
+        var fetches = 0
+        for _ in 0..<50 {
+            let actions = state.invalidate(bad, now: t0 + .seconds(1))
+            fetches += actions.filter { $0 == .fetch }.count
+        }
+        XCTAssertEqual(fetches, 1)
+        XCTAssertNil(state.usableToken(at: t0 + .seconds(1)))
+        XCTAssertEqual(state.counts.started, 2)
+        // A report about an older token after the new one arrived does nothing.
+        _ = state.fetchSucceeded(grant("new", .seconds(3600)), now: t0 + .seconds(2))
+        XCTAssertEqual(state.invalidate(bad, now: t0 + .seconds(3)), [])
+        XCTAssertEqual(state.usableToken(at: t0 + .seconds(3))?.value, "new")
+    }
+
+    func testInvalidateDuringAFetchDoesNotStartAnother() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        let actions = state.fetchSucceeded(grant("a", .seconds(100)), now: t0)
+        let refresh = scheduled(actions)!
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        XCTAssertEqual(state.timerFired(now: refresh), [.fetch])
+        XCTAssertEqual(state.invalidate(token, now: refresh), [.publish(nil), .evict])
+    }
+
+    func testSingleFlightManyWaitersOneFetchAllResumed() throws {
+        var state = makeState()
+        var fetches = 0
+        for _ in 0..<200 {
+            let (token, actions) = state.addWaiter(now: t0)
+            XCTAssertNil(token)
+            fetches += actions.filter { $0 == .fetch }.count
+        }
+        XCTAssertEqual(fetches, 1, "the first waiter starts an idle credential; the rest join")
+        XCTAssertEqual(state.waiterCount, 200)
+        let actions = state.fetchSucceeded(grant("t", .seconds(60)), now: t0)
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        XCTAssertTrue(actions.contains(.resumeWaiters(token)))
+        XCTAssertEqual(state.waiterCount, 0)
+        XCTAssertEqual(state.addWaiter(now: t0).token, token)
+    }
+
+    func testWaitersKeepWaitingThroughFailures() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.addWaiter(now: t0)
+        let actions = state.fetchFailed(transient, now: t0)
+        XCTAssertFalse(actions.contains { if case .resumeWaiters = $0 { true } else { false } })
+        XCTAssertEqual(state.waiterCount, 1)
+        XCTAssertEqual(state.addWaiter(now: t0).actions, [], "waiters do not bypass the backoff")
+        state.removeWaiter()
+        state.removeWaiter()
+        state.removeWaiter()
+        XCTAssertEqual(state.waiterCount, 0)
+    }
+
+    func testStartAdoptsAUsableCachedToken() {
+        var state = makeState()
+        let cached = IssuedToken(value: "cached", issuedAt: t0, lifetime: .seconds(100))
+        let actions = state.start(now: t0 + .seconds(10), cached: cached)
+        XCTAssertEqual(actions.first, .publish(cached.token))
+        XCTAssertNotNil(scheduled(actions))
+        XCTAssertFalse(actions.contains(.fetch))
+        var expired = makeState()
+        XCTAssertEqual(expired.start(now: t0 + .seconds(95), cached: cached), [.fetch])
+    }
+}
