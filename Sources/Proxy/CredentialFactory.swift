@@ -1,27 +1,81 @@
 import Config
+import EventLoop
+import Logging
 import TokenManager
 
 /// Builds the runtime credentials a configuration describes.
 public enum CredentialFactory {
-    /// One ``Credential`` per configured credential. Throws when a secret cannot be read
-    /// (the error names the credential and source, never the secret).
-    public static func make(from config: SidecarConfig, environment: [String: String]) throws -> CredentialSet {
+    /// One ``Credential`` per configured credential. Static tokens are read now; `mca` and
+    /// `oauth2` credentials become ``ManagedCredential``s whose fetches run on `tokenLoop`
+    /// (they start fetching when ``CredentialRuntime`` starts them). Throws when a secret or a
+    /// TLS file cannot be read (the error names the credential and source, never the secret).
+    public static func make(from config: SidecarConfig, environment: [String: String],
+                            tokenLoop: EventLoop? = nil, logger: Logger = Logger(label: "token-sidecar")) throws -> CredentialSet {
         var credentials: [any Credential] = []
+        let cache = TokenCache(capacity: config.cacheSize)
         for credential in config.credentials {
             switch credential.kind {
             case .staticToken(let settings):
                 let token = try settings.source.read(environment: environment)
                 credentials.append(StaticCredential(name: credential.name, token: token))
-            case .mca, .oauth2:
-                throw FactoryError("credential '\(credential.name)': type \(credential.kind.typeName) is wired in by the token manager")
+            case .mca(let mca):
+                let request = try endpointRequest(credential.name) {
+                    try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
+                                                 clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
+                }
+                credentials.append(try managed(credential.name, request, mca.fetch, mca.tls, tokenLoop, cache, logger))
+            case .oauth2(let oauth):
+                let request = try endpointRequest(credential.name) {
+                    try TokenEndpointRequest.oauth2(
+                        tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
+                        secret: try oauth.secret.read(environment: environment),
+                        authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
+                        scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
+                        extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
+                }
+                credentials.append(try managed(credential.name, request, oauth.fetch, oauth.tls, tokenLoop, cache, logger))
             }
         }
         return CredentialSet(credentials)
     }
+
+    /// The token request for one credential, with errors naming the credential.
+    public static func endpointRequest(_ name: String, _ build: () throws -> TokenEndpointRequest) throws -> TokenEndpointRequest {
+        do {
+            return try build()
+        } catch let error as TokenEndpointError {
+            throw FactoryError("credential '\(name)': \(error)")
+        }
+    }
+
+    private static func managed(_ name: String, _ request: TokenEndpointRequest, _ fetch: TokenFetchSettings,
+                                _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger) throws -> any Credential {
+        guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
+        let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait)
+        let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name))
+        return ManagedCredential(name: name, request: request, settings: settings, transport: transport,
+                                 loop: loop, logger: logger, cache: cache)
+    }
+
+    /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.
+    public static func connector(for tls: TLSSettings, name: String) throws -> TokenConnector {
+        let context: TLSClientContext
+        do {
+            context = try TLSClientContext(TLSClientSettings(caFile: tls.caFile, clientCert: tls.clientCert,
+                                                             clientKey: tls.clientKey, insecureSkipVerify: tls.insecureSkipVerify))
+        } catch {
+            throw FactoryError("credential '\(name)': \(error)")
+        }
+        return { host, port, useTLS, loop, delegate in
+            useTLS ? Connection.connectTLS(host: host, port: port, context: context, on: loop, delegate: delegate)
+                   : Connection.connect(host: host, port: port, on: loop, delegate: delegate)
+        }
+    }
 }
 
 /// A credential that cannot be built.
-struct FactoryError: Error, CustomStringConvertible {
-    let description: String
+public struct FactoryError: Error, CustomStringConvertible {
+    /// What went wrong, naming the credential (never a secret).
+    public let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Config
 import Foundation
+import Logging
 import Proxy
 
 /// `token-sidecar check`: validate a configuration and print it with secrets masked.
@@ -15,7 +16,9 @@ struct Check: ParsableCommand {
     func run() throws {
         let config = try options.load()
         do {
-            _ = try CredentialFactory.make(from: config, environment: ProcessInfo.processInfo.environment)
+            // Builds every credential (reads secrets and TLS files) without fetching anything.
+            _ = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment,
+                                      logger: Logger(label: "token-sidecar"))
         } catch {
             FileHandle.standardError.write(Data("\(config.file): \(error)\n".utf8))
             throw ExitCode(2)

@@ -31,17 +31,19 @@ struct Run: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "token-sidecar")
-        let credentials: CredentialSet
+        EventLoop.enableThreads()
+        let runtime: CredentialRuntime
         do {
-            credentials = try CredentialFactory.make(from: config, environment: ProcessInfo.processInfo.environment)
+            runtime = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment, logger: logger)
         } catch {
             FileHandle.standardError.write(Data("\(config.file): \(error)\n".utf8))
             throw ExitCode(2)
         }
-        EventLoop.enableThreads()
         let server: ProxyServer
         do {
-            server = try ProxyServer(config: config, credentials: credentials, logger: logger)
+            // Tokens are fetched at start; requests arriving before they are there wait (bounded).
+            try runtime.start()
+            server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger)
             try server.start()
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
@@ -59,6 +61,7 @@ struct Run: ParsableCommand {
         }
         control.run()
         server.stop()
+        runtime.stop()
         withExtendedLifetime(watchers) {}
         logger.info("stopped")
     }

@@ -23,6 +23,7 @@ Endpoints (path taken from the request target; origin- or absolute-form):
     /download?size=N&mode=cl|chunked|close
                               N bytes of the deterministic stream (see stream_block()),
                               Content-Length / chunked (64 KiB chunks) / close-delimited
+    /reject?token=T           401 + WWW-Authenticate when Authorization is exactly "Bearer T", else default
     /download-sha?size=N      text/plain hex SHA-256 of what /download sends for size N
     /upload                   200 {"body_len","body_sha256"} (streaming hash)
     /status/NNN               status NNN with a small body (none for 1xx/204/304/HEAD)
@@ -396,7 +397,7 @@ class Server:
         self.log.write({
             "event": "request", "conn": conn_id, "method": method, "target": target,
             "version": version, "headers": headers, "body_len": body.n,
-            "body_sha256": body_sha,
+            "body_sha256": body_sha, "time": time.time(),
         })
         is_head = method == "HEAD"
         conn_hdr = [] if keep else [("Connection", "close")]
@@ -420,6 +421,16 @@ class Server:
                 return max(lo, min(hi, int(q.get(name, default))))
             except ValueError:
                 return default
+
+        if path == "/reject":
+            # 401 (RFC 6750) when the request carries the bearer token named in ?token=.
+            auth = [v for v in header_get_all(headers, "authorization")]
+            if auth == ["Bearer " + q.get("token", "")]:
+                send_simple(401, "application/json", b'{"error":"invalid_token"}',
+                            extra=[("WWW-Authenticate", 'Bearer error="invalid_token"')])
+                return keep
+            send_simple(200, "application/json", default_payload())
+            return keep
 
         if path == "/download":
             size = int_arg("size", 0)

@@ -8,18 +8,23 @@ import TokenManager
 /// An in-process proxy built from YAML text, listening on 127.0.0.1 with an ephemeral port.
 final class ProxyHarness {
     let server: ProxyServer
+    let runtime: CredentialRuntime
     let port: Int
 
-    init(yaml: String, environment: [String: String] = [:]) throws {
+    init(yaml: String, environment: [String: String] = [:], logger: Logger? = nil) throws {
         let config = try ConfigLoader.parse(yaml: yaml, file: "test.yaml", environment: environment)
-        let credentials = try CredentialFactory.make(from: config, environment: environment)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        server = try ProxyServer(config: config, credentials: credentials, logger: logger)
+        var quiet = Logger(label: "test")
+        quiet.logLevel = .critical
+        runtime = try CredentialRuntime(config: config, environment: environment, logger: logger ?? quiet)
+        try runtime.start()
+        server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger ?? quiet)
         port = try server.start().port
     }
 
-    deinit { server.stop() }
+    deinit {
+        server.stop()
+        runtime.stop()
+    }
 
     /// The standard test config: `api.test` → backend with static token `abc`.
     static func yaml(backendPort: Int, otherHosts: String = "deny", workers: Int = 1, extraRoutes: String = "") -> String {

@@ -16,6 +16,10 @@ defaults below), so a test can change it at runtime:
   error_description
   retry_after    Retry-After header value (omitted when null)
   body           a raw body string that replaces the JSON document
+
+With --tls-cert/--tls-key it serves HTTPS (a failed handshake logs nothing: no request was read).
+Each log line also has "time" (epoch seconds) and "token" (the token this request was answered with,
+when it was a success).
 """
 import argparse
 import json
@@ -58,7 +62,8 @@ class Handler(BaseHTTPRequestHandler):
             n = counter[0]
             with open(self.server.log_path, "a") as log:
                 log.write(json.dumps({
-                    "method": self.command, "path": self.path,
+                    "method": self.command, "path": self.path, "time": time.time(),
+                    "token": f"{control(self.server.control_path)['token_prefix']}{n}",
                     "headers": [[k, v] for k, v in self.headers.items()], "body": body,
                 }) + "\n")
         settings = control(self.server.control_path)
@@ -113,8 +118,15 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--log", required=True)
     parser.add_argument("--control")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate chain")
+    parser.add_argument("--tls-key", help="private key for --tls-cert")
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    if args.tls_cert:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     server.log_path = args.log
     server.control_path = args.control

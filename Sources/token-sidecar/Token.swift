@@ -1,0 +1,101 @@
+import ArgumentParser
+import Config
+import EventLoop
+import Foundation
+import Logging
+import Proxy
+import TokenManager
+
+/// `token-sidecar token`: fetch one token and print the header value — the seed SDK's
+/// `getAuthorizationHeader` as a command.
+struct Token: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Fetch a token for a credential and print the Authorization header value (Bearer …).",
+        discussion: """
+        Prints `Bearer <token>` to stdout, or the token server's error to stderr with exit code 1.
+        Handy in scripts: curl -H "Authorization: $(token-sidecar token --config FILE)" ...
+        Without --credential, the configuration must have exactly one credential.
+        """
+    )
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: ArgumentHelp("The credential to fetch a token for.", valueName: "NAME"))
+    var credential: String?
+
+    func run() throws {
+        let config = try options.load()
+        let environment = ProcessInfo.processInfo.environment
+        guard let chosen = pick(config) else { throw ExitCode(2) }
+        switch chosen.kind {
+        case .staticToken(let settings):
+            let token = try readSecret { try settings.source.read(environment: environment) }
+            print("Bearer \(token)")
+        case .mca(let mca):
+            let request = try readSecret {
+                try CredentialFactory.endpointRequest(chosen.name) {
+                    try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
+                                                 clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
+                }
+            }
+            try fetch(request, tls: mca.tls, lifetime: mca.fetch.defaultLifetime, name: chosen.name)
+        case .oauth2(let oauth):
+            let request = try readSecret {
+                try CredentialFactory.endpointRequest(chosen.name) {
+                    try TokenEndpointRequest.oauth2(
+                        tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
+                        secret: try oauth.secret.read(environment: environment),
+                        authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
+                        scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
+                        extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
+                }
+            }
+            try fetch(request, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
+        }
+    }
+
+    private func pick(_ config: SidecarConfig) -> CredentialConfig? {
+        if let credential {
+            if let found = config.credential(named: credential) { return found }
+            let names = config.credentials.map(\.name).joined(separator: ", ")
+            FileHandle.standardError.write(Data("\(config.file): credentials.\(credential): no such credential (configured: \(names))\n".utf8))
+            return nil
+        }
+        guard config.credentials.count == 1 else {
+            FileHandle.standardError.write(Data("\(config.file): credentials: \(config.credentials.count) credentials are configured; choose one with --credential NAME\n".utf8))
+            return nil
+        }
+        return config.credentials[0]
+    }
+
+    private func readSecret<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            FileHandle.standardError.write(Data("\(options.config): \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// Runs one fetch on a loop on this thread and prints the outcome.
+    private func fetch(_ request: TokenEndpointRequest, tls: TLSSettings, lifetime: Duration, name: String) throws {
+        let connector = try readSecret { try CredentialFactory.connector(for: tls, name: name) }
+        let loop = try EventLoop()
+        let transport = HTTPTokenTransport(loop: loop, connector: connector)
+        var outcome: Result<AccessToken, TokenFetchError>?
+        TokenFetch.once(request, on: loop, transport: transport, defaultLifetime: lifetime) { result in
+            outcome = result
+            loop.stop()
+        }
+        loop.run()
+        switch outcome {
+        case .success(let token):
+            print("Bearer \(token.value)")
+        case .failure(let error):
+            FileHandle.standardError.write(Data("token-sidecar: credential '\(name)': \(error)\n".utf8))
+            throw ExitCode(1)
+        case nil:
+            throw ExitCode(1)
+        }
+    }
+}
