@@ -1,0 +1,177 @@
+import Foundation
+import XCTest
+
+/// The token manager behind the proxy, against a local token server over real sockets.
+final class TokenIntegrationTests: XCTestCase {
+    private func yaml(tokenPort: Int, backendPort: Int, extra: String = "", tokenWait: String = "5s") -> String {
+        """
+        listen: "127.0.0.1:0"
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(tokenPort)/oauth/token"
+            clientId: "client-1"
+            secret: "s3cret"
+            scope: "read write"
+            tokenWait: \(tokenWait)
+        \(extra)
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backendPort)"
+            credential: partner
+        """
+    }
+
+    func testColdStartFiveHundredConcurrentRequestsShareOneTokenFetch() throws {
+        let tokens = try TokenServer(control: ["delay": 0.5])
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: yaml(tokenPort: tokens.port, backendPort: backend.port))
+        var clients: [RawClient] = []
+        for i in 0..<500 {
+            let client = try RawClient(port: proxy.port, timeout: 20)
+            client.send("GET /cold/\(i) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            clients.append(client)
+        }
+        for client in clients {
+            XCTAssertEqual(try client.readResponse().status, 200)
+        }
+        XCTAssertEqual(tokens.requests().count, 1, "single flight: one token request for 500 waiting requests")
+        let requests = backend.requests()
+        XCTAssertEqual(requests.count, 500)
+        XCTAssertTrue(requests.allSatisfy { Backend.headerValues($0, "Authorization") == ["Bearer tok-1"] })
+    }
+
+    func testShortLivedTokensRefreshAheadAndAreNeverUsedExpired() throws {
+        let tokens = try TokenServer(control: ["expires_in": 4])
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: tokenYAML(tokens, backend))
+        let client = try RawClient(port: proxy.port)
+        let start = Date()
+        var slowest = 0.0
+        var count = 0
+        while Date().timeIntervalSince(start) < 20 && count < 5000 {
+            let sent = Date()
+            client.send("GET /load/\(count) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            XCTAssertEqual(try client.readResponse().status, 200)
+            slowest = max(slowest, Date().timeIntervalSince(sent))
+            count += 1
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        let issued = Dictionary(uniqueKeysWithValues: tokens.requests().compactMap { r -> (String, Double)? in
+            guard let token = r["token"] as? String, let time = r["time"] as? Double else { return nil }
+            return (token, time)
+        })
+        // ≈ one fetch per 3.2 s (80 % of 4 s) over 20 s: 6–8 fetches, not one per request.
+        XCTAssertTrue((5...9).contains(issued.count), "token requests: \(issued.count)")
+        for request in backend.requests() {
+            let header = Backend.headerValues(request, "Authorization").first ?? ""
+            let token = String(header.dropFirst("Bearer ".count))
+            let issuedAt = try XCTUnwrap(issued[token], "unknown token \(token)")
+            let arrived = try XCTUnwrap(request["time"] as? Double)
+            XCTAssertLessThan(arrived - issuedAt, 4.0, "a request reached the backend with an expired token")
+        }
+        XCTAssertLessThan(slowest, 1.0, "no request may wait for a refresh")
+    }
+
+    private func tokenYAML(_ tokens: TokenServer, _ backend: Backend, tokenWait: String = "5s") -> String {
+        yaml(tokenPort: tokens.port, backendPort: backend.port, tokenWait: tokenWait)
+    }
+
+    func testTokenServerOutageUsesLastTokenThen503ThenRecovers() throws {
+        let tokens = try TokenServer(control: ["expires_in": 5])
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: tokenYAML(tokens, backend, tokenWait: "1s"))
+        let client = try RawClient(port: proxy.port)
+        client.send("GET /warm HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 200)
+        try tokens.setControl(["status": 500])
+        let outageStart = Date()
+        var statuses: [(Double, Int, String?)] = []
+        var served = 0
+        // The token (5 s, usable 4.5 s) expires during the outage.
+        while Date().timeIntervalSince(outageStart) < 12 && served < 2000 {
+            let c = try RawClient(port: proxy.port)
+            c.send("GET /outage HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let response = try c.readResponse()
+            statuses.append((Date().timeIntervalSince(outageStart), response.status, response.header("Retry-After")))
+            served += 1
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let early = statuses.filter { $0.0 < 3.5 }
+        XCTAssertFalse(early.isEmpty)
+        XCTAssertTrue(early.allSatisfy { $0.1 == 200 }, "the last good token keeps working while the server fails")
+        let late = statuses.filter { $0.0 > 6 }
+        XCTAssertFalse(late.isEmpty)
+        XCTAssertTrue(late.allSatisfy { $0.1 == 503 && $0.2 != nil }, "503 with Retry-After once the token expired")
+        let attempts = tokens.requests().count - 1
+        XCTAssertGreaterThan(attempts, 1)
+        XCTAssertLessThan(attempts, 20, "backing off, not one token request per client request (\(served) requests)")
+
+        try tokens.setControl(["expires_in": 60])
+        let recovery = Date()
+        var recovered = false
+        while Date().timeIntervalSince(recovery) < 70 {
+            let c = try RawClient(port: proxy.port)
+            c.send("GET /after HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            if try c.readResponse().status == 200 { recovered = true; break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        XCTAssertTrue(recovered, "requests succeed again after the token server recovers, without a restart")
+    }
+
+    func testFiftyConcurrent401sCauseOneRefetchAndEachIsReplayedOnce() throws {
+        let tokens = try TokenServer()
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: tokenYAML(tokens, backend))
+        let warm = try RawClient(port: proxy.port)
+        warm.send("GET /warm HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try warm.readResponse().status, 200)
+        var clients: [RawClient] = []
+        for i in 0..<50 {
+            let client = try RawClient(port: proxy.port)
+            let body = String(format: "payload-%02d", i)
+            client.send("POST /reject?token=tok-1&i=\(i) HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            clients.append(client)
+        }
+        for client in clients {
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.json?["body_len"] as? Int, 10, "the replay carries the original body")
+        }
+        XCTAssertEqual(tokens.requests().count, 2, "one initial fetch and exactly one refetch")
+        let rejected = backend.requests().filter { ($0["target"] as? String ?? "").hasPrefix("/reject") }
+        XCTAssertEqual(rejected.count, 100, "each request sent twice: once rejected, once replayed")
+        XCTAssertEqual(rejected.filter { Backend.headerValues($0, "Authorization") == ["Bearer tok-2"] }.count, 50)
+    }
+
+    func testMCARequestIsExactlyWhatTheSDKSent() throws {
+        let tokens = try TokenServer()
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: """
+        listen: "127.0.0.1:0"
+        credentials:
+          mca:
+            type: mca
+            serverUrl: "http://127.0.0.1:\(tokens.port)/imf-authserver/"
+            tenantId: "tenant-7"
+            clientId: "client-7"
+            secret: "secret-7"
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: mca
+        """)
+        let client = try RawClient(port: proxy.port)
+        client.send("GET /mca HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 200)
+        let request = try XCTUnwrap(tokens.requests().first)
+        XCTAssertEqual(request["method"] as? String, "POST")
+        XCTAssertEqual(request["path"] as? String, "/imf-authserver/authorization/v1/apps/tenant-7/token")
+        let headers = request["headers"] as? [[String]] ?? []
+        func header(_ name: String) -> String? { headers.first { $0[0].lowercased() == name }?[1] }
+        XCTAssertEqual(header("authorization"), "Basic " + Data("client-7:secret-7".utf8).base64EncodedString())
+        XCTAssertEqual(header("content-type"), "application/x-www-form-urlencoded")
+        XCTAssertEqual(request["body"] as? String, "grant_type=client_credentials")
+        XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), ["Bearer tok-1"])
+    }
+}
