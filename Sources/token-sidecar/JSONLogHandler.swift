@@ -12,6 +12,9 @@ struct JSONLogHandler: LogHandler {
 
     init(label: String) { self.label = label }
 
+    /// UTC, ISO 8601 with milliseconds: "2026-11-22T12:27:34.160Z".
+    private static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
@@ -20,7 +23,7 @@ struct JSONLogHandler: LogHandler {
     func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        let time = Date().formatted(Self.timeFormat)
         var line: String
         if terminal {
             line = "\(time) \(event.level) \(event.message)"

@@ -3,38 +3,13 @@ import XCTest
 
 /// The executable as a user runs it.
 final class CommandLineTests: XCTestCase {
-    /// The `token-sidecar` binary built next to this test bundle.
-    static var binary: URL {
-        var directory = Bundle.main.bundleURL
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            directory = bundle.bundleURL.deletingLastPathComponent()
-        }
-        return directory.appendingPathComponent("token-sidecar")
-    }
-
-    struct Outcome { var status: Int32; var out: String; var err: String }
+    static var binary: URL { sidecarBinary }
 
     func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        try runSidecar(arguments, environment: environment)
     }
 
-    func write(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cfg-\(UUID().uuidString).yaml")
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url.path
-    }
+    func write(_ text: String) throws -> String { try writeConfig(text) }
 
     func testBadConfigNamesFileAndKeyPathAndExits2() throws {
         let path = try write("""

@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+
+/// `token-sidecar token`, VCAP discovery as `check` shows it, and secrets kept out of output.
+final class TokenCommandTests: XCTestCase {
+
+    private func tokenServer(_ control: [String: Any] = [:]) throws -> FixtureServer {
+        let server = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
+                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
+        let data = try JSONSerialization.data(withJSONObject: control)
+        try data.write(to: server.directory.appendingPathComponent("control.json"))
+        return server
+    }
+
+    func testTokenCommandPrintsTheHeaderValue() throws {
+        let server = try tokenServer()
+        let path = try writeConfig("""
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(server.port)/token"
+            clientId: "c"
+            secret: "s"
+        """)
+        let outcome = try runSidecar(["token", "--config", path])
+        XCTAssertEqual(outcome.status, 0, outcome.err)
+        XCTAssertEqual(outcome.out, "Bearer tok-1\n")
+    }
+
+    func testTokenCommandReportsTheTokenServersErrorAndExitsNonZero() throws {
+        let server = try tokenServer(["status": 401, "error": "invalid_client", "error_description": "bad secret"])
+        let path = try writeConfig("""
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(server.port)/token"
+            clientId: "c"
+            secret: "SENTINEL-SECRET-T"
+        """)
+        let outcome = try runSidecar(["token", "--config", path, "--credential", "partner"])
+        XCTAssertNotEqual(outcome.status, 0)
+        XCTAssertEqual(outcome.out, "")
+        XCTAssertTrue(outcome.err.contains("invalid_client"), outcome.err)
+        XCTAssertFalse(outcome.err.contains("SENTINEL-SECRET-T"))
+    }
+
+    func testVCAPProvidesTheMCACredentialForCheckAndForTheProxy() throws {
+        let server = try tokenServer()
+        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
+        let vcapServices = """
+        {"AdvancedMobileAccess": [{"credentials": {"clientId": "vcap-client", "secret": "SENTINEL-VCAP-SECRET",
+          "serverUrl": "http://127.0.0.1:\(server.port)/imf-authserver"}}]}
+        """
+        let vcapApplication = #"{"application_id": "vcap-app-id"}"#
+        let environment = ["VCAP_SERVICES": vcapServices, "VCAP_APPLICATION": vcapApplication]
+        let path = try writeConfig("""
+        listen: "127.0.0.1:0"
+        credentials:
+          mca:
+            type: mca
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: mca
+        """)
+        let check = try runSidecar(["check", "--config", path], environment: environment)
+        XCTAssertEqual(check.status, 0, check.err)
+        XCTAssertTrue(check.out.contains("vcap-client"), check.out)
+        XCTAssertTrue(check.out.contains("VCAP_SERVICES"), check.out)
+        XCTAssertTrue(check.out.contains("vcap-app-id"), check.out)
+        XCTAssertFalse(check.out.contains("SENTINEL-VCAP-SECRET"))
+
+        let token = try runSidecar(["token", "--config", path], environment: environment)
+        XCTAssertEqual(token.out, "Bearer tok-1\n", token.err)
+        let request = try XCTUnwrap(server.log("requests.jsonl").first)
+        XCTAssertEqual(request["path"] as? String, "/imf-authserver/authorization/v1/apps/vcap-app-id/token")
+    }
+
+    func testDebugLogsNeverContainTheSecretOrTheToken() throws {
+        let server = try tokenServer(["token_prefix": "SENTINEL-TOKEN-"])
+        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
+        let path = try writeConfig("""
+        listen: "127.0.0.1:0"
+        logLevel: debug
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(server.port)/token"
+            clientId: "c"
+            secretEnv: PARTNER_SECRET
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: partner
+        """)
+        let process = Process()
+        process.executableURL = Self.sidecarBinary
+        process.arguments = ["run", "--config", path, "--log-level", "debug"]
+        process.environment = ["PARTNER_SECRET": "SENTINEL-SECRET-LOG"]
+        let err = Pipe(), out = Pipe()
+        process.standardError = err
+        process.standardOutput = out
+        try process.run()
+        // The first line announces the address.
+        var first = Data()
+        while true {
+            let byte = err.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data([10]) { break }
+            first.append(byte)
+        }
+        let announce = try XCTUnwrap(try JSONSerialization.jsonObject(with: first) as? [String: Any])
+        let address = try XCTUnwrap(announce["address"] as? String)
+        for i in 0..<5 {
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            curl.arguments = ["curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-x", "http://\(address)", "http://api.test/x\(i)"]
+            curl.environment = ["PATH": "/usr/bin:/bin"]
+            try curl.run()
+            curl.waitUntilExit()
+        }
+        process.terminate()
+        process.waitUntilExit()
+        let logs = String(decoding: first + Data([10]) + err.fileHandleForReading.readDataToEndOfFile() + out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(backend.log("backend.jsonl").filter { $0["event"] as? String == "request" }.count, 5, "requests went through")
+        XCTAssertTrue(logs.contains("\"level\":\"debug\"") || logs.contains("\"level\":\"info\""), logs)
+        XCTAssertFalse(logs.contains("SENTINEL-SECRET-LOG"), "the secret leaked into the logs")
+        XCTAssertFalse(logs.contains("SENTINEL-TOKEN-"), "the token leaked into the logs")
+        for line in logs.split(separator: "\n") {
+            XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.utf8)), "not JSON: \(line)")
+        }
+    }
+}
