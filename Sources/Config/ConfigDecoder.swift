@@ -74,6 +74,18 @@ struct ConfigDecoder {
         ) {
             config.maxConnectionsPerUpstream = limit
         }
+        if case .value(let text) = string(fields["admin"], path: "admin") {
+            switch ListenAddress.parse(text) {
+            case .success(let address): config.admin = address
+            case .failure(let error): report("admin", "invalid admin address '\(text)': \(error.message)", at: fields["admin"])
+            }
+        }
+        if case .value(let enabled) = bool(fields["accessLog"], path: "accessLog") {
+            config.accessLog = enabled
+        }
+        if case .value(let drain) = duration(fields["drainTimeout"], path: "drainTimeout") {
+            config.drainTimeout = drain
+        }
         config.timeouts = decodeTimeouts(fields["timeouts"])
         config.connectPolicy = decodeConnectPolicy(fields["connect"])
         let credentials = decodeCredentials(fields["credentials"])

@@ -3,6 +3,7 @@
 enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "timeouts", "connect",
+        "admin", "accessLog", "drainTimeout",
         "credentials", "routes",
     ]
     static let credentialCommon = ["type"]

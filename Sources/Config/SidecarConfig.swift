@@ -18,6 +18,13 @@ public struct SidecarConfig: Sendable, Equatable {
     public var maxConnectionsPerUpstream: Int
     /// What to do with `CONNECT` requests (default `deny`).
     public var connectPolicy: ConnectPolicy
+    /// Where the admin endpoints listen (`/healthz`, `/readyz`, `/metrics`, `/tokens`);
+    /// default `127.0.0.1:9901`.
+    public var admin: ListenAddress
+    /// Whether a line is logged per request (default true).
+    public var accessLog: Bool
+    /// How long SIGTERM/SIGINT let in-flight requests finish (default 15 s).
+    public var drainTimeout: Duration
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -35,8 +42,14 @@ public struct SidecarConfig: Sendable, Equatable {
         cacheSize: Int = 100,
         timeouts: Timeouts = .default,
         maxConnectionsPerUpstream: Int = 256,
-        connectPolicy: ConnectPolicy = .deny
+        connectPolicy: ConnectPolicy = .deny,
+        admin: ListenAddress = ListenAddress(host: "127.0.0.1", port: 9901),
+        accessLog: Bool = true,
+        drainTimeout: Duration = .seconds(15)
     ) {
+        self.admin = admin
+        self.accessLog = accessLog
+        self.drainTimeout = drainTimeout
         self.file = file
         self.listen = listen
         self.workers = workers

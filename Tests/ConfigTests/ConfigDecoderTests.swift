@@ -10,7 +10,7 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testUnknownRootKeyWithoutSuggestion() {
         XCTAssertEqual(problemLines("banana: 1\n"), [
-            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, credentials, routes)",
+            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
         ])
     }
 
@@ -152,7 +152,37 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testKeysAreNotExpanded() {
         XCTAssertEqual(problemLines("${K}: 1\n", environment: ["K": "workers"]), [
-            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, credentials, routes)",
+            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
         ])
+    }
+}
+
+final class OperationsKeysTests: XCTestCase {
+    func testAdminAccessLogAndDrainTimeout() throws {
+        let config = try ConfigLoader.parse(yaml: """
+            admin: "127.0.0.1:0"
+            accessLog: false
+            drainTimeout: 2s
+            """, file: "c.yaml", environment: [:])
+        XCTAssertEqual(config.admin.description, "127.0.0.1:0")
+        XCTAssertFalse(config.accessLog)
+        XCTAssertEqual(config.drainTimeout, .seconds(2))
+        let defaults = try ConfigLoader.parse(yaml: "{}", file: "c.yaml", environment: [:])
+        XCTAssertEqual(defaults.admin.description, "127.0.0.1:9901")
+        XCTAssertTrue(defaults.accessLog)
+        XCTAssertEqual(defaults.drainTimeout, .seconds(15))
+    }
+
+    func testBadOperationsValuesNameTheirKeys() {
+        XCTAssertThrowsError(try ConfigLoader.parse(yaml: """
+            admin: "nope"
+            accessLog: maybe
+            drainTimeout: 5
+            """, file: "c.yaml", environment: [:])) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("c.yaml: admin:"), text)
+            XCTAssertTrue(text.contains("c.yaml: accessLog:"), text)
+            XCTAssertTrue(text.contains("c.yaml: drainTimeout:"), text)
+        }
     }
 }

@@ -63,6 +63,9 @@ final class CredentialRenderTests: XCTestCase {
         let yaml = """
             cacheSize: 5000
             maxConnectionsPerUpstream: 16
+            admin: "127.0.0.1:9901"
+            accessLog: true
+            drainTimeout: 15s
             timeouts:
               connect: 250ms
               bodyIdle: 1.5s
@@ -95,6 +98,9 @@ final class CredentialRenderTests: XCTestCase {
         XCTAssertTrue(text.contains("""
             cacheSize: 5000
             maxConnectionsPerUpstream: 16
+            admin: "127.0.0.1:9901"
+            accessLog: true
+            drainTimeout: 15s
             timeouts:
               connect: 250ms
               responseHeaders: 1m

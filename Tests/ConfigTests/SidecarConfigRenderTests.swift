@@ -39,6 +39,9 @@ final class SidecarConfigRenderTests: XCTestCase {
             otherHosts: deny
             cacheSize: 100
             maxConnectionsPerUpstream: 256
+            admin: "127.0.0.1:9901"
+            accessLog: true
+            drainTimeout: 15s
             timeouts:
               connect: 5s
               responseHeaders: 1m
