@@ -55,6 +55,12 @@ extension ClientSession: UpstreamWaiter {
         replayed = false
         retried = false
         exchangeGeneration &+= 1
+        loggedHead = head
+        startedAt = .now
+        decision = nil
+        token = nil
+        requestRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: false)
+        responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
         if head.method == "CONNECT" {
             startTunnel(head)
             return

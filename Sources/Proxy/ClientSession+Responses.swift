@@ -35,7 +35,7 @@ extension ClientSession: UpstreamConnectionOwner {
             } else {
                 // The backend failed mid-response: close without completing the message so the
                 // client sees a truncated transfer, never a clean short response.
-                context.logger.info("upstream closed mid-response", metadata: ["reason": "\(reason)"])
+                account(status: response?.status ?? 502, error: "http_response_incomplete")
                 abort()
             }
             return
@@ -123,7 +123,7 @@ extension ClientSession: UpstreamConnectionOwner {
             if head.status == 401, replayAfterRejection() { return }
             waitTimer.suspend()
             let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: request.version)
-            keepClientAlive = request.keepAlive && framing != .close && !clientEnded
+            keepClientAlive = request.keepAlive && framing != .close && !clientEnded && !context.draining
             client.write(ResponseRewriter.head(for: head, framing: framing, clientVersion: request.version, keepAlive: keepClientAlive))
             responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
             response = head
@@ -160,7 +160,7 @@ extension ClientSession: UpstreamConnectionOwner {
             case .needMore: break
             }
         } catch {
-            context.logger.info("malformed response body from upstream")
+            account(status: response.status, error: "http_protocol_error")
             abort()
         }
     }
@@ -169,6 +169,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     private func finishExchange(upstreamReusable: Bool) {
         waitTimer.suspend()
+        account(status: response?.status ?? 0, error: nil)
         if let upstream {
             upstream.owner = nil
             if upstreamReusable && !upstream.isClosed {
@@ -207,7 +208,7 @@ extension ClientSession: UpstreamConnectionOwner {
             upstream.close()
             self.upstream = nil
         }
-        context.logger.debug("proxy error response", metadata: ["status": "\(error.status)", "type": "\(error.type)"])
+        account(status: error.status, error: error.type)
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter))
         resetExchange()
         if close {

@@ -55,6 +55,9 @@ final class ClientSession: ConnectionDelegate {
     var queuedBody: OwnedEventBuffer?
 
     // The current exchange.
+    /// The head of the request being answered, until it is accounted for.
+    var loggedHead: RequestHead?
+    var startedAt: ContinuousClock.Instant?
     var request: RequestHead?
     var decision: RouteDecision?
     var token: AccessToken?
@@ -140,8 +143,17 @@ final class ClientSession: ConnectionDelegate {
 
     // MARK: - timers
 
+    /// While draining, a connection between requests is closed (busy ones finish first).
+    func drainIfIdle() {
+        if phase == .idle && client.input.isEmpty { close() }
+    }
+
     /// Between requests: the keep-alive idle timeout runs until the next head starts.
     func awaitNextRequest() {
+        if context.draining && client.input.isEmpty {
+            close()
+            return
+        }
         headWait = .idle
         headTimer.schedule(after: context.timeouts.idle)
     }

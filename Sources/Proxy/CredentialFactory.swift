@@ -11,21 +11,31 @@ public enum CredentialFactory {
     /// TLS file cannot be read (the error names the credential and source, never the secret).
     public static func make(from config: SidecarConfig, environment: [String: String],
                             tokenLoop: EventLoop? = nil, logger: Logger = Logger(label: "token-sidecar")) throws -> CredentialSet {
-        var credentials: [any Credential] = []
         let cache = TokenCache(capacity: config.cacheSize)
-        for credential in config.credentials {
-            switch credential.kind {
-            case .staticToken(let settings):
-                let token = try settings.source.read(environment: environment)
-                credentials.append(StaticCredential(name: credential.name, token: token))
-            case .mca(let mca):
-                let request = try endpointRequest(credential.name) {
+        return CredentialSet(try config.credentials.map {
+            try make($0, environment: environment, tokenLoop: tokenLoop, cache: cache, logger: logger)
+        })
+    }
+
+    /// Builds one credential (see ``make(from:environment:tokenLoop:logger:)``).
+    public static func make(_ credential: CredentialConfig, environment: [String: String], tokenLoop: EventLoop?,
+                            cache: TokenCache, logger: Logger) throws -> any Credential {
+        switch credential.kind {
+        case .staticToken(let settings):
+            let token = try settings.source.read(environment: environment)
+            return StaticCredential(name: credential.name, token: token)
+        case .mca(let mca):
+            let build = {
+                try endpointRequest(credential.name) {
                     try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
                                                  clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
                 }
-                credentials.append(try managed(credential.name, request, mca.fetch, mca.tls, tokenLoop, cache, logger))
-            case .oauth2(let oauth):
-                let request = try endpointRequest(credential.name) {
+            }
+            return try managed(credential.name, try build(), rebuild: mca.secret.isFile ? build : nil,
+                               mca.fetch, mca.tls, tokenLoop, cache, logger)
+        case .oauth2(let oauth):
+            let build = {
+                try endpointRequest(credential.name) {
                     try TokenEndpointRequest.oauth2(
                         tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
                         secret: try oauth.secret.read(environment: environment),
@@ -33,10 +43,10 @@ public enum CredentialFactory {
                         scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
                         extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
                 }
-                credentials.append(try managed(credential.name, request, oauth.fetch, oauth.tls, tokenLoop, cache, logger))
             }
+            return try managed(credential.name, try build(), rebuild: oauth.secret.isFile ? build : nil,
+                               oauth.fetch, oauth.tls, tokenLoop, cache, logger)
         }
-        return CredentialSet(credentials)
     }
 
     /// The token request for one credential, with errors naming the credential.
@@ -48,13 +58,28 @@ public enum CredentialFactory {
         }
     }
 
-    private static func managed(_ name: String, _ request: TokenEndpointRequest, _ fetch: TokenFetchSettings,
+    private static func managed(_ name: String, _ request: TokenEndpointRequest,
+                                rebuild: (() throws -> TokenEndpointRequest)?, _ fetch: TokenFetchSettings,
                                 _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
         let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait)
         let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name))
-        return ManagedCredential(name: name, request: request, settings: settings, transport: transport,
-                                 loop: loop, logger: logger, cache: cache)
+        let credential = ManagedCredential(name: name, request: request, settings: settings, transport: transport,
+                                           loop: loop, logger: logger, cache: cache)
+        if let rebuild {
+            // A secretFile is read again before every fetch: a rotated secret is used by the next
+            // fetch without a restart. If it cannot be read, the last good request is kept.
+            credential.requestProvider = {
+                do {
+                    return try rebuild()
+                } catch {
+                    logger.error("cannot re-read the secret file; using the previous secret",
+                                 metadata: ["credential": .string(name), "error": .string("\(error)")])
+                    return nil
+                }
+            }
+        }
+        return credential
     }
 
     /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.
@@ -78,4 +103,12 @@ public struct FactoryError: Error, CustomStringConvertible {
     /// What went wrong, naming the credential (never a secret).
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension SecretSource {
+    /// Whether the secret lives in a file (and so may be rotated while running).
+    var isFile: Bool {
+        if case .file = self { return true }
+        return false
+    }
 }

@@ -4,19 +4,39 @@ import Logging
 import TokenManager
 
 /// The credentials of a configuration together with the token loop their fetches run on
-/// (its own thread): build, start fetching, stop.
+/// (its own thread): build, start fetching, reload, stop.
 public final class CredentialRuntime: @unchecked Sendable {
-    // @unchecked: `thread` is touched only by start()/stop() on the owning thread.
+    // @unchecked: mutable state (`current`, `configs`, `retired`, `started`) is touched only on
+    // the thread that owns the runtime (start/reload/stop); the token loop gets its own copies.
     /// The credentials, by name.
-    public let credentials: CredentialSet
+    public private(set) var credentials: CredentialSet
+    private var configs: [String: CredentialConfig]
+    private let environment: [String: String]
+    private let logger: Logger
+    private let cache: TokenCache
     private let thread: LoopThread
+    /// Re-reads static token files; created and touched only on the token loop.
+    private var fileWatch: Timer?
     private var started = false
+
+    /// How often static `tokenFile`s are checked for rotation.
+    static let fileCheckInterval: Duration = .seconds(2)
 
     /// Reads secrets and builds every credential; throws naming what could not be read.
     public init(config: SidecarConfig, environment: [String: String], logger: Logger) throws {
         thread = try LoopThread { _ in }
-        credentials = try CredentialFactory.make(from: config, environment: environment,
-                                                 tokenLoop: thread.loop, logger: logger)
+        self.environment = environment
+        self.logger = logger
+        cache = TokenCache(capacity: config.cacheSize)
+        var built: [any Credential] = []
+        var configs: [String: CredentialConfig] = [:]
+        for credential in config.credentials {
+            built.append(try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
+                                                    cache: cache, logger: logger))
+            configs[credential.name] = credential
+        }
+        self.configs = configs
+        credentials = CredentialSet(built)
     }
 
     /// Starts the token loop and the first fetch of every managed credential.
@@ -25,6 +45,39 @@ public final class CredentialRuntime: @unchecked Sendable {
         started = true
         try thread.start()
         for case let managed as ManagedCredential in credentials.all { managed.start() }
+        watchTokenFiles()
+    }
+
+    /// Builds the credentials of a reloaded configuration: unchanged ones are kept as they are
+    /// (with their tokens), new or changed ones are created and start fetching. Credentials that
+    /// are no longer used stop fetching. Throws (changing nothing) when a secret cannot be read.
+    public func reload(_ config: SidecarConfig) throws -> CredentialSet {
+        var built: [any Credential] = []
+        var fresh: [any Credential] = []
+        var configs: [String: CredentialConfig] = [:]
+        for credential in config.credentials {
+            if self.configs[credential.name] == credential, let existing = credentials[credential.name] {
+                built.append(existing)
+            } else {
+                let made = try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
+                                                      cache: cache, logger: logger)
+                built.append(made)
+                fresh.append(made)
+            }
+            configs[credential.name] = credential
+        }
+        let kept = Set(built.map { ObjectIdentifier($0) })
+        let retired = credentials.all.filter { !kept.contains(ObjectIdentifier($0)) }
+        self.configs = configs
+        credentials = CredentialSet(built)
+        for case let managed as ManagedCredential in fresh { managed.start() }
+        // Requests in flight may still wait on a retired credential's token: give them time.
+        let grace = config.drainTimeout
+        let loop = thread.loop
+        let box = RetiredCredentials(retired)
+        loop.execute { box.stop(after: grace, on: loop) }
+        watchTokenFiles()
+        return credentials
     }
 
     /// Stops fetching and joins the token loop's thread.
@@ -32,8 +85,64 @@ public final class CredentialRuntime: @unchecked Sendable {
         guard started else { return }
         started = false
         for case let managed as ManagedCredential in credentials.all { managed.stop() }
+        thread.loop.execute { [self] in
+            fileWatch?.cancel()
+            fileWatch = nil
+        }
         thread.stopAndJoin()
     }
 
     deinit { stop() }
+
+    /// Static credentials from `tokenFile` are re-read every couple of seconds (Kubernetes
+    /// rotates mounted secrets by swapping a symlink); a changed token replaces the old one.
+    private func watchTokenFiles() {
+        var watched: [(StaticCredential, SecretSource)] = []
+        for credential in credentials.all {
+            guard let staticCredential = credential as? StaticCredential,
+                  case .staticToken(let settings)? = configs[credential.name]?.kind,
+                  case .file = settings.source else { continue }
+            watched.append((staticCredential, settings.source))
+        }
+        let environment = self.environment
+        let logger = self.logger
+        let box = WatchBox(watched)
+        let loop = thread.loop
+        loop.execute { [self] in
+            fileWatch?.cancel()
+            fileWatch = nil
+            guard !box.entries.isEmpty else { return }
+            let timer = Timer(on: loop, after: Self.fileCheckInterval, repeating: Self.fileCheckInterval) {
+                for (credential, source) in box.entries {
+                    do {
+                        credential.replace(token: try source.read(environment: environment))
+                    } catch {
+                        logger.error("cannot re-read a token file; keeping the previous token",
+                                     metadata: ["credential": .string(credential.name)])
+                    }
+                }
+            }
+            fileWatch = timer
+        }
+    }
+}
+
+/// Carries loop-owned values into the token loop (created and used only there).
+private final class WatchBox: @unchecked Sendable {
+    let entries: [(StaticCredential, SecretSource)]
+    init(_ entries: [(StaticCredential, SecretSource)]) { self.entries = entries }
+}
+
+/// Credentials removed by a reload, stopped after a grace period.
+private final class RetiredCredentials: @unchecked Sendable {
+    let credentials: [any Credential]
+    private var timer: Timer?
+    init(_ credentials: [any Credential]) { self.credentials = credentials }
+
+    func stop(after grace: Duration, on loop: EventLoop) {
+        timer = Timer(on: loop, after: grace) { [self] in
+            for case let managed as ManagedCredential in credentials { managed.stop() }
+            timer = nil
+        }
+    }
 }

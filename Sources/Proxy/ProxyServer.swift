@@ -53,6 +53,52 @@ public final class ProxyServer: @unchecked Sendable {
         return bindAddress
     }
 
+    /// Merges every worker's counters (each copied on its own loop); `completion` runs on
+    /// whichever worker thread finishes last.
+    public func collectMetrics(_ completion: @escaping @Sendable (ProxyMetrics) -> Void) {
+        let boxes = contexts
+        let pending = Locked((remaining: boxes.count, total: ProxyMetrics()))
+        if boxes.isEmpty { completion(ProxyMetrics()); return }
+        for box in boxes {
+            box.context.loop.execute {
+                let snapshot = box.context.metricsSnapshot()
+                let finished: ProxyMetrics? = pending.withLock { state in
+                    state.total.merge(snapshot)
+                    state.remaining -= 1
+                    return state.remaining == 0 ? state.total : nil
+                }
+                if let finished { completion(finished) }
+            }
+        }
+    }
+
+    /// Graceful shutdown, part one: stop accepting, close idle keep-alive connections, let
+    /// requests in flight finish. `completion` runs (on a worker thread) once every worker has no
+    /// connection left; the caller bounds the wait (`drainTimeout`) and then calls ``stop()``.
+    public func drain(_ completion: @escaping @Sendable () -> Void) {
+        let boxes = contexts
+        let remaining = Locked(boxes.count)
+        if boxes.isEmpty { completion(); return }
+        for box in boxes {
+            box.context.loop.execute {
+                box.listener.close()
+                box.context.beginDrain {
+                    if remaining.withLock({ $0 -= 1; return $0 == 0 }) { completion() }
+                }
+            }
+        }
+    }
+
+    /// Applies a reloaded configuration: new routes, credentials and timeouts on every worker.
+    /// Requests in flight finish with what they started with. Throws (changing nothing) when a
+    /// route's TLS files cannot be used. The listen address is not changed by a reload.
+    public func reload(config newConfig: SidecarConfig, credentials: CredentialSet) throws {
+        let newRouter = try Router(config: newConfig, credentials: credentials)
+        for box in contexts {
+            box.context.loop.execute { box.context.apply(router: newRouter, timeouts: newConfig.timeouts) }
+        }
+    }
+
     /// Stops every worker: closes listeners and connections, then joins the threads.
     public func stop() {
         for (thread, box) in zip(threads, contexts) {

@@ -16,6 +16,8 @@ final class UpstreamPool {
     private let idleTimeout: Duration
     private var idle: [String: [UpstreamConnection]] = [:]
     private var open: [String: Int] = [:]
+    /// `host:port` per pool key, for metrics.
+    private var labels: [String: String] = [:]
     private var waiting: [String: [any UpstreamWaiter]] = [:]
     private let maxIdlePerKey: Int
     /// Connections created since start (for tests and metrics).
@@ -48,6 +50,7 @@ final class UpstreamPool {
 
     private func create(_ target: UpstreamTarget) -> UpstreamConnection {
         connectionsOpened += 1
+        if labels[target.poolKey] == nil { labels[target.poolKey] = "\(target.host):\(target.port)" }
         open[target.poolKey, default: 0] += 1
         let upstream = UpstreamConnection(target: target, pool: self, loop: loop)
         upstream.open(timeout: connectTimeout)
@@ -114,6 +117,18 @@ final class UpstreamPool {
         idle.removeAll()
         waiting.removeAll()
         for upstream in all { upstream.close() }
+    }
+
+    /// Open connections by backend and state (`active` or `idle`), for the metrics gauge.
+    func gauges() -> [UpstreamGaugeKey: Int] {
+        var result: [UpstreamGaugeKey: Int] = [:]
+        for (key, count) in open {
+            let label = labels[key] ?? key
+            let idleCount = idle[key]?.count ?? 0
+            result[UpstreamGaugeKey(upstream: label, state: "idle"), default: 0] += idleCount
+            result[UpstreamGaugeKey(upstream: label, state: "active"), default: 0] += count - idleCount
+        }
+        return result
     }
 
     /// Number of idle connections (for tests and metrics).

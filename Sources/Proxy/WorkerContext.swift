@@ -11,13 +11,18 @@ final class WorkerContext {
     static let readAhead = 256 * 1024
 
     let loop: EventLoop
-    let router: Router
+    /// Routing; replaced on reload (requests in flight keep the decision they started with).
+    var router: Router
     let pool: UpstreamPool
-    let timeouts: Timeouts
+    var timeouts: Timeouts
     let maxConnectionsPerUpstream: Int
     /// Staging area for the first bytes of a request body, validated before anything is sent upstream.
     let scratch = OwnedEventBuffer()
     let logger: Logger
+    /// Whether a line is logged per request.
+    let accessLog: Bool
+    /// This worker's counters (only touched on this loop).
+    var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private var tunnels: [ObjectIdentifier: Tunnel] = [:]
 
@@ -29,6 +34,15 @@ final class WorkerContext {
         self.pool = UpstreamPool(loop: loop, limit: config.maxConnectionsPerUpstream,
                                  connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle)
         self.logger = logger
+        self.accessLog = config.accessLog
+    }
+
+    /// A copy of this worker's counters with the gauges filled in (call on this loop).
+    func metricsSnapshot() -> ProxyMetrics {
+        var snapshot = metrics
+        snapshot.clientConnections = sessions.count + tunnels.count
+        snapshot.upstreamConnections = pool.gauges()
+        return snapshot
     }
 
     /// Takes a freshly accepted client connection.
@@ -41,6 +55,32 @@ final class WorkerContext {
     /// Forgets a session that has closed (or became a tunnel).
     func remove(_ session: ClientSession) {
         sessions.removeValue(forKey: ObjectIdentifier(session))
+        checkDrained()
+    }
+
+    /// Set while the process drains: no new requests on kept-alive connections.
+    private(set) var draining = false
+    private var onDrained: (() -> Void)?
+
+    /// Stops keep-alive: idle connections close now, busy ones after their current response;
+    /// `onDrained` runs once no connection is left.
+    func beginDrain(_ onDrained: @escaping () -> Void) {
+        draining = true
+        self.onDrained = onDrained
+        for session in Array(sessions.values) { session.drainIfIdle() }
+        checkDrained()
+    }
+
+    private func checkDrained() {
+        guard draining, sessions.isEmpty, tunnels.isEmpty, let done = onDrained else { return }
+        onDrained = nil
+        done()
+    }
+
+    /// Applies a reloaded configuration's routing and timeouts.
+    func apply(router: Router, timeouts: Timeouts) {
+        self.router = router
+        self.timeouts = timeouts
     }
 
     /// Keeps a CONNECT tunnel alive until it ends.
@@ -51,6 +91,7 @@ final class WorkerContext {
     /// Forgets a tunnel that has ended.
     func removeTunnel(_ tunnel: Tunnel) {
         tunnels.removeValue(forKey: ObjectIdentifier(tunnel))
+        checkDrained()
     }
 
     /// Number of open client sessions.

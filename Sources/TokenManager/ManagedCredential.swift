@@ -12,8 +12,12 @@ import Logging
 public final class ManagedCredential: Credential, @unchecked Sendable {
     /// The credential's name.
     public let name: String
-    /// The token request sent on every fetch.
-    public let request: TokenEndpointRequest
+    /// The token request sent on the last fetch.
+    public private(set) var request: TokenEndpointRequest
+    /// Called on the token loop before every fetch; a non-nil result replaces ``request``. Used to
+    /// pick up a rotated `secretFile` (Kubernetes swaps mounted secrets by symlink) without a
+    /// restart. Set it before ``start()``.
+    public var requestProvider: (() -> TokenEndpointRequest?)?
     /// Timing parameters.
     public let settings: TokenRefreshSettings
     /// The token loop: fetches, timers and the state machine run on its thread.
@@ -202,6 +206,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     }
 
     private func fetch() {
+        if let fresh = requestProvider?() { request = fresh }
         let startedAt = clock.now
         transport.send(request) { [weak self] result in
             self?.fetchCompleted(result, startedAt: startedAt)

@@ -4,23 +4,29 @@ import EventLoop
 public final class StaticCredential: Credential {
     /// The credential's name.
     public let name: String
-    private let token: AccessToken
+    private let token: Locked<AccessToken>
 
     /// Wraps `token`, which never expires.
     public init(name: String, token: String) {
         self.name = name
-        self.token = AccessToken(value: token)
+        self.token = Locked(AccessToken(value: token))
+    }
+
+    /// Replaces the token (a rotated `tokenFile`); requests from now on carry the new one.
+    public func replace(token value: String) {
+        let fresh = AccessToken(value: value)
+        token.withLock { if $0.value != value { $0 = fresh } }
     }
 
     /// A static token is always there: nobody waits.
     public var tokenWait: Duration { .zero }
 
     /// Always the configured token.
-    public func currentToken() -> AccessToken? { token }
+    public func currentToken() -> AccessToken? { token.withLock { $0 } }
 
     /// Completes at once with the token.
     public func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) {
-        completion(token)
+        completion(currentToken())
     }
 
     /// A static token cannot be replaced: a 401 is passed to the client as it is.

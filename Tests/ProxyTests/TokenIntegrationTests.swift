@@ -130,7 +130,8 @@ final class TokenIntegrationTests: XCTestCase {
         for i in 0..<50 {
             let client = try RawClient(port: proxy.port)
             let body = String(format: "payload-%02d", i)
-            client.send("POST /reject?token=tok-1&i=\(i) HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            // The 401s are delayed so that all fifty carry tok-1 before the first rejection arrives.
+            client.send("POST /reject?token=tok-1&delay_ms=500&i=\(i) HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             clients.append(client)
         }
         for client in clients {

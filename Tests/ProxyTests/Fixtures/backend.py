@@ -23,7 +23,7 @@ Endpoints (path taken from the request target; origin- or absolute-form):
     /download?size=N&mode=cl|chunked|close
                               N bytes of the deterministic stream (see stream_block()),
                               Content-Length / chunked (64 KiB chunks) / close-delimited
-    /reject?token=T           401 + WWW-Authenticate when Authorization is exactly "Bearer T", else default
+    /reject?token=T[&delay_ms=N]  401 + WWW-Authenticate (after N ms) when Authorization is exactly "Bearer T", else default
     /download-sha?size=N      text/plain hex SHA-256 of what /download sends for size N
     /upload                   200 {"body_len","body_sha256"} (streaming hash)
     /status/NNN               status NNN with a small body (none for 1xx/204/304/HEAD)
@@ -426,6 +426,7 @@ class Server:
             # 401 (RFC 6750) when the request carries the bearer token named in ?token=.
             auth = [v for v in header_get_all(headers, "authorization")]
             if auth == ["Bearer " + q.get("token", "")]:
+                time.sleep(int_arg("delay_ms", 0, hi=10000) / 1000.0)
                 send_simple(401, "application/json", b'{"error":"invalid_token"}',
                             extra=[("WWW-Authenticate", 'Bearer error="invalid_token"')])
                 return keep

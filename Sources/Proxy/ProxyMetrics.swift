@@ -1,0 +1,42 @@
+/// A request counter key: the route label and the status code.
+public struct RequestCounterKey: Hashable, Sendable {
+    /// The route's host pattern, or `unrouted`.
+    public let route: String
+    /// HTTP status sent to the client.
+    public let code: Int
+}
+
+/// An upstream connection gauge key.
+public struct UpstreamGaugeKey: Hashable, Sendable {
+    /// `host:port` of the backend.
+    public let upstream: String
+    /// `active` (carrying a request) or `idle` (pooled).
+    public let state: String
+}
+
+/// The proxy's counters: each worker owns one and updates it on its own thread without locks;
+/// ``ProxyServer/collectMetrics(_:)`` merges copies taken on each worker's loop.
+public struct ProxyMetrics: Sendable, Equatable {
+    /// Requests answered, by route and status.
+    public var requests: [RequestCounterKey: UInt64] = [:]
+    /// Time from a complete request head to the end of the response.
+    public var duration = LatencyHistogram()
+    /// Errors the proxy answered with, by RFC 9209 type.
+    public var upstreamErrors: [String: UInt64] = [:]
+    /// Open client connections (a gauge, filled in when collected).
+    public var clientConnections = 0
+    /// Upstream connections by backend and state (a gauge, filled in when collected).
+    public var upstreamConnections: [UpstreamGaugeKey: Int] = [:]
+
+    /// Empty counters.
+    public init() {}
+
+    /// Adds another worker's numbers.
+    public mutating func merge(_ other: ProxyMetrics) {
+        requests.merge(other.requests, uniquingKeysWith: +)
+        duration.merge(other.duration)
+        upstreamErrors.merge(other.upstreamErrors, uniquingKeysWith: +)
+        clientConnections += other.clientConnections
+        upstreamConnections.merge(other.upstreamConnections, uniquingKeysWith: +)
+    }
+}
