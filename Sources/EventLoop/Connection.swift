@@ -14,6 +14,7 @@ public final class Connection {
     private var bev: OpaquePointer?
     private var selfRetain: Unmanaged<Connection>?
     private var lingering = false
+    private var onFlushed: (() -> Void)?
     private var shutDownWrite = false
     /// Whether an outgoing connection has completed its connect — and, for TLS, its handshake
     /// (always true for accepted ones).
@@ -169,6 +170,7 @@ public final class Connection {
 
     /// Frees the bufferevent (closing the socket) and drops the delegate. Idempotent; safe inside callbacks.
     public func close() {
+        reportFlushed()
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -180,8 +182,15 @@ public final class Connection {
     /// Sends what is queued, then closes gracefully: half-closes the write side and discards
     /// incoming bytes for a short while, so a client still sending does not get a reset that
     /// would destroy the response it has not read yet (a "lingering close").
-    public func closeAfterFlush(linger: Duration = .seconds(2)) {
-        guard bev != nil, !lingering else { return }
+    ///
+    /// `flushed` runs once everything queued has been handed to the kernel (or the connection
+    /// ended first): from then on, stopping the process loses nothing.
+    public func closeAfterFlush(linger: Duration = .seconds(2), flushed: (() -> Void)? = nil) {
+        guard bev != nil, !lingering else {
+            flushed?()
+            return
+        }
+        onFlushed = flushed
         lingering = true
         delegate = nil
         input.drain(input.count)
@@ -194,6 +203,13 @@ public final class Connection {
         guard let bev, !shutDownWrite else { return }
         shutDownWrite = true
         _ = shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+        reportFlushed()
+    }
+
+    private func reportFlushed() {
+        let callback = onFlushed
+        onFlushed = nil
+        callback?()
     }
 
     // MARK: - callbacks (from Trampolines.swift)

@@ -106,8 +106,9 @@ final class ClientSession: ConnectionDelegate {
         phase = .closed
         headTimer.cancel()
         waitTimer.cancel()
-        client.closeAfterFlush()
-        context.remove(self)
+        // The session stays registered until its last bytes are with the kernel, so a drain
+        // never stops the process under a response still being written.
+        client.closeAfterFlush { [self] in context.remove(self) }
     }
 
     // MARK: - client events

@@ -1,0 +1,47 @@
+/// The admin endpoints as a pure function of a request and an ``AdminProvider``, so they are
+/// tested without sockets; ``AdminServer`` puts them on a ``SimpleHTTPServer``.
+enum AdminRoutes {
+    /// The paths served, for 404 hints.
+    static let paths = ["/healthz", "/readyz", "/metrics", "/tokens"]
+
+    /// Answers `request` through `deliver` (called once, possibly from another thread).
+    static func handle(_ request: SimpleRequest, provider: AdminProvider,
+                       deliver: @escaping @Sendable (SimpleResponse) -> Void) {
+        guard paths.contains(request.path) else {
+            deliver(.json(status: 404, .object([
+                ("error", .string("not found")),
+                ("endpoints", .array(paths.map { .string($0) })),
+            ])))
+            return
+        }
+        // HEAD is GET without the body (the server leaves the body out).
+        guard request.method == "GET" || request.method == "HEAD" else {
+            deliver(.error(status: 405, "method not allowed", headers: [("Allow", "GET, HEAD")]))
+            return
+        }
+        switch request.path {
+        case "/healthz":
+            deliver(provider.isServing()
+                ? .json(.object([("status", .string("ok"))]))
+                : .json(status: 503, .object([("status", .string("shutting down"))])))
+        case "/readyz":
+            guard provider.isServing() else {
+                // Draining: take the pod out of rotation even if tokens are fine.
+                deliver(.json(status: 503, Readiness(ready: false, missing: ["shutting down"]).json))
+                return
+            }
+            provider.readiness { readiness in
+                deliver(.json(status: readiness.ready ? 200 : 503, readiness.json))
+            }
+        case "/metrics":
+            provider.metrics { families in
+                deliver(SimpleResponse(status: 200, headers: [("Content-Type", PrometheusRenderer.contentType)],
+                                       body: Array(PrometheusRenderer.render(families).utf8)))
+            }
+        default:  // "/tokens"
+            provider.tokens { reports in
+                deliver(.json(.array(reports.map(\.json)), headers: [("Cache-Control", "no-store")]))
+            }
+        }
+    }
+}

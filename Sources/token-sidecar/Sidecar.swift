@@ -1,0 +1,118 @@
+import Config
+import EventLoop
+import Glibc
+import Logging
+import Proxy
+import TokenManager
+
+/// The running process: credentials with their token loop, the proxy's worker loops, and a
+/// control loop on the main thread for signals (libevent lets one loop own signals) and the
+/// admin listener.
+final class Sidecar {
+    private(set) var config: SidecarConfig
+    let logger: Logger
+    let control: EventLoop
+    let runtime: CredentialRuntime
+    let server: ProxyServer
+    private var watchers: [SignalWatcher] = []
+    private var drainTimer: Timer?
+    private var draining = false
+    private let environment: [String: String]
+    /// Called on the control loop once the proxy listens (the admin listener hooks in here).
+    var onStarted: ((Sidecar) -> Void)?
+
+    /// Builds everything from `config`; throws ``StartError`` naming what failed.
+    init(config: SidecarConfig, environment: [String: String], logger: Logger) throws {
+        self.config = config
+        self.environment = environment
+        self.logger = logger
+        EventLoop.enableThreads()
+        control = try EventLoop()
+        do {
+            runtime = try CredentialRuntime(config: config, environment: environment, logger: logger)
+        } catch {
+            throw StartError.configuration("\(config.file): \(error)")
+        }
+        do {
+            server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger)
+        } catch {
+            throw StartError.configuration("\(config.file): \(error)")
+        }
+    }
+
+    /// Starts fetching tokens and serving; returns the proxy's bound address.
+    @discardableResult
+    func start() throws -> SocketAddress {
+        try runtime.start()
+        let address = try server.start()
+        watchers.append(SignalWatcher(signal: SIGTERM, on: control) { [unowned self] in beginDrain("SIGTERM") })
+        watchers.append(SignalWatcher(signal: SIGINT, on: control) { [unowned self] in beginDrain("SIGINT") })
+        watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload() })
+        onStarted?(self)
+        return address
+    }
+
+    /// Runs the control loop until the process has drained (or was stopped).
+    func run() {
+        control.run()
+        server.stop()
+        runtime.stop()
+        logger.info("stopped")
+    }
+
+    /// SIGTERM/SIGINT: stop accepting, let requests in flight finish for up to drainTimeout,
+    /// close idle keep-alive connections, then stop. A second signal stops at once.
+    func beginDrain(_ reason: String) {
+        if draining {
+            logger.warning("second stop signal: stopping now", metadata: ["signal": .string(reason)])
+            control.stop()
+            return
+        }
+        draining = true
+        logger.info("draining", metadata: ["signal": .string(reason), "drainTimeout": "\(config.drainTimeout)"])
+        let control = self.control
+        server.drain { control.stop() }
+        drainTimer = Timer(on: control, after: config.drainTimeout) { [unowned self] in
+            logger.warning("drainTimeout reached with requests still in flight; stopping")
+            control.stop()
+        }
+    }
+
+    /// SIGHUP: load the file again and apply routes, credentials and timeouts atomically; a bad
+    /// file is rejected (logged) and the running configuration stays.
+    func reload() {
+        let fresh: SidecarConfig
+        do {
+            fresh = try ConfigLoader.load(path: config.file, environment: environment)
+        } catch {
+            for problem in error.problems {
+                logger.error("reload rejected: invalid configuration", metadata: ["problem": .string(problem.description)])
+            }
+            return
+        }
+        if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers {
+            logger.warning("reload does not change listen, admin or workers; restart to change them")
+        }
+        do {
+            let credentials = try runtime.reload(fresh)
+            try server.reload(config: fresh, credentials: credentials)
+        } catch {
+            logger.error("reload rejected", metadata: ["error": .string("\(error)")])
+            return
+        }
+        config = fresh
+        logger.info("reloaded", metadata: ["routes": "\(fresh.routes.count)", "credentials": "\(fresh.credentials.count)"])
+    }
+}
+
+/// Why the sidecar could not start.
+enum StartError: Error, CustomStringConvertible {
+    /// The configuration cannot be used (exit code 2).
+    case configuration(String)
+
+    var description: String {
+        switch self {
+        case .configuration(let message): return message
+        }
+    }
+}
