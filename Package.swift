@@ -33,6 +33,7 @@ let package = Package(
             dependencies: ["HTTP1", "EventLoop", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
         .target(
             name: "Proxy",
             dependencies: [
@@ -44,13 +45,14 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Config", "TokenManager", "EventLoop",
+                "Proxy", "Config", "TokenManager", "EventLoop", "Admin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(

@@ -1,3 +1,5 @@
+import TokenManager
+
 /// A request counter key: the route label and the status code.
 public struct RequestCounterKey: Hashable, Sendable {
     /// The route's host pattern, or `unrouted`.

@@ -12,6 +12,8 @@ import Logging
 public final class ManagedCredential: Credential, @unchecked Sendable {
     /// The credential's name.
     public let name: String
+    /// Token request durations (token loop only; copied into the published status).
+    private var fetchLatency = LatencyHistogram()
     /// The token request sent on the last fetch.
     public private(set) var request: TokenEndpointRequest
     /// Called on the token loop before every fetch; a non-nil result replaces ``request``. Used to
@@ -201,7 +203,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             }
         }
         let now = clock.now
-        let snapshot = TokenStatus(name: name, state: state, now: now)
+        var snapshot = TokenStatus(name: name, state: state, now: now)
+        snapshot.fetchLatency = fetchLatency
         publishedStatus.withLock { $0 = snapshot }
     }
 
@@ -216,6 +219,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, startedAt: ContinuousClock.Instant) {
         guard !stopped else { return }
         let now = clock.now
+        let (seconds, attoseconds) = (now - startedAt).components
+        fetchLatency.observe(Double(seconds) + Double(attoseconds) / 1e18)
         let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
             TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: clock.wallClockSeconds)
         }

@@ -22,6 +22,8 @@ public struct TokenStatus: Sendable, Equatable {
     public var lastError: String?
     /// Fetches by result.
     public var counts: TokenFetchCounts
+    /// How long token requests took (successful or not).
+    public var fetchLatency = LatencyHistogram()
 
     /// The status of a credential that has not started.
     public init(name: String, takenAt: ContinuousClock.Instant) {

@@ -1,6 +1,74 @@
+import Admin
+import EventLoop
 import Proxy
+import TokenManager
 
-/// Connects the admin listener to a running sidecar (filled in with the Admin module).
+/// Connects the admin listener (`/healthz`, `/readyz`, `/metrics`, `/tokens`) to a running
+/// sidecar. It runs on the sidecar's control loop (main thread).
 enum AdminWiring {
-    static func start(for sidecar: Sidecar) {}
+    /// Binds the admin listener and logs its address; a failure to bind is logged, not fatal.
+    static func start(for sidecar: Sidecar) {
+        let box = SidecarBox(sidecar)
+        let provider = AdminProvider(
+            isServing: { !box.sidecar.isDraining },
+            readiness: { completion in completion(readiness(box.sidecar)) },
+            metrics: { completion in
+                let statuses = managed(box.sidecar).map(\.status)
+                box.sidecar.server.collectMetrics { proxy in
+                    completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter()))
+                }
+            },
+            tokens: { completion in completion(tokenReports(box.sidecar)) }
+        )
+        do {
+            let address = try SocketAddress(host: sidecar.config.admin.host, port: sidecar.config.admin.port)
+            let server = try AdminServer(address: address, loop: sidecar.control, provider: provider)
+            sidecar.admin = server
+            sidecar.logger.info("admin listening", metadata: ["address": "\(server.address)"])
+        } catch {
+            sidecar.logger.error("cannot start the admin listener", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private static func managed(_ sidecar: Sidecar) -> [ManagedCredential] {
+        sidecar.runtime.credentials.all.compactMap { $0 as? ManagedCredential }
+    }
+
+    /// Ready when the proxy listens and every credential has a usable token.
+    static func readiness(_ sidecar: Sidecar) -> Readiness {
+        var missing: [String] = []
+        if sidecar.isDraining { missing.append("shutting down") }
+        for credential in sidecar.runtime.credentials.all where credential.currentToken() == nil {
+            var line = "credential \(credential.name): no valid token"
+            if let managed = credential as? ManagedCredential, let error = managed.status.lastError {
+                line += " (last error: \(error))"
+            }
+            missing.append(line)
+        }
+        return Readiness(ready: missing.isEmpty, missing: missing)
+    }
+
+    /// Status per credential — never the token.
+    static func tokenReports(_ sidecar: Sidecar) -> [TokenReport] {
+        let clock = WallClockConverter()
+        return sidecar.runtime.credentials.all.map { credential in
+            guard let managed = credential as? ManagedCredential else {
+                return TokenReport(name: credential.name, state: "static",
+                                   fingerprint: credential.currentToken()?.fingerprint, fetchCounts: [:])
+            }
+            let status = managed.status
+            var counts = status.counts.failed
+            counts["success"] = status.counts.succeeded
+            return TokenReport(name: status.name, state: status.phase.rawValue, fingerprint: status.fingerprint,
+                               issuedAt: clock.time(at: status.issuedAt), expiresAt: clock.time(at: status.expiresAt),
+                               nextRefresh: clock.time(at: status.nextFetchAt), lastError: status.lastError,
+                               fetchCounts: counts)
+        }
+    }
+}
+
+/// Lets the admin closures reach the sidecar; they all run on its control loop.
+private final class SidecarBox: @unchecked Sendable {
+    let sidecar: Sidecar
+    init(_ sidecar: Sidecar) { self.sidecar = sidecar }
 }

@@ -1,3 +1,4 @@
+import Admin
 import Config
 import EventLoop
 import Glibc
@@ -20,6 +21,10 @@ final class Sidecar {
     private let environment: [String: String]
     /// Called on the control loop once the proxy listens (the admin listener hooks in here).
     var onStarted: ((Sidecar) -> Void)?
+    /// The admin listener, when started.
+    var admin: (any LoopServer)?
+    /// Whether a stop signal arrived (health then reports shutting down).
+    var isDraining: Bool { draining }
 
     /// Builds everything from `config`; throws ``StartError`` naming what failed.
     init(config: SidecarConfig, environment: [String: String], logger: Logger) throws {
@@ -55,6 +60,7 @@ final class Sidecar {
     /// Runs the control loop until the process has drained (or was stopped).
     func run() {
         control.run()
+        admin?.close()
         server.stop()
         runtime.stop()
         logger.info("stopped")

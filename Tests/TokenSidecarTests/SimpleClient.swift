@@ -69,28 +69,47 @@ final class SimpleClient {
 final class SidecarProcess {
     let process = Process()
     let port: Int
+    /// The admin listener's port, when `waitForAdmin` was set.
+    private(set) var adminPort: Int?
     private let errPipe = Pipe()
+    /// Log lines read while starting.
+    private(set) var startupLines: [String] = []
 
-    init(configPath: String, environment: [String: String] = [:], arguments: [String] = []) throws {
+    init(configPath: String, environment: [String: String] = [:], arguments: [String] = [], waitForAdmin: Bool = false) throws {
         process.executableURL = XCTestCaseBinary.url
         process.arguments = ["run", "--config", configPath] + arguments
         process.environment = environment
         process.standardError = errPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        var first = Data()
-        while true {
-            let byte = errPipe.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data([10]) { break }
-            first.append(byte)
+        let reader = errPipe.fileHandleForReading
+        func readLine() -> Data {
+            var line = Data()
+            while true {
+                let byte = reader.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data([10]) { break }
+                line.append(byte)
+            }
+            return line
         }
-        guard let object = try? JSONSerialization.jsonObject(with: first) as? [String: Any],
-              let address = object["address"] as? String, let colon = address.lastIndex(of: ":"),
-              let port = Int(address[address.index(after: colon)...]) else {
+        func portIn(_ object: [String: Any]?) -> Int? {
+            guard let address = object?["address"] as? String, let colon = address.lastIndex(of: ":") else { return nil }
+            return Int(address[address.index(after: colon)...])
+        }
+        let first = readLine()
+        startupLines.append(String(decoding: first, as: UTF8.self))
+        guard let port = portIn(try? JSONSerialization.jsonObject(with: first) as? [String: Any]) else {
             process.terminate()
             throw CocoaError(.fileReadCorruptFile)
         }
         self.port = port
+        while waitForAdmin && adminPort == nil {
+            let line = readLine()
+            if line.isEmpty { break }
+            startupLines.append(String(decoding: line, as: UTF8.self))
+            let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any]
+            if object?["msg"] as? String == "admin listening" { adminPort = portIn(object) }
+        }
     }
 
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }

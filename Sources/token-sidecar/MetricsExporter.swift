@@ -1,0 +1,70 @@
+import Admin
+import Proxy
+import TokenManager
+
+/// Turns the proxy's and the token manager's numbers into Prometheus metric families.
+enum MetricsExporter {
+    static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter) -> [MetricFamily] {
+        var families: [MetricFamily] = []
+        families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route and status code.",
+            proxy.requests.sorted { ($0.key.route, $0.key.code) < ($1.key.route, $1.key.code) }.map {
+                MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("code", String($0.key.code))], value: Double($0.value))
+            }))
+        families.append(.histogram("token_sidecar_request_duration_seconds",
+                                   help: "Time from a complete request head to the end of the response.",
+                                   [histogram(proxy.duration)]))
+        families.append(.gauge("token_sidecar_client_connections", help: "Open client connections.",
+                               [MetricSample(value: proxy.clientConnections)]))
+        families.append(.gauge("token_sidecar_upstream_connections", help: "Open upstream connections by backend and state.",
+            proxy.upstreamConnections.sorted { ($0.key.upstream, $0.key.state) < ($1.key.upstream, $1.key.state) }.map {
+                MetricSample(labels: [MetricLabel("upstream", $0.key.upstream), MetricLabel("state", $0.key.state)], value: $0.value)
+            }))
+        families.append(.counter("token_sidecar_upstream_errors_total", help: "Errors the proxy answered with, by Proxy-Status error type.",
+            proxy.upstreamErrors.sorted { $0.key < $1.key }.map {
+                MetricSample(labels: [MetricLabel("type", $0.key)], value: Double($0.value))
+            }))
+        var fetches: [MetricSample] = []
+        var expiries: [MetricSample] = []
+        var latency = LatencyHistogram()
+        for status in tokens.sorted(by: { $0.name < $1.name }) {
+            fetches.append(MetricSample(labels: [MetricLabel("credential", status.name), MetricLabel("result", "success")],
+                                        value: status.counts.succeeded))
+            for (reason, count) in status.counts.failed.sorted(by: { $0.key < $1.key }) {
+                fetches.append(MetricSample(labels: [MetricLabel("credential", status.name), MetricLabel("result", reason)], value: count))
+            }
+            if let expiresAt = status.expiresAt {
+                expiries.append(MetricSample(labels: [MetricLabel("credential", status.name)],
+                                             value: wallClock.seconds(at: expiresAt)))
+            }
+            latency.merge(status.fetchLatency)
+        }
+        families.append(.counter("token_sidecar_token_fetches_total", help: "Token requests by credential and result.", fetches))
+        families.append(.gauge("token_sidecar_token_expiry_timestamp_seconds",
+                               help: "When the current token of each credential expires (Unix time).", expiries))
+        families.append(.histogram("token_sidecar_token_fetch_duration_seconds", help: "Duration of token requests.",
+                                   [histogram(latency)]))
+        return families
+    }
+
+    private static func histogram(_ histogram: LatencyHistogram) -> HistogramSample {
+        let cumulative = histogram.cumulative
+        var buckets = zip(LatencyHistogram.bounds, cumulative).map { HistogramSample.Bucket(upperBound: $0, cumulativeCount: $1) }
+        buckets.append(HistogramSample.Bucket(upperBound: .infinity, cumulativeCount: histogram.count))
+        return HistogramSample(buckets: buckets, sum: histogram.sum, count: histogram.count)
+    }
+}
+
+/// Converts monotonic instants to Unix time, from one reading of both clocks.
+struct WallClockConverter {
+    let now = ContinuousClock.now
+    let wall = SystemTokenClock().wallClockSeconds
+
+    func seconds(at instant: ContinuousClock.Instant) -> Double {
+        let (s, atto) = (instant - now).components
+        return wall + Double(s) + Double(atto) / 1e18
+    }
+
+    func time(at instant: ContinuousClock.Instant?) -> WallClockTime? {
+        instant.map { WallClockTime(secondsSince1970: seconds(at: $0)) }
+    }
+}

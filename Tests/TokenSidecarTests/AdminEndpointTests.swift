@@ -1,0 +1,90 @@
+import Foundation
+import XCTest
+
+/// The admin listener of a running sidecar.
+final class AdminEndpointTests: XCTestCase {
+    private func get(_ port: Int, _ path: String) -> (status: Int, headers: [String: String], body: String)? {
+        guard let client = SimpleClient(port: port) else { return nil }
+        client.send("GET \(path) HTTP/1.1\r\nHost: admin\r\n\r\n")
+        return client.response()
+    }
+
+    func testReadinessMetricsAndTokens() throws {
+        let tokens = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
+                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
+        try JSONSerialization.data(withJSONObject: ["delay": 1.5, "token_prefix": "SENTINEL-ADMIN-TOKEN-"])
+            .write(to: tokens.directory.appendingPathComponent("control.json"))
+        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let path = try writeConfig("""
+        listen: "127.0.0.1:0"
+        admin: "127.0.0.1:0"
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(tokens.port)/token"
+            clientId: "c"
+            secret: "SENTINEL-ADMIN-SECRET"
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: partner
+        """)
+        let sidecar = try SidecarProcess(configPath: path, waitForAdmin: true)
+        let admin = try XCTUnwrap(sidecar.adminPort)
+
+        XCTAssertEqual(get(admin, "/healthz")?.status, 200)
+        let notReady = try XCTUnwrap(get(admin, "/readyz"))
+        XCTAssertEqual(notReady.status, 503, "not ready before the first token")
+        XCTAssertTrue(notReady.body.contains("partner"), notReady.body)
+
+        var ready = false
+        let deadline = Date().addingTimeInterval(10)
+        while !ready && Date() < deadline {
+            ready = get(admin, "/readyz")?.status == 200
+            if !ready { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        XCTAssertTrue(ready, "ready once the token is there")
+
+        let client = try XCTUnwrap(SimpleClient(port: sidecar.port))
+        for i in 0..<7 {
+            client.send("GET /m/\(i)?secret=q HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            XCTAssertEqual(client.response()?.status, 200)
+        }
+        let denied = try XCTUnwrap(SimpleClient(port: sidecar.port))
+        denied.send("GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n")
+        XCTAssertEqual(denied.response()?.status, 403)
+
+        let metrics = try XCTUnwrap(get(admin, "/metrics"))
+        XCTAssertEqual(metrics.status, 200)
+        XCTAssertTrue(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") ?? false)
+        let families = try PrometheusTextParser.parse(metrics.body)
+        func value(_ name: String, _ labels: [String: String]) -> Double? {
+            families.flatMap(\.samples).first { sample in
+                sample.name == name && labels.allSatisfy { key, expected in sample.labels[key] == expected }
+            }?.value
+        }
+        XCTAssertEqual(value("token_sidecar_requests_total", ["route": "api.test:80", "code": "200"]), 7)
+        XCTAssertEqual(value("token_sidecar_requests_total", ["route": "unrouted", "code": "403"]), 1)
+        XCTAssertEqual(value("token_sidecar_upstream_errors_total", ["type": "http_request_denied"]), 1)
+        XCTAssertEqual(value("token_sidecar_token_fetches_total", ["credential": "partner", "result": "success"]), 1)
+        XCTAssertEqual(value("token_sidecar_request_duration_seconds_count", [:]), 8)
+        XCTAssertNotNil(value("token_sidecar_token_expiry_timestamp_seconds", ["credential": "partner"]))
+        XCTAssertNotNil(value("token_sidecar_client_connections", [:]))
+        XCTAssertEqual(value("token_sidecar_token_fetch_duration_seconds_count", [:]), 1)
+        XCTAssertFalse(metrics.body.contains("SENTINEL"))
+
+        let report = try XCTUnwrap(get(admin, "/tokens"))
+        XCTAssertEqual(report.status, 200)
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(report.body.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.first?["name"] as? String, "partner")
+        XCTAssertNotNil(entries.first?["fingerprint"] as? String)
+        XCTAssertFalse(report.body.contains("SENTINEL"), "never the token or the secret")
+
+        sidecar.signal(SIGTERM)
+        XCTAssertEqual(sidecar.waitForExit(timeout: 10), 0)
+        let logs = sidecar.startupLines.joined(separator: "\n") + sidecar.remainingLog()
+        XCTAssertFalse(logs.contains("SENTINEL"), "never the token or the secret in logs")
+        XCTAssertFalse(logs.contains("secret=q"), "access log paths drop the query string")
+        XCTAssertTrue(logs.contains("\"msg\":\"access\""), "an access log line per request")
+    }
+}
