@@ -51,7 +51,11 @@ USER 10001:10001
 # The sidecar listens on 127.0.0.1:8080 on purpose (not 0.0.0.0): in a pod the app
 # container shares the network namespace (and so the loopback interface) with the
 # sidecar, so the app reaches it via http://127.0.0.1:8080 while nothing outside the
-# pod can use it to obtain injected credentials. EXPOSE is documentation only.
-EXPOSE 8080
+# pod can use it to obtain injected credentials. EXPOSE is documentation only. The admin
+# port (9901) serves /healthz, /readyz, /metrics and /tokens (status only, never a token).
+EXPOSE 8080 9901
+# No curl in the image: the binary checks its own admin listener.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["/usr/local/bin/token-sidecar", "health", "--admin", "127.0.0.1:9901"]
 ENTRYPOINT ["/usr/local/bin/token-sidecar"]
 CMD ["run", "--config", "/etc/token-sidecar/token-sidecar.yaml"]

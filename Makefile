@@ -1,4 +1,6 @@
 # token-sidecar — build, run and test.
+#   make demo   install missing system packages, build release, run the self-contained demo
+#               (demo OAuth issuer + protected backend + proxy, all on loopback)
 #   make run    install missing system packages, build release, run with config/token-sidecar.yaml
 #   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
 SWIFT   ?= swift
@@ -8,7 +10,7 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release run test test-plain test-tsan bigbody bench docker-check clean
+.PHONY: deps build release demo run test test-plain test-tsan bigbody bench docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -22,6 +24,9 @@ build: deps
 
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product token-sidecar
+
+demo: release
+	$(BIN) demo
 
 run: release
 	$(BIN) run --config $(CONFIG)

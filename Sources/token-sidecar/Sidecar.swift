@@ -27,12 +27,12 @@ final class Sidecar {
     var isDraining: Bool { draining }
 
     /// Builds everything from `config`; throws ``StartError`` naming what failed.
-    init(config: SidecarConfig, environment: [String: String], logger: Logger) throws {
+    init(config: SidecarConfig, environment: [String: String], logger: Logger, control: EventLoop? = nil) throws {
         self.config = config
         self.environment = environment
         self.logger = logger
         EventLoop.enableThreads()
-        control = try EventLoop()
+        self.control = try control ?? EventLoop()
         do {
             runtime = try CredentialRuntime(config: config, environment: environment, logger: logger)
         } catch {
