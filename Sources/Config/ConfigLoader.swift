@@ -46,7 +46,7 @@ public enum ConfigLoader {
             ])
         }
         var decoder = ConfigDecoder(file: file, environment: environment, baseDirectory: baseDirectory)
-        let config = decoder.decode(root)
+        let config = decoder.decode(EnvironmentOverrides.apply(to: root, environment: environment))
         guard decoder.problems.isEmpty else {
             // Stable sort: problems without a line keep their relative order at the top.
             let sorted = decoder.problems.enumerated()

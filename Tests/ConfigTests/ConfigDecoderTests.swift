@@ -186,3 +186,35 @@ final class OperationsKeysTests: XCTestCase {
         }
     }
 }
+
+final class EnvironmentOverridesTests: XCTestCase {
+    func testVariablesOverrideFileValuesAndAreValidated() throws {
+        let yaml = """
+            listen: "127.0.0.1:8080"
+            workers: 1
+            timeouts: {connect: 5s}
+            """
+        let config = try ConfigLoader.parse(yaml: yaml, file: "c.yaml", environment: [
+            "TOKEN_SIDECAR_LISTEN": "127.0.0.1:9999",
+            "TOKEN_SIDECAR_WORKERS": "3",
+            "TOKEN_SIDECAR_LOG_LEVEL": "debug",
+            "TOKEN_SIDECAR_ACCESS_LOG": "false",
+            "TOKEN_SIDECAR_TIMEOUTS_CONNECT": "250ms",
+            "TOKEN_SIDECAR_TIMEOUTS_IDLE": "2m",
+        ])
+        XCTAssertEqual(config.listen.description, "127.0.0.1:9999")
+        XCTAssertEqual(config.workers, 3)
+        XCTAssertEqual(config.logLevel, .debug)
+        XCTAssertFalse(config.accessLog)
+        XCTAssertEqual(config.timeouts.connect, .milliseconds(250))
+        XCTAssertEqual(config.timeouts.idle, .seconds(120))
+        XCTAssertThrowsError(try ConfigLoader.parse(yaml: yaml, file: "c.yaml", environment: ["TOKEN_SIDECAR_WORKERS": "lots"])) {
+            XCTAssertTrue("\($0)".contains("c.yaml: workers:"), "\($0)")
+        }
+    }
+
+    func testVariableNames() {
+        XCTAssertEqual(EnvironmentOverrides.variable(for: "maxConnectionsPerUpstream"), "TOKEN_SIDECAR_MAX_CONNECTIONS_PER_UPSTREAM")
+        XCTAssertEqual(EnvironmentOverrides.variable(for: "timeouts.responseHeaders"), "TOKEN_SIDECAR_TIMEOUTS_RESPONSE_HEADERS")
+    }
+}
