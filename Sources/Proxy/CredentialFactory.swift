@@ -25,27 +25,36 @@ public enum CredentialFactory {
             let token = try settings.source.read(environment: environment)
             return StaticCredential(name: credential.name, token: token)
         case .mca(let mca):
-            let build = {
-                try endpointRequest(credential.name) {
-                    try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
-                                                 clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
-                }
-            }
+            let build = { try tokenRequest(for: credential, environment: environment)! }
             return try managed(credential.name, try build(), rebuild: mca.secret.isFile ? build : nil,
                                mca.fetch, mca.tls, tokenLoop, cache, logger)
         case .oauth2(let oauth):
-            let build = {
-                try endpointRequest(credential.name) {
-                    try TokenEndpointRequest.oauth2(
-                        tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
-                        secret: try oauth.secret.read(environment: environment),
-                        authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
-                        scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
-                        extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
-                }
-            }
+            let build = { try tokenRequest(for: credential, environment: environment)! }
             return try managed(credential.name, try build(), rebuild: oauth.secret.isFile ? build : nil,
                                oauth.fetch, oauth.tls, tokenLoop, cache, logger)
+        }
+    }
+
+    /// The token request a managed credential sends (reading its secret now), or `nil` for a
+    /// static credential. Errors name the credential, never the secret.
+    public static func tokenRequest(for credential: CredentialConfig, environment: [String: String]) throws -> TokenEndpointRequest? {
+        switch credential.kind {
+        case .staticToken:
+            return nil
+        case .mca(let mca):
+            return try endpointRequest(credential.name) {
+                try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
+                                             clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
+            }
+        case .oauth2(let oauth):
+            return try endpointRequest(credential.name) {
+                try TokenEndpointRequest.oauth2(
+                    tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
+                    secret: try oauth.secret.read(environment: environment),
+                    authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
+                    scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
+                    extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
+            }
         }
     }
 

@@ -32,24 +32,10 @@ struct Token: ParsableCommand {
             let token = try readSecret { try settings.source.read(environment: environment) }
             print("Bearer \(token)")
         case .mca(let mca):
-            let request = try readSecret {
-                try CredentialFactory.endpointRequest(chosen.name) {
-                    try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
-                                                 clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
-                }
-            }
+            let request = try readSecret { try CredentialFactory.tokenRequest(for: chosen, environment: environment)! }
             try fetch(request, tls: mca.tls, lifetime: mca.fetch.defaultLifetime, name: chosen.name)
         case .oauth2(let oauth):
-            let request = try readSecret {
-                try CredentialFactory.endpointRequest(chosen.name) {
-                    try TokenEndpointRequest.oauth2(
-                        tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
-                        secret: try oauth.secret.read(environment: environment),
-                        authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
-                        scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
-                        extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
-                }
-            }
+            let request = try readSecret { try CredentialFactory.tokenRequest(for: chosen, environment: environment)! }
             try fetch(request, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
         }
     }
