@@ -15,6 +15,9 @@ public final class Connection {
     private var selfRetain: Unmanaged<Connection>?
     private var lingering = false
     private var onFlushed: (() -> Void)?
+    private var lingerDuration: Duration = .seconds(2)
+    private var lingerCap: Timer?
+    private var halfClosing = false
     private var shutDownWrite = false
     /// Whether an outgoing connection has completed its connect — and, for TLS, its handshake
     /// (always true for accepted ones).
@@ -171,6 +174,7 @@ public final class Connection {
     /// Frees the bufferevent (closing the socket) and drops the delegate. Idempotent; safe inside callbacks.
     public func close() {
         reportFlushed()
+        lingerCap = nil
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -192,10 +196,21 @@ public final class Connection {
         }
         onFlushed = flushed
         lingering = true
+        lingerDuration = linger
         delegate = nil
         input.drain(input.count)
-        setTimeouts(read: linger, write: .seconds(30))
+        // While the rest of the response is still going out only a stalled writer ends it; the
+        // linger clock starts once everything is with the kernel (see shutdownWrite).
+        setTimeouts(read: nil, write: .seconds(30))
         startReading()
+        if output.isEmpty { shutdownWrite() }
+    }
+
+    /// Half-closes once everything queued is sent, but keeps reading and reporting to the
+    /// delegate (a CONNECT tunnel whose other side finished sending).
+    public func finishWriting() {
+        guard bev != nil else { return }
+        halfClosing = true
         if output.isEmpty { shutdownWrite() }
     }
 
@@ -203,6 +218,12 @@ public final class Connection {
         guard let bev, !shutDownWrite else { return }
         shutDownWrite = true
         _ = shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+        if lingering {
+            // Discard what the peer still sends for a short while (so it reads our answer
+            // rather than a reset), but never longer than a few lingers in all.
+            setTimeouts(read: lingerDuration, write: nil)
+            lingerCap = Timer(on: loop, after: lingerDuration * 3) { [unowned self] in close() }
+        }
         reportFlushed()
     }
 
@@ -220,6 +241,7 @@ public final class Connection {
     }
 
     func handleWritable() {
+        if halfClosing && output.isEmpty { shutdownWrite() }
         if lingering {
             // A write callback queued before the final bytes were added can arrive late: only
             // half-close once everything has really been handed to the kernel.

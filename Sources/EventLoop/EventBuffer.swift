@@ -65,6 +65,17 @@ public struct EventBuffer {
         text.withUTF8 { _ = evbuffer_add(raw, $0.baseAddress, $0.count) }
     }
 
+    /// Copies `count` bytes starting at `offset` without removing them or making the buffer
+    /// contiguous.
+    public func copyBytes(from offset: Int, count: Int) -> [UInt8] {
+        guard count > 0, offset >= 0, offset + count <= self.count else { return [] }
+        var position = evbuffer_ptr()
+        guard evbuffer_ptr_set(raw, &position, offset, EVBUFFER_PTR_SET) == 0 else { return [] }
+        var out = [UInt8](repeating: 0, count: count)
+        let copied = out.withUnsafeMutableBytes { evbuffer_copyout_from(raw, &position, $0.baseAddress, count) }
+        return copied == count ? out : []
+    }
+
     /// Copies out up to `max` bytes from the front without removing them (for tests and diagnostics).
     public func peekBytes(max: Int) -> [UInt8] {
         withContiguousPrefix(max) { Array($0) }

@@ -81,8 +81,13 @@ struct BodyRelay {
                 bodyBytes += UInt64(available)
             case .chunked(var decoder):
                 if destination.count >= limit { return .blocked }
-                let step = try source.withContiguousPrefix(Self.framingWindow) { bytes throws(HTTPParseError) in
-                    try decoder.next(bytes)
+                // In the middle of chunk data the decoder needs no bytes: ask it first, so body
+                // bytes are never made contiguous — only size lines and trailers are looked at.
+                var step = try decoder.next(UnsafeRawBufferPointer(start: nil, count: 0))
+                if step == .needMore && !source.isEmpty {
+                    step = try source.withContiguousPrefix(Self.framingWindow) { bytes throws(HTTPParseError) in
+                        try decoder.next(bytes)
+                    }
                 }
                 switch step {
                 case .needMore:

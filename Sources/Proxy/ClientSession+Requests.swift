@@ -92,10 +92,11 @@ extension ClientSession: UpstreamWaiter {
         case .success(let destination):
             phase = .tunnel
             headTimer.cancel()
+            let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
+            // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
+            context.adoptTunnel(tunnel)
             context.remove(self)
             client.delegate = nil
-            let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
-            context.adoptTunnel(tunnel)
             tunnel.start()
         }
     }
@@ -116,12 +117,16 @@ extension ClientSession: UpstreamWaiter {
         phase = .awaitingToken
         let generation = exchangeGeneration
         let rejected = replayed ? self.token : nil
+        var returned = false
+        defer { returned = true }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard phase == .awaitingToken, generation == exchangeGeneration else { return }
             guard let token, token != rejected else {
                 let bodyless = request.resendBody != nil || request.head.framing == .none || request.head.framing == .contentLength(0)
                 respond(with: .tokenUnavailable(credential.name), close: !(bodyless && request.head.keepAlive), retryAfter: 1)
-                if phase == .idle { readRequests() }
+                // Called back later: resume reading pipelined requests. Called back at once: the
+                // readRequests loop that called us continues (no recursion per request).
+                if returned && phase == .idle { readRequests() }
                 return
             }
             var request = request
@@ -156,9 +161,12 @@ extension ClientSession: UpstreamWaiter {
             // it rather than open a backend request that might have to be aborted.
             pending = request
             phase = .awaitingBody
+            // The body must start within clientHeader, like the head did.
+            waitTimer.schedule(after: context.timeouts.clientHeader)
             return
         }
         pending = nil
+        if phase == .awaitingBody { waitTimer.suspend() }
         self.request = request.head
         self.decision = request.decision
         self.token = request.token
@@ -208,8 +216,17 @@ extension ClientSession: UpstreamWaiter {
         self.upstream = upstream
         phase = .exchange
         setExchangeTimeouts()
-        // responseHeaders runs from the request being sent; connecting is timed by `connect`.
-        if upstream.isConnected { waitTimer.schedule(after: context.timeouts.responseHeaders) }
+        armResponseTimer()
+    }
+
+    /// responseHeaders runs from the moment the whole request is with a connected backend:
+    /// connecting is timed by `connect`, a long upload by `bodyIdle`.
+    func armResponseTimer() {
+        if requestComplete, response == nil, upstream?.isConnected == true {
+            waitTimer.schedule(after: context.timeouts.responseHeaders)
+        } else {
+            waitTimer.suspend()
+        }
     }
 
     /// bodyIdle: no progress reading the request body, or writing either way, for that long ends
@@ -231,6 +248,7 @@ extension ClientSession: UpstreamWaiter {
             case .complete:
                 requestComplete = true
                 setExchangeTimeouts()
+                armResponseTimer()
             case .blocked: client.stopReading()
             case .needMore: break
             }
@@ -255,7 +273,7 @@ extension ClientSession: UpstreamWaiter {
             resendCopy = nil
             return
         }
-        copy.append(contentsOf: output.peekBytes(max: output.count).suffix(added))
+        copy.append(contentsOf: output.copyBytes(from: start, count: added))
         resendCopy = copy
     }
 }

@@ -6,7 +6,7 @@ import TokenManager
 extension ClientSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
         setExchangeTimeouts()
-        if response == nil { waitTimer.schedule(after: context.timeouts.responseHeaders) }
+        armResponseTimer()
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
@@ -28,16 +28,8 @@ extension ClientSession: UpstreamConnectionOwner {
         if response == nil { readResponseHead() }
         guard phase == .exchange else { return }
         if response != nil {
+            upstreamEnded = true
             pumpResponse()
-            guard phase == .exchange else { return }
-            if responseRelay.endsAtClose && responseRelay.finishAtClose(to: client.output) {
-                finishExchange(upstreamReusable: false)
-            } else {
-                // The backend failed mid-response: close without completing the message so the
-                // client sees a truncated transfer, never a clean short response.
-                account(status: response?.status ?? 502, error: "http_response_incomplete")
-                abort()
-            }
             return
         }
         let partial = !(upstream.input?.isEmpty ?? true)
@@ -123,6 +115,11 @@ extension ClientSession: UpstreamConnectionOwner {
             if head.status == 401, replayAfterRejection() { return }
             waitTimer.suspend()
             let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: request.version)
+            if framing == .close && !ResponseRewriter.otherTransferCodings(head).isEmpty {
+                // An HTTP/1.0 client cannot be told about a transfer coding such as gzip.
+                respond(with: .upstreamProtocol("the backend used a transfer coding an HTTP/1.0 client cannot receive"), close: true)
+                return
+            }
             keepClientAlive = request.keepAlive && framing != .close && !clientEnded && !context.draining
             client.write(ResponseRewriter.head(for: head, framing: framing, clientVersion: request.version, keepAlive: keepClientAlive))
             responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
@@ -155,12 +152,25 @@ extension ClientSession: UpstreamConnectionOwner {
         guard let upstream, let response, let input = upstream.input else { return }
         do {
             switch try responseRelay.pump(from: input, to: client.output, limit: WorkerContext.highWatermark) {
-            case .complete: finishExchange(upstreamReusable: response.keepAlive && requestComplete)
+            case .complete: finishExchange(upstreamReusable: response.keepAlive && requestComplete && !upstreamEnded)
             case .blocked: upstream.stopReading()
-            case .needMore: break
+            case .needMore: if upstreamEnded { upstreamEndedDuringBody() }
             }
         } catch {
             account(status: response.status, error: "http_protocol_error")
+            abort()
+        }
+    }
+
+    /// The backend closed and everything it sent has been relayed (a slow client may have made
+    /// that take a while): a close-delimited body ends here; any other body was cut short.
+    private func upstreamEndedDuringBody() {
+        if responseRelay.endsAtClose && responseRelay.finishAtClose(to: client.output) {
+            finishExchange(upstreamReusable: false)
+        } else {
+            // Close without completing the message so the client sees a truncated transfer,
+            // never a clean short response.
+            account(status: response?.status ?? 502, error: "http_response_incomplete")
             abort()
         }
     }
@@ -192,6 +202,7 @@ extension ClientSession: UpstreamConnectionOwner {
     }
 
     private func resetExchange() {
+        upstreamEnded = false
         request = nil
         response = nil
         decision = nil
@@ -211,7 +222,7 @@ extension ClientSession: UpstreamConnectionOwner {
         account(status: error.status, error: error.type)
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter))
         resetExchange()
-        if close {
+        if close || clientEnded {
             self.close()
         } else {
             client.setTimeouts(read: nil, write: nil)

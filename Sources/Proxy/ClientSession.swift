@@ -76,6 +76,8 @@ final class ClientSession: ConnectionDelegate {
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
     var keepClientAlive = false
     var clientEnded = false
+    /// The backend closed while response bytes were still waiting for a slow client.
+    var upstreamEnded = false
 
     init(client: Connection, context: WorkerContext) {
         self.client = client
@@ -131,7 +133,9 @@ final class ClientSession: ConnectionDelegate {
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
         switch phase {
-        case .exchange where reason == .endOfStream && requestComplete:
+        case .exchange where reason == .endOfStream && requestComplete,
+             .awaitingToken where reason == .endOfStream,
+             .awaitingConnection where reason == .endOfStream && requestComplete:
             // A half-close after a complete request: finish the response, then close.
             clientEnded = true
         case .closed, .tunnel:
@@ -151,7 +155,7 @@ final class ClientSession: ConnectionDelegate {
 
     /// Between requests: the keep-alive idle timeout runs until the next head starts.
     func awaitNextRequest() {
-        if context.draining && client.input.isEmpty {
+        if (context.draining || clientEnded) && client.input.isEmpty {
             close()
             return
         }
@@ -173,6 +177,11 @@ final class ClientSession: ConnectionDelegate {
 
     private func waitTimerFired() {
         switch phase {
+        case .awaitingBody:
+            pending = nil
+            respond(with: ProxyError(status: 408, type: "http_request_error",
+                                     message: "the request body did not start within timeouts.clientHeader"),
+                    close: true)
         case .awaitingConnection:
             guard let pending else { return }
             context.pool.cancel(self, key: pending.decision.target.poolKey)

@@ -23,6 +23,11 @@ enum ResponseRewriter {
         }
     }
 
+    /// Transfer codings of a response besides `chunked`, in order (rare: e.g. `gzip, chunked`).
+    static func otherTransferCodings(_ response: ResponseHead) -> [String] {
+        response.fields.tokens("transfer-encoding").filter { $0 != "chunked" }
+    }
+
     /// The client-facing head. `keepAlive` says whether the client connection stays open after this response.
     static func head(for response: ResponseHead, framing: ClientFraming, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
         var out = [UInt8]()
@@ -38,7 +43,12 @@ enum ResponseRewriter {
             out.append(contentsOf: field.value.utf8)
             out.append(contentsOf: "\r\n".utf8)
         }
-        if framing == .chunked { out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8) }
+        if framing == .chunked {
+            // Codings other than chunked (e.g. gzip) stay: the relay only re-frames the chunks.
+            let codings = otherTransferCodings(response)
+            let list = codings.isEmpty ? "chunked" : (codings + ["chunked"]).joined(separator: ", ")
+            out.append(contentsOf: "Transfer-Encoding: \(list)\r\n".utf8)
+        }
         if !keepAlive {
             out.append(contentsOf: "Connection: close\r\n".utf8)
         } else if clientVersion == .http1_0 {

@@ -11,6 +11,8 @@ final class Tunnel: ConnectionDelegate {
     private var connectTimer: Timer?
     private var established = false
     private var finished = false
+    private var clientDone = false
+    private var upstreamDone = false
 
     private let host: String
     private let port: Int
@@ -39,6 +41,8 @@ final class Tunnel: ConnectionDelegate {
         connectTimer = nil
         established = true
         upstream.setReadHighWatermark(WorkerContext.readAhead)
+        // A tunnel silent in both directions for `idle` ends (so a half-closed one cannot linger).
+        for side in [client, upstream] { side.setTimeouts(read: context.timeouts.idle, write: context.timeouts.bodyIdle) }
         client.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
         // Bytes the client sent right after its CONNECT head (a TLS ClientHello) go first.
         relay(from: client, to: upstream)
@@ -60,7 +64,17 @@ final class Tunnel: ConnectionDelegate {
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
         guard !established else {
-            finish()
+            guard reason == .endOfStream, let upstream else {
+                finish()
+                return
+            }
+            // Half-close: pass on what this side sent, then end the other side's write direction
+            // once it is flushed; bytes keep flowing the other way until that side ends too.
+            let other = connection === client ? upstream : client
+            connection.input.moveAll(to: other.output)
+            other.finishWriting()
+            if connection === client { clientDone = true } else { upstreamDone = true }
+            if clientDone && upstreamDone { finish() }
             return
         }
         if connection === client {
@@ -93,8 +107,8 @@ final class Tunnel: ConnectionDelegate {
         connectTimer = nil
         if let upstream {
             client.input.moveAll(to: upstream.output)
-            upstream.closeAfterFlush()
             upstream.input.moveAll(to: client.output)
+            upstream.closeAfterFlush()
         }
         upstream = nil
         client.closeAfterFlush()

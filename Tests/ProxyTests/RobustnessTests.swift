@@ -1,0 +1,61 @@
+import Foundation
+import XCTest
+
+/// Slow peers and half-closes: nothing is cut short that should not be.
+final class RobustnessTests: XCTestCase {
+    func testSlowReaderOfAClosingResponseStillGetsEverything() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        let client = try RawClient(port: proxy.port, timeout: 20)
+        // HTTP/1.0 + chunked upstream body: relayed close-delimited, then the proxy closes.
+        let size = 8 * 1024 * 1024
+        client.send("GET /download?size=\(size)&mode=chunked HTTP/1.0\r\nHost: api.test\r\n\r\n")
+        Thread.sleep(forTimeInterval: 3) // longer than the 2 s linger
+        let response = try client.readResponse()
+        XCTAssertEqual(response.body.count, size, "the tail of a closing response must not be dropped")
+    }
+
+    func testSlowUploadIsNotMistakenForASlowBackend() throws {
+        let backend = try Backend()
+        let yaml = ProxyHarness.yaml(backendPort: backend.port) + "\ntimeouts: {responseHeaders: 1s}\n"
+        let proxy = try ProxyHarness(yaml: yaml)
+        let client = try RawClient(port: proxy.port)
+        client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 30\r\n\r\n")
+        for _ in 0..<3 {
+            client.send("0123456789")
+            Thread.sleep(forTimeInterval: 0.7)
+        }
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 200, "responseHeaders counts from the end of the request, not its start")
+        XCTAssertEqual(response.json?["body_len"] as? Int, 30)
+    }
+
+    func testChunkedBodyThatNeverStartsGets408() throws {
+        let backend = try Backend()
+        let yaml = ProxyHarness.yaml(backendPort: backend.port) + "\ntimeouts: {clientHeader: 1s}\n"
+        let proxy = try ProxyHarness(yaml: yaml)
+        let client = try RawClient(port: proxy.port, timeout: 5)
+        client.send("POST /x HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\r\n\r\n")
+        let started = Date()
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 408)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 4)
+        XCTAssertTrue(client.waitForClose())
+        XCTAssertEqual(backend.connections().count, 0)
+    }
+
+    func testTunnelKeepsRelayingAfterTheClientHalfCloses() throws {
+        let backend = try Backend()
+        let yaml = ProxyHarness.yaml(backendPort: backend.port) + "\nconnect: {allow: [\"127.0.0.1:\(backend.port)\"]}\n"
+        let proxy = try ProxyHarness(yaml: yaml)
+        let client = try RawClient(port: proxy.port)
+        client.send("CONNECT 127.0.0.1:\(backend.port) HTTP/1.1\r\nHost: 127.0.0.1:\(backend.port)\r\n\r\n")
+        XCTAssertEqual(try client.readResponse(head: true).status, 200)
+        client.send("GET /through-tunnel HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.shutdownWrite()
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 200, "the answer to a request sent before the half-close arrives")
+        XCTAssertEqual(response.json?["target"] as? String, "/through-tunnel")
+        XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), [], "nothing injected into tunnels")
+    }
+}
