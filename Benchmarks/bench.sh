@@ -149,7 +149,10 @@ SPORT="" SPID=""
 sidecar_config() { # sidecar_config PORT FILE
   cat >"$2" <<EOF
 listen: "127.0.0.1:$1"
+admin: "127.0.0.1:0"
 otherHosts: deny
+# Like the nginx peers (access_log off): measure the proxy, not the logger.
+accessLog: false
 credentials:
   api:
     type: static

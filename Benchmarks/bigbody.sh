@@ -85,6 +85,7 @@ read -r -t 10 word BPORT <&4 || { echo "backend failed to start"; cat "$TMP/back
 SPORT="$(free_port)"
 cat >"$TMP/token-sidecar.yaml" <<EOF
 listen: "127.0.0.1:$SPORT"
+admin: "127.0.0.1:0"
 otherHosts: deny
 credentials:
   api:

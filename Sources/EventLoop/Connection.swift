@@ -18,6 +18,7 @@ public final class Connection {
     private var lingerDuration: Duration = .seconds(2)
     private var lingerCap: Timer?
     private var halfClosing = false
+    private var appliedTimeouts: (read: Duration?, write: Duration?)?
     private var shutDownWrite = false
     /// Whether an outgoing connection has completed its connect — and, for TLS, its handshake
     /// (always true for accepted ones).
@@ -154,6 +155,10 @@ public final class Connection {
     /// Sets read/write inactivity timeouts; `nil` clears one.
     public func setTimeouts(read: Duration?, write: Duration?) {
         guard let bev else { return }
+        // Re-arming costs event_add calls on both events: skip when nothing changes (the proxy
+        // sets the same timeouts at several points of every exchange).
+        if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
+        appliedTimeouts = (read, write)
         var readTV = read.map(Connection.timeval)
         var writeTV = write.map(Connection.timeval)
         withOptionalPointer(&readTV) { r in

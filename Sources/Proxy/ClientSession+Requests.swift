@@ -65,7 +65,7 @@ extension ClientSession: UpstreamWaiter {
             startTunnel(head)
             return
         }
-        if head.fields.values("via").contains(where: { $0.contains("token-sidecar") }) {
+        if FieldNames.viaMentionsSidecar(head.fields) {
             respond(with: ProxyError(status: 508, type: "proxy_loop_detected",
                                      message: "the request already passed through token-sidecar"), close: !canContinue)
             return
@@ -178,7 +178,8 @@ extension ClientSession: UpstreamWaiter {
         response = nil
         responseScanner.reset()
         keepClientAlive = false
-        guard let upstream = context.pool.acquire(request.decision.target, waiter: self) else {
+        let retryable = ClientSession.idempotentMethods.contains(request.head.method) && resendCopy != nil
+        guard let upstream = context.pool.acquire(request.decision.target, waiter: self, checkStale: !retryable) else {
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
             staged.moveAll(to: held.buffer)

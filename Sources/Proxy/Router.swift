@@ -22,8 +22,15 @@ struct Router: Sendable {
     private let otherHosts: OtherHostsPolicy
     private let connectPolicy: ConnectPolicy
     private let credentials: CredentialSet
-    /// One TLS context per distinct TLS setting of https upstreams.
-    private let tlsContexts: [String: TLSClientContext]
+    /// Per route with an `upstream`, everything about its destination computed once (not per
+    /// request): the connection target, the Host value and the route's label.
+    private let prepared: [HostPattern: PreparedRoute]
+
+    private struct PreparedRoute: Sendable {
+        let target: UpstreamTarget
+        let hostField: String
+        let label: String
+    }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
     init(config: SidecarConfig, credentials: CredentialSet) throws {
@@ -31,16 +38,27 @@ struct Router: Sendable {
         self.otherHosts = config.otherHosts
         self.connectPolicy = config.connectPolicy
         self.credentials = credentials
+        // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
-        for route in config.routes where route.upstream?.isTLS == true {
+        var prepared: [HostPattern: PreparedRoute] = [:]
+        for route in config.routes {
+            guard let upstream = route.upstream else { continue }
             let key = Router.tlsKey(route.tls)
-            if contexts[key] == nil {
-                contexts[key] = try TLSClientContext(TLSClientSettings(
-                    caFile: route.tls.caFile, clientCert: route.tls.clientCert,
-                    clientKey: route.tls.clientKey, insecureSkipVerify: route.tls.insecureSkipVerify))
+            var tls: TLSClientContext?
+            if upstream.isTLS {
+                if contexts[key] == nil {
+                    contexts[key] = try TLSClientContext(TLSClientSettings(
+                        caFile: route.tls.caFile, clientCert: route.tls.clientCert,
+                        clientKey: route.tls.clientKey, insecureSkipVerify: route.tls.insecureSkipVerify))
+                }
+                tls = contexts[key]
             }
+            let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls,
+                                        poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)",
+                                        allowsLinkLocal: true)
+            prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description)
         }
-        self.tlsContexts = contexts
+        self.prepared = prepared
     }
 
     private static func tlsKey(_ tls: TLSSettings) -> String {
@@ -68,14 +86,10 @@ struct Router: Sendable {
         let port = destination.port(default: 80)
         if let route = table.route(host: host, port: port) {
             let credential = route.credential.flatMap { credentials[$0] }
-            if let upstream = route.upstream {
-                let tls = upstream.isTLS ? tlsContexts[Router.tlsKey(route.tls)] : nil
-                let hostField = route.preserveHost ? destination.description : upstream.authority
-                let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls,
-                                            poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(Router.tlsKey(route.tls))",
-                                            allowsLinkLocal: true)
-                return .success(RouteDecision(target: target, hostField: hostField, credential: credential,
-                                              routeName: route.host.description))
+            if let ready = prepared[route.host] {
+                let hostField = route.preserveHost ? destination.description : ready.hostField
+                return .success(RouteDecision(target: ready.target, hostField: hostField, credential: credential,
+                                              routeName: ready.label))
             }
             return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
                                           credential: credential, routeName: route.host.description))

@@ -34,8 +34,11 @@ final class UpstreamPool {
     /// An idle connection to `target`, a new one, or `nil` when the upstream is at its limit
     /// (then `waiter` is queued and later gets ``UpstreamWaiter/pool(didProvide:)``, unless it
     /// calls ``cancel(_:key:)`` first).
-    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter) -> UpstreamConnection? {
-        if let reused = takeIdle(target.poolKey) { return reused }
+    ///
+    /// `checkStale` peeks at an idle connection before reuse (one extra syscall): worth it for
+    /// requests that could not be retried if the backend had already closed it.
+    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> UpstreamConnection? {
+        if let reused = takeIdle(target.poolKey, checkStale: checkStale) { return reused }
         if open[target.poolKey, default: 0] >= limit {
             waiting[target.poolKey, default: []].append(waiter)
             return nil
@@ -57,12 +60,13 @@ final class UpstreamPool {
         return upstream
     }
 
-    private func takeIdle(_ key: String) -> UpstreamConnection? {
+    private func takeIdle(_ key: String, checkStale: Bool) -> UpstreamConnection? {
         while var list = idle[key], let upstream = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
             upstream.isIdle = false
-            // A backend that closed its end while the connection sat idle must not get a request.
-            if upstream.connection?.peerHasClosedOrSentData ?? true {
+            // A backend that closed its end while the connection sat idle must not get a request
+            // that cannot be retried (idempotent ones are retried on a fresh connection instead).
+            if upstream.connection == nil || (checkStale && upstream.connection!.peerHasClosedOrSentData) {
                 upstream.close()
                 continue
             }

@@ -12,8 +12,21 @@ struct JSONLogHandler: LogHandler {
 
     init(label: String) { self.label = label }
 
-    /// UTC, ISO 8601 with milliseconds: "2026-11-22T12:27:34.160Z".
-    private static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    /// UTC, ISO 8601 with milliseconds: "2026-11-22T12:27:34.160Z". Formatted by hand: access
+    /// lines are written per request, and Foundation's formatters cost more than the proxying.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -23,7 +36,7 @@ struct JSONLogHandler: LogHandler {
     func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let time = Date().formatted(Self.timeFormat)
+        let time = Self.timestamp()
         var line: String
         if terminal {
             line = "\(time) \(event.level) \(event.message)"
