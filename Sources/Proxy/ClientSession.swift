@@ -93,6 +93,11 @@ final class ClientSession: ConnectionDelegate {
 
     /// Drops everything now (loop shutdown, client gone mid-request).
     func abort() {
+        if loggedHead != nil && phase != .closed {
+            // The exchange ends without a complete answer (client gone, or a truncated response):
+            // still counted and logged, with the status sent so far or 499 (client closed).
+            account(status: response?.status ?? 499, error: nil)
+        }
         if phase == .awaitingConnection, let pending { context.pool.cancel(self, key: pending.decision.target.poolKey) }
         phase = .closed
         headTimer.cancel()

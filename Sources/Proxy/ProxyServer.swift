@@ -95,7 +95,7 @@ public final class ProxyServer: @unchecked Sendable {
     public func reload(config newConfig: SidecarConfig, credentials: CredentialSet) throws {
         let newRouter = try Router(config: newConfig, credentials: credentials)
         for box in contexts {
-            box.context.loop.execute { box.context.apply(router: newRouter, timeouts: newConfig.timeouts) }
+            box.context.loop.execute { box.context.apply(router: newRouter, config: newConfig) }
         }
     }
 

@@ -11,9 +11,9 @@ protocol UpstreamWaiter: AnyObject {
 /// backend), the per-upstream connection limit, and the queue of requests waiting under it.
 final class UpstreamPool {
     private let loop: EventLoop
-    private let limit: Int
-    private let connectTimeout: Duration
-    private let idleTimeout: Duration
+    private var limit: Int
+    private var connectTimeout: Duration
+    private var idleTimeout: Duration
     private var idle: [String: [UpstreamConnection]] = [:]
     private var open: [String: Int] = [:]
     /// `host:port` per pool key, for metrics.
@@ -44,6 +44,13 @@ final class UpstreamPool {
             return nil
         }
         return create(target)
+    }
+
+    /// Applies reloaded settings to connections opened or pooled from now on.
+    func update(limit: Int, connectTimeout: Duration, idleTimeout: Duration) {
+        self.limit = limit
+        self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
     }
 
     /// Always a new connection (a retry after a stale pooled one failed).
@@ -103,7 +110,10 @@ final class UpstreamPool {
     func connectionClosed(_ upstream: UpstreamConnection) {
         let key = upstream.target.poolKey
         open[key, default: 1] -= 1
-        if open[key] == 0 { open[key] = nil }
+        if open[key] == 0 {
+            open[key] = nil
+            labels[key] = nil
+        }
         if upstream.isIdle, var list = idle[key] {
             list.removeAll { $0 === upstream }
             idle[key] = list.isEmpty ? nil : list

@@ -15,7 +15,7 @@ final class WorkerContext {
     var router: Router
     let pool: UpstreamPool
     var timeouts: Timeouts
-    let maxConnectionsPerUpstream: Int
+    var maxConnectionsPerUpstream: Int
     /// Staging area for the first bytes of a request body, validated before anything is sent upstream.
     let scratch = OwnedEventBuffer()
     let logger: Logger
@@ -77,10 +77,13 @@ final class WorkerContext {
         done()
     }
 
-    /// Applies a reloaded configuration's routing and timeouts.
-    func apply(router: Router, timeouts: Timeouts) {
+    /// Applies a reloaded configuration's routing, timeouts and connection limit.
+    func apply(router: Router, config: SidecarConfig) {
         self.router = router
-        self.timeouts = timeouts
+        self.timeouts = config.timeouts
+        self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
+        pool.update(limit: config.maxConnectionsPerUpstream, connectTimeout: config.timeouts.connect,
+                    idleTimeout: config.timeouts.upstreamIdle)
     }
 
     /// Keeps a CONNECT tunnel alive until it ends.
