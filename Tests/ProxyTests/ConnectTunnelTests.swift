@@ -19,7 +19,7 @@ final class ConnectTunnelTests: XCTestCase {
 
     func testAllowedConnectTunnelsTLSUntouchedAndOthersAreDenied() throws {
         let ca = try TestCA()
-        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey,
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey,
                                  locations: #"location / { return 200 "auth=$http_authorization\n"; }"#)
         let unusedBackendPort = try Nginx.freePort()
         let proxy = try ProxyHarness(yaml: """

@@ -33,7 +33,7 @@ final class UpstreamTLSTests: XCTestCase {
 
     func testTrustedCAFileInjectsTokenOverTLS() throws {
         let ca = try TestCA()
-        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
         let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)", tls: "caFile: \(ca.caCert)"))
         let response = try get(proxy)
         XCTAssertEqual(response.status, 200, "body: \(response.text)")
@@ -45,7 +45,7 @@ final class UpstreamTLSTests: XCTestCase {
 
     func testUntrustedCertificateWithoutCAFileIs502AndNothingIsSent() throws {
         let ca = try TestCA()
-        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
         let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)"))
         let response = try get(proxy)
         assertCertificateError(response)
@@ -55,7 +55,7 @@ final class UpstreamTLSTests: XCTestCase {
 
     func testCertificateForAnotherNameIs502AndNothingIsSent() throws {
         let ca = try TestCA()
-        let nginx = try TLSNginx(certificate: ca.otherCert, key: ca.otherKey, locations: Self.echoAuthorization)
+        let nginx = try Nginx(certificate: ca.otherCert, key: ca.otherKey, locations: Self.echoAuthorization)
         let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)", tls: "caFile: \(ca.caCert)"))
         let response = try get(proxy)
         assertCertificateError(response)
@@ -65,7 +65,7 @@ final class UpstreamTLSTests: XCTestCase {
 
     func testIPLiteralUpstreamMatchesIPSubjectAltName() throws {
         let ca = try TestCA()
-        let nginx = try TLSNginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echoAuthorization)
         let proxy = try ProxyHarness(yaml: Self.yaml(
             upstream: "https://127.0.0.1:\(nginx.port)", tls: "caFile: \(ca.caCert)", credential: false))
         let response = try get(proxy, authorization: nil)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// A Debian nginx as a real backend on 127.0.0.1, with its own prefix directory and access log.
+/// A Debian nginx as a real backend on 127.0.0.1 (plain, or HTTPS with a given certificate),
+/// with its own prefix directory and access log.
 final class Nginx {
     let process = Process()
     let port: Int
@@ -11,8 +12,9 @@ final class Nginx {
         ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// Starts nginx with `locations` inside its server block.
-    init(locations: String) throws {
+    /// Starts nginx with `locations` inside its server block; with `tls`, the server speaks
+    /// HTTPS with that certificate and key (PEM paths).
+    init(locations: String, tls: (certificate: String, key: String)? = nil) throws {
         guard let binary = Nginx.binary else { throw TestClientError.malformed("nginx is not installed (make deps)") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -35,7 +37,7 @@ final class Nginx {
           access_log \(d)/access.log probe;
           keepalive_requests 10000;
           server {
-            listen 127.0.0.1:\(port);
+            \(tls.map { "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificate); ssl_certificate_key \($0.key); ssl_protocols TLSv1.2 TLSv1.3;" } ?? "listen 127.0.0.1:\(port);")
             \(locations)
           }
         }
@@ -46,13 +48,32 @@ final class Nginx {
         process.arguments = ["-p", d, "-c", configURL.path, "-e", "\(d)/error.log"]
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Wait until it accepts connections.
+        // Wait until it accepts TCP connections (a bare connect/close is not logged as a request).
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? RawClient(port: port, timeout: 1)) != nil { return }
+            if !process.isRunning { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw TestClientError.malformed("nginx did not start")
+        let log = (try? String(contentsOfFile: "\(d)/error.log", encoding: .utf8)) ?? ""
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        throw TestClientError.malformed("nginx did not start: \(log)")
+    }
+
+    /// HTTPS nginx with `certificate` / `key` (PEM paths).
+    convenience init(certificate: String, key: String, locations: String) throws {
+        try self.init(locations: locations, tls: (certificate, key))
+    }
+
+    /// Polls the access log (bounded by `timeout`) until it has at least `count` lines; returns what it has.
+    func waitForLogLines(_ count: Int, timeout: Double = 2) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines = logLines()
+        while lines.count < count, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            lines = logLines()
+        }
+        return lines
     }
 
     deinit {
