@@ -5,23 +5,27 @@ import Glibc
 ///
 /// Everything created on a loop (connections, listeners, timers) must be used only on that loop's
 /// thread. The only members that are safe from any thread are ``execute(_:)`` and ``stop()``:
-/// they go through a mutex-protected queue and `event_active`, which libevent makes thread-safe
-/// once ``EventLoop/enableThreads()`` has run.
+/// they go through a mutex-protected queue and an `eventfd` the loop watches.
+///
+/// libevent's own locking (`evthread_use_pthreads`) is deliberately not enabled: no libevent
+/// object is ever shared between threads here, and the locks cost a mutex pair on every event
+/// and buffer operation of the request path. The only cross-thread hand-off is this queue.
 public final class EventLoop: @unchecked Sendable {
     let base: OpaquePointer
-    private let wakeEvent: OpaquePointer
+    private let wakeFD: Int32
+    private var wakeEvent: OpaquePointer?
     private let pending = Locked<[@Sendable () -> Void]>([])
     private var resolverBase: OpaquePointer?
 
-    /// Must be called once, before any loop is created, when loops will run on several threads.
+    /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
-        _ = enableThreadsOnce
+        _ = prepared
     }
 
-    private static let enableThreadsOnce: Bool = {
+    private static let prepared: Bool = {
         // libevent does not ignore SIGPIPE; a peer closing mid-write must not kill the process.
         signal(SIGPIPE, SIG_IGN)
-        return evthread_use_pthreads() == 0
+        return true
     }()
 
     /// Creates a loop. Call ``run()`` on the thread that will own it.
@@ -29,17 +33,25 @@ public final class EventLoop: @unchecked Sendable {
         EventLoop.enableThreads()
         guard let base = event_base_new() else { throw EventLoopError.system("event_base_new failed") }
         self.base = base
-        guard let wake = event_new(base, -1, 0, eventLoopWakeTrampoline, nil) else {
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else {
+            event_base_free(base)
+            throw EventLoopError.system("eventfd failed: errno \(shim_errno())")
+        }
+        wakeFD = fd
+        guard let wake = event_new(base, fd, Int16(EV_READ | EV_PERSIST), eventLoopWakeTrampoline,
+                                   Unmanaged.passUnretained(self).toOpaque()) else {
+            Glibc.close(fd)
             event_base_free(base)
             throw EventLoopError.system("event_new failed")
         }
-        self.wakeEvent = wake
-        // The context pointer must be set after self is fully initialised.
-        event_assign(wake, base, -1, 0, eventLoopWakeTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        wakeEvent = wake
+        event_add(wake, nil)
     }
 
     deinit {
-        event_free(wakeEvent)
+        if let wakeEvent { event_free(wakeEvent) }
+        Glibc.close(wakeFD)
         if let resolverBase { evdns_base_free(resolverBase, 0) }
         event_base_free(base)
     }
@@ -61,10 +73,18 @@ public final class EventLoop: @unchecked Sendable {
             queue.append(work)
             return queue.count == 1
         }
-        if wasEmpty { event_active(wakeEvent, EV_READ, 0) }
+        if wasEmpty {
+            // The first item of an empty queue wakes the loop; later ones ride along.
+            var one: UInt64 = 1
+            _ = Glibc.write(wakeFD, &one, 8)
+        }
     }
 
     func drainPending() {
+        // Reset the counter before taking the queue: an item added after the take finds the
+        // queue empty and writes again, so nothing is left behind.
+        var counter: UInt64 = 0
+        _ = Glibc.read(wakeFD, &counter, 8)
         let work = pending.withLock { queue in
             let taken = queue
             queue.removeAll(keepingCapacity: true)
