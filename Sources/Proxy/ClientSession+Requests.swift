@@ -108,7 +108,6 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         if let token = credential.currentToken(), token != self.token || !replayed {
-            var request = request
             request.token = token
             forward(request)
             return
@@ -129,7 +128,6 @@ extension ClientSession: UpstreamWaiter {
                 if returned && phase == .idle { readRequests() }
                 return
             }
-            var request = request
             request.token = token
             phase = .idle
             forward(request)
@@ -138,7 +136,6 @@ extension ClientSession: UpstreamWaiter {
 
     /// Validates what is buffered of the body, then takes a connection and sends the request.
     func forward(_ request: PendingRequest) {
-        var request = request
         // Validate (and stage) the body bytes already here before anything goes upstream, so a
         // malformed chunked body sent with its head never reaches the backend.
         let staged = context.scratch.buffer
@@ -231,11 +228,15 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// bodyIdle: no progress reading the request body, or writing either way, for that long ends
-    /// the exchange. (The backend's read side is governed by responseHeaders until the head.)
+    /// the exchange.
+    ///
+    /// The values rarely change between exchanges, so the (cached) calls usually cost nothing.
+    /// The backend's read side uses the longer of bodyIdle and responseHeaders, so it never cuts
+    /// a wait for the head that responseHeaders (its own timer) still allows.
     func setExchangeTimeouts() {
         let idle = context.timeouts.bodyIdle
         client.setTimeouts(read: requestComplete ? nil : idle, write: idle)
-        upstream?.setTimeouts(read: response == nil ? nil : idle, write: idle)
+        upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
     }
 
     func pumpRequest() {

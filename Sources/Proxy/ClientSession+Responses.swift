@@ -195,7 +195,7 @@ extension ClientSession: UpstreamConnectionOwner {
             close()
             return
         }
-        client.setTimeouts(read: nil, write: nil)
+        client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
         client.startReading()
         awaitNextRequest()
         readRequests()
@@ -225,7 +225,7 @@ extension ClientSession: UpstreamConnectionOwner {
         if close || clientEnded {
             self.close()
         } else {
-            client.setTimeouts(read: nil, write: nil)
+            client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()
         }
     }

@@ -29,14 +29,23 @@ final class ClientSession: ConnectionDelegate {
     /// What the head timer is measuring.
     enum HeadWait { case idle, head }
 
-    /// A routed request not yet sent upstream.
-    struct PendingRequest {
+    /// A routed request not yet sent upstream. A class: it passes through authorize → forward
+    /// (and may wait in between), and copying the head at each step cost more than one allocation.
+    final class PendingRequest {
         let head: RequestHead
         let decision: RouteDecision
         var token: AccessToken?
         var relay: BodyRelay
         /// The complete (framed) body of a request being sent again (`nil`: read from the client).
-        var resendBody: [UInt8]?
+        let resendBody: [UInt8]?
+
+        init(head: RequestHead, decision: RouteDecision, token: AccessToken?, relay: BodyRelay, resendBody: [UInt8]?) {
+            self.head = head
+            self.decision = decision
+            self.token = token
+            self.relay = relay
+            self.resendBody = resendBody
+        }
     }
 
     /// Largest request body kept for sending again (after a 401, or a retry on a fresh

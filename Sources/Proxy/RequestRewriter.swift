@@ -15,17 +15,17 @@ enum RequestRewriter {
     static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(512)
-        out.append(contentsOf: request.method.utf8)
+        out.appendUTF8(request.method)
         out.append(0x20)
         switch request.target {
-        case .origin(let path): out.append(contentsOf: path.utf8)
-        case .absolute(_, _, let path): out.append(contentsOf: path.utf8)
+        case .origin(let path): out.appendUTF8(path)
+        case .absolute(_, _, let path): out.appendUTF8(path)
         case .asterisk: out.append(0x2a)
-        case .authority(let authority): out.append(contentsOf: authority.description.utf8)
+        case .authority(let authority): out.appendUTF8(authority.description)
         }
-        out.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-        out.append(contentsOf: decision.hostField.utf8)
-        out.append(contentsOf: "\r\n".utf8)
+        out.append(contentsOf: HeadBytes.spaceHTTP11Host)
+        out.appendUTF8(decision.hostField)
+        out.append(contentsOf: HeadBytes.crlf)
 
         let connectionNamed = request.fields.tokens("connection")
         let stripAuthorization = decision.credential != nil
@@ -38,22 +38,21 @@ enum RequestRewriter {
             if FieldNames.contains(FieldNames.hopByHop, field.name) { continue }
             if stripAuthorization && FieldNames.equal(field.name, "authorization") { continue }
             if !connectionNamed.isEmpty && FieldNames.contains(connectionNamed, field.name) { continue }
-            out.append(contentsOf: field.name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: field.value.utf8)
-            out.append(contentsOf: "\r\n".utf8)
+            out.appendField(field.name, field.value)
         }
         switch request.framing {
         case .contentLength(let length):
-            out.append(contentsOf: "Content-Length: \(length)\r\n".utf8)
+            out.append(contentsOf: HeadBytes.contentLengthPrefix)
+            out.appendDecimal(Int(length))
+            out.append(contentsOf: HeadBytes.crlf)
         case .chunked:
-            out.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+            out.append(contentsOf: HeadBytes.chunkedLine)
         case .none, .untilClose:
             break
         }
         if let token { out.append(contentsOf: token.headerLine) }
         out.append(contentsOf: viaLine)
-        out.append(contentsOf: "\r\n".utf8)
+        out.append(contentsOf: HeadBytes.crlf)
         return out
     }
 }

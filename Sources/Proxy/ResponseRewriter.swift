@@ -32,30 +32,34 @@ enum ResponseRewriter {
     static func head(for response: ResponseHead, framing: ClientFraming, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(512)
-        out.append(contentsOf: "HTTP/1.1 \(response.status) \(response.reason)\r\n".utf8)
+        out.append(contentsOf: HeadBytes.http11Space)
+        out.appendDecimal(response.status)
+        out.append(0x20)
+        out.appendUTF8(response.reason)
+        out.append(contentsOf: HeadBytes.crlf)
         let connectionNamed = response.fields.tokens("connection")
         for field in response.fields {
             if FieldNames.contains(FieldNames.hopByHop, field.name) { continue }
             if !connectionNamed.isEmpty && FieldNames.contains(connectionNamed, field.name) { continue }
             if framing == .chunked && FieldNames.equal(field.name, "content-length") { continue }
-            out.append(contentsOf: field.name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            out.append(contentsOf: field.value.utf8)
-            out.append(contentsOf: "\r\n".utf8)
+            out.appendField(field.name, field.value)
         }
         if framing == .chunked {
             // Codings other than chunked (e.g. gzip) stay: the relay only re-frames the chunks.
             let codings = otherTransferCodings(response)
-            let list = codings.isEmpty ? "chunked" : (codings + ["chunked"]).joined(separator: ", ")
-            out.append(contentsOf: "Transfer-Encoding: \(list)\r\n".utf8)
+            if codings.isEmpty {
+                out.append(contentsOf: HeadBytes.chunkedLine)
+            } else {
+                out.appendField("Transfer-Encoding", (codings + ["chunked"]).joined(separator: ", "))
+            }
         }
         if !keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            out.append(contentsOf: HeadBytes.connectionClose)
         } else if clientVersion == .http1_0 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            out.append(contentsOf: HeadBytes.connectionKeepAlive)
         }
         out.append(contentsOf: RequestRewriter.viaLine)
-        out.append(contentsOf: "\r\n".utf8)
+        out.append(contentsOf: HeadBytes.crlf)
         return out
     }
 }

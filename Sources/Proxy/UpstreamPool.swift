@@ -68,8 +68,8 @@ final class UpstreamPool {
     }
 
     private func takeIdle(_ key: String, checkStale: Bool) -> UpstreamConnection? {
-        while var list = idle[key], let upstream = list.popLast() {
-            idle[key] = list.isEmpty ? nil : list
+        // popLast through the subscript mutates the stored array in place (no copy per request).
+        while let upstream = idle[key]?.popLast() {
             upstream.isIdle = false
             // A backend that closed its end while the connection sat idle must not get a request
             // that cannot be retried (idempotent ones are retried on a fresh connection instead).
@@ -77,7 +77,7 @@ final class UpstreamPool {
                 upstream.close()
                 continue
             }
-            upstream.setTimeouts(read: nil, write: nil)
+            // The session sets the exchange's timeouts when it sends.
             return upstream
         }
         return nil
@@ -98,12 +98,10 @@ final class UpstreamPool {
             waiter.pool(didProvide: upstream)
             return
         }
-        var list = idle[key] ?? []
-        guard list.count < maxIdlePerKey else { upstream.close(); return }
+        guard idle[key, default: []].count < maxIdlePerKey else { upstream.close(); return }
         upstream.isIdle = true
         upstream.setTimeouts(read: idleTimeout, write: nil)
-        list.append(upstream)
-        idle[key] = list
+        idle[key, default: []].append(upstream)
     }
 
     /// Bookkeeping when any connection closes: frees a slot for a queued request.

@@ -48,11 +48,13 @@ final class Sidecar {
     /// Starts fetching tokens and serving; returns the proxy's bound address.
     @discardableResult
     func start() throws -> SocketAddress {
-        try runtime.start()
-        let address = try server.start()
+        // Signal handlers first: once the address is logged, a supervisor (or a test) may send
+        // SIGTERM at once, and it must drain rather than kill the process.
         watchers.append(SignalWatcher(signal: SIGTERM, on: control) { [unowned self] in beginDrain("SIGTERM") })
         watchers.append(SignalWatcher(signal: SIGINT, on: control) { [unowned self] in beginDrain("SIGINT") })
         watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload() })
+        try runtime.start()
+        let address = try server.start()
         onStarted?(self)
         return address
     }
