@@ -39,6 +39,8 @@ final class UpstreamConnection: ConnectionDelegate {
     var owner: (any UpstreamConnectionOwner)?
     /// Whether it sits idle in the pool.
     var isIdle = false
+    /// When it last went idle (for spotting backends that close right after responding).
+    var idleSince: ContinuousClock.Instant?
     /// How many requests this connection has carried.
     var requestsServed = 0
 

@@ -35,10 +35,13 @@ final class UpstreamPool {
     /// (then `waiter` is queued and later gets ``UpstreamWaiter/pool(didProvide:)``, unless it
     /// calls ``cancel(_:key:)`` first).
     ///
-    /// `checkStale` peeks at an idle connection before reuse (one extra syscall): worth it for
-    /// requests that could not be retried if the backend had already closed it.
+    /// `checkStale` marks a request that could not be retried if a reused connection turned out
+    /// closed (a POST): it peeks at an idle connection before reuse (one extra syscall), and it
+    /// does not reuse at all for a backend seen closing connections right after responses — the
+    /// peek cannot win the race against a close that is still on its way.
     func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> UpstreamConnection? {
-        if let reused = takeIdle(target.poolKey, checkStale: checkStale) { return reused }
+        let avoidReuse = checkStale && closesAfterResponses(target.poolKey)
+        if !avoidReuse, let reused = takeIdle(target.poolKey, checkStale: checkStale) { return reused }
         if open[target.poolKey, default: 0] >= limit {
             waiting[target.poolKey, default: []].append(waiter)
             return nil
@@ -74,6 +77,7 @@ final class UpstreamPool {
             // A backend that closed its end while the connection sat idle must not get a request
             // that cannot be retried (idempotent ones are retried on a fresh connection instead).
             if upstream.connection == nil || (checkStale && upstream.connection!.peerHasClosedOrSentData) {
+                noteIdleClose(upstream)
                 upstream.close()
                 continue
             }
@@ -100,6 +104,7 @@ final class UpstreamPool {
         }
         guard idle[key, default: []].count < maxIdlePerKey else { upstream.close(); return }
         upstream.isIdle = true
+        upstream.idleSince = .now
         upstream.setTimeouts(read: idleTimeout, write: nil)
         idle[key, default: []].append(upstream)
     }
@@ -112,6 +117,7 @@ final class UpstreamPool {
             open[key] = nil
             labels[key] = nil
         }
+        if upstream.isIdle { noteIdleClose(upstream) }
         if upstream.isIdle, var list = idle[key] {
             list.removeAll { $0 === upstream }
             idle[key] = list.isEmpty ? nil : list
@@ -121,6 +127,25 @@ final class UpstreamPool {
             waiting[key] = queue.isEmpty ? nil : queue
             waiter.pool(didProvide: create(upstream.target))
         }
+    }
+
+    /// When each backend was last seen closing a pooled connection soon after its response.
+    private var eagerCloses: [String: ContinuousClock.Instant] = [:]
+    /// An idle connection closed sooner than this after its last response marks its backend.
+    private static let eagerCloseWindow: Duration = .seconds(1)
+    /// How long that mark keeps non-retryable requests off reused connections.
+    private static let eagerCloseMemory: Duration = .seconds(300)
+
+    private func noteIdleClose(_ upstream: UpstreamConnection) {
+        guard let since = upstream.idleSince, ContinuousClock.now - since < Self.eagerCloseWindow else { return }
+        eagerCloses[upstream.target.poolKey] = .now
+    }
+
+    private func closesAfterResponses(_ key: String) -> Bool {
+        guard let last = eagerCloses[key] else { return false }
+        if ContinuousClock.now - last < Self.eagerCloseMemory { return true }
+        eagerCloses[key] = nil
+        return false
     }
 
     /// Closes every idle connection.
