@@ -33,12 +33,6 @@ public final class Timer {
         if let event { event_del(event) }
     }
 
-    /// Whether the timer is armed.
-    public var isScheduled: Bool {
-        guard let event else { return false }
-        return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
-    }
-
     /// Stops the timer for good.
     public func cancel() {
         if let event { event_free(event) }

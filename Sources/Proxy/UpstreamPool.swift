@@ -20,8 +20,6 @@ final class UpstreamPool {
     private var labels: [String: String] = [:]
     private var waiting: [String: [any UpstreamWaiter]] = [:]
     private let maxIdlePerKey: Int
-    /// Connections created since start (for tests and metrics).
-    private(set) var connectionsOpened = 0
 
     init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128) {
         self.loop = loop
@@ -62,7 +60,6 @@ final class UpstreamPool {
     }
 
     private func create(_ target: UpstreamTarget) -> UpstreamConnection {
-        connectionsOpened += 1
         if labels[target.poolKey] == nil { labels[target.poolKey] = "\(target.host):\(target.port)" }
         open[target.poolKey, default: 0] += 1
         let upstream = UpstreamConnection(target: target, pool: self, loop: loop)
@@ -168,6 +165,4 @@ final class UpstreamPool {
         return result
     }
 
-    /// Number of idle connections (for tests and metrics).
-    var idleCount: Int { idle.values.reduce(0) { $0 + $1.count } }
 }

@@ -97,9 +97,6 @@ final class WorkerContext {
         checkDrained()
     }
 
-    /// Number of open client sessions.
-    var sessionCount: Int { sessions.count }
-
     /// Closes every client session, tunnel and pooled connection (loop shutdown).
     func closeAll() {
         for session in Array(sessions.values) { session.abort() }
