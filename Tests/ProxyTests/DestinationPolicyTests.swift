@@ -6,19 +6,7 @@ import XCTest
 final class DestinationPolicyTests: XCTestCase {
     /// `otherHosts: forward` with a 1 s connect timeout, so that a missing check fails fast.
     static func yaml(backendPort: Int) -> String {
-        """
-        listen: "127.0.0.1:0"
-        otherHosts: forward
-        timeouts: {connect: 1s, responseHeaders: 5s}
-        credentials:
-          api:
-            type: static
-            token: "abc"
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backendPort)"
-            credential: api
-        """
+        ProxyHarness.yaml(backendPort: backendPort, otherHosts: "forward") + "\ntimeouts: {connect: 1s, responseHeaders: 5s}\n"
     }
 
     private func send(_ proxy: ProxyHarness, target: String, host: String) throws -> TestResponse {
