@@ -29,6 +29,13 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var clientConnections = 0
     /// Upstream connections by backend and state (a gauge, filled in when collected).
     public var upstreamConnections: [UpstreamGaugeKey: Int] = [:]
+    /// Upstream 401 responses to an injected token, by credential.
+    public var upstreamUnauthorized: [String: UInt64] = [:]
+    /// Upstream connections discarded because the backend sent bytes beyond a complete
+    /// response (they could otherwise reach the next client), by `host:port`.
+    public var upstreamDiscarded: [String: UInt64] = [:]
+    /// Failed `accept` calls (descriptor or memory exhaustion), after which accepting pauses.
+    public var acceptErrors: UInt64 = 0
 
     /// Empty counters.
     public init() {}
@@ -40,5 +47,8 @@ public struct ProxyMetrics: Sendable, Equatable {
         upstreamErrors.merge(other.upstreamErrors, uniquingKeysWith: +)
         clientConnections += other.clientConnections
         upstreamConnections.merge(other.upstreamConnections, uniquingKeysWith: +)
+        upstreamUnauthorized.merge(other.upstreamUnauthorized, uniquingKeysWith: +)
+        upstreamDiscarded.merge(other.upstreamDiscarded, uniquingKeysWith: +)
+        acceptErrors += other.acceptErrors
     }
 }

@@ -23,6 +23,19 @@ enum MetricsExporter {
             proxy.upstreamErrors.sorted { $0.key < $1.key }.map {
                 MetricSample(labels: [MetricLabel("type", $0.key)], value: Double($0.value))
             }))
+        families.append(.counter("token_sidecar_upstream_unauthorized_total",
+                                 help: "Upstream 401 responses to an injected token, by credential.",
+            proxy.upstreamUnauthorized.sorted { $0.key < $1.key }.map {
+                MetricSample(labels: [MetricLabel("credential", $0.key)], value: Double($0.value))
+            }))
+        families.append(.counter("token_sidecar_upstream_discarded_total",
+                                 help: "Upstream connections discarded after bytes beyond a complete response, by backend.",
+            proxy.upstreamDiscarded.sorted { $0.key < $1.key }.map {
+                MetricSample(labels: [MetricLabel("upstream", $0.key)], value: Double($0.value))
+            }))
+        families.append(.counter("token_sidecar_accept_errors_total",
+                                 help: "Failed accept calls (descriptor or memory exhaustion); accepting pauses after each.",
+                                 [MetricSample(value: Double(proxy.acceptErrors))]))
         var fetches: [MetricSample] = []
         var expiries: [MetricSample] = []
         var latency = LatencyHistogram()
