@@ -5,15 +5,15 @@ import Logging
 extension ClientSession {
     /// Counts the request and writes its access-log line (never the query string, never a token:
     /// only its fingerprint).
-    func account(status: Int, error: String?) {
-        guard let head = loggedHead else {
+    func account(_ head: RequestHead?, io: ExchangeIO?, status: Int, error: String?) {
+        guard let head else {
             // A request rejected before its head parsed: counted, but there is nothing to log.
             context.metrics.requests[RequestCounterKey(route: "unrouted", code: status), default: 0] += 1
             if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
             return
         }
-        loggedHead = nil
-        let seconds = startedAt.map { Self.seconds(ContinuousClock.now - $0) } ?? 0
+        let seconds = io.map { Self.seconds(ContinuousClock.now - $0.startedAt) } ?? 0
+        let decision = io?.decision
         let route = decision?.routeName ?? "unrouted"
         context.metrics.requests[RequestCounterKey(route: route, code: status), default: 0] += 1
         context.metrics.duration.observe(seconds)
@@ -24,13 +24,13 @@ extension ClientSession {
             "authority": .string(Self.authority(head)),
             "path": .string(Self.pathWithoutQuery(head.target)),
             "status": .stringConvertible(status),
-            "bytes_in": .stringConvertible(requestRelay.bodyBytes),
-            "bytes_out": .stringConvertible(responseRelay.bodyBytes),
+            "bytes_in": .stringConvertible(io?.requestRelay.bodyBytes ?? 0),
+            "bytes_out": .stringConvertible(io?.responseRelay.bodyBytes ?? 0),
             "duration_ms": .string(String(Int((seconds * 1000).rounded()))),
             "route": .string(route),
         ]
         if let decision { metadata["upstream"] = .string("\(decision.target.host):\(decision.target.port)") }
-        if let token { metadata["token"] = .string(token.fingerprint) }
+        if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
         if let error { metadata["proxy_status"] = .string(error) }
         context.logger.info("access", metadata: metadata)
     }

@@ -5,7 +5,7 @@ import TokenManager
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
     func readRequests() {
-        while phase == .idle && !client.input.isEmpty {
+        while exchange.state == .idle && !client.input.isEmpty {
             let length: Int?
             do {
                 length = try client.input.withContiguousPrefix(HeadLimits.requestHead + 4) { bytes in
@@ -35,7 +35,7 @@ extension ClientSession: UpstreamWaiter {
             headScanner.reset()
             begin(head)
         }
-        if phase == .idle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
+        if exchange.state == .idle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
     }
 
     private func reject(_ error: any Error) {
@@ -46,51 +46,51 @@ extension ClientSession: UpstreamWaiter {
         case .tooManyFields: proxyError = .headTooLarge("the request has more than 100 header fields")
         case .invalid(let message): proxyError = .badRequest("malformed request: \(message)")
         }
-        respond(with: proxyError, close: true)
+        respondBeforeExchange(proxyError, head: nil, close: true)
     }
 
+    /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
     private func begin(_ head: RequestHead) {
         let bodyless = head.framing == .none || head.framing == .contentLength(0)
         let canContinue = bodyless && head.keepAlive
-        replayed = false
-        retried = false
-        exchangeGeneration &+= 1
-        loggedHead = head
-        startedAt = .now
-        decision = nil
-        token = nil
-        requestRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: false)
-        responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
         if head.method == "CONNECT" {
             startTunnel(head)
             return
         }
         if FieldNames.viaMentionsSidecar(head.fields) {
-            respond(with: ProxyError(status: 508, type: "proxy_loop_detected",
-                                     message: "the request already passed through token-sidecar"), close: !canContinue)
+            respondBeforeExchange(ProxyError(status: 508, type: "proxy_loop_detected",
+                                             message: "the request already passed through token-sidecar"),
+                                  head: head, close: !canContinue)
             return
         }
         let decision: RouteDecision
         switch context.router.decide(head) {
         case .success(let routed): decision = routed
         case .failure(let error):
-            respond(with: error, close: !canContinue)
+            respondBeforeExchange(error, head: head, close: !canContinue)
             return
         }
-        let relay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
-        authorize(PendingRequest(head: head, decision: decision, token: nil, relay: relay, resendBody: nil))
+        current = ExchangeIO(head: head, decision: decision)
+        let credential: Exchange.CredentialUse
+        if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
+        perform(exchange.start(Exchange.Request(
+            idempotent: Self.idempotentMethods.contains(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
+            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential)))
     }
+
+    /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request.
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     private func startTunnel(_ head: RequestHead) {
         guard case .authority(let authority) = head.target else {
-            respond(with: .badRequest("CONNECT needs an authority-form target (host:port)"), close: true)
+            respondBeforeExchange(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, close: true)
             return
         }
         switch context.router.tunnelDecision(for: authority) {
         case .failure(let error):
-            respond(with: error, close: true)
+            respondBeforeExchange(error, head: head, close: true)
         case .success(let destination):
-            phase = .tunnel
+            exchange.close()
             headTimer.cancel()
             let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
@@ -101,129 +101,124 @@ extension ClientSession: UpstreamWaiter {
         }
     }
 
-    /// Adds the credential's token (waiting for one, bounded, if none exists yet), then forwards.
-    func authorize(_ request: PendingRequest) {
-        guard let credential = request.decision.credential else {
-            forward(request)
+    /// The credential's current token, or a bounded wait on this loop for its first one.
+    /// A credentialed request is never forwarded without a token.
+    func lookUpToken() {
+        guard let io = current, let credential = io.decision.credential else { return }
+        if let token = credential.currentToken() {
+            io.token = token
+            perform(exchange.tokenResolved(available: true))
             return
         }
-        if let token = credential.currentToken(), token != self.token || !replayed {
-            request.token = token
-            forward(request)
-            return
-        }
-        // No usable token yet: wait on this loop for the in-flight fetch. Never forward without it.
-        phase = .awaitingToken
-        let generation = exchangeGeneration
-        let rejected = replayed ? self.token : nil
         var returned = false
         defer { returned = true }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
-            guard phase == .awaitingToken, generation == exchangeGeneration else { return }
-            guard let token, token != rejected else {
-                let bodyless = request.resendBody != nil || request.head.framing == .none || request.head.framing == .contentLength(0)
-                respond(with: .tokenUnavailable(credential.name), close: !(bodyless && request.head.keepAlive), retryAfter: 1)
-                // Called back later: resume reading pipelined requests. Called back at once: the
-                // readRequests loop that called us continues (no recursion per request).
-                if returned && phase == .idle { readRequests() }
-                return
-            }
-            request.token = token
-            phase = .idle
-            forward(request)
+            guard current === io, exchange.state == .awaitingToken else { return }
+            io.token = token
+            perform(exchange.tokenResolved(available: token != nil))
+            // Called back later: resume reading pipelined requests. Called back at once: the
+            // readRequests loop that called us continues (no recursion per request).
+            if returned && exchange.state == .idle { readRequests() }
         }
     }
 
-    /// Validates what is buffered of the body, then takes a connection and sends the request.
-    func forward(_ request: PendingRequest) {
-        // Validate (and stage) the body bytes already here before anything goes upstream, so a
-        // malformed chunked body sent with its head never reaches the backend.
+    /// Validates (and stages) the body bytes already buffered before anything goes upstream,
+    /// so a malformed chunked body sent with its head never reaches the backend.
+    func stageBody() {
+        guard let io = current else { return }
         let staged = context.scratch.buffer
-        let progress: BodyRelay.Progress
+        var progress: Exchange.BodyProgress
         do {
-            if let body = request.resendBody {
-                staged.append(body)
-                progress = .complete
-            } else {
-                progress = try request.relay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark)
-            }
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark))
         } catch {
-            staged.drain(staged.count)
-            pending = nil
-            respond(with: .badRequest("malformed chunked request body"), close: true)
-            return
+            progress = .malformed
         }
-        if progress == .needMore && staged.isEmpty && request.head.framing == .chunked && !request.head.expectsContinue && request.resendBody == nil {
-            // Not even the first chunk-size line is complete (reads arrive in pieces): wait for
-            // it rather than open a backend request that might have to be aborted.
-            pending = request
-            phase = .awaitingBody
-            // The body must start within clientHeader, like the head did.
-            waitTimer.schedule(after: context.timeouts.clientHeader)
-            return
-        }
-        pending = nil
-        if phase == .awaitingBody { waitTimer.suspend() }
-        self.request = request.head
-        self.decision = request.decision
-        self.token = request.token
-        requestRelay = request.relay
-        requestComplete = progress == .complete
-        upstreamHead = RequestRewriter.head(for: request.head, decision: request.decision, token: request.token)
-        // Keep what is needed to send the request again (401 replay, retry on a fresh connection).
-        resendCopy = staged.count <= ClientSession.resendLimit ? (request.resendBody ?? staged.peekBytes(max: staged.count)) : nil
-        response = nil
-        responseScanner.reset()
-        keepClientAlive = false
-        let retryable = ClientSession.idempotentMethods.contains(request.head.method) && resendCopy != nil
-        guard let upstream = context.pool.acquire(request.decision.target, waiter: self, checkStale: !retryable) else {
+        let copy = exchange.wantsBodyCopy && !staged.isEmpty && staged.count <= Exchange.resendLimit
+            ? staged.peekBytes(max: staged.count) : nil
+        let action = exchange.bodyStaged(progress, stagedBytes: staged.count, copy: copy)
+        if case .fail = action { staged.drain(staged.count) }
+        // The body started (or the exchange ended): its start timer no longer applies.
+        if action != .waitForBody && armedTimer == .bodyStart { disarm() }
+        perform(action)
+    }
+
+    /// Takes a connection for the staged request (in the worker's scratch buffer).
+    func acquireUpstream(checkStale: Bool, pauseClient: Bool) {
+        guard let io = current else { return }
+        switch context.pool.acquire(io.decision.target, waiter: self, checkStale: checkStale) {
+        case .ready(let upstream):
+            io.upstream = upstream
+            perform(exchange.upstreamAssigned())
+        case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
-            staged.moveAll(to: held.buffer)
-            queuedBody = held
-            pending = request
-            phase = .awaitingConnection
-            waitTimer.schedule(after: context.timeouts.connect)
-            if progress == .blocked { client.stopReading() }
-            return
+            context.scratch.buffer.moveAll(to: held.buffer)
+            io.queuedBody = held
+            perform(exchange.upstreamQueued())
+        case .overloaded:
+            context.scratch.buffer.drain(context.scratch.buffer.count)
+            perform(exchange.upstreamUnavailable())
         }
-        send(on: upstream, body: staged)
-        if progress == .blocked { client.stopReading() }
+        if pauseClient && exchange.isActive { client.stopReading() }
     }
 
     /// A queued request got its connection.
     func pool(didProvide upstream: UpstreamConnection) {
-        guard phase == .awaitingConnection, let held = queuedBody else {
+        guard exchange.state == .awaitingUpstream, let io = current, io.queuedBody != nil else {
             context.pool.release(upstream)
             return
         }
-        waitTimer.suspend()
-        pending = nil
-        queuedBody = nil
-        send(on: upstream, body: held.buffer)
-        if !requestComplete { client.startReading(); pumpRequest() }
+        disarm()
+        io.upstream = upstream
+        perform(exchange.upstreamAssigned())
     }
 
-    /// Writes the head and the staged body to `upstream` and starts the response clock.
-    func send(on upstream: UpstreamConnection, body: EventBuffer) {
+    /// Writes the head and the staged body to the assigned upstream and starts the clocks.
+    func sendRequest() {
+        guard let io = current, let upstream = io.upstream else { return }
+        let body: EventBuffer
+        if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
         upstream.requestsServed += 1
-        upstream.output.append(upstreamHead)
-        body.moveAll(to: upstream.output)
+        let head = RequestRewriter.head(for: io.head, decision: io.decision, token: io.token)
+        upstream.output.append(head)
+        io.requestQueued = head.count + body.moveAll(to: upstream.output)
+        let wasQueued = io.queuedBody != nil
+        io.queuedBody = nil
         upstream.startReading()
-        self.upstream = upstream
-        phase = .exchange
         setExchangeTimeouts()
         armResponseTimer()
+        if wasQueued && !exchange.requestComplete {
+            client.startReading()
+            pumpRequest()
+        }
+    }
+
+    /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
+    /// replay with the new token, or a retry after a pooled connection turned out closed.
+    func resend(replay: Bool) {
+        guard let io = current else { return }
+        discardUpstream(io)
+        io.responseHead = nil
+        io.responseQueued = 0
+        responseScanner.reset()
+        disarm()
+        context.scratch.buffer.append(exchange.resendBody)
+        if replay {
+            acquireUpstream(checkStale: !Self.idempotentMethods.contains(io.head.method), pauseClient: false)
+        } else {
+            io.upstream = context.pool.acquireFresh(io.decision.target)
+            perform(exchange.upstreamAssigned())
+        }
     }
 
     /// responseHeaders runs from the moment the whole request is with a connected backend:
     /// connecting is timed by `connect`, a long upload by `bodyIdle`.
     func armResponseTimer() {
-        if requestComplete, response == nil, upstream?.isConnected == true {
-            waitTimer.schedule(after: context.timeouts.responseHeaders)
-        } else {
-            waitTimer.suspend()
+        if exchange.requestComplete, exchange.state == .forwarding, current?.upstream?.isConnected == true {
+            arm(.responseHead, after: context.timeouts.responseHeaders)
+        } else if armedTimer == .responseHead {
+            disarm()
         }
     }
 
@@ -235,48 +230,39 @@ extension ClientSession: UpstreamWaiter {
     /// a wait for the head that responseHeaders (its own timer) still allows.
     func setExchangeTimeouts() {
         let idle = context.timeouts.bodyIdle
-        client.setTimeouts(read: requestComplete ? nil : idle, write: idle)
-        upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
+        client.setTimeouts(read: exchange.requestComplete ? nil : idle, write: idle)
+        current?.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
     }
 
+    /// Moves request body bytes from the client to the upstream.
     func pumpRequest() {
-        guard let upstream, !requestComplete else { return }
+        guard let io = current, let upstream = io.upstream, !exchange.requestComplete else { return }
         let output = upstream.output
         let before = output.count
+        var progress: Exchange.BodyProgress
         do {
-            let progress = try requestRelay.pump(from: client.input, to: output, limit: WorkerContext.highWatermark)
-            if resendCopy != nil { keepResendCopy(of: output, from: before) }
-            switch progress {
-            case .complete:
-                requestComplete = true
-                setExchangeTimeouts()
-                armResponseTimer()
-            case .blocked: client.stopReading()
-            case .needMore: break
-            }
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: output, limit: WorkerContext.highWatermark))
         } catch {
-            // Part of the request is already upstream: abort it there so it is never processed
-            // as complete, and tell the client (unless the response is already under way).
-            if response == nil {
-                respond(with: .badRequest("malformed chunked request body"), close: true)
-            } else {
-                abort()
-            }
+            progress = .malformed
         }
+        let moved = output.count - before
+        io.requestQueued += moved
+        // Copy what was just queued upstream (nothing was sent in between: writes happen when
+        // the loop next runs) while the request may still be sent again.
+        let copy = exchange.wantsBodyCopy && moved > 0 && exchange.resendBody.count + moved <= Exchange.resendLimit
+            ? output.copyBytes(from: before, count: moved) : nil
+        perform(exchange.requestBodyForwarded(progress, movedBytes: moved, copy: copy))
     }
+}
 
-    /// Extends the resend copy with the body bytes just queued upstream (nothing has been sent
-    /// in between: writes happen when the loop next runs), or gives up past the bound.
-    private func keepResendCopy(of output: EventBuffer, from start: Int) {
-        guard var copy = resendCopy else { return }
-        let added = output.count - start
-        guard added > 0 else { return }
-        if copy.count + added > ClientSession.resendLimit {
-            resendCopy = nil
-            return
+extension Exchange.BodyProgress {
+    /// The exchange's view of a relay step.
+    init(_ progress: BodyRelay.Progress) {
+        switch progress {
+        case .complete: self = .complete
+        case .needMore: self = .needMore
+        case .blocked: self = .blocked
         }
-        copy.append(contentsOf: output.copyBytes(from: start, count: added))
-        resendCopy = copy
     }
 }
 

@@ -2,7 +2,7 @@ import EventLoop
 import HTTP1
 import TokenManager
 
-/// The response side: response heads and bodies, retries, 401 replays, ending exchanges.
+/// The response side: response heads and bodies, 401 replays, ending exchanges.
 extension ClientSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
         setExchangeTimeouts()
@@ -11,187 +11,154 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
         // The backend caught up with the request body: resume reading the client.
-        guard phase == .exchange, !requestComplete else { return }
+        guard exchange.state == .forwarding || exchange.response != nil, !exchange.requestComplete else { return }
         client.startReading()
         pumpRequest()
     }
 
     func upstreamDidRead(_ upstream: UpstreamConnection) {
-        guard phase == .exchange else { return }
-        if response == nil { readResponseHead() }
-        if response != nil { pumpResponse() }
+        switch exchange.state {
+        case .forwarding: readResponseHead()
+        case .relaying: pumpResponse()
+        default: break
+        }
     }
 
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
-        guard phase == .exchange, upstream === self.upstream else { return }
+        guard let io = current, upstream === io.upstream else { return }
         // Bytes that arrived with the close are still buffered: consume them first.
-        if response == nil { readResponseHead() }
-        guard phase == .exchange else { return }
-        if response != nil {
-            upstreamEnded = true
-            pumpResponse()
-            return
-        }
-        let partial = !(upstream.input?.isEmpty ?? true)
-        if !partial, retry(after: reason, on: upstream) { return }
-        let error: ProxyError
-        switch reason {
-        case .prohibitedDestination:
-            error = ProxyError(status: 403, type: "destination_ip_prohibited",
-                               message: "the destination resolves to a link-local or metadata address; name it as a route's upstream to allow it")
-        case .connectTimeout:
-            error = ProxyError(status: 504, type: "connection_timeout",
-                               message: "could not connect to the backend within timeouts.connect")
-        case .connection(let end):
-            error = .upstreamFailure(end, connected: upstream.isConnected, partial: partial)
-        }
-        respond(with: error, close: !requestComplete || !(request?.keepAlive ?? false))
-        if phase == .idle { readRequests() }
+        if exchange.state == .forwarding { readResponseHead() }
+        guard current === io, io.upstream === upstream else { return }
+        let partial = exchange.state == .forwarding && !(upstream.input?.isEmpty ?? true)
+        perform(exchange.upstreamEnded(Exchange.UpstreamEndFacts(
+            reason: reason, partialHead: partial, connected: upstream.isConnected, reused: upstream.requestsServed > 1,
+            nothingSent: upstream.unsentCount >= io.requestQueued)))
     }
-
-    /// Sends the request once more on a fresh connection when that cannot duplicate it: no byte
-    /// of a response arrived, the request can be reproduced (its body was kept), and either a
-    /// pooled connection turned out to be closed (idempotent methods, or nothing was written),
-    /// or a new connection failed before any request byte was sent.
-    private func retry(after reason: UpstreamEnd, on upstream: UpstreamConnection) -> Bool {
-        guard !retried, requestComplete, let body = resendCopy, let request, let decision else { return false }
-        let reused = upstream.requestsServed > 1
-        let eligible: Bool
-        switch reason {
-        case .connection(.endOfStream), .connection(.socketError):
-            if reused {
-                let unsent = upstream.unsentCount >= upstreamHead.count + body.count
-                eligible = Self.idempotentMethods.contains(request.method) || unsent
-            } else {
-                eligible = !upstream.isConnected
-            }
-        case .connection(.refused):
-            eligible = true
-        default:
-            eligible = false
-        }
-        guard eligible else { return false }
-        retried = true
-        upstream.owner = nil
-        upstream.close()
-        self.upstream = nil
-        let fresh = context.pool.acquireFresh(decision.target)
-        let staged = context.scratch.buffer
-        staged.append(body)
-        send(on: fresh, body: staged)
-        return true
-    }
-
-    /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request.
-    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     private func readResponseHead() {
-        guard let upstream, let request, let input = upstream.input else { return }
-        while response == nil && !input.isEmpty {
+        guard let io = current, let upstream = io.upstream, let input = upstream.input else { return }
+        while exchange.state == .forwarding && !input.isEmpty {
             let head: ResponseHead
             do {
                 guard let length = try input.withContiguousPrefix(HeadLimits.responseHead + 4, { try responseScanner.scan($0) }) else { return }
                 head = try input.withContiguousPrefix(length) {
-                    try ResponseHeadParser.parse($0, requestMethod: request.method)
+                    try ResponseHeadParser.parse($0, requestMethod: io.head.method)
                 }
                 input.drain(length)
                 responseScanner.reset()
             } catch {
-                respond(with: .upstreamProtocol("the backend sent a malformed response"), close: true)
+                perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
                 return
             }
             if head.status < 200 {
                 if head.status == 101 {
-                    respond(with: .upstreamProtocol("the backend switched protocols, which was not requested"), close: true)
+                    perform(exchange.responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false))
                     return
                 }
                 // Interim responses (100 Continue for `Expect`) go to HTTP/1.1 clients as they are.
-                if request.version == .http1_1 {
+                if io.head.version == .http1_1 {
                     client.write(HeadSerializer.response(version: .http1_1, status: head.status, reason: head.reason, fields: HTTPFields()))
                 }
-                waitTimer.schedule(after: context.timeouts.responseHeaders)
+                arm(.responseHead, after: context.timeouts.responseHeaders)
                 continue
             }
-            if head.status == 401, replayAfterRejection() { return }
-            waitTimer.suspend()
-            let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: request.version)
+            disarm()
+            let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: io.head.version)
             if framing == .close && !ResponseRewriter.otherTransferCodings(head).isEmpty {
                 // An HTTP/1.0 client cannot be told about a transfer coding such as gzip.
-                respond(with: .upstreamProtocol("the backend used a transfer coding an HTTP/1.0 client cannot receive"), close: true)
+                perform(exchange.responseMalformed("the backend used a transfer coding an HTTP/1.0 client cannot receive",
+                                                   responseBytesSent: false))
                 return
             }
-            keepClientAlive = request.keepAlive && framing != .close && !clientEnded && !context.draining
-            client.write(ResponseRewriter.head(for: head, framing: framing, clientVersion: request.version, keepAlive: keepClientAlive))
-            responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
-            response = head
-            setExchangeTimeouts()
+            io.responseHead = head
+            let keepClient = io.head.keepAlive && framing != .close && !context.draining
+            perform(exchange.responseHead(Exchange.Response(status: head.status, upstreamKeepAlive: head.keepAlive,
+                                                            clientKeepAlive: keepClient)))
         }
     }
 
-    /// The backend answered 401 to a request that carried our token: invalidate that token
-    /// (compare-and-invalidate in the credential: many 401s, one refetch) and, when the request
-    /// can be sent again (complete, body kept, not replayed yet), replay it once with the next
-    /// token instead of passing the 401 on. Returns whether it replays.
-    private func replayAfterRejection() -> Bool {
-        guard let decision, let credential = decision.credential, let token, let request else { return false }
-        credential.invalidate(token)
-        guard credential.refreshable, !replayed, requestComplete, let body = resendCopy else { return false }
-        replayed = true
-        // The 401's body is not read: this upstream connection cannot be reused.
-        upstream?.close()
-        upstream = nil
-        response = nil
-        waitTimer.suspend()
-        let relay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: false)
-        phase = .idle
-        authorize(PendingRequest(head: request, decision: decision, token: nil, relay: relay, resendBody: body))
-        return true
+    /// A 401 answered our token: park it unread and ask the credential for a different token.
+    /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
+    func holdRejection() {
+        guard let io = current, let credential = io.decision.credential, let token = io.token else {
+            perform(exchange.rejectionResolved(newToken: false))
+            return
+        }
+        context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
+        io.upstream?.stopReading()
+        credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
+            guard current === io, case .holdingRejection = exchange.state else { return }
+            if let newToken { io.token = newToken }
+            perform(exchange.rejectionResolved(newToken: newToken != nil))
+        }
+    }
+
+    /// Writes the response head to the client and relays what is buffered of the body.
+    func startRelay(reportRejection: Bool) {
+        guard let io = current, let head = io.responseHead, let response = exchange.response else { return }
+        if reportRejection, let credential = io.decision.credential, let token = io.token {
+            context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
+            credential.rejected(token, on: context.loop, timeout: .zero, nil)
+        }
+        let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: io.head.version)
+        let bytes = ResponseRewriter.head(for: head, framing: framing, clientVersion: io.head.version, keepAlive: response.clientKeepAlive)
+        client.write(bytes)
+        io.responseQueued = bytes.count
+        io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
+        setExchangeTimeouts()
+        io.upstream?.startReading()
+        pumpResponse()
     }
 
     func pumpResponse() {
-        guard let upstream, let response, let input = upstream.input else { return }
+        guard let io = current, let upstream = io.upstream, let input = upstream.input, case .relaying = exchange.state else { return }
+        let before = client.output.count
+        var progress: Exchange.BodyProgress
         do {
-            switch try responseRelay.pump(from: input, to: client.output, limit: WorkerContext.highWatermark) {
-            case .complete: finishExchange(upstreamReusable: response.keepAlive && requestComplete && !upstreamEnded)
-            case .blocked: upstream.stopReading()
-            case .needMore: if upstreamEnded { upstreamEndedDuringBody() }
-            }
+            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: client.output, limit: WorkerContext.highWatermark))
         } catch {
-            account(status: response.status, error: "http_protocol_error")
-            abort()
+            progress = .malformed
         }
+        io.responseQueued += client.output.count - before
+        let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                                  responseBytesSent: responseBytesSent(io))
+        if action == .none && progress == .needMore && exchange.upstreamEnded {
+            // The backend closed and everything it sent has been relayed: a close-delimited
+            // body ends here; any other body was cut short.
+            let clean = io.responseRelay.endsAtClose && io.responseRelay.finishAtClose(to: client.output)
+            perform(exchange.responseEndedAtClose(clean: clean))
+            return
+        }
+        perform(action)
     }
 
-    /// The backend closed and everything it sent has been relayed (a slow client may have made
-    /// that take a while): a close-delimited body ends here; any other body was cut short.
-    private func upstreamEndedDuringBody() {
-        if responseRelay.endsAtClose && responseRelay.finishAtClose(to: client.output) {
-            finishExchange(upstreamReusable: false)
-        } else {
-            // Close without completing the message so the client sees a truncated transfer,
-            // never a clean short response.
-            account(status: response?.status ?? 502, error: "http_response_incomplete")
-            abort()
-        }
+    /// Whether any byte of the current response has left the client's output buffer. Ours are
+    /// the last bytes queued, so while the buffer holds at least as many, none has gone.
+    private func responseBytesSent(_ io: ExchangeIO) -> Bool {
+        client.output.count < io.responseQueued
     }
 
     // MARK: - ending an exchange
 
-    private func finishExchange(upstreamReusable: Bool) {
-        waitTimer.suspend()
-        account(status: response?.status ?? 0, error: nil)
-        if let upstream {
+    func finish(upstream disposal: UpstreamDisposal, keepClient: Bool) {
+        guard let io = current else { return }
+        disarm()
+        account(io.head, io: io, status: io.responseHead?.status ?? 0, error: nil)
+        if let upstream = io.upstream {
+            io.upstream = nil
             upstream.owner = nil
-            if upstreamReusable && !upstream.isClosed {
-                context.pool.release(upstream)
-            } else {
+            switch disposal {
+            case .release where !upstream.isClosed:
+                if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
+            case .discardUnexpectedBytes:
+                noteUnexpectedBytes(upstream)
+                upstream.close()
+            case .release, .close:
                 upstream.close()
             }
         }
-        upstream = nil
-        let keep = keepClientAlive && requestComplete && !clientEnded
-        resetExchange()
-        if !keep {
+        current = nil
+        if !keepClient {
             close()
             return
         }
@@ -201,32 +168,108 @@ extension ClientSession: UpstreamConnectionOwner {
         readRequests()
     }
 
-    private func resetExchange() {
-        upstreamEnded = false
-        request = nil
-        response = nil
-        decision = nil
-        resendCopy = nil
-        requestComplete = false
-        keepClientAlive = false
-        phase = .idle
+    /// The backend sent bytes beyond a complete response: they must reach no client.
+    private func noteUnexpectedBytes(_ upstream: UpstreamConnection) {
+        let label = "\(upstream.target.host):\(upstream.target.port)"
+        context.metrics.upstreamDiscarded[label, default: 0] += 1
+        context.logger.warning("upstream sent bytes beyond a complete response; connection discarded",
+                               metadata: ["upstream": .string(label)])
     }
 
-    /// Answers the current request with a proxy-generated error.
-    func respond(with error: ProxyError, close: Bool, retryAfter: Int? = nil) {
-        waitTimer.suspend()
-        if let upstream {
-            upstream.close()
-            self.upstream = nil
+    /// Answers the exchange's request with a proxy-generated error.
+    func fail(_ failure: ExchangeFailure, close: Bool, retryAfter: Int?) {
+        guard let io = current else { return }
+        disarm()
+        if io.queuedBody != nil {
+            context.pool.cancel(self, key: io.decision.target.poolKey)
+            io.queuedBody = nil
         }
-        account(status: error.status, error: error.type)
+        discardUpstream(io)
+        // A response head queued but not yet sent (its body turned out malformed) is taken back.
+        if io.responseQueued > 0 && !responseBytesSent(io) { dropTail(io.responseQueued) }
+        let error = proxyError(for: failure, io: io)
+        account(io.head, io: io, status: error.status, error: error.type)
+        current = nil
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter))
-        resetExchange()
-        if close || clientEnded {
+        if close {
+            self.close()
+        } else {
+            client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
+            client.startReading()
+            awaitNextRequest()
+        }
+    }
+
+    /// Response bytes already left: the client gets what is queued, then a close that leaves
+    /// the message incomplete (no last chunk, or short of Content-Length).
+    func truncate() {
+        guard let io = current else { return }
+        disarm()
+        account(io.head, io: io, status: io.responseHead?.status ?? 502, error: "http_response_incomplete")
+        discardUpstream(io)
+        current = nil
+        close()
+    }
+
+    /// Removes the last `count` bytes queued for the client (none of them has been sent).
+    private func dropTail(_ count: Int) {
+        let output = client.output
+        let keep = output.count - count
+        guard keep > 0 else {
+            output.drain(output.count)
+            return
+        }
+        let earlier = OwnedEventBuffer()
+        _ = output.move(to: earlier.buffer, max: keep)
+        output.drain(output.count)
+        earlier.buffer.moveAll(to: output)
+    }
+
+    /// Closes the exchange's upstream connection (never pooled).
+    func discardUpstream(_ io: ExchangeIO) {
+        guard let upstream = io.upstream else { return }
+        io.upstream = nil
+        upstream.owner = nil
+        upstream.close()
+    }
+
+    /// An error answered before any exchange started (malformed head, no route, loop).
+    func respondBeforeExchange(_ error: ProxyError, head: RequestHead?, close: Bool) {
+        account(head, io: nil, status: error.status, error: error.type)
+        client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: nil))
+        if close {
             self.close()
         } else {
             client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()
+        }
+    }
+
+    private func proxyError(for failure: ExchangeFailure, io: ExchangeIO) -> ProxyError {
+        switch failure {
+        case .tokenUnavailable:
+            return .tokenUnavailable(io.decision.credential?.name ?? "")
+        case .malformedBody:
+            return .badRequest("malformed chunked request body")
+        case .bodyStartTimeout:
+            return ProxyError(status: 408, type: "http_request_error",
+                              message: "the request body did not start within timeouts.clientHeader")
+        case .connectionLimit:
+            return ProxyError(status: 503, type: "connection_limit_reached",
+                              message: "all \(context.maxConnectionsPerUpstream) connections to the backend are busy; retry shortly")
+        case .malformedResponse(let problem):
+            return .upstreamProtocol(problem)
+        case .responseTimeout:
+            return ProxyError(status: 504, type: "http_response_timeout",
+                              message: "the backend did not send a response head within timeouts.responseHeaders")
+        case .upstreamEnd(.prohibitedDestination, _, _):
+            return ProxyError(status: 403, type: "destination_ip_prohibited",
+                              message: "the destination resolves to a link-local or metadata address; name it as a route's upstream to allow it")
+        case .upstreamEnd(.connectTimeout, _, _):
+            return ProxyError(status: 504, type: "connection_timeout",
+                              message: "could not connect to the backend within timeouts.connect")
+        case .upstreamEnd(.connection(let end), let connected, let partial):
+            return .upstreamFailure(end, connected: connected, partial: partial)
         }
     }
 }

@@ -6,6 +6,21 @@ protocol UpstreamWaiter: AnyObject {
     func pool(didProvide upstream: UpstreamConnection)
 }
 
+/// What ``UpstreamPool/acquire(_:waiter:checkStale:)`` produced.
+enum PoolLease {
+    /// A connection (reused or new) for the caller.
+    case ready(UpstreamConnection)
+    /// At the connection limit: the waiter is queued.
+    case queued
+    /// At the limit with a full queue.
+    case overloaded
+}
+
+/// What happened to a released connection.
+enum PoolReleaseOutcome: Equatable {
+    case pooled, handedOver, closed, discardedUnexpectedBytes
+}
+
 /// Connections to backends on one worker loop: idle keep-alive connections per destination
 /// (most recently used first — the warmest is the least likely to have been closed by the
 /// backend), the per-upstream connection limit, and the queue of requests waiting under it.
@@ -37,14 +52,14 @@ final class UpstreamPool {
     /// closed (a POST): it peeks at an idle connection before reuse (one extra syscall), and it
     /// does not reuse at all for a backend seen closing connections right after responses — the
     /// peek cannot win the race against a close that is still on its way.
-    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> UpstreamConnection? {
+    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> PoolLease {
         let avoidReuse = checkStale && closesAfterResponses(target.poolKey)
-        if !avoidReuse, let reused = takeIdle(target.poolKey, checkStale: checkStale) { return reused }
+        if !avoidReuse, let reused = takeIdle(target.poolKey, checkStale: checkStale) { return .ready(reused) }
         if open[target.poolKey, default: 0] >= limit {
             waiting[target.poolKey, default: []].append(waiter)
-            return nil
+            return .queued
         }
-        return create(target)
+        return .ready(create(target))
     }
 
     /// Applies reloaded settings to connections opened or pooled from now on.
@@ -90,20 +105,26 @@ final class UpstreamPool {
     }
 
     /// Returns a connection whose last exchange completed cleanly.
-    func release(_ upstream: UpstreamConnection) {
+    @discardableResult
+    func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
         upstream.owner = nil
         let key = upstream.target.poolKey
+        if upstream.connection?.peerHasClosedOrSentData ?? true {
+            upstream.close()
+            return .discardedUnexpectedBytes
+        }
         if var queue = waiting[key], !queue.isEmpty {
             let waiter = queue.removeFirst()
             waiting[key] = queue.isEmpty ? nil : queue
             waiter.pool(didProvide: upstream)
-            return
+            return .handedOver
         }
-        guard idle[key, default: []].count < maxIdlePerKey else { upstream.close(); return }
+        guard idle[key, default: []].count < maxIdlePerKey else { upstream.close(); return .closed }
         upstream.isIdle = true
         upstream.idleSince = .now
         upstream.setTimeouts(read: idleTimeout, write: nil)
         idle[key, default: []].append(upstream)
+        return .pooled
     }
 
     /// Bookkeeping when any connection closes: frees a slot for a queued request.

@@ -15,10 +15,16 @@ public protocol Credential: AnyObject, Sendable {
     /// Delivers a token once one is usable, or `nil` after `timeout`. Called on `loop`'s thread;
     /// `completion` runs exactly once, on `loop`'s thread.
     func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void)
-    /// The backend rejected `token` (HTTP 401). If it is still the current token, drop it and
-    /// fetch a new one — once, however many requests report the same token.
-    func invalidate(_ token: AccessToken)
-    /// Whether ``invalidate(_:)`` can lead to a different token (so replaying a request that got
-    /// a 401 is worth it). `false` for static tokens.
+    /// The backend rejected `token` (HTTP 401). If it is still the current token and no
+    /// 401-driven refetch ran within `unauthorizedRefetchInterval`, fetch a new one — once,
+    /// however many requests report it; the current token stays in use meanwhile (nobody waits).
+    ///
+    /// `completion` (optional; called on `loop`'s thread, exactly once, within `timeout`) gets a
+    /// token different from `token` to replay the request with, or `nil` when there is none
+    /// (a static token, a rate-limited refetch, a refetch that returned the same token or
+    /// failed): the 401 is then passed on. Call on `loop`'s thread.
+    func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?)
+    /// Whether a rejection can lead to a different token (so replaying a request that got a
+    /// 401 is worth it). `false` for static tokens.
     var refreshable: Bool { get }
 }

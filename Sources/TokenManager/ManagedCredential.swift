@@ -38,6 +38,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private var state: TokenRefreshState
     private var timer: (any TokenScheduledTask)?
     private var waiters: [UInt64: LoopBound<TokenWaiter>] = [:]
+    /// Requests holding a 401 for a replay, with the token their backend rejected.
+    private var rejectionWaiters: [UInt64: (waiter: LoopBound<TokenWaiter>, rejected: AccessToken)] = [:]
     private var stopped = false
 
     /// Creates a credential; nothing happens until ``start()`` (or the first waiting request).
@@ -93,6 +95,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             timer?.cancel()
             timer = nil
             resumeWaiters(with: nil)
+            resumeRejectionWaiters(with: nil)
             published.withLock { $0 = nil }
         }
     }
@@ -127,26 +130,39 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         loop.execute { [self] in register(bound, id: id) }
     }
 
-    /// Drops `token` and fetches a new one if it is still the current token (safe from any
-    /// thread). Fifty reports of the same token cause one fetch.
-    public func invalidate(_ token: AccessToken) {
-        // Withdraw the token from the snapshot at once (compare-and-clear), so the caller's next
-        // currentToken() cannot hand the rejected token out again before the token loop runs.
-        published.withLock { current in
-            if current == token { current = nil }
+    /// A backend answered 401 to `token` (see ``Credential/rejected(_:on:timeout:_:)``): at most
+    /// one refetch per `unauthorizedRefetchInterval`, the current token staying in use
+    /// meanwhile; `completion` gets a different token to replay with, or nil.
+    public func rejected(_ token: AccessToken, on callerLoop: EventLoop, timeout: Duration,
+                         _ completion: ((AccessToken?) -> Void)?) {
+        let id: UInt64 = completion == nil ? 0 : nextWaiterID.withLock { $0 += 1; return $0 }
+        let bound: LoopBound<TokenWaiter>? = completion.map { completion in
+            let waiter = TokenWaiter(id: id, loop: callerLoop, timeout: timeout, completion: completion) { [self] in
+                loop.execute { [self] in rejectionWaiterTimedOut(id) }
+            }
+            return LoopBound(waiter, on: callerLoop)
         }
         loop.execute { [self] in
-            guard !stopped else { return }
-            let actions = state.invalidate(token, now: clock.now)
-            guard !actions.isEmpty else { return }
-            logger.notice("token invalidated after the backend rejected it", metadata: [
-                "credential": .string(name), "fingerprint": .string(token.fingerprint),
-            ])
-            perform(actions)
+            guard !stopped else {
+                bound?.run { $0.finish(nil) }
+                return
+            }
+            let (outcome, actions) = state.rejected(token, now: clock.now, waiting: bound != nil)
+            switch outcome {
+            case .replay(let newer): bound?.run { $0.finish(newer) }
+            case .passThrough: bound?.run { $0.finish(nil) }
+            case .awaitRefetch: if let bound { rejectionWaiters[id] = (bound, token) }
+            }
+            if actions.contains(.fetch) {
+                logger.notice("token refetch after the backend rejected it", metadata: [
+                    "credential": .string(name), "fingerprint": .string(token.fingerprint),
+                ])
+            }
+            if !actions.isEmpty { perform(actions) }
         }
     }
 
-    /// A managed credential fetches a new token after an invalidation.
+    /// A managed credential can fetch a different token after a rejection.
     public var refreshable: Bool { true }
 
     // MARK: - On the token loop
@@ -168,6 +184,21 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private func waiterTimedOut(_ id: UInt64) {
         guard waiters.removeValue(forKey: id) != nil else { return }
         state.removeWaiter()
+    }
+
+    private func rejectionWaiterTimedOut(_ id: UInt64) {
+        guard rejectionWaiters.removeValue(forKey: id) != nil else { return }
+        state.removeRejectionWaiter()
+    }
+
+    /// Replays only with a token different from the one that was rejected.
+    private func resumeRejectionWaiters(with token: AccessToken?) {
+        let all = rejectionWaiters
+        rejectionWaiters.removeAll()
+        for (waiter, rejected) in all.values {
+            let answer = token?.value == rejected.value ? nil : token
+            waiter.run { $0.finish(answer) }
+        }
     }
 
     private func resumeWaiters(with token: AccessToken?) {
@@ -193,6 +224,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 cache?.remove(cacheKey)
             case .resumeWaiters(let token):
                 resumeWaiters(with: token)
+            case .resumeRejected(let token):
+                resumeRejectionWaiters(with: token)
             case .schedule(let at):
                 timer?.cancel()
                 timer = clock.schedule(on: loop, after: at - clock.now) { [weak self] in self?.timerFired() }

@@ -30,7 +30,9 @@ public final class StaticCredential: Credential {
     }
 
     /// A static token cannot be replaced: a 401 is passed to the client as it is.
-    public func invalidate(_ token: AccessToken) {}
+    public func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
+        completion?(nil)
+    }
 
     /// Static tokens never change.
     public var refreshable: Bool { false }

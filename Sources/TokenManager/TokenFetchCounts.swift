@@ -4,6 +4,8 @@ public struct TokenFetchCounts: Sendable, Equatable {
     public var started = 0
     /// Fetches that produced a token.
     public var succeeded = 0
+    /// Fetches started because a backend answered 401 to the current token.
+    public var unauthorizedRefetches = 0
     /// Failed fetches by ``TokenFetchError/counterName``.
     public var failed: [String: Int] = [:]
 

@@ -8,6 +8,9 @@ public enum TokenRefreshAction: Sendable, Equatable {
     case evict
     /// Deliver the token to every registered waiter.
     case resumeWaiters(AccessToken)
+    /// Answer every request holding a 401 for a replay: the new token (each replays only if it
+    /// differs from the token its backend rejected), or nil after a failed refetch.
+    case resumeRejected(AccessToken?)
     /// Arm the one timer for `at`, replacing any earlier one; report ``TokenRefreshState/timerFired(now:)``.
     case schedule(at: ContinuousClock.Instant)
     /// Cancel any armed timer and start a fetch; report its result with

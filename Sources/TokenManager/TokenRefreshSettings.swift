@@ -14,11 +14,15 @@ public struct TokenRefreshSettings: Sendable, Equatable {
     public var maxRetryAfter: Duration
     /// The overall limit for one fetch, used by the default transport (default 10 s).
     public var fetchTimeout: Duration
+    /// At most one refetch caused by upstream 401s per this interval (default 10 s): a backend
+    /// that rejects every token must not make the proxy storm the token server.
+    public var unauthorizedRefetchInterval: Duration
 
     /// Creates settings; every parameter has the documented default.
     public init(refreshAt: Double = 0.8, refreshJitter: Double = 0.02, defaultLifetime: Duration = .seconds(3600),
                 tokenWait: Duration = .seconds(5), backoff: Backoff = Backoff(),
-                maxRetryAfter: Duration = .seconds(600), fetchTimeout: Duration = .seconds(10)) {
+                maxRetryAfter: Duration = .seconds(600), fetchTimeout: Duration = .seconds(10),
+                unauthorizedRefetchInterval: Duration = .seconds(10)) {
         self.refreshAt = min(max(refreshAt, 0.05), 1)
         self.refreshJitter = min(max(refreshJitter, 0), 0.2)
         self.defaultLifetime = defaultLifetime
@@ -26,5 +30,6 @@ public struct TokenRefreshSettings: Sendable, Equatable {
         self.backoff = backoff
         self.maxRetryAfter = maxRetryAfter
         self.fetchTimeout = fetchTimeout
+        self.unauthorizedRefetchInterval = unauthorizedRefetchInterval
     }
 }

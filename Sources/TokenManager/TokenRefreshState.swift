@@ -26,6 +26,10 @@ public struct TokenRefreshState {
     public private(set) var lastError: TokenFetchError?
     /// Requests waiting for a token.
     public private(set) var waiterCount = 0
+    /// Requests holding a 401 until the refetch it caused (or joined) ends.
+    public private(set) var rejectionWaiterCount = 0
+    /// When the last refetch caused by a 401 started.
+    public private(set) var lastUnauthorizedRefetchAt: ContinuousClock.Instant?
     /// Fetches by result.
     public private(set) var counts = TokenFetchCounts()
 
@@ -79,6 +83,10 @@ public struct TokenRefreshState {
             actions.append(.resumeWaiters(issued.token))
             waiterCount = 0
         }
+        if rejectionWaiterCount > 0 {
+            actions.append(.resumeRejected(issued.isUsable(at: now) ? issued.token : nil))
+            rejectionWaiterCount = 0
+        }
         let at = refreshTime(for: issued, now: now)
         nextFetchAt = at
         actions.append(.schedule(at: at))
@@ -98,6 +106,10 @@ public struct TokenRefreshState {
         nextFetchAt = at
         var actions: [TokenRefreshAction] = []
         if let current, !current.isUsable(at: now) { actions.append(.publish(nil)) }
+        if rejectionWaiterCount > 0 {
+            actions.append(.resumeRejected(nil))
+            rejectionWaiterCount = 0
+        }
         actions.append(.schedule(at: at))
         return actions
     }
@@ -120,14 +132,33 @@ public struct TokenRefreshState {
         return actions + beginFetch(now: now)
     }
 
-    /// The backend rejected `token`. Only if it is the current token: drop it and fetch now,
-    /// unless a fetch is already in flight. Reports of an older token do nothing.
-    public mutating func invalidate(_ token: AccessToken, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
-        guard let current, current.token.value == token.value else { return [] }
-        self.current = nil
-        var actions: [TokenRefreshAction] = [.publish(nil), .evict]
-        if !isFetching { actions += beginFetch(now: now) }
-        return actions
+    /// The backend rejected `token` (HTTP 401); `waiting`: the reporter waits for the outcome
+    /// (a request holding its 401 for a replay).
+    ///
+    /// A different usable token is current: replay with it. A fetch is in flight: wait for it.
+    /// The rejected token is the current one: refetch — at most once per
+    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` — while it stays in use (nobody
+    /// waits for a token because of a 401). Otherwise the 401 is passed on.
+    public mutating func rejected(_ token: AccessToken, now: ContinuousClock.Instant,
+                                  waiting: Bool) -> (outcome: RejectionOutcome, actions: [TokenRefreshAction]) {
+        if let usable = usableToken(at: now), usable.value != token.value { return (.replay(usable), []) }
+        if isFetching {
+            if waiting { rejectionWaiterCount += 1 }
+            return (.awaitRefetch, [])
+        }
+        guard let current, current.token.value == token.value else { return (.passThrough, []) }
+        if let last = lastUnauthorizedRefetchAt, now - last < settings.unauthorizedRefetchInterval {
+            return (.passThrough, [])
+        }
+        lastUnauthorizedRefetchAt = now
+        counts.unauthorizedRefetches += 1
+        if waiting { rejectionWaiterCount += 1 }
+        return (.awaitRefetch, [.evict] + beginFetch(now: now))
+    }
+
+    /// A request waiting after ``rejected(_:now:waiting:)`` gave up (timed out).
+    public mutating func removeRejectionWaiter() {
+        if rejectionWaiterCount > 0 { rejectionWaiterCount -= 1 }
     }
 
     /// A request found no token and waits. Returns a token if one is usable after all (the
@@ -159,4 +190,14 @@ public struct TokenRefreshState {
         if spread > 0 { at += .nanoseconds(Int64.random(in: -spread...spread, using: &random)) }
         return max(min(at, issued.usableUntil), now)
     }
+}
+
+/// What a 401 for a token leads to (``TokenRefreshState/rejected(_:now:waiting:)``).
+public enum RejectionOutcome: Equatable, Sendable {
+    /// A different usable token is current: replay the request with it.
+    case replay(AccessToken)
+    /// A refetch is running (started by this report or an earlier one): wait for its result.
+    case awaitRefetch
+    /// No different token will come soon (rate-limited, or the token is not current): pass the 401 on.
+    case passThrough
 }

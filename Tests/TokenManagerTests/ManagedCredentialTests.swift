@@ -125,19 +125,43 @@ final class ManagedCredentialTests: XCTestCase {
         XCTAssertEqual(credential.status.phase, .fetching)
     }
 
-    func testFiftyInvalidationsCauseOneRefetch() throws {
+    /// Reports `token` as rejected `count` times from the caller loop; returns each answer.
+    private func reject(_ token: AccessToken, by credential: ManagedCredential, count: Int = 1) -> [AccessToken?] {
+        let results = Locked<[AccessToken?]>([])
+        let done = expectation(description: "every rejection answered")
+        done.expectedFulfillmentCount = count
+        let caller = callerLoop!
+        caller.loop.execute {
+            for _ in 0..<count {
+                credential.rejected(token, on: caller.loop, timeout: .seconds(5)) { answer in
+                    results.update { $0.append(answer) }
+                    done.fulfill()
+                }
+            }
+        }
+        wait(for: [done], timeout: 20)
+        return results.value
+    }
+
+    func testFiftyRejectionsCauseOneRefetchAndHoldersGetTheNewToken() throws {
         let credential = try makeCredential()
         credential.start()
         XCTAssertTrue(eventually { credential.currentToken() != nil })
         let first = try XCTUnwrap(credential.currentToken())
-        for _ in 0..<50 { credential.invalidate(first) }
-        XCTAssertTrue(eventually { credential.currentToken().map { $0 != first } ?? false })
+        let answers = reject(first, by: credential, count: 50)
         XCTAssertEqual(credential.currentToken()?.value, "tok-2")
+        XCTAssertEqual(answers.map { $0?.value }, Array(repeating: "tok-2", count: 50), "every holder replays with the new token")
         usleep(200_000)
         XCTAssertEqual(server.requests.count, 2)
-        credential.invalidate(first)  // stale report: nothing happens
+        // A report about the old token now: the newer token at once, no fetch.
+        XCTAssertEqual(reject(first, by: credential).map { $0?.value }, ["tok-2"])
+        // The new token rejected within unauthorizedRefetchInterval: passed through, no fetch,
+        // and it stays in use.
+        let second = try XCTUnwrap(credential.currentToken())
+        XCTAssertEqual(reject(second, by: credential), [nil])
         usleep(100_000)
         XCTAssertEqual(server.requests.count, 2)
+        XCTAssertEqual(credential.currentToken(), second)
     }
 
     func testShortTokenIsRefreshedAheadOfExpiryWithoutAGap() throws {

@@ -149,33 +149,96 @@ final class TokenRefreshStateTests: XCTestCase {
         XCTAssertFalse(published.isEmpty, "the expired token is withdrawn")
     }
 
-    func testCompareAndInvalidateFiftyTimesFetchesOnce() throws {
+    func testFiftyRejectionsOfTheCurrentTokenFetchOnceAndKeepItInUse() throws {
         var state = makeState()
         _ = state.start(now: t0)
         _ = state.fetchSucceeded(grant("bad", .seconds(3600)), now: t0)
         let bad = try XCTUnwrap(state.usableToken(at: t0))
         var fetches = 0
-        for _ in 0..<50 {
-            let actions = state.invalidate(bad, now: t0 + .seconds(1))
+        for index in 0..<50 {
+            let (outcome, actions) = state.rejected(bad, now: t0 + .seconds(1), waiting: index < 10)
+            XCTAssertEqual(outcome, .awaitRefetch)
             fetches += actions.filter { $0 == .fetch }.count
+            XCTAssertFalse(actions.contains(.publish(nil)), "the current token stays in use: nobody waits")
         }
         XCTAssertEqual(fetches, 1)
-        XCTAssertNil(state.usableToken(at: t0 + .seconds(1)))
-        XCTAssertEqual(state.counts.started, 2)
-        // A report about an older token after the new one arrived does nothing.
-        _ = state.fetchSucceeded(grant("new", .seconds(3600)), now: t0 + .seconds(2))
-        XCTAssertEqual(state.invalidate(bad, now: t0 + .seconds(3)), [])
-        XCTAssertEqual(state.usableToken(at: t0 + .seconds(3))?.value, "new")
+        XCTAssertEqual(state.usableToken(at: t0 + .seconds(1)), bad)
+        XCTAssertEqual(state.rejectionWaiterCount, 10)
+        XCTAssertEqual(state.counts.unauthorizedRefetches, 1)
+        // The refetch answers the ten held requests; a report about the old token then replays.
+        let actions = state.fetchSucceeded(grant("new", .seconds(3600)), now: t0 + .seconds(2))
+        let new = try XCTUnwrap(state.usableToken(at: t0 + .seconds(2)))
+        XCTAssertTrue(actions.contains(.resumeRejected(new)))
+        XCTAssertEqual(state.rejectionWaiterCount, 0)
+        XCTAssertEqual(state.rejected(bad, now: t0 + .seconds(3), waiting: true).outcome, .replay(new))
     }
 
-    func testInvalidateDuringAFetchDoesNotStartAnother() throws {
+    func testRejectionRefetchesAtMostOncePerInterval() throws {
+        var state = makeState()  // unauthorizedRefetchInterval: 10 s (default)
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("a", .seconds(3600)), now: t0)
+        var now = t0 + .seconds(1)
+        var fetches = 0
+        var passed = 0
+        // A backend that rejects every token, hit continuously for 60 s.
+        while now < t0 + .seconds(61) {
+            let token = try XCTUnwrap(state.usableToken(at: now))
+            let (outcome, actions) = state.rejected(token, now: now, waiting: true)
+            if actions.contains(.fetch) {
+                fetches += 1
+                _ = state.fetchSucceeded(grant("t\(fetches)", .seconds(3600)), now: now + .milliseconds(50))
+            }
+            if outcome == .passThrough { passed += 1 }
+            now += .milliseconds(100)
+        }
+        XCTAssertEqual(fetches, 6, "one refetch per 10 s over 60 s")
+        XCTAssertGreaterThan(passed, 500, "the rest pass the 401 on at once")
+    }
+
+    func testRefetchThatReturnsTheSameTokenResumesHoldersWithIt() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("same", .seconds(3600)), now: t0)
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        XCTAssertEqual(state.rejected(token, now: t0 + .seconds(1), waiting: true).outcome, .awaitRefetch)
+        let actions = state.fetchSucceeded(grant("same", .seconds(3600)), now: t0 + .seconds(2))
+        // The driver compares the value with the rejected token's and replays nothing.
+        let resumed = actions.compactMap { action -> AccessToken?? in
+            if case .resumeRejected(let answer) = action { return answer }
+            return nil
+        }
+        XCTAssertEqual(resumed.map { $0?.value }, [token.value])
+    }
+
+    func testFailedRefetchResumesHoldersWithNil() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("a", .seconds(3600)), now: t0)
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        _ = state.rejected(token, now: t0 + .seconds(1), waiting: true)
+        let actions = state.fetchFailed(transient, now: t0 + .seconds(2))
+        XCTAssertTrue(actions.contains(.resumeRejected(nil)))
+        XCTAssertEqual(state.usableToken(at: t0 + .seconds(2)), token, "the last good token is still used")
+    }
+
+    func testRejectionDuringARefreshWaitsForItWithoutStartingAnother() throws {
         var state = makeState()
         _ = state.start(now: t0)
         let actions = state.fetchSucceeded(grant("a", .seconds(100)), now: t0)
         let refresh = scheduled(actions)!
         let token = try XCTUnwrap(state.usableToken(at: t0))
         XCTAssertEqual(state.timerFired(now: refresh), [.fetch])
-        XCTAssertEqual(state.invalidate(token, now: refresh), [.publish(nil), .evict])
+        let (outcome, more) = state.rejected(token, now: refresh, waiting: true)
+        XCTAssertEqual(outcome, .awaitRefetch)
+        XCTAssertEqual(more, [])
+        XCTAssertEqual(state.counts.unauthorizedRefetches, 0)
+    }
+
+    func testRejectionOfATokenThatIsNotCurrentPassesThrough() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        XCTAssertEqual(state.fetchFailed(transient, now: t0).contains(.fetch), false)
+        XCTAssertEqual(state.rejected(AccessToken(value: "other"), now: t0, waiting: true).outcome, .passThrough)
     }
 
     func testSingleFlightManyWaitersOneFetchAllResumed() throws {

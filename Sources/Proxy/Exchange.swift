@@ -1,0 +1,461 @@
+/// One request/response pair on a client connection, as a plain value-type state machine.
+///
+/// The session feeds it events (a request started, a token resolved, body bytes moved, an
+/// upstream assigned, a response head, body progress, an end on either side, a timer) and
+/// performs the single ``ExchangeAction`` each event returns. No sockets, buffers or clocks
+/// inside: only the facts the decisions need, so every transition is tested without I/O
+/// (`ExchangeTests`).
+///
+/// ```
+///            start                token                body staged       upstream
+///  idle ───────────▶ awaitingToken ─────▶ awaitingBody ───────────▶ awaitingUpstream ─────▶ forwarding
+///   ▲                                                                   ▲  ▲                    │ response head
+///   │                                                          replay   │  │ retry              ▼
+///   │                                                  ┌────────── holdingRejection ◀─(401)─────┤
+///   │   finish (keep-alive)                            │ pass 401 on                            │
+///   └───────────────────────────────── relaying ◀──────┴────────────────────────────────────────┘
+///                                        │ finish (close) · fail · truncate · abort
+///                                        ▼
+///                                      closed
+/// ```
+///
+/// Invariants (each has a test):
+/// - A request body is forwarded whole, or the exchange ends with an explicit failure
+///   (an error response, or — once response bytes left — a truncated response and a closed
+///   connection); the client never sees a clean message that lost bytes.
+/// - A replay or retry sends exactly the original request's body bytes; a request whose body
+///   went past ``resendLimit`` is never sent twice.
+/// - An upstream connection goes back to the pool only after a complete response, for a
+///   complete request, with no byte beyond the response.
+/// - A client that ends (EOF or error) during an exchange aborts the upstream side at once.
+struct Exchange {
+    /// What the exchange needs to know about the request it carries.
+    struct Request: Equatable {
+        /// RFC 9110 §9.2.2: repeating it has the same effect as sending it once.
+        var idempotent: Bool
+        /// The client asked to keep the connection open after this exchange.
+        var keepAlive: Bool
+        /// The request has no body (no framing, or `Content-Length: 0`).
+        var bodyless: Bool
+        /// The body is chunked (its first size line is validated before anything goes upstream).
+        var chunked: Bool
+        /// `Expect: 100-continue` (the client waits for the backend before sending the body).
+        var expectsContinue: Bool
+        /// Whether a token is injected, and whether a 401 can lead to a different one.
+        var credential: CredentialUse
+    }
+
+    /// How the request uses a credential.
+    enum CredentialUse: Equatable {
+        /// No token is injected.
+        case none
+        /// A token that never changes (static): a 401 is passed on as it is.
+        case fixed
+        /// A fetched token: a 401 may be answered by replaying with a newer one.
+        case refreshable
+    }
+
+    /// What the exchange needs to know about the response head being relayed.
+    struct Response: Equatable {
+        /// The status code.
+        var status: Int
+        /// The backend keeps the connection open after this response.
+        var upstreamKeepAlive: Bool
+        /// The client connection stays open after this response.
+        var clientKeepAlive: Bool
+    }
+
+    /// How far a body moved in one step.
+    enum BodyProgress: Equatable {
+        /// The whole body has been moved.
+        case complete
+        /// Everything available moved; more is needed.
+        case needMore
+        /// The destination is full: pause the source.
+        case blocked
+        /// The framing was malformed.
+        case malformed
+    }
+
+    /// The phases of the exchange.
+    enum State: Equatable {
+        /// Between requests (reading the next head).
+        case idle
+        /// The request waits for its credential's first token.
+        case awaitingToken
+        /// The request is being staged, or a chunked body's first size line has not arrived.
+        case awaitingBody
+        /// The request waits for an upstream connection (new, pooled, or queued at the limit).
+        case awaitingUpstream
+        /// The request is being sent (or sent); no final response head yet.
+        case forwarding
+        /// A 401 is parked unread on the upstream while the credential decides on a replay.
+        case holdingRejection(Response)
+        /// The response is being relayed to the client.
+        case relaying(Response)
+        /// The connection is closing; every later event is ignored.
+        case closed
+    }
+
+    /// What is kept of the request body for sending it again.
+    enum Resend: Equatable {
+        /// Every body byte forwarded so far (the request may be sent again).
+        case keeping([UInt8])
+        /// The body went past ``resendLimit`` (or no copy is useful): never sent twice.
+        case notKept
+    }
+
+    /// Largest request body kept for sending again (401 replay, retry on a fresh connection).
+    static let resendLimit = 64 * 1024
+
+    private(set) var state = State.idle
+    private(set) var request: Request?
+    private(set) var requestComplete = false
+    private(set) var resend = Resend.notKept
+    private(set) var replayed = false
+    private(set) var retried = false
+    /// The backend closed while the response was being relayed.
+    private(set) var upstreamEnded = false
+
+    /// Whether an exchange is under way (a request was started and has not finished).
+    var isActive: Bool {
+        switch state {
+        case .idle, .closed: return false
+        default: return true
+        }
+    }
+
+    /// Whether the session should copy the body bytes it forwards (they may be sent again).
+    var wantsBodyCopy: Bool {
+        if case .keeping = resend { return true }
+        return false
+    }
+
+    /// The body bytes a replay or retry sends (the whole original body).
+    var resendBody: [UInt8] {
+        if case .keeping(let bytes) = resend { return bytes }
+        return []
+    }
+
+    /// The response head being held or relayed.
+    var response: Response? {
+        switch state {
+        case .holdingRejection(let response), .relaying(let response): return response
+        default: return nil
+        }
+    }
+
+    // MARK: - request side
+
+    /// A routed request head was parsed.
+    mutating func start(_ request: Request) -> ExchangeAction {
+        guard state == .idle else { return .none }
+        self.request = request
+        requestComplete = false
+        replayed = false
+        retried = false
+        upstreamEnded = false
+        // A copy is useful when the request may be sent again: a retry (idempotent methods,
+        // or any method before a byte left) or a 401 replay.
+        resend = .keeping([])
+        if request.credential == .none {
+            state = .awaitingBody
+            return .stageBody
+        }
+        state = .awaitingToken
+        return .lookUpToken
+    }
+
+    /// The token lookup (immediate or after waiting) ended.
+    mutating func tokenResolved(available: Bool) -> ExchangeAction {
+        guard state == .awaitingToken, let request else { return .none }
+        guard available else {
+            return fail(.tokenUnavailable, close: !(request.bodyless && request.keepAlive), retryAfter: 1)
+        }
+        state = .awaitingBody
+        return .stageBody
+    }
+
+    /// The body bytes buffered so far were validated and staged (`copy`: those bytes, when
+    /// ``wantsBodyCopy``).
+    mutating func bodyStaged(_ progress: BodyProgress, stagedBytes: Int, copy: [UInt8]?) -> ExchangeAction {
+        guard state == .awaitingBody, let request else { return .none }
+        if progress == .malformed {
+            return fail(.malformedBody, close: true)
+        }
+        if progress == .needMore && stagedBytes == 0 && request.chunked && !request.expectsContinue {
+            // Not even the first chunk-size line is complete: wait for it rather than open a
+            // backend request that might have to be aborted. Bounded by clientHeader.
+            return .waitForBody
+        }
+        keep(copy, count: stagedBytes)
+        requestComplete = progress == .complete
+        state = .awaitingUpstream
+        return .acquireUpstream(checkStale: !retryable, pauseClient: progress == .blocked)
+    }
+
+    /// The pool queued the request (the upstream is at its connection limit).
+    mutating func upstreamQueued() -> ExchangeAction {
+        guard state == .awaitingUpstream else { return .none }
+        return .armQueueTimer
+    }
+
+    /// The pool refused to queue the request, or the queue wait timed out.
+    mutating func upstreamUnavailable() -> ExchangeAction {
+        guard state == .awaitingUpstream else { return .none }
+        return fail(.connectionLimit, close: true, retryAfter: 1)
+    }
+
+    /// An upstream connection is the exchange's: send the head and what is staged.
+    mutating func upstreamAssigned() -> ExchangeAction {
+        guard state == .awaitingUpstream else { return .none }
+        state = .forwarding
+        return .send
+    }
+
+    /// Request body bytes moved from the client to the upstream (`copy`: those bytes, when
+    /// ``wantsBodyCopy``).
+    mutating func requestBodyForwarded(_ progress: BodyProgress, movedBytes: Int, copy: [UInt8]?) -> ExchangeAction {
+        guard isForwardingOrRelaying, !requestComplete else { return .none }
+        switch progress {
+        case .malformed:
+            // Part of the request is already upstream: it must never be completed there.
+            if case .forwarding = state { return fail(.malformedBody, close: true) }
+            return abort()
+        case .complete:
+            keep(copy, count: movedBytes)
+            requestComplete = true
+            return .requestComplete
+        case .blocked:
+            keep(copy, count: movedBytes)
+            return .pauseClient
+        case .needMore:
+            keep(copy, count: movedBytes)
+            return .none
+        }
+    }
+
+    // MARK: - response side
+
+    /// A final (non-1xx) response head arrived. `status == 401` with an injected token is a
+    /// rejection of that token.
+    mutating func responseHead(_ response: Response) -> ExchangeAction {
+        guard state == .forwarding, let request else { return .none }
+        if response.status == 401 && request.credential != .none {
+            if request.credential == .refreshable && !replayed && requestComplete && wantsBodyCopy {
+                // Park the 401 unread: replay if the credential comes up with another token,
+                // else relay it as it is.
+                state = .holdingRejection(response)
+                return .holdRejection
+            }
+            state = .relaying(response)
+            return .relay(reportRejection: true)
+        }
+        state = .relaying(response)
+        return .relay(reportRejection: false)
+    }
+
+    /// The credential answered a held rejection: `newToken` when a different token exists.
+    mutating func rejectionResolved(newToken: Bool) -> ExchangeAction {
+        guard case .holdingRejection(let response) = state else { return .none }
+        guard newToken else {
+            state = .relaying(response)
+            return .relay(reportRejection: false)
+        }
+        replayed = true
+        upstreamEnded = false
+        state = .awaitingUpstream
+        return .replay
+    }
+
+    /// Response body bytes moved to the client; `trailingBytes` is what the upstream has
+    /// buffered beyond them.
+    mutating func responseBodyRelayed(_ progress: BodyProgress, trailingBytes: Int, responseBytesSent: Bool) -> ExchangeAction {
+        guard case .relaying(let response) = state, let request else { return .none }
+        switch progress {
+        case .complete:
+            let upstream: UpstreamDisposal
+            if trailingBytes > 0 {
+                upstream = .discardUnexpectedBytes
+            } else if response.upstreamKeepAlive && requestComplete && !upstreamEnded {
+                upstream = .release
+            } else {
+                upstream = .close
+            }
+            let keepClient = response.clientKeepAlive && requestComplete && request.keepAlive
+            state = keepClient ? .idle : .closed
+            self.request = nil
+            resend = .notKept
+            return .finish(upstream: upstream, keepClient: keepClient)
+        case .blocked:
+            return .pauseUpstream
+        case .needMore:
+            return .none
+        case .malformed:
+            return responseMalformed("the backend sent a malformed response body", responseBytesSent: responseBytesSent)
+        }
+    }
+
+    /// The backend sent a malformed response (head or body). Before any of the response
+    /// reached the client: a 502; after: the client sees a truncated response.
+    mutating func responseMalformed(_ problem: String, responseBytesSent: Bool) -> ExchangeAction {
+        guard isForwardingOrRelaying, let request else { return .none }
+        if responseBytesSent {
+            state = .closed
+            return .truncate
+        }
+        return fail(.malformedResponse(problem), close: !requestComplete || !request.keepAlive)
+    }
+
+    /// The body of a relayed response ended with the backend's close: `clean` when the body is
+    /// close-delimited (so this is its end).
+    mutating func responseEndedAtClose(clean: Bool) -> ExchangeAction {
+        guard case .relaying(let response) = state, let request else { return .none }
+        guard clean else {
+            state = .closed
+            return .truncate
+        }
+        let keepClient = response.clientKeepAlive && requestComplete && request.keepAlive
+        state = keepClient ? .idle : .closed
+        self.request = nil
+        resend = .notKept
+        return .finish(upstream: .close, keepClient: keepClient)
+    }
+
+    /// What the session knows about an upstream connection that ended.
+    struct UpstreamEndFacts: Equatable {
+        /// Why it ended.
+        var reason: UpstreamEnd
+        /// Part of a response head had arrived.
+        var partialHead: Bool
+        /// TCP (and TLS) setup had completed.
+        var connected: Bool
+        /// The connection had carried an earlier request (it came from the pool).
+        var reused: Bool
+        /// None of this request's bytes had been handed to the socket.
+        var nothingSent: Bool
+    }
+
+    /// The upstream connection ended or failed.
+    mutating func upstreamEnded(_ facts: UpstreamEndFacts) -> ExchangeAction {
+        switch state {
+        case .forwarding:
+            guard let request else { return .none }
+            if !facts.partialHead && mayRetry(after: facts) {
+                retried = true
+                state = .awaitingUpstream
+                return .retry
+            }
+            return fail(.upstreamEnd(facts.reason, connected: facts.connected, partial: facts.partialHead),
+                        close: !requestComplete || !request.keepAlive)
+        case .relaying:
+            upstreamEnded = true
+            return .pumpResponse
+        case .holdingRejection:
+            // The 401 is still buffered; relaying it (if no replay happens) needs nothing more.
+            upstreamEnded = true
+            return .none
+        default:
+            return .none
+        }
+    }
+
+    /// Sends the request once more on a fresh connection only when that cannot duplicate it:
+    /// the request is complete and its body kept, and either a pooled connection turned out to
+    /// be closed (idempotent methods, or nothing of the request was sent), or a new connection
+    /// failed before any request byte was sent.
+    private func mayRetry(after facts: UpstreamEndFacts) -> Bool {
+        guard !retried, requestComplete, wantsBodyCopy, let request else { return false }
+        switch facts.reason {
+        case .connection(.endOfStream), .connection(.socketError):
+            return facts.reused ? (request.idempotent || facts.nothingSent) : !facts.connected
+        case .connection(.refused):
+            return true
+        default:
+            return false
+        }
+    }
+
+    // MARK: - client side and timers
+
+    /// The client ended (EOF or error). Between requests the connection just closes; during an
+    /// exchange the upstream side is aborted at once (a client that leaves stops the transfer).
+    mutating func clientEnded() -> ExchangeAction {
+        switch state {
+        case .closed: return .none
+        case .idle:
+            state = .closed
+            return .close
+        default:
+            return abort()
+        }
+    }
+
+    /// A timer of the exchange fired.
+    mutating func timerFired(_ timer: ExchangeTimer) -> ExchangeAction {
+        guard let request else { return .none }
+        switch (timer, state) {
+        case (.bodyStart, .awaitingBody):
+            return fail(.bodyStartTimeout, close: true)
+        case (.queue, .awaitingUpstream):
+            return fail(.connectionLimit, close: true, retryAfter: 1)
+        case (.responseHead, .forwarding):
+            return fail(.responseTimeout, close: !requestComplete || !request.keepAlive)
+        default:
+            return .none
+        }
+    }
+
+    /// The session's closing (drain, shutdown): nothing more happens.
+    mutating func close() {
+        state = .closed
+    }
+
+    // MARK: - helpers
+
+    private var isForwardingOrRelaying: Bool {
+        switch state {
+        case .forwarding, .relaying, .holdingRejection: return true
+        default: return false
+        }
+    }
+
+    private var retryable: Bool {
+        (request?.idempotent ?? false) && wantsBodyCopy
+    }
+
+    private mutating func keep(_ copy: [UInt8]?, count: Int) {
+        guard count > 0, case .keeping(var bytes) = resend else { return }
+        guard let copy, copy.count == count, bytes.count + count <= Self.resendLimit else {
+            resend = .notKept
+            return
+        }
+        resend = .notKept  // release the array's storage so the append does not copy it
+        bytes.append(contentsOf: copy)
+        resend = .keeping(bytes)
+    }
+
+    private mutating func fail(_ failure: ExchangeFailure, close: Bool, retryAfter: Int? = nil) -> ExchangeAction {
+        state = close ? .closed : .idle
+        request = nil
+        resend = .notKept
+        return .fail(failure, close: close, retryAfter: retryAfter)
+    }
+
+    private mutating func abort() -> ExchangeAction {
+        state = .closed
+        request = nil
+        resend = .notKept
+        return .abort
+    }
+}
+
+/// The timers an exchange can be waiting on.
+enum ExchangeTimer: Equatable {
+    /// A chunked body's first size line must arrive within `clientHeader`.
+    case bodyStart
+    /// A queued request must get a connection within `connect`.
+    case queue
+    /// The response head must arrive within `responseHeaders` of a complete request.
+    case responseHead
+}

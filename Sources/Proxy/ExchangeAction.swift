@@ -1,0 +1,74 @@
+/// What the session does after an ``Exchange`` event. Exactly one per event.
+enum ExchangeAction: Equatable {
+    /// Nothing.
+    case none
+    /// Ask the route's credential for its current token (waiting, bounded, if there is none).
+    case lookUpToken
+    /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:copy:)``.
+    case stageBody
+    /// A chunked body has not started: wait (bounded by `clientHeader`) for more client bytes.
+    case waitForBody
+    /// Take a connection from the pool (`checkStale`: the request could not be retried if a
+    /// reused connection turned out closed); pause reading the client when staging filled up.
+    case acquireUpstream(checkStale: Bool, pauseClient: Bool)
+    /// The request is queued for a connection: arm the queue timer (`connect`).
+    case armQueueTimer
+    /// Write the request head and the staged body to the assigned upstream.
+    case send
+    /// The whole request is upstream: arm the response-head timer.
+    case requestComplete
+    /// Pause reading the client (the upstream is not keeping up).
+    case pauseClient
+    /// Pause reading the upstream (the client is not keeping up).
+    case pauseUpstream
+    /// A 401 is parked: stop reading the upstream and ask the credential for a different token.
+    case holdRejection
+    /// Write the response head to the client and relay the body; `reportRejection`: tell the
+    /// credential its token was rejected first (the 401 is passed on).
+    case relay(reportRejection: Bool)
+    /// Move what the upstream has buffered toward the client (after the backend closed).
+    case pumpResponse
+    /// Discard the upstream and send the request again, exactly as it was, with the new token.
+    case replay
+    /// Discard the upstream and send the request again on a fresh connection.
+    case retry
+    /// The exchange completed: dispose of the upstream as said, then keep or close the client.
+    case finish(upstream: UpstreamDisposal, keepClient: Bool)
+    /// Answer with a proxy-generated error (discarding the upstream), then keep or close the client.
+    case fail(ExchangeFailure, close: Bool, retryAfter: Int?)
+    /// Response bytes already left: discard the upstream, flush what is queued for the client
+    /// and close without completing the message, so the client sees a truncated response.
+    case truncate
+    /// Close both sides now (the client left).
+    case abort
+    /// Close the client connection (between requests).
+    case close
+}
+
+/// What happens to the upstream connection when an exchange finishes.
+enum UpstreamDisposal: Equatable {
+    /// Back to the pool: complete response, complete request, nothing beyond.
+    case release
+    /// Closed (the backend or the request said so, or the body ended with the connection).
+    case close
+    /// Closed and reported: the backend sent bytes beyond the response, which must reach no client.
+    case discardUnexpectedBytes
+}
+
+/// Why an exchange failed with a proxy-generated response.
+enum ExchangeFailure: Equatable {
+    /// No token arrived within `tokenWait`.
+    case tokenUnavailable
+    /// The request body's chunked framing was malformed.
+    case malformedBody
+    /// A chunked body did not start within `clientHeader`.
+    case bodyStartTimeout
+    /// The upstream's connection limit and queue did not yield a connection.
+    case connectionLimit
+    /// The backend sent a malformed (or unrelayable) response; says what was wrong.
+    case malformedResponse(String)
+    /// No response head within `responseHeaders`.
+    case responseTimeout
+    /// The upstream connection ended before a response head.
+    case upstreamEnd(UpstreamEnd, connected: Bool, partial: Bool)
+}

@@ -1,0 +1,40 @@
+import EventLoop
+import HTTP1
+import TokenManager
+
+/// The bytes and handles of the exchange under way on a client session: what the ``Exchange``
+/// state machine decides about, without deciding anything itself. Exists exactly while an
+/// exchange does (the session holds `nil` between requests), so none of its fields has a
+/// meaning that depends on the phase.
+final class ExchangeIO {
+    /// The client's request head.
+    let head: RequestHead
+    /// Where it goes and which credential it uses.
+    let decision: RouteDecision
+    /// When the head was complete (for the duration metric and the access log).
+    let startedAt: ContinuousClock.Instant
+    /// The injected token (replaced by a replay).
+    var token: AccessToken?
+    /// The upstream connection in use, if any.
+    var upstream: UpstreamConnection?
+    /// Request body bytes staged while queued for a connection (the worker's scratch buffer is shared).
+    var queuedBody: OwnedEventBuffer?
+    /// Decodes the client's request body framing and produces the upstream's.
+    var requestRelay: BodyRelay
+    /// Bytes of this request (head and body) queued toward the current upstream connection.
+    var requestQueued = 0
+    /// The final response head from the backend, once parsed.
+    var responseHead: ResponseHead?
+    /// Decodes the backend's response body framing and produces the client's.
+    var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
+    /// Bytes of this response appended to the client's output (head and body). While the
+    /// output still holds at least this many bytes, none of them has reached the client.
+    var responseQueued = 0
+
+    init(head: RequestHead, decision: RouteDecision) {
+        self.head = head
+        self.decision = decision
+        self.startedAt = .now
+        self.requestRelay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
+    }
+}
