@@ -90,7 +90,7 @@ extension ConfigDecoder {
         }
     }
 
-    /// `refreshAt`, `defaultLifetime` and `tokenWait`; nil when any is invalid.
+    /// `refreshAt`, `defaultLifetime`, `tokenWait` and `unauthorizedRefetchInterval`; nil when any is invalid.
     mutating func decodeFetchSettings(_ fields: [String: Node], path: String) -> TokenFetchSettings? {
         var settings = TokenFetchSettings.default
         var valid = true
@@ -122,6 +122,18 @@ extension ConfigDecoder {
         case .absent: break
         case .invalid: valid = false
         case .value(let value): settings.tokenWait = value
+        }
+        let refetchPath = Self.join(path, "unauthorizedRefetchInterval")
+        switch duration(fields["unauthorizedRefetchInterval"], path: refetchPath) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let value):
+            if value > .zero {
+                settings.unauthorizedRefetchInterval = value
+            } else {
+                report(refetchPath, "must be greater than 0", at: fields["unauthorizedRefetchInterval"])
+                valid = false
+            }
         }
         return valid ? settings : nil
     }

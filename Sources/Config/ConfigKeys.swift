@@ -11,7 +11,7 @@ enum ConfigKeys {
     /// Client secret sources of `mca` and `oauth2`.
     static let secret = ["secret", "secretFile", "secretEnv"]
     /// Token renewal timing of `mca` and `oauth2`.
-    static let tokenFetch = ["refreshAt", "defaultLifetime", "tokenWait"]
+    static let tokenFetch = ["refreshAt", "defaultLifetime", "tokenWait", "unauthorizedRefetchInterval"]
     /// TLS settings of token servers and https upstreams.
     static let tls = ["caFile", "clientCert", "clientKey", "insecureSkipVerify"]
     static let mca = ["serverUrl", "tenantId", "appId", "clientId"] + secret + tokenFetch + tls

@@ -56,6 +56,7 @@ extension SidecarConfig {
             "    refreshAt: \(quote(DurationText.percentage(fetch.refreshAt)))",
             "    defaultLifetime: \(DurationText.format(fetch.defaultLifetime))",
             "    tokenWait: \(DurationText.format(fetch.tokenWait))",
+            "    unauthorizedRefetchInterval: \(DurationText.format(fetch.unauthorizedRefetchInterval))",
         ]
     }
 

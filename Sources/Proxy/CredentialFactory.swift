@@ -71,7 +71,8 @@ public enum CredentialFactory {
                                 rebuild: (() throws -> TokenEndpointRequest)?, _ fetch: TokenFetchSettings,
                                 _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
-        let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait)
+        let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait,
+                                            unauthorizedRefetchInterval: fetch.unauthorizedRefetchInterval)
         let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name))
         let credential = ManagedCredential(name: name, request: request, settings: settings, transport: transport,
                                            loop: loop, logger: logger, cache: cache)

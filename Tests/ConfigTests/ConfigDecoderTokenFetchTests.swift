@@ -1,7 +1,7 @@
 import Config
 import XCTest
 
-/// `refreshAt`, `defaultLifetime` and `tokenWait` (shared by mca and oauth2).
+/// `refreshAt`, `defaultLifetime`, `tokenWait` and `unauthorizedRefetchInterval` (shared by mca and oauth2).
 final class ConfigDecoderTokenFetchTests: XCTestCase {
     private let oauth2 = """
         credentials:
@@ -23,6 +23,7 @@ final class ConfigDecoderTokenFetchTests: XCTestCase {
         XCTAssertEqual(TokenFetchSettings.default.refreshAt, 0.8)
         XCTAssertEqual(TokenFetchSettings.default.defaultLifetime, .seconds(300))
         XCTAssertEqual(TokenFetchSettings.default.tokenWait, .seconds(5))
+        XCTAssertEqual(TokenFetchSettings.default.unauthorizedRefetchInterval, .seconds(10))
     }
 
     func testValidValues() {
@@ -32,6 +33,7 @@ final class ConfigDecoderTokenFetchTests: XCTestCase {
         XCTAssertEqual(fetch("    refreshAt: 99%\n")?.refreshAt, 0.99)
         XCTAssertEqual(fetch("    refreshAt: 87.5%\n")?.refreshAt, 0.875)
         XCTAssertEqual(fetch("    tokenWait: 250ms\n")?.tokenWait, .milliseconds(250))
+        XCTAssertEqual(fetch("    unauthorizedRefetchInterval: 2m\n")?.unauthorizedRefetchInterval, .seconds(120))
     }
 
     func testInvalidValues() {
@@ -48,6 +50,7 @@ final class ConfigDecoderTokenFetchTests: XCTestCase {
             ("defaultLifetime: 5", "credentials.p.defaultLifetime: duration '5' has no unit: expected a number followed by ms, s, m or h, e.g. 500ms, 5s, 1.5m"),
             ("tokenWait: -1s", "credentials.p.tokenWait: duration must not be negative"),
             ("tokenWait: [1s]", "credentials.p.tokenWait: expected a string, got a list"),
+            ("unauthorizedRefetchInterval: 0s", "credentials.p.unauthorizedRefetchInterval: must be greater than 0"),
         ]
         for (line, expected) in cases {
             XCTAssertEqual(problemLines(oauth2 + "    \(line)\n"), ["c.yaml: \(expected)"], line)

@@ -24,6 +24,7 @@ final class CredentialRenderTests: XCTestCase {
                 refreshAt: "80%"
                 defaultLifetime: 5m
                 tokenWait: 5s
+                unauthorizedRefetchInterval: 10s
                 caFile: null  # the system trust store
                 clientCert: null  # no client certificate
                 clientKey: null
@@ -84,6 +85,7 @@ final class CredentialRenderTests: XCTestCase {
                 refreshAt: 87.5%
                 defaultLifetime: 90s
                 tokenWait: 0s
+                unauthorizedRefetchInterval: 10s
                 caFile: "\(ca)"
             routes:
               - host: api.test
@@ -128,6 +130,7 @@ final class CredentialRenderTests: XCTestCase {
                 refreshAt: "87.5%"
                 defaultLifetime: 90s
                 tokenWait: 0s
+                unauthorizedRefetchInterval: 10s
                 caFile: "\(ca)"
 
             """), text)
