@@ -171,7 +171,10 @@ extension ClientSession: UpstreamConnectionOwner {
     /// The backend sent bytes beyond a complete response: they must reach no client.
     private func noteUnexpectedBytes(_ upstream: UpstreamConnection) {
         let label = "\(upstream.target.host):\(upstream.target.port)"
-        context.metrics.upstreamDiscarded[label, default: 0] += 1
+        // Bounded: with `otherHosts: forward` any host can appear; the rest share one series.
+        let series = context.metrics.upstreamDiscarded.count < ProxyMetrics.maxUpstreamSeries
+            || context.metrics.upstreamDiscarded[label] != nil ? label : "other"
+        context.metrics.upstreamDiscarded[series, default: 0] += 1
         context.logger.warning("upstream sent bytes beyond a complete response; connection discarded",
                                metadata: ["upstream": .string(label)])
     }

@@ -34,6 +34,8 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Upstream connections discarded because the backend sent bytes beyond a complete
     /// response (they could otherwise reach the next client), by `host:port`.
     public var upstreamDiscarded: [String: UInt64] = [:]
+    /// Most distinct upstreams counted per worker in ``upstreamDiscarded`` (then `other`).
+    public static let maxUpstreamSeries = 256
     /// Failed `accept` calls (descriptor or memory exhaustion), after which accepting pauses.
     public var acceptErrors: UInt64 = 0
 

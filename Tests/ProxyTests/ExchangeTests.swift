@@ -1,0 +1,355 @@
+@testable import Proxy
+import XCTest
+
+/// The exchange state machine without sockets: every transition and the invariants it states.
+final class ExchangeTests: XCTestCase {
+    private func request(idempotent: Bool = true, keepAlive: Bool = true, bodyless: Bool = true, chunked: Bool = false,
+                         expectsContinue: Bool = false, credential: Exchange.CredentialUse = .refreshable) -> Exchange.Request {
+        Exchange.Request(idempotent: idempotent, keepAlive: keepAlive, bodyless: bodyless, chunked: chunked,
+                         expectsContinue: expectsContinue, credential: credential)
+    }
+
+    private let ok = Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: true)
+    private let unauthorized = Exchange.Response(status: 401, upstreamKeepAlive: true, clientKeepAlive: true)
+
+    /// An exchange for `request` driven up to `.forwarding` with `body` staged (complete or not).
+    private func forwarding(_ request: Exchange.Request, staged body: [UInt8] = [], complete: Bool = true) -> Exchange {
+        var exchange = Exchange()
+        if request.credential == .none {
+            XCTAssertEqual(exchange.start(request), .stageBody)
+        } else {
+            XCTAssertEqual(exchange.start(request), .lookUpToken)
+            XCTAssertEqual(exchange.tokenResolved(available: true), .stageBody)
+        }
+        let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count, copy: body)
+        XCTAssertEqual(action, .acquireUpstream(checkStale: !(request.idempotent), pauseClient: false))
+        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.state, .forwarding)
+        return exchange
+    }
+
+    // MARK: - request side
+
+    func testWithoutCredentialStartsStagingAtOnce() {
+        var exchange = Exchange()
+        XCTAssertEqual(exchange.start(request(credential: .none)), .stageBody)
+        XCTAssertEqual(exchange.state, .awaitingBody)
+        XCTAssertTrue(exchange.isActive)
+    }
+
+    func testStartOnlyFromIdle() {
+        var exchange = forwarding(request())
+        XCTAssertEqual(exchange.start(request()), .none)
+        XCTAssertEqual(exchange.state, .forwarding)
+    }
+
+    func testNoTokenFails503KeepingABodylessKeepAliveClient() {
+        var exchange = Exchange()
+        _ = exchange.start(request())
+        XCTAssertEqual(exchange.tokenResolved(available: false), .fail(.tokenUnavailable, close: false, retryAfter: 1))
+        XCTAssertEqual(exchange.state, .idle)
+        var withBody = Exchange()
+        _ = withBody.start(request(bodyless: false))
+        XCTAssertEqual(withBody.tokenResolved(available: false), .fail(.tokenUnavailable, close: true, retryAfter: 1))
+        XCTAssertEqual(withBody.state, .closed, "an unread body cannot be skipped: the connection closes")
+    }
+
+    func testChunkedBodyThatHasNotStartedWaitsThenTimesOut() {
+        var exchange = Exchange()
+        _ = exchange.start(request(bodyless: false, chunked: true, credential: .none))
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .waitForBody)
+        XCTAssertEqual(exchange.state, .awaitingBody)
+        XCTAssertEqual(exchange.timerFired(.bodyStart), .fail(.bodyStartTimeout, close: true, retryAfter: nil))
+        XCTAssertEqual(exchange.state, .closed)
+    }
+
+    func testExpectContinueChunkedBodyIsNotWaitedFor() {
+        var exchange = Exchange()
+        _ = exchange.start(request(idempotent: false, bodyless: false, chunked: true, expectsContinue: true, credential: .none))
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .acquireUpstream(checkStale: true, pauseClient: false))
+    }
+
+    func testMalformedStagedBodyFails400AndCloses() {
+        var exchange = Exchange()
+        _ = exchange.start(request(bodyless: false, chunked: true, credential: .none))
+        XCTAssertEqual(exchange.bodyStaged(.malformed, stagedBytes: 0, copy: nil), .fail(.malformedBody, close: true, retryAfter: nil))
+    }
+
+    func testFullStagingPausesTheClient() {
+        var exchange = Exchange()
+        _ = exchange.start(request(idempotent: false, bodyless: false, credential: .none))
+        let bytes = [UInt8](repeating: 1, count: 10)
+        XCTAssertEqual(exchange.bodyStaged(.blocked, stagedBytes: 10, copy: bytes), .acquireUpstream(checkStale: true, pauseClient: true))
+        XCTAssertFalse(exchange.requestComplete)
+    }
+
+    func testQueuedThenAssignedOrTimedOutOrOverloaded() {
+        var queued = Exchange()
+        _ = queued.start(request(credential: .none))
+        _ = queued.bodyStaged(.complete, stagedBytes: 0, copy: [])
+        XCTAssertEqual(queued.upstreamQueued(), .armQueueTimer)
+        XCTAssertEqual(queued.upstreamAssigned(), .send)
+        var timedOut = Exchange()
+        _ = timedOut.start(request(credential: .none))
+        _ = timedOut.bodyStaged(.complete, stagedBytes: 0, copy: [])
+        _ = timedOut.upstreamQueued()
+        XCTAssertEqual(timedOut.timerFired(.queue), .fail(.connectionLimit, close: true, retryAfter: 1))
+        var overloaded = Exchange()
+        _ = overloaded.start(request(credential: .none))
+        _ = overloaded.bodyStaged(.complete, stagedBytes: 0, copy: [])
+        XCTAssertEqual(overloaded.upstreamUnavailable(), .fail(.connectionLimit, close: true, retryAfter: 1))
+    }
+
+    func testRequestBodyStreamsToCompletion() {
+        var exchange = forwarding(request(idempotent: false, bodyless: false), staged: [1, 2], complete: false)
+        XCTAssertEqual(exchange.requestBodyForwarded(.needMore, movedBytes: 2, copy: [3, 4]), .none)
+        XCTAssertEqual(exchange.requestBodyForwarded(.blocked, movedBytes: 1, copy: [5]), .pauseClient)
+        XCTAssertEqual(exchange.requestBodyForwarded(.complete, movedBytes: 1, copy: [6]), .requestComplete)
+        XCTAssertTrue(exchange.requestComplete)
+        XCTAssertEqual(exchange.resendBody, [1, 2, 3, 4, 5, 6])
+        XCTAssertEqual(exchange.requestBodyForwarded(.complete, movedBytes: 0, copy: nil), .none, "nothing after completion")
+    }
+
+    func testMalformedRequestBodyBeforeAResponseFails400() {
+        var exchange = forwarding(request(bodyless: false, chunked: true), staged: [1], complete: false)
+        XCTAssertEqual(exchange.requestBodyForwarded(.malformed, movedBytes: 0, copy: nil), .fail(.malformedBody, close: true, retryAfter: nil))
+        XCTAssertEqual(exchange.state, .closed)
+    }
+
+    func testMalformedRequestBodyDuringAResponseAborts() {
+        var exchange = forwarding(request(bodyless: false, chunked: true), staged: [1], complete: false)
+        XCTAssertEqual(exchange.responseHead(ok), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.requestBodyForwarded(.malformed, movedBytes: 0, copy: nil), .abort)
+    }
+
+    // MARK: - resend copy (invariant: a replay sends exactly the original body)
+
+    func testBodyPastTheResendLimitIsNeverKept() {
+        var exchange = forwarding(request(idempotent: false, bodyless: false), staged: [UInt8](repeating: 7, count: 60 * 1024), complete: false)
+        XCTAssertTrue(exchange.wantsBodyCopy)
+        _ = exchange.requestBodyForwarded(.complete, movedBytes: 8 * 1024, copy: [UInt8](repeating: 7, count: 8 * 1024))
+        XCTAssertFalse(exchange.wantsBodyCopy)
+        XCTAssertEqual(exchange.resendBody, [])
+        // …so its 401 is passed through at once, never replayed with part of the body.
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+    }
+
+    func testAMissingCopyDropsTheResendCopy() {
+        var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
+        _ = exchange.requestBodyForwarded(.complete, movedBytes: 3, copy: nil)
+        XCTAssertFalse(exchange.wantsBodyCopy, "a copy with a gap must never be replayed")
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+    }
+
+    // MARK: - 401
+
+    func testA401IsHeldAndReplayedWithExactlyTheOriginalBody() {
+        let body: [UInt8] = Array("0123456789".utf8)
+        var exchange = forwarding(request(idempotent: false, bodyless: false), staged: Array(body[0..<4]), complete: false)
+        _ = exchange.requestBodyForwarded(.complete, movedBytes: 6, copy: Array(body[4...]))
+        XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
+        XCTAssertEqual(exchange.state, .holdingRejection(unauthorized))
+        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay)
+        XCTAssertEqual(exchange.resendBody, body)
+        XCTAssertEqual(exchange.state, .awaitingUpstream)
+        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        // A second 401 is passed on: one replay per request.
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+    }
+
+    func testA401WithoutADifferentTokenIsRelayed() {
+        var exchange = forwarding(request())
+        XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
+        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.state, .relaying(unauthorized))
+    }
+
+    func testA401ForAnIncompleteRequestIsRelayed() {
+        var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+    }
+
+    func testA401ForAStaticTokenIsRelayedAndOneWithoutTokenIsAnOrdinaryResponse() {
+        var fixed = forwarding(request(credential: .fixed))
+        XCTAssertEqual(fixed.responseHead(unauthorized), .relay(reportRejection: true))
+        var none = forwarding(request(credential: .none))
+        XCTAssertEqual(none.responseHead(unauthorized), .relay(reportRejection: false))
+    }
+
+    func testBackendClosingWhileA401IsHeldStillRelaysIt() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(unauthorized)
+        let end = Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false, connected: true, reused: false, nothingSent: false)
+        XCTAssertEqual(exchange.upstreamEnded(end), .none)
+        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: false),
+                       .finish(upstream: .close, keepClient: true), "a closed upstream is never pooled")
+    }
+
+    // MARK: - response side (invariant: released only after a complete response, nothing beyond)
+
+    func testCompleteResponseReleasesTheUpstreamAndKeepsTheClient() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.needMore, trailingBytes: 0, responseBytesSent: true), .none)
+        XCTAssertEqual(exchange.responseBodyRelayed(.blocked, trailingBytes: 0, responseBytesSent: true), .pauseUpstream)
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .release, keepClient: true))
+        XCTAssertEqual(exchange.state, .idle)
+        XCTAssertFalse(exchange.isActive)
+    }
+
+    func testBytesBeyondTheResponseDiscardTheUpstream() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 17, responseBytesSent: false),
+                       .finish(upstream: .discardUnexpectedBytes, keepClient: true))
+    }
+
+    func testEarlyResponseToAnIncompleteRequestClosesBothSides() {
+        var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .close, keepClient: false))
+        XCTAssertEqual(exchange.state, .closed)
+    }
+
+    func testUpstreamOrClientClosingDecidesReuse() {
+        var upstreamCloses = forwarding(request())
+        _ = upstreamCloses.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: false, clientKeepAlive: true))
+        XCTAssertEqual(upstreamCloses.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .close, keepClient: true))
+        var clientCloses = forwarding(request(keepAlive: false))
+        _ = clientCloses.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: false))
+        XCTAssertEqual(clientCloses.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .release, keepClient: false))
+    }
+
+    func testMalformedResponseBeforeAnyByteLeftIs502() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.malformed, trailingBytes: 0, responseBytesSent: false),
+                       .fail(.malformedResponse("the backend sent a malformed response body"), close: false, retryAfter: nil))
+        var head = forwarding(request())
+        XCTAssertEqual(head.responseMalformed("bad head", responseBytesSent: false), .fail(.malformedResponse("bad head"), close: false, retryAfter: nil))
+    }
+
+    func testMalformedResponseAfterBytesLeftTruncates() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.malformed, trailingBytes: 0, responseBytesSent: true), .truncate)
+        XCTAssertEqual(exchange.state, .closed)
+    }
+
+    func testBackendCloseDuringTheBodyEndsCleanlyOnlyForCloseDelimitedBodies() {
+        var delimited = forwarding(request())
+        _ = delimited.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: false, clientKeepAlive: true))
+        let end = Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false, connected: true, reused: false, nothingSent: false)
+        XCTAssertEqual(delimited.upstreamEnded(end), .pumpResponse)
+        XCTAssertTrue(delimited.upstreamEnded)
+        XCTAssertEqual(delimited.responseEndedAtClose(clean: true), .finish(upstream: .close, keepClient: true))
+        var cut = forwarding(request())
+        _ = cut.responseHead(ok)
+        _ = cut.upstreamEnded(end)
+        XCTAssertEqual(cut.responseEndedAtClose(clean: false), .truncate)
+    }
+
+    // MARK: - upstream ends before a response
+
+    private func end(_ reason: UpstreamEnd, partial: Bool = false, connected: Bool = true, reused: Bool = false,
+                     nothingSent: Bool = false) -> Exchange.UpstreamEndFacts {
+        Exchange.UpstreamEndFacts(reason: reason, partialHead: partial, connected: connected, reused: reused, nothingSent: nothingSent)
+    }
+
+    func testStalePooledConnectionRetriesIdempotentRequestsOnce() {
+        var exchange = forwarding(request())
+        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)), .retry)
+        XCTAssertEqual(exchange.state, .awaitingUpstream)
+        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)),
+                       .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: false), close: false, retryAfter: nil))
+    }
+
+    func testNonIdempotentRequestIsRetriedOnlyIfNothingWasSent() {
+        var sent = forwarding(request(idempotent: false))
+        XCTAssertEqual(sent.upstreamEnded(end(.connection(.endOfStream), reused: true)),
+                       .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: false), close: false, retryAfter: nil))
+        var unsent = forwarding(request(idempotent: false))
+        XCTAssertEqual(unsent.upstreamEnded(end(.connection(.endOfStream), reused: true, nothingSent: true)), .retry)
+    }
+
+    func testRefusedNewConnectionIsRetriedAndAPartialHeadIsNot() {
+        var refused = forwarding(request(idempotent: false))
+        XCTAssertEqual(refused.upstreamEnded(end(.connection(.refused), connected: false)), .retry)
+        var partial = forwarding(request())
+        XCTAssertEqual(partial.upstreamEnded(end(.connection(.endOfStream), partial: true, reused: true)),
+                       .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: true), close: false, retryAfter: nil))
+    }
+
+    func testIncompleteRequestIsNeverRetried() {
+        var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
+        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.refused), connected: false)),
+                       .fail(.upstreamEnd(.connection(.refused), connected: false, partial: false), close: true, retryAfter: nil))
+    }
+
+    func testConnectTimeoutAndProhibitedDestinationFail() {
+        var timeout = forwarding(request())
+        XCTAssertEqual(timeout.upstreamEnded(end(.connectTimeout, connected: false)),
+                       .fail(.upstreamEnd(.connectTimeout, connected: false, partial: false), close: false, retryAfter: nil))
+        var prohibited = forwarding(request())
+        XCTAssertEqual(prohibited.upstreamEnded(end(.prohibitedDestination, connected: false)),
+                       .fail(.upstreamEnd(.prohibitedDestination, connected: false, partial: false), close: false, retryAfter: nil))
+    }
+
+    func testResponseHeadTimeout() {
+        var exchange = forwarding(request())
+        XCTAssertEqual(exchange.timerFired(.responseHead), .fail(.responseTimeout, close: false, retryAfter: nil))
+        var relaying = forwarding(request())
+        _ = relaying.responseHead(ok)
+        XCTAssertEqual(relaying.timerFired(.responseHead), .none, "a late timer is ignored")
+    }
+
+    // MARK: - client side (invariant: a client that leaves aborts the upstream at once)
+
+    func testClientEndBetweenRequestsCloses() {
+        var exchange = Exchange()
+        XCTAssertEqual(exchange.clientEnded(), .close)
+        XCTAssertEqual(exchange.clientEnded(), .none)
+    }
+
+    func testClientEndDuringAnyPhaseAborts() {
+        var phases: [Exchange] = []
+        var awaitingToken = Exchange()
+        _ = awaitingToken.start(request())
+        phases.append(awaitingToken)
+        var awaitingUpstream = Exchange()
+        _ = awaitingUpstream.start(request(credential: .none))
+        _ = awaitingUpstream.bodyStaged(.complete, stagedBytes: 0, copy: [])
+        phases.append(awaitingUpstream)
+        phases.append(forwarding(request()))
+        var relaying = forwarding(request())
+        _ = relaying.responseHead(ok)
+        phases.append(relaying)
+        var holding = forwarding(request())
+        _ = holding.responseHead(unauthorized)
+        phases.append(holding)
+        for var exchange in phases {
+            let phase = exchange.state
+            XCTAssertEqual(exchange.clientEnded(), .abort, "\(phase)")
+            XCTAssertEqual(exchange.state, .closed)
+            XCTAssertEqual(exchange.upstreamAssigned(), .none, "nothing happens after an abort")
+            XCTAssertEqual(exchange.rejectionResolved(newToken: true), .none)
+        }
+    }
+
+    func testEventsOutOfPhaseAreIgnored() {
+        var exchange = Exchange()
+        XCTAssertEqual(exchange.tokenResolved(available: true), .none)
+        XCTAssertEqual(exchange.bodyStaged(.complete, stagedBytes: 0, copy: nil), .none)
+        XCTAssertEqual(exchange.upstreamAssigned(), .none)
+        XCTAssertEqual(exchange.responseHead(ok), .none)
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: false), .none)
+        XCTAssertEqual(exchange.timerFired(.responseHead), .none)
+        XCTAssertEqual(exchange.state, .idle)
+    }
+}
