@@ -74,6 +74,11 @@ struct ConfigDecoder {
         ) {
             config.maxConnectionsPerUpstream = limit
         }
+        if let limit = boundedInt(
+            fields["maxClientConnections"], path: "maxClientConnections", range: ConfigKeys.maxClientConnections
+        ) {
+            config.maxClientConnections = limit
+        }
         if case .value(let text) = string(fields["admin"], path: "admin") {
             switch ListenAddress.parse(text) {
             case .success(let address): config.admin = address

@@ -2,8 +2,8 @@
 /// and "did you mean" suggestions. Keep in sync with `ConfigDecoder`.
 enum ConfigKeys {
     static let root = [
-        "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "timeouts", "connect",
-        "admin", "accessLog", "drainTimeout",
+        "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
+        "timeouts", "connect", "admin", "accessLog", "drainTimeout",
         "credentials", "routes",
     ]
     static let credentialCommon = ["type"]
@@ -35,4 +35,6 @@ enum ConfigKeys {
     static let cacheSize = 1...100_000
     /// Allowed range for `maxConnectionsPerUpstream`.
     static let maxConnectionsPerUpstream = 1...100_000
+    /// Allowed range for `maxClientConnections`.
+    static let maxClientConnections = 1...1_000_000
 }

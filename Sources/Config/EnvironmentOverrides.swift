@@ -8,7 +8,7 @@ public enum EnvironmentOverrides {
     /// Top-level keys that can be overridden.
     public static let topLevelKeys = [
         "listen", "admin", "workers", "logLevel", "otherHosts", "accessLog", "drainTimeout",
-        "cacheSize", "maxConnectionsPerUpstream",
+        "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
     ]
     /// Keys under `timeouts:` that can be overridden.
     public static let timeoutKeys = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]

@@ -22,6 +22,8 @@ extension SidecarConfig {
             "otherHosts: \(otherHosts.rawValue)",
             "cacheSize: \(cacheSize)",
             "maxConnectionsPerUpstream: \(maxConnectionsPerUpstream)",
+            maxClientConnections.map { "maxClientConnections: \($0)" }
+                ?? "maxClientConnections: null  # derived from the descriptor limit at start",
             "admin: \(Self.quote(admin.description))",
             "accessLog: \(accessLog)",
             "drainTimeout: \(DurationText.format(drainTimeout))",

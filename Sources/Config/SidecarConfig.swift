@@ -16,6 +16,11 @@ public struct SidecarConfig: Sendable, Equatable {
     public var timeouts: Timeouts
     /// Most simultaneous connections to one upstream, 1...100000 (default 256).
     public var maxConnectionsPerUpstream: Int
+    /// Most simultaneous client connections (requests and tunnels), 1...1000000; `nil` (the
+    /// default) derives it from the descriptor limit at start
+    /// (``ClientConnectionLimit/derived(descriptorLimit:)``). Each worker holds at most its share
+    /// and stops accepting while it does.
+    public var maxClientConnections: Int?
     /// What to do with `CONNECT` requests (default `deny`).
     public var connectPolicy: ConnectPolicy
     /// Where the admin endpoints listen (`/healthz`, `/readyz`, `/metrics`, `/tokens`);
@@ -42,6 +47,7 @@ public struct SidecarConfig: Sendable, Equatable {
         cacheSize: Int = 100,
         timeouts: Timeouts = .default,
         maxConnectionsPerUpstream: Int = 256,
+        maxClientConnections: Int? = nil,
         connectPolicy: ConnectPolicy = .deny,
         admin: ListenAddress = ListenAddress(host: "127.0.0.1", port: 9901),
         accessLog: Bool = true,
@@ -60,6 +66,7 @@ public struct SidecarConfig: Sendable, Equatable {
         self.cacheSize = cacheSize
         self.timeouts = timeouts
         self.maxConnectionsPerUpstream = maxConnectionsPerUpstream
+        self.maxClientConnections = maxClientConnections
         self.connectPolicy = connectPolicy
     }
 

@@ -35,6 +35,21 @@ func listenerAcceptTrampoline(
     Unmanaged<Listener>.fromOpaque(ctx).takeUnretainedValue().handleAccept(fd)
 }
 
+func listenerErrorTrampoline(_ listener: OpaquePointer?, _ ctx: UnsafeMutableRawPointer?) {
+    // First thing: libevent calls this right after the failed accept, and errno still holds its
+    // reason; any later library call could overwrite it.
+    let code = shim_errno()
+    guard let ctx else { return }
+    Unmanaged<Listener>.fromOpaque(ctx).takeUnretainedValue().handleAcceptError(code)
+}
+
+/// libevent's log callback carries no context pointer: it forwards to the handler installed by
+/// ``LibeventDiagnostics/install(_:)`` (a global set once before any loop starts).
+func libeventLogTrampoline(_ severity: Int32, _ message: UnsafePointer<CChar>?) {
+    guard let handler = libeventDiagnosticHandler else { return }
+    handler(LibeventDiagnostics.severity(severity), message.map { String(cString: $0) } ?? "")
+}
+
 func timerTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
     Unmanaged<Timer>.fromOpaque(ctx).takeUnretainedValue().fire()

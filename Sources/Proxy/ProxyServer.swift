@@ -32,14 +32,17 @@ public final class ProxyServer: @unchecked Sendable {
     @discardableResult
     public func start() throws -> SocketAddress {
         var bindAddress = try SocketAddress(host: config.listen.host, port: config.listen.port)
+        let clients = Self.clientLimit(config)
         for index in 0..<max(1, config.workers) {
             let thread = try LoopThread { _ in }
-            let context = WorkerContext(loop: thread.loop, router: router, config: config,
+            let context = WorkerContext(loop: thread.loop, router: router, config: config, clientShare: clients.share,
                                         logger: logger.with(worker: index))
             // The listener is created before its loop runs, then used only on that loop's thread.
-            let listener = try Listener(address: bindAddress, on: thread.loop) { connection in
+            let listener = try Listener(address: bindAddress, on: thread.loop,
+                                        onAcceptError: { context.acceptFailed($0) }) { connection in
                 context.adopt(connection)
             }
+            context.listener = listener
             if index == 0 {
                 // Every other worker binds the port the first one got (matters for port 0).
                 bindAddress = listener.address
@@ -49,8 +52,18 @@ public final class ProxyServer: @unchecked Sendable {
             threads.append(thread)
         }
         for thread in threads { try thread.start() }
-        logger.info("listening", metadata: ["address": "\(bindAddress)", "workers": "\(threads.count)"])
+        logger.info("listening", metadata: ["address": "\(bindAddress)", "workers": "\(threads.count)",
+                                            "descriptorLimit": "\(DescriptorLimit.read().current)",
+                                            "maxClientConnections": "\(clients.total)"])
         return bindAddress
+    }
+
+    /// `maxClientConnections` (derived from the descriptor limit in force when not configured)
+    /// and each worker's share of it.
+    static func clientLimit(_ config: SidecarConfig) -> (total: Int, share: Int) {
+        let total = config.maxClientConnections
+            ?? ClientConnectionLimit.derived(descriptorLimit: DescriptorLimit.read().current)
+        return (total, ClientConnectionLimit.share(of: total, workers: max(1, config.workers)))
     }
 
     /// Merges every worker's counters (each copied on its own loop); `completion` runs on
@@ -94,8 +107,10 @@ public final class ProxyServer: @unchecked Sendable {
     /// route's TLS files cannot be used. The listen address is not changed by a reload.
     public func reload(config newConfig: SidecarConfig, credentials: CredentialSet) throws {
         let newRouter = try Router(config: newConfig, credentials: credentials)
+        // Shares stay based on the worker count the process started with (reload keeps it).
+        let share = ClientConnectionLimit.share(of: Self.clientLimit(newConfig).total, workers: contexts.count)
         for box in contexts {
-            box.context.loop.execute { box.context.apply(router: newRouter, config: newConfig) }
+            box.context.loop.execute { box.context.apply(router: newRouter, config: newConfig, clientShare: share) }
         }
     }
 

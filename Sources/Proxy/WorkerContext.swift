@@ -25,9 +25,17 @@ final class WorkerContext {
     var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private var tunnels: [ObjectIdentifier: Tunnel] = [:]
+    /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
+    /// the listener's accept closure holds this context.
+    weak var listener: Listener?
+    /// Most client connections (sessions + tunnels) this worker holds at once: its share of
+    /// `maxClientConnections`. Each worker counts only its own, so no lock is shared.
+    private(set) var clientShare: Int
+    private var acceptErrorLog = AcceptErrorLog()
 
-    init(loop: EventLoop, router: Router, config: SidecarConfig, logger: Logger) {
+    init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger) {
         self.loop = loop
+        self.clientShare = clientShare
         self.router = router
         self.timeouts = config.timeouts
         self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
@@ -49,13 +57,33 @@ final class WorkerContext {
     func adopt(_ connection: Connection) {
         let session = ClientSession(client: connection, context: self)
         sessions[ObjectIdentifier(session)] = session
+        updateAdmission()
         session.start()
     }
 
     /// Forgets a session that has closed (or became a tunnel).
     func remove(_ session: ClientSession) {
         sessions.removeValue(forKey: ObjectIdentifier(session))
+        updateAdmission()
         checkDrained()
+    }
+
+    /// Counts and (rate-limited) logs a failed accept; the listener has already paused.
+    func acceptFailed(_ failure: AcceptFailure) {
+        metrics.acceptErrors += 1
+        acceptErrorLog.report(failure, to: logger)
+    }
+
+    /// Pauses the listener while this worker holds its share of client connections and resumes
+    /// it when one closes. Connections beyond the share wait in the kernel's backlog (or go to
+    /// another worker's listener) rather than being accepted and starved of descriptors.
+    private func updateAdmission() {
+        guard let listener else { return }
+        if sessions.count + tunnels.count >= clientShare {
+            listener.pauseAccepting()
+        } else {
+            listener.resumeAccepting()
+        }
     }
 
     /// Set while the process drains: no new requests on kept-alive connections.
@@ -78,8 +106,10 @@ final class WorkerContext {
     }
 
     /// Applies a reloaded configuration's routing, timeouts and connection limit.
-    func apply(router: Router, config: SidecarConfig) {
+    func apply(router: Router, config: SidecarConfig, clientShare: Int) {
         self.router = router
+        self.clientShare = clientShare
+        updateAdmission()
         self.timeouts = config.timeouts
         self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
         pool.update(limit: config.maxConnectionsPerUpstream, connectTimeout: config.timeouts.connect,
@@ -89,11 +119,13 @@ final class WorkerContext {
     /// Keeps a CONNECT tunnel alive until it ends.
     func adoptTunnel(_ tunnel: Tunnel) {
         tunnels[ObjectIdentifier(tunnel)] = tunnel
+        updateAdmission()
     }
 
     /// Forgets a tunnel that has ended.
     func removeTunnel(_ tunnel: Tunnel) {
         tunnels.removeValue(forKey: ObjectIdentifier(tunnel))
+        updateAdmission()
         checkDrained()
     }
 

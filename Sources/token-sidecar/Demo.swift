@@ -33,6 +33,7 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         let logger = bootstrapLogging(level: "warning")
+        ProcessSetup.routeLibeventDiagnostics(to: logger)
         EventLoop.enableThreads()
         let control = try EventLoop()
         let registry = DemoTokenRegistry()

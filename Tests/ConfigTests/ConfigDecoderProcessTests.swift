@@ -7,6 +7,7 @@ final class ConfigDecoderProcessTests: XCTestCase {
         let config = try XCTUnwrap(parseOK("routes: []\n"))
         XCTAssertEqual(config.cacheSize, 100)
         XCTAssertEqual(config.maxConnectionsPerUpstream, 256)
+        XCTAssertNil(config.maxClientConnections, "derived from the descriptor limit at start")
         XCTAssertEqual(config.connectPolicy, .deny)
         XCTAssertEqual(config.timeouts, .default)
         XCTAssertEqual(Timeouts.default, Timeouts(
@@ -31,6 +32,34 @@ final class ConfigDecoderProcessTests: XCTestCase {
         XCTAssertEqual(problemLines("maxConnectionsPerUpstream: -1"), [
             "c.yaml: maxConnectionsPerUpstream: must be between 1 and 100000 (got -1)",
         ])
+    }
+
+    func testMaxClientConnections() {
+        XCTAssertEqual(parseOK("maxClientConnections: 1")?.maxClientConnections, 1)
+        XCTAssertEqual(parseOK("maxClientConnections: 1000000")?.maxClientConnections, 1_000_000)
+        XCTAssertEqual(parseOK("maxClientConnections: ~")?.maxClientConnections, nil)
+        XCTAssertEqual(problemLines("maxClientConnections: 0"), [
+            "c.yaml: maxClientConnections: must be between 1 and 1000000 (got 0)",
+        ])
+        XCTAssertEqual(problemLines("maxClientConnections: 1000001"), [
+            "c.yaml: maxClientConnections: must be between 1 and 1000000 (got 1000001)",
+        ])
+        XCTAssertEqual(problemLines("maxClientConnections: many"), [
+            "c.yaml: maxClientConnections: expected an integer, got 'many'",
+        ])
+        XCTAssertEqual(problemLines("maxClientConection: 5"), [
+            "c.yaml: maxClientConection: unknown key (did you mean 'maxClientConnections'?)",
+        ])
+    }
+
+    func testDerivedClientConnectionLimit() {
+        XCTAssertEqual(ClientConnectionLimit.derived(descriptorLimit: 256), 96, "half of (256 - 64)")
+        XCTAssertEqual(ClientConnectionLimit.derived(descriptorLimit: 1024), 480)
+        XCTAssertEqual(ClientConnectionLimit.derived(descriptorLimit: 65), 1)
+        XCTAssertEqual(ClientConnectionLimit.derived(descriptorLimit: 10), 1)
+        XCTAssertEqual(ClientConnectionLimit.share(of: 96, workers: 1), 96)
+        XCTAssertEqual(ClientConnectionLimit.share(of: 5, workers: 2), 3, "rounded up")
+        XCTAssertEqual(ClientConnectionLimit.share(of: 2, workers: 4), 1, "every worker may hold one")
     }
 
     func testTimeouts() throws {

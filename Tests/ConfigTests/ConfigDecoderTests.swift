@@ -10,7 +10,7 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testUnknownRootKeyWithoutSuggestion() {
         XCTAssertEqual(problemLines("banana: 1\n"), [
-            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
+            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
         ])
     }
 
@@ -152,7 +152,7 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testKeysAreNotExpanded() {
         XCTAssertEqual(problemLines("${K}: 1\n", environment: ["K": "workers"]), [
-            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
+            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, credentials, routes)",
         ])
     }
 }
@@ -213,8 +213,20 @@ final class EnvironmentOverridesTests: XCTestCase {
         }
     }
 
+    func testMaxClientConnectionsOverride() throws {
+        let yaml = "maxClientConnections: 100\n"
+        let config = try ConfigLoader.parse(yaml: yaml, file: "c.yaml", environment: ["TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS": "7"])
+        XCTAssertEqual(config.maxClientConnections, 7)
+        let unset = try ConfigLoader.parse(yaml: "routes: []\n", file: "c.yaml", environment: ["TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS": "12"])
+        XCTAssertEqual(unset.maxClientConnections, 12, "the variable works when the file does not set the key")
+        XCTAssertThrowsError(try ConfigLoader.parse(yaml: yaml, file: "c.yaml", environment: ["TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS": "0"])) {
+            XCTAssertTrue("\($0)".contains("c.yaml: maxClientConnections: must be between 1 and 1000000 (got 0)"), "\($0)")
+        }
+    }
+
     func testVariableNames() {
         XCTAssertEqual(EnvironmentOverrides.variable(for: "maxConnectionsPerUpstream"), "TOKEN_SIDECAR_MAX_CONNECTIONS_PER_UPSTREAM")
+        XCTAssertEqual(EnvironmentOverrides.variable(for: "maxClientConnections"), "TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS")
         XCTAssertEqual(EnvironmentOverrides.variable(for: "timeouts.responseHeaders"), "TOKEN_SIDECAR_TIMEOUTS_RESPONSE_HEADERS")
     }
 }

@@ -64,6 +64,7 @@ final class CredentialRenderTests: XCTestCase {
         let yaml = """
             cacheSize: 5000
             maxConnectionsPerUpstream: 16
+            maxClientConnections: 4000
             admin: "127.0.0.1:9901"
             accessLog: true
             drainTimeout: 15s
@@ -100,6 +101,7 @@ final class CredentialRenderTests: XCTestCase {
         XCTAssertTrue(text.contains("""
             cacheSize: 5000
             maxConnectionsPerUpstream: 16
+            maxClientConnections: 4000
             admin: "127.0.0.1:9901"
             accessLog: true
             drainTimeout: 15s

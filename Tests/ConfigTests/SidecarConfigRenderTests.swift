@@ -39,6 +39,7 @@ final class SidecarConfigRenderTests: XCTestCase {
             otherHosts: deny
             cacheSize: 100
             maxConnectionsPerUpstream: 256
+            maxClientConnections: null  # derived from the descriptor limit at start
             admin: "127.0.0.1:9901"
             accessLog: true
             drainTimeout: 15s
@@ -82,6 +83,14 @@ final class SidecarConfigRenderTests: XCTestCase {
         )
         let reparsed = try XCTUnwrap(parseOK(config.renderEffective(), environment: ["A$B": "tok"]))
         XCTAssertEqual(reparsed, config)
+    }
+
+    func testRenderMaxClientConnectionsLoadsBack() throws {
+        let config = SidecarConfig(file: "c.yaml", maxClientConnections: 300)
+        XCTAssertTrue(config.renderEffective().contains("\nmaxClientConnections: 300\n"))
+        XCTAssertEqual(parseOK(config.renderEffective())?.maxClientConnections, 300)
+        let derived = SidecarConfig(file: "c.yaml")
+        XCTAssertEqual(parseOK(derived.renderEffective()), derived, "the derived default renders as null and loads back")
     }
 
     func testEmptySections() throws {

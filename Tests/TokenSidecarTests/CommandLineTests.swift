@@ -32,6 +32,16 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(running.status, 2, "run refuses a bad config the same way")
     }
 
+    func testBadMaxClientConnectionsExits2() throws {
+        let path = try write("maxClientConnections: 0\n")
+        let outcome = try run(["check", "--config", path])
+        XCTAssertEqual(outcome.status, 2)
+        XCTAssertTrue(outcome.err.contains("\(path): maxClientConnections: must be between 1 and 1000000 (got 0)"), outcome.err)
+        let overridden = try run(["check", "--config", path], environment: ["TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS": "50"])
+        XCTAssertEqual(overridden.status, 0, overridden.err)
+        XCTAssertTrue(overridden.out.contains("\nmaxClientConnections: 50\n"), overridden.out)
+    }
+
     func testMissingConfigFileExits2() throws {
         let outcome = try run(["check", "--config", "/nonexistent/token-sidecar.yaml"])
         XCTAssertEqual(outcome.status, 2)
