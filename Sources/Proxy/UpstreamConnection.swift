@@ -73,6 +73,17 @@ final class UpstreamConnection: ConnectionDelegate {
         }
     }
 
+    /// Connects to exactly `addresses` (no resolution), giving up after `timeout`.
+    func open(addresses: [SocketAddress], timeout: Duration) {
+        connectTimer = Timer(on: loop, after: timeout) { [unowned self] in
+            connection?.close()
+            connection = nil
+            fail(.connectTimeout)
+        }
+        self.addresses = addresses
+        connectNext()
+    }
+
     /// Tries the next resolved address (A and AAAA in resolver order).
     private func connectNext() {
         guard !addresses.isEmpty else {

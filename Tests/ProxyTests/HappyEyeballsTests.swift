@@ -1,0 +1,105 @@
+import EventLoop
+import XCTest
+@testable import Proxy
+
+/// Records what an upstream connection reports.
+private final class Recorder: UpstreamConnectionOwner {
+    let started = ContinuousClock.now
+    var connectedAfter: Duration?
+    var ended: UpstreamEnd?
+    var endedAfter: Duration?
+    func upstreamDidConnect(_ upstream: UpstreamConnection) { connectedAfter = .now - started }
+    func upstreamDidRead(_ upstream: UpstreamConnection) {}
+    func upstreamDidDrain(_ upstream: UpstreamConnection) {}
+    func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
+        ended = reason
+        endedAfter = .now - started
+    }
+}
+
+/// A loopback listener that keeps what each accepted connection sends.
+private final class Sink: ConnectionDelegate {
+    private(set) var listener: Listener!
+    private var accepted: [Connection] = []
+    var received: [UInt8] = []
+    var connections: Int { accepted.count }
+
+    init(loop: EventLoop) throws {
+        listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { [unowned self] connection in
+            connection.delegate = self
+            connection.startReading()
+            accepted.append(connection)
+        }
+    }
+
+    func connectionDidRead(_ connection: Connection) {
+        received += connection.input.peekBytes(max: connection.input.count)
+        connection.input.drain(connection.input.count)
+    }
+
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { connection.close() }
+
+    func closeAll() {
+        for connection in accepted { connection.close() }
+        listener.close()
+    }
+}
+
+/// RFC 8305 §5 connection racing in ``UpstreamConnection``, over real loopback sockets.
+final class HappyEyeballsTests: XCTestCase {
+    /// Runs `loop` until `done` holds (checked every 10 ms) or `limit` passes.
+    private func run(_ loop: EventLoop, limit: Duration = .seconds(8), until done: @escaping () -> Bool) {
+        let deadline = ContinuousClock.now + limit
+        let poll = Timer(on: loop, after: .milliseconds(10), repeating: .milliseconds(10)) {
+            if done() || ContinuousClock.now >= deadline { loop.stop() }
+        }
+        loop.run()
+        poll.cancel()
+    }
+
+    private func makeUpstream(_ loop: EventLoop, pool: UpstreamPool) -> UpstreamConnection {
+        let target = UpstreamTarget(host: "backend.test", port: 80, tls: nil, poolKey: "http://backend.test:80",
+                                    allowsLinkLocal: true)
+        return UpstreamConnection(target: target, pool: pool, loop: loop)
+    }
+
+    func testABlackholedFirstAddressDoesNotHoldUpTheNextOne() throws {
+        let loop = try EventLoop()
+        let blackhole = try Blackhole()
+        let sink = try Sink(loop: loop)
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        let request = Array("GET / HTTP/1.1\r\nHost: backend.test\r\n\r\n".utf8)
+        upstream.output.append(request)
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.2", port: blackhole.port), sink.listener.address],
+                      timeout: .seconds(5))
+        run(loop) { recorder.ended != nil || (recorder.connectedAfter != nil && sink.received.count >= request.count) }
+
+        XCTAssertNil(recorder.ended, "the connection failed instead of using the second address")
+        let connectedAfter = try XCTUnwrap(recorder.connectedAfter, "never connected")
+        XCTAssertLessThan(connectedAfter, .seconds(1), "the blackholed first address delayed the second one")
+        XCTAssertEqual(sink.received, request, "the staged request went to the winning connection, once")
+        XCTAssertEqual(sink.connections, 1)
+        upstream.close()
+        sink.closeAll()
+    }
+
+    func testOnlyABlackholedAddressFailsWithConnectTimeoutAfterTheTimeout() throws {
+        let loop = try EventLoop()
+        let blackhole = try Blackhole()
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.2", port: blackhole.port)], timeout: .milliseconds(1500))
+        run(loop) { recorder.ended != nil || recorder.connectedAfter != nil }
+
+        XCTAssertNil(recorder.connectedAfter, "connected to the blackhole?")
+        XCTAssertEqual(recorder.ended, .connectTimeout)
+        let endedAfter = try XCTUnwrap(recorder.endedAfter)
+        XCTAssertGreaterThanOrEqual(endedAfter, .milliseconds(1450))
+        XCTAssertLessThan(endedAfter, .seconds(3))
+    }
+}
