@@ -176,7 +176,11 @@ extension ClientSession: UpstreamWaiter {
         responseScanner.reset()
         keepClientAlive = false
         let retryable = ClientSession.idempotentMethods.contains(request.head.method) && resendCopy != nil
-        guard let upstream = context.pool.acquire(request.decision.target, waiter: self, checkStale: !retryable) else {
+        switch context.pool.acquire(request.decision.target, waiter: self, checkStale: !retryable) {
+        case .ready(let upstream):
+            send(on: upstream, body: staged)
+            if progress == .blocked { client.stopReading() }
+        case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
             staged.moveAll(to: held.buffer)
@@ -185,10 +189,11 @@ extension ClientSession: UpstreamWaiter {
             phase = .awaitingConnection
             waitTimer.schedule(after: context.timeouts.connect)
             if progress == .blocked { client.stopReading() }
-            return
+        case .overloaded:
+            // At the limit with a full queue: answer as a queue timeout would, at once.
+            staged.drain(staged.count)
+            respond(with: .connectionLimitReached(context.maxConnectionsPerUpstream), close: true, retryAfter: 1)
         }
-        send(on: upstream, body: staged)
-        if progress == .blocked { client.stopReading() }
     }
 
     /// A queued request got its connection.

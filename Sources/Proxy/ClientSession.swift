@@ -201,9 +201,7 @@ final class ClientSession: ConnectionDelegate {
             context.pool.cancel(self, key: pending.decision.target.poolKey)
             queuedBody = nil
             self.pending = nil
-            respond(with: ProxyError(status: 503, type: "connection_limit_reached",
-                                     message: "all \(context.maxConnectionsPerUpstream) connections to the backend are busy; retry shortly"),
-                    close: true, retryAfter: 1)
+            respond(with: .connectionLimitReached(context.maxConnectionsPerUpstream), close: true, retryAfter: 1)
         case .exchange where response == nil:
             // No response head within timeouts.responseHeaders.
             respond(with: ProxyError(status: 504, type: "http_response_timeout",

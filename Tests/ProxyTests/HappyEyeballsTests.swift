@@ -60,7 +60,7 @@ final class HappyEyeballsTests: XCTestCase {
     private func makeUpstream(_ loop: EventLoop, pool: UpstreamPool) -> UpstreamConnection {
         let target = UpstreamTarget(host: "backend.test", port: 80, tls: nil, poolKey: "http://backend.test:80",
                                     allowsLinkLocal: true)
-        return UpstreamConnection(target: target, pool: pool, loop: loop)
+        return UpstreamConnection(id: 0, target: target, pool: pool, loop: loop)
     }
 
     func testABlackholedFirstAddressDoesNotHoldUpTheNextOne() throws {
@@ -84,6 +84,78 @@ final class HappyEyeballsTests: XCTestCase {
         XCTAssertEqual(sink.connections, 1)
         upstream.close()
         sink.closeAll()
+    }
+
+    func testTheLosingAttemptIsClosed() throws {
+        let loop = try EventLoop()
+        let blackhole = try Blackhole()
+        let sink = try Sink(loop: loop)
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        let before = Blackhole.pendingConnects(toPort: blackhole.port)
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.2", port: blackhole.port), sink.listener.address],
+                      timeout: .seconds(5))
+        var duringRace = 0
+        run(loop) {
+            duringRace = max(duringRace, Blackhole.pendingConnects(toPort: blackhole.port))
+            return recorder.ended != nil || recorder.connectedAfter != nil
+        }
+        XCTAssertNotNil(recorder.connectedAfter)
+        XCTAssertEqual(duringRace, before + 1, "the blackholed attempt was under way during the race")
+        XCTAssertEqual(Blackhole.pendingConnects(toPort: blackhole.port), before, "the losing attempt was closed")
+        upstream.close()
+        sink.closeAll()
+    }
+
+    func testAFailedAttemptStartsTheNextOneAtOnce() throws {
+        let loop = try EventLoop()
+        let refusedPort = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { _ in }.address.port
+        let sink = try Sink(loop: loop)
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        // An attempt delay far longer than the test's bound: only the refusal can start attempt two.
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.1", port: refusedPort), sink.listener.address],
+                      timeout: .seconds(5), attemptDelay: .seconds(3))
+        run(loop) { recorder.ended != nil || recorder.connectedAfter != nil }
+        XCTAssertNil(recorder.ended)
+        let connectedAfter = try XCTUnwrap(recorder.connectedAfter)
+        XCTAssertLessThan(connectedAfter, .seconds(1))
+        upstream.close()
+        sink.closeAll()
+    }
+
+    func testWhenEveryAddressFailsTheLastFailureIsReported() throws {
+        let loop = try EventLoop()
+        let first = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { _ in }.address.port
+        let second = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { _ in }.address.port
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.1", port: first), try SocketAddress(host: "127.0.0.1", port: second)],
+                      timeout: .seconds(5))
+        run(loop) { recorder.ended != nil || recorder.connectedAfter != nil }
+        XCTAssertEqual(recorder.ended, .connection(.refused))
+        XCTAssertLessThan(try XCTUnwrap(recorder.endedAfter), .seconds(1))
+        XCTAssertTrue(upstream.isClosed)
+    }
+
+    func testAddressFamiliesAreInterleavedStartingWithTheFirstAnswer() throws {
+        let v6a = try SocketAddress(host: "2001:db8::1", port: 443)
+        let v6b = try SocketAddress(host: "2001:db8::2", port: 443)
+        let v6c = try SocketAddress(host: "2001:db8::3", port: 443)
+        let v4a = try SocketAddress(host: "192.0.2.1", port: 443)
+        let v4b = try SocketAddress(host: "192.0.2.2", port: 443)
+        let order = AddressRacer.interleaved([v6a, v6b, v6c, v4a, v4b]).map(\.description)
+        XCTAssertEqual(order, [v6a, v4a, v6b, v4b, v6c].map(\.description))
+        let v4First = AddressRacer.interleaved([v4a, v6a, v6b, v4b]).map(\.description)
+        XCTAssertEqual(v4First, [v4a, v6a, v4b, v6b].map(\.description))
+        XCTAssertEqual(AddressRacer.interleaved([v4b, v4a]).map(\.description), [v4b, v4a].map(\.description))
+        XCTAssertTrue(AddressRacer.interleaved([]).isEmpty)
     }
 
     func testOnlyABlackholedAddressFailsWithConnectTimeoutAfterTheTimeout() throws {

@@ -42,6 +42,22 @@ final class Blackhole {
         }
     }
 
+    /// How many sockets on this machine are in SYN_SENT towards 127.0.0.2:`port` (from
+    /// `/proc/net/tcp`): connects to the blackhole still under way.
+    static func pendingConnects(toPort port: Int) -> Int {
+        // procfs reports size 0: read to the end rather than by the file's size.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return -1 }
+        defer { try? handle.close() }
+        let table = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        // rem_address is little-endian hex "0200007F:PORT"; state 02 is SYN_SENT.
+        let hex = String(port, radix: 16, uppercase: true)
+        let remote = "0200007F:" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "02"
+        }.count
+    }
+
     deinit {
         for fd in fillers { Glibc.close(fd) }
         Glibc.close(listenFD)
