@@ -53,10 +53,13 @@ final class UpstreamPool {
     /// `host:port` per pool key with open connections, for metrics.
     private var labels: [String: String] = [:]
 
-    init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128) {
+    /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
+    init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,
+         maxWaitersPerKey: Int = 1024) {
         self.loop = loop
         self.connectTimeout = connectTimeout
-        self.state = UpstreamPoolState(limit: limit, idleTimeout: idleTimeout, maxIdlePerKey: maxIdlePerKey)
+        self.state = UpstreamPoolState(limit: limit, idleTimeout: idleTimeout, maxWaitersPerKey: maxWaitersPerKey,
+                                       maxIdlePerKey: maxIdlePerKey)
     }
 
     /// An idle connection to `target`, a new one, a place in the queue, or `.overloaded`.
