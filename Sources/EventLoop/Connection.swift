@@ -122,17 +122,34 @@ public final class Connection {
         return connection
     }
 
-    /// Whether an idle connection's peer has already closed it (or sent something unexpected):
-    /// a non-blocking peek, so a stale pooled connection is not handed a request.
-    public var peerHasClosedOrSentData: Bool {
-        guard let bev else { return true }
-        if !input.isEmpty { return true }
+    /// What a quiet connection's peer has done since it was last read, as ``peekPeer()`` sees it.
+    public enum PeerActivity: Sendable, Equatable {
+        /// Nothing: no bytes waiting, no close.
+        case quiet
+        /// The peer closed (or reset) the connection, or the connection is already closed here.
+        case closed
+        /// Bytes are waiting (in ``input`` or in the socket).
+        case data
+    }
+
+    /// A non-blocking `recv(MSG_PEEK)` (one syscall, nothing consumed): whether a connection that
+    /// should be quiet — a pooled one, or one whose response just completed — has received
+    /// anything or been closed by its peer. For TLS it sees raw records (a close_notify counts as
+    /// data), which is as disqualifying for reuse as bytes.
+    public func peekPeer() -> PeerActivity {
+        guard let bev else { return .closed }
+        if !input.isEmpty { return .data }
         var byte: UInt8 = 0
         let result = recv(bufferevent_getfd(bev), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if result == 0 || result > 0 { return true }
+        if result > 0 { return .data }
+        if result == 0 { return .closed }
         let code = shim_errno()
-        return !(code == EAGAIN || code == EWOULDBLOCK || code == EINTR)
+        return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? .quiet : .closed
     }
+
+    /// Whether an idle connection's peer has already closed it (or sent something unexpected):
+    /// a non-blocking peek, so a stale pooled connection is not handed a request.
+    public var peerHasClosedOrSentData: Bool { peekPeer() != .quiet }
 
     /// Whether the bufferevent still exists.
     public var isOpen: Bool { bev != nil }

@@ -62,6 +62,12 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is an IPv6 address (IPv4-mapped ones included).
+    public var isIPv6: Bool {
+        if case .v6 = storage { return true }
+        return false
+    }
+
     /// The port in host byte order.
     public var port: Int {
         switch storage {

@@ -258,8 +258,7 @@ extension ClientSession: UpstreamConnectionOwner {
             return ProxyError(status: 408, type: "http_request_error",
                               message: "the request body did not start within timeouts.clientHeader")
         case .connectionLimit:
-            return ProxyError(status: 503, type: "connection_limit_reached",
-                              message: "all \(context.maxConnectionsPerUpstream) connections to the backend are busy; retry shortly")
+            return .connectionLimitReached(context.maxConnectionsPerUpstream)
         case .malformedResponse(let problem):
             return .upstreamProtocol(problem)
         case .responseTimeout:

@@ -1,6 +1,13 @@
 import EventLoop
 
 extension ProxyError {
+    /// Every connection to the backend is busy and no more requests can wait for one (the
+    /// queue is full, or the wait exceeded `timeouts.connect`).
+    static func connectionLimitReached(_ limit: Int) -> ProxyError {
+        ProxyError(status: 503, type: "connection_limit_reached",
+                   message: "all \(limit) connections to the backend are busy; retry shortly")
+    }
+
     /// The error answered when a backend connection ends before a response head arrived.
     static func upstreamFailure(_ reason: ConnectionEnd, connected: Bool, partial: Bool) -> ProxyError {
         if partial {

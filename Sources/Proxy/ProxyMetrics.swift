@@ -12,7 +12,7 @@ public struct RequestCounterKey: Hashable, Sendable {
 public struct UpstreamGaugeKey: Hashable, Sendable {
     /// `host:port` of the backend.
     public let upstream: String
-    /// `active` (carrying a request) or `idle` (pooled).
+    /// `connecting` (TCP/TLS setup under way), `active` (carrying a request) or `idle` (pooled).
     public let state: String
 }
 

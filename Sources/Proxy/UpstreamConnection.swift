@@ -19,19 +19,24 @@ protocol UpstreamConnectionOwner: AnyObject {
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd)
 }
 
-/// One connection to a backend: resolved, connected (address by address) and, for https,
-/// handshaken and verified; then lent to a client session per exchange and otherwise idle in
-/// the worker's ``UpstreamPool``. While idle, any byte or close from the backend retires it.
+/// One connection to a backend: resolved, connected (racing the addresses, see
+/// ``AddressRacer``) and, for https, handshaken and verified; then lent to a client session per
+/// exchange and otherwise idle in the worker's ``UpstreamPool``. While idle, any byte or close
+/// from the backend retires it.
 final class UpstreamConnection: ConnectionDelegate {
+    /// The pool's ID for it (``UpstreamPoolState/ConnectionID``).
+    let id: UpstreamPoolState.ConnectionID
     let target: UpstreamTarget
     private let pool: UpstreamPool
     private let loop: EventLoop
+    /// The socket, once an attempt has won the race.
     private(set) var connection: Connection?
-    /// Bytes written before the connection exists (resolution and connect are in progress).
+    /// Bytes written before the connection exists (resolution and connect are in progress);
+    /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
-    private var addresses: [SocketAddress] = []
+    private var racer: AddressRacer?
+    /// Bounds resolution and racing together (`timeouts.connect`).
     private var connectTimer: Timer?
-    private var lastFailure: ConnectionEnd?
     private(set) var isClosed = false
 
     /// The session using it; `nil` while idle in the pool. Strong: the session drops it when its
@@ -39,12 +44,11 @@ final class UpstreamConnection: ConnectionDelegate {
     var owner: (any UpstreamConnectionOwner)?
     /// Whether it sits idle in the pool.
     var isIdle = false
-    /// When it last went idle (for spotting backends that close right after responding).
-    var idleSince: ContinuousClock.Instant?
     /// How many requests this connection has carried.
     var requestsServed = 0
 
-    init(target: UpstreamTarget, pool: UpstreamPool, loop: EventLoop) {
+    init(id: UpstreamPoolState.ConnectionID, target: UpstreamTarget, pool: UpstreamPool, loop: EventLoop) {
+        self.id = id
         self.target = target
         self.pool = pool
         self.loop = loop
@@ -52,40 +56,64 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// Resolves and connects, giving up after `timeout`.
     func open(timeout: Duration) {
-        connectTimer = Timer(on: loop, after: timeout) { [unowned self] in
-            connection?.close()
-            connection = nil
-            fail(.connectTimeout)
-        }
+        armConnectTimer(timeout)
         loop.resolve(host: target.host, port: target.port) { [self] result in
             guard !isClosed else { return }
             switch result {
             case .failure(let error):
                 fail(.connection(error.timedOut ? .dnsTimeout : .dnsFailure(message: error.message)))
             case .success(let resolved):
-                addresses = target.allowsLinkLocal ? resolved : resolved.filter { !$0.isLinkLocalOrUnspecifiedNetwork }
-                if addresses.isEmpty {
+                let allowed = target.allowsLinkLocal ? resolved : resolved.filter { !$0.isLinkLocalOrUnspecifiedNetwork }
+                if allowed.isEmpty {
                     fail(.prohibitedDestination)
                 } else {
-                    connectNext()
+                    race(allowed)
                 }
             }
         }
     }
 
-    /// Tries the next resolved address (A and AAAA in resolver order).
-    private func connectNext() {
-        guard !addresses.isEmpty else {
-            fail(.connection(lastFailure ?? .refused))
-            return
-        }
-        let address = addresses.removeFirst()
+    /// Connects to exactly `addresses`, in this order (no resolution, no filtering), giving up
+    /// after `timeout`; `attemptDelay` is how long an attempt runs before the next one starts.
+    func open(addresses: [SocketAddress], timeout: Duration,
+              attemptDelay: Duration = AddressRacer.defaultAttemptDelay) {
+        armConnectTimer(timeout)
+        race(addresses, attemptDelay: attemptDelay)
+    }
+
+    private func armConnectTimer(_ timeout: Duration) {
+        connectTimer = Timer(on: loop, after: timeout) { [unowned self] in fail(.connectTimeout) }
+    }
+
+    /// Races the addresses, address families interleaved (RFC 8305 §4 and §5).
+    private func race(_ addresses: [SocketAddress], attemptDelay: Duration = AddressRacer.defaultAttemptDelay) {
         let tls = target.tls.map { (context: $0, serverName: target.host) }
-        guard let attempt = Connection.connect(to: address, tls: tls, on: loop, delegate: self) else {
-            fail(.connection(.socketError(errno: 0)))
-            return
+        let racer = AddressRacer(addresses: AddressRacer.interleaved(addresses), tls: tls, loop: loop,
+                                 attemptDelay: attemptDelay) { [weak self] result in
+            self?.raceEnded(result)
         }
-        connection = attempt
+        self.racer = racer
+        racer.start()
+    }
+
+    private func raceEnded(_ result: AddressRacer.Outcome) {
+        racer = nil
+        switch result {
+        case .failed(let reason):
+            fail(.connection(reason))
+        case .connected(let winner):
+            connectTimer = nil
+            connection = winner
+            winner.delegate = self
+            if let pending {
+                pending.buffer.moveAll(to: winner.output)
+                self.pending = nil
+            }
+            winner.setReadHighWatermark(WorkerContext.readAhead)
+            winner.startReading()
+            pool.connectionEstablished(self)
+            owner?.upstreamDidConnect(self)
+        }
     }
 
     private func fail(_ reason: UpstreamEnd) {
@@ -121,29 +149,21 @@ final class UpstreamConnection: ConnectionDelegate {
         if isConnected { connection?.setTimeouts(read: read, write: write) }
     }
 
-    /// Closes the socket and tells the pool (which may then serve a queued request).
+    /// Closes the socket (or stops connecting) and tells the pool (which may then serve a
+    /// queued request).
     func close() {
         guard !isClosed else { return }
         isClosed = true
         owner = nil
         connectTimer = nil
+        racer?.cancel()
+        racer = nil
         connection?.close()
         pending = nil
         pool.connectionClosed(self)
     }
 
-    // MARK: - ConnectionDelegate
-
-    func connectionDidConnect(_ connection: Connection) {
-        connectTimer = nil
-        if let pending {
-            pending.buffer.moveAll(to: connection.output)
-            self.pending = nil
-        }
-        connection.setReadHighWatermark(WorkerContext.readAhead)
-        connection.startReading()
-        owner?.upstreamDidConnect(self)
-    }
+    // MARK: - ConnectionDelegate (only the winning connection reports here)
 
     func connectionDidRead(_ connection: Connection) {
         if let owner, !isIdle { owner.upstreamDidRead(self); return }
@@ -156,19 +176,13 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
-        if !isConnected {
-            // This address failed before the connection was usable: try the next one, unless
-            // verification failed (another address of the same name will not fix a certificate).
-            connection.close()
-            self.connection = nil
-            lastFailure = reason
-            switch reason {
-            case .tlsCertificate, .tlsProtocol, .timeout: fail(.connection(reason))
-            default: connectNext()
-            }
-            return
-        }
         if let owner, !isIdle { owner.upstream(self, didEnd: .connection(reason)); return }
-        close()
+        // Idle: the read timeout armed by the pool is the idle timeout (our own close); anything
+        // else is the backend closing it.
+        if isIdle && reason == .timeout {
+            pool.idleTimedOut(self)
+        } else {
+            close()
+        }
     }
 }

@@ -8,182 +8,266 @@ protocol UpstreamWaiter: AnyObject {
 
 /// What ``UpstreamPool/acquire(_:waiter:checkStale:)`` produced.
 enum PoolLease {
-    /// A connection (reused or new) for the caller.
+    /// A connection (idle and checked, or new and connecting) is the caller's now.
     case ready(UpstreamConnection)
-    /// At the connection limit: the waiter is queued.
+    /// The upstream is at its limit: the waiter is queued and later gets
+    /// ``UpstreamWaiter/pool(didProvide:)``, unless it calls ``UpstreamPool/cancel(_:key:)`` first.
     case queued
-    /// At the limit with a full queue.
+    /// The upstream is at its limit and its queue is full: answer 503.
     case overloaded
 }
 
-/// What happened to a released connection.
+/// What ``UpstreamPool/release(_:)`` did with a connection.
 enum PoolReleaseOutcome: Equatable {
-    case pooled, handedOver, closed, discardedUnexpectedBytes
+    /// It is idle in the pool.
+    case pooled
+    /// It went straight to a queued request.
+    case handedOver
+    /// It was closed (too many idle connections, a lowered limit, its backend had closed it,
+    /// it could not be reused, or a queued request needed a fresh connection instead).
+    case closed
+    /// It was closed because the backend sent bytes beyond the complete response (they would
+    /// otherwise be read as the next request's response).
+    case discardedUnexpectedBytes
 }
 
-/// Connections to backends on one worker loop: idle keep-alive connections per destination
-/// (most recently used first — the warmest is the least likely to have been closed by the
-/// backend), the per-upstream connection limit, and the queue of requests waiting under it.
+/// Connections to backends on one worker loop: the driver of ``UpstreamPoolState``. It owns
+/// the ``UpstreamConnection`` objects by ID, feeds every event to the state machine and
+/// performs the actions it returns (open, lend, close, peek, hand over).
 final class UpstreamPool {
-    private let loop: EventLoop
-    private var limit: Int
-    private var connectTimeout: Duration
-    private var idleTimeout: Duration
-    private var idle: [String: [UpstreamConnection]] = [:]
-    private var open: [String: Int] = [:]
-    /// `host:port` per pool key, for metrics.
-    private var labels: [String: String] = [:]
-    private var waiting: [String: [any UpstreamWaiter]] = [:]
-    private let maxIdlePerKey: Int
-
-    init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128) {
-        self.loop = loop
-        self.limit = limit
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
-        self.maxIdlePerKey = maxIdlePerKey
+    /// A queued request and where it wants to go (a slot freed later opens a connection there).
+    private struct Queued {
+        let waiter: any UpstreamWaiter
+        let target: UpstreamTarget
     }
 
-    /// An idle connection to `target`, a new one, or `nil` when the upstream is at its limit
-    /// (then `waiter` is queued and later gets ``UpstreamWaiter/pool(didProvide:)``, unless it
-    /// calls ``cancel(_:key:)`` first).
+    private let loop: EventLoop
+    private var state: UpstreamPoolState
+    private var connectTimeout: Duration
+    /// Every open connection the state machine knows, by ID.
+    private var connections: [UpstreamPoolState.ConnectionID: UpstreamConnection] = [:]
+    /// Queued requests by waiter ID, and the ID of each queued waiter object (for cancel).
+    private var queued: [UpstreamPoolState.WaiterID: Queued] = [:]
+    private var waiterIDs: [ObjectIdentifier: UpstreamPoolState.WaiterID] = [:]
+    private var nextWaiter: UpstreamPoolState.WaiterID = 0
+    /// `host:port` per pool key with open connections, for metrics.
+    private var labels: [String: String] = [:]
+
+    /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
+    init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,
+         maxWaitersPerKey: Int = 1024) {
+        self.loop = loop
+        self.connectTimeout = connectTimeout
+        self.state = UpstreamPoolState(limit: limit, idleTimeout: idleTimeout, maxWaitersPerKey: maxWaitersPerKey,
+                                       maxIdlePerKey: maxIdlePerKey)
+    }
+
+    /// An idle connection to `target`, a new one, a place in the queue, or `.overloaded`.
     ///
     /// `checkStale` marks a request that could not be retried if a reused connection turned out
     /// closed (a POST): it peeks at an idle connection before reuse (one extra syscall), and it
     /// does not reuse at all for a backend seen closing connections right after responses — the
     /// peek cannot win the race against a close that is still on its way.
     func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> PoolLease {
-        let avoidReuse = checkStale && closesAfterResponses(target.poolKey)
-        if !avoidReuse, let reused = takeIdle(target.poolKey, checkStale: checkStale) { return .ready(reused) }
-        if open[target.poolKey, default: 0] >= limit {
-            waiting[target.poolKey, default: []].append(waiter)
-            return .queued
-        }
-        return .ready(create(target))
-    }
-
-    /// Applies reloaded settings to connections opened or pooled from now on.
-    func update(limit: Int, connectTimeout: Duration, idleTimeout: Duration) {
-        self.limit = limit
-        self.connectTimeout = connectTimeout
-        self.idleTimeout = idleTimeout
-    }
-
-    /// Always a new connection (a retry after a stale pooled one failed).
-    func acquireFresh(_ target: UpstreamTarget) -> UpstreamConnection {
-        create(target)
-    }
-
-    private func create(_ target: UpstreamTarget) -> UpstreamConnection {
-        if labels[target.poolKey] == nil { labels[target.poolKey] = "\(target.host):\(target.port)" }
-        open[target.poolKey, default: 0] += 1
-        let upstream = UpstreamConnection(target: target, pool: self, loop: loop)
-        upstream.open(timeout: connectTimeout)
-        return upstream
-    }
-
-    private func takeIdle(_ key: String, checkStale: Bool) -> UpstreamConnection? {
-        // popLast through the subscript mutates the stored array in place (no copy per request).
-        while let upstream = idle[key]?.popLast() {
-            upstream.isIdle = false
-            // A backend that closed its end while the connection sat idle must not get a request
-            // that cannot be retried (idempotent ones are retried on a fresh connection instead).
-            if upstream.connection == nil || (checkStale && upstream.connection!.peerHasClosedOrSentData) {
-                noteIdleClose(upstream)
-                upstream.close()
-                continue
+        let waiterID = nextWaiter
+        nextWaiter &+= 1
+        let now = ContinuousClock.now
+        var action = state.request(key: target.poolKey, waiter: waiterID, checkStale: checkStale, now: now)
+        while true {
+            switch action {
+            case .lease(let id):
+                return .ready(lend(id))
+            case .peek(let id):
+                // A backend that closed its end while the connection sat idle must not get a
+                // request that cannot be retried (idempotent ones are retried instead).
+                let stale = connections[id]?.connection?.peekPeer() != .quiet
+                switch state.peekCompleted(id, stale: stale, now: now) {
+                case .lease(let leased):
+                    return .ready(lend(leased))
+                case .discard(let discarded, let then):
+                    discard(discarded)
+                    action = then
+                }
+            case .create(let id, let replacing):
+                if let replacing { discard(replacing) }
+                return .ready(open(id, target))
+            case .enqueued:
+                queued[waiterID] = Queued(waiter: waiter, target: target)
+                waiterIDs[ObjectIdentifier(waiter)] = waiterID
+                return .queued
+            case .rejected:
+                return .overloaded
             }
-            // The session sets the exchange's timeouts when it sends.
-            return upstream
         }
-        return nil
+    }
+
+    /// Always a new connection (a retry after a stale pooled one failed), even above the limit.
+    func acquireFresh(_ target: UpstreamTarget) -> UpstreamConnection {
+        open(state.requestFresh(key: target.poolKey), target)
     }
 
     /// Forgets a queued waiter (it gave up).
     func cancel(_ waiter: any UpstreamWaiter, key: String) {
-        waiting[key]?.removeAll { $0 === waiter }
+        guard let id = waiterIDs.removeValue(forKey: ObjectIdentifier(waiter)) else { return }
+        queued[id] = nil
+        state.waiterCancelled(id, key: key)
     }
 
-    /// Returns a connection whose last exchange completed cleanly.
+    /// Returns a connection whose exchange completed cleanly. Pools it only if nothing arrived
+    /// beyond the response: its input is empty and a non-blocking peek sees neither bytes nor a
+    /// close.
     @discardableResult
     func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
         upstream.owner = nil
-        let key = upstream.target.poolKey
-        if upstream.connection?.peerHasClosedOrSentData ?? true {
+        guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
+              upstream.isConnected else {
+            upstream.close()
+            return .closed
+        }
+        let now = ContinuousClock.now
+        switch connection.peekPeer() {
+        case .data:
             upstream.close()
             return .discardedUnexpectedBytes
+        case .closed:
+            // The backend closed right after responding: reuse would race its closes.
+            connections[upstream.id] = nil
+            let slot = state.closedAtRelease(upstream.id, now: now)
+            upstream.close()
+            forgetLabelIfUnused(upstream.target.poolKey)
+            perform(slot)
+            return .closed
+        case .quiet:
+            break
         }
-        if var queue = waiting[key], !queue.isEmpty {
-            let waiter = queue.removeFirst()
-            waiting[key] = queue.isEmpty ? nil : queue
-            waiter.pool(didProvide: upstream)
+        switch state.released(upstream.id, now: now) {
+        case .pool(_, let idleTimeout):
+            upstream.isIdle = true
+            upstream.setTimeouts(read: idleTimeout, write: nil)
+            return .pooled
+        case .handOver(_, let waiterID):
+            guard let next = take(waiterID) else {
+                // Unreachable while the queues agree; never leave a connection lent to no one.
+                upstream.close()
+                return .closed
+            }
+            next.waiter.pool(didProvide: upstream)
             return .handedOver
+        case .replace(let old, let new, let waiterID):
+            discard(old)
+            perform(.create(new, for: waiterID))
+            return .closed
+        case .close(let id):
+            discard(id)
+            return .closed
         }
-        guard idle[key, default: []].count < maxIdlePerKey else { upstream.close(); return .closed }
-        upstream.isIdle = true
-        upstream.idleSince = .now
-        upstream.setTimeouts(read: idleTimeout, write: nil)
-        idle[key, default: []].append(upstream)
-        return .pooled
     }
 
-    /// Bookkeeping when any connection closes: frees a slot for a queued request.
+    /// Bookkeeping when any connection closes (called by ``UpstreamConnection/close()``): frees
+    /// a slot for a queued request. A connection the pool closed itself is already forgotten.
     func connectionClosed(_ upstream: UpstreamConnection) {
-        let key = upstream.target.poolKey
-        open[key, default: 1] -= 1
-        if open[key] == 0 {
-            open[key] = nil
-            labels[key] = nil
-        }
-        if upstream.isIdle { noteIdleClose(upstream) }
-        if upstream.isIdle, var list = idle[key] {
-            list.removeAll { $0 === upstream }
-            idle[key] = list.isEmpty ? nil : list
-        }
-        if var queue = waiting[key], !queue.isEmpty {
-            let waiter = queue.removeFirst()
-            waiting[key] = queue.isEmpty ? nil : queue
-            waiter.pool(didProvide: create(upstream.target))
+        guard connections[upstream.id] === upstream else { return }
+        connections[upstream.id] = nil
+        let slot = state.connectionClosed(upstream.id, now: .now)
+        forgetLabelIfUnused(upstream.target.poolKey)
+        perform(slot)
+    }
+
+    /// A connection finished connecting (for the `connecting` gauge).
+    func connectionEstablished(_ upstream: UpstreamConnection) {
+        state.connected(upstream.id)
+    }
+
+    /// An idle connection's idle timeout expired.
+    func idleTimedOut(_ upstream: UpstreamConnection) {
+        if case .close(let id) = state.idleTimeoutFired(upstream.id, now: .now) {
+            discard(id)
+        } else {
+            upstream.close()
         }
     }
 
-    /// When each backend was last seen closing a pooled connection soon after its response.
-    private var eagerCloses: [String: ContinuousClock.Instant] = [:]
-    /// An idle connection closed sooner than this after its last response marks its backend.
-    private static let eagerCloseWindow: Duration = .seconds(1)
-    /// How long that mark keeps non-retryable requests off reused connections.
-    private static let eagerCloseMemory: Duration = .seconds(300)
-
-    private func noteIdleClose(_ upstream: UpstreamConnection) {
-        guard let since = upstream.idleSince, ContinuousClock.now - since < Self.eagerCloseWindow else { return }
-        eagerCloses[upstream.target.poolKey] = .now
+    /// Applies reloaded settings: connections open from now on use them; a lower limit closes
+    /// excess idle connections, a higher one serves queued requests.
+    func update(limit: Int, connectTimeout: Duration, idleTimeout: Duration) {
+        self.connectTimeout = connectTimeout
+        for action in state.limitsChanged(limit: limit, idleTimeout: idleTimeout) {
+            switch action {
+            case .close(let id): discard(id)
+            case .create(let id, let waiterID): perform(.create(id, for: waiterID))
+            }
+        }
     }
 
-    private func closesAfterResponses(_ key: String) -> Bool {
-        guard let last = eagerCloses[key] else { return false }
-        if ContinuousClock.now - last < Self.eagerCloseMemory { return true }
-        eagerCloses[key] = nil
-        return false
-    }
-
-    /// Closes every idle connection.
+    /// Closes every idle connection and forgets every queued request (loop shutdown).
     func closeAll() {
-        let all = idle.values.flatMap { $0 }
-        idle.removeAll()
-        waiting.removeAll()
-        for upstream in all { upstream.close() }
+        let actions = state.closeAll()
+        queued.removeAll()
+        waiterIDs.removeAll()
+        for id in actions.close { discard(id) }
     }
 
-    /// Open connections by backend and state (`active` or `idle`), for the metrics gauge.
+    /// Open connections by backend and state (`connecting`, `active` or `idle`), for the
+    /// metrics gauge.
     func gauges() -> [UpstreamGaugeKey: Int] {
         var result: [UpstreamGaugeKey: Int] = [:]
-        for (key, count) in open {
+        for (key, entry) in state.keys where entry.open > 0 {
             let label = labels[key] ?? key
-            let idleCount = idle[key]?.count ?? 0
-            result[UpstreamGaugeKey(upstream: label, state: "idle"), default: 0] += idleCount
-            result[UpstreamGaugeKey(upstream: label, state: "active"), default: 0] += count - idleCount
+            let active = entry.open - entry.idle.count - entry.connecting
+            result[UpstreamGaugeKey(upstream: label, state: "idle"), default: 0] += entry.idle.count
+            result[UpstreamGaugeKey(upstream: label, state: "active"), default: 0] += active
+            if entry.connecting > 0 {
+                result[UpstreamGaugeKey(upstream: label, state: "connecting"), default: 0] += entry.connecting
+            }
         }
         return result
     }
 
+    // MARK: - performing actions
+
+    /// Takes an idle connection out of the pool for a request.
+    private func lend(_ id: UpstreamPoolState.ConnectionID) -> UpstreamConnection {
+        let upstream = connections[id]!
+        upstream.isIdle = false
+        // The session sets the exchange's timeouts when it sends.
+        return upstream
+    }
+
+    /// Opens a new connection with the state machine's ID.
+    private func open(_ id: UpstreamPoolState.ConnectionID, _ target: UpstreamTarget) -> UpstreamConnection {
+        if labels[target.poolKey] == nil { labels[target.poolKey] = "\(target.host):\(target.port)" }
+        let upstream = UpstreamConnection(id: id, target: target, pool: self, loop: loop)
+        connections[id] = upstream
+        upstream.open(timeout: connectTimeout)
+        return upstream
+    }
+
+    /// Closes a connection the state machine has already forgotten.
+    private func discard(_ id: UpstreamPoolState.ConnectionID) {
+        guard let upstream = connections.removeValue(forKey: id) else { return }
+        upstream.close()
+        forgetLabelIfUnused(upstream.target.poolKey)
+    }
+
+    /// Opens a connection for a queued waiter when a slot was freed.
+    private func perform(_ slot: UpstreamPoolState.SlotAction) {
+        guard case .create(let id, let waiterID) = slot else { return }
+        guard let next = take(waiterID) else {
+            // Unreachable while the queues agree; give the slot back rather than leak it.
+            perform(state.connectionClosed(id, now: .now))
+            return
+        }
+        next.waiter.pool(didProvide: open(id, next.target))
+    }
+
+    /// Removes a served waiter from the queue bookkeeping.
+    private func take(_ waiterID: UpstreamPoolState.WaiterID) -> Queued? {
+        guard let next = queued.removeValue(forKey: waiterID) else { return nil }
+        waiterIDs[ObjectIdentifier(next.waiter)] = nil
+        return next
+    }
+
+    private func forgetLabelIfUnused(_ key: String) {
+        if state.keys[key] == nil { labels[key] = nil }
+    }
 }

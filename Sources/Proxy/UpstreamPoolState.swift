@@ -1,0 +1,301 @@
+/// The bookkeeping of one worker's upstream pool as a pure state machine: no sockets, no
+/// clock (every event that needs the time carries `now`), events in, actions out. Modelled on
+/// async-http-client's `HTTPConnectionPool.StateMachine`; ``UpstreamPool`` is its driver.
+///
+/// A connection, identified by a ``ConnectionID`` that is never reused, is in exactly one of
+/// these states while the state machine knows it, and is forgotten once closed:
+/// - **connecting**: created for a waiter (so already leased to it), TCP/TLS not up yet;
+/// - **leased**: carrying one waiter's exchange;
+/// - **peeking**: taken from the idle list, waiting for ``peekCompleted(_:stale:now:)`` (only
+///   between a ``RequestAction/peek(_:)`` and that event, which the driver reports at once);
+/// - **idle**: in its key's idle list, most recently used last (the warmest connection is the
+///   least likely to have been closed by its backend, so it is reused first).
+///
+/// Invariants (checked by the randomized test after every event):
+/// - every open connection is counted in its key's `open`, and idle ones are in its idle list
+///   exactly once; a closed (forgotten) connection is in no list;
+/// - no event except ``requestFresh(key:)`` makes a key's open count exceed ``limit`` (after
+///   the limit is lowered, counts only shrink until they fit);
+/// - a key's waiter queue holds at most ``maxWaitersPerKey`` waiters, served first in first out,
+///   each at most once;
+/// - a key never has waiters while it has idle connections;
+/// - at most ``EagerCloseMarks/capacity`` keys are marked as closing connections eagerly.
+struct UpstreamPoolState {
+    /// Where a known connection is in its life (see the type's documentation).
+    enum Phase: Equatable {
+        /// Leased from creation; TCP/TLS setup not finished.
+        case connecting
+        /// Carrying an exchange.
+        case leased
+        /// Taken from the idle list (idle since `idleSince`) and being checked for staleness on
+        /// behalf of a waiter.
+        case peeking(WaiterID, idleSince: ContinuousClock.Instant)
+        /// In its key's idle list since `since`.
+        case idle(since: ContinuousClock.Instant)
+    }
+
+    /// One open connection.
+    struct Connection: Equatable {
+        /// Its pool key.
+        let key: String
+        /// Its state.
+        var phase: Phase
+    }
+
+    /// A queued request.
+    struct Waiter: Equatable {
+        /// The driver's ID for it.
+        let id: WaiterID
+        /// Whether it must not reuse a connection to an eagerly closing backend.
+        let checkStale: Bool
+    }
+
+    /// Everything about one pool key (one backend); dropped once it has neither connections
+    /// nor waiters.
+    struct Key: Equatable {
+        /// Open connections of this key, in any phase.
+        var open = 0
+        /// Of those, how many are connecting.
+        var connecting = 0
+        /// Idle connections, least recently used first.
+        var idle: [ConnectionID] = []
+        /// Queued waiters, oldest first.
+        var waiters: [Waiter] = []
+    }
+
+    /// Open connections per key (connecting, leased and idle together) for ordinary requests.
+    private(set) var limit: Int
+    /// How long a pooled connection may sit idle (the driver arms it on the socket).
+    private(set) var idleTimeout: Duration
+    /// Bound on each key's waiter queue.
+    let maxWaitersPerKey: Int
+    /// Bound on each key's idle list (a released connection beyond it is closed).
+    let maxIdlePerKey: Int
+    /// Every open connection.
+    private(set) var connections: [ConnectionID: Connection] = [:]
+    /// Every key with connections or waiters.
+    private(set) var keys: [String: Key] = [:]
+    /// Keys whose backends close connections right after responding.
+    private(set) var eagerCloses: EagerCloseMarks
+    private var nextID: ConnectionID = 0
+
+    /// An empty pool.
+    init(limit: Int, idleTimeout: Duration, maxWaitersPerKey: Int = 1024, maxIdlePerKey: Int = 128,
+         maxMarkedKeys: Int = 1024) {
+        self.limit = max(1, limit)
+        self.idleTimeout = idleTimeout
+        self.maxWaitersPerKey = max(0, maxWaitersPerKey)
+        self.maxIdlePerKey = max(0, maxIdlePerKey)
+        self.eagerCloses = EagerCloseMarks(capacity: maxMarkedKeys)
+    }
+
+    // MARK: - events
+
+    /// A request for `key` wants a connection.
+    ///
+    /// `checkStale` marks a request that could not be retried if a reused connection turned out
+    /// closed: it peeks at an idle connection before taking it, and it does not reuse at all for
+    /// a key marked in ``eagerCloses`` (replacing the oldest idle connection when at the limit).
+    mutating func request(key: String, waiter: WaiterID, checkStale: Bool, now: ContinuousClock.Instant) -> RequestAction {
+        let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
+        if !avoidReuse, let id = keys[key]?.idle.popLast() {
+            guard checkStale, case .idle(let since) = connections[id]!.phase else {
+                connections[id]!.phase = .leased
+                return .lease(id)
+            }
+            connections[id]!.phase = .peeking(waiter, idleSince: since)
+            return .peek(id)
+        }
+        return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale), avoidingReuse: avoidReuse, now: now)
+    }
+
+    /// The result of the peek a ``RequestAction/peek(_:)`` asked for: `stale` when the backend
+    /// had closed the idle connection or sent something on it.
+    mutating func peekCompleted(_ id: ConnectionID, stale: Bool, now: ContinuousClock.Instant) -> PeekAction {
+        guard let connection = connections[id], case .peeking(let waiter, _) = connection.phase else {
+            preconditionFailure("peekCompleted for connection \(id), which is not being peeked at")
+        }
+        guard stale else {
+            connections[id]!.phase = .leased
+            return .lease(id)
+        }
+        // The backend closed an idle connection: that may mark it as closing eagerly, which the
+        // retried request (non-retryable, or it would not have peeked) then respects.
+        retire(id, closedByBackend: true, now: now)
+        return .discard(id, then: request(key: connection.key, waiter: waiter, checkStale: true, now: now))
+    }
+
+    /// A request that must get a new connection whatever the limit: the retry of a request whose
+    /// reused connection turned out closed (that connection's slot may already be another
+    /// waiter's). The only way a key exceeds ``limit``; the excess is closed on release.
+    mutating func requestFresh(key: String) -> ConnectionID {
+        create(key)
+    }
+
+    /// A connection finished its TCP (and TLS) setup.
+    mutating func connected(_ id: ConnectionID) {
+        guard connections[id]?.phase == .connecting else { return }
+        connections[id]!.phase = .leased
+        keys[connections[id]!.key]!.connecting -= 1
+    }
+
+    /// A leased connection finished a clean exchange with nothing beyond the response: it goes
+    /// to the oldest waiter, or idle, or is closed.
+    mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
+        guard let connection = connections[id], connection.phase == .leased || connection.phase == .connecting else {
+            // Unknown (already closed) or idle: nothing the pool could lend out; close it.
+            return .close(id)
+        }
+        connected(id)
+        let key = connection.key
+        if let waiter = keys[key]!.waiters.first {
+            keys[key]!.waiters.removeFirst()
+            if waiter.checkStale && eagerCloses.contains(key, now: now) {
+                retire(id, closedByBackend: false, now: now)
+                return .replace(id, with: create(key), for: waiter.id)
+            }
+            return .handOver(id, to: waiter.id)
+        }
+        if keys[key]!.open > limit || keys[key]!.idle.count >= maxIdlePerKey {
+            retire(id, closedByBackend: false, now: now)
+            return .close(id)
+        }
+        connections[id]!.phase = .idle(since: now)
+        keys[key]!.idle.append(id)
+        return .pool(id, idleTimeout: idleTimeout)
+    }
+
+    /// The backend had already closed a leased connection when its exchange completed (seen at
+    /// release): that is eager closing by definition. The state forgets the connection; the
+    /// driver closes it.
+    mutating func closedAtRelease(_ id: ConnectionID, now: ContinuousClock.Instant) -> SlotAction {
+        guard let connection = connections[id] else { return .none }
+        eagerCloses.mark(connection.key, now: now)
+        retire(id, closedByBackend: false, now: now)
+        return serveWaiter(connection.key)
+    }
+
+    /// A connection closed, for any reason (the session ended it, it failed, or its backend
+    /// closed it or sent something while it was idle). Unknown IDs (connections the state told
+    /// the driver to close) are ignored.
+    mutating func connectionClosed(_ id: ConnectionID, now: ContinuousClock.Instant) -> SlotAction {
+        guard let connection = connections[id] else { return .none }
+        if case .peeking = connection.phase {
+            preconditionFailure("connection \(id) closed while being peeked at")
+        }
+        retire(id, closedByBackend: true, now: now)
+        return serveWaiter(connection.key)
+    }
+
+    /// An idle connection's idle timeout expired (our own close: it does not mark the key).
+    mutating func idleTimeoutFired(_ id: ConnectionID, now: ContinuousClock.Instant) -> IdleTimeoutAction {
+        guard case .idle = connections[id]?.phase else { return .ignore }
+        retire(id, closedByBackend: false, now: now)
+        return .close(id)
+    }
+
+    /// A queued waiter gave up. Returns whether it was still queued.
+    @discardableResult
+    mutating func waiterCancelled(_ waiter: WaiterID, key: String) -> Bool {
+        guard let index = keys[key]?.waiters.firstIndex(where: { $0.id == waiter }) else { return false }
+        keys[key]!.waiters.remove(at: index)
+        dropKeyIfUnused(key)
+        return true
+    }
+
+    /// Reloaded settings: a lower limit closes idle connections of keys above it (oldest
+    /// first); a higher one serves queued waiters. Rare, so it may return an array.
+    mutating func limitsChanged(limit: Int, idleTimeout: Duration) -> [LimitsAction] {
+        self.limit = max(1, limit)
+        self.idleTimeout = idleTimeout
+        var actions: [LimitsAction] = []
+        for key in Array(keys.keys) {
+            while let state = keys[key], state.open > self.limit, let oldest = state.idle.first {
+                retire(oldest, closedByBackend: false, now: nil)
+                actions.append(.close(oldest))
+            }
+            while case .create(let id, let waiter) = serveWaiter(key) { actions.append(.create(id, for: waiter)) }
+        }
+        return actions
+    }
+
+    /// Shutdown: forgets every idle connection (for the driver to close) and every waiter.
+    /// Leased connections stay until their sessions close them.
+    mutating func closeAll() -> CloseAllActions {
+        var actions = CloseAllActions()
+        for (key, state) in keys {
+            actions.close += state.idle
+            actions.dropped += state.waiters.map(\.id)
+            for id in state.idle { retire(id, closedByBackend: false, now: nil) }
+            keys[key]?.waiters.removeAll()
+            dropKeyIfUnused(key)
+        }
+        return actions
+    }
+
+    // MARK: - queries
+
+    /// Counts for `key` (zeros when unknown).
+    func counts(for key: String) -> KeyCounts {
+        let state = keys[key] ?? Key()
+        return KeyCounts(open: state.open, idle: state.idle.count, connecting: state.connecting, waiting: state.waiters.count)
+    }
+
+    // MARK: - transitions
+
+    /// Opens a connection for `waiter` if the limit allows, makes room by replacing the oldest
+    /// idle connection when the waiter must avoid reuse, or queues it (or rejects it when full).
+    private mutating func openOrQueue(_ key: String, _ waiter: Waiter, avoidingReuse: Bool,
+                                      now: ContinuousClock.Instant) -> RequestAction {
+        let state = keys[key] ?? Key()
+        if state.open < limit { return .create(create(key), replacing: nil) }
+        if avoidingReuse, let oldest = state.idle.first {
+            retire(oldest, closedByBackend: false, now: now)
+            return .create(create(key), replacing: oldest)
+        }
+        guard state.waiters.count < maxWaitersPerKey else { return .rejected }
+        keys[key, default: Key()].waiters.append(waiter)
+        return .enqueued
+    }
+
+    /// Records a new connection (connecting, leased) and returns its ID.
+    private mutating func create(_ key: String) -> ConnectionID {
+        let id = nextID
+        nextID += 1
+        connections[id] = Connection(key: key, phase: .connecting)
+        keys[key, default: Key()].open += 1
+        keys[key]!.connecting += 1
+        return id
+    }
+
+    /// Forgets a connection. `closedByBackend` with the time: an idle connection closed soon
+    /// after its last response marks its key.
+    private mutating func retire(_ id: ConnectionID, closedByBackend: Bool, now: ContinuousClock.Instant?) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        let key = connection.key
+        keys[key]!.open -= 1
+        switch connection.phase {
+        case .connecting:
+            keys[key]!.connecting -= 1
+        case .idle(let since), .peeking(_, let since):
+            if case .idle = connection.phase, let index = keys[key]!.idle.firstIndex(of: id) {
+                keys[key]!.idle.remove(at: index)
+            }
+            if closedByBackend, let now { eagerCloses.noteClose(key, idleSince: since, now: now) }
+        case .leased:
+            break
+        }
+        dropKeyIfUnused(key)
+    }
+
+    /// Gives a free slot under the limit to the oldest waiter of `key`.
+    private mutating func serveWaiter(_ key: String) -> SlotAction {
+        guard let state = keys[key], state.open < limit, let waiter = state.waiters.first else { return .none }
+        keys[key]!.waiters.removeFirst()
+        return .create(create(key), for: waiter.id)
+    }
+
+    private mutating func dropKeyIfUnused(_ key: String) {
+        if let state = keys[key], state.open == 0, state.waiters.isEmpty { keys[key] = nil }
+    }
+}
