@@ -25,6 +25,13 @@ public final class Connection {
     public private(set) var isConnected: Bool
     /// Whether this is a TLS connection.
     public private(set) var isTLS = false
+    /// Whether a peer that closes (FIN or reset) while reading is paused is reported at once
+    /// (as ``ConnectionEnd/endOfStream``) instead of when reading resumes. For client connections:
+    /// a paused upload must not keep its backend request alive after the client left. Off for
+    /// backends, whose unread bytes still count after they close.
+    public var reportsCloseWhilePaused = false
+    /// An `EV_CLOSED` watch (epoll's EPOLLRDHUP) armed only while reading is paused.
+    private var closeWatch: OpaquePointer?
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -156,12 +163,21 @@ public final class Connection {
 
     /// Starts (or resumes) reading from the socket.
     public func startReading() {
-        if let bev { bufferevent_enable(bev, Int16(EV_READ)) }
+        guard let bev else { return }
+        bufferevent_enable(bev, Int16(EV_READ))
+        if let closeWatch { event_del(closeWatch) }
     }
 
     /// Stops reading from the socket (backpressure: the other side is not keeping up).
     public func stopReading() {
-        if let bev { bufferevent_disable(bev, Int16(EV_READ)) }
+        guard let bev else { return }
+        bufferevent_disable(bev, Int16(EV_READ))
+        guard reportsCloseWhilePaused, !lingering else { return }
+        if closeWatch == nil {
+            closeWatch = event_new(loop.base, bufferevent_getfd(bev), Int16(EV_CLOSED),
+                                   connectionClosedTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        }
+        if let closeWatch { event_add(closeWatch, nil) }
     }
 
     /// Limits how much libevent reads ahead into ``input`` before it pauses the socket.
@@ -197,6 +213,8 @@ public final class Connection {
     public func close() {
         reportFlushed()
         lingerCap = nil
+        if let closeWatch { event_free(closeWatch) }
+        closeWatch = nil
         guard let bev else { return }
         bufferevent_free(bev)
         self.bev = nil
@@ -260,6 +278,12 @@ public final class Connection {
     func handleReadable() {
         if lingering { input.drain(input.count); return }
         delegate?.connectionDidRead(self)
+    }
+
+    /// The peer closed while reading was paused (the `EV_CLOSED` watch, one-shot).
+    func handlePeerClosed() {
+        guard bev != nil, !lingering else { return }
+        delegate?.connection(self, didEnd: .endOfStream)
     }
 
     func handleWritable() {

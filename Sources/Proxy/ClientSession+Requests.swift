@@ -200,7 +200,7 @@ extension ClientSession: UpstreamWaiter {
         guard let io = current else { return }
         discardUpstream(io)
         io.responseHead = nil
-        io.responseQueued = 0
+        io.responseCommitted = false
         responseScanner.reset()
         disarm()
         context.scratch.buffer.append(exchange.resendBody)

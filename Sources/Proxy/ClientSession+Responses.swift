@@ -101,9 +101,12 @@ extension ClientSession: UpstreamConnectionOwner {
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
         }
         let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: io.head.version)
-        let bytes = ResponseRewriter.head(for: head, framing: framing, clientVersion: io.head.version, keepAlive: response.clientKeepAlive)
-        client.write(bytes)
-        io.responseQueued = bytes.count
+        // The head is staged with the first body bytes and handed to the client only once those
+        // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
+        // output cannot be taken back: libevent freezes its start.)
+        context.scratch.buffer.append(ResponseRewriter.head(for: head, framing: framing, clientVersion: io.head.version,
+                                                            keepAlive: response.clientKeepAlive))
+        io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
         setExchangeTimeouts()
         io.upstream?.startReading()
@@ -112,16 +115,19 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func pumpResponse() {
         guard let io = current, let upstream = io.upstream, let input = upstream.input, case .relaying = exchange.state else { return }
-        let before = client.output.count
+        let destination = io.responseCommitted ? client.output : context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
-            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: client.output, limit: WorkerContext.highWatermark))
+            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: WorkerContext.highWatermark))
         } catch {
             progress = .malformed
         }
-        io.responseQueued += client.output.count - before
+        if !io.responseCommitted && progress != .malformed {
+            context.scratch.buffer.moveAll(to: client.output)
+            io.responseCommitted = true
+        }
         let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                                  responseBytesSent: responseBytesSent(io))
+                                                  responseBytesSent: io.responseCommitted)
         if action == .none && progress == .needMore && exchange.upstreamEnded {
             // The backend closed and everything it sent has been relayed: a close-delimited
             // body ends here; any other body was cut short.
@@ -130,12 +136,6 @@ extension ClientSession: UpstreamConnectionOwner {
             return
         }
         perform(action)
-    }
-
-    /// Whether any byte of the current response has left the client's output buffer. Ours are
-    /// the last bytes queued, so while the buffer holds at least as many, none has gone.
-    private func responseBytesSent(_ io: ExchangeIO) -> Bool {
-        client.output.count < io.responseQueued
     }
 
     // MARK: - ending an exchange
@@ -188,8 +188,8 @@ extension ClientSession: UpstreamConnectionOwner {
             io.queuedBody = nil
         }
         discardUpstream(io)
-        // A response head queued but not yet sent (its body turned out malformed) is taken back.
-        if io.responseQueued > 0 && !responseBytesSent(io) { dropTail(io.responseQueued) }
+        // A staged response head (its body turned out malformed) never reaches the client.
+        if io.responseHead != nil && !io.responseCommitted { context.scratch.buffer.drain(context.scratch.buffer.count) }
         let error = proxyError(for: failure, io: io)
         account(io.head, io: io, status: error.status, error: error.type)
         current = nil
@@ -212,20 +212,6 @@ extension ClientSession: UpstreamConnectionOwner {
         discardUpstream(io)
         current = nil
         close()
-    }
-
-    /// Removes the last `count` bytes queued for the client (none of them has been sent).
-    private func dropTail(_ count: Int) {
-        let output = client.output
-        let keep = output.count - count
-        guard keep > 0 else {
-            output.drain(output.count)
-            return
-        }
-        let earlier = OwnedEventBuffer()
-        _ = output.move(to: earlier.buffer, max: keep)
-        output.drain(output.count)
-        earlier.buffer.moveAll(to: output)
     }
 
     /// Closes the exchange's upstream connection (never pooled).

@@ -35,6 +35,7 @@ final class ClientSession: ConnectionDelegate {
 
     func start() {
         client.delegate = self
+        client.reportsCloseWhilePaused = true
         client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
         awaitNextRequest()

@@ -27,9 +27,9 @@ final class ExchangeIO {
     var responseHead: ResponseHead?
     /// Decodes the backend's response body framing and produces the client's.
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
-    /// Bytes of this response appended to the client's output (head and body). While the
-    /// output still holds at least this many bytes, none of them has reached the client.
-    var responseQueued = 0
+    /// Whether the response head (and what followed) has been handed to the client's output;
+    /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
+    var responseCommitted = false
 
     init(head: RequestHead, decision: RouteDecision) {
         self.head = head

@@ -21,7 +21,7 @@ enum TestClientError: Error { case connect(Int32), closed, timeout, malformed(St
 
 /// A blocking TCP client on 127.0.0.1 for driving the proxy byte by byte.
 final class RawClient {
-    private let fd: Int32
+    private var fd: Int32
     private var buffer: [UInt8] = []
     private(set) var peerClosed = false
 
@@ -39,7 +39,21 @@ final class RawClient {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// Closes the socket now; `reset` sends a TCP reset (SO_LINGER 0) instead of a FIN.
+    func close(reset: Bool = false) {
+        guard fd >= 0 else { return }
+        if reset {
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        Glibc.close(fd)
+        fd = -1
+    }
+
+    /// Exactly `count` more bytes (after whatever a previous read left buffered).
+    func receive(count: Int) throws -> [UInt8] { try take(count) }
 
     func send(_ text: String) { send(Array(text.utf8)) }
 

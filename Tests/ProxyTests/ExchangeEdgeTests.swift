@@ -1,0 +1,181 @@
+import Foundation
+import Proxy
+import XCTest
+
+/// The exchange at its edges, against a backend that misbehaves on purpose: bytes beyond a
+/// response, broken chunked bodies, clients that leave mid-transfer.
+final class ExchangeEdgeTests: XCTestCase {
+    private func proxy(_ backend: MisbehavingBackend, extra: String = "") throws -> ProxyHarness {
+        try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port) + extra)
+    }
+
+    // MARK: - pool hygiene: nothing beyond a response reaches any client
+
+    private func assertNextClientGetsItsOwnAnswer(after request: String, path: String, expectStatus: Int,
+                                                  file: StaticString = #filePath, line: UInt = #line) throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let first = try RawClient(port: proxy.port)
+        first.send(request)
+        let answer = try first.readResponse(head: request.hasPrefix("HEAD"))
+        XCTAssertEqual(answer.status, expectStatus, file: file, line: line)
+        if !request.hasPrefix("HEAD") && expectStatus == 200 { XCTAssertEqual(answer.text, "hello", file: file, line: line) }
+        // Another client, another connection, the same upstream (workers: 1, one pool).
+        for index in 0..<3 {
+            let next = try RawClient(port: proxy.port)
+            next.send("GET /ok?n=\(index) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let response = try next.readResponse()
+            XCTAssertEqual(response.status, 200, "after \(path)", file: file, line: line)
+            XCTAssertEqual(response.text, "fine /ok", "after \(path): a client must get its own answer", file: file, line: line)
+        }
+        XCTAssertEqual(backend.connections(), 2, "the connection that sent extra bytes was discarded, the next one reused",
+                       file: file, line: line)
+        let metrics = proxy.metrics()
+        XCTAssertEqual(metrics.upstreamDiscarded["127.0.0.1:\(backend.port)"], 1, file: file, line: line)
+    }
+
+    func testExtraResponseAfterContentLengthNeverReachesTheNextClient() throws {
+        try assertNextClientGetsItsOwnAnswer(after: "GET /extra HTTP/1.1\r\nHost: api.test\r\n\r\n", path: "/extra", expectStatus: 200)
+    }
+
+    func testBodyAfterAHeadResponseIsDiscarded() throws {
+        try assertNextClientGetsItsOwnAnswer(after: "HEAD /head-with-body HTTP/1.1\r\nHost: api.test\r\n\r\n",
+                                             path: "/head-with-body", expectStatus: 200)
+    }
+
+    func testBodyAfterA304IsDiscarded() throws {
+        try assertNextClientGetsItsOwnAnswer(after: "GET /304-with-body HTTP/1.1\r\nHost: api.test\r\n\r\n",
+                                             path: "/304-with-body", expectStatus: 304)
+    }
+
+    func testBodyAfterA204IsDiscarded() throws {
+        try assertNextClientGetsItsOwnAnswer(after: "GET /204-with-body HTTP/1.1\r\nHost: api.test\r\n\r\n",
+                                             path: "/204-with-body", expectStatus: 204)
+    }
+
+    // MARK: - a malformed upstream body
+
+    private func assert502(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port)
+        client.send("GET \(path) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 502, file: file, line: line)
+        XCTAssertTrue(response.header("proxy-status")?.contains("error=http_protocol_error") ?? false, file: file, line: line)
+        XCTAssertEqual(response.json?["error"] as? String, "http_protocol_error", file: file, line: line)
+    }
+
+    func testBadChunkSizeBeforeAnythingWasSentIs502() throws {
+        try assert502("/bad-chunk-size")
+    }
+
+    func testChunkDataWithoutCRLFBeforeAnythingWasSentIs502() throws {
+        try assert502("/bad-chunk-crlf")
+    }
+
+    func testMalformedChunkAfterBytesWereSentTruncatesTheResponse() throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port, timeout: 5)
+        client.send("GET /bad-chunk-late HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let head = try client.readResponse(head: true)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("transfer-encoding")?.lowercased(), "chunked")
+        let rest = String(decoding: client.readAll(), as: UTF8.self)
+        XCTAssertTrue(client.peerClosed, "the connection is closed")
+        XCTAssertEqual(rest, "5\r\nhello\r\n", "the first chunk arrives, and no terminating chunk: a visible truncation")
+    }
+
+    func testBackendClosingShortOfContentLengthTruncates() throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port, timeout: 5)
+        client.send("GET /short-cl-close HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let head = try client.readResponse(head: true)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.header("content-length"), "100")
+        XCTAssertEqual(client.readAll(), Array("0123456789".utf8))
+        XCTAssertTrue(client.peerClosed)
+    }
+
+    // MARK: - a client that leaves stops the transfer
+
+    private func assertDownloadStopsWhenTheClientLeaves(reset: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port)
+        client.send("GET /infinite HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try client.readResponse(head: true).status, 200, file: file, line: line)
+        _ = try client.receive(count: 64 * 1024)
+        let left = Date().timeIntervalSince1970
+        client.close(reset: reset)
+        let closed = try XCTUnwrap(backend.closedAt(path: "/infinite"), "the backend is still sending", file: file, line: line)
+        print("upstream closed \(Int((closed - left) * 1000)) ms after the client \(reset ? "reset" : "closed")")
+        XCTAssertLessThan(closed - left, 0.5, file: file, line: line)
+    }
+
+    func testClientCloseStopsTheDownload() throws {
+        try assertDownloadStopsWhenTheClientLeaves(reset: false)
+    }
+
+    func testClientResetStopsTheDownload() throws {
+        try assertDownloadStopsWhenTheClientLeaves(reset: true)
+    }
+
+    func testClientCloseStopsTheUpload() throws {
+        for reset in [false, true] {
+            let backend = try MisbehavingBackend()
+            let proxy = try proxy(backend)
+            let client = try RawClient(port: proxy.port)
+            client.send("POST /slow-upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 50000000\r\n\r\n")
+            client.send([UInt8](repeating: 0x61, count: 1024 * 1024))
+            XCTAssertTrue(eventually { proxy.upstreamConnections() == 1 })
+            Thread.sleep(forTimeInterval: 0.2)  // the proxy is paused: the backend reads slowly
+            let left = Date()
+            client.close(reset: reset)
+            // The backend itself notices only after reading what is already in its socket buffer,
+            // so the proxy's own count of open upstream connections is the witness here.
+            XCTAssertTrue(eventually(timeout: 2) { proxy.upstreamConnections() == 0 }, "the upstream request was not aborted")
+            let elapsed = Date().timeIntervalSince(left)
+            print("upstream connection closed \(Int(elapsed * 1000)) ms after the uploading client \(reset ? "reset" : "closed")")
+            XCTAssertLessThan(elapsed, 0.5)
+        }
+    }
+
+    private func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
+    }
+}
+
+extension ProxyHarness {
+    /// Every worker's counters, merged.
+    func metrics() -> ProxyMetrics {
+        let box = MetricsBox()
+        let done = DispatchSemaphore(value: 0)
+        server.collectMetrics { metrics in
+            box.set(metrics)
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 5)
+        return box.get()
+    }
+
+    /// Open upstream connections, whatever their state.
+    func upstreamConnections() -> Int {
+        metrics().upstreamConnections.values.reduce(0, +)
+    }
+}
+
+/// Hands metrics from a worker thread to the test thread.
+private final class MetricsBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = ProxyMetrics()
+    func set(_ metrics: ProxyMetrics) { lock.lock(); value = metrics; lock.unlock() }
+    func get() -> ProxyMetrics { lock.lock(); defer { lock.unlock() }; return value }
+}

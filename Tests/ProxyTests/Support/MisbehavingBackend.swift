@@ -1,0 +1,44 @@
+import Foundation
+
+/// The misbehaving test backend (Fixtures/misbehaving_backend.py): a process on 127.0.0.1 that
+/// answers each path with a specific protocol fault and logs connections, requests (with the
+/// body's length and SHA-256) and when the proxy closed on it.
+final class MisbehavingBackend {
+    let logURL: URL
+    private let fixture: FixtureProcess
+    var port: Int { fixture.port }
+
+    init() throws {
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("misbehaving-\(UUID().uuidString).jsonl")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        fixture = try FixtureProcess(script: "misbehaving_backend.py", arguments: [logURL.path])
+    }
+
+    deinit { try? FileManager.default.removeItem(at: logURL) }
+
+    /// Every logged event, oldest first.
+    func events() -> [[String: Any]] {
+        guard let text = try? String(contentsOf: logURL, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    func requests(path: String? = nil) -> [[String: Any]] {
+        events().filter { $0["event"] as? String == "request" && (path == nil || $0["path"] as? String == path) }
+    }
+
+    func connections() -> Int { events().filter { $0["event"] as? String == "connect" }.count }
+
+    /// When the proxy closed the connection serving `path` (Unix time), once it has.
+    func closedAt(path: String, within seconds: Double = 5) -> Double? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let event = events().first(where: { $0["event"] as? String == "closed" && $0["path"] as? String == path }) {
+                return event["at"] as? Double
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
+    }
+}
