@@ -238,19 +238,32 @@ extension ClientSession: UpstreamWaiter {
     func pumpRequest() {
         guard let io = current, let upstream = io.upstream, !exchange.requestComplete else { return }
         let output = upstream.output
-        let before = output.count
+        // While the request may be sent again, its body passes through the (empty) scratch
+        // buffer to be copied: a connected bufferevent's output cannot be read back (libevent
+        // freezes its start, and evbuffer_copyout_from refuses a frozen buffer).
+        let copying = exchange.wantsBodyCopy
+        let destination = copying ? context.scratch.buffer : output
+        let before = destination.count
         var progress: Exchange.BodyProgress
         do {
-            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: output, limit: WorkerContext.highWatermark))
+            let limit = copying ? max(0, WorkerContext.highWatermark - output.count) : WorkerContext.highWatermark
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: destination, limit: limit))
         } catch {
             progress = .malformed
         }
-        let moved = output.count - before
+        let moved = destination.count - before
         io.requestQueued += moved
-        // Copy what was just queued upstream (nothing was sent in between: writes happen when
-        // the loop next runs) while the request may still be sent again.
-        let copy = exchange.wantsBodyCopy && moved > 0 && exchange.resendBody.count + moved <= Exchange.resendLimit
-            ? output.copyBytes(from: before, count: moved) : nil
+        var copy: [UInt8]?
+        if copying {
+            if progress != .malformed && moved > 0 && exchange.resendBody.count + moved <= Exchange.resendLimit {
+                copy = destination.peekBytes(max: moved)
+            }
+            if progress == .malformed {
+                destination.drain(destination.count)
+            } else {
+                destination.moveAll(to: output)
+            }
+        }
         perform(exchange.requestBodyForwarded(progress, movedBytes: moved, copy: copy))
     }
 }
