@@ -101,26 +101,37 @@ final class ExchangeEdgeTests: XCTestCase {
 
     // MARK: - a client that leaves stops the transfer
 
-    private func assertDownloadStopsWhenTheClientLeaves(reset: Bool, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertUpstreamClosesWhenTheClientLeaves(_ path: String, readHead: Bool, reset: Bool,
+                                                         file: StaticString = #filePath, line: UInt = #line) throws {
         let backend = try MisbehavingBackend()
         let proxy = try proxy(backend)
         let client = try RawClient(port: proxy.port)
-        client.send("GET /infinite HTTP/1.1\r\nHost: api.test\r\n\r\n")
-        XCTAssertEqual(try client.readResponse(head: true).status, 200, file: file, line: line)
-        _ = try client.receive(count: 64 * 1024)
+        client.send("GET \(path) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        if readHead {
+            XCTAssertEqual(try client.readResponse(head: true).status, 200, file: file, line: line)
+            _ = try client.receive(count: 1024)
+        } else {
+            XCTAssertTrue(eventually { backend.requests(path: path).count == 1 }, file: file, line: line)
+            Thread.sleep(forTimeInterval: 0.2)
+        }
         let left = Date().timeIntervalSince1970
         client.close(reset: reset)
-        let closed = try XCTUnwrap(backend.closedAt(path: "/infinite"), "the backend is still sending", file: file, line: line)
-        print("upstream closed \(Int((closed - left) * 1000)) ms after the client \(reset ? "reset" : "closed")")
+        let closed = try XCTUnwrap(backend.closedAt(path: path, within: 3), "the backend request outlived its client", file: file, line: line)
+        print("upstream closed \(Int((closed - left) * 1000)) ms after the client \(reset ? "reset" : "closed") (\(path))")
         XCTAssertLessThan(closed - left, 0.5, file: file, line: line)
     }
 
-    func testClientCloseStopsTheDownload() throws {
-        try assertDownloadStopsWhenTheClientLeaves(reset: false)
+    func testClientCloseStopsADownload() throws {
+        try assertUpstreamClosesWhenTheClientLeaves("/trickle", readHead: true, reset: false)
+        try assertUpstreamClosesWhenTheClientLeaves("/infinite", readHead: true, reset: false)
     }
 
-    func testClientResetStopsTheDownload() throws {
-        try assertDownloadStopsWhenTheClientLeaves(reset: true)
+    func testClientResetStopsADownload() throws {
+        try assertUpstreamClosesWhenTheClientLeaves("/trickle", readHead: true, reset: true)
+    }
+
+    func testClientCloseAbortsARequestWaitingForItsResponse() throws {
+        try assertUpstreamClosesWhenTheClientLeaves("/hang", readHead: false, reset: false)
     }
 
     func testClientCloseStopsTheUpload() throws {

@@ -22,10 +22,14 @@ Paths:
   /401-once           401 to every request whose Authorization is the first one this path saw;
                       200 (JSON: method, body length and SHA-256, Authorization) to any other
   /infinite           200 chunked, a 16 KiB chunk every 10 ms until the proxy closes
+  /trickle            200 chunked, a 16 KiB chunk every 2 s until the proxy closes (noticed at once:
+                      it waits for EOF between chunks)
+  /hang               reads the request, never answers; notices at once when the proxy closes
   /slow-upload        reads the request body 16 KiB every 20 ms until the proxy closes
 """
 import hashlib
 import json
+import select
 import socket
 import sys
 import threading
@@ -106,6 +110,20 @@ def read_body(rd, sock, headers, slow=False):
     return body
 
 
+def wait_for_close(sock, conn, path, seconds):
+    """Waits up to `seconds` for the proxy to close the connection; logs and returns True if it did."""
+    readable, _, _ = select.select([sock], [], [], seconds)
+    if readable:
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            log({"event": "closed", "conn": conn, "path": path, "at": time.time()})
+            return True
+    return False
+
+
 def respond(sock, status, reason, headers, body=b""):
     head = "HTTP/1.1 %d %s\r\n" % (status, reason)
     for name, value in headers:
@@ -168,6 +186,20 @@ def handle(sock, conn):
                                           "body_sha256": hashlib.sha256(body).hexdigest()}).encode()
                     respond(sock, 200, "OK", [("Content-Type", "application/json"),
                                               ("Content-Length", str(len(payload)))], payload)
+            elif path == "/hang":
+                wait_for_close(sock, conn, path, 30)
+                return
+            elif path == "/trickle":
+                sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                chunk = b"%x\r\n" % 16384 + b"x" * 16384 + b"\r\n"
+                try:
+                    for _ in range(30):
+                        sock.sendall(chunk)
+                        if wait_for_close(sock, conn, path, 2):
+                            return
+                except OSError:
+                    log({"event": "closed", "conn": conn, "path": path, "at": time.time()})
+                return
             elif path == "/infinite":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
                 chunk = b"%x\r\n" % 16384 + b"x" * 16384 + b"\r\n"
