@@ -32,6 +32,8 @@ public final class Connection {
     public var reportsCloseWhilePaused = false
     /// An `EV_CLOSED` watch (epoll's EPOLLRDHUP) armed only while reading is paused.
     private var closeWatch: OpaquePointer?
+    /// libevent reported an end of stream or an error.
+    private var peerEnded = false
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -152,6 +154,13 @@ public final class Connection {
         if result == 0 { return .closed }
         let code = shim_errno()
         return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? .quiet : .closed
+    }
+
+    /// ``peekPeer()`` without a syscall: what libevent has already seen (buffered bytes, or an
+    /// end reported to the delegate). Bytes or a close still in the kernel are not seen.
+    public var seenPeerActivity: PeerActivity {
+        guard bev != nil, !peerEnded else { return .closed }
+        return input.isEmpty ? .quiet : .data
     }
 
     /// Whether an idle connection's peer has already closed it (or sent something unexpected):
@@ -306,6 +315,7 @@ public final class Connection {
             return
         }
         if lingering { close(); return }
+        peerEnded = true
         let reason: ConnectionEnd
         if what & Int32(BEV_EVENT_TIMEOUT) != 0 {
             reason = .timeout

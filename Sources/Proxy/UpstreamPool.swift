@@ -114,8 +114,8 @@ final class UpstreamPool {
     }
 
     /// Returns a connection whose exchange completed cleanly. Pools it only if nothing arrived
-    /// beyond the response: its input is empty and a non-blocking peek sees neither bytes nor a
-    /// close.
+    /// beyond the response: its input is empty and no close was seen (and, when it goes straight
+    /// to a queued request, a non-blocking peek sees neither bytes nor a close).
     @discardableResult
     func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
         upstream.owner = nil
@@ -125,7 +125,12 @@ final class UpstreamPool {
             return .closed
         }
         let now = ContinuousClock.now
-        switch connection.peekPeer() {
+        // A connection handed straight to a queued request is checked with a non-blocking peek
+        // (bytes or a close may still sit in the kernel); one going idle only with what libevent
+        // has already seen — no syscall on the hot path — because while idle any byte or close
+        // retires it anyway.
+        let handedOver = state.counts(for: upstream.target.poolKey).waiting > 0
+        switch handedOver ? connection.peekPeer() : connection.seenPeerActivity {
         case .data:
             upstream.close()
             return .discardedUnexpectedBytes
