@@ -89,8 +89,11 @@ final class UpstreamConnection: ConnectionDelegate {
     private func race(_ addresses: [SocketAddress], attemptDelay: Duration = AddressRacer.defaultAttemptDelay) {
         let tls = target.tls.map { (context: $0, serverName: target.host) }
         let racer = AddressRacer(addresses: AddressRacer.interleaved(addresses), tls: tls, loop: loop,
-                                 attemptDelay: attemptDelay) { [weak self] result in
-            self?.raceEnded(result)
+                                 attemptDelay: attemptDelay) { [self] result in
+            // Strong on purpose (the cycle ends when the race ends or close() cancels it): a weak
+            // reference would give every connection a side table and make each of its many
+            // retains and releases per request take the runtime's slow path.
+            raceEnded(result)
         }
         self.racer = racer
         racer.start()

@@ -129,7 +129,7 @@ final class UpstreamPool {
         // (bytes or a close may still sit in the kernel); one going idle only with what libevent
         // has already seen — no syscall on the hot path — because while idle any byte or close
         // retires it anyway.
-        let handedOver = state.counts(for: upstream.target.poolKey).waiting > 0
+        let handedOver = state.hasWaiters(upstream.target.poolKey)
         switch handedOver ? connection.peekPeer() : connection.seenPeerActivity {
         case .data:
             upstream.close()

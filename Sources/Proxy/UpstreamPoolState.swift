@@ -61,6 +61,24 @@ struct UpstreamPoolState {
         var idle: [ConnectionID] = []
         /// Queued waiters, oldest first.
         var waiters: [Waiter] = []
+
+        /// What releasing a leased connection of this key does.
+        enum ReleaseStep {
+            /// The oldest waiter (already dequeued) gets it.
+            case waiter(Waiter)
+            /// Over the limit (after a lowered limit or a retry) or the idle list is full: close it.
+            case overLimit
+            /// Appended to the idle list.
+            case pooled
+        }
+
+        /// Dequeues the oldest waiter, or pools `id` if the limits allow.
+        mutating func release(_ id: ConnectionID, limit: Int, maxIdle: Int) -> ReleaseStep {
+            if !waiters.isEmpty { return .waiter(waiters.removeFirst()) }
+            if open > limit || idle.count >= maxIdle { return .overLimit }
+            idle.append(id)
+            return .pooled
+        }
     }
 
     /// Open connections per key (connecting, leased and idle together) for ordinary requests.
@@ -134,7 +152,7 @@ struct UpstreamPoolState {
 
     /// A connection finished its TCP (and TLS) setup.
     mutating func connected(_ id: ConnectionID) {
-        guard connections[id]?.phase == .connecting else { return }
+        guard case .connecting? = connections[id]?.phase else { return }
         connections[id]!.phase = .leased
         keys[connections[id]!.key]!.connecting -= 1
     }
@@ -142,27 +160,35 @@ struct UpstreamPoolState {
     /// A leased connection finished a clean exchange with nothing beyond the response: it goes
     /// to the oldest waiter, or idle, or is closed.
     mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
-        guard let connection = connections[id], connection.phase == .leased || connection.phase == .connecting else {
-            // Unknown (already closed) or idle: nothing the pool could lend out; close it.
+        // On every keep-alive request: one lookup of the connection and one of its key, both
+        // modified in place (each dictionary access hashes; a copied Key would copy its arrays).
+        guard let key = connections[id]?.key else { return .close(id) }
+        switch connections[id]!.phase {
+        case .leased: break
+        case .connecting: connected(id)
+        case .idle, .peeking:
+            // Idle or being checked: nothing the pool could lend out; close it.
             return .close(id)
         }
-        connected(id)
-        let key = connection.key
-        if let waiter = keys[key]!.waiters.first {
-            keys[key]!.waiters.removeFirst()
+        switch keys[key]!.release(id, limit: limit, maxIdle: maxIdlePerKey) {
+        case .waiter(let waiter):
             if waiter.checkStale && eagerCloses.contains(key, now: now) {
                 retire(id, closedByBackend: false, now: now)
                 return .replace(id, with: create(key), for: waiter.id)
             }
             return .handOver(id, to: waiter.id)
-        }
-        if keys[key]!.open > limit || keys[key]!.idle.count >= maxIdlePerKey {
+        case .overLimit:
             retire(id, closedByBackend: false, now: now)
             return .close(id)
+        case .pooled:
+            connections[id]!.phase = .idle(since: now)
+            return .pool(id, idleTimeout: idleTimeout)
         }
-        connections[id]!.phase = .idle(since: now)
-        keys[key]!.idle.append(id)
-        return .pool(id, idleTimeout: idleTimeout)
+    }
+
+    /// Whether requests wait for a connection to `key` (a released one goes straight to them).
+    func hasWaiters(_ key: String) -> Bool {
+        !(keys[key]?.waiters.isEmpty ?? true)
     }
 
     /// The backend had already closed a leased connection when its exchange completed (seen at
