@@ -40,6 +40,17 @@ struct UpstreamPoolState {
         let key: String
         /// Its state.
         var phase: Phase
+
+        /// Takes it from the idle list: leased, or — for a waiter that must check staleness —
+        /// peeking on that waiter's behalf. Returns whether a peek is needed.
+        mutating func take(peekingFor waiter: WaiterID?) -> Bool {
+            guard let waiter, case .idle(let since) = phase else {
+                phase = .leased
+                return false
+            }
+            phase = .peeking(waiter, idleSince: since)
+            return true
+        }
     }
 
     /// A queued request.
@@ -117,12 +128,8 @@ struct UpstreamPoolState {
     mutating func request(key: String, waiter: WaiterID, checkStale: Bool, now: ContinuousClock.Instant) -> RequestAction {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
         if !avoidReuse, let id = keys[key]?.idle.popLast() {
-            guard checkStale, case .idle(let since) = connections[id]!.phase else {
-                connections[id]!.phase = .leased
-                return .lease(id)
-            }
-            connections[id]!.phase = .peeking(waiter, idleSince: since)
-            return .peek(id)
+            // One in-place access to the connection (each lookup hashes and copies it out).
+            return connections[id]!.take(peekingFor: checkStale ? waiter : nil) ? .peek(id) : .lease(id)
         }
         return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale), avoidingReuse: avoidReuse, now: now)
     }
@@ -162,8 +169,9 @@ struct UpstreamPoolState {
     mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
         // On every keep-alive request: one lookup of the connection and one of its key, both
         // modified in place (each dictionary access hashes; a copied Key would copy its arrays).
-        guard let key = connections[id]?.key else { return .close(id) }
-        switch connections[id]!.phase {
+        guard let connection = connections[id] else { return .close(id) }
+        let key = connection.key
+        switch connection.phase {
         case .leased: break
         case .connecting: connected(id)
         case .idle, .peeking:
