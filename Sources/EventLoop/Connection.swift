@@ -30,8 +30,15 @@ public final class Connection {
     /// a paused upload must not keep its backend request alive after the client left. Off for
     /// backends, whose unread bytes still count after they close.
     public var reportsCloseWhilePaused = false
-    /// An `EV_CLOSED` watch (epoll's EPOLLRDHUP) armed only while reading is paused.
-    private var closeWatch: OpaquePointer?
+    /// Polls for the peer's close while reading is paused. (libevent's `EV_CLOSED` cannot do
+    /// it: epoll reports a reset as EPOLLHUP|EPOLLERR, which libevent turns into read/write
+    /// readiness, never into `EV_CLOSED`; and a read watch would fire for the pending data.)
+    private var closeWatch: Timer?
+    /// Linux's POLLRDHUP (the peer shut down its sending side), which Glibc only exports to C
+    /// with _GNU_SOURCE.
+    private static let pollRDHUP: Int16 = 0x2000
+    /// How often a paused connection checks whether its peer is gone.
+    static let pausedCloseCheck: Duration = .milliseconds(50)
     /// libevent reported an end of stream or an error.
     private var peerEnded = false
 
@@ -174,7 +181,7 @@ public final class Connection {
     public func startReading() {
         guard let bev else { return }
         bufferevent_enable(bev, Int16(EV_READ))
-        if let closeWatch { event_del(closeWatch) }
+        closeWatch?.suspend()
     }
 
     /// Stops reading from the socket (backpressure: the other side is not keeping up).
@@ -183,10 +190,24 @@ public final class Connection {
         bufferevent_disable(bev, Int16(EV_READ))
         guard reportsCloseWhilePaused, !lingering else { return }
         if closeWatch == nil {
-            closeWatch = event_new(loop.base, bufferevent_getfd(bev), Int16(EV_CLOSED),
-                                   connectionClosedTrampoline, Unmanaged.passUnretained(self).toOpaque())
+            closeWatch = Timer(on: loop) { [unowned self] in checkPausedPeer() }
         }
-        if let closeWatch { event_add(closeWatch, nil) }
+        closeWatch?.schedule(after: Connection.pausedCloseCheck)
+    }
+
+    /// While paused: a peer that reset or closed (POLLHUP, POLLERR, POLLRDHUP — none of which
+    /// consumes the unread data) ends the connection now; otherwise look again later.
+    private func checkPausedPeer() {
+        guard let bev, !lingering else { return }
+        var entry = pollfd(fd: bufferevent_getfd(bev), events: Connection.pollRDHUP, revents: 0)
+        let ready = poll(&entry, 1, 0)
+        let gone: Int16 = Int16(POLLHUP) | Int16(POLLERR) | Connection.pollRDHUP
+        if ready > 0 && entry.revents & gone != 0 {
+            peerEnded = true
+            delegate?.connection(self, didEnd: .endOfStream)
+            return
+        }
+        closeWatch?.schedule(after: Connection.pausedCloseCheck)
     }
 
     /// Limits how much libevent reads ahead into ``input`` before it pauses the socket.
@@ -222,7 +243,7 @@ public final class Connection {
     public func close() {
         reportFlushed()
         lingerCap = nil
-        if let closeWatch { event_free(closeWatch) }
+        closeWatch?.cancel()
         closeWatch = nil
         guard let bev else { return }
         bufferevent_free(bev)
@@ -287,12 +308,6 @@ public final class Connection {
     func handleReadable() {
         if lingering { input.drain(input.count); return }
         delegate?.connectionDidRead(self)
-    }
-
-    /// The peer closed while reading was paused (the `EV_CLOSED` watch, one-shot).
-    func handlePeerClosed() {
-        guard bev != nil, !lingering else { return }
-        delegate?.connection(self, didEnd: .endOfStream)
     }
 
     func handleWritable() {

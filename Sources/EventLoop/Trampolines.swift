@@ -27,11 +27,6 @@ func connectionEventTrampoline(_ bev: OpaquePointer?, _ what: Int16, _ ctx: Unsa
     Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().handleEvent(Int32(what))
 }
 
-func connectionClosedTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
-    guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().handlePeerClosed()
-}
-
 func listenerAcceptTrampoline(
     _ listener: OpaquePointer?, _ fd: Int32,
     _ address: UnsafeMutablePointer<sockaddr>?, _ length: Int32, _ ctx: UnsafeMutableRawPointer?

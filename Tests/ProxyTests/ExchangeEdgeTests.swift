@@ -156,6 +156,25 @@ final class ExchangeEdgeTests: XCTestCase {
         }
     }
 
+    func testClientResetWhileItsUploadIsPausedAbortsTheUpstream() throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port)
+        client.setSendTimeout(1)
+        client.send("POST /stall HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000000\r\n\r\n")
+        // The backend reads nothing: its socket buffers fill, the proxy's output reaches its
+        // watermark, the proxy stops reading the client, and this send gives up after 1 s.
+        client.send([UInt8](repeating: 0x61, count: 64 * 1024 * 1024))
+        XCTAssertEqual(proxy.upstreamConnections(), 1)
+        let left = Date()
+        client.close(reset: true)
+        XCTAssertTrue(eventually(timeout: 3) { proxy.upstreamConnections() == 0 },
+                      "a client that left while its upload was paused must not keep the backend request open")
+        let elapsed = Date().timeIntervalSince(left)
+        print("upstream connection closed \(Int(elapsed * 1000)) ms after the paused uploader reset")
+        XCTAssertLessThan(elapsed, 0.5)
+    }
+
     private func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

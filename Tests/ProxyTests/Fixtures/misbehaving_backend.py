@@ -25,6 +25,7 @@ Paths:
   /trickle            200 chunked, a 16 KiB chunk every 2 s until the proxy closes (noticed at once:
                       it waits for EOF between chunks)
   /hang               reads the request, never answers; notices at once when the proxy closes
+  /stall              reads the request head, never reads its body nor answers (an upload backs up)
   /slow-upload        reads the request body 16 KiB every 20 ms until the proxy closes
 """
 import hashlib
@@ -138,6 +139,9 @@ def handle(sock, conn):
         while True:
             method, target, headers = read_request(rd)
             path = target.split("?")[0]
+            if path == "/stall":
+                time.sleep(30)
+                return
             slow = path == "/slow-upload"
             try:
                 body = read_body(rd, sock, headers, slow=slow)

@@ -52,6 +52,12 @@ final class RawClient {
         fd = -1
     }
 
+    /// Makes a blocked `send` give up after `seconds` (it then stops sending).
+    func setSendTimeout(_ seconds: Int) {
+        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Exactly `count` more bytes (after whatever a previous read left buffered).
     func receive(count: Int) throws -> [UInt8] { try take(count) }
 
