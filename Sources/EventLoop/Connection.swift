@@ -25,8 +25,8 @@ public final class Connection {
     public private(set) var isConnected: Bool
     /// Whether this is a TLS connection.
     public private(set) var isTLS = false
-    /// Whether a peer that closes (FIN or reset) while reading is paused is reported at once
-    /// (as ``ConnectionEnd/endOfStream``) instead of when reading resumes. For client connections:
+    /// Whether a peer that closes (FIN or reset) while reading is paused is reported within
+    /// ``pausedCloseCheck`` (as ``ConnectionEnd/endOfStream``) instead of when reading resumes. For client connections:
     /// a paused upload must not keep its backend request alive after the client left. Off for
     /// backends, whose unread bytes still count after they close.
     public var reportsCloseWhilePaused = false
