@@ -253,6 +253,16 @@ public final class Connection {
         selfRetain = nil
     }
 
+    /// Closes with a reset (SO_LINGER 0): unsent bytes are dropped and the peer learns at once
+    /// that the exchange was abandoned, instead of after reading everything still queued.
+    public func reset() {
+        if let bev {
+            var off = linger(l_onoff: 1, l_linger: 0)
+            _ = setsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_LINGER, &off, socklen_t(MemoryLayout<linger>.size))
+        }
+        close()
+    }
+
     /// Sends what is queued, then closes gracefully: half-closes the write side and discards
     /// incoming bytes for a short while, so a client still sending does not get a reset that
     /// would destroy the response it has not read yet (a "lingering close").

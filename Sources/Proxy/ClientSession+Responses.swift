@@ -214,12 +214,13 @@ extension ClientSession: UpstreamConnectionOwner {
         close()
     }
 
-    /// Closes the exchange's upstream connection (never pooled).
-    func discardUpstream(_ io: ExchangeIO) {
+    /// Closes the exchange's upstream connection (never pooled); `reset` abandons it with a
+    /// TCP reset (the client left: nothing more of this exchange should reach the backend).
+    func discardUpstream(_ io: ExchangeIO, reset: Bool = false) {
         guard let upstream = io.upstream else { return }
         io.upstream = nil
         upstream.owner = nil
-        upstream.close()
+        upstream.close(reset: reset)
     }
 
     /// An error answered before any exchange started (malformed head, no route, loop).

@@ -48,7 +48,7 @@ final class ClientSession: ConnectionDelegate {
             // counted and logged, with the status sent so far or 499 (client closed).
             account(io.head, io: io, status: io.responseHead?.status ?? 499, error: nil)
             if io.queuedBody != nil { context.pool.cancel(self, key: io.decision.target.poolKey) }
-            discardUpstream(io)
+            discardUpstream(io, reset: true)
             current = nil
         }
         exchange.close()

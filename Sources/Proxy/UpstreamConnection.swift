@@ -153,15 +153,16 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     /// Closes the socket (or stops connecting) and tells the pool (which may then serve a
-    /// queued request).
-    func close() {
+    /// queued request). `reset`: abandon the exchange with a TCP reset, so the backend stops at
+    /// once rather than after reading what is still queued toward it (an aborted upload).
+    func close(reset: Bool = false) {
         guard !isClosed else { return }
         isClosed = true
         owner = nil
         connectTimer = nil
         racer?.cancel()
         racer = nil
-        connection?.close()
+        if reset { connection?.reset() } else { connection?.close() }
         pending = nil
         pool.connectionClosed(self)
     }

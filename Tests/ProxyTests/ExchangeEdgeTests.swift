@@ -175,6 +175,26 @@ final class ExchangeEdgeTests: XCTestCase {
         XCTAssertLessThan(elapsed, 0.5)
     }
 
+    func testBackendLearnsAtOnceWhenAPausedUploaderResets() throws {
+        let backend = try MisbehavingBackend(receiveBuffer: 32 * 1024)
+        let proxy = try proxy(backend)
+        let client = try RawClient(port: proxy.port)
+        client.setSendTimeout(0.2)
+        client.send("POST /slow-upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000000\r\n\r\n")
+        // The backend reads 16 KiB every 20 ms through a 32 KiB buffer: the proxy soon holds
+        // megabytes for it and stops reading the client. Upload for 1.5 s (a blocked send gives
+        // up after 0.2 s).
+        let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+        let until = Date().addingTimeInterval(1.5)
+        while Date() < until { client.send(chunk) }
+        let left = Date().timeIntervalSince1970
+        client.close(reset: true)
+        // The upstream is reset, not closed behind the bytes still queued toward the backend.
+        let closed = try XCTUnwrap(backend.closedAt(path: "/slow-upload", within: 5), "the backend kept receiving the abandoned upload")
+        print("backend saw the abandoned upload end \(Int((closed - left) * 1000)) ms after the client reset")
+        XCTAssertLessThan(closed - left, 0.5)
+    }
+
     private func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A backend that misbehaves the way real ones do, for the proxy's edge tests.
 
-Usage: misbehaving_backend.py LOGFILE   (prints "PORT <n>" once listening on 127.0.0.1)
+Usage: misbehaving_backend.py LOGFILE [RCVBUF]   (prints "PORT <n>" once listening on 127.0.0.1;
+RCVBUF, if given, is the receive buffer of every accepted connection — small, uploads back up fast)
 
 Every connection and request is appended to LOGFILE as one JSON object per line:
   {"event": "connect", "conn": N}
@@ -230,6 +231,8 @@ def handle(sock, conn):
 def main():
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if len(sys.argv) > 2:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(sys.argv[2]))
     server.bind(("127.0.0.1", 0))
     server.listen(256)
     print("PORT %d" % server.getsockname()[1], flush=True)

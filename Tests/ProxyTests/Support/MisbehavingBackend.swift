@@ -8,10 +8,13 @@ final class MisbehavingBackend {
     private let fixture: FixtureProcess
     var port: Int { fixture.port }
 
-    init() throws {
+    /// `receiveBuffer`: the socket receive buffer of every connection it accepts (small:
+    /// uploads back up into the proxy quickly).
+    init(receiveBuffer: Int? = nil) throws {
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("misbehaving-\(UUID().uuidString).jsonl")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        fixture = try FixtureProcess(script: "misbehaving_backend.py", arguments: [logURL.path])
+        fixture = try FixtureProcess(script: "misbehaving_backend.py",
+                                     arguments: [logURL.path] + (receiveBuffer.map { [String($0)] } ?? []))
     }
 
     deinit { try? FileManager.default.removeItem(at: logURL) }

@@ -53,8 +53,8 @@ final class RawClient {
     }
 
     /// Makes a blocked `send` give up after `seconds` (it then stops sending).
-    func setSendTimeout(_ seconds: Int) {
-        var tv = timeval(tv_sec: seconds, tv_usec: 0)
+    func setSendTimeout(_ seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
