@@ -170,10 +170,6 @@ public final class Connection {
         return input.isEmpty ? .quiet : .data
     }
 
-    /// Whether an idle connection's peer has already closed it (or sent something unexpected):
-    /// a non-blocking peek, so a stale pooled connection is not handed a request.
-    public var peerHasClosedOrSentData: Bool { peekPeer() != .quiet }
-
     /// Whether the bufferevent still exists.
     public var isOpen: Bool { bev != nil }
 

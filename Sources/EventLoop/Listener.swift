@@ -47,9 +47,6 @@ public final class Listener {
 
     deinit { close() }
 
-    /// Whether the socket is currently being watched for new connections.
-    public var isAccepting: Bool { listener != nil && enabled }
-
     /// Stops accepting until ``resumeAccepting()``; pending connections wait in the kernel's backlog.
     public func pauseAccepting() {
         heldByOwner = true

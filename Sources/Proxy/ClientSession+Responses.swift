@@ -11,7 +11,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
         // The backend caught up with the request body: resume reading the client.
-        guard exchange.state == .forwarding || exchange.response != nil, !exchange.requestComplete else { return }
+        guard exchange.isSendingRequestBody else { return }
         client.startReading()
         pumpRequest()
     }

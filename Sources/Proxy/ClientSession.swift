@@ -74,8 +74,7 @@ final class ClientSession: ConnectionDelegate {
         switch exchange.state {
         case .idle: readRequests()
         case .awaitingBody: stageBody()
-        case .forwarding, .relaying, .holdingRejection: if !exchange.requestComplete { pumpRequest() }
-        case .awaitingToken, .awaitingUpstream, .closed: break
+        default: if exchange.isSendingRequestBody { pumpRequest() }
         }
     }
 

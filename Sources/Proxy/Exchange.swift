@@ -125,6 +125,10 @@ struct Exchange {
         }
     }
 
+    /// Whether request body bytes still flow from the client to an assigned upstream (the
+    /// session pumps them on client reads and upstream drains).
+    var isSendingRequestBody: Bool { isForwardingOrRelaying && !requestComplete }
+
     /// Whether the session should copy the body bytes it forwards (they may be sent again).
     var wantsBodyCopy: Bool {
         if case .keeping = resend { return true }

@@ -204,30 +204,3 @@ final class ExchangeEdgeTests: XCTestCase {
         return condition()
     }
 }
-
-extension ProxyHarness {
-    /// Every worker's counters, merged.
-    func metrics() -> ProxyMetrics {
-        let box = MetricsBox()
-        let done = DispatchSemaphore(value: 0)
-        server.collectMetrics { metrics in
-            box.set(metrics)
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 5)
-        return box.get()
-    }
-
-    /// Open upstream connections, whatever their state.
-    func upstreamConnections() -> Int {
-        metrics().upstreamConnections.values.reduce(0, +)
-    }
-}
-
-/// Hands metrics from a worker thread to the test thread.
-private final class MetricsBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = ProxyMetrics()
-    func set(_ metrics: ProxyMetrics) { lock.lock(); value = metrics; lock.unlock() }
-    func get() -> ProxyMetrics { lock.lock(); defer { lock.unlock() }; return value }
-}
