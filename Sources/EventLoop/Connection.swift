@@ -1,28 +1,43 @@
 import CLibevent
 import Glibc
 
-/// A TCP connection driven by a libevent `bufferevent`, confined to one ``EventLoop``.
+/// A TCP connection confined to one ``EventLoop``, carried by one of two channels:
 ///
-/// The connection keeps itself alive (an `Unmanaged` retain) while its bufferevent exists, and
-/// holds its delegate strongly; ``close()`` frees the bufferevent first — which clears the C
-/// callbacks — and only then drops both references.
+/// - **plain sockets** (accepted connections and connects to a resolved address without TLS —
+///   the whole proxy data path) are driven here directly (`Connection+Socket.swift`): reads of up
+///   to 64 KiB straight into reserved ``input`` space with no `FIONREAD`, writes attempted once per
+///   loop iteration as soon as bytes are queued (write interest is asked for only when the kernel
+///   would block), and read interest that stays registered across requests (a pause takes effect
+///   lazily, only if the peer sends while paused). A keep-alive request costs two reads, two
+///   writes and two `epoll_wait`s, and no `epoll_ctl`.
+/// - **libevent bufferevents** for TLS (OpenSSL stays behind `bufferevent_openssl`) and for connects
+///   by host name (libevent's resolver).
+///
+/// The connection keeps itself alive (an `Unmanaged` retain) while its socket is open, and holds
+/// its delegate strongly; ``close()`` releases the C side first — which clears the C callbacks —
+/// and only then drops both references.
 public final class Connection {
     /// The loop this connection belongs to; use it only from that loop's thread.
     public let loop: EventLoop
     /// Receives events; cleared by ``close()``.
     public var delegate: (any ConnectionDelegate)?
+    /// The bufferevent channel (TLS, connects by name); `nil` for plain sockets and once closed.
     private var bev: OpaquePointer?
+    /// The plain-socket channel; `nil` for bufferevents and once closed.
+    var socket: SocketChannel?
     private var selfRetain: Unmanaged<Connection>?
-    private var lingering = false
+    var lingering = false
     private var onFlushed: (() -> Void)?
     private var lingerDuration: Duration = .seconds(2)
     private var lingerCap: Timer?
-    private var halfClosing = false
+    var halfClosing = false
     private var appliedTimeouts: (read: Duration?, write: Duration?)?
     private var shutDownWrite = false
+    /// Plain sockets own their evbuffers; a bufferevent frees its own.
+    private let ownsBuffers: Bool
     /// Whether an outgoing connection has completed its connect — and, for TLS, its handshake
     /// (always true for accepted ones).
-    public private(set) var isConnected: Bool
+    public internal(set) var isConnected: Bool
     /// Whether this is a TLS connection.
     public private(set) var isTLS = false
     /// Whether a peer that closes (FIN or reset) while reading is paused is reported within
@@ -39,8 +54,8 @@ public final class Connection {
     private static let pollRDHUP: Int16 = 0x2000
     /// How often a paused connection checks whether its peer is gone.
     static let pausedCloseCheck: Duration = .milliseconds(50)
-    /// libevent reported an end of stream or an error.
-    private var peerEnded = false
+    /// The end of the connection (peer close, error, timeout) was reported to the delegate.
+    var peerEnded = false
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -51,6 +66,7 @@ public final class Connection {
         self.loop = loop
         self.bev = bev
         self.isConnected = connected
+        self.ownsBuffers = false
         self.input = EventBuffer(bufferevent_get_input(bev))
         self.output = EventBuffer(bufferevent_get_output(bev))
         let retained = Unmanaged.passRetained(self)
@@ -62,6 +78,36 @@ public final class Connection {
         bufferevent_set_max_single_write(bev, Connection.maxSingleIO)
     }
 
+    /// A plain-socket connection over `fd` (connected, or with a connect in progress).
+    private init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
+        guard let inputBuffer = evbuffer_new() else { return nil }
+        guard let outputBuffer = evbuffer_new() else {
+            evbuffer_free(inputBuffer)
+            return nil
+        }
+        self.loop = loop
+        self.isConnected = connected
+        self.ownsBuffers = true
+        self.input = EventBuffer(inputBuffer)
+        self.output = EventBuffer(outputBuffer)
+        let retained = Unmanaged.passRetained(self)
+        guard let channel = SocketChannel(fd: fd, loop: loop, context: retained.toOpaque(),
+                                          input: inputBuffer, output: outputBuffer) else {
+            retained.release()
+            return nil
+        }
+        selfRetain = retained
+        socket = channel
+    }
+
+    deinit {
+        if ownsBuffers {
+            evbuffer_free(input.raw)
+            evbuffer_free(output.raw)
+        }
+    }
+
+
     static let maxSingleIO = 128 * 1024
 
     // Deferred callbacks: libevent may report a failed connect (or a numeric-host resolution)
@@ -72,11 +118,11 @@ public final class Connection {
     /// Wraps an accepted socket. Reading starts when ``startReading()`` is called.
     public static func accepted(socket fd: Int32, on loop: EventLoop) -> Connection? {
         _ = shim_set_nodelay(fd)
-        guard let bev = bufferevent_socket_new(loop.base, fd, options) else {
+        guard let connection = Connection(loop: loop, socket: fd, connected: true) else {
             CLibevent.close(fd)
             return nil
         }
-        return Connection(loop: loop, bev: bev, connected: true)
+        return connection
     }
 
     /// Starts connecting to `host:port` (a name is resolved asynchronously, A and AAAA).
@@ -114,28 +160,40 @@ public final class Connection {
     }
 
     /// Starts connecting to an already-resolved address, with TLS when `tls` is given (the
-    /// name is what the certificate must match and what SNI carries).
+    /// name is what the certificate must match and what SNI carries). The delegate hears the
+    /// outcome from the loop, never from inside this call.
     public static func connect(to address: SocketAddress, tls: (context: TLSClientContext, serverName: String)?,
                                on loop: EventLoop, delegate: any ConnectionDelegate) -> Connection? {
-        let bev: OpaquePointer
-        if let tls {
-            guard let ssl = tls.context.makeSSL(host: tls.serverName) else { return nil }
-            guard let created = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
-                SSL_free(ssl)
+        guard let tls else {
+            let fd = CLibevent.socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return nil }
+            guard let connection = Connection(loop: loop, socket: fd, connected: false) else {
+                CLibevent.close(fd)
                 return nil
             }
-            bufferevent_openssl_set_allow_dirty_shutdown(created, 1)
-            bev = created
-        } else {
-            guard let created = bufferevent_socket_new(loop.base, -1, options) else { return nil }
-            bev = created
+            connection.delegate = delegate
+            connection.socket?.startConnect(to: address)
+            return connection
         }
+        guard let ssl = tls.context.makeSSL(host: tls.serverName) else { return nil }
+        guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
+            SSL_free(ssl)
+            return nil
+        }
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
         let connection = Connection(loop: loop, bev: bev, connected: false)
-        connection.isTLS = tls != nil
+        connection.isTLS = true
         connection.delegate = delegate
         // A synchronous failure is also reported through the deferred event callback.
         _ = address.withSockaddr { sa, length in bufferevent_socket_connect(bev, sa, length) }
         return connection
+    }
+
+    /// The socket descriptor, or -1 once closed.
+    private var descriptor: Int32 {
+        if let socket { return socket.fd }
+        if let bev { return bufferevent_getfd(bev) }
+        return -1
     }
 
     /// What a quiet connection's peer has done since it was last read, as ``peekPeer()`` sees it.
@@ -153,37 +211,53 @@ public final class Connection {
     /// anything or been closed by its peer. For TLS it sees raw records (a close_notify counts as
     /// data), which is as disqualifying for reuse as bytes.
     public func peekPeer() -> PeerActivity {
-        guard let bev else { return .closed }
+        guard isOpen else { return .closed }
         if !input.isEmpty { return .data }
         var byte: UInt8 = 0
-        let result = recv(bufferevent_getfd(bev), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        let result = recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         if result > 0 { return .data }
         if result == 0 { return .closed }
         let code = shim_errno()
         return code == EAGAIN || code == EWOULDBLOCK || code == EINTR ? .quiet : .closed
     }
 
-    /// ``peekPeer()`` without a syscall: what libevent has already seen (buffered bytes, or an
+    /// ``peekPeer()`` without a syscall: what has already been seen (buffered bytes, or an
     /// end reported to the delegate). Bytes or a close still in the kernel are not seen.
     public var seenPeerActivity: PeerActivity {
-        guard bev != nil, !peerEnded else { return .closed }
+        guard isOpen, !peerEnded else { return .closed }
         return input.isEmpty ? .quiet : .data
     }
 
-    /// Whether the bufferevent still exists.
-    public var isOpen: Bool { bev != nil }
+    /// Whether the socket is still open.
+    public var isOpen: Bool { bev != nil || socket != nil }
 
     /// Starts (or resumes) reading from the socket.
     public func startReading() {
-        guard let bev else { return }
-        bufferevent_enable(bev, Int16(EV_READ))
         closeWatch?.suspend()
+        if let socket {
+            socket.startReading()
+        } else if let bev {
+            bufferevent_enable(bev, Int16(EV_READ))
+        }
     }
 
     /// Stops reading from the socket (backpressure: the other side is not keeping up).
+    ///
+    /// A plain socket keeps its read interest registered and only drops it if the peer sends
+    /// while paused (most pauses end before it does, and cost no syscall).
     public func stopReading() {
+        if let socket {
+            socket.stopReading()
+            return
+        }
         guard let bev else { return }
         bufferevent_disable(bev, Int16(EV_READ))
+        watchPausedPeer()
+    }
+
+    /// Reading is really off (a bufferevent paused, or a plain socket that got bytes while paused):
+    /// from now on a peer that leaves is noticed by polling, if ``reportsCloseWhilePaused``.
+    func watchPausedPeer() {
         guard reportsCloseWhilePaused, !lingering else { return }
         if closeWatch == nil {
             closeWatch = Timer(on: loop) { [unowned self] in checkPausedPeer() }
@@ -194,30 +268,52 @@ public final class Connection {
     /// While paused: a peer that reset or closed (POLLHUP, POLLERR, POLLRDHUP — none of which
     /// consumes the unread data) ends the connection now; otherwise look again later.
     private func checkPausedPeer() {
-        guard let bev, !lingering else { return }
-        var entry = pollfd(fd: bufferevent_getfd(bev), events: Connection.pollRDHUP, revents: 0)
-        let ready = poll(&entry, 1, 0)
-        let gone: Int16 = Int16(POLLHUP) | Int16(POLLERR) | Connection.pollRDHUP
-        if ready > 0 && entry.revents & gone != 0 {
-            peerEnded = true
-            delegate?.connection(self, didEnd: .endOfStream)
+        guard isOpen, !lingering else { return }
+        if pausedPeerLeft() {
+            reportEnd(.endOfStream)
             return
         }
         closeWatch?.schedule(after: Connection.pausedCloseCheck)
     }
 
-    /// Limits how much libevent reads ahead into ``input`` before it pauses the socket.
+    /// Whether the peer of a paused connection reset or closed (one `poll`, nothing consumed).
+    func pausedPeerLeft() -> Bool {
+        var entry = pollfd(fd: descriptor, events: Connection.pollRDHUP, revents: 0)
+        let ready = poll(&entry, 1, 0)
+        let gone: Int16 = Int16(POLLHUP) | Int16(POLLERR) | Connection.pollRDHUP
+        return ready > 0 && entry.revents & gone != 0
+    }
+
+    /// Reports the end of the connection to the delegate, once.
+    func reportEnd(_ reason: ConnectionEnd) {
+        guard !peerEnded else { return }
+        peerEnded = true
+        closeWatch?.suspend()
+        delegate?.connection(self, didEnd: reason)
+    }
+
+    /// Limits how much is read ahead into ``input`` before reading pauses by itself (it resumes
+    /// once the input is consumed below the limit).
     public func setReadHighWatermark(_ bytes: Int) {
-        if let bev { bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes) }
+        if let socket {
+            socket.highWatermark = bytes
+        } else if let bev {
+            bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes)
+        }
     }
 
     /// Sets read/write inactivity timeouts; `nil` clears one.
     public func setTimeouts(read: Duration?, write: Duration?) {
-        guard let bev else { return }
+        guard isOpen else { return }
         // Re-arming costs event_add calls on both events: skip when nothing changes (the proxy
         // sets the same timeouts at several points of every exchange).
         if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
         appliedTimeouts = (read, write)
+        if let socket {
+            socket.setTimeouts(read: read.map(Connection.timeval), write: write.map(Connection.timeval))
+            return
+        }
+        guard let bev else { return }
         var readTV = read.map(Connection.timeval)
         var writeTV = write.map(Connection.timeval)
         withOptionalPointer(&readTV) { r in
@@ -235,15 +331,25 @@ public final class Connection {
         output.append(bytes)
     }
 
-    /// Frees the bufferevent (closing the socket) and drops the delegate. Idempotent; safe inside callbacks.
+    /// Closes the socket (unsent bytes are dropped) and drops the delegate. Idempotent; safe
+    /// inside callbacks.
     public func close() {
         reportFlushed()
         lingerCap = nil
         closeWatch?.cancel()
         closeWatch = nil
-        guard let bev else { return }
-        bufferevent_free(bev)
-        self.bev = nil
+        if let socket {
+            socket.close()
+            self.socket = nil
+            // Nothing more goes out or comes in: give the chunks back now, not at deinit.
+            input.drain(input.count)
+            output.drain(output.count)
+        } else if let bev {
+            bufferevent_free(bev)
+            self.bev = nil
+        } else {
+            return
+        }
         delegate = nil
         selfRetain?.release()
         selfRetain = nil
@@ -252,9 +358,9 @@ public final class Connection {
     /// Closes with a reset (SO_LINGER 0): unsent bytes are dropped and the peer learns at once
     /// that the exchange was abandoned, instead of after reading everything still queued.
     public func reset() {
-        if let bev {
+        if isOpen {
             var off = linger(l_onoff: 1, l_linger: 0)
-            _ = setsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_LINGER, &off, socklen_t(MemoryLayout<linger>.size))
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_LINGER, &off, socklen_t(MemoryLayout<linger>.size))
         }
         close()
     }
@@ -266,7 +372,7 @@ public final class Connection {
     /// `flushed` runs once everything queued has been handed to the kernel (or the connection
     /// ended first): from then on, stopping the process loses nothing.
     public func closeAfterFlush(linger: Duration = .seconds(2), flushed: (() -> Void)? = nil) {
-        guard bev != nil, !lingering else {
+        guard isOpen, !lingering else {
             flushed?()
             return
         }
@@ -279,21 +385,21 @@ public final class Connection {
         // linger clock starts once everything is with the kernel (see shutdownWrite).
         setTimeouts(read: nil, write: .seconds(30))
         startReading()
-        if output.isEmpty { shutdownWrite() }
+        if output.isEmpty && !(socket?.flushPending ?? false) { shutdownWrite() }
     }
 
     /// Half-closes once everything queued is sent, but keeps reading and reporting to the
     /// delegate (a CONNECT tunnel whose other side finished sending).
     public func finishWriting() {
-        guard bev != nil else { return }
+        guard isOpen else { return }
         halfClosing = true
         if output.isEmpty { shutdownWrite() }
     }
 
     private func shutdownWrite() {
-        guard let bev, !shutDownWrite else { return }
+        guard isOpen, !shutDownWrite else { return }
         shutDownWrite = true
-        _ = shutdown(bufferevent_getfd(bev), Int32(SHUT_WR))
+        _ = shutdown(descriptor, Int32(SHUT_WR))
         if lingering {
             // Discard what the peer still sends for a short while (so it reads our answer
             // rather than a reset), but never longer than a few lingers in all.
@@ -309,13 +415,14 @@ public final class Connection {
         callback?()
     }
 
-    // MARK: - callbacks (from Trampolines.swift)
+    // MARK: - callbacks (from Trampolines.swift and Connection+Socket.swift)
 
     func handleReadable() {
         if lingering { input.drain(input.count); return }
         delegate?.connectionDidRead(self)
     }
 
+    /// Everything queued was handed to the kernel.
     func handleWritable() {
         if halfClosing && output.isEmpty { shutdownWrite() }
         if lingering {
@@ -327,16 +434,27 @@ public final class Connection {
         delegate?.connectionDidDrain(self)
     }
 
+    /// An outgoing plain connection finished connecting.
+    func handleConnected() {
+        isConnected = true
+        _ = shim_set_nodelay(descriptor)
+        delegate?.connectionDidConnect(self)
+    }
+
+    /// The socket ended (end of stream, error, timeout): a lingering close is complete, anything
+    /// else is reported.
+    func handleEnd(_ reason: ConnectionEnd) {
+        if lingering { close(); return }
+        reportEnd(reason)
+    }
+
     func handleEvent(_ what: Int32) {
         guard let bev else { return }
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
-            isConnected = true
-            _ = shim_set_nodelay(bufferevent_getfd(bev))
-            delegate?.connectionDidConnect(self)
+            handleConnected()
             return
         }
         if lingering { close(); return }
-        peerEnded = true
         let reason: ConnectionEnd
         if what & Int32(BEV_EVENT_TIMEOUT) != 0 {
             reason = .timeout
@@ -353,6 +471,9 @@ public final class Connection {
                 reason = code == ECONNREFUSED ? .refused : .socketError(errno: code)
             }
         }
+        // A bufferevent may report more than one event (end of stream, then a failed write):
+        // the delegate hears the first, as before.
+        peerEnded = true
         delegate?.connection(self, didEnd: reason)
     }
 }
@@ -376,9 +497,3 @@ extension Connection {
     }
 }
 
-private func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {
-    if value != nil {
-        return withUnsafePointer(to: &value!) { body($0) }
-    }
-    return body(nil)
-}

@@ -16,6 +16,11 @@ public final class EventLoop: @unchecked Sendable {
     private var wakeEvent: OpaquePointer?
     private let pending = Locked<[@Sendable () -> Void]>([])
     private var resolverBase: OpaquePointer?
+    /// Plain-socket connections that queued bytes during this loop iteration; written by one
+    /// pass at its end (``runFlushes()``), so a head and body queued separately leave in one
+    /// `writev`, and a socket that takes everything never needs write interest.
+    private var flushQueue: [Connection] = []
+    private var flushEvent: OpaquePointer?
 
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
@@ -47,10 +52,13 @@ public final class EventLoop: @unchecked Sendable {
         }
         wakeEvent = wake
         event_add(wake, nil)
+        flushEvent = event_new(base, -1, 0, loopFlushTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        flushQueue.reserveCapacity(64)
     }
 
     deinit {
         if let wakeEvent { event_free(wakeEvent) }
+        if let flushEvent { event_free(flushEvent) }
         Glibc.close(wakeFD)
         if let resolverBase { evdns_base_free(resolverBase, 0) }
         event_base_free(base)
@@ -91,6 +99,25 @@ public final class EventLoop: @unchecked Sendable {
             return taken
         }
         for item in work { item() }
+    }
+
+    /// Puts a connection with newly queued bytes on the flush list; the first one activates
+    /// the flush event, which runs after the callbacks already due in this iteration.
+    func scheduleFlush(_ connection: Connection) {
+        flushQueue.append(connection)
+        if flushQueue.count == 1, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
+    }
+
+    /// Writes every connection on the flush list. A write may make a delegate queue bytes on
+    /// another connection; those join the list and are written in this same pass.
+    func runFlushes() {
+        var index = 0
+        while index < flushQueue.count {
+            let connection = flushQueue[index]
+            index += 1
+            connection.flushScheduled()
+        }
+        flushQueue.removeAll(keepingCapacity: true)
     }
 
     /// The loop's asynchronous DNS resolver (reads `/etc/resolv.conf` and `/etc/hosts`), created on first use.

@@ -65,3 +65,29 @@ func resolveTrampoline(_ result: Int32, _ list: UnsafeMutablePointer<addrinfo>?,
     // Balances the passRetained in EventLoop.resolve: libevent calls back exactly once.
     Unmanaged<ResolveRequest>.fromOpaque(ctx).takeRetainedValue().answer(code: result, list: list)
 }
+
+func socketReadTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socketReadable(what)
+}
+
+func socketWriteTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socketWritable(what)
+}
+
+func socketOutputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx, let info else { return }
+    let connection = Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue()
+    connection.socket?.outputChanged(info, connection: connection)
+}
+
+func socketInputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socket?.inputChanged()
+}
+
+func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().runFlushes()
+}

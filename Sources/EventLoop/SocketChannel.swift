@@ -1,0 +1,311 @@
+import CLibevent
+import Glibc
+
+/// The plain-socket channel of a ``Connection``: one non-blocking TCP socket, two persistent
+/// libevent events (read, write) and the connection's two evbuffers, with the syscalls a ready
+/// socket needs and no others.
+///
+/// - **Reads** go straight into reserved space at the end of the input buffer, up to
+///   ``maxRead`` bytes per readiness, with no `FIONREAD` first (libevent's `evbuffer_read` asks
+///   for it and then caps every read at 4 KiB).
+/// - **Writes** happen once per loop iteration, as soon as bytes are queued (the output buffer's
+///   callback puts the connection on the loop's flush list). Write interest is registered only
+///   when the kernel would block, and dropped once the output is empty again.
+/// - **Read interest** stays registered: ``stopReading()`` takes effect lazily, dropping the
+///   registration only if the peer sends while paused. A read high watermark suspends reading
+///   until the consumer drains the input below it.
+///
+/// Confined to the loop's thread, like its connection. The connection's `Unmanaged` pointer is
+/// every callback's context.
+final class SocketChannel {
+    /// The socket.
+    let fd: Int32
+    private unowned(unsafe) let loop: EventLoop
+    private let readEvent: OpaquePointer
+    private let writeEvent: OpaquePointer
+    private let input: OpaquePointer
+    private let output: OpaquePointer
+    private let context: UnsafeMutableRawPointer
+    private var inputWatch: OpaquePointer?
+    private var outputWatch: OpaquePointer?
+
+    /// The most read per readiness: 64 KiB with room for libevent's chunk header, so a fresh
+    /// chunk is one 64 KiB allocation (one more byte and libevent would round it to 128 KiB,
+    /// which glibc serves with mmap).
+    static let maxRead = 64 * 1024 - 128
+
+    /// The owner wants bytes (``startReading()`` called and not ``stopReading()``).
+    private(set) var readWanted = false
+    /// The read event is registered with the loop.
+    private var readArmed = false
+    /// Reading is suspended because the input reached ``highWatermark``.
+    private var suspendedByWatermark = false
+    /// End of stream or a read error was seen: nothing more to read.
+    private(set) var readEnded = false
+    /// The write event is registered (the kernel would block, or a connect is in progress).
+    private var writeArmed = false
+    /// The connection is on the loop's flush list.
+    var flushPending = false
+    /// A connect was started and has not completed.
+    private(set) var connecting = false
+    /// The error of a connect that failed at once (reported from the loop, like any other).
+    private var immediateConnectError: Int32 = 0
+    private var readTimeout: timeval?
+    private var writeTimeout: timeval?
+    /// Input is not read beyond this many bytes until consumed (0: no limit).
+    var highWatermark = 0
+
+    /// `fd` must be non-blocking already (the listener accepts with `SOCK_NONBLOCK`; connects
+    /// create it so).
+    init?(fd: Int32, loop: EventLoop, context: UnsafeMutableRawPointer, input: OpaquePointer, output: OpaquePointer) {
+        guard let readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), socketReadTrampoline, context) else {
+            return nil
+        }
+        guard let writeEvent = event_new(loop.base, fd, Int16(EV_WRITE | EV_PERSIST), socketWriteTrampoline, context) else {
+            event_free(readEvent)
+            return nil
+        }
+        self.fd = fd
+        self.loop = loop
+        self.readEvent = readEvent
+        self.writeEvent = writeEvent
+        self.input = input
+        self.output = output
+        self.context = context
+        outputWatch = evbuffer_add_cb(output, socketOutputTrampoline, context)
+    }
+
+    // MARK: - reading
+
+    /// Wants bytes: registers the read event unless it still is (a lazy pause), and restarts
+    /// the read timeout.
+    func startReading() {
+        readWanted = true
+        guard !readEnded, !suspendedByWatermark else { return }
+        if !readArmed || readTimeout != nil { armRead() }
+    }
+
+    /// Wants no bytes for now. The registration stays (no syscall); only the timeout stops.
+    func stopReading() {
+        readWanted = false
+        if readArmed && readTimeout != nil { event_remove_timer(readEvent) }
+    }
+
+    private func armRead() {
+        withOptionalPointer(&readTimeout) { _ = event_add(readEvent, $0) }
+        readArmed = true
+    }
+
+    /// Drops the read registration (one `epoll_ctl`).
+    func disarmRead() {
+        guard readArmed else { return }
+        event_del(readEvent)
+        readArmed = false
+    }
+
+    /// What one read readiness led to.
+    enum ReadResult {
+        /// Bytes were appended to the input.
+        case bytes
+        /// Nothing to do (spurious wake-up, or reading paused just now).
+        case nothing
+        /// The peer sent while reading was paused: the registration was dropped.
+        case pausedWithData
+        /// Reading stopped at the high watermark until the input is consumed.
+        case suspended
+        /// End of stream, or a read error.
+        case ended(ConnectionEnd)
+    }
+
+    /// Reads once (called when the socket is readable).
+    func read() -> ReadResult {
+        guard readWanted else {
+            disarmRead()
+            return .pausedWithData
+        }
+        var room = SocketChannel.maxRead
+        if highWatermark > 0 {
+            room = min(room, highWatermark - evbuffer_get_length(input))
+            if room <= 0 {
+                suspend()
+                return .suspended
+            }
+        }
+        var vector = iovec()  // evbuffer_iovec is iovec on Linux
+        guard evbuffer_reserve_space(input, room, &vector, 1) == 1, let base = vector.iov_base else {
+            return .nothing
+        }
+        let got = Glibc.read(fd, base, min(room, vector.iov_len))
+        if got > 0 {
+            vector.iov_len = got
+            evbuffer_commit_space(input, &vector, 1)
+            return .bytes
+        }
+        if got < 0 {
+            let code = shim_errno()
+            if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { return .nothing }
+            endReading()
+            return .ended(.socketError(errno: code))
+        }
+        endReading()
+        return .ended(.endOfStream)
+    }
+
+    /// After the consumer had its turn: suspends if the input is still at the high watermark
+    /// (saves a wake-up that would find no room).
+    func suspendIfFull() {
+        if highWatermark > 0 && evbuffer_get_length(input) >= highWatermark { suspend() }
+    }
+
+    private func suspend() {
+        guard !suspendedByWatermark else { return }
+        suspendedByWatermark = true
+        disarmRead()
+        if let inputWatch {
+            evbuffer_cb_set_flags(input, inputWatch, UInt32(EVBUFFER_CB_ENABLED))
+        } else {
+            inputWatch = evbuffer_add_cb(input, socketInputTrampoline, context)
+        }
+    }
+
+    /// The input changed (only watched while suspended): resumes below the high watermark.
+    func inputChanged() {
+        guard suspendedByWatermark, evbuffer_get_length(input) < highWatermark else { return }
+        suspendedByWatermark = false
+        if let inputWatch { evbuffer_cb_clear_flags(input, inputWatch, UInt32(EVBUFFER_CB_ENABLED)) }
+        if readWanted && !readEnded { armRead() }
+    }
+
+    /// Nothing more will be read (end of stream, error, timeout).
+    func endReading() {
+        readEnded = true
+        disarmRead()
+    }
+
+    // MARK: - writing
+
+    /// The output changed: new bytes put the connection on the loop's flush list, unless a
+    /// write is already waiting for the socket (or a connect for its completion).
+    func outputChanged(_ info: UnsafePointer<evbuffer_cb_info>, connection: Connection) {
+        guard info.pointee.n_added > 0, !flushPending, !writeArmed, !connecting else { return }
+        flushPending = true
+        loop.scheduleFlush(connection)
+    }
+
+    /// What one write attempt led to.
+    enum WriteResult {
+        /// Everything queued is with the kernel.
+        case drained
+        /// Some bytes wait for the socket to become writable (write interest registered).
+        case waiting
+        /// The write failed; the output was discarded.
+        case failed(ConnectionEnd)
+    }
+
+    /// Hands as much of the output to the kernel as it takes, in one `writev`.
+    func write() -> WriteResult {
+        if evbuffer_get_length(output) > 0 {
+            let written = evbuffer_write_atmost(output, fd, -1)
+            if written < 0 {
+                let code = shim_errno()
+                if code != EAGAIN && code != EWOULDBLOCK && code != EINTR {
+                    disarmWrite()
+                    evbuffer_drain(output, evbuffer_get_length(output))
+                    return .failed(code == ECONNREFUSED ? .refused : .socketError(errno: code))
+                }
+            }
+        }
+        if evbuffer_get_length(output) > 0 {
+            armWrite()
+            return .waiting
+        }
+        disarmWrite()
+        return .drained
+    }
+
+    private func armWrite() {
+        guard !writeArmed else { return }
+        withOptionalPointer(&writeTimeout) { _ = event_add(writeEvent, $0) }
+        writeArmed = true
+    }
+
+    private func disarmWrite() {
+        guard writeArmed else { return }
+        event_del(writeEvent)
+        writeArmed = false
+    }
+
+    // MARK: - connecting
+
+    /// Starts a non-blocking connect; the outcome arrives as a write readiness (also when the
+    /// connect succeeded or failed at once, so the owner never hears it inside this call).
+    func startConnect(to address: SocketAddress) {
+        connecting = true
+        let result = address.withSockaddr { sa, length in Glibc.connect(fd, sa, socklen_t(length)) }
+        let code = result == 0 ? 0 : shim_errno()
+        if code == EINPROGRESS {
+            armWrite()
+        } else {
+            immediateConnectError = code
+            event_active(writeEvent, Int32(EV_WRITE), 0)
+        }
+    }
+
+    /// The connect completed: `nil` on success, else why it failed.
+    func finishConnect() -> ConnectionEnd? {
+        connecting = false
+        disarmWrite()
+        var code = immediateConnectError
+        if code == 0 {
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = shim_errno() }
+        }
+        guard code != 0 else { return nil }
+        endReading()
+        return code == ECONNREFUSED ? .refused : .socketError(errno: code)
+    }
+
+    // MARK: - timeouts and closing
+
+    /// Read timeout: no bytes for that long while reading is wanted. Write timeout: no progress
+    /// for that long while bytes wait for the socket.
+    func setTimeouts(read: timeval?, write: timeval?) {
+        readTimeout = read
+        writeTimeout = write
+        if readArmed {
+            if readWanted && read != nil { armRead() } else { event_remove_timer(readEvent) }
+        }
+        if writeArmed && !connecting {
+            if write != nil {
+                withOptionalPointer(&writeTimeout) { _ = event_add(writeEvent, $0) }
+            } else {
+                event_remove_timer(writeEvent)
+            }
+        }
+    }
+
+    /// A read or write timeout fired: nothing more is read or written.
+    func timedOut() {
+        endReading()
+        disarmWrite()
+    }
+
+    /// Frees the events and closes the socket (the connection drops the channel after this).
+    func close() {
+        event_free(readEvent)
+        event_free(writeEvent)
+        if let outputWatch { evbuffer_remove_cb_entry(output, outputWatch) }
+        if let inputWatch { evbuffer_remove_cb_entry(input, inputWatch) }
+        outputWatch = nil
+        inputWatch = nil
+        Glibc.close(fd)
+    }
+}
+
+/// Calls `body` with a pointer to the value, or with `nil` when there is none.
+func withOptionalPointer<T, R>(_ value: inout T?, _ body: (UnsafePointer<T>?) -> R) -> R {
+    if value != nil {
+        return withUnsafePointer(to: &value!) { body($0) }
+    }
+    return body(nil)
+}
