@@ -48,6 +48,12 @@ static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version)
     return SSL_CTX_set_min_proto_version(ctx, version);
 }
 
+/// `SSL_CTX_set_session_cache_mode` is a macro over SSL_CTX_ctrl: a client cache whose sessions
+/// the application keeps itself (per peer), not in OpenSSL's internal store.
+static inline long shim_SSL_CTX_enable_client_session_callback(SSL_CTX *ctx) {
+    return SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+}
+
 /// `errno` is a macro expanding to a thread-local lvalue; Swift's Glibc overlay has it, but keeping
 /// the read here makes the libevent error path independent of the overlay.
 static inline int shim_errno(void) { return errno; }

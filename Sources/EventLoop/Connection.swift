@@ -40,6 +40,8 @@ public final class Connection {
     public internal(set) var isConnected: Bool
     /// Whether this is a TLS connection.
     public private(set) var isTLS = false
+    /// Whether the TLS handshake resumed an earlier session (no certificate exchange).
+    public private(set) var tlsSessionResumed = false
     /// Whether a peer that closes (FIN or reset) while reading is paused is reported within
     /// ``pausedCloseCheck`` (as ``ConnectionEnd/endOfStream``) instead of when reading resumes. For client connections:
     /// a paused upload must not keep its backend request alive after the client left. Off for
@@ -144,7 +146,7 @@ public final class Connection {
     /// before that is sent unless the handshake and verification succeed.
     public static func connectTLS(host: String, port: Int, context: TLSClientContext, on loop: EventLoop,
                                   delegate: any ConnectionDelegate) -> Connection? {
-        guard let ssl = context.makeSSL(host: host) else { return nil }
+        guard let ssl = context.makeSSL(host: host, port: port) else { return nil }
         guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
             SSL_free(ssl)
             return nil
@@ -175,7 +177,7 @@ public final class Connection {
             connection.socket?.startConnect(to: address)
             return connection
         }
-        guard let ssl = tls.context.makeSSL(host: tls.serverName) else { return nil }
+        guard let ssl = tls.context.makeSSL(host: tls.serverName, port: address.port) else { return nil }
         guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
             SSL_free(ssl)
             return nil
@@ -310,7 +312,7 @@ public final class Connection {
         if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
         appliedTimeouts = (read, write)
         if let socket {
-            socket.setTimeouts(read: read.map(Connection.timeval), write: write.map(Connection.timeval))
+            socket.setTimeouts(read: read.map(loop.timeval), write: write.map(loop.timeval))
             return
         }
         guard let bev else { return }
@@ -451,6 +453,7 @@ public final class Connection {
     func handleEvent(_ what: Int32) {
         guard let bev else { return }
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
+            if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) { tlsSessionResumed = SSL_session_reused(ssl) == 1 }
             handleConnected()
             return
         }

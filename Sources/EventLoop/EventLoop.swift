@@ -21,6 +21,7 @@ public final class EventLoop: @unchecked Sendable {
     /// `writev`, and a socket that takes everything never needs write interest.
     private var flushQueue: [Connection] = []
     private var flushEvent: OpaquePointer?
+    private var timevals: [(duration: Duration, value: Glibc.timeval)] = []
 
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
@@ -99,6 +100,16 @@ public final class EventLoop: @unchecked Sendable {
             return taken
         }
         for item in work { item() }
+    }
+
+    /// `duration` as a `timeval`, remembered for the few timeouts a loop uses over and over
+    /// (`Duration.components` divides 128-bit integers: ~800 instructions a conversion).
+    func timeval(_ duration: Duration) -> Glibc.timeval {
+        for entry in timevals where entry.duration == duration { return entry.value }
+        let (seconds, attoseconds) = duration.components
+        let value = Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        if timevals.count < 16 { timevals.append((duration, value)) }
+        return value
     }
 
     /// Puts a connection with newly queued bytes on the flush list; the first one activates

@@ -29,6 +29,11 @@ public final class TLSClientContext: @unchecked Sendable {
     let raw: OpaquePointer
     /// Whether peers are verified (false only with `insecureSkipVerify`).
     public let verifiesPeer: Bool
+    /// The session to resume per peer (`host:port`), shared by every loop.
+    private let sessions = Locked<[String: TLSSessionSlot]>([:])
+    /// Most peers with a remembered session (a forward proxy that may reach any host must not
+    /// grow without bound); connections to further peers do full handshakes.
+    static let maxSessionPeers = 1024
 
     /// Builds a context; throws with a message naming the file that could not be used.
     public init(_ settings: TLSClientSettings) throws(EventLoopError) {
@@ -36,6 +41,10 @@ public final class TLSClientContext: @unchecked Sendable {
         raw = ctx
         verifiesPeer = !settings.insecureSkipVerify
         _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        // Every new session (a TLS 1.3 ticket, or a TLS 1.2 session) is handed to us and kept
+        // for the peer it came from, so the next connection to that peer resumes it.
+        _ = shim_SSL_CTX_enable_client_session_callback(ctx)
+        SSL_CTX_sess_set_new_cb(ctx, tlsNewSessionTrampoline)
         if settings.insecureSkipVerify {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         } else {
@@ -62,10 +71,18 @@ public final class TLSClientContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(raw) }
 
-    /// A new `SSL` for one connection to `host`: SNI for names, and the name or IP address that
-    /// the certificate must match.
-    func makeSSL(host: String) -> OpaquePointer? {
+    /// A new `SSL` for one connection to `host`: SNI for names, the name or IP address that
+    /// the certificate must match, and the last session from `host:port` to resume.
+    func makeSSL(host: String, port: Int) -> OpaquePointer? {
         guard let ssl = SSL_new(raw) else { return nil }
+        if let slot = sessionSlot(for: "\(host):\(port)") {
+            // The slot outlives every SSL that points at it (slots live as long as the context).
+            SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(slot).toOpaque())
+            if let session = slot.session() {
+                SSL_set_session(ssl, session)
+                SSL_SESSION_free(session)
+            }
+        }
         if verifiesPeer {
             if TLSClientContext.isIPAddress(host) {
                 // No SNI for IP literals (RFC 6066); verify the address against the certificate.
@@ -78,6 +95,16 @@ public final class TLSClientContext: @unchecked Sendable {
             _ = shim_SSL_set_tlsext_host_name(ssl, host)
         }
         return ssl
+    }
+
+    private func sessionSlot(for peer: String) -> TLSSessionSlot? {
+        sessions.withLock { slots in
+            if let slot = slots[peer] { return slot }
+            guard slots.count < TLSClientContext.maxSessionPeers else { return nil }
+            let slot = TLSSessionSlot()
+            slots[peer] = slot
+            return slot
+        }
     }
 
     static func isIPAddress(_ host: String) -> Bool {
@@ -98,5 +125,34 @@ public final class TLSClientContext: @unchecked Sendable {
         var buffer = [CChar](repeating: 0, count: 256)
         ERR_error_string_n(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The session to resume for one peer: replaced by each new session the peer issues.
+final class TLSSessionSlot: @unchecked Sendable {
+    // An `SSL_SESSION` is reference-counted and immutable once issued; the lock guards the slot.
+    private let current = Locked<OpaquePointer?>(nil)
+
+    deinit {
+        if let session = current.withLock({ $0 }) { SSL_SESSION_free(session) }
+    }
+
+    /// Keeps `session` (taking over the caller's reference), releasing the one before.
+    func store(_ session: OpaquePointer) {
+        let old = current.withLock { slot in
+            let old = slot
+            slot = session
+            return old
+        }
+        if let old { SSL_SESSION_free(old) }
+    }
+
+    /// The session to resume, with a reference for the caller to release; `nil` if none yet.
+    func session() -> OpaquePointer? {
+        current.withLock { slot in
+            guard let session = slot else { return nil }
+            SSL_SESSION_up_ref(session)
+            return session
+        }
     }
 }

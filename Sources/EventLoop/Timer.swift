@@ -5,6 +5,7 @@ import Glibc
 /// cancelled) when released.
 public final class Timer {
     private var event: OpaquePointer?
+    private unowned(unsafe) let loop: EventLoop
     private let action: () -> Void
     private let interval: Duration?
 
@@ -12,6 +13,7 @@ public final class Timer {
     public init(on loop: EventLoop, after delay: Duration, repeating: Duration? = nil, _ action: @escaping () -> Void) {
         self.action = action
         self.interval = repeating
+        self.loop = loop
         event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
         arm(delay)
     }
@@ -20,6 +22,7 @@ public final class Timer {
     public init(on loop: EventLoop, _ action: @escaping () -> Void) {
         self.action = action
         self.interval = nil
+        self.loop = loop
         event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -41,8 +44,7 @@ public final class Timer {
 
     private func arm(_ delay: Duration) {
         guard let event else { return }
-        let (seconds, attoseconds) = delay.components
-        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        var tv = loop.timeval(delay)
         event_add(event, &tv)
     }
 

@@ -91,3 +91,11 @@ func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPoin
     guard let ctx else { return }
     Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().runFlushes()
 }
+
+/// OpenSSL's new-session callback (any worker thread): keeps the session for its peer. Returns
+/// 1 when the reference was taken over, 0 to let OpenSSL release it.
+func tlsNewSessionTrampoline(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {
+    guard let ssl, let session, let slot = SSL_get_ex_data(ssl, 0) else { return 0 }
+    Unmanaged<TLSSessionSlot>.fromOpaque(slot).takeUnretainedValue().store(session)
+    return 1
+}

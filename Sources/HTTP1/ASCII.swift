@@ -90,12 +90,14 @@ enum ASCII {
     /// ASCII-case-insensitive equality of two strings (RFC 9110 §5.1: field names are
     /// case-insensitive). Non-ASCII bytes must match exactly.
     static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
-        let au = a.utf8, bu = b.utf8
-        guard au.count == bu.count else { return false }
-        for (x, y) in zip(au, bu) where x != y {
-            if lower(x) != lower(y) { return false }
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for index in 0..<x.count where x[index] != y[index] && lower(x[index]) != lower(y[index]) { return false }
+                return true
+            }
         }
-        return true
     }
 
     /// Compares `buf[range]` with a lowercase ASCII literal made of letters, digits and `-`,

@@ -14,4 +14,20 @@ public struct HTTPField: Sendable, Equatable, Hashable {
         self.name = name
         self.value = value
     }
+
+    /// Whether the name equals `lowercase` ignoring ASCII case; `lowercase` is a lowercase
+    /// field name (letters, digits, `-`). Compares lengths first, then 8 bytes at a time.
+    @inline(__always)
+    public func nameEquals(_ lowercase: StaticString) -> Bool {
+        guard name.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+        var copy = name
+        // Names were validated as tokens by the parser (or are the proxy's own), which is
+        // what the case fold of equalsLowercase relies on.
+        return copy.withUTF8 { ASCII.equalsLowercase(UnsafeRawBufferPointer($0), 0..<$0.count, lowercase) }
+    }
+
+    /// Whether the name equals `other` ignoring ASCII case (RFC 9110 §5.1).
+    public func nameEquals(ignoringCase other: String) -> Bool {
+        ASCII.equalsIgnoringCase(name, other)
+    }
 }

@@ -83,4 +83,21 @@ public struct HTTPFields: Sendable, Equatable, Hashable, Sequence {
         }
         return result
     }
+
+    /// The connection options of the `Connection` lines other than `close` and `keep-alive`,
+    /// lowercased: the names of further fields that belong to this hop only (RFC 9110 §7.6.1).
+    /// (`keep-alive` names a field that is hop-by-hop anyway, `close` names none.) Empty —
+    /// without allocating — for the usual `Connection: keep-alive` or no Connection field.
+    public func connectionOptions() -> [String] {
+        var result: [String] = []
+        for field in fields where field.nameEquals("connection") {
+            ASCII.forEachListElement(field.value) { buf, range in
+                if !ASCII.equalsLowercase(buf, range, "keep-alive") && !ASCII.equalsLowercase(buf, range, "close") {
+                    result.append(ASCII.lowercasedString(buf, range))
+                }
+                return true
+            }
+        }
+        return result
+    }
 }

@@ -74,12 +74,18 @@ extension ClientSession: UpstreamWaiter {
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
         perform(exchange.start(Exchange.Request(
-            idempotent: Self.idempotentMethods.contains(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
+            idempotent: Self.isIdempotent(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
             chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential)))
     }
 
-    /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request.
-    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+    /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. (A switch:
+    /// comparing short strings with literals costs a few instructions; a Set lookup hashes.)
+    static func isIdempotent(_ method: String) -> Bool {
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
+        default: return false
+        }
+    }
 
     private func startTunnel(_ head: RequestHead) {
         guard case .authority(let authority) = head.target else {
@@ -205,7 +211,7 @@ extension ClientSession: UpstreamWaiter {
         disarm()
         context.scratch.buffer.append(exchange.resendBody)
         if replay {
-            acquireUpstream(checkStale: !Self.idempotentMethods.contains(io.head.method), pauseClient: false)
+            acquireUpstream(checkStale: !Self.isIdempotent(io.head.method), pauseClient: false)
         } else {
             io.upstream = context.pool.acquireFresh(io.decision.target)
             perform(exchange.upstreamAssigned())

@@ -36,6 +36,10 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var upstreamDiscarded: [String: UInt64] = [:]
     /// Most distinct upstreams counted per worker in ``upstreamDiscarded`` (then `other`).
     public static let maxUpstreamSeries = 256
+    /// Completed TLS handshakes with backends, by `host:port` (filled in when collected).
+    public var upstreamTLSHandshakes: [String: UInt64] = [:]
+    /// Of those, handshakes that resumed an earlier session, by `host:port`.
+    public var upstreamTLSResumed: [String: UInt64] = [:]
     /// Failed `accept` calls (descriptor or memory exhaustion), after which accepting pauses.
     public var acceptErrors: UInt64 = 0
 
@@ -51,6 +55,8 @@ public struct ProxyMetrics: Sendable, Equatable {
         upstreamConnections.merge(other.upstreamConnections, uniquingKeysWith: +)
         upstreamUnauthorized.merge(other.upstreamUnauthorized, uniquingKeysWith: +)
         upstreamDiscarded.merge(other.upstreamDiscarded, uniquingKeysWith: +)
+        upstreamTLSHandshakes.merge(other.upstreamTLSHandshakes, uniquingKeysWith: +)
+        upstreamTLSResumed.merge(other.upstreamTLSResumed, uniquingKeysWith: +)
         acceptErrors += other.acceptErrors
     }
 }

@@ -27,17 +27,17 @@ enum RequestRewriter {
         out.appendUTF8(decision.hostField)
         out.append(contentsOf: HeadBytes.crlf)
 
-        let connectionNamed = request.fields.tokens("connection")
+        let connectionNamed = request.fields.connectionOptions()
         let stripAuthorization = decision.credential != nil
         for field in request.fields {
-            if FieldNames.equal(field.name, "host") { continue }
-            if FieldNames.equal(field.name, "content-length") {
+            if field.nameEquals("host") { continue }
+            if field.nameEquals("content-length") {
                 // Re-emitted below from the parsed framing (one canonical line).
                 continue
             }
-            if FieldNames.contains(FieldNames.hopByHop, field.name) { continue }
-            if stripAuthorization && FieldNames.equal(field.name, "authorization") { continue }
-            if !connectionNamed.isEmpty && FieldNames.contains(connectionNamed, field.name) { continue }
+            if FieldNames.isHopByHop(field) { continue }
+            if stripAuthorization && field.nameEquals("authorization") { continue }
+            if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
             out.appendField(field.name, field.value)
         }
         switch request.framing {

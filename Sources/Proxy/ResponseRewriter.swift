@@ -37,11 +37,11 @@ enum ResponseRewriter {
         out.append(0x20)
         out.appendUTF8(response.reason)
         out.append(contentsOf: HeadBytes.crlf)
-        let connectionNamed = response.fields.tokens("connection")
+        let connectionNamed = response.fields.connectionOptions()
         for field in response.fields {
-            if FieldNames.contains(FieldNames.hopByHop, field.name) { continue }
-            if !connectionNamed.isEmpty && FieldNames.contains(connectionNamed, field.name) { continue }
-            if framing == .chunked && FieldNames.equal(field.name, "content-length") { continue }
+            if FieldNames.isHopByHop(field) { continue }
+            if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
+            if framing == .chunked && field.nameEquals("content-length") { continue }
             out.appendField(field.name, field.value)
         }
         if framing == .chunked {

@@ -52,6 +52,11 @@ final class UpstreamPool {
     private var nextWaiter: UpstreamPoolState.WaiterID = 0
     /// `host:port` per pool key with open connections, for metrics.
     private var labels: [String: String] = [:]
+    /// Completed TLS handshakes by backend label (at most ``ProxyMetrics/maxUpstreamSeries``
+    /// labels, then `other`).
+    private(set) var tlsHandshakes: [String: UInt64] = [:]
+    /// Of those, the ones that resumed a session.
+    private(set) var tlsResumed: [String: UInt64] = [:]
 
     /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
     init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,
@@ -178,9 +183,14 @@ final class UpstreamPool {
         perform(slot)
     }
 
-    /// A connection finished connecting (for the `connecting` gauge).
+    /// A connection finished connecting (for the `connecting` gauge, and the TLS counters).
     func connectionEstablished(_ upstream: UpstreamConnection) {
         state.connected(upstream.id)
+        guard let connection = upstream.connection, connection.isTLS else { return }
+        let label = labels[upstream.target.poolKey] ?? upstream.target.poolKey
+        let series = tlsHandshakes.count < ProxyMetrics.maxUpstreamSeries || tlsHandshakes[label] != nil ? label : "other"
+        tlsHandshakes[series, default: 0] += 1
+        if connection.tlsSessionResumed { tlsResumed[series, default: 0] += 1 }
     }
 
     /// An idle connection's idle timeout expired.

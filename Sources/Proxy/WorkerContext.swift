@@ -50,6 +50,8 @@ final class WorkerContext {
         var snapshot = metrics
         snapshot.clientConnections = sessions.count + tunnels.count
         snapshot.upstreamConnections = pool.gauges()
+        snapshot.upstreamTLSHandshakes = pool.tlsHandshakes
+        snapshot.upstreamTLSResumed = pool.tlsResumed
         return snapshot
     }
 

@@ -33,6 +33,16 @@ enum MetricsExporter {
             proxy.upstreamDiscarded.sorted { $0.key < $1.key }.map {
                 MetricSample(labels: [MetricLabel("upstream", $0.key)], value: Double($0.value))
             }))
+        families.append(.counter("token_sidecar_upstream_tls_handshakes_total",
+                                 help: "Completed TLS handshakes with backends, by backend.",
+            proxy.upstreamTLSHandshakes.sorted { $0.key < $1.key }.map {
+                MetricSample(labels: [MetricLabel("upstream", $0.key)], value: Double($0.value))
+            }))
+        families.append(.counter("token_sidecar_upstream_tls_resumed_total",
+                                 help: "TLS handshakes with backends that resumed an earlier session, by backend.",
+            proxy.upstreamTLSHandshakes.keys.sorted().map {
+                MetricSample(labels: [MetricLabel("upstream", $0)], value: Double(proxy.upstreamTLSResumed[$0] ?? 0))
+            }))
         families.append(.counter("token_sidecar_accept_errors_total",
                                  help: "Failed accept calls (descriptor or memory exhaustion); accepting pauses after each.",
                                  [MetricSample(value: Double(proxy.acceptErrors))]))
