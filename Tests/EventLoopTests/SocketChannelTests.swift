@@ -1,0 +1,260 @@
+import EventLoop
+import Glibc
+import XCTest
+
+/// The plain-socket channel (accepted connections and connects to an address) at its edges:
+/// bodies larger than every buffer, a reader that pauses, a peer that never reads, a peer that
+/// leaves while paused, refusals and timeouts. Real sockets on 127.0.0.1, one loop per test.
+final class SocketChannelTests: XCTestCase {
+    /// Runs `loop` until something stops it, at most `seconds`.
+    private func run(_ loop: EventLoop, seconds: Int = 10) {
+        let guardTimer = Timer(on: loop, after: .seconds(seconds)) { loop.stop() }
+        loop.run()
+        guardTimer.cancel()
+    }
+
+    private func listen(on loop: EventLoop, _ accepted: @escaping (Connection) -> Void) throws -> (Listener, SocketAddress) {
+        let listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop, onAccept: accepted)
+        return (listener, try SocketAddress(host: "127.0.0.1", port: listener.address.port))
+    }
+
+    private static func payload(_ count: Int) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+    }
+
+    // MARK: - reading
+
+    /// A consumer that takes 4 KiB per millisecond behind a 16 KiB high watermark: 2 MiB arrive
+    /// whole and in order, and the input never holds more than the watermark.
+    func testHighWatermarkBoundsTheInputAndLosesNothing() throws {
+        let loop = try EventLoop()
+        let sent = Self.payload(2 * 1024 * 1024)
+        let reader = SlowReader(loop: loop, expected: sent.count, watermark: 16 * 1024)
+        let (listener, address) = try listen(on: loop) { reader.adopt($0) }
+        let writer = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        writer.write(sent)
+        run(loop, seconds: 20)
+        XCTAssertEqual(reader.received.count, sent.count)
+        XCTAssertTrue(reader.received == sent, "bytes arrive whole and in order")
+        XCTAssertLessThanOrEqual(reader.largestInput, 16 * 1024, "reading stops at the high watermark")
+        XCTAssertGreaterThan(reader.pauses, 0, "the watermark was reached and reading resumed")
+        withExtendedLifetime((listener, writer)) {}
+    }
+
+    /// Paused reading delivers nothing more, however much the peer sends; resuming delivers
+    /// everything that waited.
+    func testPausedReadingDeliversNothingUntilResumed() throws {
+        let loop = try EventLoop()
+        let pauser = Pauser()
+        let (listener, address) = try listen(on: loop) { connection in
+            pauser.connection = connection
+            connection.delegate = pauser
+            connection.startReading()
+        }
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        client.write(Array("first".utf8))
+        let more = Timer(on: loop, after: .milliseconds(100)) { client.write(Array(repeating: 0x61, count: 100_000)) }
+        let check = Timer(on: loop, after: .milliseconds(400)) {
+            pauser.readsWhilePaused = pauser.reads
+            pauser.bytesWhilePaused = pauser.connection?.input.count ?? -1
+            pauser.connection?.startReading()
+        }
+        let stop = Timer(on: loop, after: .milliseconds(900)) { loop.stop() }
+        run(loop)
+        XCTAssertEqual(pauser.readsWhilePaused, 1, "no read callback while paused")
+        XCTAssertEqual(pauser.bytesWhilePaused, 0, "nothing read into the input while paused")
+        XCTAssertEqual(pauser.total, 5 + 100_000, "everything arrives after resuming")
+        withExtendedLifetime((listener, client, more, check, stop)) {}
+    }
+
+    /// A peer that resets while reading is paused (with data still unread) is reported as gone,
+    /// without resuming the read.
+    func testPeerLeavingWhilePausedIsReported() throws {
+        let loop = try EventLoop()
+        let pauser = Pauser()
+        pauser.stopsLoopOnEnd = loop
+        let (listener, address) = try listen(on: loop) { connection in
+            pauser.connection = connection
+            connection.delegate = pauser
+            connection.reportsCloseWhilePaused = true
+            connection.startReading()
+        }
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        client.write(Array("first".utf8))
+        let more = Timer(on: loop, after: .milliseconds(100)) { client.write(Array("unread".utf8)) }
+        let leave = Timer(on: loop, after: .milliseconds(300)) { client.reset() }
+        run(loop)
+        XCTAssertEqual(pauser.ended, .endOfStream)
+        XCTAssertEqual(pauser.total, 5, "the bytes sent while paused were never read")
+        withExtendedLifetime((listener, more, leave)) {}
+    }
+
+    /// No bytes within the read timeout end the connection with `.timeout`.
+    func testReadTimeoutEndsAQuietConnection() throws {
+        let loop = try EventLoop()
+        let pauser = Pauser()
+        pauser.pauses = false
+        pauser.stopsLoopOnEnd = loop
+        let started = ContinuousClock.now
+        let (listener, address) = try listen(on: loop) { connection in
+            pauser.connection = connection
+            connection.delegate = pauser
+            connection.setTimeouts(read: .milliseconds(150), write: nil)
+            connection.startReading()
+        }
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        run(loop)
+        XCTAssertEqual(pauser.ended, .timeout)
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(150))
+        withExtendedLifetime((listener, client)) {}
+    }
+
+    // MARK: - writing
+
+    /// 4 MiB written to a peer that does not read for a while: the writer hears that its output
+    /// drained only once the peer took everything, and every byte arrives.
+    func testWritesToASlowPeerDrainExactlyOnce() throws {
+        let loop = try EventLoop()
+        let sent = Self.payload(4 * 1024 * 1024)
+        let writer = DrainCounter()
+        let (listener, address) = try listen(on: loop) { connection in
+            writer.connection = connection
+            connection.delegate = writer
+            connection.write(sent)
+            writer.queuedAfterWrite = connection.output.count
+        }
+        let reader = SlowReader(loop: loop, expected: sent.count, watermark: 0)
+        reader.startDelay = .milliseconds(300)
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: reader))
+        reader.adopt(client)
+        run(loop, seconds: 30)
+        XCTAssertTrue(reader.received == sent, "every byte arrives in order")
+        XCTAssertEqual(writer.drains, 1, "one drain report, when everything was handed over")
+        XCTAssertEqual(writer.connection?.output.count, 0)
+        withExtendedLifetime(listener) {}
+    }
+
+    // MARK: - connecting
+
+    /// A refused connect is reported from the loop, never inside the call that started it.
+    func testRefusedConnectIsReportedAsynchronously() throws {
+        let loop = try EventLoop()
+        let port = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { _ in }.address.port
+        let watcher = Pauser()
+        watcher.stopsLoopOnEnd = loop
+        let connection = try XCTUnwrap(Connection.connect(to: SocketAddress(host: "127.0.0.1", port: port), tls: nil,
+                                                          on: loop, delegate: watcher))
+        XCTAssertNil(watcher.ended, "nothing is reported inside connect(to:)")
+        XCTAssertFalse(connection.isConnected)
+        run(loop)
+        XCTAssertEqual(watcher.ended, .refused)
+    }
+
+    /// Bytes written before the connect completes go out once it does.
+    func testBytesQueuedWhileConnectingAreSent() throws {
+        let loop = try EventLoop()
+        let sent = Self.payload(300_000)
+        let reader = SlowReader(loop: loop, expected: sent.count, watermark: 0)
+        let (listener, address) = try listen(on: loop) { reader.adopt($0) }
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        client.write(sent)
+        run(loop)
+        XCTAssertTrue(reader.received == sent)
+        withExtendedLifetime((listener, client)) {}
+    }
+}
+
+/// Ignores everything (a peer whose own events do not matter to the test).
+private final class Quiet: ConnectionDelegate {
+    func connectionDidRead(_ connection: Connection) { connection.input.drain(connection.input.count) }
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {}
+}
+
+/// Pauses after its first read (unless `pauses` is false) and counts what it gets.
+private final class Pauser: ConnectionDelegate {
+    var connection: Connection?
+    var pauses = true
+    var reads = 0
+    var total = 0
+    var readsWhilePaused = -1
+    var bytesWhilePaused = -1
+    var ended: ConnectionEnd?
+    var stopsLoopOnEnd: EventLoop?
+    func connectionDidRead(_ connection: Connection) {
+        reads += 1
+        total += connection.input.count
+        connection.input.drain(connection.input.count)
+        if pauses && reads == 1 { connection.stopReading() }
+    }
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+        ended = reason
+        connection.close()
+        stopsLoopOnEnd?.stop()
+    }
+}
+
+/// Reads slowly: 4 KiB per millisecond behind a watermark, else 32 KiB (after `startDelay`), noting the largest input seen.
+private final class SlowReader: ConnectionDelegate {
+    let loop: EventLoop
+    let expected: Int
+    let watermark: Int
+    var startDelay: Duration = .zero
+    var received: [UInt8] = []
+    var largestInput = 0
+    var pauses = 0
+    private var connection: Connection?
+    /// A repeating loop timer (typed loosely: Foundation's `Timer` shadows the name here).
+    private var ticker: AnyObject?
+    private var wasFull = false
+
+    init(loop: EventLoop, expected: Int, watermark: Int) {
+        self.loop = loop
+        self.expected = expected
+        self.watermark = watermark
+    }
+
+    func adopt(_ connection: Connection) {
+        self.connection = connection
+        connection.delegate = self
+        if watermark > 0 { connection.setReadHighWatermark(watermark) }
+        // A delayed start reads nothing at all until then: the writer meets a full socket.
+        if startDelay == .zero { connection.startReading() }
+        ticker = Timer(on: loop, after: startDelay + .milliseconds(1), repeating: .milliseconds(1)) { [unowned self] in consume() }
+    }
+
+    func connectionDidRead(_ connection: Connection) {
+        largestInput = max(largestInput, connection.input.count)
+        if watermark > 0 && connection.input.count >= watermark && !wasFull {
+            wasFull = true
+            pauses += 1
+        }
+    }
+
+    private func consume() {
+        guard let connection else { return }
+        connection.startReading()
+        let take = min(watermark > 0 ? 4096 : 32 * 1024, connection.input.count)
+        received += connection.input.peekBytes(max: take)
+        connection.input.drain(take)
+        if connection.input.count < watermark { wasFull = false }
+        if received.count >= expected {
+            ticker = nil
+            connection.close()
+            loop.stop()
+        }
+    }
+
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+        // The writer finished; what is buffered is still consumed by the ticker.
+    }
+}
+
+/// Counts output drain reports.
+private final class DrainCounter: ConnectionDelegate {
+    var connection: Connection?
+    var drains = 0
+    var queuedAfterWrite = 0
+    func connectionDidRead(_ connection: Connection) {}
+    func connectionDidDrain(_ connection: Connection) { drains += 1 }
+    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {}
+}
