@@ -42,6 +42,8 @@ public final class Connection {
     public private(set) var isTLS = false
     /// Whether the TLS handshake resumed an earlier session (no certificate exchange).
     public private(set) var tlsSessionResumed = false
+    /// A TLS error ended the connection (its session must not be resumed).
+    private var tlsFailed = false
     /// Whether a peer that closes (FIN or reset) while reading is paused is reported within
     /// ``pausedCloseCheck`` (as ``ConnectionEnd/endOfStream``) instead of when reading resumes. For client connections:
     /// a paused upload must not keep its backend request alive after the client left. Off for
@@ -347,6 +349,12 @@ public final class Connection {
             input.drain(input.count)
             output.drain(output.count)
         } else if let bev {
+            if isTLS && isConnected && !tlsFailed, let ssl = bufferevent_openssl_get_ssl(bev) {
+                // Freed without a close_notify exchange, OpenSSL would mark the session "bad"
+                // and never resume it: a backend closing after every response (or our own
+                // close of an idle connection) is a clean end, not a broken session.
+                SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN)
+            }
             bufferevent_free(bev)
             self.bev = nil
         } else {
@@ -468,6 +476,7 @@ public final class Connection {
             if dnsError != 0 {
                 reason = .dnsFailure(message: String(cString: evutil_gai_strerror(dnsError)))
             } else if isTLS, let failure = tlsFailure(bev) {
+                tlsFailed = true
                 reason = failure
             } else {
                 let code = shim_errno()

@@ -74,6 +74,24 @@ final class UpstreamTLSTests: XCTestCase {
         XCTAssertEqual(nginx.waitForLogLines(1).count, 1)
     }
 
+    /// A backend that closes after every response makes every request a new TLS connection:
+    /// all but the first resume the session the backend issued, and the metrics say so.
+    func testNewConnectionsToTheSameBackendResumeTheTLSSession() throws {
+        let ca = try TestCA()
+        let closing = #"location / { keepalive_timeout 0; return 200 "auth=$http_authorization\n"; }"#
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: closing)
+        let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://localhost:\(nginx.port)", tls: "caFile: \(ca.caCert)"))
+        for _ in 0..<5 {
+            let response = try get(proxy)
+            XCTAssertEqual(response.status, 200, "body: \(response.text)")
+            XCTAssertEqual(response.text, "auth=Bearer abc\n")
+        }
+        let label = "localhost:\(nginx.port)"
+        let metrics = proxy.metrics()
+        XCTAssertEqual(metrics.upstreamTLSHandshakes[label], 5, "one handshake per request: \(metrics.upstreamTLSHandshakes)")
+        XCTAssertEqual(metrics.upstreamTLSResumed[label], 4, "every handshake after the first resumes: \(metrics.upstreamTLSResumed)")
+    }
+
     private func assertCertificateError(_ response: TestResponse, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(response.status, 502, "body: \(response.text)", file: file, line: line)
         XCTAssertEqual(response.json?["error"] as? String, "tls_certificate_error", "body: \(response.text)", file: file, line: line)
