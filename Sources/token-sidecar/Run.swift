@@ -39,6 +39,8 @@ struct Run: ParsableCommand {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
+        // Everything start-up needed has run: its pages need not stay resident.
+        StartupPages.release()
         sidecar.run()
     }
 }
