@@ -3,22 +3,37 @@ import Logging
 
 /// Metrics and the access log: one record per answered request.
 extension ClientSession {
-    /// Counts the request and writes its access-log line (never the query string, never a token:
-    /// only its fingerprint).
-    func account(_ head: RequestHead?, io: ExchangeIO?, status: Int, error: String?) {
+    /// Counts the exchange's request and writes its access-log line (never the query string,
+    /// never a token: only its fingerprint). Reads the head in place: a copy of a head costs
+    /// a retain and a release per field.
+    func account(_ io: ExchangeIO, status: Int, error: String?) {
+        let seconds = Self.seconds(ContinuousClock.now - io.startedAt)
+        let route = io.decision.routeName ?? "unrouted"
+        count(route: route, status: status, error: error, seconds: seconds)
+        guard context.accessLog else { return }
+        logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds)
+    }
+
+    /// Counts a request answered before any exchange started (malformed head, no route, loop),
+    /// and logs it when its head parsed.
+    func account(_ head: RequestHead?, status: Int, error: String?) {
         guard let head else {
             // A request rejected before its head parsed: counted, but there is nothing to log.
-            context.metrics.requests[RequestCounterKey(route: "unrouted", code: status), default: 0] += 1
-            if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
+            count(route: "unrouted", status: status, error: error, seconds: nil)
             return
         }
-        let seconds = io.map { Self.seconds(ContinuousClock.now - $0.startedAt) } ?? 0
-        let decision = io?.decision
-        let route = decision?.routeName ?? "unrouted"
-        context.metrics.requests[RequestCounterKey(route: route, code: status), default: 0] += 1
-        context.metrics.duration.observe(seconds)
-        if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
+        count(route: "unrouted", status: status, error: error, seconds: 0)
         guard context.accessLog else { return }
+        logAccess(head, io: nil, route: "unrouted", status: status, error: error, seconds: 0)
+    }
+
+    private func count(route: String, status: Int, error: String?, seconds: Double?) {
+        context.metrics.requests[RequestCounterKey(route: route, code: status), default: 0] += 1
+        if let seconds { context.metrics.duration.observe(seconds) }
+        if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
+    }
+
+    private func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?, seconds: Double) {
         var metadata: Logger.Metadata = [
             "method": .string(head.method),
             "authority": .string(Self.authority(head)),
@@ -29,7 +44,7 @@ extension ClientSession {
             "duration_ms": .string(String(Int((seconds * 1000).rounded()))),
             "route": .string(route),
         ]
-        if let decision { metadata["upstream"] = .string("\(decision.target.host):\(decision.target.port)") }
+        if let decision = io?.decision { metadata["upstream"] = .string("\(decision.target.host):\(decision.target.port)") }
         if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
         if let error { metadata["proxy_status"] = .string(error) }
         context.logger.info("access", metadata: metadata)

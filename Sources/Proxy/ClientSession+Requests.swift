@@ -50,7 +50,7 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
-    private func begin(_ head: RequestHead) {
+    private func begin(_ head: consuming RequestHead) {
         let bodyless = head.framing == .none || head.framing == .contentLength(0)
         let canContinue = bodyless && head.keepAlive
         if head.method == "CONNECT" {
@@ -70,12 +70,14 @@ extension ClientSession: UpstreamWaiter {
             respondBeforeExchange(error, head: head, close: !canContinue)
             return
         }
-        current = ExchangeIO(head: head, decision: decision)
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
-        perform(exchange.start(Exchange.Request(
+        let request = Exchange.Request(
             idempotent: Self.isIdempotent(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
-            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential)))
+            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential)
+        // The head moves into the exchange's I/O record (no copy of its fields).
+        current = ExchangeIO(head: head, decision: decision)
+        perform(exchange.start(request))
     }
 
     /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. (A switch:

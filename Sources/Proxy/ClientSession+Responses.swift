@@ -143,7 +143,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func finish(upstream disposal: UpstreamDisposal, keepClient: Bool) {
         guard let io = current else { return }
         disarm()
-        account(io.head, io: io, status: io.responseHead?.status ?? 0, error: nil)
+        account(io, status: io.responseHead?.status ?? 0, error: nil)
         if let upstream = io.upstream {
             io.upstream = nil
             upstream.owner = nil
@@ -191,7 +191,7 @@ extension ClientSession: UpstreamConnectionOwner {
         // A staged response head (its body turned out malformed) never reaches the client.
         if io.responseHead != nil && !io.responseCommitted { context.scratch.buffer.drain(context.scratch.buffer.count) }
         let error = proxyError(for: failure, io: io)
-        account(io.head, io: io, status: error.status, error: error.type)
+        account(io, status: error.status, error: error.type)
         current = nil
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter))
         if close {
@@ -208,7 +208,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func truncate() {
         guard let io = current else { return }
         disarm()
-        account(io.head, io: io, status: io.responseHead?.status ?? 502, error: "http_response_incomplete")
+        account(io, status: io.responseHead?.status ?? 502, error: "http_response_incomplete")
         discardUpstream(io)
         current = nil
         close()
@@ -225,7 +225,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// An error answered before any exchange started (malformed head, no route, loop).
     func respondBeforeExchange(_ error: ProxyError, head: RequestHead?, close: Bool) {
-        account(head, io: nil, status: error.status, error: error.type)
+        account(head, status: error.status, error: error.type)
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: nil))
         if close {
             self.close()

@@ -46,7 +46,7 @@ final class ClientSession: ConnectionDelegate {
         if let io = current {
             // The exchange ends without a complete answer (client gone, loop shutdown): still
             // counted and logged, with the status sent so far or 499 (client closed).
-            account(io.head, io: io, status: io.responseHead?.status ?? 499, error: nil)
+            account(io, status: io.responseHead?.status ?? 499, error: nil)
             if io.queuedBody != nil { context.pool.cancel(self, key: io.decision.target.poolKey) }
             discardUpstream(io, reset: true)
             current = nil

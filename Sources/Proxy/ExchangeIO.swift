@@ -31,7 +31,7 @@ final class ExchangeIO {
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false
 
-    init(head: RequestHead, decision: RouteDecision) {
+    init(head: consuming RequestHead, decision: consuming RouteDecision) {
         self.head = head
         self.decision = decision
         self.startedAt = .now
