@@ -3,7 +3,9 @@ import Logging
 
 /// A swift-log handler writing one JSON object per line to stderr (readable text on a terminal).
 ///
-/// Each line is written with a single `write(2)`, so lines from different worker threads never interleave.
+/// Each line goes to ``LogWriter`` whole, so lines from different worker threads never
+/// interleave; while the proxy runs, a background thread writes them (a slow destination never
+/// blocks a loop).
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
@@ -47,8 +49,7 @@ struct JSONLogHandler: LogHandler {
             line += "}"
         }
         line += "\n"
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        LogWriter.shared.write(Array(line.utf8))
     }
 
     static func quote(_ text: String) -> String {

@@ -23,6 +23,8 @@ struct Run: ParsableCommand {
     func run() throws {
         let config = try options.load()
         let logger = bootstrapLogging(level: logLevel ?? config.logLevel.rawValue)
+        // From here on a loop that logs never waits for stderr's reader.
+        LogWriter.shared.startBackgroundWriting()
         // Before the listeners exist: the derived maxClientConnections reads the raised limit.
         ProcessSetup.prepare(logger: logger)
         let sidecar: Sidecar
