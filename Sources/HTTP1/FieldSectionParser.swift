@@ -8,7 +8,7 @@ struct KnownFields {
     struct Entry {
         /// Number of lines with this name.
         var count = 0
-        /// Index (into the field array) of the first such line.
+        /// Index (into the field lines) of the first such line.
         var firstIndex = -1
         /// Byte range of the first line's (trimmed) value in the parsed buffer.
         var firstValue = 0..<0
@@ -64,15 +64,48 @@ struct KnownFields {
     }
 }
 
+/// One field line as offsets into the bytes it was parsed from: the name, and the value without
+/// its surrounding whitespace.
+public struct FieldLine: Sendable, Equatable {
+    /// The field name's bytes.
+    public let name: Range<Int>
+    /// The trimmed field value's bytes.
+    public let value: Range<Int>
+}
+
 /// Parses a field section (RFC 9112 §5, RFC 9110 §5.5): field lines up to and including the
 /// empty line that ends the section. Shared by request heads, response heads and trailers.
 enum FieldSectionParser {
-    /// Parses field lines starting at `start`, appending to `fields` and recording known names.
+    /// Parses field lines starting at `start` into `fields` (Strings) and recording known names.
     ///
     /// - Returns: the offset just past the CRLF of the terminating empty line.
     static func parse(
         _ buf: UnsafeRawBufferPointer, from start: Int, maxFields: Int,
         into fields: inout [HTTPField], known: inout KnownFields
+    ) throws(HTTPParseError) -> Int {
+        var lines: [FieldLine] = []
+        let end = try scan(buf, from: start, maxFields: maxFields, into: &lines, known: &known)
+        fields.append(contentsOf: Self.fields(buf, lines))
+        return end
+    }
+
+    /// The lines as Strings (names keep their case; values are valid UTF-8, checked by ``scan``).
+    static func fields(_ buf: UnsafeRawBufferPointer, _ lines: [FieldLine]) -> [HTTPField] {
+        var fields: [HTTPField] = []
+        fields.reserveCapacity(lines.count)
+        for line in lines {
+            fields.append(HTTPField(name: ASCII.string(buf, line.name), value: ASCII.string(buf, line.value)))
+        }
+        return fields
+    }
+
+    /// Parses field lines starting at `start` into offsets (`lines`, no String is made) and
+    /// records known names; ``KnownFields`` indexes refer to `lines`.
+    ///
+    /// - Returns: the offset just past the CRLF of the terminating empty line.
+    static func scan(
+        _ buf: UnsafeRawBufferPointer, from start: Int, maxFields: Int,
+        into lines: inout [FieldLine], known: inout KnownFields
     ) throws(HTTPParseError) -> Int {
         let n = buf.count
         var i = start
@@ -135,20 +168,19 @@ enum FieldSectionParser {
             guard buf[i + 1] == ASCII.lf else { throw .invalid("bare CR in field section") }
             i += 2
 
-            if fields.count >= maxFields { throw .tooManyFields }
+            if lines.count >= maxFields { throw .tooManyFields }
             let valueRange = valueStart..<valueEnd
-            let value = ASCII.string(buf, valueRange)
             if high {
-                // Swift Strings are UTF-8; refuse values that would not round-trip byte for
-                // byte, rather than silently altering what we forward.
-                guard value.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: buf[valueRange])) else {
+                // Values become Swift Strings (UTF-8) wherever they are read: refuse values that
+                // would not round-trip byte for byte, rather than silently altering them.
+                guard String(validating: UnsafeRawBufferPointer(rebasing: buf[valueRange]), as: UTF8.self) != nil else {
                     throw .invalid("field value is not valid UTF-8")
                 }
             }
             if let kind = KnownFields.classify(buf, nameRange) {
-                known.record(kind, index: fields.count, value: valueRange)
+                known.record(kind, index: lines.count, value: valueRange)
             }
-            fields.append(HTTPField(name: ASCII.string(buf, nameRange), value: value))
+            lines.append(FieldLine(name: nameRange, value: valueRange))
         }
     }
 }

@@ -3,8 +3,8 @@
 struct MessageRules {
     /// The head being parsed.
     let buf: UnsafeRawBufferPointer
-    /// Its parsed field lines.
-    let fields: [HTTPField]
+    /// Its field lines, as offsets into `buf`.
+    let lines: [FieldLine]
     /// Where the interesting ones are.
     let known: KnownFields
 
@@ -112,7 +112,7 @@ struct MessageRules {
     /// Calls `body` with every list element of every line of a known kind, in order, until it
     /// returns false. A single line (the common case) is read straight from the head bytes.
     private func forEachElement(
-        _ kind: KnownFields.Kind, _ lowercaseName: String, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool
+        _ kind: KnownFields.Kind, _ lowercaseName: StaticString, _ body: (UnsafeRawBufferPointer, Range<Int>) -> Bool
     ) {
         let entry = known[kind]
         if entry.count == 0 { return }
@@ -120,8 +120,8 @@ struct MessageRules {
             ASCII.forEachListElement(buf, entry.firstValue, body)
             return
         }
-        for index in entry.firstIndex..<fields.count where ASCII.equalsIgnoringCase(fields[index].name, lowercaseName) {
-            if !ASCII.forEachListElement(fields[index].value, body) { return }
+        for index in entry.firstIndex..<lines.count where ASCII.equalsLowercase(buf, lines[index].name, lowercaseName) {
+            if !ASCII.forEachListElement(buf, lines[index].value, body) { return }
         }
     }
 }

@@ -58,10 +58,10 @@ public enum RequestHeadParser {
         }
         i += 2
 
-        var fieldArray: [HTTPField] = []
-        fieldArray.reserveCapacity(16)
+        var lines: [FieldLine] = []
+        lines.reserveCapacity(16)
         var known = KnownFields()
-        let end = try FieldSectionParser.parse(head, from: i, maxFields: maxFields, into: &fieldArray, known: &known)
+        let end = try FieldSectionParser.scan(head, from: i, maxFields: maxFields, into: &lines, known: &known)
         if end != n { throw .invalid("bytes after end of head") }
 
         let method = ASCII.string(head, methodRange)
@@ -91,7 +91,7 @@ public enum RequestHeadParser {
         }
 
         // Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
-        let rules = MessageRules(buf: head, fields: fieldArray, known: known)
+        let rules = MessageRules(buf: head, lines: lines, known: known)
         let framing: BodyFraming
         let hasTE = known.count(.transferEncoding) > 0
         let hasCL = known.count(.contentLength) > 0
@@ -111,7 +111,7 @@ public enum RequestHeadParser {
             method: method,
             target: target,
             version: version,
-            fields: HTTPFields(fieldArray),
+            fields: HTTPFields(FieldSectionParser.fields(head, lines)),
             framing: framing,
             host: host,
             keepAlive: rules.keepAlive(version),

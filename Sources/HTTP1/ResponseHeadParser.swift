@@ -18,6 +18,15 @@ public enum ResponseHeadParser {
     public static func parse(
         _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100
     ) throws(HTTPParseError) -> ResponseHead {
+        try view(head, requestMethod: requestMethod, maxFields: maxFields).resolved()
+    }
+
+    /// Parses a response head with exactly the rules of ``parse(_:requestMethod:maxFields:)``
+    /// into offsets over `head`, making no String: for a proxy that copies the forwarded lines
+    /// as bytes. The view is valid only while `head` is.
+    public static func view(
+        _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100
+    ) throws(HTTPParseError) -> ResponseHeadView {
         let n = head.count
         var i = 0
         while i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf { i += 2 }
@@ -33,7 +42,7 @@ public enum ResponseHeadParser {
         guard (100...599).contains(status) else { throw .invalid("status code out of range") }
         i += 3
 
-        var reason = ""
+        var reason = i..<i
         if head[i] == ASCII.sp {
             i += 1
             let reasonStart = i
@@ -46,17 +55,16 @@ public enum ResponseHeadParser {
                 }
                 i += 1
             }
-            // The reason phrase is informational only; lossy decoding of obs-text is fine.
-            reason = String(decoding: UnsafeRawBufferPointer(rebasing: head[reasonStart..<i]), as: UTF8.self)
+            reason = reasonStart..<i
         }
         // Tolerate a missing SP after the code ("HTTP/1.1 200\r\n"), which is common in practice.
         guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else { throw .invalid("malformed status line") }
         i += 2
 
-        var fieldArray: [HTTPField] = []
-        fieldArray.reserveCapacity(16)
+        var lines: [FieldLine] = []
+        lines.reserveCapacity(16)
         var known = KnownFields()
-        let end = try FieldSectionParser.parse(head, from: i, maxFields: maxFields, into: &fieldArray, known: &known)
+        let end = try FieldSectionParser.scan(head, from: i, maxFields: maxFields, into: &lines, known: &known)
         if end != n { throw .invalid("bytes after end of head") }
 
         let hasTE = known.count(.transferEncoding) > 0
@@ -66,7 +74,7 @@ public enum ResponseHeadParser {
         if hasTE, hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
         if hasTE, version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 response") }
 
-        let rules = MessageRules(buf: head, fields: fieldArray, known: known)
+        let rules = MessageRules(buf: head, lines: lines, known: known)
         let framing: BodyFraming
         if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304
             || (requestMethod == "CONNECT" && status < 300) {
@@ -82,9 +90,7 @@ public enum ResponseHeadParser {
         }
 
         let keepAlive = framing != .untilClose && rules.keepAlive(version)
-        return ResponseHead(
-            version: version, status: status, reason: reason, fields: HTTPFields(fieldArray),
-            framing: framing, keepAlive: keepAlive
-        )
+        return ResponseHeadView(bytes: head, version: version, status: status, framing: framing, keepAlive: keepAlive,
+                                reasonRange: reason, lines: lines, known: known)
     }
 }

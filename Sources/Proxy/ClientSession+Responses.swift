@@ -38,11 +38,16 @@ extension ClientSession: UpstreamConnectionOwner {
     private func readResponseHead() {
         guard let io = current, let upstream = io.upstream, let input = upstream.input else { return }
         while exchange.state == .forwarding && !input.isEmpty {
-            let head: ResponseHead
+            // The head is read as offsets over the buffered bytes and the forwarded lines copied
+            // out before the bytes are drained: no String per field.
+            enum Parsed { case interim(status: Int, reason: String), final(UpstreamResponse) }
+            let parsed: Parsed
             do {
                 guard let length = try input.withContiguousPrefix(HeadLimits.responseHead + 4, { try responseScanner.scan($0) }) else { return }
-                head = try input.withContiguousPrefix(length) {
-                    try ResponseHeadParser.parse($0, requestMethod: io.head.method)
+                parsed = try input.withContiguousPrefix(length) { bytes throws(HTTPParseError) -> Parsed in
+                    let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method)
+                    if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
+                    return .final(ResponseRewriter.response(view, clientVersion: io.head.version))
                 }
                 input.drain(length)
                 responseScanner.reset()
@@ -50,28 +55,31 @@ extension ClientSession: UpstreamConnectionOwner {
                 perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
                 return
             }
-            if head.status < 200 {
-                if head.status == 101 {
+            let head: UpstreamResponse
+            switch parsed {
+            case .interim(let status, let reason):
+                if status == 101 {
                     perform(exchange.responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false))
                     return
                 }
                 // Interim responses (100 Continue for `Expect`) go to HTTP/1.1 clients as they are.
                 if io.head.version == .http1_1 {
-                    client.write(HeadSerializer.response(version: .http1_1, status: head.status, reason: head.reason, fields: HTTPFields()))
+                    client.write(HeadSerializer.response(version: .http1_1, status: status, reason: reason, fields: HTTPFields()))
                 }
                 arm(.responseHead, after: context.timeouts.responseHeaders)
                 continue
+            case .final(let response):
+                head = response
             }
             disarm()
-            let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: io.head.version)
-            if framing == .close && !ResponseRewriter.otherTransferCodings(head).isEmpty {
+            if head.clientFraming == .close && !head.otherCodings.isEmpty {
                 // An HTTP/1.0 client cannot be told about a transfer coding such as gzip.
                 perform(exchange.responseMalformed("the backend used a transfer coding an HTTP/1.0 client cannot receive",
                                                    responseBytesSent: false))
                 return
             }
             io.responseHead = head
-            let keepClient = io.head.keepAlive && framing != .close && !context.draining
+            let keepClient = io.head.keepAlive && head.clientFraming != .close && !context.draining
             perform(exchange.responseHead(Exchange.Response(status: head.status, upstreamKeepAlive: head.keepAlive,
                                                             clientKeepAlive: keepClient)))
         }
@@ -100,14 +108,13 @@ extension ClientSession: UpstreamConnectionOwner {
             context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
         }
-        let framing = ResponseRewriter.clientFraming(head.framing, clientVersion: io.head.version)
         // The head is staged with the first body bytes and handed to the client only once those
         // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
         // output cannot be taken back: libevent freezes its start.)
-        context.scratch.buffer.append(ResponseRewriter.head(for: head, framing: framing, clientVersion: io.head.version,
+        context.scratch.buffer.append(ResponseRewriter.head(for: head, clientVersion: io.head.version,
                                                             keepAlive: response.clientKeepAlive))
         io.responseCommitted = false
-        io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: framing == .chunked, forwardTrailers: true)
+        io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts()
         io.upstream?.startReading()
         pumpResponse()

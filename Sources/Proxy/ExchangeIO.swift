@@ -24,7 +24,7 @@ final class ExchangeIO {
     /// Bytes of this request (head and body) queued toward the current upstream connection.
     var requestQueued = 0
     /// The final response head from the backend, once parsed.
-    var responseHead: ResponseHead?
+    var responseHead: UpstreamResponse?
     /// Decodes the backend's response body framing and produces the client's.
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
     /// Whether the response head (and what followed) has been handed to the client's output;

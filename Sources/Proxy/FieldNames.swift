@@ -18,6 +18,20 @@ enum FieldNames {
         }
     }
 
+    /// ``isHopByHop(_:)`` for a line of a parsed head, compared on its bytes.
+    static func isHopByHop(_ line: FieldLine, in view: ResponseHeadView) -> Bool {
+        switch line.name.count {
+        case 2: return view.name(of: line, equals: "te")
+        case 7: return view.name(of: line, equals: "trailer") || view.name(of: line, equals: "upgrade")
+        case 10: return view.name(of: line, equals: "connection") || view.name(of: line, equals: "keep-alive")
+        case 16: return view.name(of: line, equals: "proxy-connection")
+        case 17: return view.name(of: line, equals: "transfer-encoding")
+        case 18: return view.name(of: line, equals: "proxy-authenticate")
+        case 19: return view.name(of: line, equals: "proxy-authorization")
+        default: return false
+        }
+    }
+
     /// Whether `field` is named by one of `lowercaseNames` (a Connection header's options).
     static func isNamed(_ field: HTTPField, in lowercaseNames: [String]) -> Bool {
         lowercaseNames.contains { field.nameEquals(ignoringCase: $0) }

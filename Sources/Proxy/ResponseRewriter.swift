@@ -12,6 +12,24 @@ enum ClientFraming: Equatable {
     case close
 }
 
+/// What the session keeps of a backend's final response head: the facts the exchange needs and
+/// the client-facing status line and fields, already copied as bytes while the head was parsed
+/// (the backend's buffer is drained right after).
+struct UpstreamResponse {
+    /// The status code.
+    let status: Int
+    /// The backend's body framing.
+    let framing: BodyFraming
+    /// The framing toward the client.
+    let clientFraming: ClientFraming
+    /// Whether the backend lets the connection be reused.
+    let keepAlive: Bool
+    /// `HTTP/1.1 <status> <reason>` and every forwarded field line, CRLF-terminated.
+    let forwardedLines: [UInt8]
+    /// Transfer codings besides `chunked`, in order (rare: e.g. `gzip, chunked`).
+    let otherCodings: [String]
+}
+
 /// Builds the head sent to the client from a backend's response head.
 enum ResponseRewriter {
     /// The framing toward a client of `clientVersion` for a backend body framed as `framing`.
@@ -23,34 +41,43 @@ enum ResponseRewriter {
         }
     }
 
-    /// Transfer codings of a response besides `chunked`, in order (rare: e.g. `gzip, chunked`).
-    static func otherTransferCodings(_ response: ResponseHead) -> [String] {
-        response.fields.tokens("transfer-encoding").filter { $0 != "chunked" }
+    /// Keeps what the client gets of `view` for a client of `clientVersion`: the status line
+    /// and every field line except the hop-by-hop ones (those the Connection field names
+    /// included) and, when re-framed as chunked, Content-Length. Lines are copied as bytes.
+    static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion) -> UpstreamResponse {
+        let framing = clientFraming(view.framing, clientVersion: clientVersion)
+        var out = [UInt8]()
+        out.reserveCapacity(view.bytes.count + 64)
+        out.append(contentsOf: HeadBytes.http11Space)
+        out.appendDecimal(view.status)
+        out.append(0x20)
+        out.append(contentsOf: view.reason)
+        out.append(contentsOf: HeadBytes.crlf)
+        let connectionNamed = view.connectionOptions()
+        for line in view.fieldLines {
+            if FieldNames.isHopByHop(line, in: view) { continue }
+            if !connectionNamed.isEmpty && view.name(of: line, isAmong: connectionNamed) { continue }
+            if framing == .chunked && view.name(of: line, equals: "content-length") { continue }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[line.name]))
+            out.append(0x3a)
+            out.append(0x20)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[line.value]))
+            out.append(contentsOf: HeadBytes.crlf)
+        }
+        let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
+        return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
+                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
     }
 
     /// The client-facing head. `keepAlive` says whether the client connection stays open after this response.
-    static func head(for response: ResponseHead, framing: ClientFraming, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(512)
-        out.append(contentsOf: HeadBytes.http11Space)
-        out.appendDecimal(response.status)
-        out.append(0x20)
-        out.appendUTF8(response.reason)
-        out.append(contentsOf: HeadBytes.crlf)
-        let connectionNamed = response.fields.connectionOptions()
-        for field in response.fields {
-            if FieldNames.isHopByHop(field) { continue }
-            if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
-            if framing == .chunked && field.nameEquals("content-length") { continue }
-            out.appendField(field.name, field.value)
-        }
-        if framing == .chunked {
+    static func head(for response: UpstreamResponse, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
+        var out = response.forwardedLines
+        if response.clientFraming == .chunked {
             // Codings other than chunked (e.g. gzip) stay: the relay only re-frames the chunks.
-            let codings = otherTransferCodings(response)
-            if codings.isEmpty {
+            if response.otherCodings.isEmpty {
                 out.append(contentsOf: HeadBytes.chunkedLine)
             } else {
-                out.appendField("Transfer-Encoding", (codings + ["chunked"]).joined(separator: ", "))
+                out.appendField("Transfer-Encoding", (response.otherCodings + ["chunked"]).joined(separator: ", "))
             }
         }
         if !keepAlive {

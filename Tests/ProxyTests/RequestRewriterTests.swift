@@ -52,28 +52,48 @@ final class RequestRewriterTests: XCTestCase {
 }
 
 final class ResponseRewriterTests: XCTestCase {
-    private func parse(_ text: String, method: String = "GET") throws -> ResponseHead {
-        try Array(text.utf8).withUnsafeBytes { try ResponseHeadParser.parse($0, requestMethod: method) }
+    /// Parses `text` as a backend's head and keeps what a client of `clientVersion` gets.
+    private func response(_ text: String, method: String = "GET", clientVersion: HTTPVersion) throws -> UpstreamResponse {
+        try Array(text.utf8).withUnsafeBytes { bytes throws(HTTPParseError) in
+            ResponseRewriter.response(try ResponseHeadParser.view(bytes, requestMethod: method), clientVersion: clientVersion)
+        }
+    }
+
+    private func head(_ response: UpstreamResponse, clientVersion: HTTPVersion, keepAlive: Bool) -> String {
+        String(decoding: ResponseRewriter.head(for: response, clientVersion: clientVersion, keepAlive: keepAlive), as: UTF8.self)
     }
 
     func testHopByHopRemovedAndFramingChosenPerClientVersion() throws {
-        let head = try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=1\r\nX-Keep: yes\r\n\r\n")
-        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_1), .chunked)
-        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_0), .close)
-        let out = String(decoding: ResponseRewriter.head(for: head, framing: .chunked, clientVersion: .http1_1, keepAlive: true), as: UTF8.self)
-        XCTAssertEqual(out, "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nTransfer-Encoding: chunked\r\nVia: 1.1 token-sidecar\r\n\r\n")
-        let old = String(decoding: ResponseRewriter.head(for: head, framing: .close, clientVersion: .http1_0, keepAlive: false), as: UTF8.self)
-        XCTAssertEqual(old, "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nConnection: close\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=1\r\nX-Keep: yes\r\n\r\n"
+        let modern = try response(text, clientVersion: .http1_1)
+        XCTAssertEqual(modern.clientFraming, .chunked)
+        XCTAssertEqual(head(modern, clientVersion: .http1_1, keepAlive: true),
+                       "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nTransfer-Encoding: chunked\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        let old = try response(text, clientVersion: .http1_0)
+        XCTAssertEqual(old.clientFraming, .close)
+        XCTAssertEqual(head(old, clientVersion: .http1_0, keepAlive: false),
+                       "HTTP/1.1 200 OK\r\nX-Keep: yes\r\nConnection: close\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
 
     func testCloseDelimitedBecomesChunkedForHTTP11AndKeepAliveAnnouncedToHTTP10() throws {
-        let head = try parse("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n")
-        XCTAssertEqual(head.framing, .untilClose)
-        XCTAssertEqual(ResponseRewriter.clientFraming(head.framing, clientVersion: .http1_1), .chunked)
-        let cl = try parse("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n")
-        let out = String(decoding: ResponseRewriter.head(for: cl, framing: .contentLength, clientVersion: .http1_0, keepAlive: true), as: UTF8.self)
+        let closeDelimited = try response("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n", clientVersion: .http1_1)
+        XCTAssertEqual(closeDelimited.framing, .untilClose)
+        XCTAssertEqual(closeDelimited.clientFraming, .chunked)
+        let cl = try response("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n", clientVersion: .http1_0)
+        let out = head(cl, clientVersion: .http1_0, keepAlive: true)
         XCTAssertTrue(out.contains("Content-Length: 2\r\n"))
         XCTAssertTrue(out.contains("Connection: keep-alive\r\n"))
+    }
+
+    /// Names are matched ignoring case, and a line named by a Connection option goes even when
+    /// the option's case differs; other codings than chunked stay, in order.
+    func testFieldNamesMatchIgnoringCaseAndOtherCodingsStay() throws {
+        let text = "HTTP/1.1 200 Fine\r\nCONNECTION: x-hop, Keep-Alive\r\nX-HOP: 1\r\ntE: trailers\r\nTransfer-Encoding: gzip, chunked\r\n"
+            + "content-length-ish: 3\r\nx-Kept: a b\r\n\r\n"
+        let kept = try response(text, clientVersion: .http1_1)
+        XCTAssertEqual(kept.otherCodings, ["gzip"])
+        XCTAssertEqual(head(kept, clientVersion: .http1_1, keepAlive: true),
+                       "HTTP/1.1 200 Fine\r\ncontent-length-ish: 3\r\nx-Kept: a b\r\nTransfer-Encoding: gzip, chunked\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
 }
 
