@@ -177,8 +177,8 @@ def main():
 
     w1, w2 = g("sidecar-w1", "workers", "req_per_s"), g("sidecar-w2", "workers", "req_per_s")
     wv = w2 / w1 if w1 and w2 else None
-    cpus = meta.get("workers_cpus") or "all CPUs"
-    add("`workers: 2` ÷ `workers: 1`, c50 req/s (CPUs %s)" % cpus, "info", {"sidecar": wv}, lambda v: "%.2f" % v,
+    cpus = meta.get("workers_cpus")
+    add("`workers: 2` ÷ `workers: 1`, c50 req/s (%s)" % (("CPUs " + cpus) if cpus else "not pinned"), "info", {"sidecar": wv}, lambda v: "%.2f" % v,
         cells={"sidecar": ("%.2f (%s ÷ %s)" % (wv, kfmt(w2), kfmt(w1))) if wv else DASH})
     tls, plain = g("sidecar-tls", "tls", "req_per_s"), g("sidecar", "c50", "req_per_s")
     tv = tls / plain if tls and plain else None
@@ -250,8 +250,8 @@ def main():
         % (meta.get("hold_n"), meta.get("hold_n")),
         "- Access log row: nginx `access_log` to a file, HAProxy `option httplog` to stdout (a file), "
         "token-sidecar `accessLog: true` (JSON lines on stderr, to a file).",
-        "- `workers` row: token-sidecar only, both instances and the backend and wrk pinned to CPUs %s (not one CPU)."
-        % cpus,
+        ("- `workers` row: token-sidecar only; both instances, the backend and wrk pinned to CPUs %s (not one CPU)."
+         % cpus) if cpus else "- `workers` row: token-sidecar only, not pinned.",
         "- TLS rows: the backend nginx also listens with TLS (CA and certificate made with openssl at run time, "
         "route `upstream: https://127.0.0.1:PORT` with `caFile`); the plain-HTTP figure is the c50 row above. "
         "Resumption: %s sequential requests to a TLS server with `keepalive_requests 1`; counters "
