@@ -130,8 +130,22 @@ for ((i = 0; i < QUIET_WAIT; i++)); do
 done
 START_BUSY="$(busy_pct)"
 
+# new_port VAR: a free port not handed out before in this run (free_port alone may repeat one)
+USED_PORTS=" "
+BPORT="" TPORT="" T1PORT="" p="" ap=""
+new_port() {
+  local _np
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    _np="$(free_port)"
+    [[ "$USED_PORTS" = *" $_np "* ]] || break
+  done
+  USED_PORTS+="$_np "
+  printf -v "$1" '%s' "$_np"
+}
+
 # ---- backend ---------------------------------------------------------------------------
-BPORT="$(free_port)"; TPORT="$(free_port)"; T1PORT="$(free_port)"
+BPORT="" TPORT="" T1PORT=""
+new_port BPORT; new_port TPORT; new_port T1PORT
 BODY="$(python3 -c 'print(("token-sidecar-bench-" * 6)[:99])')"   # + "\n" = 100 bytes
 mkdir -p "$TMP/backend/www" "$TMP/tls"
 head -c 1048576 /dev/urandom >"$TMP/backend/www/1m"
@@ -263,29 +277,29 @@ start_sidecar() { # start_sidecar NAME PORT (config from SC_* variables) -> LAST
   wait_port "$2" "$LAST_PID" 15 || die "$1 failed to start: $(tail -5 "$d/out.log")"
 }
 
-p="$(free_port)"; nginx_proxy nginx "$p"; start_nginx nginx "$p"; add_target nginx origin "$p" "" "$LAST_PID" "$WRK_CPUS"
-p="$(free_port)"; start_haproxy haproxy "$p" 0; add_target haproxy absolute "$p" "127.0.0.1:$BPORT" "$LAST_PID" "$WRK_CPUS"
-p="$(free_port)"; start_sidecar sidecar "$p"; add_target sidecar absolute "$p" "api.test" "$LAST_PID" "$WRK_CPUS"
+new_port p; nginx_proxy nginx "$p"; start_nginx nginx "$p"; add_target nginx origin "$p" "" "$LAST_PID" "$WRK_CPUS"
+new_port p; start_haproxy haproxy "$p" 0; add_target haproxy absolute "$p" "127.0.0.1:$BPORT" "$LAST_PID" "$WRK_CPUS"
+new_port p; start_sidecar sidecar "$p"; add_target sidecar absolute "$p" "api.test" "$LAST_PID" "$WRK_CPUS"
 MAIN=(nginx haproxy sidecar)
 if ! skipped accesslog; then
-  p="$(free_port)"; nginx_proxy nginx-log "$p" "
+  new_port p; nginx_proxy nginx-log "$p" "
         access_log $TMP/nginx-log/access.log;"; start_nginx nginx-log "$p"
   add_target nginx-log origin "$p" "" "$LAST_PID" "$WRK_CPUS"
-  p="$(free_port)"; start_haproxy haproxy-log "$p" 1; add_target haproxy-log absolute "$p" "127.0.0.1:$BPORT" "$LAST_PID" "$WRK_CPUS"
-  p="$(free_port)"; SC_ACCESS_LOG=true start_sidecar sidecar-log "$p"
+  new_port p; start_haproxy haproxy-log "$p" 1; add_target haproxy-log absolute "$p" "127.0.0.1:$BPORT" "$LAST_PID" "$WRK_CPUS"
+  new_port p; SC_ACCESS_LOG=true start_sidecar sidecar-log "$p"
   add_target sidecar-log absolute "$p" "api.test" "$LAST_PID" "$WRK_CPUS"
 fi
 if ! skipped workers; then
   [[ -n "$WORKERS_CPUS" ]] && PIN=(taskset -c "$WORKERS_CPUS")
   for w in 1 2; do
-    p="$(free_port)"; SC_WORKERS=$w start_sidecar "sidecar-w$w" "$p"
+    new_port p; SC_WORKERS=$w start_sidecar "sidecar-w$w" "$p"
     add_target "sidecar-w$w" absolute "$p" "api.test" "$LAST_PID" "$WORKERS_CPUS"
   done
   PIN=("${SUT_PIN[@]}")
 fi
 TLS_ADMIN=""
 if ! skipped tls; then
-  p="$(free_port)"; TLS_ADMIN="127.0.0.1:$(free_port)"
+  new_port p; new_port ap; TLS_ADMIN="127.0.0.1:$ap"
   SC_ADMIN="$TLS_ADMIN" SC_ROUTES="  - host: \"api-tls.test\"
     upstream: \"https://127.0.0.1:$TPORT\"
     caFile: \"$TMP/tls/ca.pem\"
@@ -529,7 +543,7 @@ cg_client_haproxy() { python3 "$CLIENT" seq --proxy "127.0.0.1:$1" --url "http:/
 cg_client_sidecar() { python3 "$CLIENT" seq --proxy "127.0.0.1:$1" --url "http://api.test/" -n "$2" --timeout 280; }
 cg_target() { # cg_target NAME TAG NREQ -> CG_IR
   local port d
-  port="$(free_port)"
+  new_port port
   d="$TMP/cg-$1-$2"
   if [[ $1 = haproxy ]]; then
     haproxy_cfg "cg-$1-$2" "$port" 0
