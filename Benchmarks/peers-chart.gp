@@ -26,6 +26,6 @@ lbl(x) = (x != x ? "" : sprintf("%.2f", x))
 plot datafile using (clip($2)):xtic(1) title "nginx" lc rgb "#4e79a7", \
      '' using (clip($3)) title "HAProxy (absolute-form)" lc rgb "#59a14f", \
      '' using (clip($4)) title "token-sidecar" lc rgb "#e15759", \
-     '' using ($0 - 0.25):(clip($2)):(lbl($2)) with labels offset 0,0.6 font ",7" notitle, \
-     '' using ($0):(clip($3)):(lbl($3)) with labels offset 0,0.6 font ",7" notitle, \
-     '' using ($0 + 0.25):(clip($4)):(lbl($4)) with labels offset 0,0.6 font ",7" notitle
+     '' using ($0 - 0.25):(clip($2)):(lbl($2)) with labels offset 0,0.6 font ",6" notitle, \
+     '' using ($0):(clip($3)):(lbl($3)) with labels offset 0,0.6 font ",6" notitle, \
+     '' using ($0 + 0.25):(clip($4)):(lbl($4)) with labels offset 0,0.6 font ",6" notitle

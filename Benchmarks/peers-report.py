@@ -12,6 +12,9 @@ Outputs: --md (header + table + notes; also printed), --json (everything), --cha
 data for Benchmarks/peers-chart.gp: one line per metric, values relative to the best peer) and
 chart.subtitle next to it.
 Of the rounds, each figure takes the best: highest req/s, lowest p50, lowest CPU per request.
+Re-render a saved run (e.g. after changing this script) without measuring again:
+  peers-report.py --from-json Benchmarks/results/peers-latest.json --md M --json J --chart-data D
+  (--meta key=value overrides the saved meta), then gnuplot as peers.sh does.
 """
 
 import argparse
@@ -28,8 +31,10 @@ DASH = "–"
 
 def parse_args():
     ap = argparse.ArgumentParser()
-    for k in ("runs", "facts", "tmp", "md", "json", "chart-data"):
+    for k in ("md", "json", "chart-data"):
         ap.add_argument("--" + k, required=True)
+    for k in ("runs", "facts", "tmp", "from-json"):
+        ap.add_argument("--" + k)
     ap.add_argument("--meta", action="append", default=[])
     return ap.parse_args()
 
@@ -116,11 +121,21 @@ def ratio_fmt(v):
 
 def main():
     a = parse_args()
-    meta = dict(m.split("=", 1) for m in a.meta)
+    calls = {}
+    if a.from_json:
+        saved = json.load(open(a.from_json))
+        meta, runs, facts, calls = saved["meta"], saved["runs"], saved["facts"], saved.get("syscalls", {})
+        meta.update(dict(m.split("=", 1) for m in a.meta))
+    else:
+        meta = dict(m.split("=", 1) for m in a.meta)
+        runs, facts = load_runs(a.runs), load_facts(a.facts)
+        for t in ("nginx", "haproxy", "sidecar"):
+            for kind in ("100", "1m"):
+                p = os.path.join(a.tmp, "calls-%s-%s.json" % (t, kind))
+                if os.path.exists(p):
+                    calls.setdefault(t, {})[kind] = json.load(open(p))
     clk = float(meta.get("clk_tck", 100))
-    runs = load_runs(a.runs)
     B = best(runs, clk)
-    facts = load_facts(a.facts)
 
     def g(t, s, k):
         b = B.get((t, s))
@@ -207,6 +222,8 @@ def main():
     hdr = "%s · `uname -m` %s · %s · nproc %s · `%s`" % (meta.get("date", "?"), meta.get("arch", "?"),
                                                        meta.get("cpu", "?"), meta.get("nproc", "?"),
                                                        meta.get("command", "?"))
+    if meta.get("elapsed_s"):
+        hdr += " · run time %s s" % meta["elapsed_s"]
     lines.append("## token-sidecar vs peers")
     lines.append("")
     lines.append(hdr)
@@ -243,8 +260,8 @@ def main():
         "%s of 1 MiB on one connection (counts include idle wake-ups). Instructions: callgrind, user space, runs "
         "with %s and %s+%s requests, difference ÷ %s (nginx with `master_process off`, HAProxy with `-db`; token-sidecar from a copy "
         "made with `objcopy --strip-debug`)."
-        % (meta.get("count_n"), max(int(meta.get("count_n", 2000)) // 10, 20), "WARM", "WARM",
-           meta.get("count_n"), meta.get("count_n")),
+        % (meta.get("count_n"), max(int(meta.get("count_n", 2000)) // 10, 20), meta.get("warm", "WARM"),
+           meta.get("warm", "WARM"), meta.get("count_n"), meta.get("count_n")),
         "- Idle RSS: VmRSS summed over the proxy's processes right after start, before any request. RSS per "
         "connection: %s keep-alive client connections, one request each, left idle; RSS growth ÷ %s."
         % (meta.get("hold_n"), meta.get("hold_n")),
@@ -274,12 +291,6 @@ def main():
         f.write(md)
 
     # ---- json
-    calls = {}
-    for t in ("nginx", "haproxy", "sidecar"):
-        for kind in ("100", "1m"):
-            p = os.path.join(a.tmp, "calls-%s-%s.json" % (t, kind))
-            if os.path.exists(p):
-                calls.setdefault(t, {})[kind] = json.load(open(p))
     out = {
         "meta": meta,
         "table": [{"label": r["label"], "kind": r["kind"], "values": r["values"], "cells": r["cells"],
