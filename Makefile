@@ -3,6 +3,8 @@
 #               (demo OAuth issuer + protected backend + proxy, all on loopback)
 #   make run    install missing system packages, build release, run with config/token-sidecar.yaml
 #   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
+#   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
+#               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
 SWIFT   ?= swift
 CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
@@ -10,7 +12,7 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release demo run test test-plain test-tsan bigbody bench docker-check clean
+.PHONY: deps build release demo run test test-plain test-tsan bigbody bench bench-peers docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -46,6 +48,9 @@ bigbody: release
 
 bench: release
 	Benchmarks/bench.sh
+
+bench-peers: release
+	Benchmarks/peers.sh
 
 docker-check: release
 	scripts/check-docker-deps.sh $(BIN)

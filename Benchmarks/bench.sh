@@ -16,7 +16,8 @@
 #             (valgrind --tool=callgrind; two runs with WARM and WARM+COUNT_N requests,
 #             difference / COUNT_N, so start-up cost cancels out).
 # Env:   DURATION=seconds per wrk run (10)   WARMUP=seconds (1)   CONNS=50
-#        SIDECAR_BIN (default /work/main/.build/release/token-sidecar)
+#        SIDECAR_BIN (default: the repository's .build/release/token-sidecar, else
+#        token-sidecar on PATH)
 #        COUNT_N=2000  WARM=200   KEEP_TMP=1 keeps the temp dir
 # If SIDECAR_BIN does not exist, only (a) and (b) run (to test the script itself;
 # SIDECAR_BIN=Benchmarks/standin-sidecar.py exercises (c) and --counts with nginx).
@@ -25,13 +26,11 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CLIENT="$HERE/proxyclient.py"
-SIDECAR_BIN="${SIDECAR_BIN:-/work/main/.build/release/token-sidecar}"
 DURATION="${DURATION:-10}"
 WARMUP="${WARMUP:-1}"
 CONNS="${CONNS:-50}"
 COUNT_N="${COUNT_N:-2000}"
 WARM="${WARM:-200}"
-NGINX="${NGINX:-/usr/sbin/nginx}"
 COUNTS=0
 for arg in "$@"; do
   case "$arg" in
@@ -41,61 +40,11 @@ for arg in "$@"; do
   esac
 done
 command -v wrk >/dev/null || { echo "wrk not found" >&2; exit 1; }
-[[ -x "$NGINX" ]] || { echo "nginx not found at $NGINX" >&2; exit 1; }
 
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "$0")/common.sh" bench
-wait_port() { # wait_port PORT PID SECONDS
-  local i
-  for ((i = 0; i < $3 * 20; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
-stop_pid() { # stop_pid PID: SIGTERM, wait up to 10 s, then SIGKILL
-  local i
-  kill "$1" 2>/dev/null || return 0
-  for ((i = 0; i < 200; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
-  kill -0 "$1" 2>/dev/null && kill -9 "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-USER_LINE=""
-[[ "$(id -u)" = 0 ]] && USER_LINE="user root root;"
-
-# nginx_conf NAME HTTP-BLOCK-BODY -> writes $TMP/NAME/nginx.conf
-nginx_conf() {
-  local d="$TMP/$1"
-  mkdir -p "$d"
-  cat >"$d/nginx.conf" <<EOF
-$USER_LINE
-daemon off;
-worker_processes 1;
-pid $d/nginx.pid;
-error_log $d/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    client_body_temp_path $d/body;
-    proxy_temp_path $d/proxy;
-    fastcgi_temp_path $d/fastcgi;
-    uwsgi_temp_path $d/uwsgi;
-    scgi_temp_path $d/scgi;
-    keepalive_requests 1000000;
-    keepalive_timeout 75s;
-$2
-}
-EOF
-}
-start_nginx() { # start_nginx NAME PORT -> sets LAST_PID
-  local d="$TMP/$1"
-  "$NGINX" -p "$d" -e "$d/error.log" -c "$d/nginx.conf" >"$d/stdout" 2>&1 &
-  LAST_PID=$!
-  PIDS+=("$LAST_PID")
-  wait_port "$2" "$LAST_PID" 10 || { echo "$1 nginx failed to start:"; cat "$d/error.log" "$d/stdout"; exit 1; }
-}
-
+SIDECAR_BIN="$(find_sidecar_bin)"
+[[ -x "$NGINX" ]] || { echo "nginx not found at $NGINX" >&2; exit 1; }
 # ---- backend: fixed 100-byte body ------------------------------------------
 BODY="$(python3 -c 'print(("token-sidecar-bench-" * 6)[:99])')"   # + "\n" = 100 bytes
 BPORT="$(free_port)"
@@ -125,23 +74,6 @@ start_nginx nproxy "$PPORT"
 # ---- (c) sidecar ------------------------------------------------------------------
 HAVE_SIDECAR=0
 SPORT="" SPID=""
-sidecar_config() { # sidecar_config PORT FILE
-  cat >"$2" <<EOF
-listen: "127.0.0.1:$1"
-admin: "127.0.0.1:0"
-otherHosts: deny
-# Like the nginx peers (access_log off): measure the proxy, not the logger.
-accessLog: false
-credentials:
-  api:
-    type: static
-    token: "abc"
-routes:
-  - host: "api.test"
-    upstream: "http://127.0.0.1:$BPORT"
-    credential: api
-EOF
-}
 if [[ -x "$SIDECAR_BIN" ]]; then
   HAVE_SIDECAR=1
   SPORT="$(free_port)"
@@ -167,11 +99,6 @@ echo
 
 # ---- wrk runs ------------------------------------------------------------------
 # run_wrk NAME CONNS URL [LUA] -> appends "NAME CONNS rps p50us p99us errors" to $TMP/results
-to_us() { # wrk latency like 85.00us / 1.23ms / 2.00s -> microseconds
-  python3 -c 'import sys,re
-m=re.match(r"([0-9.]+)(us|ms|s)$", sys.argv[1])
-print(round(float(m.group(1))*{"us":1,"ms":1e3,"s":1e6}[m.group(2)],1) if m else "nan")' "$1"
-}
 run_wrk() {
   local name="$1" c="$2" url="$3" lua="${4:-}" out="$TMP/wrk-$1-c$2.txt"
   local args=(-t1 -c"$c" --latency --timeout 5s)
@@ -228,38 +155,13 @@ if [[ $HAVE_SIDECAR = 0 ]]; then echo; echo "--counts skipped: no sidecar binary
 echo
 echo "== counts (sidecar, $COUNT_N sequential keep-alive requests on one connection) =="
 
-if ! command -v strace >/dev/null; then
-  echo "installing strace..."; (apt-get install -y strace >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y strace >/dev/null 2>&1; }) || true
-fi
+need_tools strace:strace valgrind:valgrind || true
 if command -v strace >/dev/null; then
   timeout 30 python3 "$CLIENT" seq --proxy "127.0.0.1:$SPORT" --url http://api.test/ -n "$WARM" >/dev/null
-  strace -c -f -p "$SPID" -o "$TMP/strace.txt" 2>"$TMP/strace.err" &
-  STPID=$!
-  PIDS+=("$STPID")
-  sleep 1   # let strace attach to all threads
-  bgrun timeout 120 python3 "$CLIENT" seq --proxy "127.0.0.1:$SPORT" --url http://api.test/ -n "$COUNT_N" >"$TMP/seq.json"
-  sleep 0.2
-  kill -INT "$STPID" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$STPID" 2>/dev/null || break; sleep 0.05; done
-  wait "$STPID" 2>/dev/null || true
-  python3 - "$TMP/strace.txt" "$COUNT_N" <<'EOF'
-import sys
-n = int(sys.argv[2])
-rows, total = [], None
-for line in open(sys.argv[1]):
-    f = line.split()
-    if len(f) >= 5 and f[0].replace(".", "").isdigit() and not line.startswith("---"):
-        calls = int(f[3])
-        name = f[-1]
-        if name == "total":
-            total = calls
-        else:
-            rows.append((calls, name))
-if total is None:
-    print("strace: no summary found"); sys.exit(0)
-print("syscalls/request: %.2f  (total %d over %d requests, incl. idle wake-ups)" % (total / n, total, n))
-print("  top: " + ", ".join("%s %.2f" % (name, c / n) for c, name in sorted(rows, reverse=True)[:8]))
-EOF
+  if strace_count "$SPID" "$TMP/strace.txt" timeout 120 python3 "$CLIENT" seq --proxy "127.0.0.1:$SPORT" \
+    --url http://api.test/ -n "$COUNT_N"; then
+    strace_summary "$TMP/strace.txt" "$COUNT_N" || true
+  fi
 else
   echo "strace not available; skipping syscall counts"
 fi
@@ -267,39 +169,19 @@ fi
 # callgrind: stop the benchmark sidecar, run it twice under valgrind.
 stop_pid "$SPID"
 if ! command -v valgrind >/dev/null; then echo "valgrind not available; skipping"; exit 0; fi
-cg_run() { # cg_run TAG NREQ -> sets CG_IR to the total instruction count (Ir)
-  local port dir="$TMP/cg-$1" vpid f
-  CG_IR=""
+cg_client() { timeout 300 python3 "$CLIENT" seq --proxy "127.0.0.1:$1" --url http://api.test/ -n "$2" --timeout 280; }
+sidecar_cg() { # sidecar_cg TAG NREQ -> sets CG_IR (instructions of the whole run)
+  local port dir="$TMP/cg-$1"
   mkdir -p "$dir"
   port="$(free_port)"
   sidecar_config "$port" "$dir/token-sidecar.yaml"
-  valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$dir/callgrind.out.%p" \
-    "$VG_BIN" run --config "$dir/token-sidecar.yaml" >"$dir/out.log" 2>&1 &
-  vpid=$!
-  PIDS+=("$vpid")
-  if ! wait_port "$port" "$vpid" 60; then
-    echo "sidecar under valgrind failed to start:"; tail -20 "$dir/out.log"; stop_pid "$vpid"; return 1
-  fi
-  if ! bgrun timeout 300 python3 "$CLIENT" seq --proxy "127.0.0.1:$port" --url http://api.test/ -n "$2" --timeout 280 >"$dir/seq.json"; then
-    echo "client failed: $(cat "$dir/seq.json")"; stop_pid "$vpid"; return 1
-  fi
-  stop_pid "$vpid"   # callgrind writes its profile when the sidecar exits
-  f="$(ls "$dir"/callgrind.out.* 2>/dev/null | head -1)"
-  [[ -n "$f" ]] || { echo "no callgrind output (did the sidecar exit on SIGTERM?)"; return 1; }
-  CG_IR="$(awk '/^(summary|totals):/ {print $2; exit}' "$f")"
-  [[ "$CG_IR" =~ ^[0-9]+$ ]] || { echo "no instruction total in $f"; CG_IR=""; return 1; }
+  cg_run "$dir" "$port" "$2" cg_client "$VG_BIN" run --config "$dir/token-sidecar.yaml"
 }
-# valgrind 3.19 cannot parse the DWARF 5 debug info newer Swift toolchains emit
-# ("unhandled dwarf2 abbrev form"), so profile a copy without debug sections
-# (the symbol table stays, instruction counts are unchanged).
-VG_BIN="$SIDECAR_BIN"
-if command -v objcopy >/dev/null && objcopy --strip-debug "$SIDECAR_BIN" "$TMP/sidecar-nodebug" 2>/dev/null; then
-  VG_BIN="$TMP/sidecar-nodebug"
-fi
+VG_BIN="$(nodebug_copy "$SIDECAR_BIN" "$TMP/sidecar-nodebug")"
 echo "running callgrind ($WARM and $((WARM + COUNT_N)) requests; slow)..."
 ir1="" ir2=""
-if cg_run a "$WARM"; then ir1="$CG_IR"; fi
-if [[ -n "$ir1" ]] && cg_run b "$((WARM + COUNT_N))"; then ir2="$CG_IR"; fi
+if sidecar_cg a "$WARM"; then ir1="$CG_IR"; fi
+if [[ -n "$ir1" ]] && sidecar_cg b "$((WARM + COUNT_N))"; then ir2="$CG_IR"; fi
 if [[ -n "$ir1" && -n "$ir2" ]]; then
   python3 -c "
 a, b, n = $ir1, $ir2, $COUNT_N

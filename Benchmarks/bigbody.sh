@@ -14,7 +14,8 @@
 #
 # Run:   Benchmarks/bigbody.sh
 # Env:   SIZE=bytes (default 1073741824)   TRANSFER_TIMEOUT=sec per transfer (120)
-#        SIDECAR_BIN (default /work/main/.build/release/token-sidecar)
+#        SIDECAR_BIN (default: the repository's .build/release/token-sidecar, else
+#        token-sidecar on PATH)
 #        RSS_LIMIT_MIB (64)   KEEP_TMP=1 keeps the temp dir (logs, config)
 # Test the script without the real binary: SIDECAR_BIN=Benchmarks/standin-sidecar.py
 # Loopback only; every wait and transfer is bounded.
@@ -24,30 +25,20 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 BACKEND="$ROOT/Tests/ProxyTests/Fixtures/backend.py"
 CLIENT="$HERE/proxyclient.py"
-SIDECAR_BIN="${SIDECAR_BIN:-/work/main/.build/release/token-sidecar}"
 SIZE="${SIZE:-1073741824}"
 TRANSFER_TIMEOUT="${TRANSFER_TIMEOUT:-120}"
 RSS_LIMIT_MIB="${RSS_LIMIT_MIB:-64}"
 TOKEN="bigbody-token-$$"
 
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "$0")/common.sh" bigbody
+SIDECAR_BIN="$(find_sidecar_bin)"
 if [[ ! -x "$SIDECAR_BIN" ]]; then
   echo "bigbody.sh: sidecar binary not found or not executable: $SIDECAR_BIN" >&2
   echo "  build it (swift build -c release) or set SIDECAR_BIN." >&2
   echo "  To test this script alone: SIDECAR_BIN=$HERE/standin-sidecar.py $0" >&2
   exit 2
 fi
-
-# shellcheck source=Benchmarks/common.sh
-source "$(dirname "$0")/common.sh" bigbody
-wait_port() { # wait_port PORT PID SECONDS
-  local i
-  for ((i = 0; i < $3 * 20; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
 
 # ---- backend ---------------------------------------------------------------
 mkfifo "$TMP/backend.out"

@@ -7,6 +7,9 @@ Subcommands (all print one JSON object on stdout; exit 1 on error):
   download --proxy H:P --url URL                GET, streaming SHA-256 of the body (CL/chunked/close)
   upload   --proxy H:P --url URL --size N --mode cl|chunked
                                                 POST a deterministic N-byte stream, hashed as sent
+  hold     --proxy H:P --url URL -n N --pids P1,P2  open N keep-alive connections, one GET on each,
+                                                keep them open and idle: RSS (VmRSS summed over the
+                                                PIDs) before and after, and the growth per connection
 Common: --timeout SEC (overall deadline, default 120; every socket op also times out).
 Use --direct to send origin-form requests straight to H:P (no proxy), for reference runs.
 
@@ -244,23 +247,60 @@ def cmd_upload(a):
             "seconds": round(dt, 3), "mb_per_s": round(sent / dt / 1e6, 1), "response": resp}
 
 
+def rss_kib(pids):
+    total = 0
+    for pid in pids:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+    return total
+
+
+def cmd_hold(a):
+    dl = Deadline(a.timeout)
+    pids = [int(p) for p in a.pids.split(",") if p]
+    req = (request_line("GET", a.url, a.direct) + "\r\n").encode()
+    before = rss_kib(pids)
+    conns = []
+    try:
+        for i in range(a.n):
+            c = Conn(a.proxy, a.timeout, dl)
+            c.sock.sendall(req)
+            status, headers = c.read_head()
+            framing, keep = c.read_body("GET", status, headers, lambda b: None)
+            if status != 200 or not keep:
+                raise RuntimeError("connection %d: status %d, keep-alive %s" % (i, status, keep))
+            conns.append(c.sock)  # keep only the socket (not the 256 KiB receive buffer)
+        time.sleep(a.settle)
+        after = rss_kib(pids)
+    finally:
+        for s in conns:
+            s.close()
+    return {"connections": a.n, "rss_before_kib": before, "rss_after_kib": after,
+            "per_connection_kib": round((after - before) / a.n, 2)}
+
+
 def main():
     ap = argparse.ArgumentParser(description="raw HTTP/1.1 client via a forward proxy")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("seq", "download", "upload"):
+    for name in ("seq", "download", "upload", "hold"):
         p = sub.add_parser(name)
         p.add_argument("--proxy", required=True, help="HOST:PORT of the proxy")
         p.add_argument("--url", required=True, help="absolute URL, e.g. http://api.test/")
         p.add_argument("--timeout", type=float, default=120.0)
         p.add_argument("--direct", action="store_true", help="origin-form, no proxy")
-        if name == "seq":
+        if name in ("seq", "hold"):
             p.add_argument("-n", type=int, default=1000)
+        if name == "hold":
+            p.add_argument("--pids", required=True, help="comma-separated PIDs whose VmRSS is summed")
+            p.add_argument("--settle", type=float, default=0.5, help="seconds to wait before measuring")
         if name == "upload":
             p.add_argument("--size", type=int, required=True)
             p.add_argument("--mode", choices=("cl", "chunked"), default="cl")
     a = ap.parse_args()
     try:
-        out = {"seq": cmd_seq, "download": cmd_download, "upload": cmd_upload}[a.cmd](a)
+        out = {"seq": cmd_seq, "download": cmd_download, "upload": cmd_upload, "hold": cmd_hold}[a.cmd](a)
     except Exception as e:  # noqa: BLE001 — report any failure as JSON + exit 1
         print(json.dumps({"error": "%s: %s" % (type(e).__name__, e)}))
         sys.exit(1)
