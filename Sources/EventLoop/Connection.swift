@@ -5,7 +5,7 @@ import Glibc
 ///
 /// - **plain sockets** (accepted connections and connects to a resolved address without TLS —
 ///   the whole proxy data path) are driven here directly (`Connection+Socket.swift`): reads of up
-///   to 64 KiB straight into reserved ``input`` space with no `FIONREAD`, writes attempted once per
+///   to 256 KiB straight into reserved ``input`` space with no `FIONREAD`, writes attempted once per
 ///   loop iteration as soon as bytes are queued (write interest is asked for only when the kernel
 ///   would block), and read interest that stays registered across requests (a pause takes effect
 ///   lazily, only if the peer sends while paused). A keep-alive request costs two reads, two
