@@ -53,3 +53,7 @@ public final class Timer {
         action()
     }
 }
+
+/// ``Timer`` under a name Foundation does not also define (for files that import both; the
+/// module name `EventLoop` is shadowed by the class, so `EventLoop.Timer` cannot say it).
+public typealias LoopTimer = Timer

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Config
+import EventLoop
 import Foundation
 import Logging
 import Proxy
@@ -41,9 +42,11 @@ struct Run: ParsableCommand {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
-        // Everything start-up needed has run: its pages need not stay resident.
-        StartupPages.release()
+        // Once start-up has settled (workers set up their listeners and logged on their own
+        // threads), the pages only start-up touched need not stay resident.
+        let release = LoopTimer(on: sidecar.control, after: StartupPages.settleDelay) { StartupPages.release() }
         sidecar.run()
+        withExtendedLifetime(release) {}
     }
 }
 

@@ -13,6 +13,10 @@ import Glibc
 /// page qualify: a relocated read-only section (RELRO) holds anonymous pages and is left alone,
 /// because dropping it would bring back the unrelocated file contents.
 enum StartupPages {
+    /// How long after start the pages are released: by then every worker thread has created its
+    /// listener and logged, and the first token fetches have run.
+    static let settleDelay: Duration = .seconds(1)
+
     /// Unmaps the clean read-only file pages of every mapped object; returns how many KiB were
     /// resident in them before.
     @discardableResult
