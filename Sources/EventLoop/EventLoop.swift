@@ -22,6 +22,7 @@ public final class EventLoop: @unchecked Sendable {
     private var flushQueue: [Connection] = []
     private var flushEvent: OpaquePointer?
     private var timevals: [(duration: Duration, value: Glibc.timeval)] = []
+    private var nanosecondCache: [(duration: Duration, value: UInt64)] = []
 
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
@@ -109,6 +110,15 @@ public final class EventLoop: @unchecked Sendable {
         let (seconds, attoseconds) = duration.components
         let value = Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         if timevals.count < 16 { timevals.append((duration, value)) }
+        return value
+    }
+
+    /// `duration` in nanoseconds (negative durations count as zero), remembered like ``timeval(_:)``.
+    func nanoseconds(_ duration: Duration) -> UInt64 {
+        for entry in nanosecondCache where entry.duration == duration { return entry.value }
+        let (seconds, attoseconds) = duration.components
+        let value = seconds < 0 ? 0 : UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
+        if nanosecondCache.count < 16 { nanosecondCache.append((duration, value)) }
         return value
     }
 

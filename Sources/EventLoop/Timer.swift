@@ -3,11 +3,21 @@ import Glibc
 
 /// A timer on a loop that can be re-armed and suspended without reallocating. Freed (and so
 /// cancelled) when released.
+///
+/// Re-arming is lazy, because the proxy re-arms its idle and exchange timers on every request:
+/// the timer remembers when its action is due, and touches libevent's timer heap (`event_add`)
+/// only when the new deadline is earlier than the expiry already pending. A pending expiry that
+/// comes before the deadline (the timer was pushed back, or suspended) finds nothing due and
+/// re-arms for what remains. The action never runs before its deadline.
 public final class Timer {
     private var event: OpaquePointer?
     private unowned(unsafe) let loop: EventLoop
     private let action: () -> Void
     private let interval: Duration?
+    /// When the action is due (monotonic nanoseconds); `nil` while not scheduled.
+    private var deadline: UInt64?
+    /// When the libevent event will fire (monotonic nanoseconds); `nil` while not pending.
+    private var pendingExpiry: UInt64?
 
     /// Creates a timer that runs `action` after `delay` (and then every `repeating`, if given).
     public init(on loop: EventLoop, after delay: Duration, repeating: Duration? = nil, _ action: @escaping () -> Void) {
@@ -15,7 +25,7 @@ public final class Timer {
         self.interval = repeating
         self.loop = loop
         event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
-        arm(delay)
+        schedule(after: delay)
     }
 
     /// Creates a timer that is not armed yet (see ``schedule(after:)``).
@@ -29,28 +39,53 @@ public final class Timer {
     deinit { cancel() }
 
     /// (Re)arms the timer to fire once after `delay`, replacing any pending expiry.
-    public func schedule(after delay: Duration) { arm(delay) }
+    public func schedule(after delay: Duration) {
+        let now = Timer.monotonicNow()
+        let due = now &+ loop.nanoseconds(delay)
+        deadline = due
+        if let pending = pendingExpiry, pending <= due { return }
+        arm(nanoseconds: due &- now, expiry: due)
+    }
 
-    /// Disarms the timer; it can be armed again.
+    /// Disarms the timer; it can be armed again. (A pending expiry stays and finds nothing due.)
     public func suspend() {
-        if let event { event_del(event) }
+        deadline = nil
     }
 
     /// Stops the timer for good.
     public func cancel() {
         if let event { event_free(event) }
         event = nil
+        deadline = nil
+        pendingExpiry = nil
     }
 
-    private func arm(_ delay: Duration) {
+    private func arm(nanoseconds: UInt64, expiry: UInt64) {
         guard let event else { return }
-        var tv = loop.timeval(delay)
+        var tv = timeval(tv_sec: Int(nanoseconds / 1_000_000_000), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
         event_add(event, &tv)
+        pendingExpiry = expiry
     }
 
     func fire() {
-        if let interval { arm(interval) }
+        pendingExpiry = nil
+        guard let due = deadline else { return }
+        let now = Timer.monotonicNow()
+        if now < due {
+            // Pushed back since this expiry was set: wait for the rest (at least a microsecond).
+            arm(nanoseconds: max(due &- now, 1000), expiry: due)
+            return
+        }
+        deadline = nil
+        if let interval { schedule(after: interval) }
         action()
+    }
+
+    /// CLOCK_MONOTONIC in nanoseconds (a vDSO read, no syscall).
+    static func monotonicNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 }
 
