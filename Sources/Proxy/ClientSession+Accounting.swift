@@ -34,6 +34,15 @@ extension ClientSession {
     }
 
     private func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?, seconds: Double) {
+        if let writer = context.accessLogWriter {
+            let upstream = io.map { "\($0.decision.target.host):\($0.decision.target.port)" }
+            writer.write(AccessRecord(
+                method: head.method, authority: Self.authority(head), path: Self.pathWithoutQuery(head.target),
+                status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
+                durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
+                tokenFingerprint: io?.token?.fingerprint, proxyStatus: error, worker: context.worker))
+            return
+        }
         var metadata: Logger.Metadata = [
             "method": .string(head.method),
             "authority": .string(Self.authority(head)),

@@ -3,31 +3,28 @@ import HTTP1
 /// ASCII case-insensitive field-name helpers used when rewriting heads.
 enum FieldNames {
     /// Whether a field describes one connection and is never forwarded as it is (RFC 9110
-    /// §7.6.1), or is `Transfer-Encoding`, which the proxy re-frames itself. Dispatches on the
-    /// name's length, so most fields are rejected without looking at a byte.
+    /// §7.6.1), or is `Transfer-Encoding`, which the proxy re-frames itself.
     static func isHopByHop(_ field: HTTPField) -> Bool {
-        switch field.name.utf8.count {
-        case 2: return field.nameEquals("te")
-        case 7: return field.nameEquals("trailer") || field.nameEquals("upgrade")
-        case 10: return field.nameEquals("connection") || field.nameEquals("keep-alive")
-        case 16: return field.nameEquals("proxy-connection")
-        case 17: return field.nameEquals("transfer-encoding")
-        case 18: return field.nameEquals("proxy-authenticate")
-        case 19: return field.nameEquals("proxy-authorization")
-        default: return false
-        }
+        isHopByHop(nameLength: field.name.utf8.count) { field.nameEquals($0) }
     }
 
     /// ``isHopByHop(_:)`` for a line of a parsed head, compared on its bytes.
     static func isHopByHop(_ line: FieldLine, in view: ResponseHeadView) -> Bool {
-        switch line.name.count {
-        case 2: return view.name(of: line, equals: "te")
-        case 7: return view.name(of: line, equals: "trailer") || view.name(of: line, equals: "upgrade")
-        case 10: return view.name(of: line, equals: "connection") || view.name(of: line, equals: "keep-alive")
-        case 16: return view.name(of: line, equals: "proxy-connection")
-        case 17: return view.name(of: line, equals: "transfer-encoding")
-        case 18: return view.name(of: line, equals: "proxy-authenticate")
-        case 19: return view.name(of: line, equals: "proxy-authorization")
+        isHopByHop(nameLength: line.name.count) { view.name(of: line, equals: $0) }
+    }
+
+    /// The one list of hop-by-hop names. Dispatches on the name's length, so most fields are
+    /// rejected without looking at a byte; `named` compares the name with a lowercase literal.
+    @inline(__always)
+    private static func isHopByHop(nameLength: Int, _ named: (StaticString) -> Bool) -> Bool {
+        switch nameLength {
+        case 2: return named("te")
+        case 7: return named("trailer") || named("upgrade")
+        case 10: return named("connection") || named("keep-alive")
+        case 16: return named("proxy-connection")
+        case 17: return named("transfer-encoding")
+        case 18: return named("proxy-authenticate")
+        case 19: return named("proxy-authorization")
         default: return false
         }
     }

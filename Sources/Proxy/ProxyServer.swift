@@ -15,6 +15,8 @@ public final class ProxyServer: @unchecked Sendable {
     private var contexts: [WorkerContextBox] = []
     /// The address the proxy listens on (with the real port when the config asked for port 0).
     public private(set) var address: SocketAddress?
+    /// Where access records go (set before ``start()``); `nil`: through the logger.
+    public var accessLogWriter: (any AccessLogWriter)?
 
     /// Prepares a proxy for `config`, injecting tokens from `credentials`.
     /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used.
@@ -36,7 +38,7 @@ public final class ProxyServer: @unchecked Sendable {
         for index in 0..<max(1, config.workers) {
             let thread = try LoopThread { _ in }
             let context = WorkerContext(loop: thread.loop, router: router, config: config, clientShare: clients.share,
-                                        logger: logger.with(worker: index))
+                                        logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter)
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
                                         onAcceptError: { context.acceptFailed($0) }) { connection in

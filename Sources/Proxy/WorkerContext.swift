@@ -33,7 +33,15 @@ final class WorkerContext {
     private(set) var clientShare: Int
     private var acceptErrorLog = AcceptErrorLog()
 
-    init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger) {
+    /// This worker's index (for access records).
+    let worker: Int
+    /// Where access records go; `nil`: through ``logger``.
+    let accessLogWriter: (any AccessLogWriter)?
+
+    init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
+         worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil) {
+        self.worker = worker
+        self.accessLogWriter = accessLogWriter
         self.loop = loop
         self.clientShare = clientShare
         self.router = router

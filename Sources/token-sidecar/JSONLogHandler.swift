@@ -14,20 +14,38 @@ struct JSONLogHandler: LogHandler {
 
     init(label: String) { self.label = label }
 
-    /// UTC, ISO 8601 with milliseconds: "2026-11-22T12:27:34.160Z". Formatted by hand: access
-    /// lines are written per request, and Foundation's formatters cost more than the proxying.
+    /// UTC, ISO 8601 with milliseconds: "2026-11-22T12:27:34.160Z".
     static func timestamp() -> String {
+        var bytes: [UInt8] = []
+        appendTimestamp(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``timestamp()`` as bytes. Formatted by hand: access lines are written per
+    /// request, and Foundation's formatters (or a String per field) cost more than the proxying.
+    static func appendTimestamp(to out: inout [UInt8]) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                out.append(UInt8(0x30 + rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+        digits(Int(parts.tm_year) + 1900, 4); out.append(0x2d)
+        digits(Int(parts.tm_mon) + 1, 2); out.append(0x2d)
+        digits(Int(parts.tm_mday), 2); out.append(0x54)
+        digits(Int(parts.tm_hour), 2); out.append(0x3a)
+        digits(Int(parts.tm_min), 2); out.append(0x3a)
+        digits(Int(parts.tm_sec), 2); out.append(0x2e)
+        digits(now.tv_nsec / 1_000_000, 3); out.append(0x5a)
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -37,38 +55,67 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var merged = metadata
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let time = Self.timestamp()
-        var line: String
-        if terminal {
-            line = "\(time) \(event.level) \(event.message)"
-            for key in merged.keys.sorted() { line += " \(key)=\(merged[key]!)" }
-        } else {
-            line = "{\"time\":\(Self.quote(time)),\"level\":\(Self.quote(event.level.rawValue)),\"msg\":\(Self.quote("\(event.message)"))"
-            for key in merged.keys.sorted() { line += ",\(Self.quote(key)):\(Self.quote("\(merged[key]!)"))" }
-            line += "}"
+        if let extra = event.metadata {
+            if merged.isEmpty { merged = extra } else { merged.merge(extra) { _, new in new } }
         }
-        line += "\n"
-        LogWriter.shared.write(Array(line.utf8))
-    }
-
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
+        var out: [UInt8] = []
+        out.reserveCapacity(320)
+        if terminal {
+            var line = "\(Self.timestamp()) \(event.level) \(event.message)"
+            for key in merged.keys.sorted() { line += " \(key)=\(merged[key]!)" }
+            out.append(contentsOf: line.utf8)
+        } else {
+            out.append(contentsOf: Self.timePrefix)
+            Self.appendTimestamp(to: &out)
+            out.append(contentsOf: Self.levelKey)
+            Self.appendQuoted(event.level.rawValue, to: &out)
+            out.append(contentsOf: Self.messageKey)
+            Self.appendQuoted(event.message.description, to: &out)
+            for key in merged.keys.sorted() {
+                out.append(0x2c)
+                Self.appendQuoted(key, to: &out)
+                out.append(0x3a)
+                switch merged[key]! {
+                case .string(let text): Self.appendQuoted(text, to: &out)
+                case .stringConvertible(let value): Self.appendQuoted(value.description, to: &out)
+                case let other: Self.appendQuoted("\(other)", to: &out)
                 }
             }
+            out.append(0x7d)
         }
-        return out + "\""
+        out.append(0x0a)
+        LogWriter.shared.write(out)
+    }
+
+    private static let timePrefix = Array(#"{"time":""#.utf8)
+    private static let levelKey = Array(#"","level":"#.utf8)
+    private static let messageKey = Array(#","msg":"#.utf8)
+
+    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\r`,
+    /// `\t` or `\u00XX`; everything else (UTF-8 included) copied in runs.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        var text = text
+        text.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte == 0x22 || byte == 0x5c || byte < 0x20 else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case 0x22: out.append(contentsOf: [0x5c, 0x22])
+                case 0x5c: out.append(contentsOf: [0x5c, 0x5c])
+                case 0x0a: out.append(contentsOf: [0x5c, 0x6e])
+                case 0x0d: out.append(contentsOf: [0x5c, 0x72])
+                case 0x09: out.append(contentsOf: [0x5c, 0x74])
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: [0x5c, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        out.append(0x22)
     }
 }

@@ -40,6 +40,7 @@ final class Sidecar {
         }
         do {
             server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger)
+            server.accessLogWriter = JSONAccessLogWriter(enabled: logger.logLevel <= .info)
         } catch {
             throw StartError.configuration("\(config.file): \(error)")
         }

@@ -86,5 +86,19 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertFalse(logs.contains("SENTINEL"), "never the token or the secret in logs")
         XCTAssertFalse(logs.contains("secret=q"), "access log paths drop the query string")
         XCTAssertTrue(logs.contains("\"msg\":\"access\""), "an access log line per request")
+        let access = logs.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["msg"] as? String == "access" }
+        XCTAssertEqual(access.count, 8, "one line per answered request")
+        let routed = try XCTUnwrap(access.first { $0["status"] as? String == "200" })
+        XCTAssertEqual(Set(routed.keys), ["time", "level", "msg", "authority", "bytes_in", "bytes_out", "duration_ms", "method",
+                                          "path", "route", "status", "token", "upstream", "worker"])
+        XCTAssertEqual(routed["level"] as? String, "info")
+        XCTAssertEqual(routed["method"] as? String, "GET")
+        XCTAssertEqual(routed["route"] as? String, "api.test:80")
+        XCTAssertEqual(routed["worker"] as? String, "0")
+        let refused = try XCTUnwrap(access.first { $0["status"] as? String == "403" })
+        XCTAssertEqual(refused["proxy_status"] as? String, "http_request_denied")
+        XCTAssertEqual(refused["route"] as? String, "unrouted")
     }
 }

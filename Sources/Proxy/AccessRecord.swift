@@ -1,0 +1,38 @@
+/// One access-log record: what the proxy answered to one request. Never a token or a query
+/// string: the token only by fingerprint, the path without its query.
+public struct AccessRecord: Sendable {
+    /// The request method.
+    public let method: String
+    /// The destination (`host[:port]`), or `-`.
+    public let authority: String
+    /// The request path without its query string.
+    public let path: String
+    /// The status sent to the client.
+    public let status: Int
+    /// Request body bytes relayed.
+    public let bytesIn: Int
+    /// Response body bytes relayed.
+    public let bytesOut: Int
+    /// Milliseconds from the complete request head to the end of the response.
+    public let durationMs: Int
+    /// The route's label, or `unrouted`.
+    public let route: String
+    /// `host:port` of the backend, when one was chosen.
+    public let upstream: String?
+    /// The injected token's fingerprint, when one was injected.
+    public let tokenFingerprint: String?
+    /// The Proxy-Status error type, when the proxy answered with an error.
+    public let proxyStatus: String?
+    /// The worker that served the request.
+    public let worker: Int
+}
+
+/// Writes access records (set on ``ProxyServer/accessLogWriter`` before it starts). Without
+/// one, access lines go through the proxy's `Logger` as `access` messages with metadata.
+///
+/// Called on worker threads, once per request: implementations format without going through
+/// a metadata dictionary and must not block.
+public protocol AccessLogWriter: Sendable {
+    /// Writes one record.
+    func write(_ record: AccessRecord)
+}
