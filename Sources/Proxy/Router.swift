@@ -30,6 +30,8 @@ struct Router: Sendable {
         let target: UpstreamTarget
         let hostField: String
         let label: String
+        /// The route's credential, looked up once here rather than by name per request.
+        let credential: (any Credential)?
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -56,7 +58,8 @@ struct Router: Sendable {
             let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls,
                                         poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)",
                                         allowsLinkLocal: true)
-            prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description)
+            prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
+                                                 credential: route.credential.flatMap { credentials[$0] })
         }
         self.prepared = prepared
     }
@@ -85,12 +88,12 @@ struct Router: Sendable {
         let host = destination.host
         let port = destination.port(default: 80)
         if let route = table.route(host: host, port: port) {
-            let credential = route.credential.flatMap { credentials[$0] }
             if let ready = prepared[route.host] {
                 let hostField = route.preserveHost ? destination.description : ready.hostField
-                return .success(RouteDecision(target: ready.target, hostField: hostField, credential: credential,
+                return .success(RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
                                               routeName: ready.label))
             }
+            let credential = route.credential.flatMap { credentials[$0] }
             return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
                                           credential: credential, routeName: route.host.description))
         }
