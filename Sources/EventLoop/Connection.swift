@@ -313,21 +313,16 @@ public final class Connection {
         // sets the same timeouts at several points of every exchange).
         if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
         appliedTimeouts = (read, write)
+        var readTV = read.map(loop.timeval)
+        var writeTV = write.map(loop.timeval)
         if let socket {
-            socket.setTimeouts(read: read.map(loop.timeval), write: write.map(loop.timeval))
+            socket.setTimeouts(read: readTV, write: writeTV)
             return
         }
         guard let bev else { return }
-        var readTV = read.map(Connection.timeval)
-        var writeTV = write.map(Connection.timeval)
         withOptionalPointer(&readTV) { r in
             withOptionalPointer(&writeTV) { w in _ = bufferevent_set_timeouts(bev, r, w) }
         }
-    }
-
-    private static func timeval(_ duration: Duration) -> timeval {
-        let (seconds, attoseconds) = duration.components
-        return CLibevent.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
     }
 
     /// Appends bytes to the output (sent as the socket allows).
