@@ -1,7 +1,29 @@
-/// How an `oauth2` credential authenticates to the token endpoint (RFC 6749 §2.3.1).
+/// How an `oauth2` credential proves itself to the token endpoint.
 public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
-    /// `client_secret_basic`: HTTP Basic authentication with the client id and secret (the default).
+    /// `client_secret_basic` (RFC 6749 §2.3.1): HTTP Basic with the client id and secret (the default).
     case basic
-    /// `client_secret_post`: `client_id` and `client_secret` as form parameters.
+    /// `client_secret_post` (RFC 6749 §2.3.1): `client_id` and `client_secret` as form parameters.
     case post
+    /// `private_key_jwt` (RFC 7523 §2.2, OpenID Connect Core §9): a JWT signed with the client's
+    /// private key (RS256 or ES256) as `client_assertion`; no secret exists.
+    case privateKeyJWT = "private_key_jwt"
+    /// `client_secret_jwt` (RFC 7523 §2.2): a JWT signed HS256 with the client secret as `client_assertion`.
+    case clientSecretJWT = "client_secret_jwt"
+    /// A JWT issued by someone else (a Kubernetes projected service-account token, a SPIFFE
+    /// JWT-SVID), read from `assertionFile` before every fetch and sent verbatim as `client_assertion`.
+    case assertionFile = "assertion_file"
+    /// `tls_client_auth` (RFC 8705 §2): the client certificate of the TLS handshake authenticates;
+    /// only `client_id` is in the form.
+    case tlsClientAuth = "tls_client_auth"
+
+    /// Whether the method needs a client secret (`secret`, `secretFile` or `secretEnv`).
+    public var needsSecret: Bool {
+        switch self {
+        case .basic, .post, .clientSecretJWT: return true
+        case .privateKeyJWT, .assertionFile, .tlsClientAuth: return false
+        }
+    }
+
+    /// Whether the method builds and signs its own JWT assertion for every fetch.
+    public var signsAssertion: Bool { self == .privateKeyJWT || self == .clientSecretJWT }
 }

@@ -7,10 +7,16 @@ public struct MCAConfig: Sendable, Equatable {
     public var serverUrl: EndpointURL
     /// The tenant (application) id; `appId` in the file is an alias.
     public var tenantId: String
-    /// The client id.
-    public var clientId: String
-    /// Where the client secret comes from (`.inline` also for a secret from `VCAP_SERVICES`).
-    public var secret: SecretSource
+    /// The client id; nil with `auth: certificate` and no `clientId`, meaning the client
+    /// certificate subject's CN (read when the credential is built).
+    public var clientId: String?
+    /// How the client authenticates (default `.secret`).
+    public var auth: MCAAuthMethod
+    /// Where the client secret comes from (`.inline` also for a secret from `VCAP_SERVICES`);
+    /// nil with `auth: certificate`.
+    public var secret: SecretSource?
+    /// The certificate and key that sign the `IMFCert` assertion, with `auth: certificate`.
+    public var certificate: ClientCertificateFiles?
     /// Renewal timing.
     public var fetch: TokenFetchSettings
     /// TLS to the token server (only meaningful for an https `serverUrl`).
@@ -23,8 +29,10 @@ public struct MCAConfig: Sendable, Equatable {
     public init(
         serverUrl: EndpointURL,
         tenantId: String,
-        clientId: String,
-        secret: SecretSource,
+        clientId: String?,
+        secret: SecretSource?,
+        auth: MCAAuthMethod = .secret,
+        certificate: ClientCertificateFiles? = nil,
         fetch: TokenFetchSettings = .default,
         tls: TLSSettings = .default,
         origins: [String: ValueOrigin]? = nil
@@ -33,6 +41,8 @@ public struct MCAConfig: Sendable, Equatable {
         self.tenantId = tenantId
         self.clientId = clientId
         self.secret = secret
+        self.auth = auth
+        self.certificate = certificate
         self.fetch = fetch
         self.tls = tls
         self.origins = origins ?? Self.fileOrigins(secret: secret)
@@ -42,9 +52,13 @@ public struct MCAConfig: Sendable, Equatable {
     public static let discoverableFields = ["serverUrl", "tenantId", "clientId", "secret"]
 
     /// Origins for a credential written entirely in the file.
-    static func fileOrigins(secret: SecretSource) -> [String: ValueOrigin] {
-        var origins: [String: ValueOrigin] = ["serverUrl": .file, "tenantId": .file, "clientId": .file, "secret": .file]
-        if case .env(let name) = secret { origins["secret"] = .environment(name) }
+    static func fileOrigins(secret: SecretSource?) -> [String: ValueOrigin] {
+        var origins: [String: ValueOrigin] = ["serverUrl": .file, "tenantId": .file, "clientId": .file]
+        switch secret {
+        case .env(let name): origins["secret"] = .environment(name)
+        case .some: origins["secret"] = .file
+        case .none: break
+        }
         return origins
     }
 

@@ -5,10 +5,15 @@ public struct OAuth2Config: Sendable, Equatable {
     public var tokenUrl: EndpointURL
     /// The client id.
     public var clientId: String
-    /// Where the client secret comes from.
-    public var secret: SecretSource
+    /// Where the client secret comes from; nil for the methods without one
+    /// (`private_key_jwt`, `assertion_file`, `tls_client_auth`).
+    public var secret: SecretSource?
     /// How the client authenticates (default `.basic`).
     public var auth: ClientAuthMethod
+    /// How the JWT assertion is built, for `private_key_jwt` and `client_secret_jwt`; nil otherwise.
+    public var assertion: JWTAssertionSettings?
+    /// `assertionFile` (resolved path), for `assertion_file`: the JWT to send, re-read before every fetch.
+    public var assertionFile: String?
     /// The `scope` parameter, if any.
     public var scope: String?
     /// The `audience` parameter, if any.
@@ -26,8 +31,10 @@ public struct OAuth2Config: Sendable, Equatable {
     public init(
         tokenUrl: EndpointURL,
         clientId: String,
-        secret: SecretSource,
+        secret: SecretSource?,
         auth: ClientAuthMethod = .basic,
+        assertion: JWTAssertionSettings? = nil,
+        assertionFile: String? = nil,
         scope: String? = nil,
         audience: String? = nil,
         resource: String? = nil,
@@ -39,6 +46,8 @@ public struct OAuth2Config: Sendable, Equatable {
         self.clientId = clientId
         self.secret = secret
         self.auth = auth
+        self.assertion = assertion
+        self.assertionFile = assertionFile
         self.scope = scope
         self.audience = audience
         self.resource = resource

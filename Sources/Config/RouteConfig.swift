@@ -10,16 +10,19 @@ public struct RouteConfig: Sendable, Equatable {
     public var credential: String?
     /// TLS settings for an https upstream (always `.default` otherwise).
     public var tls: TLSSettings
+    /// Whether a client's own `Authorization` replaces injection (`keep`) or is dropped (`replace`, the default).
+    public var clientAuthorization: ClientAuthorizationPolicy
 
     /// Creates a route.
     public init(
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
-        tls: TLSSettings = .default
+        tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace
     ) {
         self.host = host
         self.upstream = upstream
         self.preserveHost = preserveHost
         self.credential = credential
         self.tls = tls
+        self.clientAuthorization = clientAuthorization
     }
 }

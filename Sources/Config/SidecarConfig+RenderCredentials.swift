@@ -10,9 +10,8 @@ extension SidecarConfig {
             let fields: [(name: String, line: String)] = [
                 ("serverUrl", "serverUrl: \(quote(config.serverUrl.description))"),
                 ("tenantId", "tenantId: \(quote(config.tenantId))"),
-                ("clientId", "clientId: \(quote(config.clientId))"),
-                ("secret", secretLine(config.secret, keys: ("secret", "secretFile", "secretEnv"))),
-            ]
+                ("clientId", "clientId: \(config.clientId.map(quote) ?? "null")"),
+            ] + (config.secret.map { [("secret", secretLine($0, keys: ("secret", "secretFile", "secretEnv")))] } ?? [])
             for field in fields {
                 let comment = config.origins[field.name].map { "  # \(originComment($0))" } ?? ""
                 lines.append("    \(field.line)\(comment)")
@@ -21,7 +20,7 @@ extension SidecarConfig {
         case .oauth2(let config):
             lines.append("    tokenUrl: \(quote(config.tokenUrl.description))")
             lines.append("    clientId: \(quote(config.clientId))")
-            lines.append("    " + secretLine(config.secret, keys: ("secret", "secretFile", "secretEnv")))
+            if let secret = config.secret { lines.append("    " + secretLine(secret, keys: ("secret", "secretFile", "secretEnv"))) }
             lines.append("    auth: \(config.auth.rawValue)")
             for (key, value) in [("scope", config.scope), ("audience", config.audience), ("resource", config.resource)] {
                 lines.append("    \(key): \(value.map(quote) ?? "null")")

@@ -11,6 +11,8 @@ public enum ValueOrigin: Sendable, Equatable, CustomStringConvertible {
     case vcapApplication
     /// Not set anywhere; the built-in default applies.
     case defaultValue
+    /// The subject CN of the configured client certificate (an mca `clientId` with `auth: certificate`).
+    case certificateSubject
 
     /// `"the config file"`, `"environment variable NAME"`, `"VCAP_SERVICES"`,
     /// `"VCAP_APPLICATION"` or `"default"`.
@@ -21,6 +23,7 @@ public enum ValueOrigin: Sendable, Equatable, CustomStringConvertible {
         case .vcapServices: return "VCAP_SERVICES"
         case .vcapApplication: return "VCAP_APPLICATION"
         case .defaultValue: return "default"
+        case .certificateSubject: return "the client certificate's subject CN"
         }
     }
 }

@@ -26,11 +26,11 @@ public enum CredentialFactory {
             return StaticCredential(name: credential.name, token: token)
         case .mca(let mca):
             let build = { try tokenRequest(for: credential, environment: environment)! }
-            return try managed(credential.name, try build(), rebuild: mca.secret.isFile ? build : nil,
+            return try managed(credential.name, try build(), rebuild: mca.secret?.isFile == true ? build : nil,
                                mca.fetch, mca.tls, tokenLoop, cache, logger)
         case .oauth2(let oauth):
             let build = { try tokenRequest(for: credential, environment: environment)! }
-            return try managed(credential.name, try build(), rebuild: oauth.secret.isFile ? build : nil,
+            return try managed(credential.name, try build(), rebuild: oauth.secret?.isFile == true ? build : nil,
                                oauth.fetch, oauth.tls, tokenLoop, cache, logger)
         }
     }
@@ -42,15 +42,21 @@ public enum CredentialFactory {
         case .staticToken:
             return nil
         case .mca(let mca):
+            guard let secret = mca.secret, let clientId = mca.clientId else {
+                throw FactoryError("credential '\(credential.name)': auth: \(mca.auth.rawValue) is not supported yet")
+            }
             return try endpointRequest(credential.name) {
                 try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
-                                             clientId: mca.clientId, secret: try mca.secret.read(environment: environment))
+                                             clientId: clientId, secret: try secret.read(environment: environment))
             }
         case .oauth2(let oauth):
+            guard let secret = oauth.secret, !oauth.auth.signsAssertion else {
+                throw FactoryError("credential '\(credential.name)': auth: \(oauth.auth.rawValue) is not supported yet")
+            }
             return try endpointRequest(credential.name) {
                 try TokenEndpointRequest.oauth2(
                     tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
-                    secret: try oauth.secret.read(environment: environment),
+                    secret: try secret.read(environment: environment),
                     authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
                     scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
                     extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })

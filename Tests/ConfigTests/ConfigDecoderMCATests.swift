@@ -78,7 +78,7 @@ final class ConfigDecoderMCATests: XCTestCase {
         let secretPath = dir.appendingPathComponent("mca-secret").standardizedFileURL.path
         XCTAssertEqual(fromFile.secret, .file(secretPath))
         XCTAssertEqual(fromFile.origins["secret"], .file)
-        XCTAssertEqual(try fromFile.secret.read(environment: [:]), "file-secret")
+        XCTAssertEqual(try XCTUnwrap(fromFile.secret).read(environment: [:]), "file-secret")
     }
 
     func testSecretProblems() throws {
