@@ -37,6 +37,10 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/hmac.h>
+#include <openssl/ec.h>
+#include <openssl/rand.h>
 
 /// `SSL_set_tlsext_host_name` is a macro over SSL_ctrl (SNI).
 static inline long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {

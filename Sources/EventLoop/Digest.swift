@@ -30,3 +30,18 @@ public enum Digest {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension Digest {
+    /// HMAC-SHA-256 of `message` keyed with `key` (JWS HS256).
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        key.withUnsafeBytes { keyBytes in
+            message.withUnsafeBytes { input in
+                _ = HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
+                         input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, &out, &length)
+            }
+        }
+        return out
+    }
+}

@@ -7,8 +7,9 @@ import TokenManager
 public enum CredentialFactory {
     /// One ``Credential`` per configured credential. Static tokens are read now; `mca` and
     /// `oauth2` credentials become ``ManagedCredential``s whose fetches run on `tokenLoop`
-    /// (they start fetching when ``CredentialRuntime`` starts them). Throws when a secret or a
-    /// TLS file cannot be read (the error names the credential and source, never the secret).
+    /// (they start fetching when ``CredentialRuntime`` starts them). Throws when a secret, a key,
+    /// a certificate or a TLS file cannot be used (the error names the credential and the file,
+    /// never the secret).
     public static func make(from config: SidecarConfig, environment: [String: String],
                             tokenLoop: EventLoop? = nil, logger: Logger = Logger(label: "token-sidecar")) throws -> CredentialSet {
         let cache = TokenCache(capacity: config.cacheSize)
@@ -25,91 +26,176 @@ public enum CredentialFactory {
             let token = try settings.source.read(environment: environment)
             return StaticCredential(name: credential.name, token: token)
         case .mca(let mca):
-            let build = { try tokenRequest(for: credential, environment: environment)! }
-            return try managed(credential.name, try build(), rebuild: mca.secret?.isFile == true ? build : nil,
-                               mca.fetch, mca.tls, tokenLoop, cache, logger)
+            let source = try requestSource(for: credential, environment: environment, logger: logger)!
+            return try managed(credential.name, source, mca.fetch, mca.tls, tokenLoop, cache, logger)
         case .oauth2(let oauth):
-            let build = { try tokenRequest(for: credential, environment: environment)! }
-            return try managed(credential.name, try build(), rebuild: oauth.secret?.isFile == true ? build : nil,
-                               oauth.fetch, oauth.tls, tokenLoop, cache, logger)
+            let source = try requestSource(for: credential, environment: environment, logger: logger)!
+            return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger)
         }
     }
 
-    /// The token request a managed credential sends (reading its secret now), or `nil` for a
-    /// static credential. Errors name the credential, never the secret.
-    public static func tokenRequest(for credential: CredentialConfig, environment: [String: String]) throws -> TokenEndpointRequest? {
+    /// Where a managed credential's token requests come from, or `nil` for a static credential.
+    ///
+    /// Everything that can be checked now is: secrets are read, keys and certificates parsed,
+    /// an RSA key required where RS256 is, a key matched to its certificate. Only an
+    /// `assertionFile` may be missing at start (a SPIFFE helper or the kubelet may write it
+    /// later); each fetch re-reads it. Errors name the credential, never the secret.
+    public static func requestSource(for credential: CredentialConfig, environment: [String: String],
+                                     logger: Logger = Logger(label: "token-sidecar")) throws -> TokenRequestSource? {
+        let name = credential.name
         switch credential.kind {
         case .staticToken:
             return nil
         case .mca(let mca):
-            guard let secret = mca.secret, let clientId = mca.clientId else {
-                throw FactoryError("credential '\(credential.name)': auth: \(mca.auth.rawValue) is not supported yet")
-            }
-            return try endpointRequest(credential.name) {
-                try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
-                                             clientId: clientId, secret: try secret.read(environment: environment))
+            switch (mca.auth, mca.secret, mca.certificate) {
+            case (.secret, let secret?, _):
+                guard let clientId = mca.clientId else { throw FactoryError("credential '\(name)': clientId is missing") }
+                let secrets = try RotatingSecret(secret, credential: name, environment: environment, logger: logger)
+                let build: @Sendable (String) throws(TokenEndpointError) -> TokenEndpointRequest = { secret throws(TokenEndpointError) in
+                    try TokenEndpointRequest.mca(serverURL: mca.serverUrl.description, tenantId: mca.tenantId,
+                                                 clientId: clientId, secret: secret)
+                }
+                _ = try endpointRequest(name) { () throws(TokenEndpointError) in try build(secrets.current()) }
+                return TokenRequestSource { () throws(TokenFetchError) in
+                    try TokenRequestSource.building { () throws(TokenEndpointError) in try build(secrets.current()) }
+                }
+            case (.certificate, _, let files?):
+                return try mcaCertificateSource(mca, files: files, name: name)
+            default:
+                throw FactoryError("credential '\(name)': auth: \(mca.auth.rawValue) lacks its \(mca.auth == .secret ? "secret" : "clientCert and clientKey")")
             }
         case .oauth2(let oauth):
-            guard let secret = oauth.secret, !oauth.auth.signsAssertion else {
-                throw FactoryError("credential '\(credential.name)': auth: \(oauth.auth.rawValue) is not supported yet")
+            return try oauth2Source(oauth, name: name, environment: environment, logger: logger)
+        }
+    }
+
+    private static func oauth2Source(_ oauth: OAuth2Config, name: String, environment: [String: String],
+                                     logger: Logger) throws -> TokenRequestSource {
+        let tokenURL = oauth.tokenUrl.description
+        let extra = oauth.params.map { (name: $0.name, value: $0.value) }
+        let build: @Sendable (TokenEndpointRequest.ClientProof) throws(TokenEndpointError) -> TokenEndpointRequest = { proof throws(TokenEndpointError) in
+            try TokenEndpointRequest.oauth2(tokenURL: tokenURL, clientId: oauth.clientId, proof: proof, scope: oauth.scope,
+                                            audience: oauth.audience, resource: oauth.resource, extraParameters: extra)
+        }
+        let wallClock = SystemTokenClock()
+        let proof: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest.ClientProof
+        switch oauth.auth {
+        case .basic, .post:
+            let secrets = try RotatingSecret(oauth.secret, credential: name, environment: environment, logger: logger)
+            let basic = oauth.auth == .basic
+            proof = { basic ? .secretBasic(secrets.current()) : .secretPost(secrets.current()) }
+        case .clientSecretJWT:
+            let secrets = try RotatingSecret(oauth.secret, credential: name, environment: environment, logger: logger)
+            let assertion = clientAssertion(oauth)
+            proof = { () throws(TokenFetchError) in
+                try .assertion(signing(assertion, with: .hs256(secret: secrets.current()), now: wallClock.wallClockSeconds, "secret"))
             }
-            return try endpointRequest(credential.name) {
-                try TokenEndpointRequest.oauth2(
-                    tokenURL: oauth.tokenUrl.description, clientId: oauth.clientId,
-                    secret: try secret.read(environment: environment),
-                    authentication: oauth.auth == .post ? .clientSecretPost : .clientSecretBasic,
-                    scope: oauth.scope, audience: oauth.audience, resource: oauth.resource,
-                    extraParameters: oauth.params.map { (name: $0.name, value: $0.value) })
+        case .privateKeyJWT:
+            guard let path = oauth.assertion?.signingKeyFile else { throw FactoryError("credential '\(name)': signingKeyFile is missing") }
+            let key = ReloadingFile(CredentialFile(key: "signingKeyFile", path: path)) { bytes throws(CryptoError) in try SigningKey(pem: bytes) }
+            do { _ = try key.current() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
+            let assertion = clientAssertion(oauth)
+            proof = { () throws(TokenFetchError) in
+                try .assertion(signing(assertion, with: .key(key.current()), now: wallClock.wallClockSeconds, key.file.description))
             }
+        case .assertionFile:
+            guard let path = oauth.assertionFile else { throw FactoryError("credential '\(name)': assertionFile is missing") }
+            let file = AssertionFile(path: path)
+            proof = { () throws(TokenFetchError) in try .assertion(file.current(now: wallClock.wallClockSeconds)) }
+        case .tlsClientAuth:
+            guard oauth.tls.clientCert != nil, oauth.tls.clientKey != nil else {
+                throw FactoryError("credential '\(name)': auth: tls_client_auth needs clientCert and clientKey")
+            }
+            proof = { .tlsCertificate }
+        }
+        // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
+        _ = try endpointRequest(name) { () throws(TokenEndpointError) in try build(.tlsCertificate) }
+        return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
+            let current = try proof()
+            return try TokenRequestSource.building { () throws(TokenEndpointError) in try build(current) }
+        }
+    }
+
+    private static func mcaCertificateSource(_ mca: MCAConfig, files: ClientCertificateFiles, name: String) throws -> TokenRequestSource {
+        let certificate = ReloadingFile(CredentialFile(key: "clientCert", path: files.certificate)) { bytes throws(CryptoError) in
+            try X509Certificate(pem: bytes)
+        }
+        let key = ReloadingFile(CredentialFile(key: "clientKey", path: files.key)) { bytes throws(CryptoError) in try SigningKey(pem: bytes) }
+        let serverURL = mca.serverUrl.description
+        let wallClock = SystemTokenClock()
+        let make: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest = { () throws(TokenFetchError) in
+            let certificate = try certificate.current()
+            let signingKey = try key.current()
+            guard let clientId = mca.clientId ?? certificate.commonName, !clientId.isEmpty else {
+                throw TokenFetchError(.clientAuthentication("clientCert \(files.certificate): the certificate has no subject CN; set clientId"))
+            }
+            let assertion: String
+            do {
+                assertion = try MCACertificateAssertion.signed(certificate: certificate, key: signingKey, now: wallClock.wallClockSeconds)
+            } catch {
+                throw TokenFetchError(.clientAuthentication("clientKey \(files.key): \(error)"))
+            }
+            return try TokenRequestSource.building { () throws(TokenEndpointError) in
+                try TokenEndpointRequest.mcaCertificate(serverURL: serverURL, tenantId: mca.tenantId, clientId: clientId, assertion: assertion)
+            }
+        }
+        do { _ = try make() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
+        return TokenRequestSource(make: make)
+    }
+
+    /// The RFC 7523 claims settings of a JWT-authenticated oauth2 credential.
+    private static func clientAssertion(_ oauth: OAuth2Config) -> ClientAssertion {
+        let settings = oauth.assertion ?? JWTAssertionSettings()
+        return ClientAssertion(clientId: oauth.clientId, audience: settings.audience ?? oauth.tokenUrl.description,
+                               keyId: settings.keyId, lifetime: settings.lifetime)
+    }
+
+    private static func signing(_ assertion: ClientAssertion, with signer: JWSSigner, now: Double,
+                                _ what: String) throws(TokenFetchError) -> String {
+        do {
+            return try assertion.signed(with: signer, now: now)
+        } catch {
+            throw TokenFetchError(.clientAuthentication("\(what): \(error)"))
         }
     }
 
     /// The token request for one credential, with errors naming the credential.
-    public static func endpointRequest(_ name: String, _ build: () throws -> TokenEndpointRequest) throws -> TokenEndpointRequest {
+    public static func endpointRequest(_ name: String, _ build: () throws(TokenEndpointError) -> TokenEndpointRequest) throws -> TokenEndpointRequest {
         do {
             return try build()
-        } catch let error as TokenEndpointError {
+        } catch {
             throw FactoryError("credential '\(name)': \(error)")
         }
     }
 
-    private static func managed(_ name: String, _ request: TokenEndpointRequest,
-                                rebuild: (() throws -> TokenEndpointRequest)?, _ fetch: TokenFetchSettings,
+    private static func managed(_ name: String, _ source: TokenRequestSource, _ fetch: TokenFetchSettings,
                                 _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
         let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait,
                                             unauthorizedRefetchInterval: fetch.unauthorizedRefetchInterval)
-        let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name))
-        let credential = ManagedCredential(name: name, request: request, settings: settings, transport: transport,
-                                           loop: loop, logger: logger, cache: cache)
-        if let rebuild {
-            // A secretFile is read again before every fetch: a rotated secret is used by the next
-            // fetch without a restart. If it cannot be read, the last good request is kept.
-            credential.requestProvider = {
-                do {
-                    return try rebuild()
-                } catch {
-                    logger.error("cannot re-read the secret file; using the previous secret",
-                                 metadata: ["credential": .string(name), "error": .string("\(error)")])
-                    return nil
-                }
-            }
-        }
-        return credential
+        let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name, logger: logger))
+        return ManagedCredential(name: name, source: source, settings: settings, transport: transport,
+                                 loop: loop, logger: logger, cache: cache)
     }
 
     /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.
-    public static func connector(for tls: TLSSettings, name: String) throws -> TokenConnector {
-        let context: TLSClientContext
+    /// With a client certificate, its files are re-read before each connection and the TLS
+    /// context rebuilt when they changed (a rotated certificate is used without a restart).
+    public static func connector(for tls: TLSSettings, name: String, logger: Logger = Logger(label: "token-sidecar")) throws -> TokenConnector {
+        let contexts: ReloadingTLSContext
         do {
-            context = try TLSClientContext(TLSClientSettings(caFile: tls.caFile, clientCert: tls.clientCert,
-                                                             clientKey: tls.clientKey, insecureSkipVerify: tls.insecureSkipVerify))
+            contexts = try ReloadingTLSContext(TLSClientSettings(caFile: tls.caFile, clientCert: tls.clientCert,
+                                                                 clientKey: tls.clientKey, insecureSkipVerify: tls.insecureSkipVerify))
         } catch {
             throw FactoryError("credential '\(name)': \(error)")
         }
         return { host, port, useTLS, loop, delegate in
-            useTLS ? Connection.connectTLS(host: host, port: port, context: context, on: loop, delegate: delegate)
-                   : Connection.connect(host: host, port: port, on: loop, delegate: delegate)
+            guard useTLS else { return Connection.connect(host: host, port: port, on: loop, delegate: delegate) }
+            let context = contexts.current { problem in
+                logger.error("cannot reload the client certificate; using the previous one",
+                             metadata: ["credential": .string(name), "error": .string(problem)])
+            }
+            return Connection.connectTLS(host: host, port: port, context: context, on: loop, delegate: delegate)
         }
     }
 }
@@ -121,10 +207,10 @@ public struct FactoryError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-extension SecretSource {
-    /// Whether the secret lives in a file (and so may be rotated while running).
-    var isFile: Bool {
-        if case .file = self { return true }
-        return false
+extension TokenFetchError {
+    /// The message without the "cannot authenticate" prefix, for start-up errors.
+    var kindDescription: String {
+        if case .clientAuthentication(let why) = kind { return why }
+        return description
     }
 }

@@ -1,4 +1,4 @@
-/// Base64 (RFC 4648 §4) encoding and base64url (§5) decoding, without Foundation.
+/// Base64 (RFC 4648 §4) encoding and base64url (§5) encoding and decoding, without Foundation.
 enum Base64 {
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
@@ -23,6 +23,21 @@ enum Base64 {
             out.append(alphabet[Int(n >> 12 & 63)])
             out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : 0x3D)
             out.append(0x3D)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Unpadded base64url (RFC 4648 §5), as JWS (RFC 7515 §2) uses it.
+    static func encodeURL(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        for byte in encode(bytes).utf8 {
+            switch byte {
+            case 0x2B: out.append(0x2D)  // + -> -
+            case 0x2F: out.append(0x5F)  // / -> _
+            case 0x3D: continue          // no padding
+            default: out.append(byte)
+            }
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -14,12 +14,11 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     public let name: String
     /// Token request durations (token loop only; copied into the published status).
     private var fetchLatency = LatencyHistogram()
-    /// The token request sent on the last fetch.
-    public private(set) var request: TokenEndpointRequest
-    /// Called on the token loop before every fetch; a non-nil result replaces ``request``. Used to
-    /// pick up a rotated `secretFile` (Kubernetes swaps mounted secrets by symlink) without a
-    /// restart. Set it before ``start()``.
-    public var requestProvider: (() -> TokenEndpointRequest?)?
+    /// Makes the request for every fetch (on the token loop): a fixed one, or one re-read or
+    /// signed anew per fetch (a rotated `secretFile`, a new client assertion).
+    public let source: TokenRequestSource
+    /// The token request sent on the last fetch (nil before the first).
+    public private(set) var request: TokenEndpointRequest?
     /// Timing parameters.
     public let settings: TokenRefreshSettings
     /// The token loop: fetches, timers and the state machine run on its thread.
@@ -52,17 +51,27 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     ///   - clock: time and timers; tests inject a manual one.
     ///   - cache: the token loop's shared LRU cache; a usable cached token is adopted at start.
     ///   - random: jitter source; tests inject a seeded one.
-    public init(name: String, request: TokenEndpointRequest, settings: TokenRefreshSettings = TokenRefreshSettings(),
+    public convenience init(name: String, request: TokenEndpointRequest, settings: TokenRefreshSettings = TokenRefreshSettings(),
+                            transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
+                            clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
+                            random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.init(name: name, source: .fixed(request), settings: settings, transport: transport, loop: loop,
+                  logger: logger, clock: clock, cache: cache, random: random)
+    }
+
+    /// Creates a credential whose request comes from `source` before every fetch; the other
+    /// parameters are those of ``init(name:request:settings:transport:loop:logger:clock:cache:random:)``.
+    public init(name: String, source: TokenRequestSource, settings: TokenRefreshSettings = TokenRefreshSettings(),
                 transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
                 clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.name = name
-        self.request = request
+        self.source = source
         self.settings = settings
         self.loop = loop
         self.logger = logger
         self.clock = clock
-        self.cacheKey = TokenCacheKey(credential: name, request: request)
+        self.cacheKey = TokenCacheKey(credential: name, scope: source.scope, audience: source.audience, resource: source.resource)
         self.transport = transport ?? HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout)
         self.cache = cache
         self.state = TokenRefreshState(settings: settings, random: random)
@@ -242,20 +251,35 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     }
 
     private func fetch() {
-        if let fresh = requestProvider?() { request = fresh }
         let startedAt = clock.now
-        transport.send(request) { [weak self] result in
+        let next: TokenEndpointRequest
+        do {
+            next = try source.next()
+        } catch {
+            // Nothing was sent: the key, certificate or assertion is unusable. The failure takes
+            // the usual path (backoff, stale token until expiry), from the loop, not from here.
+            loop.execute { [weak self] in self?.fetchFinished(.failure(error), startedAt: startedAt, sent: false) }
+            return
+        }
+        request = next
+        transport.send(next) { [weak self] result in
             self?.fetchCompleted(result, startedAt: startedAt)
         }
     }
 
     private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, startedAt: ContinuousClock.Instant) {
-        guard !stopped else { return }
-        let now = clock.now
-        let (seconds, attoseconds) = (now - startedAt).components
-        fetchLatency.observe(Double(seconds) + Double(attoseconds) / 1e18)
         let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
             TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: clock.wallClockSeconds)
+        }
+        fetchFinished(outcome, startedAt: startedAt, sent: true)
+    }
+
+    private func fetchFinished(_ outcome: Result<TokenGrant, TokenFetchError>, startedAt: ContinuousClock.Instant, sent: Bool) {
+        guard !stopped else { return }
+        let now = clock.now
+        if sent {
+            let (seconds, attoseconds) = (now - startedAt).components
+            fetchLatency.observe(Double(seconds) + Double(attoseconds) / 1e18)
         }
         let latency = FetchLog.milliseconds(now - startedAt)
         switch outcome {

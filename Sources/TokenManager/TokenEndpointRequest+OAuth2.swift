@@ -1,5 +1,22 @@
 extension TokenEndpointRequest {
-    /// An RFC 6749 §4.4 client credentials request.
+    /// How an OAuth 2.0 client proves itself in one token request.
+    public enum ClientProof: Sendable, Equatable {
+        /// `client_secret_basic`: `Authorization: Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1).
+        case secretBasic(String)
+        /// `client_secret_post`: `client_id` and `client_secret` in the form.
+        case secretPost(String)
+        /// A JWT client assertion (RFC 7523 §2.2): `client_id`, `client_assertion_type` (jwt-bearer)
+        /// and `client_assertion` in the form, no `Authorization`.
+        case assertion(String)
+        /// `tls_client_auth` (RFC 8705 §2): only `client_id` in the form; the TLS handshake's
+        /// client certificate authenticates.
+        case tlsCertificate
+    }
+
+    /// The `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
+    public static let jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+    /// An RFC 6749 §4.4 client credentials request authenticated with the client secret.
     ///
     /// The form is `grant_type=client_credentials`, then (with ``ClientAuthentication/clientSecretPost``)
     /// `client_id` and `client_secret`, then `scope`, `audience` and `resource` when set and not
@@ -12,28 +29,52 @@ extension TokenEndpointRequest {
         scope: String? = nil, audience: String? = nil, resource: String? = nil,
         extraParameters: [(name: String, value: String)] = []
     ) throws(TokenEndpointError) -> TokenEndpointRequest {
-        guard !clientId.isEmpty else { throw .missingSetting("clientId") }
         guard !secret.isEmpty else { throw .missingSetting("secret") }
+        let proof: ClientProof = authentication == .clientSecretPost ? .secretPost(secret) : .secretBasic(secret)
+        return try oauth2(tokenURL: tokenURL, clientId: clientId, proof: proof, scope: scope, audience: audience,
+                          resource: resource, extraParameters: extraParameters)
+    }
+
+    /// An RFC 6749 §4.4 client credentials request with any ``ClientProof``.
+    ///
+    /// The form is `grant_type=client_credentials`, then the proof's parameters (`client_id`
+    /// first, except for Basic), then `scope`, `audience` and `resource` when set and not empty,
+    /// then `extraParameters` in order.
+    public static func oauth2(
+        tokenURL: String, clientId: String, proof: ClientProof,
+        scope: String? = nil, audience: String? = nil, resource: String? = nil,
+        extraParameters: [(name: String, value: String)] = []
+    ) throws(TokenEndpointError) -> TokenEndpointRequest {
+        guard !clientId.isEmpty else { throw .missingSetting("clientId") }
         let endpoint = try TokenEndpoint(url: tokenURL)
         let scope = scope.flatMap { $0.isEmpty ? nil : $0 }
         let audience = audience.flatMap { $0.isEmpty ? nil : $0 }
         let resource = resource.flatMap { $0.isEmpty ? nil : $0 }
 
         var form: [(name: String, value: String)] = [("grant_type", "client_credentials")]
-        var basic: String?
-        switch authentication {
-        case .clientSecretBasic:
-            basic = FormURLEncoding.encode(clientId) + ":" + FormURLEncoding.encode(secret)
-        case .clientSecretPost:
+        var authorization: String?
+        switch proof {
+        case .secretBasic(let secret):
+            guard !secret.isEmpty else { throw .missingSetting("secret") }
+            authorization = "Basic " + Base64.encode(Array((FormURLEncoding.encode(clientId) + ":" + FormURLEncoding.encode(secret)).utf8))
+        case .secretPost(let secret):
+            guard !secret.isEmpty else { throw .missingSetting("secret") }
             form.append(("client_id", clientId))
             form.append(("client_secret", secret))
+        case .assertion(let assertion):
+            guard !assertion.isEmpty else { throw .missingSetting("client_assertion") }
+            form.append(("client_id", clientId))
+            form.append(("client_assertion_type", jwtBearerAssertionType))
+            form.append(("client_assertion", assertion))
+        case .tlsCertificate:
+            form.append(("client_id", clientId))
         }
         if let scope { form.append(("scope", scope)) }
         if let audience { form.append(("audience", audience)) }
         if let resource { form.append(("resource", resource)) }
         form += extraParameters
         let body = Array(FormURLEncoding.encode(form).utf8)
-        let fields = formFields(endpoint: endpoint, bodyLength: body.count, basicCredentials: basic)
+        let fields = formFields(endpoint: endpoint, bodyLength: body.count, authorization: authorization)
         return TokenEndpointRequest(endpoint: endpoint, fields: fields, body: body,
                                     scope: scope, audience: audience, resource: resource)
     }

@@ -2,7 +2,7 @@ import HTTP1
 
 /// The exact token request to send: endpoint, header fields and form body.
 ///
-/// Contains the client secret (in `Authorization` or the body): its ``description`` shows only
+/// Contains the client secret or assertion (in `Authorization` or the body): its ``description`` shows only
 /// the method and URL, so interpolating a request into a log line is safe.
 public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// Where to send it.
@@ -45,18 +45,15 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     /// Same as ``description``.
     public var debugDescription: String { description }
 
-    /// The standard header fields for a form POST to `endpoint`, with `Authorization: Basic`
-    /// when `basicCredentials` is given (already joined as `id:secret`).
-    static func formFields(endpoint: TokenEndpoint, bodyLength: Int, basicCredentials: String?) -> HTTPFields {
+    /// The standard header fields for a form POST to `endpoint`, with `Authorization` when given.
+    static func formFields(endpoint: TokenEndpoint, bodyLength: Int, authorization: String?) -> HTTPFields {
         var fields = HTTPFields()
         fields.append("Host", endpoint.authority)
         fields.append("User-Agent", "token-sidecar")
         fields.append("Accept", "application/json")
         fields.append("Content-Type", "application/x-www-form-urlencoded")
         fields.append("Content-Length", String(bodyLength))
-        if let basicCredentials {
-            fields.append("Authorization", "Basic " + Base64.encode(Array(basicCredentials.utf8)))
-        }
+        if let authorization { fields.append("Authorization", authorization) }
         fields.append("Connection", "close")
         return fields
     }

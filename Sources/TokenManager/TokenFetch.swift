@@ -13,8 +13,26 @@ public enum TokenFetch {
                             timeout: Duration = .seconds(10), defaultLifetime: Duration = .seconds(3600),
                             clock: any TokenClock = SystemTokenClock(),
                             _ completion: @escaping (Result<AccessToken, TokenFetchError>) -> Void) {
+        once(.fixed(request), on: loop, transport: transport, timeout: timeout, defaultLifetime: defaultLifetime,
+             clock: clock, completion)
+    }
+
+    /// Fetches one token with the next request of `source` (see the overload taking a request);
+    /// when the source cannot make one (an unusable key or assertion file), `completion` gets
+    /// that error on `loop` and nothing is sent.
+    public static func once(_ source: TokenRequestSource, on loop: EventLoop, transport: (any TokenTransport)? = nil,
+                            timeout: Duration = .seconds(10), defaultLifetime: Duration = .seconds(3600),
+                            clock: any TokenClock = SystemTokenClock(),
+                            _ completion: @escaping (Result<AccessToken, TokenFetchError>) -> Void) {
         let transport = transport ?? HTTPTokenTransport(loop: loop, timeout: timeout)
         let startedAt = clock.now
+        let request: TokenEndpointRequest
+        do {
+            request = try source.next()
+        } catch {
+            LoopBound(completion, on: loop).run { $0(.failure(error)) }
+            return
+        }
         transport.send(request) { result in
             _ = transport  // keep the transport alive until the answer
             let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {

@@ -13,6 +13,10 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
         case httpStatus(Int)
         /// A 200 response without a usable token; the message says what was wrong.
         case invalidResponse(String)
+        /// The request could not be authenticated before sending: a signing key, certificate or
+        /// assertion file is missing, unreadable, invalid or expired. Nothing was sent; the
+        /// message names the file.
+        case clientAuthentication(String)
     }
 
     /// What went wrong.
@@ -37,13 +41,13 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
             return status == 401 || TokenFetchError.rejectingErrorCodes.contains(code)
         case .httpStatus(let status):
             return status == 401
-        case .transport, .invalidResponse:
+        case .transport, .invalidResponse, .clientAuthentication:
             return false
         }
     }
 
     /// A short label for counters: `credentials_rejected`, `network`, `timeout`, `http_429`,
-    /// `http_5xx`, `http_other`, `invalid_response`.
+    /// `http_5xx`, `http_other`, `invalid_response`, `client_authentication`.
     public var counterName: String {
         if isCredentialsRejected { return "credentials_rejected" }
         switch kind {
@@ -54,6 +58,7 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
             if status == 429 { return "http_429" }
             return status >= 500 ? "http_5xx" : "http_other"
         case .invalidResponse: return "invalid_response"
+        case .clientAuthentication: return "client_authentication"
         }
     }
 
@@ -69,6 +74,8 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
             text = "token endpoint answered HTTP \(status)"
         case .invalidResponse(let why):
             text = "token endpoint answered 200 without a usable token: \(why)"
+        case .clientAuthentication(let why):
+            text = "cannot authenticate to the token endpoint: \(why)"
         }
         if let retryAfter { return text + " (Retry-After \(retryAfter))" }
         return text

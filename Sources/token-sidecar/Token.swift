@@ -32,11 +32,11 @@ struct Token: ParsableCommand {
             let token = try readSecret { try settings.source.read(environment: environment) }
             print("Bearer \(token)")
         case .mca(let mca):
-            let request = try readSecret { try CredentialFactory.tokenRequest(for: chosen, environment: environment)! }
-            try fetch(request, tls: mca.tls, lifetime: mca.fetch.defaultLifetime, name: chosen.name)
+            let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
+            try fetch(source, tls: mca.tls, lifetime: mca.fetch.defaultLifetime, name: chosen.name)
         case .oauth2(let oauth):
-            let request = try readSecret { try CredentialFactory.tokenRequest(for: chosen, environment: environment)! }
-            try fetch(request, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
+            let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
+            try fetch(source, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
         }
     }
 
@@ -64,12 +64,12 @@ struct Token: ParsableCommand {
     }
 
     /// Runs one fetch on a loop on this thread and prints the outcome.
-    private func fetch(_ request: TokenEndpointRequest, tls: TLSSettings, lifetime: Duration, name: String) throws {
+    private func fetch(_ source: TokenRequestSource, tls: TLSSettings, lifetime: Duration, name: String) throws {
         let connector = try readSecret { try CredentialFactory.connector(for: tls, name: name) }
         let loop = try EventLoop()
         let transport = HTTPTokenTransport(loop: loop, connector: connector)
         var outcome: Result<AccessToken, TokenFetchError>?
-        TokenFetch.once(request, on: loop, transport: transport, defaultLifetime: lifetime) { result in
+        TokenFetch.once(source, on: loop, transport: transport, defaultLifetime: lifetime) { result in
             outcome = result
             loop.stop()
         }

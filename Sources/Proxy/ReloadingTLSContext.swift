@@ -1,0 +1,42 @@
+import EventLoop
+import Foundation
+
+/// The TLS context of one set of token-server settings, rebuilt when its client certificate or
+/// key file changed (compared by contents before each connection): `tls_client_auth` and mutual
+/// TLS keep working across a certificate rotation without a restart.
+final class ReloadingTLSContext: Sendable {
+    private let settings: TLSClientSettings
+    private let state: Locked<(files: [UInt8], context: TLSClientContext)>
+
+    /// Builds the first context; throws naming the file that cannot be used.
+    init(_ settings: TLSClientSettings) throws(EventLoopError) {
+        self.settings = settings
+        state = Locked((ReloadingTLSContext.contents(settings) ?? [], try TLSClientContext(settings)))
+    }
+
+    /// The context to connect with now. Without a client certificate it never changes; with
+    /// one, a changed pair of files gives a new context, and a pair that cannot be loaded keeps
+    /// the previous context (`problem` hears why).
+    func current(problem: (String) -> Void) -> TLSClientContext {
+        guard settings.clientCert != nil, let files = ReloadingTLSContext.contents(settings) else {
+            return state.withLock { $0.context }
+        }
+        if let unchanged = state.withLock({ $0.files == files ? $0.context : nil }) { return unchanged }
+        do {
+            let context = try TLSClientContext(settings)
+            state.withLock { $0 = (files, context) }
+            return context
+        } catch {
+            problem("\(error)")
+            return state.withLock { $0.context }
+        }
+    }
+
+    /// The certificate's and the key's bytes, one after the other (nil when either cannot be read).
+    private static func contents(_ settings: TLSClientSettings) -> [UInt8]? {
+        guard let cert = settings.clientCert, let key = settings.clientKey,
+              let certBytes = FileManager.default.contents(atPath: cert),
+              let keyBytes = FileManager.default.contents(atPath: key) else { return nil }
+        return Array(certBytes) + [0] + Array(keyBytes)
+    }
+}
