@@ -21,6 +21,8 @@ public struct AccessRecord: Sendable {
     public let upstream: String?
     /// The injected token's fingerprint, when one was injected.
     public let tokenFingerprint: String?
+    /// Whether a token was injected, the client's own `Authorization` kept, or neither.
+    public let auth: AuthorizationUse
     /// The Proxy-Status error type, when the proxy answered with an error.
     public let proxyStatus: String?
     /// The worker that served the request.

@@ -40,10 +40,12 @@ extension ClientSession {
                 method: head.method, authority: Self.authority(head), path: Self.pathWithoutQuery(head.target),
                 status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
-                tokenFingerprint: io?.token?.fingerprint, proxyStatus: error, worker: context.worker))
+                tokenFingerprint: io?.token?.fingerprint, auth: io?.decision.authorizationUse ?? .none,
+                proxyStatus: error, worker: context.worker))
             return
         }
         var metadata: Logger.Metadata = [
+            "auth": .string((io?.decision.authorizationUse ?? .none).rawValue),
             "method": .string(head.method),
             "authority": .string(Self.authority(head)),
             "path": .string(Self.pathWithoutQuery(head.target)),

@@ -63,12 +63,15 @@ extension ClientSession: UpstreamWaiter {
                                   head: head, close: !canContinue)
             return
         }
-        let decision: RouteDecision
+        var decision: RouteDecision
         switch context.router.decide(head) {
         case .success(let routed): decision = routed
         case .failure(let error):
             respondBeforeExchange(error, head: head, close: !canContinue)
             return
+        }
+        if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
+            decision = decision.keepingClientAuthorization()
         }
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
@@ -78,6 +81,18 @@ extension ClientSession: UpstreamWaiter {
         // The head moves into the exchange's I/O record (no copy of its fields).
         current = ExchangeIO(head: head, decision: decision)
         perform(exchange.start(request))
+    }
+
+    /// Whether the request has an `Authorization` that will be forwarded: one the client did not
+    /// also name in `Connection` (such a field is hop-by-hop and stripped either way).
+    static func carriesOwnAuthorization(_ head: borrowing RequestHead) -> Bool {
+        var found = false
+        for field in head.fields where field.nameEquals("authorization") {
+            found = true
+            break
+        }
+        guard found else { return false }
+        return !head.fields.connectionOptions().contains("authorization")
     }
 
     /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. (A switch:

@@ -13,6 +13,34 @@ struct RouteDecision {
     let credential: (any Credential)?
     /// The route's host pattern for logs (`nil` for unrouted forwarding).
     let routeName: String?
+    /// Whether a client's own `Authorization` is forwarded instead of injecting (`clientAuthorization: keep`).
+    var keepsClientAuthorization = false
+    /// Set when this request carried its own `Authorization` on a `keep` route: nothing is injected.
+    private(set) var keptClientAuthorization = false
+
+    /// The decision for a request that brings its own `Authorization` to a `keep` route: the
+    /// header is forwarded as it is, no token is looked up or injected.
+    func keepingClientAuthorization() -> RouteDecision {
+        var kept = RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName)
+        kept.keptClientAuthorization = true
+        return kept
+    }
+
+    /// What the request's `Authorization` was for the access log.
+    var authorizationUse: AuthorizationUse {
+        if credential != nil { return .injected }
+        return keptClientAuthorization ? .kept : .none
+    }
+}
+
+/// What happened to a request's `Authorization` (the access log's `auth` key).
+public enum AuthorizationUse: String, Sendable {
+    /// The credential's token was injected (any client `Authorization` dropped).
+    case injected
+    /// The client's own `Authorization` was forwarded (`clientAuthorization: keep`).
+    case kept
+    /// The route injects nothing.
+    case none
 }
 
 /// Maps a request's destination to a ``RouteDecision`` using the configured routes.
@@ -32,6 +60,8 @@ struct Router: Sendable {
         let label: String
         /// The route's credential, looked up once here rather than by name per request.
         let credential: (any Credential)?
+        /// `clientAuthorization: keep`.
+        let keepsClientAuthorization: Bool
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -59,7 +89,8 @@ struct Router: Sendable {
                                         poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)",
                                         allowsLinkLocal: true)
             prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
-                                                 credential: route.credential.flatMap { credentials[$0] })
+                                                 credential: route.credential.flatMap { credentials[$0] },
+                                                 keepsClientAuthorization: route.clientAuthorization == .keep)
         }
         self.prepared = prepared
     }
@@ -91,11 +122,12 @@ struct Router: Sendable {
             if let ready = prepared[route.host] {
                 let hostField = route.preserveHost ? destination.description : ready.hostField
                 return .success(RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
-                                              routeName: ready.label))
+                                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
             }
             let credential = route.credential.flatMap { credentials[$0] }
             return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
-                                          credential: credential, routeName: route.host.description))
+                                          credential: credential, routeName: route.host.description,
+                                          keepsClientAuthorization: route.clientAuthorization == .keep))
         }
         switch otherHosts {
         case .deny:

@@ -20,6 +20,7 @@ struct JSONAccessLogWriter: AccessLogWriter {
     /// The fields in key order (the order ``JSONLogHandler`` sorts metadata keys into).
     private static func fields(_ record: AccessRecord) -> [(key: StaticString, value: String)] {
         var fields: [(key: StaticString, value: String)] = [
+            ("auth", record.auth.rawValue),
             ("authority", record.authority),
             ("bytes_in", String(record.bytesIn)),
             ("bytes_out", String(record.bytesOut)),
