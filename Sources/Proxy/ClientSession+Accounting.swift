@@ -40,12 +40,12 @@ extension ClientSession {
                 method: head.method, authority: Self.authority(head), path: Self.pathWithoutQuery(head.target),
                 status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
-                tokenFingerprint: io?.token?.fingerprint, auth: io?.decision.authorizationUse ?? .none,
+                tokenFingerprint: io?.token?.fingerprint, auth: Self.authorizationUse(io),
                 proxyStatus: error, worker: context.worker))
             return
         }
         var metadata: Logger.Metadata = [
-            "auth": .string((io?.decision.authorizationUse ?? .none).rawValue),
+            "auth": .string(Self.authorizationUse(io).rawValue),
             "method": .string(head.method),
             "authority": .string(Self.authority(head)),
             "path": .string(Self.pathWithoutQuery(head.target)),
@@ -59,6 +59,12 @@ extension ClientSession {
         if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
         if let error { metadata["proxy_status"] = .string(error) }
         context.logger.info("access", metadata: metadata)
+    }
+
+    /// What happened to the request's `Authorization`, for the access log.
+    private static func authorizationUse(_ io: ExchangeIO?) -> AuthorizationUse {
+        if io?.token != nil { return .injected }
+        return io?.decision.keptClientAuthorization == true ? .kept : .none
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -25,21 +25,16 @@ struct RouteDecision {
         kept.keptClientAuthorization = true
         return kept
     }
-
-    /// What the request's `Authorization` was for the access log.
-    var authorizationUse: AuthorizationUse {
-        if credential != nil { return .injected }
-        return keptClientAuthorization ? .kept : .none
-    }
 }
 
 /// What happened to a request's `Authorization` (the access log's `auth` key).
 public enum AuthorizationUse: String, Sendable {
     /// The credential's token was injected (any client `Authorization` dropped).
     case injected
+
     /// The client's own `Authorization` was forwarded (`clientAuthorization: keep`).
     case kept
-    /// The route injects nothing.
+    /// Nothing was injected: the route has no credential, or no token could be had.
     case none
 }
 

@@ -20,7 +20,7 @@ public struct AssertionFile: Sendable {
         }
         if let expiry = JWTExpiry.expiry(of: text), expiry <= now {
             let ago = Int((now - expiry).rounded(.up))
-            throw file.problem("the assertion expired \(ago) s ago (exp \(Int(expiry))); is the file still being renewed?")
+            throw file.problem("expired \(ago) s ago (exp \(Int(expiry))); is the file still being renewed?")
         }
         return text
     }

@@ -27,7 +27,12 @@ public struct CredentialFile: Sendable, Equatable, CustomStringConvertible {
         if isDirectory.boolValue { throw problem("is a directory, not a file") }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw problem("cannot be opened (permission denied?)") }
         defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: CredentialFile.maxBytes + 1) else { throw problem("cannot be read") }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: CredentialFile.maxBytes + 1) ?? Data()  // nil: empty file
+        } catch {
+            throw problem("cannot be read")
+        }
         if data.count > CredentialFile.maxBytes { throw problem("is larger than \(CredentialFile.maxBytes / 1024) KiB") }
         return Array(data)
     }

@@ -75,6 +75,29 @@ final class ManagedCredentialTests: XCTestCase {
         XCTAssertEqual(server.requests.count, 1)
     }
 
+    func testASourceThatCannotMakeARequestFailsTheFetchWithoutSendingAndRecovers() throws {
+        try server.setControl(["expires_in": 3600])
+        let failing = Locked(true)
+        let good = try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/oauth/token", clientId: "client", secret: "s")
+        let source = TokenRequestSource { () throws(TokenFetchError) in
+            if failing.value { throw TokenFetchError(.clientAuthentication("assertionFile /var/run/token: is empty")) }
+            return good
+        }
+        let credential = ManagedCredential(name: "api", source: source, settings: fastBackoff, loop: tokenLoop.loop,
+                                           logger: logs.logger, random: SplitMix64(seed: 9))
+        credentials.append(credential)
+        credential.start()
+        XCTAssertTrue(eventually { credential.status.lastError != nil })
+        XCTAssertEqual(credential.status.lastError,
+                       "cannot authenticate to the token endpoint: assertionFile /var/run/token: is empty")
+        XCTAssertGreaterThanOrEqual(credential.status.counts.failed["client_authentication"] ?? 0, 1)
+        XCTAssertEqual(server.requests.count, 0, "nothing is sent")
+        XCTAssertTrue(logs.text.contains("assertionFile /var/run/token: is empty"))
+        failing.update { $0 = false }
+        XCTAssertTrue(eventually { credential.currentToken() != nil }, "the backoff retry asks the source again")
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
     func testServerErrorThenRecovery() throws {
         try server.setControl(["status": 500])
         let credential = try makeCredential()

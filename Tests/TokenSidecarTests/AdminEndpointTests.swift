@@ -91,14 +91,16 @@ final class AdminEndpointTests: XCTestCase {
         }.filter { $0["msg"] as? String == "access" }
         XCTAssertEqual(access.count, 8, "one line per answered request")
         let routed = try XCTUnwrap(access.first { $0["status"] as? String == "200" })
-        XCTAssertEqual(Set(routed.keys), ["time", "level", "msg", "authority", "bytes_in", "bytes_out", "duration_ms", "method",
+        XCTAssertEqual(Set(routed.keys), ["time", "level", "msg", "auth", "authority", "bytes_in", "bytes_out", "duration_ms", "method",
                                           "path", "route", "status", "token", "upstream", "worker"])
         XCTAssertEqual(routed["level"] as? String, "info")
         XCTAssertEqual(routed["method"] as? String, "GET")
         XCTAssertEqual(routed["route"] as? String, "api.test:80")
         XCTAssertEqual(routed["worker"] as? String, "0")
+        XCTAssertEqual(routed["auth"] as? String, "injected")
         let refused = try XCTUnwrap(access.first { $0["status"] as? String == "403" })
         XCTAssertEqual(refused["proxy_status"] as? String, "http_request_denied")
+        XCTAssertEqual(refused["auth"] as? String, "none")
         XCTAssertEqual(refused["route"] as? String, "unrouted")
     }
 }

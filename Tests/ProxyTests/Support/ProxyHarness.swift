@@ -11,13 +11,14 @@ final class ProxyHarness {
     let runtime: CredentialRuntime
     let port: Int
 
-    init(yaml: String, environment: [String: String] = [:], logger: Logger? = nil) throws {
+    init(yaml: String, environment: [String: String] = [:], logger: Logger? = nil, accessLog: (any AccessLogWriter)? = nil) throws {
         let config = try ConfigLoader.parse(yaml: yaml, file: "test.yaml", environment: environment)
         var quiet = Logger(label: "test")
         quiet.logLevel = .critical
         runtime = try CredentialRuntime(config: config, environment: environment, logger: logger ?? quiet)
         try runtime.start()
         server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger ?? quiet)
+        server.accessLogWriter = accessLog
         port = try server.start().port
     }
 
@@ -62,6 +63,14 @@ extension ProxyHarness {
     func upstreamConnections() -> Int {
         metrics().upstreamConnections.values.reduce(0, +)
     }
+}
+
+/// Keeps the access records a proxy writes (any worker thread), for assertions.
+final class AccessRecords: AccessLogWriter, @unchecked Sendable {
+    private let lock = NSLock()
+    private var records: [AccessRecord] = []
+    func write(_ record: AccessRecord) { lock.lock(); records.append(record); lock.unlock() }
+    var all: [AccessRecord] { lock.lock(); defer { lock.unlock() }; return records }
 }
 
 /// Hands metrics from a worker thread to the test thread.

@@ -37,19 +37,25 @@ final class TestCA {
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    /// A key, a CSR and a server certificate `<name>.pem` / `<name>.key` signed by the CA.
-    private func issue(name: String, subject: String, subjectAltName: String) throws {
+    /// A client certificate `<name>.pem` / `<name>.key` with subject CN `commonName`, signed by
+    /// the CA: an RSA 2048 key when `rsa` (the MCA certificate flow signs RS256), else EC P-256.
+    func issueClient(name: String, commonName: String, rsa: Bool = false) throws {
+        try issue(name: name, subject: "/CN=\(commonName)", subjectAltName: nil, usage: "clientAuth", rsa: rsa)
+    }
+
+    /// A key, a CSR and a certificate `<name>.pem` / `<name>.key` signed by the CA.
+    private func issue(name: String, subject: String, subjectAltName: String?, usage: String = "serverAuth", rsa: Bool = false) throws {
         let extensions = path("\(name).ext")
         try """
         basicConstraints = critical,CA:FALSE
-        keyUsage = critical,digitalSignature
-        extendedKeyUsage = serverAuth
-        subjectAltName = \(subjectAltName)
+        keyUsage = critical,digitalSignature\(rsa ? ",keyEncipherment" : "")
+        extendedKeyUsage = \(usage)
+        \(subjectAltName.map { "subjectAltName = \($0)" } ?? "")
 
         """.write(toFile: extensions, atomically: true, encoding: .utf8)
-        try TestCA.openssl([
-            "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-            "-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", subject,
+        let key = rsa ? ["-newkey", "rsa:2048"] : ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+        try TestCA.openssl(["req", "-new"] + key + [
+            "-nodes", "-keyout", path("\(name).key"), "-out", path("\(name).csr"), "-subj", subject,
         ])
         try TestCA.openssl([
             "x509", "-req", "-in", path("\(name).csr"), "-CA", caCert, "-CAkey", caKey,
