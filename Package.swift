@@ -40,6 +40,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "Admin", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
+        // Builds credentials from configuration (secrets, keys, certificates, client TLS) and
+        // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
+        .target(
+            name: "Credentials",
+            dependencies: ["Config", "TokenManager", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         .target(
             name: "Proxy",
             dependencies: [
@@ -51,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Config", "TokenManager", "EventLoop", "Admin",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -69,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Config", "TokenManager", "EventLoop", "HTTP1"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Config
+import Credentials
 import Foundation
 import Logging
-import Proxy
 
 /// `token-sidecar check`: validate a configuration and print it with secrets masked.
 struct Check: ParsableCommand {

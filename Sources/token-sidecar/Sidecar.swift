@@ -1,5 +1,6 @@
 import Admin
 import Config
+import Credentials
 import EventLoop
 import Glibc
 import Logging

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Config
+import Credentials
 import EventLoop
 import Foundation
 import Logging
-import Proxy
 import TokenManager
 
 /// `token-sidecar token`: fetch one token and print the header value — the seed SDK's

@@ -1,4 +1,5 @@
 import Config
+import Credentials
 import Foundation
 import Logging
 import Proxy

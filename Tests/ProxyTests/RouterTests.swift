@@ -1,4 +1,5 @@
 import Config
+import Credentials
 import HTTP1
 import TokenManager
 import XCTest

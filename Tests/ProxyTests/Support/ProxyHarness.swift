@@ -1,4 +1,5 @@
 import Config
+import Credentials
 import EventLoop
 import Foundation
 import Logging
