@@ -8,8 +8,9 @@
 SWIFT   ?= swift
 CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
-# System packages: libevent + OpenSSL to build; nginx, python3 and curl for the integration tests.
-DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 curl
+# System packages: libevent + OpenSSL to build; nginx, python3 (with cryptography, for the verifying
+# authorization server), openssl (test keys) and curl for the integration tests.
+DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography openssl curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build release demo run test test-plain test-tsan bigbody bench bench-peers docker-check clean
