@@ -28,14 +28,42 @@ extension ConfigDecoder {
             draft.missing.append("tenantId")
         }
 
+        var auth = MCAAuthMethod.secret
+        switch choice(fields["auth"], path: Self.join(path, "auth"), as: MCAAuthMethod.self) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let method): auth = method
+        }
+
         switch plainText(fields["clientId"], path: Self.join(path, "clientId")) {
-        case .absent: draft.missing.append("clientId")
+        case .absent:
+            // With a certificate the client id defaults to its subject CN (read at start-up).
+            if auth == .certificate { draft.origins["clientId"] = .certificateSubject } else { draft.missing.append("clientId") }
         case .invalid: valid = false
         case .value(let id): draft.set(clientId: id, origin: .file)
         }
 
+        var certificate: ClientCertificateFiles?
         let secretKeys = ConfigKeys.secret.filter { fields[$0] != nil }
-        if secretKeys.count > 1 {
+        if auth == .certificate {
+            for key in secretKeys {
+                report(Self.join(path, key), "auth: certificate uses no client secret; remove \(key)", at: fields[key])
+                valid = false
+            }
+            var files: [String: String] = [:]
+            for (key, kind) in [("clientCert", PEMFile.Kind.certificate), ("clientKey", PEMFile.Kind.privateKey)] {
+                switch pemFile(fields[key], path: Self.join(path, key), kind: kind) {
+                case .absent:
+                    report(Self.join(path, key), "required key is missing: auth: certificate signs its IMFCert assertion with clientCert and its RSA clientKey", at: node)
+                    valid = false
+                case .invalid: valid = false
+                case .value(let file): files[key] = file
+                }
+            }
+            if let cert = files["clientCert"], let key = files["clientKey"] {
+                certificate = ClientCertificateFiles(certificate: cert, key: key)
+            }
+        } else if secretKeys.count > 1 {
             report(path, "an mca credential takes at most one of secret, secretFile or secretEnv (or none, to use VCAP_SERVICES); "
                 + "found \(secretKeys.joined(separator: " and "))", line: fields[secretKeys[1]]?.mark?.line)
             valid = false
@@ -54,7 +82,13 @@ extension ConfigDecoder {
         }
 
         let fetch = decodeFetchSettings(fields, path: path)
-        let tls = decodeTLSSettings(fields, path: path)
+        // With auth: certificate, clientCert and clientKey sign the assertion; they are not TLS keys.
+        var tlsFields = fields
+        if auth == .certificate {
+            tlsFields["clientCert"] = nil
+            tlsFields["clientKey"] = nil
+        }
+        let tls = decodeTLSSettings(tlsFields, path: path)
         if !draft.missing.isEmpty, !discoverMCA(&draft, path: path, node: node) {
             valid = false
         }
@@ -62,11 +96,11 @@ extension ConfigDecoder {
             rejectTLSKeys(tls.given, fields: fields, path: path, reason: "serverUrl is \(serverUrl)")
             valid = false
         }
-        guard valid, let serverUrl = draft.serverUrl, let tenantId = draft.tenantId, let clientId = draft.clientId,
-              let secret = draft.secret, let fetch, let tlsSettings = tls.settings
+        guard valid, let serverUrl = draft.serverUrl, let tenantId = draft.tenantId, let fetch, let tlsSettings = tls.settings,
+              auth == .certificate ? certificate != nil : (draft.clientId != nil && draft.secret != nil)
         else { return nil }
         return MCAConfig(
-            serverUrl: serverUrl, tenantId: tenantId, clientId: clientId, secret: secret,
-            fetch: fetch, tls: tlsSettings, origins: draft.origins)
+            serverUrl: serverUrl, tenantId: tenantId, clientId: draft.clientId, secret: draft.secret, auth: auth,
+            certificate: certificate, fetch: fetch, tls: tlsSettings, origins: draft.origins)
     }
 }

@@ -25,23 +25,40 @@ extension ConfigDecoder {
         case .value(let id): clientId = id
         }
 
-        var secret: SecretSource?
-        let secretKeys = ConfigKeys.secret.filter { fields[$0] != nil }
-        if secretKeys.count == 1, let key = secretKeys.first, let valueNode = fields[key] {
-            secret = readSecret(valueNode, key: key, path: path, keys: .secret)
-            if secret == nil { valid = false }
-        } else {
-            let found = secretKeys.isEmpty ? "none is given" : "found \(secretKeys.joined(separator: " and "))"
-            let line = secretKeys.count > 1 ? fields[secretKeys[1]]?.mark?.line : node.mark?.line
-            report(path, "an oauth2 credential needs exactly one of secret, secretFile or secretEnv; \(found)", line: line)
-            valid = false
-        }
-
         var auth = ClientAuthMethod.basic
         switch choice(fields["auth"], path: Self.join(path, "auth"), as: ClientAuthMethod.self) {
         case .absent: break
         case .invalid: valid = false
         case .value(let method): auth = method
+        }
+
+        var secret: SecretSource?
+        let secretKeys = ConfigKeys.secret.filter { fields[$0] != nil }
+        if !auth.needsSecret {
+            for key in secretKeys {
+                report(Self.join(path, key), "auth: \(auth.rawValue) uses no client secret; remove \(key)", at: fields[key])
+                valid = false
+            }
+        } else if secretKeys.count == 1, let key = secretKeys.first, let valueNode = fields[key] {
+            secret = readSecret(valueNode, key: key, path: path, keys: .secret)
+            if secret == nil { valid = false }
+        } else {
+            let found = secretKeys.isEmpty ? "none is given" : "found \(secretKeys.joined(separator: " and "))"
+            let line = secretKeys.count > 1 ? fields[secretKeys[1]]?.mark?.line : node.mark?.line
+            report(path, "an oauth2 credential with auth: \(auth.rawValue) needs exactly one of secret, secretFile or secretEnv; \(found)", line: line)
+            valid = false
+        }
+        var assertion: JWTAssertionSettings?
+        switch decodeAssertionSettings(fields, path: path, auth: auth, node: node) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let settings): assertion = settings
+        }
+        var assertionFile: String?
+        switch decodeAssertionFile(fields, path: path, auth: auth, node: node) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let file): assertionFile = file
         }
 
         var optional: [String: String] = [:]
@@ -61,11 +78,99 @@ extension ConfigDecoder {
             rejectTLSKeys(tls.given, fields: fields, path: path, reason: "tokenUrl is \(tokenUrl)")
             valid = false
         }
-        guard valid, let tokenUrl, let clientId, let secret, let params, let fetch, let tlsSettings = tls.settings else { return nil }
+        if auth == .tlsClientAuth {
+            if let tokenUrl, !tokenUrl.isTLS {
+                report(Self.join(path, "auth"), "tls_client_auth authenticates with the TLS client certificate, so it needs an https:// tokenUrl (tokenUrl is \(tokenUrl))", at: fields["auth"])
+                valid = false
+            }
+            if !tls.given.contains("clientCert") && !tls.given.contains("clientKey") {
+                report(path, "auth: tls_client_auth needs clientCert and clientKey: the certificate and key the TLS handshake presents", at: node)
+                valid = false
+            }
+        }
+        guard valid, let tokenUrl, let clientId, let params, let fetch, let tlsSettings = tls.settings,
+              auth.needsSecret == (secret != nil) else { return nil }
         return OAuth2Config(
-            tokenUrl: tokenUrl, clientId: clientId, secret: secret, auth: auth,
+            tokenUrl: tokenUrl, clientId: clientId, secret: secret, auth: auth, assertion: assertion, assertionFile: assertionFile,
             scope: optional["scope"], audience: optional["audience"], resource: optional["resource"],
             params: params, fetch: fetch, tls: tlsSettings)
+    }
+
+    /// `signingKeyFile`, `signingKeyId`, `assertionAudience` and `assertionLifetime`: settings for
+    /// the two JWT methods (`signingKeyFile` required for `private_key_jwt`, refused for
+    /// `client_secret_jwt`); each key is refused with any other method.
+    private mutating func decodeAssertionSettings(_ fields: [String: Node], path: String, auth: ClientAuthMethod,
+                                                  node: Node) -> Field<JWTAssertionSettings> {
+        let given = ConfigKeys.assertion.filter { key in fields[key].map { !Self.isNull($0) } ?? false }
+        guard auth.signsAssertion else {
+            for key in given {
+                let users = key == "signingKeyFile" ? "auth: private_key_jwt" : "auth: private_key_jwt or client_secret_jwt"
+                report(Self.join(path, key), "is only used with \(users) (auth is \(auth.rawValue))", at: fields[key])
+            }
+            return given.isEmpty ? .absent : .invalid
+        }
+        var settings = JWTAssertionSettings()
+        var valid = true
+        let keyPath = Self.join(path, "signingKeyFile")
+        if auth == .clientSecretJWT {
+            if given.contains("signingKeyFile") {
+                report(keyPath, "client_secret_jwt signs HS256 with the client secret; signingKeyFile is only used with auth: private_key_jwt", at: fields["signingKeyFile"])
+                valid = false
+            }
+        } else {
+            switch pemFile(fields["signingKeyFile"], path: keyPath, kind: .privateKey) {
+            case .absent:
+                report(keyPath, "required key is missing: auth: private_key_jwt signs with this PEM private key (RSA for RS256, EC P-256 for ES256)", at: node)
+                valid = false
+            case .invalid: valid = false
+            case .value(let file): settings.signingKeyFile = file
+            }
+        }
+        for (key, keyPath) in [("signingKeyId", \JWTAssertionSettings.keyId), ("assertionAudience", \JWTAssertionSettings.audience)] {
+            switch plainText(fields[key], path: Self.join(path, key)) {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let text): settings[keyPath: keyPath] = text
+            }
+        }
+        let lifetimePath = Self.join(path, "assertionLifetime")
+        switch duration(fields["assertionLifetime"], path: lifetimePath) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let lifetime):
+            if lifetime < .seconds(1) || lifetime > JWTAssertionSettings.maximumLifetime {
+                report(lifetimePath, "must be between 1s and 5m (an assertion is meant to be short-lived)", at: fields["assertionLifetime"])
+                valid = false
+            } else {
+                settings.lifetime = lifetime
+            }
+        }
+        return valid ? .value(settings) : .invalid
+    }
+
+    /// `assertionFile`: required for `assertion_file` (a path, resolved against the config's
+    /// directory; it need not exist yet: a kubelet or spiffe-helper may write it after start),
+    /// refused with any other method.
+    private mutating func decodeAssertionFile(_ fields: [String: Node], path: String, auth: ClientAuthMethod, node: Node) -> Field<String> {
+        let keyPath = Self.join(path, "assertionFile")
+        switch string(fields["assertionFile"], path: keyPath) {
+        case .absent:
+            guard auth == .assertionFile else { return .absent }
+            report(keyPath, "required key is missing: auth: assertion_file sends the JWT this file holds (e.g. a Kubernetes projected service-account token)", at: node)
+            return .invalid
+        case .invalid:
+            return .invalid
+        case .value(let text):
+            guard auth == .assertionFile else {
+                report(keyPath, "is only used with auth: assertion_file (auth is \(auth.rawValue))", at: fields["assertionFile"])
+                return .invalid
+            }
+            guard !text.isEmpty else {
+                report(keyPath, "is empty; expected the path of a file holding a JWT", at: fields["assertionFile"])
+                return .invalid
+            }
+            return .value(resolve(path: text))
+        }
     }
 
     /// `scope`, `audience` or `resource`: optional, but not empty when given;

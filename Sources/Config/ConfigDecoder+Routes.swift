@@ -76,6 +76,18 @@ extension ConfigDecoder {
                 }
             }
 
+            var clientAuthorization = ClientAuthorizationPolicy.replace
+            switch choice(fields["clientAuthorization"], path: "\(path).clientAuthorization", as: ClientAuthorizationPolicy.self) {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let policy):
+                if fields["credential"] == nil || Self.isNull(fields["credential"]!) {
+                    report("\(path).clientAuthorization", "only applies to a route with a credential (nothing is injected here, so there is nothing to replace or keep)", at: fields["clientAuthorization"])
+                    valid = false
+                }
+                clientAuthorization = policy
+            }
+
             let tls = decodeTLSSettings(fields, path: path)
             if tls.settings == nil { valid = false }
             if !tls.given.isEmpty, !upstreamInvalid, upstream?.isTLS != true {
@@ -86,7 +98,8 @@ extension ConfigDecoder {
 
             if valid, let pattern, let tlsSettings = tls.settings {
                 routes.append(RouteConfig(
-                    host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings))
+                    host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
+                    clientAuthorization: clientAuthorization))
             }
         }
         return routes

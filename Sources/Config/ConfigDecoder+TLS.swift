@@ -38,7 +38,7 @@ extension ConfigDecoder {
     }
 
     /// A PEM file path, resolved against the config directory and checked now.
-    private mutating func pemFile(_ node: Node?, path: String, kind: PEMFile.Kind) -> Field<String> {
+    mutating func pemFile(_ node: Node?, path: String, kind: PEMFile.Kind) -> Field<String> {
         switch string(node, path: path) {
         case .absent: return .absent
         case .invalid: return .invalid

@@ -48,13 +48,19 @@ extension ConfigDecoder {
         case .unset, .noService:
             break
         case .malformed(let reason):
-            report(path, "cannot discover \(draft.missing.joined(separator: ", ")) from VCAP_SERVICES: \(reason)", at: node)
+            report(path, "cannot discover \(draft.missing.joined(separator: ", ")) from the service bindings: \(reason)", at: node)
             return false
-        case .found(let service, let values):
+        case .found(let binding, let values):
             for field in draft.missing {
-                let raw = field == "tenantId" ? values["tenantId"] ?? values["appId"] : values[field]
+                // tenantId wins over appId; serverUrl over App ID's oauthServerUrl.
+                let raw: String?
+                switch field {
+                case "tenantId": raw = values["tenantId"] ?? values["appId"]
+                case "serverUrl": raw = values["serverUrl"] ?? values["oauthServerUrl"]
+                default: raw = values[field]
+                }
                 guard let raw else { continue }
-                if !adoptDiscovered(raw, field: field, into: &draft, source: "VCAP_SERVICES (\(service))", path: path, node: node) {
+                if !adoptDiscovered(raw, field: field, into: &draft, binding: binding, path: path, node: node) {
                     draft.missing.removeAll { $0 == field }
                     valid = false
                 }
@@ -93,14 +99,16 @@ extension ConfigDecoder {
     /// Validates a value from VCAP_SERVICES and stores it; false (with a
     /// problem reported, never showing a secret) when it is unusable.
     private mutating func adoptDiscovered(
-        _ raw: String, field: String, into draft: inout MCADraft, source: String, path: String, node: Node
+        _ raw: String, field: String, into draft: inout MCADraft, binding: VCAPBinding, path: String, node: Node
     ) -> Bool {
         let fieldPath = Self.join(path, field)
+        let source = binding.description
+        let origin = ValueOrigin.vcapServices(binding)
         switch field {
         case "serverUrl":
             switch EndpointURL.parse(raw, allowQuery: false) {
             case .success(let url):
-                draft.set(serverUrl: url, origin: .vcapServices)
+                draft.set(serverUrl: url, origin: origin)
             case .failure(let error):
                 report(fieldPath, "invalid serverUrl in \(source): \(error.message)", at: node)
                 return false
@@ -108,7 +116,7 @@ extension ConfigDecoder {
         case "secret":
             switch SecretSource.validate(raw, what: "secret in \(source)", noun: "secret") {
             case .success(let secret):
-                draft.set(secret: .inline(secret), origin: .vcapServices)
+                draft.set(secret: .inline(secret), origin: origin)
             case .failure(let error):
                 report(fieldPath, error.message, at: node)
                 return false
@@ -119,9 +127,9 @@ extension ConfigDecoder {
                 return false
             }
             if field == "tenantId" {
-                draft.set(tenantId: raw, origin: .vcapServices)
+                draft.set(tenantId: raw, origin: origin)
             } else {
-                draft.set(clientId: raw, origin: .vcapServices)
+                draft.set(clientId: raw, origin: origin)
             }
         }
         return true
@@ -138,11 +146,14 @@ extension ConfigDecoder {
         let servicesWhy: String
         switch services {
         case .unset: servicesWhy = "it is not set"
-        case .noService, .malformed: servicesWhy = "it has no \(VCAPDiscovery.servicePrefix) service"
-        case .found(let service, _):
-            servicesWhy = field == "tenantId"
-                ? "its \(service) service has no credentials.tenantId or credentials.appId"
-                : "its \(service) service has no credentials.\(field)"
+        case .noService, .malformed:
+            servicesWhy = "it has no " + VCAPDiscovery.serviceLabelPrefixes.joined(separator: ", ") + " service"
+        case .found(let binding, _):
+            switch field {
+            case "tenantId": servicesWhy = "its \(binding.label) service has no credentials.tenantId or credentials.appId"
+            case "serverUrl": servicesWhy = "its \(binding.label) service has no credentials.serverUrl or credentials.oauthServerUrl"
+            default: servicesWhy = "its \(binding.label) service has no credentials.\(field)"
+            }
         }
         var message = "\(lead), and VCAP_SERVICES did not provide it either (\(servicesWhy))"
         if field == "tenantId" {

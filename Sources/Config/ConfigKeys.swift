@@ -14,19 +14,23 @@ enum ConfigKeys {
     static let tokenFetch = ["refreshAt", "defaultLifetime", "tokenWait", "unauthorizedRefetchInterval"]
     /// TLS settings of token servers and https upstreams.
     static let tls = ["caFile", "clientCert", "clientKey", "insecureSkipVerify"]
-    static let mca = ["serverUrl", "tenantId", "appId", "clientId"] + secret + tokenFetch + tls
-    static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth", "scope", "audience", "resource", "params"] + tokenFetch + tls
+    /// How `private_key_jwt` and `client_secret_jwt` build their assertion.
+    static let assertion = ["signingKeyFile", "signingKeyId", "assertionAudience", "assertionLifetime"]
+    static let mca = ["serverUrl", "tenantId", "appId", "clientId", "auth"] + secret + tokenFetch + tls
+    static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params"]
+        + tokenFetch + tls
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
         var keys: [String] = []
         for key in credentialCommon + staticToken + mca + oauth2 where !keys.contains(key) { keys.append(key) }
         return keys
     }()
-    static let route = ["host", "upstream", "preserveHost", "credential"] + tls
+    static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization"] + tls
     static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
     static let connect = ["allow"]
     /// Form parameters the sidecar sets itself (or that have their own key).
-    static let reservedParams = ["grant_type", "client_id", "client_secret", "scope", "audience", "resource"]
+    static let reservedParams = ["grant_type", "client_id", "client_secret", "client_assertion", "client_assertion_type",
+                                 "scope", "audience", "resource"]
     /// Credential types understood by this version.
     static let credentialTypes = ["static", "mca", "oauth2"]
     /// Allowed range for `workers`.

@@ -66,6 +66,7 @@ extension SidecarConfig {
                 lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? false)
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
+                    lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")
                 } else {
                     lines.append("    credential: null  # no token injected")
                 }

@@ -7,11 +7,18 @@ extension SidecarConfig {
         case .staticToken(let config):
             lines.append("    " + secretLine(config.source, keys: ("token", "tokenFile", "tokenEnv")))
         case .mca(let config):
-            let fields: [(name: String, line: String)] = [
+            let clientId = config.clientId.map(quote) ?? "null"
+            var fields: [(name: String, line: String)] = [
                 ("serverUrl", "serverUrl: \(quote(config.serverUrl.description))"),
                 ("tenantId", "tenantId: \(quote(config.tenantId))"),
-                ("clientId", "clientId: \(config.clientId.map(quote) ?? "null")"),
-            ] + (config.secret.map { [("secret", secretLine($0, keys: ("secret", "secretFile", "secretEnv")))] } ?? [])
+                ("clientId", "clientId: \(clientId)"),
+                ("auth", "auth: \(config.auth.rawValue)"),
+            ]
+            if let secret = config.secret { fields.append(("secret", secretLine(secret, keys: ("secret", "secretFile", "secretEnv")))) }
+            if let files = config.certificate {
+                fields.append(("clientCert", "clientCert: \(quote(files.certificate))"))
+                fields.append(("clientKey", "clientKey: \(quote(files.key))"))
+            }
             for field in fields {
                 let comment = config.origins[field.name].map { "  # \(originComment($0))" } ?? ""
                 lines.append("    \(field.line)\(comment)")
@@ -20,8 +27,16 @@ extension SidecarConfig {
         case .oauth2(let config):
             lines.append("    tokenUrl: \(quote(config.tokenUrl.description))")
             lines.append("    clientId: \(quote(config.clientId))")
-            if let secret = config.secret { lines.append("    " + secretLine(secret, keys: ("secret", "secretFile", "secretEnv"))) }
             lines.append("    auth: \(config.auth.rawValue)")
+            if let secret = config.secret { lines.append("    " + secretLine(secret, keys: ("secret", "secretFile", "secretEnv"))) }
+            if let assertion = config.assertion {
+                if let file = assertion.signingKeyFile { lines.append("    signingKeyFile: \(quote(file))") }
+                lines.append("    signingKeyId: \(assertion.keyId.map(quote) ?? "null")")
+                lines.append("    assertionAudience: " + (assertion.audience.map(quote)
+                    ?? "\(quote(config.tokenUrl.description))  # default: the tokenUrl"))
+                lines.append("    assertionLifetime: \(DurationText.format(assertion.lifetime))")
+            }
+            if let file = config.assertionFile { lines.append("    assertionFile: \(quote(file))  # re-read before every fetch") }
             for (key, value) in [("scope", config.scope), ("audience", config.audience), ("resource", config.resource)] {
                 lines.append("    \(key): \(value.map(quote) ?? "null")")
             }

@@ -1,19 +1,19 @@
 import Foundation
 
-/// Reads Cloud Foundry's `VCAP_SERVICES` and `VCAP_APPLICATION` variables
-/// for `type: mca` credentials. Failure reasons never contain the JSON
-/// text (it holds the client secret).
+/// Reads Cloud Foundry's `VCAP_SERVICES` (then `USER_PROVIDED_VCAP_SERVICES`) and
+/// `VCAP_APPLICATION` variables for `type: mca` credentials. Failure reasons never contain the
+/// JSON text (it holds the client secret).
 enum VCAPDiscovery {
-    /// What `VCAP_SERVICES` says about the AdvancedMobileAccess binding.
+    /// What the services variables say about a Mobile Client Access / App ID binding.
     enum Services {
         /// The variable is not set (or blank).
         case unset
         /// The variable is set but unusable; the reason names what is wrong.
         case malformed(String)
-        /// No key starting with `AdvancedMobileAccess`.
+        /// No service label starting with one of ``serviceLabelPrefixes``.
         case noService
-        /// The first instance of service `service`: its string credential fields.
-        case found(service: String, values: [String: String])
+        /// The first instance of the binding: its string credential fields.
+        case found(binding: VCAPBinding, values: [String: String])
     }
 
     /// What `VCAP_APPLICATION` says about the application id.
@@ -28,33 +28,53 @@ enum VCAPDiscovery {
         case found(String)
     }
 
-    /// Service keys are matched by this prefix (`AdvancedMobileAccess`, plus plan-specific variants).
-    static let servicePrefix = "AdvancedMobileAccess"
-    /// The fields read from the instance's `credentials` object.
-    static let credentialFields = ["serverUrl", "clientId", "secret", "tenantId", "appId"]
+    /// Service labels are matched by these prefixes: the classic service, plus the newer
+    /// App ID and Mobile Client Access bindings (and their plan-specific variants).
+    static let serviceLabelPrefixes = ["AdvancedMobileAccess", "AppID", "Mobile Client Access"]
+    /// The variables searched, in order.
+    static let servicesVariables = ["VCAP_SERVICES", "USER_PROVIDED_VCAP_SERVICES"]
+    /// The fields read from the instance's `credentials` object (`oauthServerUrl` is App ID's
+    /// name for the server URL).
+    static let credentialFields = ["serverUrl", "oauthServerUrl", "clientId", "secret", "tenantId", "appId"]
 
-    /// The first instance under the first (in sorted order) service key
-    /// starting with `AdvancedMobileAccess`.
+    /// The first instance under the first (in sorted order) matching service label of
+    /// `VCAP_SERVICES`, else of `USER_PROVIDED_VCAP_SERVICES`. A malformed variable is reported
+    /// even when the other one would match: a broken binding should not be papered over.
     static func services(environment: [String: String]) -> Services {
-        guard let json = parse(environment["VCAP_SERVICES"]) else { return .unset }
-        guard let object = json else { return .malformed("VCAP_SERVICES is not valid JSON") }
-        guard let root = object as? [String: Any] else { return .malformed("VCAP_SERVICES is not a JSON object") }
-        guard let key = root.keys.sorted().first(where: { $0.hasPrefix(servicePrefix) }) else { return .noService }
+        var sawVariable = false
+        for variable in servicesVariables {
+            switch services(in: variable, environment: environment) {
+            case .unset: continue
+            case .noService: sawVariable = true
+            case let other: return other
+            }
+        }
+        return sawVariable ? .noService : .unset
+    }
+
+    private static func services(in variable: String, environment: [String: String]) -> Services {
+        guard let json = parse(environment[variable]) else { return .unset }
+        guard let object = json else { return .malformed("\(variable) is not valid JSON") }
+        guard let root = object as? [String: Any] else { return .malformed("\(variable) is not a JSON object") }
+        let labels = root.keys.sorted()
+        guard let key = serviceLabelPrefixes.lazy.compactMap({ prefix in labels.first { $0.hasPrefix(prefix) } }).first else {
+            return .noService
+        }
         guard let instances = root[key] as? [Any], let first = instances.first else {
-            return .malformed("VCAP_SERVICES.\(key) is not a non-empty list of service instances")
+            return .malformed("\(variable).\(key) is not a non-empty list of service instances")
         }
         guard let instance = first as? [String: Any], let credentials = instance["credentials"] as? [String: Any] else {
-            return .malformed("VCAP_SERVICES.\(key)[0] has no credentials object")
+            return .malformed("\(variable).\(key)[0] has no credentials object")
         }
         var values: [String: String] = [:]
         for field in credentialFields {
             guard let value = credentials[field], !(value is NSNull) else { continue }
             guard let text = value as? String else {
-                return .malformed("VCAP_SERVICES.\(key)[0].credentials.\(field) is not a string")
+                return .malformed("\(variable).\(key)[0].credentials.\(field) is not a string")
             }
             values[field] = text
         }
-        return .found(service: key, values: values)
+        return .found(binding: VCAPBinding(variable: variable, label: key, name: instance["name"] as? String), values: values)
     }
 
     /// `application_id` from `VCAP_APPLICATION`.

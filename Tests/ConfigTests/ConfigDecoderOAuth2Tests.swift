@@ -75,14 +75,14 @@ final class ConfigDecoderOAuth2Tests: XCTestCase {
         XCTAssertEqual(credential("    scope: x\n"), [
             "c.yaml: credentials.partner.tokenUrl: required key is missing (e.g. tokenUrl: https://idp.example.com/oauth/token)",
             "c.yaml: credentials.partner.clientId: required key is missing",
-            "c.yaml: credentials.partner: an oauth2 credential needs exactly one of secret, secretFile or secretEnv; none is given",
+            "c.yaml: credentials.partner: an oauth2 credential with auth: basic needs exactly one of secret, secretFile or secretEnv; none is given",
         ])
     }
 
     func testMoreThanOneSecretSource() {
         let lines = credential("    tokenUrl: https://i.test\n    clientId: c\n    secret: SENTINEL-SECRET-123\n    secretFile: /x\n")
         XCTAssertEqual(lines, [
-            "c.yaml: credentials.partner: an oauth2 credential needs exactly one of secret, secretFile or secretEnv; found secret and secretFile",
+            "c.yaml: credentials.partner: an oauth2 credential with auth: basic needs exactly one of secret, secretFile or secretEnv; found secret and secretFile",
         ])
         XCTAssertFalse(lines.joined().contains("SENTINEL"))
     }
@@ -118,10 +118,10 @@ final class ConfigDecoderOAuth2Tests: XCTestCase {
     func testAuthMethod() {
         XCTAssertEqual(oauth2(minimal + "    auth: basic\n")?.auth, .basic)
         XCTAssertEqual(problemLines(minimal + "    auth: Basic\n"), [
-            "c.yaml: credentials.partner.auth: 'Basic' is not one of basic, post (did you mean 'basic'?)",
+            "c.yaml: credentials.partner.auth: 'Basic' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth (did you mean 'basic'?)",
         ])
-        XCTAssertEqual(problemLines(minimal + "    auth: client_secret_jwt\n"), [
-            "c.yaml: credentials.partner.auth: 'client_secret_jwt' is not one of basic, post",
+        XCTAssertEqual(problemLines(minimal + "    auth: mtls\n"), [
+            "c.yaml: credentials.partner.auth: 'mtls' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth",
         ])
     }
 

@@ -17,10 +17,11 @@ final class CredentialRenderTests: XCTestCase {
         XCTAssertTrue(text.contains("""
               "mca":
                 type: mca
-                serverUrl: "https://mca.test:443/imf-authserver"  # from VCAP_SERVICES
+                serverUrl: "https://mca.test:443/imf-authserver"  # from VCAP_SERVICES binding "mca-instance" (AdvancedMobileAccess)
                 tenantId: "app-guid"  # from VCAP_APPLICATION
-                clientId: "vcap-client"  # from VCAP_SERVICES
-                secret: "****"  # from VCAP_SERVICES
+                clientId: "vcap-client"  # from VCAP_SERVICES binding "mca-instance" (AdvancedMobileAccess)
+                auth: secret
+                secret: "****"  # from VCAP_SERVICES binding "mca-instance" (AdvancedMobileAccess)
                 refreshAt: "80%"
                 defaultLifetime: 5m
                 tokenWait: 5s
@@ -121,8 +122,8 @@ final class CredentialRenderTests: XCTestCase {
         XCTAssertTrue(text.contains("""
                 tokenUrl: "https://idp.test:443/oauth/token"
                 clientId: "client$$1"
-                secretEnv: "PARTNER_SECRET"
                 auth: post
+                secretEnv: "PARTNER_SECRET"
                 scope: "read write"
                 audience: null
                 resource: null

@@ -23,7 +23,7 @@ final class ExampleConfigTests: XCTestCase {
             CredentialConfig(name: "mca", kind: .mca(MCAConfig(
                 serverUrl: EndpointURL(scheme: "https", host: "mca.example.com", path: "/imf-authserver/"),
                 tenantId: "app-guid", clientId: "vcap-client", secret: .inline("SENTINEL-SECRET-123"),
-                origins: ["serverUrl": .vcapServices, "tenantId": .vcapApplication, "clientId": .vcapServices, "secret": .vcapServices]))),
+                origins: ["serverUrl": vcapOrigin, "tenantId": .vcapApplication, "clientId": vcapOrigin, "secret": vcapOrigin]))),
         ])
         XCTAssertEqual(config.routes, [
             RouteConfig(host: HostPattern(kind: .exact("cloudant.local")),

@@ -60,6 +60,7 @@ final class SidecarConfigRenderTests: XCTestCase {
                 upstream: "http://127.0.0.1:18080"
                 preserveHost: false
                 credential: "env"
+                clientAuthorization: replace
               - host: "plain.test:80"
                 upstream: null  # the requested destination
                 preserveHost: false

@@ -74,3 +74,6 @@ func vcapServices(_ credentials: [String: String], service: String = "AdvancedMo
 func vcapApplication(_ applicationId: String) -> String {
     "{\"application_id\": \"\(applicationId)\", \"application_name\": \"app\"}"
 }
+
+/// The origin of a value discovered from the binding ``vcapServices(_:service:)`` writes.
+let vcapOrigin = ValueOrigin.vcapServices(VCAPBinding(variable: "VCAP_SERVICES", label: "AdvancedMobileAccess", name: "mca-instance"))

@@ -23,7 +23,7 @@ final class VCAPDiscoveryTests: XCTestCase {
         XCTAssertEqual(config, MCAConfig(
             serverUrl: EndpointURL(scheme: "https", host: "mca.vcap.test", port: 443, path: "/imf-authserver/"),
             tenantId: "vcap-tenant", clientId: "vcap-client", secret: .inline("SENTINEL-SECRET-123"),
-            origins: ["serverUrl": .vcapServices, "tenantId": .vcapServices, "clientId": .vcapServices, "secret": .vcapServices]))
+            origins: ["serverUrl": vcapOrigin, "tenantId": vcapOrigin, "clientId": vcapOrigin, "secret": vcapOrigin]))
         XCTAssertEqual(config.tokenPath, "/imf-authserver/authorization/v1/apps/vcap-tenant/token")
     }
 
@@ -36,7 +36,7 @@ final class VCAPDiscoveryTests: XCTestCase {
         XCTAssertEqual(config.secret, .env("MY_SECRET"))
         XCTAssertEqual(config.serverUrl.host, "mca.vcap.test")
         XCTAssertEqual(config.origins, [
-            "serverUrl": .vcapServices, "tenantId": .file, "clientId": .file, "secret": .environment("MY_SECRET"),
+            "serverUrl": vcapOrigin, "tenantId": .file, "clientId": .file, "secret": .environment("MY_SECRET"),
         ])
     }
 
@@ -58,7 +58,7 @@ final class VCAPDiscoveryTests: XCTestCase {
         withAppId["appId"] = "vcap-app-id"
         let config = try XCTUnwrap(mca(onlyType, ["VCAP_SERVICES": vcapServices(withAppId), "VCAP_APPLICATION": application]))
         XCTAssertEqual(config.tenantId, "vcap-app-id")
-        XCTAssertEqual(config.origins["tenantId"], .vcapServices)
+        XCTAssertEqual(config.origins["tenantId"], vcapOrigin)
         var both = allVCAP
         both["appId"] = "vcap-app-id"
         XCTAssertEqual(mca(onlyType, ["VCAP_SERVICES": vcapServices(both)])?.tenantId, "vcap-tenant")
@@ -97,16 +97,16 @@ final class VCAPDiscoveryTests: XCTestCase {
         let yaml = onlyType + "    serverUrl: https://m.test\n    secret: s\n"
         XCTAssertEqual(problemLines(yaml, environment: environment), [
             "c.yaml: credentials.mca.tenantId: required key is missing (alias: appId), and VCAP_SERVICES did not provide it "
-                + "either (it has no AdvancedMobileAccess service), nor did VCAP_APPLICATION (it has no application_id)",
+                + "either (it has no AdvancedMobileAccess, AppID, Mobile Client Access service), nor did VCAP_APPLICATION (it has no application_id)",
             "c.yaml: credentials.mca.clientId: required key is missing, and VCAP_SERVICES did not provide it either "
-                + "(it has no AdvancedMobileAccess service)",
+                + "(it has no AdvancedMobileAccess, AppID, Mobile Client Access service)",
         ])
     }
 
     func testServiceWithoutSomeFields() {
         XCTAssertEqual(problemLines(onlyType, environment: ["VCAP_SERVICES": vcapServices(["clientId": "c", "secret": "s"])]), [
             "c.yaml: credentials.mca.serverUrl: required key is missing, and VCAP_SERVICES did not provide it either "
-                + "(its AdvancedMobileAccess service has no credentials.serverUrl)",
+                + "(its AdvancedMobileAccess service has no credentials.serverUrl or credentials.oauthServerUrl)",
             "c.yaml: credentials.mca.tenantId: required key is missing (alias: appId), and VCAP_SERVICES did not provide it "
                 + "either (its AdvancedMobileAccess service has no credentials.tenantId or credentials.appId), "
                 + "nor did VCAP_APPLICATION (it is not set)",
@@ -127,7 +127,7 @@ final class VCAPDiscoveryTests: XCTestCase {
         for (json, reason) in cases {
             let lines = problemLines(onlyType, environment: ["VCAP_SERVICES": json])
             XCTAssertEqual(lines, [
-                "c.yaml: credentials.mca: cannot discover serverUrl, tenantId, clientId, secret from VCAP_SERVICES: \(reason)",
+                "c.yaml: credentials.mca: cannot discover serverUrl, tenantId, clientId, secret from the service bindings: \(reason)",
             ], json)
             XCTAssertFalse(lines.joined().contains("SENTINEL"))
         }
@@ -153,10 +153,10 @@ final class VCAPDiscoveryTests: XCTestCase {
         credentials["secret"] = "SENTINEL-SECRET-123\r\nX: y"
         let lines = problemLines(onlyType, environment: ["VCAP_SERVICES": vcapServices(credentials)])
         XCTAssertEqual(lines, [
-            "c.yaml: credentials.mca.serverUrl: invalid serverUrl in VCAP_SERVICES (AdvancedMobileAccess): "
+            "c.yaml: credentials.mca.serverUrl: invalid serverUrl in VCAP_SERVICES binding \"mca-instance\" (AdvancedMobileAccess): "
                 + "unsupported scheme 'ftp': expected http:// or https://",
-            "c.yaml: credentials.mca.clientId: the clientId in VCAP_SERVICES (AdvancedMobileAccess) is empty",
-            "c.yaml: credentials.mca.secret: secret in VCAP_SERVICES (AdvancedMobileAccess) contains control characters "
+            "c.yaml: credentials.mca.clientId: the clientId in VCAP_SERVICES binding \"mca-instance\" (AdvancedMobileAccess) is empty",
+            "c.yaml: credentials.mca.secret: secret in VCAP_SERVICES binding \"mca-instance\" (AdvancedMobileAccess) contains control characters "
                 + "(such as a line break inside the secret)",
         ])
         XCTAssertFalse(lines.joined().contains("SENTINEL"))

@@ -26,7 +26,7 @@ final class TestKeys {
         try TestCA.openssl(["genpkey"] + algorithm + ["-out", key])
         if traditional {
             try TestCA.openssl(["pkey", "-in", key, "-traditional", "-out", key + ".trad"])
-            _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: key), withItemAt: URL(fileURLWithPath: key + ".trad"))
+            guard rename(key + ".trad", key) == 0 else { throw TestClientError.malformed("rename") }
         }
         try TestCA.openssl(["pkey", "-in", key, "-pubout", "-out", path("\(name).pub")])
         return key
