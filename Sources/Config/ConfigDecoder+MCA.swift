@@ -29,11 +29,14 @@ extension ConfigDecoder {
         }
 
         var auth = MCAAuthMethod.secret
+        var authInvalid = false
         switch choice(fields["auth"], path: Self.join(path, "auth"), as: MCAAuthMethod.self) {
         case .absent: break
-        case .invalid: valid = false
+        case .invalid: authInvalid = true
         case .value(let method): auth = method
         }
+        // Which keys are required depends on auth: with an unknown method, report only that.
+        if authInvalid { return nil }
 
         switch plainText(fields["clientId"], path: Self.join(path, "clientId")) {
         case .absent:

@@ -59,4 +59,66 @@ final class ExampleConfigTests: XCTestCase {
     func testMainExampleStillLoads() throws {
         XCTAssertNoThrow(try ConfigLoader.load(path: examplePath("token-sidecar.yaml"), environment: [:]))
     }
+
+    /// Loads an example whose files live under /var/run/secrets/, with that directory moved to
+    /// a temporary one holding marker-only PEM files for every `.key`, `.crt` and `.pem` it names.
+    private func loadWithSecrets(_ name: String, environment: [String: String] = [:]) throws -> SidecarConfig {
+        let root = try makeTemporaryDirectory(self).path + "/"
+        let text = try String(contentsOfFile: examplePath(name), encoding: .utf8).replacingOccurrences(of: "/var/run/secrets/", with: root)
+        for word in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) where word.hasPrefix(root) {
+            let path = String(word)
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            if path.hasSuffix(".key") {
+                try FakePEM.key.write(toFile: path, atomically: true, encoding: .utf8)
+            } else if path.hasSuffix(".crt") || path.hasSuffix(".pem") {
+                try FakePEM.certificate.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
+        return try ConfigLoader.parse(yaml: text, file: name, environment: environment)
+    }
+
+    private func oauth2(_ config: SidecarConfig) throws -> OAuth2Config {
+        guard case .oauth2(let oauth) = config.credentials.first?.kind else { throw ConfigError(problems: []) }
+        return oauth
+    }
+
+    func testPrivateKeyJWTExample() throws {
+        let config = try oauth2(try loadWithSecrets("oauth2-private-key-jwt.yaml"))
+        XCTAssertEqual(config.auth, .privateKeyJWT)
+        XCTAssertEqual(config.assertion?.keyId, "2026-11")
+        XCTAssertTrue(config.assertion?.signingKeyFile?.hasSuffix("/partner/signing.key") ?? false)
+        XCTAssertNil(config.secret)
+    }
+
+    func testClientSecretJWTExample() throws {
+        let config = try oauth2(try loadWithSecrets("oauth2-client-secret-jwt.yaml", environment: ["PARTNER_CLIENT_SECRET": "s"]))
+        XCTAssertEqual(config.auth, .clientSecretJWT)
+        XCTAssertEqual(config.secret, .env("PARTNER_CLIENT_SECRET"))
+    }
+
+    func testWorkloadIdentityExamples() throws {
+        let kubernetes = try oauth2(try loadWithSecrets("kubernetes-projected-token.yaml"))
+        XCTAssertEqual(kubernetes.auth, .assertionFile)
+        XCTAssertTrue(kubernetes.assertionFile?.hasSuffix("/tokens/token-sidecar") ?? false)
+        XCTAssertEqual(kubernetes.scope, "api://orders-api/.default")
+        let spiffe = try oauth2(try loadWithSecrets("spiffe-jwt-svid.yaml"))
+        XCTAssertEqual(spiffe.auth, .assertionFile)
+        XCTAssertEqual(spiffe.clientId, "spiffe://example.org/ns/payments/sa/checkout")
+    }
+
+    func testMutualTLSExample() throws {
+        let config = try oauth2(try loadWithSecrets("oauth2-mtls.yaml"))
+        XCTAssertEqual(config.auth, .tlsClientAuth)
+        XCTAssertTrue(config.tls.clientCert?.hasSuffix("/mtls/tls.crt") ?? false)
+        XCTAssertTrue(config.tls.caFile?.hasSuffix("/mtls/ca.crt") ?? false)
+    }
+
+    func testMCACertificateExample() throws {
+        let loaded = try loadWithSecrets("mca-certificate.yaml")
+        guard case .mca(let config) = loaded.credentials.first?.kind else { return XCTFail("no mca credential") }
+        XCTAssertEqual(config.auth, .certificate)
+        XCTAssertNil(config.clientId)
+        XCTAssertTrue(config.certificate?.key.hasSuffix("/mca/client.key") ?? false)
+        XCTAssertEqual(loaded.routes.first?.clientAuthorization, .keep)
+    }
 }

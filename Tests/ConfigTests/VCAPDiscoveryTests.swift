@@ -27,6 +27,52 @@ final class VCAPDiscoveryTests: XCTestCase {
         XCTAssertEqual(config.tokenPath, "/imf-authserver/authorization/v1/apps/vcap-tenant/token")
     }
 
+    func testNewerBindingsAppIDAndMobileClientAccessAndUserProvidedServices() throws {
+        let appID = #"{"AppID": [{"name": "my-appid", "label": "AppID", "credentials": {"oauthServerUrl": "https://us-south.appid.test/oauth/v4/t1", "tenantId": "t1", "appId": "ignored", "clientId": "app-client", "secret": "SENTINEL-1"}}]}"#
+        let config = try XCTUnwrap(mca(onlyType, ["VCAP_SERVICES": appID]))
+        XCTAssertEqual(config.serverUrl.description, "https://us-south.appid.test:443/oauth/v4/t1")
+        XCTAssertEqual(config.tenantId, "t1", "tenantId wins over appId")
+        XCTAssertEqual(config.origins["clientId"], .vcapServices(VCAPBinding(variable: "VCAP_SERVICES", label: "AppID", name: "my-appid")))
+        let rendered = try XCTUnwrap(parseOK(onlyType, environment: ["VCAP_SERVICES": appID])).renderEffective()
+        XCTAssertTrue(rendered.contains(#"clientId: "app-client"  # from VCAP_SERVICES binding "my-appid" (AppID)"#), rendered)
+        XCTAssertFalse(rendered.contains("SENTINEL"))
+
+        let both = #"{"Mobile Client Access-dev": [{"name": "mca", "credentials": {"serverUrl": "https://a.test", "oauthServerUrl": "https://b.test", "tenantId": "t", "clientId": "c", "secret": "s"}}]}"#
+        let mobile = try XCTUnwrap(mca(onlyType, ["VCAP_SERVICES": both]))
+        XCTAssertEqual(mobile.serverUrl.host, "a.test", "serverUrl wins over oauthServerUrl")
+        XCTAssertEqual(mobile.origins["serverUrl"], .vcapServices(VCAPBinding(variable: "VCAP_SERVICES", label: "Mobile Client Access-dev", name: "mca")))
+
+        // Nothing in VCAP_SERVICES: USER_PROVIDED_VCAP_SERVICES is read next.
+        let userProvided = try XCTUnwrap(mca(onlyType, [
+            "VCAP_SERVICES": #"{"cloudantNoSQLDB": []}"#,
+            "USER_PROVIDED_VCAP_SERVICES": vcapServices(allVCAP, service: "AppID-ups"),
+        ]))
+        XCTAssertEqual(userProvided.clientId, "vcap-client")
+        XCTAssertEqual(userProvided.origins["secret"],
+                       .vcapServices(VCAPBinding(variable: "USER_PROVIDED_VCAP_SERVICES", label: "AppID-ups", name: "mca-instance")))
+        // ... but a binding in VCAP_SERVICES comes first.
+        let first = try XCTUnwrap(mca(onlyType, [
+            "VCAP_SERVICES": vcapServices(allVCAP),
+            "USER_PROVIDED_VCAP_SERVICES": vcapServices(["clientId": "other"], service: "AppID"),
+        ]))
+        XCTAssertEqual(first.clientId, "vcap-client")
+    }
+
+    func testACertificateCredentialTakesOnlyServerAndTenantFromVCAP() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let cert = directory.appendingPathComponent("c.pem").path
+        let key = directory.appendingPathComponent("k.pem").path
+        try FakePEM.certificate.write(toFile: cert, atomically: true, encoding: .utf8)
+        try FakePEM.key.write(toFile: key, atomically: true, encoding: .utf8)
+        let config = try XCTUnwrap(mca(onlyType + "    auth: certificate\n    clientCert: \(cert)\n    clientKey: \(key)\n",
+                                       ["VCAP_SERVICES": vcapServices(allVCAP)]))
+        XCTAssertEqual(config.serverUrl.host, "mca.vcap.test")
+        XCTAssertEqual(config.tenantId, "vcap-tenant")
+        XCTAssertNil(config.clientId, "the certificate's CN, not the binding's clientId")
+        XCTAssertNil(config.secret)
+        XCTAssertEqual(config.origins["clientId"], .certificateSubject)
+    }
+
     func testExplicitFileValuesWin() throws {
         let yaml = onlyType + "    clientId: file-client\n    tenantId: file-tenant\n    secretEnv: MY_SECRET\n"
         let environment = ["VCAP_SERVICES": vcapServices(allVCAP), "VCAP_APPLICATION": vcapApplication("app-id"), "MY_SECRET": "x"]
