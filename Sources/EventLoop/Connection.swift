@@ -40,6 +40,10 @@ public final class Connection {
     public internal(set) var isConnected: Bool
     /// Whether this is a TLS connection.
     public private(set) var isTLS = false
+    /// The TLS context the connection was made with, kept alive as long as the connection: its
+    /// session slots are reached from OpenSSL's new-session callback through the `SSL`, and a
+    /// context may be replaced (a rotated client certificate, a reloaded config) mid-connection.
+    private var tlsContext: TLSClientContext?
     /// Whether the TLS handshake resumed an earlier session (no certificate exchange).
     public private(set) var tlsSessionResumed = false
     /// A TLS error ended the connection (its session must not be resumed).
@@ -158,6 +162,7 @@ public final class Connection {
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
         let connection = Connection(loop: loop, bev: bev, connected: false)
         connection.isTLS = true
+        connection.tlsContext = context
         connection.delegate = delegate
         _ = bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port))
         return connection
@@ -187,6 +192,7 @@ public final class Connection {
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
         let connection = Connection(loop: loop, bev: bev, connected: false)
         connection.isTLS = true
+        connection.tlsContext = tls.context
         connection.delegate = delegate
         // A synchronous failure is also reported through the deferred event callback.
         _ = address.withSockaddr { sa, length in bufferevent_socket_connect(bev, sa, length) }

@@ -76,7 +76,8 @@ public final class TLSClientContext: @unchecked Sendable {
     func makeSSL(host: String, port: Int) -> OpaquePointer? {
         guard let ssl = SSL_new(raw) else { return nil }
         if let slot = sessionSlot(for: "\(host):\(port)") {
-            // The slot outlives every SSL that points at it (slots live as long as the context).
+            // The slot outlives every SSL that points at it: slots live as long as the context,
+            // and each TLS connection keeps its context alive.
             SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(slot).toOpaque())
             if let session = slot.session() {
                 SSL_set_session(ssl, session)
