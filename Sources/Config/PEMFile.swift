@@ -15,7 +15,7 @@ enum PEMFile {
             switch self {
             case .caBundle: return "CA file"
             case .certificate: return "client certificate file"
-            case .privateKey: return "client key file"
+            case .privateKey: return "private key file"
             }
         }
     }

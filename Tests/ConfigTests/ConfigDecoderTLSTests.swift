@@ -78,13 +78,13 @@ final class ConfigDecoderTLSTests: XCTestCase {
             ("clientCert: \"\(notPEM)\"\n    clientKey: \"\(cert)\"",
              "clientCert: client certificate file \(notPEM) contains no PEM certificate (-----BEGIN CERTIFICATE-----)"),
             ("clientCert: \"\(cert)\"\n    clientKey: \"\(encrypted)\"",
-             "clientKey: client key file \(encrypted) is encrypted; an unencrypted private key is needed"),
+             "clientKey: private key file \(encrypted) is encrypted; an unencrypted private key is needed"),
             ("insecureSkipVerify: yes", "insecureSkipVerify: expected true or false, got 'yes'"),
         ]
         for (body, message) in cases {
             var expected = ["c.yaml: routes[0].\(message)"]
             if body.hasPrefix("clientCert: \"\(notPEM)") {
-                expected.append("c.yaml: routes[0].clientKey: client key file \(cert) contains no PEM private key (-----BEGIN ... PRIVATE KEY-----)")
+                expected.append("c.yaml: routes[0].clientKey: private key file \(cert) contains no PEM private key (-----BEGIN ... PRIVATE KEY-----)")
             }
             let lines = routeProblems("    upstream: \"https://s.test\"\n    \(body)\n")
             XCTAssertEqual(lines, expected, body)
