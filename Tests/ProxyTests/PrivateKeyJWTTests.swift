@@ -110,6 +110,23 @@ final class PrivateKeyJWTTests: XCTestCase {
         XCTAssertEqual(server.verdicts().last, "jti replayed")
     }
 
+    func testAnAssertionAnAttackerReplayedFirstFailsTheFetchAnd503() throws {
+        let keys = try TestKeys()
+        try keys.make("client", rsa: false)
+        let server = try ClientAuthServer(policy: [:])
+        try server.setPolicy(["method": "private_key_jwt", "client_id": "svc-a", "public_key": keys.path("client.pub"),
+                              "audience": tokenURL(server), "attacker_replays_first": true])
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml(credential(server, keyFile: keys.path("client.key")), backend: backend))
+        try ClientAuthHarness.assertUnavailable(proxy)
+        let error = try XCTUnwrap(ClientAuthHarness.lastError(proxy))
+        XCTAssertTrue(error.contains("invalid_client") && error.contains("jti replayed"), error)
+        let verdicts = server.verdicts()
+        XCTAssertEqual(verdicts.first, "attacker: ok", "the captured assertion worked once, for whoever sent it first")
+        XCTAssertEqual(verdicts.dropFirst().first, "jti replayed")
+        XCTAssertEqual(backend.requests().count, 0)
+    }
+
     func testARotatedKeyIsUsedByTheNextFetchWithoutARestart() throws {
         let keys = try TestKeys()
         try keys.make("v1", rsa: true)

@@ -31,6 +31,9 @@ The policy file is read on every request (a test may replace it between requests
   mca_path      the required request path (mca_certificate)
   trusted_ca    PEM CA that must have issued the x5c certificate (mca_certificate)
   expires_in    the issued token's lifetime (3600); token_prefix ("tok-")
+  attacker_replays_first   when true, every request is first verified once as if an attacker who
+                captured it had sent it a moment earlier (logged with verdict "attacker: ..."),
+                then verified for real: a one-time assertion must then fail as "jti replayed"
 
 A success is 200 {"access_token", "token_type": "Bearer", "expires_in"}; anything else is
 400 {"error": "invalid_client", "error_description": <reason>}.
@@ -292,6 +295,13 @@ class Handler(BaseHTTPRequestHandler):
         with open(self.server.policy_path) as f:
             policy = json.load(f)
         peer_cn = peer_common_name(self.connection)
+        if policy.get("attacker_replays_first"):
+            try:
+                verify(self.command, self.path, headers, form, policy, peer_cn)
+                stolen = "attacker: ok"
+            except Refused as refused:
+                stolen = "attacker: %s" % refused
+            self.log_request_line(body, form, stolen, None, peer_cn)
         token = None
         try:
             verify(self.command, self.path, headers, form, policy, peer_cn)
@@ -303,12 +313,7 @@ class Handler(BaseHTTPRequestHandler):
             verdict = str(refused)
         except (OSError, ValueError, KeyError) as error:
             verdict = "server policy problem: %s" % type(error).__name__
-        with lock, open(self.server.log_path, "a") as log:
-            log.write(json.dumps({
-                "method": self.command, "path": self.path, "time": time.time(),
-                "headers": [[k, v] for k, v in self.headers.items()], "body": body, "form": form,
-                "verdict": verdict, "token": token, "peer_cn": peer_cn,
-            }) + "\n")
+        self.log_request_line(body, form, verdict, token, peer_cn)
         if token:
             status, doc = 200, {"access_token": token, "token_type": "Bearer",
                                 "expires_in": policy.get("expires_in", 3600)}
@@ -321,6 +326,14 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+    def log_request_line(self, body, form, verdict, token, peer_cn):
+        with lock, open(self.server.log_path, "a") as log:
+            log.write(json.dumps({
+                "method": self.command, "path": self.path, "time": time.time(),
+                "headers": [[k, v] for k, v in self.headers.items()], "body": body, "form": form,
+                "verdict": verdict, "token": token, "peer_cn": peer_cn,
+            }) + "\n")
 
 
 def main():
