@@ -33,7 +33,8 @@ public enum PrometheusRenderer {
 
     private static func appendHistogram(_ out: inout String, _ name: String, _ histogram: HistogramSample) {
         let labels = histogram.labels.filter { $0.name != "le" }
-        for bucket in histogram.buckets {
+        // The `+Inf` bucket is written once, from the count, whatever buckets the sample holds.
+        for bucket in histogram.buckets where bucket.upperBound.isFinite {
             appendLine(&out, name + "_bucket", labels + [MetricLabel("le", format(bucket.upperBound))],
                        String(bucket.cumulativeCount))
         }

@@ -71,8 +71,8 @@ enum MetricsExporter {
 
     private static func histogram(_ histogram: LatencyHistogram) -> HistogramSample {
         let cumulative = histogram.cumulative
-        var buckets = zip(LatencyHistogram.bounds, cumulative).map { HistogramSample.Bucket(upperBound: $0, cumulativeCount: $1) }
-        buckets.append(HistogramSample.Bucket(upperBound: .infinity, cumulativeCount: histogram.count))
+        // Finite buckets only: the renderer writes the one `+Inf` bucket from the count.
+        let buckets = zip(LatencyHistogram.bounds, cumulative).map { HistogramSample.Bucket(upperBound: $0, cumulativeCount: $1) }
         return HistogramSample(buckets: buckets, sum: histogram.sum, count: histogram.count)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The admin listener of a running sidecar.
@@ -72,6 +73,14 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertNotNil(value("token_sidecar_client_connections", [:]))
         XCTAssertEqual(value("token_sidecar_token_fetch_duration_seconds_count", [:]), 1)
         XCTAssertFalse(metrics.body.contains("SENTINEL"))
+        // Every histogram has exactly one +Inf bucket, equal to its _count (a strict parser
+        // rejects a scrape with two), and promtool accepts the whole scrape.
+        for histogram in ["token_sidecar_request_duration_seconds", "token_sidecar_token_fetch_duration_seconds"] {
+            let infinite = families.flatMap(\.samples).filter { $0.name == histogram + "_bucket" && $0.labels["le"] == "+Inf" }
+            XCTAssertEqual(infinite.count, 1, histogram)
+            XCTAssertEqual(infinite.first?.value, value(histogram + "_count", [:]), histogram)
+        }
+        try PromTool.check(metrics.body)
 
         let report = try XCTUnwrap(get(admin, "/tokens"))
         XCTAssertEqual(report.status, 200)
