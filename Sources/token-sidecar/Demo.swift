@@ -1,6 +1,7 @@
 import Admin
 import ArgumentParser
 import Config
+import Demo
 import EventLoop
 import Foundation
 import Logging
@@ -12,9 +13,9 @@ struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a self-contained demo: a demo OAuth issuer, a protected demo backend and the proxy, all on loopback.",
         discussion: """
-        The issuer hands out short-lived client-credentials tokens; the backend rejects requests
-        without a valid one. The proxy fetches and refreshes tokens and injects them into requests
-        for http://demo.local/. The demo sends one request itself and prints what the backend saw,
+        The issuer hands out short-lived client-credentials tokens; the backend rejects requests \
+        without a valid one. The proxy fetches and refreshes tokens and injects them into requests \
+        for http://demo.local/. The demo sends one request itself and prints what the backend saw, \
         then prints curl commands to try (use --once to exit after the first request).
         """
     )

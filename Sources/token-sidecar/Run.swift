@@ -10,8 +10,8 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the proxy.",
         discussion: """
-        Logs every address it binds (so `listen: 127.0.0.1:0` is usable), fetches every credential's
-        token, then serves. SIGTERM/SIGINT drain (stop accepting, finish requests in flight for up to
+        Logs every address it binds (so `listen: 127.0.0.1:0` is usable), fetches every credential's \
+        token, then serves. SIGTERM/SIGINT drain (stop accepting, finish requests in flight for up to \
         drainTimeout) and exit 0; SIGHUP reloads the configuration file.
         """
     )

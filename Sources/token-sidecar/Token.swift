@@ -12,9 +12,13 @@ struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Fetch a token for a credential and print the Authorization header value (Bearer …).",
         discussion: """
-        Prints `Bearer <token>` to stdout, or the token server's error to stderr with exit code 1.
-        Handy in scripts: curl -H "Authorization: $(token-sidecar token --config FILE)" ...
-        Without --credential, the configuration must have exactly one credential.
+        Prints `Bearer <token>` to stdout, or the token server's error to stderr with exit code 1. \
+        Without --credential, the configuration must have exactly one credential. Works with every \
+        client-authentication flow: secrets, signed client assertions, assertion files and client \
+        certificates.
+
+        Example:
+          curl -H "Authorization: $(token-sidecar token --config FILE)" https://api.example.com/
         """
     )
 

@@ -7,10 +7,10 @@ struct TokenSidecar: ParsableCommand {
         commandName: "token-sidecar",
         abstract: "A forward proxy that injects OAuth 2.0 bearer tokens into your app's HTTP requests.",
         discussion: """
-        Point your app at it with HTTP_PROXY=http://127.0.0.1:8080 (or use it as a base URL) and send
-        plain http:// requests. For hosts configured under `routes:`, token-sidecar removes any
-        Authorization the app sent, adds `Authorization: Bearer <token>` from the route's credential and
-        forwards the request to the route's upstream. Other hosts are refused (`otherHosts: deny`) or
+        Point your app at it with HTTP_PROXY=http://127.0.0.1:8080 (or use it as a base URL) and send \
+        plain http:// requests. For hosts configured under `routes:`, token-sidecar removes any \
+        Authorization the app sent, adds `Authorization: Bearer <token>` from the route's credential and \
+        forwards the request to the route's upstream. Other hosts are refused (`otherHosts: deny`) or \
         forwarded untouched (`otherHosts: forward`).
 
         Examples:

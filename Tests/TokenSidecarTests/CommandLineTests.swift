@@ -74,6 +74,24 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(outcome.out.contains("check"))
     }
 
+    func testHelpParagraphsWrapAtAnyWidthAndExamplesStayVerbatim() throws {
+        for command in [[], ["run"], ["token"], ["demo"]] {
+            let wide = try run(command + ["--help"], environment: ["COLUMNS": "250"])
+            XCTAssertEqual(wide.status, 0)
+            let narrow = try run(command + ["--help"], environment: ["COLUMNS": "60"])
+            XCTAssertEqual(narrow.status, 0)
+            // The same words, re-flowed: no line ends where the source text happened to break.
+            XCTAssertEqual(wide.out.split(whereSeparator: \.isWhitespace), narrow.out.split(whereSeparator: \.isWhitespace), "\(command)")
+            XCTAssertLessThan(wide.out.split(separator: "\n").count, narrow.out.split(separator: "\n").count, "\(command)")
+            for line in narrow.out.split(separator: "\n") where !line.contains("token-sidecar ") && !line.contains("curl ") {
+                XCTAssertLessThanOrEqual(line.count, 60, "\(command): \(line)")
+            }
+        }
+        let wide = try run(["--help"], environment: ["COLUMNS": "250"]).out
+        XCTAssertTrue(wide.contains("and send plain http:// requests"), "a paragraph is one line when the terminal allows: \(wide)")
+        XCTAssertTrue(wide.contains("\n  token-sidecar run --config config/token-sidecar.yaml\n"), "examples keep their own lines: \(wide)")
+    }
+
     func testRunServesLogsItsAddressAndStopsOnSIGTERM() throws {
         let path = try write("""
         listen: "127.0.0.1:0"
