@@ -592,7 +592,7 @@ python3 "$BENCH_DIR/peers-report.py" --runs "$RUNS" --facts "$FACTS" --tmp "$TMP
   --md "$RESULTS_DIR/peers-latest.md" --json "$RESULTS_DIR/peers-latest.json" --chart-data "$TMP/chart.dat" \
   --meta "date=$(date '+%Y-%m-%d %H:%M %Z')" --meta "arch=$(uname -m)" \
   --meta "cpu=$(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)" --meta "nproc=$(nproc)" \
-  --meta "command=$cmd" --meta "rev=$git_rev" --meta "binary=$SIDECAR_BIN" --meta "versions=$versions" \
+  --meta "command=$cmd" --meta "rev=$git_rev" --meta "binary=${SIDECAR_BIN#"$REPO"/}" --meta "versions=$versions" \
   --meta "duration=$DURATION" --meta "warmup=$WARMUP" --meta "rounds=$ROUNDS" --meta "count_n=$COUNT_N" --meta "warm=$WARM" \
   --meta "cpu_mode=$CPU_MODE" --meta "sut_cpu=$SUT_CPU" --meta "load_cpu=$LOAD_CPU" --meta "workers_cpus=$WORKERS_CPUS" \
   --meta "nginx_keepalive=$NGINX_KEEPALIVE" --meta "hold_n=$HOLD_N" --meta "resume_n=$RESUME_N" --meta "clk_tck=$CLK_TCK" --meta "start_busy=$START_BUSY" \
