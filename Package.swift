@@ -40,6 +40,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "Admin", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
+        // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), on the
+        // admin server's HTTP plumbing; nothing here runs in a production sidecar.
+        .target(name: "Demo", dependencies: ["Admin", "EventLoop"], swiftSettings: strict),
         // Builds credentials from configuration (secrets, keys, certificates, client TLS) and
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
@@ -58,14 +61,17 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        // Helpers shared by test targets (loopback clients, loop helpers); linked only into tests.
+        .target(name: "TestSupport", dependencies: ["EventLoop"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1"], swiftSettings: strict),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
@@ -81,6 +87,6 @@ let package = Package(
             swiftSettings: strict
         ),
         // Runs the built `token-sidecar` binary as a process (CLI behaviour, exit codes, signals).
-        .testTarget(name: "TokenSidecarTests", swiftSettings: strict),
+        .testTarget(name: "TokenSidecarTests", dependencies: ["TestSupport"], swiftSettings: strict),
     ]
 )

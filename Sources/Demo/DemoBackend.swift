@@ -1,3 +1,4 @@
+import Admin
 import EventLoop
 
 /// A demo protected backend for `token-sidecar demo`: accepts any method and path with a

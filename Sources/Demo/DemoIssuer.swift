@@ -1,4 +1,6 @@
+import Admin
 import EventLoop
+import Foundation
 
 /// A demo OAuth 2.0 token endpoint (client-credentials grant, RFC 6749 §4.4) for
 /// `token-sidecar demo`: no real identity provider needed.
@@ -84,8 +86,11 @@ public final class DemoIssuer: LoopServer {
     /// Decodes `Basic base64(urlencode(id):urlencode(secret))`; nil for other schemes or bad encoding.
     static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic",
-              let decoded = Base64Decoding.decode(parts[1].drop { $0 == " " }) else { return nil }
+        guard parts.count == 2, parts[0].lowercased() == "basic" else { return nil }
+        // Foundation's decoder wants padding; clients that leave it out are accepted too.
+        var encoded = String(parts[1].drop { $0 == " " })
+        while encoded.utf8.count % 4 != 0 { encoded += "=" }
+        guard let decoded = Data(base64Encoded: encoded) else { return nil }
         let text = String(decoding: decoded, as: UTF8.self)
         guard let colon = text.firstIndex(of: ":") else { return nil }
         return (FormDecoding.decode(text[..<colon]), FormDecoding.decode(text[text.index(after: colon)...]))

@@ -1,6 +1,7 @@
 import Admin
 import EventLoop
 import Foundation
+import TestSupport
 import XCTest
 
 final class AdminServerTests: XCTestCase {

@@ -1,5 +1,6 @@
 @testable import Admin
 import Foundation
+import TestSupport
 import XCTest
 
 final class FormDecodingTests: XCTestCase {
@@ -9,17 +10,5 @@ final class FormDecodingTests: XCTestCase {
             QueryItem(name: "d", value: "+&="), QueryItem(name: "e", value: "%zz"), QueryItem(name: "f", value: "…"),
         ])
         XCTAssertEqual(FormDecoding.items(Array("k=v%".utf8)).first("k"), "v%")
-    }
-
-    func testBase64MatchesFoundation() {
-        for text in ["", "a", "ab", "abc", "abcd", "demo client:s3cr%3At", String(repeating: "\u{FF}x", count: 7)] {
-            let encoded = Data(text.utf8).base64EncodedString()
-            XCTAssertEqual(Base64Decoding.decode(Substring(encoded)), Array(text.utf8), encoded)
-            let unpadded = encoded.replacingOccurrences(of: "=", with: "")
-            XCTAssertEqual(Base64Decoding.decode(Substring(unpadded)), Array(text.utf8), unpadded)
-        }
-        XCTAssertNil(Base64Decoding.decode("ab=c"))
-        XCTAssertNil(Base64Decoding.decode("a"))
-        XCTAssertNil(Base64Decoding.decode("ab!c"))
     }
 }

@@ -1,4 +1,5 @@
 import Admin
+import TestSupport
 import XCTest
 
 final class HistogramTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Admin
 import Foundation
+import TestSupport
 import XCTest
 
 final class JSONValueTests: XCTestCase {

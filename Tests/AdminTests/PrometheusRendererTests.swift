@@ -1,4 +1,5 @@
 @testable import Admin
+import TestSupport
 import XCTest
 
 final class PrometheusRendererTests: XCTestCase {

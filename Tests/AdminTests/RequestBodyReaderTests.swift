@@ -1,5 +1,6 @@
 @testable import Admin
 import EventLoop
+import TestSupport
 import XCTest
 
 final class RequestBodyReaderTests: XCTestCase {

@@ -1,5 +1,6 @@
 @testable import Admin
 import HTTP1
+import TestSupport
 import XCTest
 
 final class ResponseEncoderTests: XCTestCase {

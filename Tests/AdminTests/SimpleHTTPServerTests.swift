@@ -1,6 +1,7 @@
 import Admin
 import EventLoop
 import HTTP1
+import TestSupport
 import XCTest
 
 /// Echoes what the handler saw as JSON, so tests can check parsing end to end.

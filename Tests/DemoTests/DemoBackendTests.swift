@@ -1,5 +1,7 @@
 import Admin
+import Demo
 import EventLoop
+import TestSupport
 import XCTest
 
 final class DemoBackendTests: XCTestCase {

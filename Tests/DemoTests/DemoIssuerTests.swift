@@ -1,6 +1,8 @@
 import Admin
+import Demo
 import EventLoop
 import Foundation
+import TestSupport
 import XCTest
 
 final class DemoIssuerTests: XCTestCase {
@@ -60,6 +62,17 @@ final class DemoIssuerTests: XCTestCase {
         XCTAssertTrue(registry.isValid(token))
         XCTAssertFalse(registry.isValid(token, now: .now + .seconds(91)), "expires after expires_in")
         XCTAssertEqual(registry.issuedCount, 1)
+    }
+
+    func testBasicCredentialsWithoutPaddingOrMalformedBase64() throws {
+        let port = try startIssuer()
+        let unpadded = basic(clientID, secret).replacingOccurrences(of: "=", with: "")
+        for (authorization, status) in [(unpadded, 200), ("Basic ab!c", 401), ("Basic a", 401), ("Bearer x", 401)] {
+            let response = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
+                                               headers: [("Authorization", authorization), formType],
+                                               body: form([("grant_type", "client_credentials")])))
+            XCTAssertEqual(response.status, status, authorization)
+        }
     }
 
     func testClientSecretPost() throws {

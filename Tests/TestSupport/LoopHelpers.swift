@@ -1,9 +1,8 @@
-import Admin
 import EventLoop
 import Foundation
 
 /// Runs `body` on `loop`'s thread and returns its result (waits at most 5 s).
-func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T? {
+public func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T? {
     let result = Locked<T?>(nil)
     let done = DispatchSemaphore(value: 0)
     loop.execute {
@@ -16,7 +15,7 @@ func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T)
 }
 
 /// Polls `condition` (on the test thread) until it holds or `seconds` pass.
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+public func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }
@@ -26,9 +25,9 @@ func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
 }
 
 /// Carries a loop-confined object into `@Sendable` closures that run on its loop.
-struct LoopObject<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+public struct LoopObject<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
 }
 
-let loopback = try! SocketAddress(host: "127.0.0.1", port: 0)
+public let loopback = try! SocketAddress(host: "127.0.0.1", port: 0)

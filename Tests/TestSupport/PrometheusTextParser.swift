@@ -2,34 +2,40 @@ import Foundation
 
 /// A strict parser for the Prometheus text exposition format 0.0.4, written independently of
 /// the renderer so the tests check the renderer against the format, not against itself.
-struct PrometheusTextParser {
-    struct Sample: Equatable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
+public struct PrometheusTextParser {
+    public struct Sample: Equatable {
+        public var name: String
+        public var labels: [String: String]
+        public var value: Double
 
-        static func == (a: Sample, b: Sample) -> Bool {
+        public init(name: String, labels: [String: String], value: Double) {
+            self.name = name
+            self.labels = labels
+            self.value = value
+        }
+
+        public static func == (a: Sample, b: Sample) -> Bool {
             a.name == b.name && a.labels == b.labels && (a.value == b.value || (a.value.isNaN && b.value.isNaN))
         }
     }
 
-    struct Family {
-        var name: String
-        var help: String?
-        var type: String?
-        var samples: [Sample] = []
+    public struct Family {
+        public var name: String
+        public var help: String?
+        public var type: String?
+        public var samples: [Sample] = []
     }
 
-    struct ParseError: Error, CustomStringConvertible {
-        var line: Int
-        var message: String
-        var description: String { "line \(line): \(message)" }
+    public struct ParseError: Error, CustomStringConvertible {
+        public var line: Int
+        public var message: String
+        public var description: String { "line \(line): \(message)" }
     }
 
     static let types: Set<String> = ["counter", "gauge", "histogram", "summary", "untyped"]
 
     /// Families in order of first appearance.
-    static func parse(_ text: String) throws -> [Family] {
+    public static func parse(_ text: String) throws -> [Family] {
         if !text.isEmpty, !text.hasSuffix("\n") { throw ParseError(line: 0, message: "text must end with a newline") }
         var families: [Family] = []
         var index: [String: Int] = [:]
@@ -140,7 +146,7 @@ struct PrometheusTextParser {
     }
 
     /// Go ParseFloat-compatible subset: `+Inf`, `-Inf`, `NaN`, decimal with optional exponent.
-    static func parseValue(_ text: String) -> Double? {
+    public static func parseValue(_ text: String) -> Double? {
         switch text {
         case "+Inf", "Inf": return .infinity
         case "-Inf": return -.infinity

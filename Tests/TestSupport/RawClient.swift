@@ -2,29 +2,29 @@ import Foundation
 import Glibc
 
 /// A response as read off the wire by ``RawClient``.
-struct TestResponse {
-    var status: Int
-    var headers: [(String, String)]
-    var body: [UInt8]
+public struct TestResponse {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? {
+    public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public var text: String { String(decoding: body, as: UTF8.self) }
 
     /// The body parsed as JSON (Foundation), or nil.
-    var json: Any? { try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
-    var jsonObject: [String: Any]? { json as? [String: Any] }
+    public var json: Any? { try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) }
+    public var jsonObject: [String: Any]? { json as? [String: Any] }
 }
 
 /// A blocking loopback HTTP/1.1 client on a plain socket; every read waits at most
 /// `timeout` (SO_RCVTIMEO), so no test can hang.
-final class RawClient {
+public final class RawClient {
     private let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Int = 5) throws {
+    public init(port: Int, timeout: Int = 5) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawClientError.system("socket") }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
@@ -44,9 +44,9 @@ final class RawClient {
 
     deinit { Glibc.close(fd) }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    public func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -56,7 +56,7 @@ final class RawClient {
     }
 
     /// Half-closes the sending side.
-    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads more bytes; false on EOF, error or timeout.
     private func fill() -> Bool {
@@ -68,7 +68,7 @@ final class RawClient {
     }
 
     /// Reads one response (Content-Length framed, or no body for HEAD / 1xx / 204 / 304).
-    func readResponse(method: String = "GET") -> TestResponse? {
+    public func readResponse(method: String = "GET") -> TestResponse? {
         let separator: [UInt8] = [13, 10, 13, 10]
         var headEnd: Int?
         while headEnd == nil {
@@ -98,7 +98,7 @@ final class RawClient {
     }
 
     /// Sends a request and reads its response.
-    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) -> TestResponse? {
+    public func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) -> TestResponse? {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.count)\r\n" }
@@ -109,7 +109,7 @@ final class RawClient {
 
     /// True when the server closes the connection (EOF or reset) before the timeout, after
     /// discarding anything still unread.
-    func waitForClose() -> Bool {
+    public func waitForClose() -> Bool {
         while true {
             var byte: UInt8 = 0
             let count = recv(fd, &byte, 1, 0)
@@ -119,12 +119,12 @@ final class RawClient {
     }
 }
 
-enum RawClientError: Error {
+public enum RawClientError: Error {
     case system(String)
 }
 
 /// One-shot request on a fresh connection.
-func fetch(port: Int, _ path: String, method: String = "GET", headers: [(String, String)] = [],
+public func fetch(port: Int, _ path: String, method: String = "GET", headers: [(String, String)] = [],
            body: [UInt8] = []) -> TestResponse? {
     guard let client = try? RawClient(port: port) else { return nil }
     return client.request(method, path, headers: headers, body: body)
