@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -126,6 +126,18 @@ final class AdminServerTests: XCTestCase {
         XCTAssertTrue(head.body.isEmpty)
     }
 
+    func testRejectsEveryMalformedRequestTheProxyRejects() throws {
+        let port = try startAdmin()
+        for (name, raw, status) in MalformedRequests.vectors {
+            let client = try RawClient(port: port)
+            client.send(raw)
+            let response = client.readResponse()
+            XCTAssertEqual(response?.status, status, name)
+            XCTAssertTrue(client.waitForClose(), "\(name): connection not closed")
+        }
+        XCTAssertEqual(fetch(port: port, "/healthz")?.status, 200, "still serving")
+    }
+
     func testManyAsyncRequestsOnOneConnection() throws {
         let port = try startAdmin()
         let client = try RawClient(port: port)
