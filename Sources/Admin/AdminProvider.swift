@@ -14,17 +14,21 @@ public struct AdminProvider: Sendable {
     public var metrics: @Sendable (@escaping @Sendable ([MetricFamily]) -> Void) -> Void
     /// Token status for `/tokens`.
     public var tokens: @Sendable (@escaping @Sendable ([TokenReport]) -> Void) -> Void
+    /// The status page's data for `/` (nil: the page says there is no status to show).
+    public var status: @Sendable (@escaping @Sendable (StatusReport?) -> Void) -> Void
 
-    /// Creates a provider. Defaults: serving, ready, no metrics, no tokens.
+    /// Creates a provider. Defaults: serving, ready, no metrics, no tokens, no status.
     public init(
         isServing: @escaping @Sendable () -> Bool = { true },
         readiness: @escaping @Sendable (@escaping @Sendable (Readiness) -> Void) -> Void = { $0(Readiness(ready: true)) },
         metrics: @escaping @Sendable (@escaping @Sendable ([MetricFamily]) -> Void) -> Void = { $0([]) },
-        tokens: @escaping @Sendable (@escaping @Sendable ([TokenReport]) -> Void) -> Void = { $0([]) }
+        tokens: @escaping @Sendable (@escaping @Sendable ([TokenReport]) -> Void) -> Void = { $0([]) },
+        status: @escaping @Sendable (@escaping @Sendable (StatusReport?) -> Void) -> Void = { $0(nil) }
     ) {
         self.isServing = isServing
         self.readiness = readiness
         self.metrics = metrics
         self.tokens = tokens
+        self.status = status
     }
 }

@@ -1,8 +1,8 @@
-/// The admin endpoints as a pure function of a request and an ``AdminProvider``, so they are
+/// The admin endpoints (`/` the status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`) as a pure function of a request and an ``AdminProvider``, so they are
 /// tested without sockets; ``AdminServer`` puts them on a ``SimpleHTTPServer``.
 enum AdminRoutes {
     /// The paths served, for 404 hints.
-    static let paths = ["/healthz", "/readyz", "/metrics", "/tokens"]
+    static let paths = ["/", "/healthz", "/readyz", "/metrics", "/tokens"]
 
     /// Answers `request` through `deliver` (called once, possibly from another thread).
     static func handle(_ request: SimpleRequest, provider: AdminProvider,
@@ -37,6 +37,20 @@ enum AdminRoutes {
             provider.metrics { families in
                 deliver(SimpleResponse(status: 200, headers: [("Content-Type", PrometheusRenderer.contentType)],
                                        body: Array(PrometheusRenderer.render(families).utf8)))
+            }
+        case "/":
+            let wantsJSON = request.fields.first("Accept")?.lowercased().contains("application/json") ?? false
+            provider.status { report in
+                guard let report else {
+                    deliver(.error(status: 503, "no status available yet"))
+                    return
+                }
+                if wantsJSON {
+                    deliver(.json(report.json, headers: [("Cache-Control", "no-store")]))
+                } else {
+                    deliver(SimpleResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+                                           body: Array(StatusPage.html(report).utf8)))
+                }
             }
         default:  // "/tokens"
             provider.tokens { reports in

@@ -3,12 +3,13 @@ import EventLoop
 import Proxy
 import TokenManager
 
-/// Connects the admin listener (`/healthz`, `/readyz`, `/metrics`, `/tokens`) to a running
+/// Connects the admin listener (`/` status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`) to a running
 /// sidecar. It runs on the sidecar's control loop (main thread).
 enum AdminWiring {
     /// Binds the admin listener and logs its address; a failure to bind is logged, not fatal.
     static func start(for sidecar: Sidecar) {
         let box = SidecarBox(sidecar)
+        let collector = StatusCollector()
         let provider = AdminProvider(
             isServing: { !box.sidecar.isDraining },
             readiness: { completion in completion(readiness(box.sidecar)) },
@@ -18,7 +19,14 @@ enum AdminWiring {
                     completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter()))
                 }
             },
-            tokens: { completion in completion(tokenReports(box.sidecar)) }
+            tokens: { completion in completion(tokenReports(box.sidecar)) },
+            status: { completion in
+                let sidecar = box.sidecar
+                let config = sidecar.config, credentials = sidecar.runtime.credentials
+                sidecar.server.collectMetrics { proxy in
+                    completion(collector.report(config: config, credentials: credentials, proxy: proxy))
+                }
+            }
         )
         do {
             let address = try SocketAddress(host: sidecar.config.admin.host, port: sidecar.config.admin.port)
