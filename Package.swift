@@ -29,6 +29,8 @@ let package = Package(
         ),
         .target(name: "EventLoop", dependencies: ["CLibevent"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
+        // JSON documents and string escaping, for admin answers, error bodies and log lines.
+        .target(name: "JSON", swiftSettings: strict),
         .target(
             name: "Config",
             dependencies: [.product(name: "Yams", package: "Yams")],
@@ -39,10 +41,10 @@ let package = Package(
             dependencies: ["HTTP1", "EventLoop", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
+        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "JSON"], swiftSettings: strict),
         // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), on the
         // admin server's HTTP plumbing; nothing here runs in a production sidecar.
-        .target(name: "Demo", dependencies: ["Admin", "EventLoop"], swiftSettings: strict),
+        .target(name: "Demo", dependencies: ["Admin", "EventLoop", "JSON"], swiftSettings: strict),
         // Builds credentials from configuration (secrets, keys, certificates, client TLS) and
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
@@ -53,7 +55,7 @@ let package = Package(
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "HTTP1", "TokenManager", "Config",
+                "EventLoop", "HTTP1", "TokenManager", "Config", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -61,7 +63,7 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -70,6 +72,7 @@ let package = Package(
         // Helpers shared by test targets (loopback clients, loop helpers); linked only into tests.
         .target(name: "TestSupport", dependencies: ["EventLoop"], path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),

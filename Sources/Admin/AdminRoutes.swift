@@ -1,3 +1,4 @@
+import JSON
 /// The admin endpoints (`/` the status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`) as a pure function of a request and an ``AdminProvider``, so they are
 /// tested without sockets; ``AdminServer`` puts them on a ``SimpleHTTPServer``.
 enum AdminRoutes {

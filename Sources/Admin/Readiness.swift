@@ -1,3 +1,4 @@
+import JSON
 /// Whether the sidecar is ready for traffic, and if not, what is missing.
 public struct Readiness: Sendable, Equatable {
     /// True when every required credential has a usable token (and whatever else readiness needs).

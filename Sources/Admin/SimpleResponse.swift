@@ -1,3 +1,4 @@
+import JSON
 /// A complete response produced by a ``SimpleHTTPServer`` handler.
 ///
 /// The server adds `Content-Length` (and `Connection: close` when it closes the connection);

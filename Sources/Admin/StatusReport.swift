@@ -1,3 +1,4 @@
+import JSON
 /// What the status page at `/` shows: the sidecar's credentials, routes, upstream pools and
 /// request counts at one moment. Never a token or a secret: credentials appear by name, kind,
 /// fingerprint and counters only.

@@ -1,3 +1,4 @@
+import JSON
 /// One credential's token status for `/tokens`. There is deliberately no field for the token
 /// itself: only a fingerprint can ever be shown.
 public struct TokenReport: Sendable, Equatable {

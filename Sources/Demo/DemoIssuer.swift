@@ -1,3 +1,4 @@
+import JSON
 import Admin
 import EventLoop
 import Foundation

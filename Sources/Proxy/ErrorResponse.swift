@@ -1,11 +1,12 @@
 import HTTP1
+import JSON
 
 /// Builds the bytes of a proxy-generated error response: an RFC 9209 `Proxy-Status` field and a
 /// short JSON body `{"error": "<type>", "message": "<for a person>"}`.
 enum ErrorResponse {
     /// The complete response (head and body). `close` adds `Connection: close`.
     static func bytes(for error: ProxyError, close: Bool, retryAfter: Int? = nil) -> [UInt8] {
-        let body = "{\"error\": \(jsonString(error.type)), \"message\": \(jsonString(error.message))}\n"
+        let body = "{\"error\": \(JSONString.quoted(error.type)), \"message\": \(JSONString.quoted(error.message))}\n"
         var fields = HTTPFields()
         fields.append("Content-Type", "application/json")
         fields.append("Content-Length", String(body.utf8.count))
@@ -17,28 +18,6 @@ enum ErrorResponse {
                                             reason: HeadSerializer.reasonPhrase(error.status), fields: fields)
         bytes.append(contentsOf: body.utf8)
         return bytes
-    }
-
-    /// A JSON string literal.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 
     /// An RFC 8941 sf-string: printable ASCII only, with `"` and `\` escaped.

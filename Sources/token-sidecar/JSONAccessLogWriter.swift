@@ -1,3 +1,4 @@
+import JSON
 import Glibc
 import Proxy
 
@@ -48,7 +49,7 @@ struct JSONAccessLogWriter: AccessLogWriter {
             out.append(0x22)
             out.append(contentsOf: UnsafeBufferPointer(start: field.key.utf8Start, count: field.key.utf8CodeUnitCount))
             out.append(contentsOf: [0x22, 0x3a])
-            JSONLogHandler.appendQuoted(field.value, to: &out)
+            JSONString.append(field.value, to: &out)
         }
         out.append(contentsOf: [0x7d, 0x0a])
         return out

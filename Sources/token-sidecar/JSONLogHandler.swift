@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import Logging
 
 /// A swift-log handler writing one JSON object per line to stderr (readable text on a terminal).
@@ -68,17 +69,17 @@ struct JSONLogHandler: LogHandler {
             out.append(contentsOf: Self.timePrefix)
             Self.appendTimestamp(to: &out)
             out.append(contentsOf: Self.levelKey)
-            Self.appendQuoted(event.level.rawValue, to: &out)
+            JSONString.append(event.level.rawValue, to: &out)
             out.append(contentsOf: Self.messageKey)
-            Self.appendQuoted(event.message.description, to: &out)
+            JSONString.append(event.message.description, to: &out)
             for key in merged.keys.sorted() {
                 out.append(0x2c)
-                Self.appendQuoted(key, to: &out)
+                JSONString.append(key, to: &out)
                 out.append(0x3a)
                 switch merged[key]! {
-                case .string(let text): Self.appendQuoted(text, to: &out)
-                case .stringConvertible(let value): Self.appendQuoted(value.description, to: &out)
-                case let other: Self.appendQuoted("\(other)", to: &out)
+                case .string(let text): JSONString.append(text, to: &out)
+                case .stringConvertible(let value): JSONString.append(value.description, to: &out)
+                case let other: JSONString.append("\(other)", to: &out)
                 }
             }
             out.append(0x7d)
@@ -91,31 +92,4 @@ struct JSONLogHandler: LogHandler {
     private static let levelKey = Array(#"","level":"#.utf8)
     private static let messageKey = Array(#","msg":"#.utf8)
 
-    /// Appends `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\r`,
-    /// `\t` or `\u00XX`; everything else (UTF-8 included) copied in runs.
-    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-        out.append(0x22)
-        var text = text
-        text.withUTF8 { bytes in
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard byte == 0x22 || byte == 0x5c || byte < 0x20 else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
-                runStart = index + 1
-                switch byte {
-                case 0x22: out.append(contentsOf: [0x5c, 0x22])
-                case 0x5c: out.append(contentsOf: [0x5c, 0x5c])
-                case 0x0a: out.append(contentsOf: [0x5c, 0x6e])
-                case 0x0d: out.append(contentsOf: [0x5c, 0x72])
-                case 0x09: out.append(contentsOf: [0x5c, 0x74])
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    out.append(contentsOf: [0x5c, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
-                }
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-        }
-        out.append(0x22)
-    }
 }

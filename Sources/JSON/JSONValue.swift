@@ -55,7 +55,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
         case .int(let value): out.append(contentsOf: String(value).utf8)
         case .double(let value):
-            out.append(contentsOf: (value.isFinite ? PrometheusRenderer.format(value) : "null").utf8)
+            out.append(contentsOf: (value.isFinite ? JSONValue.format(value) : "null").utf8)
         case .string(let value): JSONValue.writeString(value, to: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -76,24 +76,13 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
-    /// RFC 8259 §7: escape `"`, `\` and control characters; everything else is UTF-8 as is.
+    /// A finite number: exact integers without a fraction, others in Swift's shortest form.
+    static func format(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 9_007_199_254_740_992 { return String(Int64(value)) }
+        return value.description
+    }
+
     private static func writeString(_ value: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
+        JSONString.append(value, to: &out)
     }
 }
