@@ -3,13 +3,15 @@
 # sends a few requests through it (and one to an unrouted host), then has headless Chromium
 # (Debian `chromium`) photograph the status page at / on the admin port.
 #
-#   scripts/status-screenshot.sh            # binary: $SIDECAR_BIN, else .build/release, else .build/debug
+#   scripts/status-screenshot.sh            # binary: $SIDECAR_BIN, else the newer of .build/{release,debug}
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${SIDECAR_BIN:-}"
-for candidate in .build/release/token-sidecar .build/debug/token-sidecar; do
-  [[ -z "$bin" && -x "$candidate" ]] && bin="$candidate"
-done
+if [[ -z "$bin" ]]; then
+  for candidate in .build/release/token-sidecar .build/debug/token-sidecar; do
+    [[ -x "$candidate" && ( -z "$bin" || "$candidate" -nt "$bin" ) ]] && bin="$candidate"
+  done
+fi
 [[ -n "$bin" ]] || { echo "no token-sidecar binary: run 'make release' or set SIDECAR_BIN" >&2; exit 1; }
 command -v chromium >/dev/null || { echo "chromium is not installed (apt-get install chromium)" >&2; exit 1; }
 
