@@ -5,6 +5,8 @@
 #   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
 #   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
+#   make bench-metrics  what per-request metrics cost: worker-local counters vs swift-metrics +
+#               swift-prometheus (a separate package under Benchmarks/metrics-cost)
 SWIFT   ?= swift
 CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
@@ -13,7 +15,7 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography openssl curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release demo run test test-plain test-tsan bigbody bench bench-peers docker-check clean
+.PHONY: deps build release demo run test test-plain test-tsan bigbody bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -58,3 +60,6 @@ docker-check: release
 
 clean:
 	rm -rf .build .build-tsan
+
+bench-metrics:
+	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost
