@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
             name: "TokenManagerTests",
-            dependencies: ["TokenManager", "EventLoop", "HTTP1"],
+            dependencies: ["TokenManager", "EventLoop", "HTTP1", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import Proxy

@@ -14,10 +14,10 @@ public func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable (
     return result.withLock { $0 }
 }
 
-/// Polls `condition` (on the test thread) until it holds or `seconds` pass.
-public func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+/// Polls `condition` (on the test thread) every 10 ms until it holds or `timeout` passes.
+public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
         if condition() { return true }
         usleep(10_000)
     }

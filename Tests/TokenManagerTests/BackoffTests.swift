@@ -1,5 +1,6 @@
 import TokenManager
 import XCTest
+import TestSupport
 
 final class BackoffTests: XCTestCase {
     func testCeilingDoublesUpToTheCap() {

@@ -1,6 +1,7 @@
 import EventLoop
 import TokenManager
 import XCTest
+import TestSupport
 
 final class ManagedCredentialTests: XCTestCase {
     private var server: TokenServerFixture!

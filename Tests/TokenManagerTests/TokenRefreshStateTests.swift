@@ -1,5 +1,6 @@
 import TokenManager
 import XCTest
+import TestSupport
 
 final class TokenRefreshStateTests: XCTestCase {
     private let t0 = ContinuousClock.now

@@ -11,11 +11,8 @@ final class AdminEndpointTests: XCTestCase {
     }
 
     func testReadinessMetricsAndTokens() throws {
-        let tokens = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
-                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
-        try JSONSerialization.data(withJSONObject: ["delay": 1.5, "token_prefix": "SENTINEL-ADMIN-TOKEN-"])
-            .write(to: tokens.directory.appendingPathComponent("control.json"))
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let tokens = try FixtureServer.tokenServer(["delay": 1.5, "token_prefix": "SENTINEL-ADMIN-TOKEN-"])
+        let backend = try FixtureServer.backend(log: "b.jsonl")
         let path = try writeConfig("""
         listen: "127.0.0.1:0"
         admin: "127.0.0.1:0"

@@ -4,7 +4,7 @@ import XCTest
 /// `maxClientConnections`: a worker holding its share stops accepting until a connection closes.
 final class ClientConnectionLimitTests: XCTestCase {
     func testThirdConnectionWaitsUntilOneOfTwoCloses() throws {
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0"])
+        let backend = try FixtureServer.backend()
         let path = try writeConfig("""
         listen: "127.0.0.1:0"
         admin: "127.0.0.1:0"

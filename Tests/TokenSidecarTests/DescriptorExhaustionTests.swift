@@ -6,7 +6,7 @@ final class DescriptorExhaustionTests: XCTestCase {
     private var backend: FixtureServer!
 
     override func setUpWithError() throws {
-        backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0"])
+        backend = try FixtureServer.backend()
     }
 
     override func tearDown() {

@@ -4,7 +4,7 @@ import XCTest
 /// Signals and secret rotation on the real process.
 final class LifecycleTests: XCTestCase {
     func testSIGTERMLetsTwoHundredSlowRequestsFinishThenExitsZero() throws {
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let backend = try FixtureServer.backend(log: "b.jsonl")
         let path = try writeConfig("""
         listen: "127.0.0.1:0"
         admin: "127.0.0.1:0"
@@ -41,7 +41,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testSIGHUPSwitchesCredentialUnderLoadWithoutFailures() throws {
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let backend = try FixtureServer.backend(log: "b.jsonl")
         func config(_ credential: String) -> String {
             """
             listen: "127.0.0.1:0"
@@ -87,7 +87,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testBadConfigOnSIGHUPKeepsTheRunningOne() throws {
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let backend = try FixtureServer.backend(log: "b.jsonl")
         let good = """
         listen: "127.0.0.1:0"
         admin: "127.0.0.1:0"
@@ -112,9 +112,7 @@ final class LifecycleTests: XCTestCase {
     }
 
     func testRotatingSecretFileBySymlinkSwapIsUsedByTheNextFetch() throws {
-        let tokens = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
-                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
-        try JSONSerialization.data(withJSONObject: ["expires_in": 2]).write(to: tokens.directory.appendingPathComponent("control.json"))
+        let tokens = try FixtureServer.tokenServer(["expires_in": 2])
         // Kubernetes layout: secret -> ..data/secret, ..data -> ..2026_a (swapped atomically).
         let secrets = FileManager.default.temporaryDirectory.appendingPathComponent("secrets-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: secrets) }

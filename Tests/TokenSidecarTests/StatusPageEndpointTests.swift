@@ -6,11 +6,8 @@ import XCTest
 /// a secret, as HTML and as JSON.
 final class StatusPageEndpointTests: XCTestCase {
     func testTheStatusPageShowsCredentialsAndRoutesButNoTokenOrSecret() throws {
-        let tokens = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
-                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
-        try JSONSerialization.data(withJSONObject: ["token_prefix": "SENTINEL-STATUS-TOKEN-"])
-            .write(to: tokens.directory.appendingPathComponent("control.json"))
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/b.jsonl"])
+        let tokens = try FixtureServer.tokenServer(["token_prefix": "SENTINEL-STATUS-TOKEN-"])
+        let backend = try FixtureServer.backend(log: "b.jsonl")
         let path = try writeConfig("""
         listen: "127.0.0.1:0"
         admin: "127.0.0.1:0"

@@ -49,6 +49,23 @@ final class FixtureServer {
     }
 }
 
+extension FixtureServer {
+    /// The OAuth test token server (TokenManagerTests/Fixtures/token_server.py), its control file
+    /// set to `control` and its requests logged to `requests.jsonl`.
+    static func tokenServer(_ control: [String: Any] = [:]) throws -> FixtureServer {
+        let server = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
+                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
+        try JSONSerialization.data(withJSONObject: control).write(to: server.directory.appendingPathComponent("control.json"))
+        return server
+    }
+
+    /// The recording test backend (ProxyTests/Fixtures/backend.py), logging to `log` when given.
+    static func backend(log: String? = nil) throws -> FixtureServer {
+        try FixtureServer(script: "ProxyTests/Fixtures/backend.py",
+                          arguments: ["--port", "0"] + (log.map { ["--log", "{dir}/\($0)"] } ?? []))
+    }
+}
+
 /// The outcome of running the binary.
 struct Outcome { var status: Int32; var out: String; var err: String }
 

@@ -3,17 +3,8 @@ import XCTest
 
 /// `token-sidecar token`, VCAP discovery as `check` shows it, and secrets kept out of output.
 final class TokenCommandTests: XCTestCase {
-
-    private func tokenServer(_ control: [String: Any] = [:]) throws -> FixtureServer {
-        let server = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
-                                       arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
-        let data = try JSONSerialization.data(withJSONObject: control)
-        try data.write(to: server.directory.appendingPathComponent("control.json"))
-        return server
-    }
-
     func testTokenCommandPrintsTheHeaderValue() throws {
-        let server = try tokenServer()
+        let server = try FixtureServer.tokenServer()
         let path = try writeConfig("""
         credentials:
           partner:
@@ -28,7 +19,7 @@ final class TokenCommandTests: XCTestCase {
     }
 
     func testTokenCommandReportsTheTokenServersErrorAndExitsNonZero() throws {
-        let server = try tokenServer(["status": 401, "error": "invalid_client", "error_description": "bad secret"])
+        let server = try FixtureServer.tokenServer(["status": 401, "error": "invalid_client", "error_description": "bad secret"])
         let path = try writeConfig("""
         credentials:
           partner:
@@ -45,8 +36,8 @@ final class TokenCommandTests: XCTestCase {
     }
 
     func testVCAPProvidesTheMCACredentialForCheckAndForTheProxy() throws {
-        let server = try tokenServer()
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
+        let server = try FixtureServer.tokenServer()
+        let backend = try FixtureServer.backend(log: "backend.jsonl")
         let vcapServices = """
         {"AdvancedMobileAccess": [{"credentials": {"clientId": "vcap-client", "secret": "SENTINEL-VCAP-SECRET",
           "serverUrl": "http://127.0.0.1:\(server.port)/imf-authserver"}}]}
@@ -77,8 +68,8 @@ final class TokenCommandTests: XCTestCase {
     }
 
     func testDebugLogsNeverContainTheSecretOrTheToken() throws {
-        let server = try tokenServer(["token_prefix": "SENTINEL-TOKEN-"])
-        let backend = try FixtureServer(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
+        let server = try FixtureServer.tokenServer(["token_prefix": "SENTINEL-TOKEN-"])
+        let backend = try FixtureServer.backend(log: "backend.jsonl")
         let path = try writeConfig("""
         listen: "127.0.0.1:0"
         logLevel: debug

@@ -1,3 +1,5 @@
+import TestSupport
+
 @testable import Proxy
 
 /// A simulated driver for ``UpstreamPoolState``: performs every action on its own record of the
