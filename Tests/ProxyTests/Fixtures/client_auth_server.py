@@ -163,6 +163,12 @@ def verify_jwt_client(headers, form, policy, method):
     if "kid" in policy and header.get("kid") != policy["kid"]:
         raise Refused("wrong kid")
     verify_signature(alg, key, signing_input, signature)
+    jti = claims.get("jti")
+    replayed = False
+    if method != "assertion_file" and isinstance(jti, str):
+        with lock:  # remembered once signed, even when a later check refuses the request
+            replayed = jti in seen_jti
+            seen_jti.add(jti)
     now = time.time()
     exp = claims.get("exp")
     if not isinstance(exp, int) or isinstance(exp, bool):
@@ -186,12 +192,8 @@ def verify_jwt_client(headers, form, policy, method):
         raise Refused("exp - iat out of range")
     if "lifetime" in policy and exp - iat != policy["lifetime"]:
         raise Refused("exp - iat is not %s" % policy["lifetime"])
-    jti = claims.get("jti")
     if not isinstance(jti, str) or len(jti) < 16:
         raise Refused("jti missing or too short")
-    with lock:
-        replayed = jti in seen_jti
-        seen_jti.add(jti)
     if replayed:
         raise Refused("jti replayed")
 
@@ -220,8 +222,13 @@ def verify_ca_issued(certificate, ca_path):
                        ec.ECDSA(certificate.signature_hash_algorithm))
     except InvalidSignature:
         raise Refused("certificate not signed by the trusted CA")
-    now = datetime.datetime.utcnow()
-    if not certificate.not_valid_before <= now <= certificate.not_valid_after:
+    if hasattr(certificate, "not_valid_before_utc"):
+        now = datetime.datetime.now(datetime.timezone.utc)
+        window = certificate.not_valid_before_utc, certificate.not_valid_after_utc
+    else:
+        now = datetime.datetime.utcnow()
+        window = certificate.not_valid_before, certificate.not_valid_after
+    if not window[0] <= now <= window[1]:
         raise Refused("certificate outside its validity")
 
 
@@ -255,6 +262,8 @@ def verify_mca(path, headers, form, policy):
 
 
 def verify(method, path, headers, form, policy, peer_cn):
+    if method != "POST":
+        raise Refused("method is not POST")
     if headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
         raise Refused("not a form")
     check_form(form, policy)
@@ -326,6 +335,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_POST  # refused by verify(), still logged
 
     def log_request_line(self, body, form, verdict, token, peer_cn):
         with lock, open(self.server.log_path, "a") as log:
