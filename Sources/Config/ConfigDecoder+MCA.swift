@@ -11,7 +11,7 @@ extension ConfigDecoder {
         switch endpoint(fields["serverUrl"], path: Self.join(path, "serverUrl")) {
         case .absent: draft.missing.append("serverUrl")
         case .invalid: valid = false
-        case .value(let url): draft.set(serverUrl: url, origin: .file)
+        case .value(let url): draft.set(\.serverUrl, url, origin: .file)
         }
 
         let tenantKeys = ["tenantId", "appId"].filter { key in fields[key].map { !Self.isNull($0) } ?? false }
@@ -20,7 +20,7 @@ extension ConfigDecoder {
             valid = false
         } else if let key = tenantKeys.first {
             if case .value(let id) = plainText(fields[key], path: Self.join(path, key)) {
-                draft.set(tenantId: id, origin: .file)
+                draft.set(\.tenantId, id, origin: .file)
             } else {
                 valid = false
             }
@@ -43,7 +43,7 @@ extension ConfigDecoder {
             // With a certificate the client id defaults to its subject CN (read at start-up).
             if auth == .certificate { draft.origins["clientId"] = .certificateSubject } else { draft.missing.append("clientId") }
         case .invalid: valid = false
-        case .value(let id): draft.set(clientId: id, origin: .file)
+        case .value(let id): draft.set(\.clientId, id, origin: .file)
         }
 
         var certificate: ClientCertificateFiles?
@@ -73,9 +73,9 @@ extension ConfigDecoder {
         } else if let key = secretKeys.first, let valueNode = fields[key] {
             if let source = readSecret(valueNode, key: key, path: path, keys: .secret) {
                 if case .env(let name) = source {
-                    draft.set(secret: source, origin: .environment(name))
+                    draft.set(\.secret, source, origin: .environment(name))
                 } else {
-                    draft.set(secret: source, origin: .file)
+                    draft.set(\.secret, source, origin: .file)
                 }
             } else {
                 valid = false

@@ -11,24 +11,20 @@ extension ConfigDecoder {
         /// Fields neither given (validly or not) in the file nor discovered yet, in render order.
         var missing: [String] = []
 
-        mutating func set(serverUrl: EndpointURL, origin: ValueOrigin) {
-            self.serverUrl = serverUrl
-            found("serverUrl", origin)
+        /// Records `value` for the field named by `keyPath` and where it came from.
+        mutating func set<Value>(_ keyPath: WritableKeyPath<MCADraft, Value?>, _ value: Value, origin: ValueOrigin) {
+            self[keyPath: keyPath] = value
+            found(MCADraft.fieldName(keyPath), origin)
         }
 
-        mutating func set(tenantId: String, origin: ValueOrigin) {
-            self.tenantId = tenantId
-            found("tenantId", origin)
-        }
-
-        mutating func set(clientId: String, origin: ValueOrigin) {
-            self.clientId = clientId
-            found("clientId", origin)
-        }
-
-        mutating func set(secret: SecretSource, origin: ValueOrigin) {
-            self.secret = secret
-            found("secret", origin)
+        /// The config key of a discoverable field (also its render name).
+        private static func fieldName(_ keyPath: PartialKeyPath<MCADraft>) -> String {
+            switch keyPath {
+            case \MCADraft.serverUrl: return "serverUrl"
+            case \MCADraft.tenantId: return "tenantId"
+            case \MCADraft.clientId: return "clientId"
+            default: return "secret"
+            }
         }
 
         private mutating func found(_ field: String, _ origin: ValueOrigin) {
@@ -84,7 +80,7 @@ extension ConfigDecoder {
                     draft.missing.removeAll { $0 == "tenantId" }
                     valid = false
                 } else {
-                    draft.set(tenantId: id, origin: .vcapApplication)
+                    draft.set(\.tenantId, id, origin: .vcapApplication)
                 }
             }
         }
@@ -108,7 +104,7 @@ extension ConfigDecoder {
         case "serverUrl":
             switch EndpointURL.parse(raw, allowQuery: false) {
             case .success(let url):
-                draft.set(serverUrl: url, origin: origin)
+                draft.set(\.serverUrl, url, origin: origin)
             case .failure(let error):
                 report(fieldPath, "invalid serverUrl in \(source): \(error.message)", at: node)
                 return false
@@ -116,7 +112,7 @@ extension ConfigDecoder {
         case "secret":
             switch SecretSource.validate(raw, what: "secret in \(source)", noun: "secret") {
             case .success(let secret):
-                draft.set(secret: .inline(secret), origin: origin)
+                draft.set(\.secret, .inline(secret), origin: origin)
             case .failure(let error):
                 report(fieldPath, error.message, at: node)
                 return false
@@ -127,9 +123,9 @@ extension ConfigDecoder {
                 return false
             }
             if field == "tenantId" {
-                draft.set(tenantId: raw, origin: origin)
+                draft.set(\.tenantId, raw, origin: origin)
             } else {
-                draft.set(clientId: raw, origin: origin)
+                draft.set(\.clientId, raw, origin: origin)
             }
         }
         return true

@@ -1,7 +1,7 @@
 /// How to verify (and authenticate to) a TLS server: a token endpoint or an
 /// https upstream. File paths are resolved at load (relative ones against
 /// the config file's directory) and were readable PEM files then.
-public struct TLSSettings: Sendable, Equatable {
+public struct TLSSettings: Sendable, Hashable {
     /// A PEM bundle of CA certificates to trust instead of the system store; nil uses the system store.
     public var caFile: String?
     /// A PEM client certificate for mutual TLS; set together with `clientKey`.

@@ -184,8 +184,7 @@ public enum CredentialFactory {
     public static func connector(for tls: TLSSettings, name: String, logger: Logger = Logger(label: "token-sidecar")) throws -> TokenConnector {
         let contexts: ReloadingTLSContext
         do {
-            contexts = try ReloadingTLSContext(TLSClientSettings(caFile: tls.caFile, clientCert: tls.clientCert,
-                                                                 clientKey: tls.clientKey, insecureSkipVerify: tls.insecureSkipVerify))
+            contexts = try ReloadingTLSContext(tls)
         } catch {
             throw FactoryError("credential '\(name)': \(error)")
         }

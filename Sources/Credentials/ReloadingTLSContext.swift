@@ -1,3 +1,4 @@
+import Config
 import EventLoop
 import Foundation
 
@@ -5,13 +6,13 @@ import Foundation
 /// key file changed (compared by contents before each connection): `tls_client_auth` and mutual
 /// TLS keep working across a certificate rotation without a restart.
 final class ReloadingTLSContext: Sendable {
-    private let settings: TLSClientSettings
+    private let settings: TLSSettings
     private let state: Locked<(files: [UInt8], context: TLSClientContext)>
 
     /// Builds the first context; throws naming the file that cannot be used.
-    init(_ settings: TLSClientSettings) throws(EventLoopError) {
+    init(_ settings: TLSSettings) throws(EventLoopError) {
         self.settings = settings
-        state = Locked((ReloadingTLSContext.contents(settings) ?? [], try TLSClientContext(settings)))
+        state = Locked((ReloadingTLSContext.contents(settings) ?? [], try ReloadingTLSContext.make(settings)))
     }
 
     /// The context to connect with now. Without a client certificate it never changes; with
@@ -23,7 +24,7 @@ final class ReloadingTLSContext: Sendable {
         }
         if let unchanged = state.withLock({ $0.files == files ? $0.context : nil }) { return unchanged }
         do {
-            let context = try TLSClientContext(settings)
+            let context = try ReloadingTLSContext.make(settings)
             state.withLock { $0 = (files, context) }
             return context
         } catch {
@@ -32,8 +33,13 @@ final class ReloadingTLSContext: Sendable {
         }
     }
 
+    private static func make(_ tls: TLSSettings) throws(EventLoopError) -> TLSClientContext {
+        try TLSClientContext(caFile: tls.caFile, clientCert: tls.clientCert, clientKey: tls.clientKey,
+                             insecureSkipVerify: tls.insecureSkipVerify)
+    }
+
     /// The certificate's and the key's bytes, one after the other (nil when either cannot be read).
-    private static func contents(_ settings: TLSClientSettings) -> [UInt8]? {
+    private static func contents(_ settings: TLSSettings) -> [UInt8]? {
         guard let cert = settings.clientCert, let key = settings.clientKey,
               let certBytes = FileManager.default.contents(atPath: cert),
               let keyBytes = FileManager.default.contents(atPath: key) else { return nil }

@@ -152,7 +152,17 @@ public final class Connection {
     /// before that is sent unless the handshake and verification succeed.
     public static func connectTLS(host: String, port: Int, context: TLSClientContext, on loop: EventLoop,
                                   delegate: any ConnectionDelegate) -> Connection? {
-        guard let ssl = context.makeSSL(host: host, port: port) else { return nil }
+        guard let connection = unconnectedTLS(context: context, serverName: host, port: port, on: loop,
+                                              delegate: delegate), let bev = connection.bev else { return nil }
+        _ = bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port))
+        return connection
+    }
+
+    /// A TLS connection that has not started connecting: an `SSL` for `serverName` (SNI,
+    /// verification, session resumption) inside a new bufferevent on `loop`.
+    private static func unconnectedTLS(context: TLSClientContext, serverName: String, port: Int, on loop: EventLoop,
+                                       delegate: any ConnectionDelegate) -> Connection? {
+        guard let ssl = context.makeSSL(host: serverName, port: port) else { return nil }
         guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
             SSL_free(ssl)
             return nil
@@ -164,7 +174,6 @@ public final class Connection {
         connection.isTLS = true
         connection.tlsContext = context
         connection.delegate = delegate
-        _ = bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port))
         return connection
     }
 
@@ -184,16 +193,8 @@ public final class Connection {
             connection.socket?.startConnect(to: address)
             return connection
         }
-        guard let ssl = tls.context.makeSSL(host: tls.serverName, port: address.port) else { return nil }
-        guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
-            SSL_free(ssl)
-            return nil
-        }
-        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        let connection = Connection(loop: loop, bev: bev, connected: false)
-        connection.isTLS = true
-        connection.tlsContext = tls.context
-        connection.delegate = delegate
+        guard let connection = unconnectedTLS(context: tls.context, serverName: tls.serverName, port: address.port,
+                                              on: loop, delegate: delegate), let bev = connection.bev else { return nil }
         // A synchronous failure is also reported through the deferred event callback.
         _ = address.withSockaddr { sa, length in bufferevent_socket_connect(bev, sa, length) }
         return connection

@@ -1,26 +1,6 @@
 import CLibevent
 import Glibc
 
-/// Settings for originating TLS to one kind of peer (a backend or a token server).
-public struct TLSClientSettings: Sendable, Hashable {
-    /// PEM bundle of trusted CAs; `nil` uses the system store.
-    public var caFile: String?
-    /// Client certificate chain (PEM) for mutual TLS.
-    public var clientCert: String?
-    /// Private key (PEM) for `clientCert`.
-    public var clientKey: String?
-    /// Skip peer verification entirely. Only when explicitly configured; logged as a warning.
-    public var insecureSkipVerify: Bool
-
-    /// Creates settings; the defaults verify against the system store.
-    public init(caFile: String? = nil, clientCert: String? = nil, clientKey: String? = nil, insecureSkipVerify: Bool = false) {
-        self.caFile = caFile
-        self.clientCert = clientCert
-        self.clientKey = clientKey
-        self.insecureSkipVerify = insecureSkipVerify
-    }
-}
-
 /// An OpenSSL client context (`SSL_CTX`): trust store, client certificate, TLS 1.2 minimum.
 ///
 /// Configured once, then shared by every worker loop: OpenSSL allows concurrent `SSL_new` on a
@@ -36,20 +16,26 @@ public final class TLSClientContext: @unchecked Sendable {
     static let maxSessionPeers = 1024
 
     /// Builds a context; throws with a message naming the file that could not be used.
-    public init(_ settings: TLSClientSettings) throws(EventLoopError) {
+    /// - Parameters:
+    ///   - caFile: PEM bundle of trusted CAs; `nil` uses the system store.
+    ///   - clientCert: client certificate chain (PEM) for mutual TLS.
+    ///   - clientKey: private key (PEM) for `clientCert`.
+    ///   - insecureSkipVerify: skip peer verification entirely (only when explicitly configured).
+    public init(caFile: String? = nil, clientCert: String? = nil, clientKey: String? = nil,
+                insecureSkipVerify: Bool = false) throws(EventLoopError) {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw .system("SSL_CTX_new failed") }
         raw = ctx
-        verifiesPeer = !settings.insecureSkipVerify
+        verifiesPeer = !insecureSkipVerify
         _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
         // Every new session (a TLS 1.3 ticket, or a TLS 1.2 session) is handed to us and kept
         // for the peer it came from, so the next connection to that peer resumes it.
         _ = shim_SSL_CTX_enable_client_session_callback(ctx)
         SSL_CTX_sess_set_new_cb(ctx, tlsNewSessionTrampoline)
-        if settings.insecureSkipVerify {
+        if insecureSkipVerify {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, nil)
         } else {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
-            if let caFile = settings.caFile {
+            if let caFile {
                 guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else {
                     throw .system("cannot load CA file \(caFile): \(TLSClientContext.lastError())")
                 }
@@ -57,12 +43,12 @@ public final class TLSClientContext: @unchecked Sendable {
                 throw .system("cannot load the system CA store: \(TLSClientContext.lastError())")
             }
         }
-        if let cert = settings.clientCert {
+        if let cert = clientCert {
             guard SSL_CTX_use_certificate_chain_file(ctx, cert) == 1 else {
                 throw .system("cannot load client certificate \(cert): \(TLSClientContext.lastError())")
             }
         }
-        if let key = settings.clientKey {
+        if let key = clientKey {
             guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
                 throw .system("cannot load client key \(key) (or it does not match the certificate): \(TLSClientContext.lastError())")
             }

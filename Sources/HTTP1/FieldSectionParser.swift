@@ -99,6 +99,19 @@ enum FieldSectionParser {
         return fields
     }
 
+    /// The field section of a whole head: it starts at `start` and must end exactly at the end
+    /// of `head` (a head parser is handed exactly what ``HeadScanner`` measured).
+    static func wholeSection(
+        _ head: UnsafeRawBufferPointer, from start: Int, maxFields: Int
+    ) throws(HTTPParseError) -> (lines: [FieldLine], known: KnownFields) {
+        var lines: [FieldLine] = []
+        lines.reserveCapacity(16)
+        var known = KnownFields()
+        let end = try scan(head, from: start, maxFields: maxFields, into: &lines, known: &known)
+        if end != head.count { throw .invalid("bytes after end of head") }
+        return (lines, known)
+    }
+
     /// Parses field lines starting at `start` into offsets (`lines`, no String is made) and
     /// records known names; ``KnownFields`` indexes refer to `lines`.
     ///

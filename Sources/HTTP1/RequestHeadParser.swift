@@ -58,11 +58,7 @@ public enum RequestHeadParser {
         }
         i += 2
 
-        var lines: [FieldLine] = []
-        lines.reserveCapacity(16)
-        var known = KnownFields()
-        let end = try FieldSectionParser.scan(head, from: i, maxFields: maxFields, into: &lines, known: &known)
-        if end != n { throw .invalid("bytes after end of head") }
+        let (lines, known) = try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields)
 
         let method = ASCII.string(head, methodRange)
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.

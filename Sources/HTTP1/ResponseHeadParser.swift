@@ -61,11 +61,7 @@ public enum ResponseHeadParser {
         guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else { throw .invalid("malformed status line") }
         i += 2
 
-        var lines: [FieldLine] = []
-        lines.reserveCapacity(16)
-        var known = KnownFields()
-        let end = try FieldSectionParser.scan(head, from: i, maxFields: maxFields, into: &lines, known: &known)
-        if end != n { throw .invalid("bytes after end of head") }
+        let (lines, known) = try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields)
 
         let hasTE = known.count(.transferEncoding) > 0
         let hasCL = known.count(.contentLength) > 0

@@ -74,9 +74,9 @@ struct Router: Sendable {
             var tls: TLSClientContext?
             if upstream.isTLS {
                 if contexts[key] == nil {
-                    contexts[key] = try TLSClientContext(TLSClientSettings(
-                        caFile: route.tls.caFile, clientCert: route.tls.clientCert,
-                        clientKey: route.tls.clientKey, insecureSkipVerify: route.tls.insecureSkipVerify))
+                    contexts[key] = try TLSClientContext(caFile: route.tls.caFile, clientCert: route.tls.clientCert,
+                                                         clientKey: route.tls.clientKey,
+                                                         insecureSkipVerify: route.tls.insecureSkipVerify)
                 }
                 tls = contexts[key]
             }

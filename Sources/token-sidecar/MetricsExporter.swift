@@ -20,29 +20,22 @@ enum MetricsExporter {
                 MetricSample(labels: [MetricLabel("upstream", $0.key.upstream), MetricLabel("state", $0.key.state)], value: $0.value)
             }))
         families.append(.counter("token_sidecar_upstream_errors_total", help: "Errors the proxy answered with, by Proxy-Status error type.",
-            proxy.upstreamErrors.sorted { $0.key < $1.key }.map {
-                MetricSample(labels: [MetricLabel("type", $0.key)], value: Double($0.value))
-            }))
+                                 samples(proxy.upstreamErrors, label: "type")))
         families.append(.counter("token_sidecar_upstream_unauthorized_total",
                                  help: "Upstream 401 responses to an injected token, by credential.",
-            proxy.upstreamUnauthorized.sorted { $0.key < $1.key }.map {
-                MetricSample(labels: [MetricLabel("credential", $0.key)], value: Double($0.value))
-            }))
+                                 samples(proxy.upstreamUnauthorized, label: "credential")))
         families.append(.counter("token_sidecar_upstream_discarded_total",
                                  help: "Upstream connections discarded after bytes beyond a complete response, by backend.",
-            proxy.upstreamDiscarded.sorted { $0.key < $1.key }.map {
-                MetricSample(labels: [MetricLabel("upstream", $0.key)], value: Double($0.value))
-            }))
+                                 samples(proxy.upstreamDiscarded, label: "upstream")))
         families.append(.counter("token_sidecar_upstream_tls_handshakes_total",
                                  help: "Completed TLS handshakes with backends, by backend.",
-            proxy.upstreamTLSHandshakes.sorted { $0.key < $1.key }.map {
-                MetricSample(labels: [MetricLabel("upstream", $0.key)], value: Double($0.value))
-            }))
+                                 samples(proxy.upstreamTLSHandshakes, label: "upstream")))
+        // Every backend that handshook gets a resumed sample, 0 included, so rates divide cleanly.
         families.append(.counter("token_sidecar_upstream_tls_resumed_total",
                                  help: "TLS handshakes with backends that resumed an earlier session, by backend.",
-            proxy.upstreamTLSHandshakes.keys.sorted().map {
-                MetricSample(labels: [MetricLabel("upstream", $0)], value: Double(proxy.upstreamTLSResumed[$0] ?? 0))
-            }))
+                                 samples(Dictionary(uniqueKeysWithValues: proxy.upstreamTLSHandshakes.keys.map {
+                                     ($0, proxy.upstreamTLSResumed[$0] ?? 0)
+                                 }), label: "upstream")))
         families.append(.counter("token_sidecar_accept_errors_total",
                                  help: "Failed accept calls (descriptor or memory exhaustion); accepting pauses after each.",
                                  [MetricSample(value: Double(proxy.acceptErrors))]))
@@ -74,6 +67,11 @@ enum MetricsExporter {
         // Finite buckets only: the renderer writes the one `+Inf` bucket from the count.
         let buckets = zip(LatencyHistogram.bounds, cumulative).map { HistogramSample.Bucket(upperBound: $0, cumulativeCount: $1) }
         return HistogramSample(buckets: buckets, sum: histogram.sum, count: histogram.count)
+    }
+
+    /// One sample per key, labelled `label`, in key order (stable scrapes diff cleanly).
+    private static func samples<Count: BinaryInteger>(_ counts: [String: Count], label: String) -> [MetricSample] {
+        counts.sorted { $0.key < $1.key }.map { MetricSample(labels: [MetricLabel(label, $0.key)], value: Double($0.value)) }
     }
 }
 
