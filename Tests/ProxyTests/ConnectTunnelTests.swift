@@ -22,19 +22,9 @@ final class ConnectTunnelTests: XCTestCase {
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey,
                                  locations: #"location / { return 200 "auth=$http_authorization\n"; }"#)
         let unusedBackendPort = try Nginx.freePort()
-        let proxy = try ProxyHarness(yaml: """
-        listen: "127.0.0.1:0"
-        timeouts: {connect: 2s}
-        connect: {allow: ["localhost:\(nginx.port)"]}
-        credentials:
-          api:
-            type: static
-            token: "abc"
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(unusedBackendPort)"
-            credential: api
-        """)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(unusedBackendPort)",
+                                                             timeouts: "{connect: 2s}",
+                                                             top: #"connect: {allow: ["localhost:\#(nginx.port)"]}"#))
         let result = try Curl.run(["-p", "-x", "http://127.0.0.1:\(proxy.port)", "--cacert", ca.caCert,
                                    "https://localhost:\(nginx.port)/tunnel"])
         XCTAssertEqual(result.status, 0, "curl: \(result.err)")

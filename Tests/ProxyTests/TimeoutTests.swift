@@ -1,23 +1,12 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `timeouts:` connect, responseHeaders and clientHeader, each set to 1 s.
 final class TimeoutTests: XCTestCase {
     /// Route `api.test` → `upstream` with 1 s connect/responseHeaders/clientHeader timeouts.
     static func yaml(upstream: String, tls: String = "") -> String {
-        """
-        listen: "127.0.0.1:0"
-        timeouts: {connect: 1s, responseHeaders: 1s, clientHeader: 1s}
-        credentials:
-          api:
-            type: static
-            token: "abc"
-        routes:
-          - host: "api.test"
-            upstream: "\(upstream)"
-            credential: api
-        \(tls.isEmpty ? "" : "    \(tls)")
-        """
+        ProxyHarness.yaml(upstream: upstream, tls: tls, timeouts: "{connect: 1s, responseHeaders: 1s, clientHeader: 1s}")
     }
 
     func testUpstreamThatNeverCompletesTLSHandshakeIs504ConnectionTimeout() throws {

@@ -7,20 +7,7 @@ final class UpstreamTLSTests: XCTestCase {
 
     /// One route `api.test` → `upstream` with token `abc`; `tls` holds extra route keys (caFile, ...).
     static func yaml(upstream: String, tls: String = "", credential: Bool = true) -> String {
-        """
-        listen: "127.0.0.1:0"
-        otherHosts: deny
-        timeouts: {connect: 5s, responseHeaders: 10s}
-        credentials:
-          api:
-            type: static
-            token: "abc"
-        routes:
-          - host: "api.test"
-            upstream: "\(upstream)"
-        \(tls.isEmpty ? "" : "    \(tls)")
-        \(credential ? "    credential: api" : "")
-        """
+        ProxyHarness.yaml(upstream: upstream, tls: tls, credential: credential, timeouts: "{connect: 5s, responseHeaders: 10s}")
     }
 
     /// Sends one request for `api.test` and reads the response (bounded by the client timeout).

@@ -76,7 +76,7 @@ final class ClientAuthCommandTests: XCTestCase {
         var arguments = ["--log", "{dir}/requests.jsonl", "--policy", "{dir}/policy.json"]
         if tls { arguments += ["--tls-cert", path("localhost.pem"), "--tls-key", path("localhost.key"), "--client-ca", path("ca.pem")] }
         let server = try FixtureServer(script: "ProxyTests/Fixtures/client_auth_server.py", arguments: arguments)
-        try JSONSerialization.data(withJSONObject: policy).write(to: server.directory.appendingPathComponent("policy.json"))
+        try server.writeJSON(policy, to: "policy.json")
         return server
     }
 

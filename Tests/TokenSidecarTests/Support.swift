@@ -1,52 +1,22 @@
 import Foundation
+import TestSupport
 import XCTest
 
-/// A python fixture process started for one test; it prints `PORT <n>` first.
-final class FixtureServer {
-    let process = Process()
-    let port: Int
-    let directory: URL
+/// Fixture processes of the other test targets, started from here by their path under Tests/.
+typealias FixtureServer = FixtureProcess
 
+extension FixtureProcess {
     static var testsDirectory: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// Starts `script` (relative to Tests/) with `arguments`; `{dir}` in an argument is the fixture's temp directory.
-    init(script: String, arguments: [String] = []) throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString)")
-        self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", FixtureServer.testsDirectory.appendingPathComponent(script).path]
-            + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory.path) }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = [UInt8]()
-        while true {
-            let byte = out.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte[0] == 10 { break }
-            line.append(byte[0])
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
-        }
-        self.port = port
-    }
-
-    deinit {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
-        try? FileManager.default.removeItem(at: directory)
+    convenience init(script: String, arguments: [String] = []) throws {
+        try self.init(script: FixtureProcess.testsDirectory.appendingPathComponent(script), arguments: arguments)
     }
 
     /// Lines of a JSON-lines log file in the fixture's directory.
-    func log(_ name: String) -> [[String: Any]] {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
-    }
+    func log(_ name: String) -> [[String: Any]] { jsonLines(name) }
 }
 
 extension FixtureServer {
@@ -55,7 +25,7 @@ extension FixtureServer {
     static func tokenServer(_ control: [String: Any] = [:]) throws -> FixtureServer {
         let server = try FixtureServer(script: "TokenManagerTests/Fixtures/token_server.py",
                                        arguments: ["--log", "{dir}/requests.jsonl", "--control", "{dir}/control.json"])
-        try JSONSerialization.data(withJSONObject: control).write(to: server.directory.appendingPathComponent("control.json"))
+        try server.writeJSON(control, to: "control.json")
         return server
     }
 

@@ -1,31 +1,23 @@
 import Foundation
+import TestSupport
 
 /// The misbehaving test backend (Fixtures/misbehaving_backend.py): a process on 127.0.0.1 that
 /// answers each path with a specific protocol fault and logs connections, requests (with the
 /// body's length and SHA-256) and when the proxy closed on it.
 final class MisbehavingBackend {
-    let logURL: URL
     private let fixture: FixtureProcess
     var port: Int { fixture.port }
+    var logURL: URL { fixture.file("log.jsonl") }
 
     /// `receiveBuffer`: the socket receive buffer of every connection it accepts (small:
     /// uploads back up into the proxy quickly).
     init(receiveBuffer: Int? = nil) throws {
-        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("misbehaving-\(UUID().uuidString).jsonl")
-        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         fixture = try FixtureProcess(script: "misbehaving_backend.py",
-                                     arguments: [logURL.path] + (receiveBuffer.map { [String($0)] } ?? []))
+                                     arguments: ["{dir}/log.jsonl"] + (receiveBuffer.map { [String($0)] } ?? []))
     }
-
-    deinit { try? FileManager.default.removeItem(at: logURL) }
 
     /// Every logged event, oldest first.
-    func events() -> [[String: Any]] {
-        guard let text = try? String(contentsOf: logURL, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-    }
+    func events() -> [[String: Any]] { fixture.jsonLines("log.jsonl") }
 
     func requests(path: String? = nil) -> [[String: Any]] {
         events().filter { $0["event"] as? String == "request" && (path == nil || $0["path"] as? String == path) }

@@ -30,18 +30,32 @@ final class ProxyHarness {
 
     /// The standard test config: `api.test` → backend with static token `abc`.
     static func yaml(backendPort: Int, otherHosts: String = "deny", workers: Int = 1, extraRoutes: String = "") -> String {
+        yaml(upstream: "http://127.0.0.1:\(backendPort)", otherHosts: otherHosts, workers: workers, extraRoutes: extraRoutes)
+    }
+
+    /// One route `api.test` → `upstream`, with static token `abc` unless `credential` is false.
+    /// - Parameters:
+    ///   - tls: extra keys of the route (`caFile: …`).
+    ///   - timeouts: the `timeouts:` flow mapping, if any.
+    ///   - top: extra top-level lines (`connect: …`).
+    ///   - extraRoutes: further route entries, indented as list items.
+    static func yaml(upstream: String, tls: String = "", credential: Bool = true, timeouts: String? = nil,
+                     otherHosts: String = "deny", workers: Int = 1, top: String = "", extraRoutes: String = "") -> String {
         """
         listen: "127.0.0.1:0"
         workers: \(workers)
         otherHosts: \(otherHosts)
+        \(timeouts.map { "timeouts: \($0)" } ?? "")
+        \(top)
         credentials:
           api:
             type: static
             token: "abc"
         routes:
           - host: "api.test"
-            upstream: "http://127.0.0.1:\(backendPort)"
-            credential: api
+            upstream: "\(upstream)"
+        \(tls.isEmpty ? "" : "    \(tls)")
+        \(credential ? "    credential: api" : "")
         \(extraRoutes)
         """
     }

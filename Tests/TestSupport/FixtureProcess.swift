@@ -1,0 +1,106 @@
+import Foundation
+
+/// A python3 fixture script run as a child process for one test, with a temporary directory of
+/// its own. The script prints `PORT <n>` once it listens on 127.0.0.1; the wait is bounded.
+///
+/// Every launcher of a test peer (token servers, backends, misbehaving peers) is built on this.
+public final class FixtureProcess: @unchecked Sendable {
+    /// The child process.
+    public let process = Process()
+    /// The port it announced.
+    public let port: Int
+    /// A temporary directory for its logs and control files, removed on deinit.
+    public let directory: URL
+
+    /// Why a fixture did not start.
+    public struct StartError: Error, CustomStringConvertible {
+        /// What happened, naming the script.
+        public let description: String
+    }
+
+    /// Runs `python3 <script> <arguments>` and reads its `PORT <n>` line (at most 10 s).
+    /// `{dir}` in an argument is replaced by ``directory``; `prepare` runs before the process
+    /// starts (to write its first control file, say).
+    public init(script: URL, arguments: [String] = [], quiet: Bool = true,
+                prepare: (URL) throws -> Void = { _ in }) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString)")
+        self.directory = directory
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try prepare(directory)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path]
+            + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory.path) }
+        let out = Pipe()
+        process.standardOutput = out
+        if quiet { process.standardError = FileHandle.nullDevice }
+        try process.run()
+        let line = FixtureProcess.firstLine(of: out.fileHandleForReading, within: 10)
+        guard let line, line.hasPrefix("PORT "), let port = Int(line.dropFirst(5)) else {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: directory)
+            throw StartError(description: "\(script.lastPathComponent) did not announce its port: \(line ?? "(nothing within 10 s)")")
+        }
+        self.port = port
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Terminates the process and waits for it.
+    public func stop() {
+        if process.isRunning { process.terminate(); process.waitUntilExit() }
+    }
+
+    /// A file in ``directory``.
+    public func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
+
+    /// The JSON objects of a JSON-lines file in ``directory``, in order (none if it is missing).
+    public func jsonLines(_ name: String) -> [[String: Any]] {
+        guard let text = try? String(contentsOf: file(name), encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// Replaces `name` in `directory` with `object` as JSON, atomically (write, then rename),
+    /// so a fixture re-reading it never sees half a file.
+    public static func writeJSON(_ object: Any, to name: String, in directory: URL) throws {
+        let temporary = directory.appendingPathComponent(name + ".tmp")
+        try JSONSerialization.data(withJSONObject: object).write(to: temporary)
+        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
+            throw StartError(description: "cannot rename \(temporary.path): errno \(errno)")
+        }
+    }
+
+    /// Replaces `name` in this fixture's directory with `object` as JSON, atomically.
+    public func writeJSON(_ object: Any, to name: String) throws {
+        try FixtureProcess.writeJSON(object, to: name, in: directory)
+    }
+
+    /// The first line `handle` yields, read on another thread so a silent child cannot hang the test.
+    private static func firstLine(of handle: FileHandle, within seconds: Double) -> String? {
+        let box = LineBox()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            var line = [UInt8]()
+            while true {
+                let byte = handle.readData(ofLength: 1)
+                if byte.isEmpty || byte[0] == 10 { break }
+                line.append(byte[0])
+            }
+            box.set(String(decoding: line, as: UTF8.self))
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+        return box.get()
+    }
+}
+
+/// A string handed from a reader thread to the test thread.
+private final class LineBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = ""
+    func set(_ text: String) { lock.lock(); value = text; lock.unlock() }
+    func get() -> String { lock.lock(); defer { lock.unlock() }; return value }
+}
