@@ -14,19 +14,8 @@ final class DescriptorExhaustionTests: XCTestCase {
     }
 
     private func config(_ extra: String = "") throws -> String {
-        try writeConfig("""
-        listen: "127.0.0.1:0"
-        admin: "127.0.0.1:0"
-        workers: 1
-        accessLog: false
-        \(extra)
-        credentials:
-          api: {type: static, token: "abc"}
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backend.port)"
-            credential: api
-        """)
+        try writeConfig(staticRouteConfig(upstream: "http://127.0.0.1:\(backend.port)",
+                                                 extra: ["workers: 1", "accessLog: false", extra]))
     }
 
     /// Sends a request on `client` and checks the backend's answer came back with the token.

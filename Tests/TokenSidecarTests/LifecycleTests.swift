@@ -5,18 +5,8 @@ import XCTest
 final class LifecycleTests: XCTestCase {
     func testSIGTERMLetsTwoHundredSlowRequestsFinishThenExitsZero() throws {
         let backend = try FixtureServer.backend(log: "b.jsonl")
-        let path = try writeConfig("""
-        listen: "127.0.0.1:0"
-        admin: "127.0.0.1:0"
-        drainTimeout: 20s
-        accessLog: false
-        credentials:
-          api: {type: static, token: "abc"}
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backend.port)"
-            credential: api
-        """)
+        let path = try writeConfig(staticRouteConfig(upstream: "http://127.0.0.1:\(backend.port)",
+                                                 extra: ["drainTimeout: 20s", "accessLog: false"]))
         let sidecar = try SidecarProcess(configPath: path)
         var clients: [SimpleClient] = []
         for i in 0..<200 {
@@ -88,16 +78,7 @@ final class LifecycleTests: XCTestCase {
 
     func testBadConfigOnSIGHUPKeepsTheRunningOne() throws {
         let backend = try FixtureServer.backend(log: "b.jsonl")
-        let good = """
-        listen: "127.0.0.1:0"
-        admin: "127.0.0.1:0"
-        credentials:
-          api: {type: static, token: "abc"}
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backend.port)"
-            credential: api
-        """
+        let good = staticRouteConfig(upstream: "http://127.0.0.1:\(backend.port)")
         let path = try writeConfig(good)
         let sidecar = try SidecarProcess(configPath: path)
         try "routes: [ {host: }".write(toFile: path, atomically: true, encoding: .utf8)

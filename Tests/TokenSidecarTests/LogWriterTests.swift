@@ -7,17 +7,8 @@ final class LogWriterTests: XCTestCase {
     /// request still gets its answer at once: with a `write(2)` per access line on the worker,
     /// the worker would block for good once the 64 KiB pipe filled (~200 lines).
     func testAStuckLogReaderNeverStallsTheProxy() throws {
-        let path = try writeConfig("""
-        listen: "127.0.0.1:0"
-        otherHosts: deny
-        accessLog: true
-        credentials:
-          api: {type: static, token: "abc"}
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:9"
-            credential: api
-        """)
+        let path = try writeConfig(staticRouteConfig(upstream: "http://127.0.0.1:9", admin: false,
+                                                 extra: ["otherHosts: deny", "accessLog: true"]))
         let sidecar = try SidecarProcess(configPath: path)
         let client = try XCTUnwrap(SimpleClient(port: sidecar.port, timeout: 5))
         let started = Date()

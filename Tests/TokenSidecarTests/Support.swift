@@ -36,6 +36,19 @@ extension FixtureServer {
     }
 }
 
+/// A config with the admin port and one route `api.test` → `upstream` carrying the static
+/// token `abc`; `extra` holds further top-level lines (`drainTimeout: 20s`, ...).
+func staticRouteConfig(upstream: String, admin: Bool = true, extra: [String] = []) -> String {
+    (["listen: \"127.0.0.1:0\""] + (admin ? ["admin: \"127.0.0.1:0\""] : []) + extra + [
+        "credentials:",
+        "  api: {type: static, token: \"abc\"}",
+        "routes:",
+        "  - host: \"api.test\"",
+        "    upstream: \"\(upstream)\"",
+        "    credential: api",
+    ]).joined(separator: "\n")
+}
+
 /// The outcome of running the binary.
 struct Outcome { var status: Int32; var out: String; var err: String }
 
