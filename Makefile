@@ -5,6 +5,8 @@
 #   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
 #   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
+#   make fuzz   libFuzzer + AddressSanitizer on the request head parser, the response head parser
+#               and the chunked decoder, FUZZ_SECONDS (default 60) each; fails on any crash
 #   make bench-metrics  what per-request metrics cost: worker-local counters vs swift-metrics +
 #               swift-prometheus (a separate package under Benchmarks/metrics-cost)
 SWIFT   ?= swift
@@ -15,7 +17,7 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography openssl curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release demo run test test-plain test-tsan bigbody bench bench-peers bench-metrics docker-check clean
+.PHONY: deps build release demo run test test-plain test-tsan fuzz bigbody bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -45,6 +47,9 @@ test-plain:
 # Objects passed through C callbacks are invisible to Swift's race checker: TSan sees them.
 test-tsan:
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+fuzz: deps
+	Fuzz/run.sh
 
 bigbody: release
 	Benchmarks/bigbody.sh

@@ -71,7 +71,9 @@ let package = Package(
         ),
         // Helpers shared by test targets (loopback clients, loop helpers); linked only into tests.
         .target(name: "TestSupport", dependencies: ["EventLoop"], path: "Tests/TestSupport", swiftSettings: strict),
-        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"], swiftSettings: strict),
+        // The properties the fuzzers in Fuzz/ check, also run over their corpus by HTTP1Tests.
+        .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `make fuzz`: builds the libFuzzer targets (Fuzz/build.sh) and runs each for FUZZ_SECONDS
+# (default 60), starting from its seed corpus in Fuzz/Corpus/<target>. New inputs libFuzzer
+# finds go to .build-fuzz/corpus/<target> (kept between runs, never committed). Any crash or
+# violated property fails the run; its input is saved as .build-fuzz/crashes/<target>-crash-*,
+# and becomes a regression test when copied to Fuzz/Regressions/<target>/ (FuzzCorpusTests
+# runs every file there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${FUZZ_SECONDS:-60}
+bash Fuzz/build.sh 2>&1 | grep -v "Cannot export local symbol" || true
+status=0
+printf '%-14s %12s %10s %8s %s\n' target executions exec/s corpus result
+for pair in RequestHead:request-head ResponseHead:response-head Chunked:chunked; do
+    binary=.build-fuzz/Fuzz${pair%%:*}
+    target=${pair##*:}
+    [ -x "$binary" ] || { echo "missing $binary (build failed)"; exit 1; }
+    corpus=.build-fuzz/corpus/$target
+    mkdir -p "$corpus" .build-fuzz/crashes
+    log=.build-fuzz/$target.log
+    result=ok
+    # -timeout: one input may take at most 10 s (a hang is a failure too); -rss_limit_mb bounds memory.
+    if ! "$binary" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=".build-fuzz/crashes/$target-" "$corpus" "Fuzz/Corpus/$target" >"$log" 2>&1; then
+        result=FAILED
+        status=1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    size=$(( $(ls "$corpus" | wc -l) + $(ls "Fuzz/Corpus/$target" | wc -l) ))
+    printf '%-14s %12s %10s %8s %s\n' "$target" "${runs:-?}" "${rate:-?}" "$size" "$result"
+    if [ "$result" != ok ]; then
+        grep -E "Fatal error|ERROR|SUMMARY|artifact" "$log" | head -5
+    fi
+done
+if [ "$status" != 0 ]; then
+    echo "a fuzzer failed: the input is in .build-fuzz/crashes/; copy it to Fuzz/Regressions/<target>/ as a regression test"
+fi
+exit "$status"
