@@ -2,7 +2,8 @@
 #   make demo   install missing system packages, build release, run the self-contained demo
 #               (demo OAuth issuer + protected backend + proxy, all on loopback)
 #   make run    install missing system packages, build release, run with config/token-sidecar.yaml
-#   make test   install missing system packages, run every test (plain, then under ThreadSanitizer)
+#   make test   install missing system packages, run every test under AddressSanitizer, then
+#               under ThreadSanitizer; `make test-plain` runs them unsanitized
 #   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
 #   make fuzz   libFuzzer + AddressSanitizer on the request head parser, the response head parser
@@ -14,10 +15,14 @@ CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
 # System packages: libevent + OpenSSL to build; nginx, python3 (with cryptography, for the verifying
 # authorization server), openssl (test keys) and curl for the integration tests.
-DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography openssl curl
+DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl
+# h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
+H11_VERSION := 0.16.0
+# The toolchain's symbolizer, so sanitizer reports name functions and lines.
+SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release demo run test test-plain test-tsan fuzz bigbody bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv build release demo run test test-plain test-asan test-tsan fuzz bigbody bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -38,11 +43,28 @@ demo: release
 run: release
 	$(BIN) run --config $(CONFIG)
 
-test: deps test-plain test-tsan
+h11-venv: .build-h11/bin/python3
 
-test-plain:
+.build-h11/bin/python3:
+	python3 -m venv .build-h11
+	.build-h11/bin/pip install -q h11==$(H11_VERSION)
+
+test: deps h11-venv test-asan test-tsan
+
+test-plain: h11-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+
+# Memory errors in the C interop (libevent, OpenSSL, Unmanaged): use after free, overflows,
+# double frees, in the test process and in every sidecar process it starts (they inherit
+# ASAN_OPTIONS). LeakSanitizer is off: Swift keeps weak-reference side tables behind tagged
+# pointers LSan cannot follow, Foundation and XCTest leave allocations at exit, and the sidecar
+# exits without freeing its loops (the kernel does) — reports at exit are noise, not leaks.
+# Leaks while running are what matters; the soak (`make soak`) measures the RSS slope instead.
+test-asan: h11-venv
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 # Objects passed through C callbacks are invisible to Swift's race checker: TSan sees them.
 test-tsan:
@@ -64,7 +86,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost

@@ -27,7 +27,7 @@ final class CapturedSidecar {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["run", "--config", configPath]
         }
-        process.environment = ["PATH": "/usr/bin:/bin"]
+        process.environment = childEnvironment(["PATH": "/usr/bin:/bin"])
         process.standardOutput = output
         process.standardError = output
         try process.run()

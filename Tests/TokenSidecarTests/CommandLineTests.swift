@@ -107,7 +107,7 @@ final class CommandLineTests: XCTestCase {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = ["run", "--config", path]
-        process.environment = ["MY_TOKEN": "SENTINEL-SECRET-3"]
+        process.environment = childEnvironment(["MY_TOKEN": "SENTINEL-SECRET-3"])
         let err = Pipe()
         process.standardError = err
         try process.run()

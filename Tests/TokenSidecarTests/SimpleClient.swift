@@ -78,7 +78,7 @@ final class SidecarProcess {
     init(configPath: String, environment: [String: String] = [:], arguments: [String] = [], waitForAdmin: Bool = false) throws {
         process.executableURL = XCTestCaseBinary.url
         process.arguments = ["run", "--config", configPath] + arguments
-        process.environment = environment
+        process.environment = childEnvironment(environment)
         process.standardError = errPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -128,7 +128,14 @@ final class SidecarProcess {
     }
 
     deinit {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        // Bounded: a child blocked writing to a pipe nobody reads (a wedged log reader, or a
+        // sanitizer report at exit) cannot act on SIGTERM, so it gets SIGKILL after 10 s.
+        guard process.isRunning else { return }
+        process.terminate()
+        if waitForExit(timeout: 10) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
     }
 }
 

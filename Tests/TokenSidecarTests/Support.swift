@@ -49,6 +49,16 @@ func staticRouteConfig(upstream: String, admin: Bool = true, extra: [String] = [
     ]).joined(separator: "\n")
 }
 
+/// The environment a sidecar child process gets: exactly `environment`, plus the sanitizer
+/// options of this test process (the ASan and TSan runs set them, and a child built with a
+/// sanitizer must read the same suppressions).
+func childEnvironment(_ environment: [String: String]) -> [String: String] {
+    let inherited = ProcessInfo.processInfo.environment.filter {
+        $0.key.hasSuffix("SAN_OPTIONS") || $0.key.hasSuffix("SAN_SYMBOLIZER_PATH")
+    }
+    return environment.merging(inherited) { own, _ in own }
+}
+
 /// The outcome of running the binary.
 struct Outcome { var status: Int32; var out: String; var err: String }
 
@@ -67,7 +77,7 @@ extension XCTestCase {
         let process = Process()
         process.executableURL = Self.sidecarBinary
         process.arguments = arguments
-        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        process.environment = childEnvironment(environment.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a })
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

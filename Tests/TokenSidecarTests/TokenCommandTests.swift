@@ -87,7 +87,7 @@ final class TokenCommandTests: XCTestCase {
         let process = Process()
         process.executableURL = Self.sidecarBinary
         process.arguments = ["run", "--config", path, "--log-level", "debug"]
-        process.environment = ["PARTNER_SECRET": "SENTINEL-SECRET-LOG"]
+        process.environment = childEnvironment(["PARTNER_SECRET": "SENTINEL-SECRET-LOG"])
         let err = Pipe(), out = Pipe()
         process.standardError = err
         process.standardOutput = out
