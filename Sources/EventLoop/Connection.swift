@@ -64,6 +64,9 @@ public final class Connection {
     static let pausedCloseCheck: Duration = .milliseconds(50)
     /// The end of the connection (peer close, error, timeout) was reported to the delegate.
     var peerEnded = false
+    /// The peer closed its sending side (end of stream was read): a lingering close has
+    /// nothing left to drain, so it closes as soon as the output is flushed.
+    private var peerClosedInput = false
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -299,6 +302,7 @@ public final class Connection {
     func reportEnd(_ reason: ConnectionEnd) {
         guard !peerEnded else { return }
         peerEnded = true
+        if reason == .endOfStream { peerClosedInput = true }
         closeWatch?.suspend()
         delegate?.connection(self, didEnd: reason)
     }
@@ -411,6 +415,13 @@ public final class Connection {
     private func shutdownWrite() {
         guard isOpen, !shutDownWrite else { return }
         shutDownWrite = true
+        if lingering && peerClosedInput && receiveBufferAtEndOfStream() {
+            // Everything is with the kernel and the peer will send nothing more: lingering
+            // would only hold the descriptor (for up to three lingers) after every client that
+            // closes first. (With bytes still unread, close(2) would send a reset; linger then.)
+            close()
+            return
+        }
         _ = shutdown(descriptor, Int32(SHUT_WR))
         if lingering {
             // Discard what the peer still sends for a short while (so it reads our answer
@@ -419,6 +430,13 @@ public final class Connection {
             lingerCap = Timer(on: loop, after: lingerDuration * 3) { [unowned self] in close() }
         }
         reportFlushed()
+    }
+
+    /// Whether the socket's receive buffer holds nothing but the peer's end of stream (one
+    /// peek, nothing consumed).
+    private func receiveBufferAtEndOfStream() -> Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
     }
 
     private func reportFlushed() {

@@ -58,4 +58,36 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(response.json?["target"] as? String, "/through-tunnel")
         XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), [], "nothing injected into tunnels")
     }
+
+    /// A client that closes first (after a keep-alive exchange, or before sending anything)
+    /// leaves nothing to linger for: its descriptor is released at once, not after the
+    /// lingering close's cap (3 × 2 s), which let closing clients pile up descriptors that no
+    /// connection limit counted.
+    func testClientThatClosesFirstReleasesItsDescriptorAtOnce() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        // Warm up: the pooled upstream connection exists from now on.
+        let first = try RawClient(port: proxy.port)
+        first.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try first.readResponse().status, 200)
+        first.close()
+        Thread.sleep(forTimeInterval: 0.5)
+        let baseline = openDescriptors()
+        for index in 0..<20 {
+            let client = try RawClient(port: proxy.port)
+            if index % 2 == 0 {
+                client.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                XCTAssertEqual(try client.readResponse().status, 200)
+            }
+            client.close()
+        }
+        let closed = Date()
+        while openDescriptors() > baseline && Date().timeIntervalSince(closed) < 10 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let elapsed = Date().timeIntervalSince(closed)
+        XCTAssertLessThanOrEqual(openDescriptors(), baseline, "descriptors of closed clients are still open")
+        XCTAssertLessThan(elapsed, 1.5, "descriptors were held \(elapsed) s after the clients closed (the linger cap is 6 s)")
+    }
 }
