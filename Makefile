@@ -8,6 +8,10 @@
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
 #   make fuzz   libFuzzer + AddressSanitizer on the request head parser, the response head parser
 #               and the chunked decoder, FUZZ_SECONDS (default 60) each; fails on any crash
+#   make abuse  build release, then slowloris, slow POST, slow read, 10,000 dropped connections and
+#               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min)
+#   make soak   build release, then SOAK_SECONDS (default 600) of mixed load: RSS and descriptor
+#               slopes, token fetches, unprovoked errors
 #   make bench-metrics  what per-request metrics cost: worker-local counters vs swift-metrics +
 #               swift-prometheus (a separate package under Benchmarks/metrics-cost)
 SWIFT   ?= swift
@@ -22,7 +26,7 @@ H11_VERSION := 0.16.0
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv build release demo run test test-plain test-asan test-tsan fuzz bigbody bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv build release demo run test test-plain test-asan test-tsan fuzz abuse soak bigbody bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -72,6 +76,12 @@ test-tsan:
 
 fuzz: deps
 	Fuzz/run.sh
+
+abuse: release
+	Benchmarks/abuse/run.sh
+
+soak: release
+	Benchmarks/soak.sh
 
 bigbody: release
 	Benchmarks/bigbody.sh
