@@ -67,6 +67,8 @@ public final class Connection {
     /// The peer closed its sending side (end of stream was read): a lingering close has
     /// nothing left to drain, so it closes as soon as the output is flushed.
     private var peerClosedInput = false
+    /// The socket failed (a reset, most often): nothing can be drained or delivered any more.
+    private var socketFailed = false
 
     /// Bytes received and not yet consumed.
     public let input: EventBuffer
@@ -302,7 +304,11 @@ public final class Connection {
     func reportEnd(_ reason: ConnectionEnd) {
         guard !peerEnded else { return }
         peerEnded = true
-        if reason == .endOfStream { peerClosedInput = true }
+        switch reason {
+        case .endOfStream: peerClosedInput = true
+        case .socketError: socketFailed = true
+        default: break
+        }
         closeWatch?.suspend()
         delegate?.connection(self, didEnd: reason)
     }
@@ -415,10 +421,11 @@ public final class Connection {
     private func shutdownWrite() {
         guard isOpen, !shutDownWrite else { return }
         shutDownWrite = true
-        if lingering && peerClosedInput && receiveBufferAtEndOfStream() {
-            // Everything is with the kernel and the peer will send nothing more: lingering
-            // would only hold the descriptor (for up to three lingers) after every client that
-            // closes first. (With bytes still unread, close(2) would send a reset; linger then.)
+        if lingering && (socketFailed || (peerClosedInput && receiveBufferAtEndOfStream())) {
+            // Everything is with the kernel and the peer will send nothing more (or reset the
+            // connection): lingering would only hold the descriptor, for up to three lingers,
+            // after every client that leaves first. (With bytes still unread after an end of
+            // stream, close(2) would send a reset; linger then.)
             close()
             return
         }

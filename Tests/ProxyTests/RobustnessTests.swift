@@ -59,8 +59,8 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), [], "nothing injected into tunnels")
     }
 
-    /// A client that closes first (after a keep-alive exchange, or before sending anything)
-    /// leaves nothing to linger for: its descriptor is released at once, not after the
+    /// A client that closes or resets first (after a keep-alive exchange, or before sending
+    /// anything) leaves nothing to linger for: its descriptor is released at once, not after the
     /// lingering close's cap (3 × 2 s), which let closing clients pile up descriptors that no
     /// connection limit counted.
     func testClientThatClosesFirstReleasesItsDescriptorAtOnce() throws {
@@ -74,13 +74,14 @@ final class RobustnessTests: XCTestCase {
         first.close()
         Thread.sleep(forTimeInterval: 0.5)
         let baseline = openDescriptors()
-        for index in 0..<20 {
+        for index in 0..<40 {
             let client = try RawClient(port: proxy.port)
             if index % 2 == 0 {
                 client.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
                 XCTAssertEqual(try client.readResponse().status, 200)
             }
-            client.close()
+            // Half leave with FIN, half with a reset (RST), each after an exchange or none.
+            client.close(reset: index % 4 >= 2)
         }
         let closed = Date()
         while openDescriptors() > baseline && Date().timeIntervalSince(closed) < 10 {
