@@ -158,11 +158,31 @@ extension ClientSession: UpstreamWaiter {
         }
         let copy = exchange.wantsBodyCopy && !staged.isEmpty && staged.count <= Exchange.resendLimit
             ? staged.peekBytes(max: staged.count) : nil
-        let action = exchange.bodyStaged(progress, stagedBytes: staged.count, copy: copy)
-        if case .fail = action { staged.drain(staged.count) }
+        let action = exchange.bodyStaged(progress, stagedBytes: staged.count, heldBytes: io.heldBody?.buffer.count ?? 0,
+                                         copy: copy)
+        if case .fail = action {
+            staged.drain(staged.count)
+            io.heldBody = nil
+        } else if action != .holdBody, let held = io.heldBody {
+            // The collected bytes go first: the scratch buffer holds the newest.
+            staged.moveAll(to: held.buffer)
+            held.buffer.moveAll(to: staged)
+            io.heldBody = nil
+        }
         // The body started (or the exchange ended): its start timer no longer applies.
         if action != .waitForBody && armedTimer == .bodyStart { disarm() }
         perform(action)
+    }
+
+    /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
+    /// until the body is complete or long enough to take a backend connection for.
+    func holdBody() {
+        guard let io = current else { return }
+        let held = io.heldBody ?? OwnedEventBuffer()
+        context.scratch.buffer.moveAll(to: held.buffer)
+        io.heldBody = held
+        // A client that stops sending its body for bodyIdle is ended by its read timeout.
+        client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
     }
 
     /// Takes a connection for the staged request (in the worker's scratch buffer).

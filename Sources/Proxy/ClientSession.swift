@@ -98,6 +98,7 @@ final class ClientSession: ConnectionDelegate {
         case .lookUpToken: lookUpToken()
         case .stageBody: stageBody()
         case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }
+        case .holdBody: holdBody()
         case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(checkStale: checkStale, pauseClient: pauseClient)
         case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
         case .send: sendRequest()

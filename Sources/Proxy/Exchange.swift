@@ -107,6 +107,12 @@ struct Exchange {
 
     /// Largest request body kept for sending again (401 replay, retry on a fresh connection).
     static let resendLimit = 64 * 1024
+    /// A request body is collected up to this many bytes (or until complete) before a backend
+    /// connection is taken, as nginx does by default: a client dripping its body holds only
+    /// its own connection, never one of the upstream's `maxConnectionsPerUpstream`. Larger
+    /// bodies stream once this much has arrived. Equal to ``resendLimit``, so a collected body
+    /// can always be replayed.
+    static let collectLimit = resendLimit
 
     private(set) var state = State.idle
     private(set) var request: Request?
@@ -181,16 +187,23 @@ struct Exchange {
     }
 
     /// The body bytes buffered so far were validated and staged (`copy`: those bytes, when
-    /// ``wantsBodyCopy``).
-    mutating func bodyStaged(_ progress: BodyProgress, stagedBytes: Int, copy: [UInt8]?) -> ExchangeAction {
+    /// ``wantsBodyCopy``); `heldBytes` were staged by earlier calls and are held by the session.
+    mutating func bodyStaged(_ progress: BodyProgress, stagedBytes: Int, heldBytes: Int = 0,
+                             copy: [UInt8]?) -> ExchangeAction {
         guard state == .awaitingBody, let request else { return .none }
         if progress == .malformed {
             return fail(.malformedBody, close: true)
         }
-        if progress == .needMore && stagedBytes == 0 && request.chunked && !request.expectsContinue {
+        if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue {
             // Not even the first chunk-size line is complete: wait for it rather than open a
             // backend request that might have to be aborted. Bounded by clientHeader.
             return .waitForBody
+        }
+        if progress == .needMore && !request.expectsContinue && heldBytes + stagedBytes < Self.collectLimit {
+            // Collect more before taking a backend connection (bounded by bodyIdle). With
+            // `Expect: 100-continue` the client waits for the backend before sending: never held.
+            keep(copy, count: stagedBytes)
+            return .holdBody
         }
         keep(copy, count: stagedBytes)
         requestComplete = progress == .complete

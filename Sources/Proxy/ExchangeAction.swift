@@ -4,10 +4,13 @@ enum ExchangeAction: Equatable {
     case none
     /// Ask the route's credential for its current token (waiting, bounded, if there is none).
     case lookUpToken
-    /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:copy:)``.
+    /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:heldBytes:copy:)``.
     case stageBody
     /// A chunked body has not started: wait (bounded by `clientHeader`) for more client bytes.
     case waitForBody
+    /// Keep the staged body bytes with the session and wait (bounded by `bodyIdle`) for more:
+    /// the body is neither complete nor ``Exchange/collectLimit`` bytes long yet.
+    case holdBody
     /// Take a connection from the pool (`checkStale`: the request could not be retried if a
     /// reused connection turned out closed); pause reading the client when staging filled up.
     case acquireUpstream(checkStale: Bool, pauseClient: Bool)

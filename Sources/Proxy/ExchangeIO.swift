@@ -19,6 +19,8 @@ final class ExchangeIO {
     var upstream: UpstreamConnection?
     /// Request body bytes staged while queued for a connection (the worker's scratch buffer is shared).
     var queuedBody: OwnedEventBuffer?
+    /// Request body bytes collected before a connection is taken (see ``Exchange/collectLimit``).
+    var heldBody: OwnedEventBuffer?
     /// Decodes the client's request body framing and produces the upstream's.
     var requestRelay: BodyRelay
     /// Bytes of this request (head and body) queued toward the current upstream connection.

@@ -21,7 +21,9 @@ final class ExchangeTests: XCTestCase {
             XCTAssertEqual(exchange.start(request), .lookUpToken)
             XCTAssertEqual(exchange.tokenResolved(available: true), .stageBody)
         }
-        let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count, copy: body)
+        // An incomplete body streams once ``Exchange/collectLimit`` bytes were collected.
+        let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count,
+                                         heldBytes: complete ? 0 : Exchange.collectLimit, copy: body)
         XCTAssertEqual(action, .acquireUpstream(checkStale: !(request.idempotent), pauseClient: false))
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         XCTAssertEqual(exchange.state, .forwarding)
@@ -61,6 +63,42 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.state, .awaitingBody)
         XCTAssertEqual(exchange.timerFired(.bodyStart), .fail(.bodyStartTimeout, close: true, retryAfter: nil))
         XCTAssertEqual(exchange.state, .closed)
+    }
+
+    func testABodyIsCollectedUntilCompleteBeforeAConnectionIsTaken() {
+        var exchange = Exchange()
+        _ = exchange.start(request(idempotent: false, bodyless: false, credential: .none))
+        let drip = [UInt8](repeating: 7, count: 8)
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .holdBody,
+                       "a Content-Length body that has not started takes no connection either")
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 8, heldBytes: 0, copy: drip), .holdBody)
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 8, heldBytes: 8, copy: drip), .holdBody)
+        XCTAssertEqual(exchange.state, .awaitingBody)
+        XCTAssertEqual(exchange.bodyStaged(.complete, stagedBytes: 8, heldBytes: 16, copy: drip),
+                       .acquireUpstream(checkStale: true, pauseClient: false))
+        XCTAssertTrue(exchange.requestComplete)
+        XCTAssertEqual(exchange.resendBody, drip + drip + drip, "the bytes of every step are kept for a replay, in order")
+    }
+
+    func testALongBodyStreamsOnceTheCollectLimitIsReached() {
+        var exchange = Exchange()
+        _ = exchange.start(request(idempotent: false, bodyless: false, credential: .none))
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 1000, heldBytes: Exchange.collectLimit - 1001, copy: nil),
+                       .holdBody)
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 1, heldBytes: Exchange.collectLimit - 1, copy: nil),
+                       .acquireUpstream(checkStale: true, pauseClient: false))
+        XCTAssertFalse(exchange.requestComplete)
+        var blocked = Exchange()
+        _ = blocked.start(request(idempotent: false, bodyless: false, credential: .none))
+        XCTAssertEqual(blocked.bodyStaged(.blocked, stagedBytes: 10, copy: nil), .acquireUpstream(checkStale: true, pauseClient: true),
+                       "a full staging buffer is long enough")
+    }
+
+    func testExpectContinueBodyIsNeverHeld() {
+        var exchange = Exchange()
+        _ = exchange.start(request(idempotent: false, bodyless: false, expectsContinue: true, credential: .none))
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .acquireUpstream(checkStale: true, pauseClient: false),
+                       "the client waits for the backend's 100 before it sends the body")
     }
 
     func testExpectContinueChunkedBodyIsNotWaitedFor() {

@@ -91,4 +91,33 @@ final class RobustnessTests: XCTestCase {
         XCTAssertLessThanOrEqual(openDescriptors(), baseline, "descriptors of closed clients are still open")
         XCTAssertLessThan(elapsed, 1.5, "descriptors were held \(elapsed) s after the clients closed (the linger cap is 6 s)")
     }
+
+    /// Slow POST: clients dripping short bodies hold only their own connections. The body is
+    /// collected before a backend connection is taken, so with every backend connection the
+    /// limit allows (2 here) "in use" by drippers, another client is still answered at once, and
+    /// a dripped body arrives whole.
+    func testClientsDrippingBodiesDoNotHoldBackendConnections() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port) + "\nmaxConnectionsPerUpstream: 2\n")
+        let drippers = try (0..<4).map { _ in try RawClient(port: proxy.port, timeout: 10) }
+        for client in drippers {
+            client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 100\r\n\r\n0123456789")
+        }
+        for _ in 0..<5 {
+            Thread.sleep(forTimeInterval: 0.1)
+            for client in drippers { client.send("0123456789") }
+        }
+        XCTAssertEqual(backend.connections().count, 0, "no backend connection for a body still arriving")
+        let other = try RawClient(port: proxy.port, timeout: 10)
+        let started = Date()
+        other.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try other.readResponse().status, 200)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "the other client waited for the drippers")
+        for client in drippers { client.send("0123456789012345678901234567890123456789") }
+        for client in drippers {
+            let response = try client.readResponse()
+            XCTAssertEqual(response.status, 200)
+            XCTAssertEqual(response.json?["body_len"] as? Int, 100, "the collected body arrives whole")
+        }
+    }
 }

@@ -77,7 +77,8 @@ final class StreamingTests: XCTestCase {
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
         do {
             let client = try RawClient(port: proxy.port)
-            client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
+            // More than the 64 KiB collected before a connection is taken: the body is streaming.
+            client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 100_000))
             Thread.sleep(forTimeInterval: 0.2)
         } // client closed here
         let deadline = Date().addingTimeInterval(5)
