@@ -175,7 +175,8 @@ start_nginx() { # start_nginx NAME PORT -> sets LAST_PID (the master)
 # sidecar_config PORT FILE: token-sidecar as forward proxy on 127.0.0.1:PORT, static token "abc",
 # route api.test -> http://127.0.0.1:$BPORT. Settings from variables (set them on the call,
 # e.g. SC_WORKERS=2 sidecar_config ...): SC_ADMIN (127.0.0.1:0), SC_ACCESS_LOG (false),
-# SC_WORKERS (1), SC_ROUTES (more YAML list items under routes:).
+# SC_WORKERS (1), SC_CREDENTIALS (more YAML entries under credentials:, indented 2),
+# SC_ROUTES (more YAML list items under routes:).
 sidecar_config() {
   cat >"$2" <<EOF
 listen: "127.0.0.1:$1"
@@ -189,6 +190,7 @@ credentials:
   api:
     type: static
     token: "abc"
+${SC_CREDENTIALS:-}
 routes:
   - host: "api.test"
     upstream: "http://127.0.0.1:$BPORT"

@@ -78,28 +78,14 @@ TPORT="$PORT"
 
 SPORT="$(free_port)"
 APORT="$(free_port)"
-cat >"$TMP/sidecar.yaml" <<EOF
-listen: "127.0.0.1:$SPORT"
-admin: "127.0.0.1:$APORT"
-drainTimeout: 2s
-credentials:
-  api:
-    type: static
-    token: "abc"
-  idp:
+# Access log on (the default); refreshAt 80% (the default): a new token every 0.8 x $EXPIRES_IN s.
+SC_ADMIN="127.0.0.1:$APORT" SC_ACCESS_LOG=true SC_CREDENTIALS="  idp:
     type: oauth2
-    tokenUrl: "http://127.0.0.1:$TPORT/token"
-    clientId: "soak"
-    secret: "soak-secret"
-    # refreshAt: 80% (default): a new token every 0.8 x $EXPIRES_IN s
-routes:
-  - host: "api.test"
-    upstream: "http://127.0.0.1:$BPORT"
-    credential: api
-  - host: "oauth.test"
-    upstream: "http://127.0.0.1:$BPORT"
-    credential: idp
-EOF
+    tokenUrl: \"http://127.0.0.1:$TPORT/token\"
+    clientId: \"soak\"
+    secret: \"soak-secret\"" SC_ROUTES="  - host: \"oauth.test\"
+    upstream: \"http://127.0.0.1:$BPORT\"
+    credential: idp" sidecar_config "$SPORT" "$TMP/sidecar.yaml"
 : >"$TMP/token.log"
 start_bg "$TMP/sidecar.log" "$SIDECAR_BIN" run --config "$TMP/sidecar.yaml"
 SPID="$LAST_PID"

@@ -75,21 +75,9 @@ start_nginx backend "$BPORT"
 # ---- token-sidecar ------------------------------------------------------------------
 SPORT="$(free_port)"
 APORT="$(free_port)"
-cat >"$TMP/sidecar.yaml" <<EOF
-listen: "127.0.0.1:$SPORT"
-admin: "127.0.0.1:$APORT"
-drainTimeout: 2s
 # Default limits and timeouts on purpose (clientHeader 10s, idle 60s, bodyIdle 60s,
-# maxConnectionsPerUpstream 256, maxClientConnections from the descriptor limit).
-credentials:
-  api:
-    type: static
-    token: "abc"
-routes:
-  - host: "api.test"
-    upstream: "http://127.0.0.1:$BPORT"
-    credential: api
-EOF
+# maxConnectionsPerUpstream 256, maxClientConnections from the descriptor limit), access log on.
+SC_ADMIN="127.0.0.1:$APORT" SC_ACCESS_LOG=true sidecar_config "$SPORT" "$TMP/sidecar.yaml"
 start_bg "$TMP/sidecar.log" "$SIDECAR_BIN" run --config "$TMP/sidecar.yaml"
 SPID="$LAST_PID"
 wait_port "$SPORT" "$SPID" 15 || { echo "sidecar did not start:"; tail -20 "$TMP/sidecar.log"; exit 2; }
