@@ -144,6 +144,22 @@ class Conn:
             n -= got
 
 
+
+def scrape_metrics(admin):
+    """The sidecar's /metrics at `admin` (host:port) as {"name{labels}": value}, buckets left out."""
+    import urllib.request
+    with urllib.request.urlopen("http://%s/metrics" % admin, timeout=2) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#") and "_bucket" not in line:
+            key, _, value = line.rpartition(" ")
+            try:
+                out[key] = float(value)
+            except ValueError:
+                pass
+    return out
+
 def request_line(method, url, direct):
     u = urlsplit(url)
     host = u.netloc

@@ -307,17 +307,7 @@ def load(a):
 # ---------------------------------------------------------------- sampler --------------------
 
 def scrape(admin):
-    with urllib.request.urlopen("http://%s/metrics" % admin, timeout=2) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#") and "_bucket" not in line:
-            k, _, v = line.rpartition(" ")
-            try:
-                out[k] = float(v)
-            except ValueError:
-                pass
-    return out
+    return proxyclient.scrape_metrics(admin)
 
 
 def sample(a):

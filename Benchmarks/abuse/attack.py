@@ -48,6 +48,9 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import proxyclient  # noqa: E402  (Benchmarks/proxyclient.py)
+
 CONNECT_TIMEOUT = 2.0
 STATUS_RE = re.compile(rb"^HTTP/1\.[01] (\d{3})")
 
@@ -586,19 +589,7 @@ def proc_cpu(pid):
 
 
 def scrape(admin):
-    """Counters and gauges from /metrics as {name{labels}: value} (histograms left out)."""
-    with urllib.request.urlopen("http://%s/metrics" % admin, timeout=2) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#") or "_bucket" in line:
-            continue
-        key, _, val = line.rpartition(" ")
-        try:
-            out[key] = float(val)
-        except ValueError:
-            pass
-    return out
+    return proxyclient.scrape_metrics(admin)
 
 
 def upstream_states(m):

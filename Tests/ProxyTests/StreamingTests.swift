@@ -89,6 +89,27 @@ final class StreamingTests: XCTestCase {
         XCTAssertEqual(backend.requests().count, 0, "the partial request must never complete at the backend")
     }
 
+    func testClientDisconnectWhileItsBodyIsCollectedReachesNoBackend() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        do {
+            let client = try RawClient(port: proxy.port)
+            // Under the 64 KiB collected before a backend connection is taken.
+            client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000\r\n\r\n" + String(repeating: "x", count: 1000))
+            Thread.sleep(forTimeInterval: 0.2)
+        } // client closed here
+        // The session is gone (its descriptor released) and nothing reached the backend.
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline && proxy.metrics().clientConnections > 0 { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(proxy.metrics().clientConnections, 0)
+        XCTAssertEqual(backend.connections().count, 0, "a body that never completed opened no backend connection")
+        XCTAssertEqual(backend.requests().count, 0)
+        // And the proxy serves the next client normally.
+        let next = try RawClient(port: proxy.port)
+        next.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\n\r\nhello")
+        XCTAssertEqual(try next.readResponse().json?["body_len"] as? Int, 5)
+    }
+
     func testExpectContinueIsForwarded() throws {
         let backend = try Backend()
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
