@@ -251,6 +251,9 @@ extension ClientSession: UpstreamConnectionOwner {
         case .bodyStartTimeout:
             return ProxyError(status: 408, type: "http_request_error",
                               message: "the request body did not start within timeouts.clientHeader")
+        case .bodyIdleTimeout:
+            return ProxyError(status: 408, type: "http_request_error",
+                              message: "the request body made no progress within timeouts.bodyIdle")
         case .connectionLimit:
             return .connectionLimitReached(context.maxConnectionsPerUpstream)
         case .malformedResponse(let problem):

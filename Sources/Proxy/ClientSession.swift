@@ -86,7 +86,7 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
-        perform(exchange.clientEnded())
+        perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded())
     }
 
     // MARK: - performing actions

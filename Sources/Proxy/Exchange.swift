@@ -408,6 +408,14 @@ struct Exchange {
         }
     }
 
+    /// The client's read timeout expired (no byte for `bodyIdle`). While its body is being
+    /// collected the client gets a 408; in any other phase this ends the exchange like a
+    /// client that left.
+    mutating func clientStalled() -> ExchangeAction {
+        guard state == .awaitingBody else { return clientEnded() }
+        return fail(.bodyIdleTimeout, close: true)
+    }
+
     /// A timer of the exchange fired.
     mutating func timerFired(_ timer: ExchangeTimer) -> ExchangeAction {
         guard let request else { return .none }

@@ -66,6 +66,8 @@ enum ExchangeFailure: Equatable {
     case malformedBody
     /// A chunked body did not start within `clientHeader`.
     case bodyStartTimeout
+    /// A body being collected made no progress for `bodyIdle`.
+    case bodyIdleTimeout
     /// The upstream's connection limit and queue did not yield a connection.
     case connectionLimit
     /// The backend sent a malformed (or unrelayable) response; says what was wrong.

@@ -80,6 +80,16 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.resendBody, drip + drip + drip, "the bytes of every step are kept for a replay, in order")
     }
 
+    func testAStalledCollectedBodyFails408ButAStalledForwardedOneAborts() {
+        var collecting = Exchange()
+        _ = collecting.start(request(idempotent: false, bodyless: false, credential: .none))
+        XCTAssertEqual(collecting.bodyStaged(.needMore, stagedBytes: 8, copy: nil), .holdBody)
+        XCTAssertEqual(collecting.clientStalled(), .fail(.bodyIdleTimeout, close: true, retryAfter: nil))
+        XCTAssertEqual(collecting.state, .closed)
+        var forwarding = forwarding(request(idempotent: false, bodyless: false), staged: [1], complete: false)
+        XCTAssertEqual(forwarding.clientStalled(), .abort, "once the backend has the request, a stalled client aborts it")
+    }
+
     func testALongBodyStreamsOnceTheCollectLimitIsReached() {
         var exchange = Exchange()
         _ = exchange.start(request(idempotent: false, bodyless: false, credential: .none))

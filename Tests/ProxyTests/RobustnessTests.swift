@@ -120,4 +120,20 @@ final class RobustnessTests: XCTestCase {
             XCTAssertEqual(response.json?["body_len"] as? Int, 100, "the collected body arrives whole")
         }
     }
+
+    /// A client that stops sending a body being collected gets 408 after `bodyIdle`, and the
+    /// backend never hears of the request.
+    func testAStalledCollectedBodyGets408() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port) + "\ntimeouts: {bodyIdle: 1s}\n")
+        let client = try RawClient(port: proxy.port, timeout: 10)
+        client.send("POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 100\r\n\r\n0123456789")
+        let started = Date()
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 408)
+        XCTAssertTrue(response.header("Proxy-Status")?.contains("error=http_request_error") ?? false)
+        XCTAssertEqual(response.json?["error"] as? String, "http_request_error")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "bodyIdle is 1 s")
+        XCTAssertEqual(backend.connections().count, 0)
+    }
 }
