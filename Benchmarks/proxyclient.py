@@ -145,6 +145,14 @@ class Conn:
 
 
 
+def percentile(values, p):
+    """Nearest-rank percentile `p` (0-100) of `values`; None when there are none."""
+    if not values:
+        return None
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))]
+
+
 def scrape_metrics(admin):
     """The sidecar's /metrics at `admin` (host:port) as {"name{labels}": value}, buckets left out."""
     import urllib.request

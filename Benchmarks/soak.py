@@ -54,11 +54,7 @@ def now():
     return time.monotonic()
 
 
-def pct(values, p):
-    if not values:
-        return None
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))]
+pct = proxyclient.percentile
 
 
 def dump(path, obj):

@@ -59,13 +59,7 @@ def now():
     return time.monotonic()
 
 
-def pct(values, p):
-    """Nearest-rank percentile of a list (None when empty)."""
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
-    return s[k]
+pct = proxyclient.percentile
 
 
 def dump(path, obj):

@@ -13,6 +13,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import proxyclient  # noqa: E402  (Benchmarks/proxyclient.py)
+
 RATIO_LIMIT = 2.0
 
 
@@ -24,12 +27,7 @@ def load(path, default=None):
         return default
 
 
-def pct(values, p):
-    if not values:
-        return None
-    s = sorted(values)
-    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
-    return s[k]
+pct = proxyclient.percentile
 
 
 def canary_stats(d):
