@@ -145,6 +145,12 @@ class Conn:
 
 
 
+def write_json(path, obj):
+    """Writes `obj` to `path` as indented, key-sorted JSON."""
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+
+
 def percentile(values, p):
     """Nearest-rank percentile `p` (0-100) of `values`; None when there are none."""
     if not values:

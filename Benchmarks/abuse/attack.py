@@ -62,9 +62,7 @@ def now():
 pct = proxyclient.percentile
 
 
-def dump(path, obj):
-    with open(path, "w") as f:
-        json.dump(obj, f, indent=1, sort_keys=True)
+dump = proxyclient.write_json
 
 
 def hostport(s):
