@@ -1,0 +1,112 @@
+import CLibevent
+import Glibc
+
+/// An unlinked temporary file that keeps bytes in order: appended from one evbuffer, read back
+/// into another, each at its own offset (`pwritev`/`pread`, so the file position is never used).
+///
+/// A response whose client reads more slowly than its backend sends is spooled here, so the
+/// backend connection can go back to the pool (nginx's `proxy_buffering` temporary files).
+/// Nothing is cached in Swift memory: bytes go from the evbuffer's chains straight to the file
+/// and from the file straight into reserved evbuffer space. The file is unlinked at once, so it
+/// disappears with its descriptor, even if the process is killed.
+///
+/// Writes and reads block the loop for as long as the page cache takes (as nginx's do without
+/// `aio`); they are never on the path of a client that keeps up.
+public final class SpoolFile {
+    private let fd: Int32
+    /// Bytes written so far: the file's size.
+    public private(set) var size = 0
+    /// Bytes read back so far.
+    public private(set) var readOffset = 0
+
+    /// Bytes written and not yet read back.
+    public var pending: Int { size - readOffset }
+
+    /// Creates an empty spool file in `directory` (and unlinks it at once).
+    public init(directory: String) throws(SpoolError) {
+        var template = Array("\(directory)/token-sidecar-spool.XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw SpoolError(operation: "create a file in \(directory)", code: errno) }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        // Not inherited by token-server helpers or anything else the process starts.
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        self.fd = fd
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Appends every byte of `source` to the file, draining what was written. On an error
+    /// (`ENOSPC`, `EIO`) the bytes not written stay in `source`.
+    public func append(from source: EventBuffer) throws(SpoolError) {
+        let maxVectors = 64
+        // libevent's `evbuffer_iovec` is the system's `iovec`: the chains go to pwritev as they are.
+        var vectors = [iovec](repeating: iovec(), count: maxVectors)
+        while !source.isEmpty {
+            let count = min(Int(evbuffer_peek(source.raw, -1, nil, &vectors, Int32(maxVectors))), maxVectors)
+            let written = pwritev(fd, vectors, Int32(count), off_t(size))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SpoolError(operation: "write", code: errno)
+            }
+            if written == 0 { throw SpoolError(operation: "write", code: EIO) }
+            size += written
+            source.drain(written)
+        }
+    }
+
+    /// Reads up to `max` pending bytes into reserved space at the end of `destination`;
+    /// returns how many.
+    @discardableResult
+    public func read(into destination: EventBuffer, max: Int) throws(SpoolError) -> Int {
+        let wanted = min(max, pending)
+        guard wanted > 0 else { return 0 }
+        var space = iovec()
+        guard evbuffer_reserve_space(destination.raw, wanted, &space, 1) == 1, space.iov_len >= wanted else {
+            throw SpoolError(operation: "reserve buffer space", code: ENOMEM)
+        }
+        var filled = 0
+        while filled < wanted {
+            let got = pread(fd, space.iov_base.advanced(by: filled), wanted - filled, off_t(readOffset + filled))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw SpoolError(operation: "read", code: errno)
+            }
+            // The file is never shorter than what was written to it.
+            if got == 0 { throw SpoolError(operation: "read", code: EIO) }
+            filled += got
+        }
+        space.iov_len = filled
+        evbuffer_commit_space(destination.raw, &space, 1)
+        readOffset += filled
+        return filled
+    }
+
+    /// Once everything written has been read back, empties the file so its blocks are freed;
+    /// returns the bytes freed (0 when something is still pending).
+    @discardableResult
+    public func reclaim() -> Int {
+        guard pending == 0, size > 0 else { return 0 }
+        let freed = size
+        _ = ftruncate(fd, 0)
+        size = 0
+        readOffset = 0
+        return freed
+    }
+}
+
+/// A spool file operation failed.
+public struct SpoolError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was being done ("write", "create a file in /tmp").
+    public let operation: String
+    /// The `errno` value.
+    public let code: Int32
+
+    /// An error of `operation` with `errno` `code`.
+    public init(operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    /// "write: No space left on device".
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
