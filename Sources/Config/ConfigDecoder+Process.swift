@@ -36,6 +36,32 @@ extension ConfigDecoder {
         return timeouts
     }
 
+    /// `spool:` — `directory` (a path, relative to the config file's directory) and `maxBytes`
+    /// (an integer or a size such as `512MiB`; 0 turns spooling off).
+    mutating func decodeSpool(_ node: Node?) -> SpoolConfig {
+        var spool = SpoolConfig()
+        guard let node, !Self.isNull(node) else { return spool }
+        guard let entries = mapping(node, path: "spool", expected: "a mapping with directory and maxBytes") else { return spool }
+        checkKeys(entries, allowed: ConfigKeys.spool, path: "spool")
+        let fields = Self.index(entries)
+        if case .value(let directory) = string(fields["directory"], path: "spool.directory") {
+            if directory.isEmpty {
+                report("spool.directory", "must not be empty", at: fields["directory"])
+            } else {
+                spool.directory = resolve(path: directory)
+            }
+        }
+        if case .value(let text) = string(fields["maxBytes"], path: "spool.maxBytes") {
+            if let bytes = ByteSize.parse(text) {
+                spool.maxBytes = bytes
+            } else {
+                report("spool.maxBytes", "expected a number of bytes such as 1073741824 or 1GiB (0 turns spooling off), got '\(text)'",
+                       at: fields["maxBytes"])
+            }
+        }
+        return spool
+    }
+
     /// `connect: deny` or `connect: {allow: ["host:port", ...]}`.
     mutating func decodeConnectPolicy(_ node: Node?) -> ConnectPolicy {
         guard let node, !Self.isNull(node) else { return .deny }

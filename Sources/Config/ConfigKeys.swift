@@ -3,9 +3,10 @@
 enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
-        "timeouts", "connect", "admin", "accessLog", "drainTimeout",
+        "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
         "credentials", "routes",
     ]
+    static let spool = ["directory", "maxBytes"]
     static let credentialCommon = ["type"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
     /// Client secret sources of `mca` and `oauth2`.

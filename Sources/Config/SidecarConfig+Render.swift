@@ -34,6 +34,9 @@ extension SidecarConfig {
             "  idle: \(DurationText.format(timeouts.idle))",
             "  upstreamIdle: \(DurationText.format(timeouts.upstreamIdle))",
             "  bodyIdle: \(DurationText.format(timeouts.bodyIdle))",
+            "spool:",
+            "  directory: \(Self.quote(spool.directory))",
+            "  maxBytes: \(ByteSize.format(spool.maxBytes))",
         ]
         switch connectPolicy {
         case .deny:

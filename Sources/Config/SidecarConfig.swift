@@ -30,6 +30,8 @@ public struct SidecarConfig: Sendable, Equatable {
     public var accessLog: Bool
     /// How long SIGTERM/SIGINT let in-flight requests finish (default 15 s).
     public var drainTimeout: Duration
+    /// Spooling of responses to clients that fall behind.
+    public var spool: SpoolConfig
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -51,8 +53,10 @@ public struct SidecarConfig: Sendable, Equatable {
         connectPolicy: ConnectPolicy = .deny,
         admin: ListenAddress = ListenAddress(host: "127.0.0.1", port: 9901),
         accessLog: Bool = true,
-        drainTimeout: Duration = .seconds(15)
+        drainTimeout: Duration = .seconds(15),
+        spool: SpoolConfig = SpoolConfig()
     ) {
+        self.spool = spool
         self.admin = admin
         self.accessLog = accessLog
         self.drainTimeout = drainTimeout

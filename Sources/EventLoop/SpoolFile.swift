@@ -35,14 +35,21 @@ public final class SpoolFile {
 
     deinit { Glibc.close(fd) }
 
-    /// Appends every byte of `source` to the file, draining what was written. On an error
-    /// (`ENOSPC`, `EIO`) the bytes not written stay in `source`.
-    public func append(from source: EventBuffer) throws(SpoolError) {
+    /// Appends the first `max` bytes of `source` (all of them by default) to the file, draining
+    /// what was written. On an error (`ENOSPC`, `EIO`) the bytes not written stay in `source`.
+    public func append(from source: EventBuffer, max: Int = .max) throws(SpoolError) {
         let maxVectors = 64
         // libevent's `evbuffer_iovec` is the system's `iovec`: the chains go to pwritev as they are.
         var vectors = [iovec](repeating: iovec(), count: maxVectors)
-        while !source.isEmpty {
-            let count = min(Int(evbuffer_peek(source.raw, -1, nil, &vectors, Int32(maxVectors))), maxVectors)
+        var left = min(max, source.count)
+        while left > 0 {
+            let count = min(Int(evbuffer_peek(source.raw, left, nil, &vectors, Int32(maxVectors))), maxVectors)
+            // The last chain peeked may reach past `left`.
+            var total = 0
+            for index in 0..<count {
+                vectors[index].iov_len = Swift.min(vectors[index].iov_len, left - total)
+                total += vectors[index].iov_len
+            }
             let written = pwritev(fd, vectors, Int32(count), off_t(size))
             if written < 0 {
                 if errno == EINTR { continue }
@@ -50,6 +57,7 @@ public final class SpoolFile {
             }
             if written == 0 { throw SpoolError(operation: "write", code: EIO) }
             size += written
+            left -= written
             source.drain(written)
         }
     }

@@ -122,6 +122,11 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func pumpResponse() {
         guard let io = current, let upstream = io.upstream, let input = upstream.input, case .relaying = exchange.state else { return }
+        if let spool = io.spool, spool.undelivered > 0 {
+            // Bytes are waiting in the spool: new ones go behind them.
+            pumpIntoSpool(io, spool, from: input)
+            return
+        }
         let destination = io.responseCommitted ? client.output : context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
@@ -134,7 +139,8 @@ extension ClientSession: UpstreamConnectionOwner {
             io.responseCommitted = true
         }
         let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                                  responseBytesSent: io.responseCommitted)
+                                                  responseBytesSent: io.responseCommitted,
+                                                  spool: Exchange.SpoolFacts(undelivered: 0, canSpool: context.spoolBudget.hasRoom))
         if action == .none && progress == .needMore && exchange.upstreamEnded {
             // The backend closed and everything it sent has been relayed: a close-delimited
             // body ends here; any other body was cut short.
@@ -145,25 +151,88 @@ extension ClientSession: UpstreamConnectionOwner {
         perform(action)
     }
 
+    // MARK: - spooling (a client that falls behind)
+
+    /// The client fell behind: open the exchange's spool (once) and relay into it, so the
+    /// backend can finish sending. Without a spool file the backend is paused, as before.
+    func startSpooling() {
+        guard let io = current, let upstream = io.upstream, let input = upstream.input else { return }
+        let spool: ResponseSpool
+        if let existing = io.spool {
+            spool = existing
+        } else {
+            do {
+                spool = try ResponseSpool(budget: context.spoolBudget)
+            } catch {
+                context.logger.warning("cannot spool a response; the backend waits for the client instead",
+                                       metadata: ["error": .string(error.description)])
+                upstream.stopReading()
+                return
+            }
+            io.spool = spool
+            context.metrics.spooledResponses += 1
+        }
+        pumpIntoSpool(io, spool, from: input)
+    }
+
+    /// Relays what the backend sent into the spool, writing it to the file while the budget
+    /// has room; a full budget pauses the backend (the staged bytes wait in memory).
+    private func pumpIntoSpool(_ io: ExchangeIO, _ spool: ResponseSpool, from input: EventBuffer) {
+        var progress: Exchange.BodyProgress
+        var flushed: Bool
+        repeat {
+            do {
+                progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: spool.staging, limit: WorkerContext.highWatermark))
+            } catch {
+                progress = .malformed
+            }
+            do {
+                flushed = try spool.flush()
+            } catch {
+                spoolFailed(error)
+                return
+            }
+        } while progress == .blocked && flushed
+        if progress == .needMore && exchange.upstreamEnded {
+            let clean = io.responseRelay.endsAtClose && io.responseRelay.finishAtClose(to: spool.staging)
+            perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool.undelivered))
+            return
+        }
+        perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                             responseBytesSent: true,
+                                             spool: Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)))
+    }
+
+    /// Tops up the client's output from the spool; reports a spool that has been delivered
+    /// whole once the backend is done.
+    func deliverSpool() {
+        guard let io = current, let spool = io.spool else { return }
+        if spool.undelivered > 0 && client.output.count < WorkerContext.highWatermark {
+            do {
+                try spool.deliver(to: client.output, max: WorkerContext.highWatermark - client.output.count)
+            } catch {
+                spoolFailed(error)
+                return
+            }
+        }
+        if spool.undelivered == 0, case .deliveringSpool = exchange.state {
+            perform(exchange.spoolDelivered())
+        }
+    }
+
+    /// The disk refused a spool write or read: the client gets a truncated response.
+    private func spoolFailed(_ error: SpoolError) {
+        context.logger.error("response spool failed; the response is cut short", metadata: ["error": .string(error.description)])
+        perform(exchange.spoolFailed())
+    }
+
     // MARK: - ending an exchange
 
     func finish(upstream disposal: UpstreamDisposal, keepClient: Bool) {
         guard let io = current else { return }
         disarm()
         account(io, status: io.responseHead?.status ?? 0, error: nil)
-        if let upstream = io.upstream {
-            io.upstream = nil
-            upstream.owner = nil
-            switch disposal {
-            case .release where !upstream.isClosed:
-                if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
-            case .discardUnexpectedBytes:
-                noteUnexpectedBytes(upstream)
-                upstream.close()
-            case .release, .close:
-                upstream.close()
-            }
-        }
+        dispose(upstreamOf: io, disposal)
         current = nil
         if !keepClient {
             close()
@@ -173,6 +242,22 @@ extension ClientSession: UpstreamConnectionOwner {
         client.startReading()
         awaitNextRequest()
         readRequests()
+    }
+
+    /// Gives the exchange's upstream connection back to the pool, or closes it, as decided.
+    func dispose(upstreamOf io: ExchangeIO, _ disposal: UpstreamDisposal) {
+        guard let upstream = io.upstream else { return }
+        io.upstream = nil
+        upstream.owner = nil
+        switch disposal {
+        case .release where !upstream.isClosed:
+            if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
+        case .discardUnexpectedBytes:
+            noteUnexpectedBytes(upstream)
+            upstream.close()
+        case .release, .close:
+            upstream.close()
+        }
     }
 
     /// The backend sent bytes beyond a complete response: they must reach no client.

@@ -79,8 +79,11 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connectionDidDrain(_ connection: Connection) {
+        guard let io = current else { return }
+        // The client took what was queued: give it the next part of a spooled response.
+        if io.spool != nil { deliverSpool() }
         // The client caught up with the response: resume reading the backend.
-        guard case .relaying = exchange.state, let upstream = current?.upstream else { return }
+        guard case .relaying = exchange.state, current === io, let upstream = io.upstream else { return }
         upstream.startReading()
         pumpResponse()
     }
@@ -107,6 +110,10 @@ final class ClientSession: ConnectionDelegate {
             armResponseTimer()
         case .pauseClient: client.stopReading()
         case .pauseUpstream: current?.upstream?.stopReading()
+        case .spoolResponse: startSpooling()
+        case .releaseUpstream(let disposal):
+            if let io = current { dispose(upstreamOf: io, disposal) }
+            deliverSpool()
         case .holdRejection: holdRejection()
         case .relay(let reportRejection): startRelay(reportRejection: reportRejection)
         case .pumpResponse: pumpResponse()

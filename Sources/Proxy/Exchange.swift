@@ -13,11 +13,19 @@
 ///   │                                                          replay   │  │ retry              ▼
 ///   │                                                  ┌────────── holdingRejection ◀─(401)─────┤
 ///   │   finish (keep-alive)                            │ pass 401 on                            │
-///   └───────────────────────────────── relaying ◀──────┴────────────────────────────────────────┘
+///   ├───────────────────────────────── relaying ◀──────┴────────────────────────────────────────┘
+///   │  finish (keep-alive)                  │ body complete, spool not delivered: release upstream
+///   └──────────────────────────── deliveringSpool
 ///                                        │ finish (close) · fail · truncate · abort
 ///                                        ▼
 ///                                      closed
 /// ```
+///
+/// While relaying, a client that falls behind (its output reaches the high watermark) does
+/// not stop the backend: the rest of the response goes to a spool file, within the process's
+/// spool budget (``SpoolFacts/canSpool``). Once the backend has sent the whole response its
+/// connection goes back to the pool, and the client is served from the spool
+/// (`deliveringSpool`). Without room in the budget the backend is paused, as before.
 ///
 /// Invariants (each has a test):
 /// - A request body is forwarded whole, or the exchange ends with an explicit failure
@@ -28,6 +36,8 @@
 /// - An upstream connection goes back to the pool only after a complete response, for a
 ///   complete request, with no byte beyond the response.
 /// - A client that ends (EOF or error) during an exchange aborts the upstream side at once.
+/// - A spooled response reaches the client whole and in order, or is truncated: an upstream
+///   connection is released only once the whole response is spooled.
 struct Exchange {
     /// What the exchange needs to know about the request it carries.
     struct Request: Equatable {
@@ -65,6 +75,17 @@ struct Exchange {
         var clientKeepAlive: Bool
     }
 
+    /// What the session knows about the response spool when it reports body progress.
+    struct SpoolFacts: Equatable {
+        /// Response bytes spooled and not yet handed to the client.
+        var undelivered: Int
+        /// A blocked response may start spooling (the budget has room and spooling is on).
+        var canSpool: Bool
+
+        /// No spool: nothing undelivered, no room.
+        static let none = SpoolFacts(undelivered: 0, canSpool: false)
+    }
+
     /// How far a body moved in one step.
     enum BodyProgress: Equatable {
         /// The whole body has been moved.
@@ -91,8 +112,11 @@ struct Exchange {
         case forwarding
         /// A 401 is parked unread on the upstream while the credential decides on a replay.
         case holdingRejection(Response)
-        /// The response is being relayed to the client.
+        /// The response is being relayed to the client (directly, or through the spool).
         case relaying(Response)
+        /// The backend sent the whole response and its connection was released; the client is
+        /// still being served from the spool. `keepClient`: read the next request afterwards.
+        case deliveringSpool(keepClient: Bool)
         /// The connection is closing; every later event is ignored.
         case closed
     }
@@ -285,10 +309,11 @@ struct Exchange {
         return .replay
     }
 
-    /// Response body bytes moved to the client; `trailingBytes` is what the upstream has
-    /// buffered beyond them.
-    mutating func responseBodyRelayed(_ progress: BodyProgress, trailingBytes: Int, responseBytesSent: Bool) -> ExchangeAction {
-        guard case .relaying(let response) = state, let request else { return .none }
+    /// Response body bytes moved toward the client (its output or the spool); `trailingBytes`
+    /// is what the upstream has buffered beyond them.
+    mutating func responseBodyRelayed(_ progress: BodyProgress, trailingBytes: Int, responseBytesSent: Bool,
+                                      spool: SpoolFacts = .none) -> ExchangeAction {
+        guard case .relaying(let response) = state, request != nil else { return .none }
         switch progress {
         case .complete:
             let upstream: UpstreamDisposal
@@ -299,13 +324,10 @@ struct Exchange {
             } else {
                 upstream = .close
             }
-            let keepClient = response.clientKeepAlive && requestComplete && request.keepAlive
-            state = keepClient ? .idle : .closed
-            self.request = nil
-            resend = .notKept
-            return .finish(upstream: upstream, keepClient: keepClient)
+            return complete(response, upstream: upstream, undelivered: spool.undelivered)
         case .blocked:
-            return .pauseUpstream
+            // The client is not keeping up: spool the rest rather than hold the backend.
+            return spool.canSpool ? .spoolResponse : .pauseUpstream
         case .needMore:
             return .none
         case .malformed:
@@ -325,18 +347,50 @@ struct Exchange {
     }
 
     /// The body of a relayed response ended with the backend's close: `clean` when the body is
-    /// close-delimited (so this is its end).
-    mutating func responseEndedAtClose(clean: Bool) -> ExchangeAction {
-        guard case .relaying(let response) = state, let request else { return .none }
+    /// close-delimited (so this is its end). `undelivered`: spooled bytes not yet with the client.
+    mutating func responseEndedAtClose(clean: Bool, undelivered: Int = 0) -> ExchangeAction {
+        guard case .relaying(let response) = state else { return .none }
         guard clean else {
             state = .closed
             return .truncate
         }
-        let keepClient = response.clientKeepAlive && requestComplete && request.keepAlive
+        return complete(response, upstream: .close, undelivered: undelivered)
+    }
+
+    /// Everything spooled has been handed to the client's output.
+    mutating func spoolDelivered() -> ExchangeAction {
+        guard case .deliveringSpool(let keepClient) = state else { return .none }
         state = keepClient ? .idle : .closed
-        self.request = nil
-        resend = .notKept
+        // The upstream was disposed of when the spool took over; nothing is left to release.
         return .finish(upstream: .close, keepClient: keepClient)
+    }
+
+    /// Writing to or reading from the spool failed (a full disk, an I/O error). Part of the
+    /// response has reached the client, the rest cannot: it sees a truncated response.
+    mutating func spoolFailed() -> ExchangeAction {
+        switch state {
+        case .relaying, .deliveringSpool:
+            state = .closed
+            request = nil
+            resend = .notKept
+            return .truncate
+        default:
+            return .none
+        }
+    }
+
+    /// The whole response body has been relayed: finish, or — with spooled bytes still to
+    /// deliver — release the upstream now and finish once the spool is delivered.
+    private mutating func complete(_ response: Response, upstream: UpstreamDisposal, undelivered: Int) -> ExchangeAction {
+        let keepClient = response.clientKeepAlive && requestComplete && (request?.keepAlive ?? false)
+        request = nil
+        resend = .notKept
+        if undelivered > 0 {
+            state = .deliveringSpool(keepClient: keepClient)
+            return .releaseUpstream(upstream)
+        }
+        state = keepClient ? .idle : .closed
+        return .finish(upstream: upstream, keepClient: keepClient)
     }
 
     /// What the session knows about an upstream connection that ended.

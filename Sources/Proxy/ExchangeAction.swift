@@ -22,8 +22,14 @@ enum ExchangeAction: Equatable {
     case requestComplete
     /// Pause reading the client (the upstream is not keeping up).
     case pauseClient
-    /// Pause reading the upstream (the client is not keeping up).
+    /// Pause reading the upstream (the client is not keeping up and the spool has no room).
     case pauseUpstream
+    /// The client is not keeping up: send the rest of the response through a spool file, so the
+    /// backend can finish sending (and its connection go back to the pool).
+    case spoolResponse
+    /// The whole response is spooled: dispose of the upstream as said and go on serving the
+    /// client from the spool.
+    case releaseUpstream(UpstreamDisposal)
     /// A 401 is parked: stop reading the upstream and ask the credential for a different token.
     case holdRejection
     /// Write the response head to the client and relay the body; `reportRejection`: tell the

@@ -29,6 +29,8 @@ final class ExchangeIO {
     var responseHead: UpstreamResponse?
     /// Decodes the backend's response body framing and produces the client's.
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
+    /// The response bytes the client has not taken yet, once it fell behind (see ``ResponseSpool``).
+    var spool: ResponseSpool?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false

@@ -42,6 +42,10 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var upstreamTLSResumed: [String: UInt64] = [:]
     /// Failed `accept` calls (descriptor or memory exhaustion), after which accepting pauses.
     public var acceptErrors: UInt64 = 0
+    /// Responses that went (in part) through a spool file because their client fell behind.
+    public var spooledResponses: UInt64 = 0
+    /// Bytes held in spool files now (a process-wide gauge, filled in when collected).
+    public var spoolBytes = 0
 
     /// Empty counters.
     public init() {}
@@ -58,5 +62,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         upstreamTLSHandshakes.merge(other.upstreamTLSHandshakes, uniquingKeysWith: +)
         upstreamTLSResumed.merge(other.upstreamTLSResumed, uniquingKeysWith: +)
         acceptErrors += other.acceptErrors
+        spooledResponses += other.spooledResponses
     }
 }

@@ -13,17 +13,30 @@ public final class ProxyServer: @unchecked Sendable {
     private let logger: Logger
     private var threads: [LoopThread] = []
     private var contexts: [WorkerContextBox] = []
+    /// The disk space every worker's response spools share.
+    private let spoolBudget: SpoolBudget
     /// The address the proxy listens on (with the real port when the config asked for port 0).
     public private(set) var address: SocketAddress?
     /// Where access records go (set before ``start()``); `nil`: through the logger.
     public var accessLogWriter: (any AccessLogWriter)?
 
     /// Prepares a proxy for `config`, injecting tokens from `credentials`.
-    /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used.
+    /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used, or
+    /// when spooling is on and no file can be created in `spool.directory`.
     public init(config: SidecarConfig, credentials: CredentialSet, logger: Logger) throws {
         self.config = config
         self.router = try Router(config: config, credentials: credentials)
         self.logger = logger
+        spoolBudget = SpoolBudget(directory: config.spool.directory, limit: config.spool.maxBytes)
+        if config.spool.maxBytes > 0 {
+            // Found out now rather than when the first slow client arrives.
+            do {
+                _ = try SpoolFile(directory: config.spool.directory)
+            } catch {
+                throw ProxyStartError(message: "spool.directory: cannot \(error); point spool.directory at a writable "
+                                          + "directory, or set spool.maxBytes: 0 to turn spooling off")
+            }
+        }
         for route in config.routes where route.upstream?.isTLS == true && route.tls.insecureSkipVerify {
             logger.warning("TLS verification is disabled for a route (insecureSkipVerify)",
                            metadata: ["route": "\(route.host)"])
@@ -38,7 +51,8 @@ public final class ProxyServer: @unchecked Sendable {
         for index in 0..<max(1, config.workers) {
             let thread = try LoopThread { _ in }
             let context = WorkerContext(loop: thread.loop, router: router, config: config, clientShare: clients.share,
-                                        logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter)
+                                        logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter,
+                                        spoolBudget: spoolBudget)
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
                                         onAcceptError: { context.acceptFailed($0) }) { connection in
@@ -72,6 +86,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// whichever worker thread finishes last.
     public func collectMetrics(_ completion: @escaping @Sendable (ProxyMetrics) -> Void) {
         let boxes = contexts
+        let budget = spoolBudget
         let pending = Locked((remaining: boxes.count, total: ProxyMetrics()))
         if boxes.isEmpty { completion(ProxyMetrics()); return }
         for box in boxes {
@@ -82,7 +97,11 @@ public final class ProxyServer: @unchecked Sendable {
                     state.remaining -= 1
                     return state.remaining == 0 ? state.total : nil
                 }
-                if let finished { completion(finished) }
+                if var finished {
+                    // Process-wide, so filled in once rather than merged.
+                    finished.spoolBytes = budget.inUse
+                    completion(finished)
+                }
             }
         }
     }
@@ -109,6 +128,9 @@ public final class ProxyServer: @unchecked Sendable {
     /// route's TLS files cannot be used. The listen address is not changed by a reload.
     public func reload(config newConfig: SidecarConfig, credentials: CredentialSet) throws {
         let newRouter = try Router(config: newConfig, credentials: credentials)
+        if newConfig.spool != config.spool {
+            logger.warning("spool settings changed; they take effect when the process restarts")
+        }
         // Shares stay based on the worker count the process started with (reload keeps it).
         let share = ClientConnectionLimit.share(of: Self.clientLimit(newConfig).total, workers: contexts.count)
         for box in contexts {
@@ -128,6 +150,14 @@ public final class ProxyServer: @unchecked Sendable {
         threads.removeAll()
         contexts.removeAll()
     }
+}
+
+/// The proxy cannot start with its configuration (says which key and why).
+public struct ProxyStartError: Error, Sendable, CustomStringConvertible {
+    /// `key: problem`.
+    public let message: String
+    /// The message.
+    public var description: String { message }
 }
 
 /// Carries a worker's loop-confined objects into closures that run on that loop.

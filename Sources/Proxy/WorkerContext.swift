@@ -38,8 +38,12 @@ final class WorkerContext {
     /// Where access records go; `nil`: through ``logger``.
     let accessLogWriter: (any AccessLogWriter)?
 
+    /// The disk space response spools may use (shared by every worker).
+    let spoolBudget: SpoolBudget
+
     init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
-         worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil) {
+         worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget) {
+        self.spoolBudget = spoolBudget
         self.worker = worker
         self.accessLogWriter = accessLogWriter
         self.loop = loop

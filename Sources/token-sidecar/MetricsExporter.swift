@@ -39,6 +39,11 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_accept_errors_total",
                                  help: "Failed accept calls (descriptor or memory exhaustion); accepting pauses after each.",
                                  [MetricSample(value: Double(proxy.acceptErrors))]))
+        families.append(.counter("token_sidecar_spooled_responses_total",
+                                 help: "Responses that went through a spool file because their client fell behind.",
+                                 [MetricSample(value: Double(proxy.spooledResponses))]))
+        families.append(.gauge("token_sidecar_spool_bytes", help: "Bytes held in response spool files now.",
+                               [MetricSample(value: proxy.spoolBytes)]))
         var fetches: [MetricSample] = []
         var expiries: [MetricSample] = []
         var latency = LatencyHistogram()

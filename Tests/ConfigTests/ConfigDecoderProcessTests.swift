@@ -16,6 +16,31 @@ final class ConfigDecoderProcessTests: XCTestCase {
         XCTAssertEqual(parseOK("timeouts:\nconnect:\ncacheSize: ~\n"), SidecarConfig(file: "c.yaml"))
     }
 
+    func testSpool() {
+        XCTAssertEqual(parseOK("routes: []\n")?.spool, SpoolConfig(directory: "/tmp", maxBytes: 1 << 30))
+        XCTAssertEqual(parseOK("spool: {directory: /var/spool/ts, maxBytes: 512MiB}")?.spool,
+                       SpoolConfig(directory: "/var/spool/ts", maxBytes: 512 << 20))
+        XCTAssertEqual(parseOK("spool: {maxBytes: 0}")?.spool.maxBytes, 0, "0 turns spooling off")
+        XCTAssertEqual(parseOK("spool: {maxBytes: 1048576}")?.spool.maxBytes, 1 << 20)
+        XCTAssertEqual(parseOK("spool: {maxBytes: 2G}")?.spool.maxBytes, 2 << 30)
+        XCTAssertEqual(parseOK("spool: {maxBytes: 64 KiB}")?.spool.maxBytes, 64 << 10)
+        XCTAssertEqual(problemLines("spool: {maxBytes: lots}"), [
+            "c.yaml: spool.maxBytes: expected a number of bytes such as 1073741824 or 1GiB (0 turns spooling off), got 'lots'",
+        ])
+        XCTAssertEqual(problemLines("spool: {maxBytes: -1}").count, 1, "negative sizes are refused")
+        XCTAssertEqual(problemLines("spool: {maxBytes: 99999999999999GiB}").count, 1, "an overflowing size is refused")
+        XCTAssertEqual(problemLines("spool: {directory: \"\"}"), ["c.yaml: spool.directory: must not be empty"])
+        XCTAssertEqual(problemLines("spool: {dir: /tmp}"), ["c.yaml: spool.dir: unknown key (known keys: directory, maxBytes)"])
+    }
+
+    func testRelativeSpoolDirectoryResolvesAgainstTheConfigFile() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let file = directory.appendingPathComponent("sidecar.yaml")
+        try "spool: {directory: spool}\n".write(to: file, atomically: true, encoding: .utf8)
+        let config = try ConfigLoader.load(path: file.path, environment: [:])
+        XCTAssertEqual(config.spool.directory, directory.appendingPathComponent("spool").path)
+    }
+
     func testCacheSize() {
         XCTAssertEqual(parseOK("cacheSize: 1")?.cacheSize, 1)
         XCTAssertEqual(parseOK("cacheSize: 100000")?.cacheSize, 100_000)

@@ -113,6 +113,9 @@ final class CredentialRenderTests: XCTestCase {
               idle: 2h
               upstreamIdle: 30s
               bodyIdle: 1500ms
+            spool:
+              directory: "/tmp"
+              maxBytes: 1GiB
             connect:
               allow:
                 - "git.test:22"

@@ -50,6 +50,9 @@ final class SidecarConfigRenderTests: XCTestCase {
               idle: 1m
               upstreamIdle: 30s
               bodyIdle: 1m
+            spool:
+              directory: "/tmp"
+              maxBytes: 1GiB
             connect: deny
             credentials:
               "env":

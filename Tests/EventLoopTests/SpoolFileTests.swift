@@ -74,6 +74,23 @@ final class SpoolFileTests: XCTestCase {
         XCTAssertTrue(destination.buffer.peekBytes(max: 5_000) == second, "after a reclaim the file starts again at 0")
     }
 
+    /// An append bounded by `max` writes exactly that many bytes, even when the bound falls
+    /// inside a chain, and leaves the rest in the source in order.
+    func testABoundedAppendWritesExactlyThatMany() throws {
+        let spool = try SpoolFile(directory: directory)
+        let source = OwnedEventBuffer()
+        let bytes = Self.payload(300_000, seed: 5)
+        source.buffer.append(Array(bytes[0..<100_000]))
+        source.buffer.append(Array(bytes[100_000...]))
+        try spool.append(from: source.buffer, max: 150_001)
+        XCTAssertEqual(spool.size, 150_001)
+        XCTAssertEqual(source.buffer.count, 300_000 - 150_001)
+        try spool.append(from: source.buffer)
+        let destination = OwnedEventBuffer()
+        try spool.read(into: destination.buffer, max: 300_000)
+        XCTAssertTrue(destination.buffer.peekBytes(max: 300_000) == bytes)
+    }
+
     /// The file has no name: the directory stays empty while it is in use.
     func testTheFileIsUnlinkedAtOnce() throws {
         let spool = try SpoolFile(directory: directory)

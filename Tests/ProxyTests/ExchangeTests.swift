@@ -302,6 +302,91 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(cut.responseEndedAtClose(clean: false), .truncate)
     }
 
+    // MARK: - spooling (invariant: an upstream is released only once the whole response is spooled)
+
+    private let room = Exchange.SpoolFacts(undelivered: 0, canSpool: true)
+
+    func testABlockedResponseSpoolsWhenThereIsRoomAndPausesTheBackendWhenNot() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.blocked, trailingBytes: 0, responseBytesSent: true, spool: room), .spoolResponse)
+        XCTAssertEqual(exchange.responseBodyRelayed(.blocked, trailingBytes: 0, responseBytesSent: true,
+                                                    spool: Exchange.SpoolFacts(undelivered: 4096, canSpool: false)),
+                       .pauseUpstream, "a full budget holds the backend, as without a spool")
+        XCTAssertEqual(exchange.responseBodyRelayed(.needMore, trailingBytes: 0, responseBytesSent: true,
+                                                    spool: Exchange.SpoolFacts(undelivered: 4096, canSpool: true)), .none)
+        XCTAssertEqual(exchange.state, .relaying(ok))
+    }
+
+    func testACompleteSpooledResponseReleasesTheUpstreamThenFinishesWhenDelivered() {
+        var exchange = forwarding(request())
+        _ = exchange.responseHead(ok)
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true,
+                                                    spool: Exchange.SpoolFacts(undelivered: 1, canSpool: true)),
+                       .releaseUpstream(.release))
+        XCTAssertEqual(exchange.state, .deliveringSpool(keepClient: true))
+        XCTAssertTrue(exchange.isActive, "the client is still being served")
+        XCTAssertFalse(exchange.isSendingRequestBody)
+        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream))), .none, "the released upstream is no longer ours")
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true), .none)
+        XCTAssertEqual(exchange.spoolDelivered(), .finish(upstream: .close, keepClient: true))
+        XCTAssertEqual(exchange.state, .idle)
+        XCTAssertEqual(exchange.spoolDelivered(), .none)
+    }
+
+    func testASpooledResponseKeepsTheUpstreamDispositionAndTheClientsChoice() {
+        var beyond = forwarding(request())
+        _ = beyond.responseHead(ok)
+        XCTAssertEqual(beyond.responseBodyRelayed(.complete, trailingBytes: 5, responseBytesSent: true,
+                                                  spool: Exchange.SpoolFacts(undelivered: 10, canSpool: true)),
+                       .releaseUpstream(.discardUnexpectedBytes), "bytes beyond a spooled response still reach no client")
+        var closing = forwarding(request(keepAlive: false))
+        _ = closing.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: false))
+        XCTAssertEqual(closing.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true,
+                                                   spool: Exchange.SpoolFacts(undelivered: 10, canSpool: true)),
+                       .releaseUpstream(.release))
+        XCTAssertEqual(closing.spoolDelivered(), .finish(upstream: .close, keepClient: false))
+        XCTAssertEqual(closing.state, .closed)
+    }
+
+    func testACloseDelimitedSpooledResponseIsDeliveredAndACutOneTruncates() {
+        var delimited = forwarding(request())
+        _ = delimited.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: false, clientKeepAlive: false))
+        _ = delimited.upstreamEnded(end(.connection(.endOfStream)))
+        XCTAssertEqual(delimited.responseEndedAtClose(clean: true, undelivered: 100), .releaseUpstream(.close))
+        XCTAssertEqual(delimited.spoolDelivered(), .finish(upstream: .close, keepClient: false))
+        var cut = forwarding(request())
+        _ = cut.responseHead(ok)
+        _ = cut.upstreamEnded(end(.connection(.endOfStream)))
+        XCTAssertEqual(cut.responseEndedAtClose(clean: false, undelivered: 100), .truncate, "a cut body is never completed")
+    }
+
+    func testASpoolFailureTruncatesWhileRelayingOrDelivering() {
+        var relaying = forwarding(request())
+        _ = relaying.responseHead(ok)
+        XCTAssertEqual(relaying.spoolFailed(), .truncate)
+        XCTAssertEqual(relaying.state, .closed)
+        var delivering = forwarding(request())
+        _ = delivering.responseHead(ok)
+        _ = delivering.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true,
+                                           spool: Exchange.SpoolFacts(undelivered: 1, canSpool: false))
+        XCTAssertEqual(delivering.spoolFailed(), .truncate)
+        XCTAssertEqual(delivering.spoolDelivered(), .none)
+        var idle = Exchange()
+        XCTAssertEqual(idle.spoolFailed(), .none)
+    }
+
+    func testAClientThatLeavesOrStallsDuringDeliveryAborts() {
+        for stalls in [false, true] {
+            var exchange = forwarding(request())
+            _ = exchange.responseHead(ok)
+            _ = exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true,
+                                             spool: Exchange.SpoolFacts(undelivered: 1, canSpool: false))
+            XCTAssertEqual(stalls ? exchange.clientStalled() : exchange.clientEnded(), .abort)
+            XCTAssertEqual(exchange.state, .closed)
+        }
+    }
+
     // MARK: - upstream ends before a response
 
     private func end(_ reason: UpstreamEnd, partial: Bool = false, connected: Bool = true, reused: Bool = false,

@@ -16,9 +16,16 @@ final class ProxyHarness {
         let config = try ConfigLoader.parse(yaml: yaml, file: "test.yaml", environment: environment)
         var quiet = Logger(label: "test")
         quiet.logLevel = .critical
-        runtime = try CredentialRuntime(config: config, environment: environment, logger: logger ?? quiet)
+        let runtime = try CredentialRuntime(config: config, environment: environment, logger: logger ?? quiet)
         try runtime.start()
-        server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger ?? quiet)
+        do {
+            server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger ?? quiet)
+        } catch {
+            // A proxy that cannot start (a test of its start errors) leaves no credential thread behind.
+            runtime.stop()
+            throw error
+        }
+        self.runtime = runtime
         server.accessLogWriter = accessLog
         port = try server.start().port
     }

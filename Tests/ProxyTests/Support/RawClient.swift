@@ -25,8 +25,13 @@ final class RawClient {
     private var buffer: [UInt8] = []
     private(set) var peerClosed = false
 
-    init(port: Int, timeout: Double = 10) throws {
+    /// `receiveBuffer`: `SO_RCVBUF`, set before connecting (a small one makes a slow reader's
+    /// window small, so the proxy's output backs up at once).
+    init(port: Int, timeout: Double = 10, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The disk space all response spools of the process may hold together (`spool.maxBytes`),
+/// shared by every worker. Only the slow path touches it (a client fell behind), so one
+/// atomic counter is cheap enough and keeps the limit exact across workers.
+final class SpoolBudget: Sendable {
+    /// Where spool files are created.
+    let directory: String
+    /// The most bytes all spools hold together; 0: spooling is off.
+    let limit: Int
+    private let used = Atomic<Int>(0)
+
+    init(directory: String, limit: Int) {
+        self.directory = directory
+        self.limit = limit
+    }
+
+    /// Bytes held by spools now.
+    var inUse: Int { used.load(ordering: .relaxed) }
+
+    /// Whether a response may start spooling (some of the budget is left).
+    var hasRoom: Bool { limit > 0 && inUse < limit }
+
+    /// Takes up to `bytes` of the budget, as much as is left; returns how much it took.
+    func reserve(upTo bytes: Int) -> Int {
+        var current = used.load(ordering: .relaxed)
+        while true {
+            let taken = min(bytes, limit - current)
+            guard taken > 0 else { return 0 }
+            let (exchanged, original) = used.compareExchange(expected: current, desired: current + taken, ordering: .relaxed)
+            if exchanged { return taken }
+            current = original
+        }
+    }
+
+    /// Gives back bytes taken by ``reserve(upTo:)``.
+    func release(_ bytes: Int) {
+        if bytes > 0 { used.subtract(bytes, ordering: .relaxed) }
+    }
+}
