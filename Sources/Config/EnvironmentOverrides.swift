@@ -12,6 +12,10 @@ public enum EnvironmentOverrides {
     ]
     /// Keys under `timeouts:` that can be overridden.
     public static let timeoutKeys = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
+    /// Keys under `spool:` that can be overridden.
+    public static let spoolKeys = ["directory", "maxBytes"]
+    /// Sections whose keys can be overridden one by one.
+    static let sections = [("timeouts", timeoutKeys), ("spool", spoolKeys)]
 
     /// `TOKEN_SIDECAR_` + the key path in upper snake case.
     public static func variable(for keyPath: String) -> String {
@@ -36,16 +40,18 @@ public enum EnvironmentOverrides {
                 mapping[Node(key)] = Node(value, Tag(.str), .doubleQuoted)
             }
         }
-        var timeouts = mapping[Node("timeouts")]?.mapping
-        var changedTimeouts = false
-        for key in timeoutKeys {
-            if let value = environment[variable(for: "timeouts.\(key)")] {
-                if timeouts == nil { timeouts = Node.Mapping([]) }
-                timeouts?[Node(key)] = Node(value, Tag(.str), .doubleQuoted)
-                changedTimeouts = true
+        for (section, keys) in sections {
+            var entries = mapping[Node(section)]?.mapping
+            var changed = false
+            for key in keys {
+                if let value = environment[variable(for: "\(section).\(key)")] {
+                    if entries == nil { entries = Node.Mapping([]) }
+                    entries?[Node(key)] = Node(value, Tag(.str), .doubleQuoted)
+                    changed = true
+                }
             }
+            if changed, let entries { mapping[Node(section)] = Node.mapping(entries) }
         }
-        if changedTimeouts, let timeouts { mapping[Node("timeouts")] = Node.mapping(timeouts) }
         return Node.mapping(mapping)
     }
 }

@@ -224,6 +224,18 @@ final class EnvironmentOverridesTests: XCTestCase {
         }
     }
 
+    func testSpoolOverrides() throws {
+        let config = try ConfigLoader.parse(yaml: "spool: {directory: /a}\n", file: "c.yaml", environment: [
+            "TOKEN_SIDECAR_SPOOL_DIRECTORY": "/data/spool", "TOKEN_SIDECAR_SPOOL_MAX_BYTES": "256MiB",
+        ])
+        XCTAssertEqual(config.spool, SpoolConfig(directory: "/data/spool", maxBytes: 256 << 20))
+        let unset = try ConfigLoader.parse(yaml: "routes: []\n", file: "c.yaml", environment: ["TOKEN_SIDECAR_SPOOL_MAX_BYTES": "0"])
+        XCTAssertEqual(unset.spool.maxBytes, 0, "the variable works when the file has no spool section")
+        XCTAssertThrowsError(try ConfigLoader.parse(yaml: "routes: []\n", file: "c.yaml", environment: ["TOKEN_SIDECAR_SPOOL_MAX_BYTES": "big"])) {
+            XCTAssertTrue("\($0)".contains("c.yaml: spool.maxBytes: expected a number of bytes"), "\($0)")
+        }
+    }
+
     func testVariableNames() {
         XCTAssertEqual(EnvironmentOverrides.variable(for: "maxConnectionsPerUpstream"), "TOKEN_SIDECAR_MAX_CONNECTIONS_PER_UPSTREAM")
         XCTAssertEqual(EnvironmentOverrides.variable(for: "maxClientConnections"), "TOKEN_SIDECAR_MAX_CLIENT_CONNECTIONS")
