@@ -62,6 +62,14 @@ static inline long shim_SSL_CTX_enable_client_session_callback(SSL_CTX *ctx) {
 /// the read here makes the libevent error path independent of the overlay.
 static inline int shim_errno(void) { return errno; }
 
+/// Gives back the blocks of a byte range of a file, keeping its size (`fallocate` with
+/// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE). glibc declares `fallocate` only under
+/// _GNU_SOURCE, which Swift's Glibc module is built without, so it is declared here.
+extern int fallocate(int fd, int mode, off_t offset, off_t len);
+static inline int shim_punch_hole(int fd, off_t offset, off_t length) {
+    return fallocate(fd, 0x02 /* FALLOC_FL_PUNCH_HOLE */ | 0x01 /* FALLOC_FL_KEEP_SIZE */, offset, length);
+}
+
 /// Sets TCP_NODELAY: proxied requests are small and latency-bound; Nagle would add delays.
 static inline int shim_set_nodelay(int fd) {
     int one = 1;

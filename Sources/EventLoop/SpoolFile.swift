@@ -18,9 +18,28 @@ public final class SpoolFile {
     public private(set) var size = 0
     /// Bytes read back so far.
     public private(set) var readOffset = 0
+    /// Bytes at the start of the file whose blocks were given back after being read.
+    public private(set) var released = 0
+    /// The file system refused to punch holes: read bytes are given back only when the file
+    /// is emptied.
+    private var punchUnsupported = false
 
     /// Bytes written and not yet read back.
     public var pending: Int { size - readOffset }
+
+    /// Bytes the file holds on disk: written and not given back.
+    public var held: Int { size - released }
+
+    /// Bytes of disk the file occupies now, as the file system reports it (for diagnostics and
+    /// tests: it checks that given-back blocks really were freed).
+    public var diskUsage: Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return -1 }
+        return Int(info.st_blocks) * 512
+    }
+
+    /// Read bytes are given back in steps of this many (a punch per step, not per read).
+    public static let releaseStep = 1 << 20
 
     /// Creates an empty spool file in `directory` (and unlinks it at once).
     public init(directory: String) throws(SpoolError) {
@@ -89,15 +108,29 @@ public final class SpoolFile {
         return filled
     }
 
-    /// Once everything written has been read back, empties the file so its blocks are freed;
-    /// returns the bytes freed (0 when something is still pending).
+    /// Gives back the disk blocks of bytes already read, so a long response whose client
+    /// follows closely holds only what it has not read: the whole file once everything was
+    /// read (it starts again at offset 0), else the read part in whole ``releaseStep``s.
+    /// Returns the bytes given back.
     @discardableResult
-    public func reclaim() -> Int {
-        guard pending == 0, size > 0 else { return 0 }
-        let freed = size
-        _ = ftruncate(fd, 0)
-        size = 0
-        readOffset = 0
+    public func releaseRead() -> Int {
+        if pending == 0 {
+            guard size > 0 else { return 0 }
+            let freed = held
+            _ = ftruncate(fd, 0)
+            size = 0
+            readOffset = 0
+            released = 0
+            return freed
+        }
+        let boundary = readOffset - readOffset % Self.releaseStep
+        guard !punchUnsupported, boundary - released >= Self.releaseStep else { return 0 }
+        guard shim_punch_hole(fd, off_t(released), off_t(boundary - released)) == 0 else {
+            punchUnsupported = true
+            return 0
+        }
+        let freed = boundary - released
+        released = boundary
         return freed
     }
 }

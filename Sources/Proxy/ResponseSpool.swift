@@ -11,7 +11,7 @@ final class ResponseSpool {
     private let file: SpoolFile
     private let budget: SpoolBudget
     private let stagingBuffer = OwnedEventBuffer()
-    /// Bytes of the budget this spool holds (the file's size).
+    /// Bytes of the budget this spool holds (what the file holds on disk).
     private var reserved = 0
 
     /// Opens a spool file in the budget's directory.
@@ -52,12 +52,12 @@ final class ResponseSpool {
         if file.pending > 0 {
             room -= try file.read(into: output, max: room)
         }
-        if file.pending == 0 {
-            // The client caught up with the file: free its blocks and the budget they held.
-            let freed = file.reclaim()
-            reserved -= freed
-            budget.release(freed)
-            if room > 0 { staging.move(to: output, max: room) }
+        // What the client has taken no longer needs disk space or budget.
+        let freed = file.releaseRead()
+        reserved -= freed
+        budget.release(freed)
+        if file.pending == 0 && room > 0 {
+            staging.move(to: output, max: room)
         }
     }
 }

@@ -52,19 +52,19 @@ final class SpoolFileTests: XCTestCase {
         XCTAssertEqual(try spool.read(into: destination.buffer, max: 10), 0, "nothing is read beyond what was written")
     }
 
-    /// An emptied spool frees its blocks and starts again at offset 0; one with bytes pending
-    /// is left alone.
-    func testReclaimEmptiesOnlyAFullyReadFile() throws {
+    /// A fully read spool frees its blocks and starts again at offset 0; with a byte pending and
+    /// less than a release step read, nothing is given back.
+    func testAFullyReadFileIsEmptiedAndStartsAgain() throws {
         let spool = try SpoolFile(directory: directory)
         let source = OwnedEventBuffer()
         let destination = OwnedEventBuffer()
         source.buffer.append(Self.payload(10_000, seed: 1))
         try spool.append(from: source.buffer)
         try spool.read(into: destination.buffer, max: 9_999)
-        XCTAssertEqual(spool.reclaim(), 0, "a byte is still pending")
+        XCTAssertEqual(spool.releaseRead(), 0, "a byte is still pending")
         XCTAssertEqual(spool.pending, 1)
         try spool.read(into: destination.buffer, max: 10)
-        XCTAssertEqual(spool.reclaim(), 10_000)
+        XCTAssertEqual(spool.releaseRead(), 10_000)
         XCTAssertEqual(spool.size, 0)
         let second = Self.payload(5_000, seed: 2)
         source.buffer.append(second)
@@ -89,6 +89,30 @@ final class SpoolFileTests: XCTestCase {
         let destination = OwnedEventBuffer()
         try spool.read(into: destination.buffer, max: 300_000)
         XCTAssertTrue(destination.buffer.peekBytes(max: 300_000) == bytes)
+    }
+
+    /// A client that follows closely never empties the file: what it has read is given back in
+    /// whole steps (the file holds only about what is unread), and reads stay exact after the
+    /// holes.
+    func testReadBytesAreGivenBackInWholeStepsWhileOthersArePending() throws {
+        let spool = try SpoolFile(directory: directory)
+        let source = OwnedEventBuffer()
+        let destination = OwnedEventBuffer()
+        let step = SpoolFile.releaseStep
+        let bytes = Self.payload(3 * step + 1000, seed: 6)
+        source.buffer.append(bytes)
+        try spool.append(from: source.buffer)
+        try spool.read(into: destination.buffer, max: step - 1)
+        XCTAssertEqual(spool.releaseRead(), 0, "less than a step read")
+        try spool.read(into: destination.buffer, max: 10)
+        XCTAssertEqual(spool.releaseRead(), 2 * step - step, "one whole step read")
+        XCTAssertEqual(spool.held, bytes.count - step)
+        XCTAssertLessThanOrEqual(spool.diskUsage, spool.held + 64 * 1024, "the read step's blocks were freed")
+        XCTAssertGreaterThanOrEqual(spool.diskUsage, 2 * step, "the unread part is still on disk")
+        try spool.read(into: destination.buffer, max: bytes.count)
+        XCTAssertTrue(destination.buffer.peekBytes(max: bytes.count) == bytes, "bytes after a hole read back exactly")
+        XCTAssertEqual(spool.releaseRead(), bytes.count - step, "the rest once everything was read")
+        XCTAssertEqual(spool.held, 0)
     }
 
     /// The file has no name: the directory stays empty while it is in use.
