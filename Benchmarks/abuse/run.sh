@@ -62,7 +62,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # a bare `return` would answer before the body arrived.
 BPORT="$(free_port)"
 mkdir -p "$TMP/www"
-truncate -s 64M "$TMP/www/big"
+truncate -s "${SLOWREAD_SIZE:-64M}" "$TMP/www/big"
 nginx_conf backend "    server {
         listen 127.0.0.1:$BPORT;
         client_max_body_size 0;

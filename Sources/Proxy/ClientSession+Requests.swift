@@ -198,6 +198,8 @@ extension ClientSession: UpstreamWaiter {
             context.scratch.buffer.moveAll(to: held.buffer)
             io.queuedBody = held
             perform(exchange.upstreamQueued())
+            // A client that stopped reading must not keep this request waiting.
+            context.reclaimStalledConnection(for: io.decision.target.poolKey)
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
             perform(exchange.upstreamUnavailable())

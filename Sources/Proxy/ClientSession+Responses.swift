@@ -151,7 +151,35 @@ extension ClientSession: UpstreamConnectionOwner {
         perform(action)
     }
 
-    // MARK: - spooling (a client that falls behind)
+    // MARK: - a client that falls behind
+
+    /// The client is not keeping up and no spool takes the rest: stop reading the backend. The
+    /// connection is held meanwhile, so the worker may take it back for a request that waits.
+    func pauseUpstream() {
+        guard let io = current, let upstream = io.upstream else { return }
+        upstream.stopReading()
+        guard case .relaying = exchange.state, !io.stalled else { return }
+        io.stalled = true
+        context.stalled.mark(self, key: io.decision.target.poolKey, now: .now)
+    }
+
+    /// The response is no longer paused on the client while holding the upstream.
+    func unmarkStalled(_ io: ExchangeIO) {
+        guard io.stalled else { return }
+        io.stalled = false
+        context.stalled.unmark(self, key: io.decision.target.poolKey)
+    }
+
+    /// A request waits for the connection this session holds for a client that stopped reading:
+    /// cut the response short and free the connection's slot.
+    func yieldUpstream() {
+        guard let io = current else { return }
+        io.stalled = false
+        context.metrics.stalledClientsCut += 1
+        context.logger.debug("a client that stopped reading gave up its backend connection to a waiting request",
+                             metadata: ["upstream": .string(io.decision.target.poolKey)])
+        perform(exchange.upstreamWanted())
+    }
 
     /// The client fell behind: open the exchange's spool (once) and relay into it, so the
     /// backend can finish sending. Without a spool file the backend is paused, as before.
@@ -246,6 +274,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Gives the exchange's upstream connection back to the pool, or closes it, as decided.
     func dispose(upstreamOf io: ExchangeIO, _ disposal: UpstreamDisposal) {
+        unmarkStalled(io)
         guard let upstream = io.upstream else { return }
         io.upstream = nil
         upstream.owner = nil
@@ -309,6 +338,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// Closes the exchange's upstream connection (never pooled); `reset` abandons it with a
     /// TCP reset (the client left: nothing more of this exchange should reach the backend).
     func discardUpstream(_ io: ExchangeIO, reset: Bool = false) {
+        unmarkStalled(io)
         guard let upstream = io.upstream else { return }
         io.upstream = nil
         upstream.owner = nil

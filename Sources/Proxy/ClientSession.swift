@@ -84,6 +84,7 @@ final class ClientSession: ConnectionDelegate {
         if io.spool != nil { deliverSpool() }
         // The client caught up with the response: resume reading the backend.
         guard case .relaying = exchange.state, current === io, let upstream = io.upstream else { return }
+        unmarkStalled(io)
         upstream.startReading()
         pumpResponse()
     }
@@ -109,7 +110,7 @@ final class ClientSession: ConnectionDelegate {
             setExchangeTimeouts()
             armResponseTimer()
         case .pauseClient: client.stopReading()
-        case .pauseUpstream: current?.upstream?.stopReading()
+        case .pauseUpstream: pauseUpstream()
         case .spoolResponse: startSpooling()
         case .releaseUpstream(let disposal):
             if let io = current { dispose(upstreamOf: io, disposal) }

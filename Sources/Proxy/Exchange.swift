@@ -357,6 +357,14 @@ struct Exchange {
         return complete(response, upstream: .close, undelivered: undelivered)
     }
 
+    /// Another request waits for the backend connection this response holds while its client
+    /// does not read (and no spool could take the rest): the response is cut short, both sides
+    /// closed at once, so the connection's slot serves the waiting request.
+    mutating func upstreamWanted() -> ExchangeAction {
+        guard case .relaying = state else { return .none }
+        return abort()
+    }
+
     /// Everything spooled has been handed to the client's output.
     mutating func spoolDelivered() -> ExchangeAction {
         guard case .deliveringSpool(let keepClient) = state else { return .none }

@@ -46,6 +46,9 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var spooledResponses: UInt64 = 0
     /// Bytes held in spool files now (a process-wide gauge, filled in when collected).
     public var spoolBytes = 0
+    /// Responses cut short because their client had stopped reading while holding a backend
+    /// connection another request was waiting for.
+    public var stalledClientsCut: UInt64 = 0
 
     /// Empty counters.
     public init() {}
@@ -63,5 +66,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         upstreamTLSResumed.merge(other.upstreamTLSResumed, uniquingKeysWith: +)
         acceptErrors += other.acceptErrors
         spooledResponses += other.spooledResponses
+        stalledClientsCut += other.stalledClientsCut
     }
 }

@@ -376,6 +376,20 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(idle.spoolFailed(), .none)
     }
 
+    func testAWaitingRequestTakesTheUpstreamOnlyFromARelayingResponse() {
+        var relaying = forwarding(request())
+        _ = relaying.responseHead(ok)
+        XCTAssertEqual(relaying.upstreamWanted(), .abort)
+        XCTAssertEqual(relaying.state, .closed)
+        var delivering = forwarding(request())
+        _ = delivering.responseHead(ok)
+        _ = delivering.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true,
+                                           spool: Exchange.SpoolFacts(undelivered: 1, canSpool: false))
+        XCTAssertEqual(delivering.upstreamWanted(), .none, "a spooled response holds no upstream")
+        var forwarding = forwarding(request())
+        XCTAssertEqual(forwarding.upstreamWanted(), .none, "a request still waiting for its response is never cut")
+    }
+
     func testAClientThatLeavesOrStallsDuringDeliveryAborts() {
         for stalls in [false, true] {
             var exchange = forwarding(request())
