@@ -136,7 +136,7 @@ for s in $SCENARIOS; do
   case "$s" in
     slowloris)  phase slowloris slowloris --conns "$SLOW_CONNS" --interval 5 ;;
     slowpost)   phase slowpost slowpost --conns "$SLOW_CONNS" --interval 5 --drip 8 ;;
-    slowread)   phase slowread slowread --conns "$SLOW_CONNS" --interval 1 --drip 1 --rcvbuf 4096 ;;
+    slowread)   phase slowread slowread --conns "$SLOW_CONNS" --interval 1 --drip 1 --rcvbuf 4096 --rate "${SLOWREAD_RATE:-500}" ;;
     churn)      phase churn churn --total "$CHURN_TOTAL" ;;
     bigheaders) phase bigheaders bigheaders --conns 4 --rate 50 --fields 100 --field-size 8192 ;;
     *) echo "unknown scenario $s" >&2; exit 2 ;;

@@ -76,6 +76,12 @@ static inline int shim_set_nodelay(int fd) {
     return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/// Sets TCP_NOTSENT_LOWAT: the kernel keeps at most `bytes` of not-yet-sent data queued on the
+/// socket. Without it, the send buffer of a client that reads slowly autotunes to 4 MiB.
+static inline int shim_set_notsent_lowat(int fd, int bytes) {
+    return setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes));
+}
+
 /// Sets SO_REUSEPORT so each worker loop can own a listener on the same port.
 static inline int shim_set_reuseport(int fd) {
     int one = 1;

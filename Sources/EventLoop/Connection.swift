@@ -122,6 +122,8 @@ public final class Connection {
 
 
     static let maxSingleIO = 128 * 1024
+    /// Most not-yet-sent bytes the kernel queues on a client socket (`TCP_NOTSENT_LOWAT`).
+    static let notSentLowWatermark = 256 * 1024
 
     // Deferred callbacks: libevent may report a failed connect (or a numeric-host resolution)
     // synchronously inside the call that started it; deferring keeps every delegate call on a
@@ -131,6 +133,10 @@ public final class Connection {
     /// Wraps an accepted socket. Reading starts when ``startReading()`` is called.
     public static func accepted(socket fd: Int32, on loop: EventLoop) -> Connection? {
         _ = shim_set_nodelay(fd)
+        // A client that reads slowly would otherwise have up to 4 MiB (tcp_wmem's maximum)
+        // queued in the kernel per connection, beyond every limit of the proxy: the response
+        // waits in the proxy's own buffers (and spool) instead, where it is counted.
+        _ = shim_set_notsent_lowat(fd, Int32(notSentLowWatermark))
         guard let connection = Connection(loop: loop, socket: fd, connected: true) else {
             CLibevent.close(fd)
             return nil

@@ -49,6 +49,16 @@ struct BodyRelay {
         return false
     }
 
+    /// Body bytes still to come when the framing says how many (`Content-Length`); nil for
+    /// chunked and close-delimited bodies.
+    var remainingLength: Int? {
+        switch input {
+        case .length(let remaining): return Int(clamping: remaining)
+        case .done: return 0
+        case .chunked, .untilClose: return nil
+        }
+    }
+
     /// Whether the body ends when the source closes (close-delimited responses).
     var endsAtClose: Bool {
         if case .untilClose = input { return true }

@@ -140,7 +140,8 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                                   responseBytesSent: io.responseCommitted,
-                                                  spool: Exchange.SpoolFacts(undelivered: 0, canSpool: context.spoolBudget.hasRoom))
+                                                  spool: Exchange.SpoolFacts(undelivered: 0,
+                                                                             canSpool: context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)))
         if action == .none && progress == .needMore && exchange.upstreamEnded {
             // The backend closed and everything it sent has been relayed: a close-delimited
             // body ends here; any other body was cut short.
@@ -160,7 +161,11 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.stopReading()
         guard case .relaying = exchange.state, !io.stalled else { return }
         io.stalled = true
-        context.stalled.mark(self, key: io.decision.target.poolKey, now: .now)
+        let key = io.decision.target.poolKey
+        context.stalled.mark(self, key: key, now: .now)
+        // Requests already queued for this upstream are served first by the client that
+        // stopped reading first (this one, or one before it).
+        if context.pool.hasWaiters(key: key) { context.reclaimStalledConnection(for: key) }
     }
 
     /// The response is no longer paused on the client while holding the upstream.
@@ -189,14 +194,20 @@ extension ClientSession: UpstreamConnectionOwner {
         if let existing = io.spool {
             spool = existing
         } else {
+            let created: ResponseSpool?
             do {
-                spool = try ResponseSpool(budget: context.spoolBudget)
+                created = try ResponseSpool(budget: context.spoolBudget, expected: io.responseRelay.remainingLength ?? 0)
             } catch {
                 context.logger.warning("cannot spool a response; the backend waits for the client instead",
                                        metadata: ["error": .string(error.description)])
-                upstream.stopReading()
+                created = nil
+            }
+            guard let created else {
+                // Another worker took the budget meanwhile, or no file: wait for the client.
+                pauseUpstream()
                 return
             }
+            spool = created
             io.spool = spool
             context.metrics.spooledResponses += 1
         }

@@ -4,23 +4,39 @@ import EventLoop
 /// spool file, then what is staged in memory (relayed from the backend, not yet written,
 /// because the budget had no room or it has just arrived).
 ///
-/// Every byte in the file is reserved in the process's ``SpoolBudget``; the reservation is
-/// given back when the file is emptied (the client caught up) and when the spool goes away
-/// with its exchange, however that ends.
+/// Every byte in the file is reserved in the process's ``SpoolBudget``, for a response of
+/// known length all of it when spooling starts; the reservation is given back as the client
+/// reads, and whatever is left when the spool goes away with its exchange, however that ends.
 final class ResponseSpool {
     private let file: SpoolFile
     private let budget: SpoolBudget
     private let stagingBuffer = OwnedEventBuffer()
-    /// Bytes of the budget this spool holds (what the file holds on disk).
-    private var reserved = 0
+    /// Budget taken ahead for bytes not written yet (the known rest of a response).
+    private var prepaid = 0
 
-    /// Opens a spool file in the budget's directory.
-    init(budget: SpoolBudget) throws(SpoolError) {
+    /// Opens a spool file in the budget's directory, taking `expected` bytes of the budget at
+    /// once (the rest of a response whose length is known), or nil when the budget no longer
+    /// has that much.
+    init?(budget: SpoolBudget, expected: Int) throws(SpoolError) {
+        if expected > 0 {
+            let taken = budget.reserve(upTo: expected)
+            guard taken == expected else {
+                budget.release(taken)
+                return nil
+            }
+        }
         self.budget = budget
-        file = try SpoolFile(directory: budget.directory)
+        prepaid = expected
+        do {
+            file = try SpoolFile(directory: budget.directory)
+        } catch {
+            budget.release(expected)
+            throw error
+        }
     }
 
-    deinit { budget.release(reserved) }
+    // What is on disk and what was taken ahead both go back to the budget.
+    deinit { budget.release(file.held + prepaid) }
 
     /// Where the relay puts response bytes while the spool is in use.
     var staging: EventBuffer { stagingBuffer.buffer }
@@ -28,21 +44,15 @@ final class ResponseSpool {
     /// Response bytes the client has not been given yet.
     var undelivered: Int { file.pending + staging.count }
 
-    /// Writes as much of what is staged to the file as the budget has room for; returns
-    /// whether nothing is left staged.
+    /// Writes as much of what is staged to the file as the budget allows (what was taken
+    /// ahead first); returns whether nothing is left staged.
     func flush() throws(SpoolError) -> Bool {
         guard !staging.isEmpty else { return true }
-        let room = budget.reserve(upTo: staging.count)
-        guard room > 0 else { return false }
-        reserved += room
+        if prepaid < staging.count { prepaid += budget.reserve(upTo: staging.count - prepaid) }
+        guard prepaid > 0 else { return false }
         let before = file.size
-        defer {
-            // Whatever a failed write did not use goes back to the budget at once.
-            let unused = room - (file.size - before)
-            reserved -= unused
-            budget.release(unused)
-        }
-        try file.append(from: staging, max: room)
+        defer { prepaid -= file.size - before }
+        try file.append(from: staging, max: prepaid)
         return staging.isEmpty
     }
 
@@ -53,9 +63,7 @@ final class ResponseSpool {
             room -= try file.read(into: output, max: room)
         }
         // What the client has taken no longer needs disk space or budget.
-        let freed = file.releaseRead()
-        reserved -= freed
-        budget.release(freed)
+        budget.release(file.releaseRead())
         if file.pending == 0 && room > 0 {
             staging.move(to: output, max: room)
         }

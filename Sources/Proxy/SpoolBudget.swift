@@ -18,8 +18,14 @@ final class SpoolBudget: Sendable {
     /// Bytes held by spools now.
     var inUse: Int { used.load(ordering: .relaxed) }
 
-    /// Whether a response may start spooling (some of the budget is left).
-    var hasRoom: Bool { limit > 0 && inUse < limit }
+    /// Whether a response may start spooling: some of the budget is left, and all of what is
+    /// still to come of it when its length is known (`remaining`). A response that cannot be
+    /// spooled whole is not spooled at all: part of it on disk would not free its connection.
+    func hasRoom(for remaining: Int?) -> Bool {
+        guard limit > 0 else { return false }
+        let left = limit - inUse
+        return left > 0 && (remaining ?? 0) <= left
+    }
 
     /// Takes up to `bytes` of the budget, as much as is left; returns how much it took.
     func reserve(upTo bytes: Int) -> Int {

@@ -111,6 +111,9 @@ final class UpstreamPool {
         open(state.requestFresh(key: target.poolKey), target)
     }
 
+    /// Whether requests are queued for a connection to `key`.
+    func hasWaiters(key: String) -> Bool { state.hasWaiters(key) }
+
     /// Forgets a queued waiter (it gave up).
     func cancel(_ waiter: any UpstreamWaiter, key: String) {
         guard let id = waiterIDs.removeValue(forKey: ObjectIdentifier(waiter)) else { return }

@@ -134,6 +134,38 @@ final class SocketChannelTests: XCTestCase {
         withExtendedLifetime(listener) {}
     }
 
+    /// A client that reads nothing, with a small receive buffer: what the kernel takes of
+    /// 8 MiB written to it stays near 256 KiB (`TCP_NOTSENT_LOWAT` on accepted sockets), so the
+    /// rest waits in the proxy's output, where its limits see it. Without the option the send
+    /// buffer autotunes to 4 MiB and the kernel holds megabytes per slow client.
+    func testTheKernelQueuesLittleForAClientThatDoesNotRead() throws {
+        let loop = try EventLoop()
+        let sent = Self.payload(8 * 1024 * 1024)
+        var accepted: Connection?
+        let (listener, address) = try listen(on: loop) { connection in
+            accepted = connection
+            connection.write(sent)
+        }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var size: Int32 = 4096
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var peer = sockaddr_in()
+        peer.sin_family = sa_family_t(AF_INET)
+        peer.sin_port = in_port_t(UInt16(address.port).bigEndian)
+        peer.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &peer) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(connected, 0)
+        let stop = Timer(on: loop, after: .milliseconds(700)) { loop.stop() }
+        run(loop)
+        let taken = sent.count - (accepted?.output.count ?? 0)
+        XCTAssertGreaterThan(taken, 0, "the kernel took some")
+        XCTAssertLessThan(taken, 512 * 1024, "the kernel holds about the low watermark, not megabytes")
+        withExtendedLifetime((listener, stop)) {}
+    }
+
     // MARK: - connecting
 
     /// A refused connect is reported from the loop, never inside the call that started it.

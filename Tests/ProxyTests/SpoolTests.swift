@@ -116,6 +116,26 @@ final class SpoolTests: XCTestCase {
         }
     }
 
+    /// A response of known length is spooled whole or not at all: one larger than what is left
+    /// of the budget holds its backend connection from the start (it stays a candidate to give
+    /// the connection up), rather than filling the budget and holding it anyway. A chunked one
+    /// spools what fits.
+    func testAKnownLengthThatDoesNotFitIsNotSpooled() throws {
+        let backend = try Backend()
+        let proxy = try proxy(backend, maxBytes: "8MiB")
+        let cl = try slowReader(proxy, size: 12 * 1024 * 1024, mode: "cl")
+        XCTAssertTrue(eventually { self.activeBackendConnections(proxy) == 1 })
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(proxy.metrics().spooledResponses, 0)
+        XCTAssertEqual(proxy.metrics().spoolBytes, 0)
+        XCTAssertEqual(try cl.readResponse().body.count, 12 * 1024 * 1024)
+        let chunked = try slowReader(proxy, size: 12 * 1024 * 1024, mode: "chunked")
+        XCTAssertTrue(eventually { proxy.metrics().spooledResponses == 1 })
+        XCTAssertTrue(eventually { proxy.metrics().spoolBytes == 8 * 1024 * 1024 }, "a body of unknown length spools up to the budget")
+        XCTAssertEqual(try chunked.readResponse().body.count, 12 * 1024 * 1024)
+        XCTAssertTrue(eventually { proxy.metrics().spoolBytes == 0 })
+    }
+
     /// `maxBytes: 0` turns spooling off: nothing is spooled and the backend waits for the client.
     func testSpoolingCanBeTurnedOff() throws {
         let backend = try Backend()
