@@ -630,7 +630,8 @@ def metrics(a):
     m = scrape(a.admin)
     keep = {k: v for k, v in m.items()
             if k.startswith(("token_sidecar_requests_total", "token_sidecar_upstream_errors_total",
-                             "token_sidecar_accept_errors_total", "token_sidecar_upstream_discarded_total"))}
+                             "token_sidecar_accept_errors_total", "token_sidecar_upstream_discarded_total",
+                             "token_sidecar_spooled_responses_total", "token_sidecar_stalled_clients_cut_total"))}
     dump(a.out, keep)
 
 
