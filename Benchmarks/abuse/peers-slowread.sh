@@ -26,15 +26,8 @@ HAPROXY="$(tool_path haproxy)"
 [[ -x "$NGINX" ]] || { echo "peers-slowread.sh: nginx not found" >&2; exit 2; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-BPORT="$(free_port)"
-mkdir -p "$TMP/www"
-truncate -s "${SLOWREAD_SIZE:-64M}" "$TMP/www/big"
-nginx_conf backend "    server {
-        listen 127.0.0.1:$BPORT;
-        location = /big { root $TMP/www; }
-        location / { default_type text/plain; return 200 \"ok\n\"; }
-    }"
-start_nginx backend "$BPORT"
+# shellcheck source=Benchmarks/abuse/backend.sh disable=SC1091
+source "$HERE/backend.sh"
 
 # canary_and_attack NAME PORT: baseline canary, then canary + slow readers; prints one line.
 canary_and_attack() {
@@ -48,22 +41,16 @@ canary_and_attack() {
   timeout -k 5 "$limit" python3 "$ATTACK" canary --proxy "127.0.0.1:$port" --seconds "$ABUSE_SECONDS" \
     --out "$TMP/$name.canary.json" || true
   wait "$apid" || true
-  python3 - "$name" "$TMP/$name.baseline.json" "$TMP/$name.canary.json" <<'PY'
-import json, sys
-def stats(path):
-    d = json.load(open(path))
-    ok = sorted(s[1] for s in d["samples"] if s[2])
-    fails = sum(1 for s in d["samples"] if not s[2])
-    def pct(p):
-        if not ok: return float("nan")
-        return ok[min(len(ok) - 1, int(round(p / 100.0 * (len(ok) - 1))))]
-    return len(d["samples"]), pct(50), pct(99), fails
-name = sys.argv[1]
-bn, b50, b99, bf = stats(sys.argv[2])
-n, p50, p99, f = stats(sys.argv[3])
-verdict = "PASS" if p99 < 2 * b99 and f == 0 and bf == 0 else "FAIL"
-print("%-8s baseline n %3d p50 %7.2f p99 %7.2f fails %d | slowread n %3d p50 %8.2f p99 %8.2f fails %3d  %s"
-      % (name, bn, b50, b99, bf, n, p50, p99, f, verdict))
+  python3 - "$HERE" "$name" "$TMP/$name.baseline.json" "$TMP/$name.canary.json" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import report  # the same statistics and rule as run.sh's report
+name, base, attack = sys.argv[2], report.canary_stats(report.load(sys.argv[3])), report.canary_stats(report.load(sys.argv[4]))
+passed = attack["p99"] is not None and attack["p99"] < 2 * base["p99"] and not attack["fails"] and not base["fails"]
+print("%-8s baseline n %3d p50 %s p99 %s fails %d | slowread n %3d p50 %s p99 %s fails %3d  %s" % (
+    name, base["n"], report.fmt_ms(base["p50"]), report.fmt_ms(base["p99"]), len(base["fails"]),
+    attack["n"], report.fmt_ms(attack["p50"]), report.fmt_ms(attack["p99"]), len(attack["fails"]),
+    "PASS" if passed else "FAIL"))
 PY
 }
 

@@ -54,23 +54,9 @@ fi
 # the attackers hold ~1000 sockets each; the proxy itself raises its own limit
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-# ---- backend: nginx ---------------------------------------------------------------
-# /canary and /: a 3-byte body. /big: a 64 MiB (sparse) file, larger than every buffer on the
-# way (nginx's and the proxy's socket buffers, the proxy's 256 KiB watermark), so a slow reader
-# never finishes it within a scenario. /upload: proxied to nginx itself, because nginx then
-# reads the WHOLE request body before answering (proxy_request_buffering) — like an app server;
-# a bare `return` would answer before the body arrived.
-BPORT="$(free_port)"
-mkdir -p "$TMP/www"
-truncate -s "${SLOWREAD_SIZE:-64M}" "$TMP/www/big"
-nginx_conf backend "    server {
-        listen 127.0.0.1:$BPORT;
-        client_max_body_size 0;
-        location = /upload { proxy_pass http://127.0.0.1:$BPORT/ok; }
-        location = /big { root $TMP/www; }
-        location / { default_type text/plain; return 200 \"ok\n\"; }
-    }"
-start_nginx backend "$BPORT"
+# ---- backend: nginx (BPORT) -----------------------------------------------------------
+# shellcheck source=Benchmarks/abuse/backend.sh disable=SC1091
+source "$HERE/backend.sh"
 
 # ---- token-sidecar ------------------------------------------------------------------
 SPORT="$(free_port)"

@@ -140,8 +140,7 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                                   responseBytesSent: io.responseCommitted,
-                                                  spool: Exchange.SpoolFacts(undelivered: 0,
-                                                                             canSpool: context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)))
+                                                  spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io)))
         if action == .none && progress == .needMore && exchange.upstreamEnded {
             // The backend closed and everything it sent has been relayed: a close-delimited
             // body ends here; any other body was cut short.
@@ -212,6 +211,13 @@ extension ClientSession: UpstreamConnectionOwner {
             context.metrics.spooledResponses += 1
         }
         pumpIntoSpool(io, spool, from: input)
+    }
+
+    /// Whether a response whose client fell behind can go (on) through a spool: it has one
+    /// already (emptied by a client that caught up; a known length's budget is still taken), or
+    /// the budget has room for what is left of it.
+    private func canSpool(_ io: ExchangeIO) -> Bool {
+        io.spool != nil || context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)
     }
 
     /// Relays what the backend sent into the spool, writing it to the file while the budget

@@ -136,6 +136,23 @@ final class SpoolTests: XCTestCase {
         XCTAssertTrue(eventually { proxy.metrics().spoolBytes == 0 })
     }
 
+    /// Many slow readers and a budget for two of their responses: exactly two are spooled and
+    /// give their connections back; the others hold theirs, and every one of them still gets
+    /// its whole response.
+    func testABudgetForTwoSpoolsTwoOfManyAndTheRestHold() throws {
+        let backend = try Backend()
+        let size = 12 * 1024 * 1024
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(backend.port)", top: """
+            spool: {directory: "\(directory)", maxBytes: \(size * 5 / 2)}
+            """))
+        let readers = try (0..<6).map { _ in try slowReader(proxy, size: size, mode: "cl") }
+        XCTAssertTrue(eventually { proxy.metrics().spooledResponses == 2 })
+        XCTAssertTrue(eventually { self.activeBackendConnections(proxy) == 4 },
+                      "the two spooled responses gave their connections back (\(activeBackendConnections(proxy)) active)")
+        for reader in readers { XCTAssertEqual(try reader.readResponse().body.count, size) }
+        XCTAssertTrue(eventually { proxy.metrics().spoolBytes == 0 })
+    }
+
     /// `maxBytes: 0` turns spooling off: nothing is spooled and the backend waits for the client.
     func testSpoolingCanBeTurnedOff() throws {
         let backend = try Backend()
