@@ -28,18 +28,23 @@ public final class ProxyServer: @unchecked Sendable {
         self.router = try Router(config: config, credentials: credentials)
         self.logger = logger
         spoolBudget = SpoolBudget(directory: config.spool.directory, limit: config.spool.maxBytes)
-        if config.spool.maxBytes > 0 {
-            // Found out now rather than when the first slow client arrives.
-            do {
-                _ = try SpoolFile(directory: config.spool.directory)
-            } catch {
-                throw ProxyStartError(message: "spool.directory: cannot \(error); point spool.directory at a writable "
-                                          + "directory, or set spool.maxBytes: 0 to turn spooling off")
-            }
-        }
+        // Found out now rather than when the first slow client arrives.
+        try Self.checkSpool(config.spool)
         for route in config.routes where route.upstream?.isTLS == true && route.tls.insecureSkipVerify {
             logger.warning("TLS verification is disabled for a route (insecureSkipVerify)",
                            metadata: ["route": "\(route.host)"])
+        }
+    }
+
+    /// Throws when spooling is on and no spool file can be created in `spool.directory` (used
+    /// at start and by `token-sidecar check`).
+    public static func checkSpool(_ spool: SpoolConfig) throws(ProxyStartError) {
+        guard spool.maxBytes > 0 else { return }
+        do {
+            _ = try SpoolFile(directory: spool.directory)
+        } catch {
+            throw ProxyStartError(message: "spool.directory: cannot \(error); point spool.directory at a writable "
+                                      + "directory, or set spool.maxBytes: 0 to turn spooling off")
         }
     }
 

@@ -3,6 +3,7 @@ import Config
 import Credentials
 import Foundation
 import Logging
+import Proxy
 
 /// `token-sidecar check`: validate a configuration and print it with secrets masked.
 struct Check: ParsableCommand {
@@ -19,6 +20,7 @@ struct Check: ParsableCommand {
             // Builds every credential (reads secrets and TLS files) without fetching anything.
             _ = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment,
                                       logger: Logger(label: "token-sidecar"))
+            try ProxyServer.checkSpool(config.spool)
         } catch {
             FileHandle.standardError.write(Data("\(config.file): \(error)\n".utf8))
             throw ExitCode(2)

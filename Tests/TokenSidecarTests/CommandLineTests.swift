@@ -42,6 +42,21 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(overridden.out.contains("\nmaxClientConnections: 50\n"), overridden.out)
     }
 
+    /// A spool directory where no file can be created: `check` and `run` both exit 2 naming
+    /// the key; with spooling off it is not used.
+    func testUnusableSpoolDirectoryExits2() throws {
+        let path = try write("spool: {directory: /nonexistent/spool}\n")
+        for command in ["check", "run"] {
+            let outcome = try run([command, "--config", path])
+            XCTAssertEqual(outcome.status, 2, command)
+            XCTAssertTrue(outcome.err.contains("\(path): spool.directory: cannot create a file in /nonexistent/spool: No such file or directory"),
+                          "\(command): \(outcome.err)")
+        }
+        let off = try run(["check", "--config", path], environment: ["TOKEN_SIDECAR_SPOOL_MAX_BYTES": "0"])
+        XCTAssertEqual(off.status, 0, off.err)
+        XCTAssertTrue(off.out.contains("\nspool:\n  directory: \"/nonexistent/spool\"\n  maxBytes: 0\n"), off.out)
+    }
+
     func testMissingConfigFileExits2() throws {
         let outcome = try run(["check", "--config", "/nonexistent/token-sidecar.yaml"])
         XCTAssertEqual(outcome.status, 2)
