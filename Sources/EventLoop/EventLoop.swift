@@ -1,5 +1,6 @@
 import CLibevent
 import Glibc
+import Synchronization
 
 /// One libevent `event_base` and the thread that runs it.
 ///
@@ -23,6 +24,9 @@ public final class EventLoop: @unchecked Sendable {
     private var flushEvent: OpaquePointer?
     private var timevals: [(duration: Duration, value: Glibc.timeval)] = []
     private var nanosecondCache: [(duration: Duration, value: UInt64)] = []
+    /// The thread running ``run()`` (a `pthread_t`), 0 while the loop is not running. Atomic:
+    /// other threads read it to find out that they are not that thread.
+    private let runningThread = Atomic<UInt>(0)
 
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
@@ -68,8 +72,26 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs the loop until ``stop()``; returns when it has stopped.
     public func run() {
+        runningThread.store(UInt(pthread_self()), ordering: .releasing)
+        defer { runningThread.store(0, ordering: .releasing) }
         // EVLOOP_NO_EXIT_ON_EMPTY: an idle proxy with no connections must keep running.
         event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY)
+    }
+
+    /// Whether the calling thread may touch this loop's objects: it is the thread running the
+    /// loop, or the loop is not running (objects are set up before it starts and looked at
+    /// after it stopped, by the thread that started or joined it).
+    public var isCallerConfined: Bool {
+        let running = runningThread.load(ordering: .acquiring)
+        return running == 0 || running == UInt(pthread_self())
+    }
+
+    /// Stops a debug build when called on another thread than the running loop's: objects
+    /// passed through C callbacks are invisible to Swift's data-race checker, so confinement
+    /// is checked here instead (free in release builds).
+    @inlinable
+    public func assertConfined(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isCallerConfined, "used off its event loop's thread", file: file, line: line)
     }
 
     /// Stops the loop after the current callbacks. Safe from any thread.

@@ -2,7 +2,9 @@
 /// loop with ``EventLoop/execute(_:)``.
 ///
 /// The checker cannot prove this safe; the rule that makes it so is that ``value`` is only
-/// touched on ``loop``'s thread — use ``run(_:)``, which hops there.
+/// touched on ``loop``'s thread — use ``run(_:)``, which hops there. Debug builds check it (as
+/// SwiftNIO's `NIOLoopBound` does): wrapping a value off its loop's thread, or a value reaching
+/// its body elsewhere, stops the process.
 public struct LoopBound<Value>: @unchecked Sendable {
     /// The loop that owns the value.
     public let loop: EventLoop
@@ -10,6 +12,7 @@ public struct LoopBound<Value>: @unchecked Sendable {
 
     /// Wraps `value`, which must have been created on (and belong to) `loop`.
     public init(_ value: Value, on loop: EventLoop) {
+        loop.assertConfined()
         self.value = value
         self.loop = loop
     }
@@ -18,7 +21,10 @@ public struct LoopBound<Value>: @unchecked Sendable {
     public func run(_ body: @escaping @Sendable (Value) -> Void) {
         let value = self.value
         let box = UncheckedBox(value)
-        loop.execute { body(box.value) }
+        loop.execute {
+            loop.assertConfined()
+            body(box.value)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import EventLoop
 import JSON
 import Glibc
 import Proxy

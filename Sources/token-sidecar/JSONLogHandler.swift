@@ -1,3 +1,4 @@
+import EventLoop
 import Foundation
 import JSON
 import Logging

@@ -10,14 +10,14 @@ import Glibc
 ///
 /// Until ``startBackgroundWriting()`` (every command but `run`), lines are written directly.
 /// The process flushes what is waiting at exit (bounded by ``exitFlushLimit``).
-final class LogWriter: @unchecked Sendable {
+public final class LogWriter: @unchecked Sendable {
     /// The process's writer.
-    static let shared = LogWriter()
+    public static let shared = LogWriter()
 
     /// Most bytes waiting for the writer before lines are dropped.
-    static let capacity = 4 * 1024 * 1024
+    public static let capacity = 4 * 1024 * 1024
     /// How long exit waits for the writer to hand over what is waiting.
-    static let exitFlushLimit: Duration = .seconds(2)
+    public static let exitFlushLimit: Duration = .seconds(2)
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let wake: UnsafeMutablePointer<pthread_cond_t>
@@ -28,7 +28,8 @@ final class LogWriter: @unchecked Sendable {
     private var background = false
     private let descriptor: Int32
 
-    init(descriptor: Int32 = 2) {
+    /// A writer to `descriptor` (stderr by default).
+    public init(descriptor: Int32 = 2) {
         self.descriptor = descriptor
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -42,7 +43,7 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Starts the writer thread; from now on ``write(_:)`` only queues. Idempotent.
-    func startBackgroundWriting() {
+    public func startBackgroundWriting() {
         pthread_mutex_lock(mutex)
         let already = background
         background = true
@@ -67,7 +68,7 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Writes one whole line (or queues it for the writer thread).
-    func write(_ line: [UInt8]) {
+    public func write(_ line: [UInt8]) {
         pthread_mutex_lock(mutex)
         guard background else {
             pthread_mutex_unlock(mutex)
@@ -85,7 +86,7 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Waits until everything queued so far was handed to the kernel, at most `limit`.
-    func flush(within limit: Duration) {
+    public func flush(within limit: Duration) {
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let (seconds, attoseconds) = limit.components

@@ -12,10 +12,10 @@ import Glibc
 /// Only read-only, file-backed, private mappings without a single anonymous (copied-on-write)
 /// page qualify: a relocated read-only section (RELRO) holds anonymous pages and is left alone,
 /// because dropping it would bring back the unrelocated file contents.
-enum StartupPages {
+public enum StartupPages {
     /// How long after start the pages are released: by then every worker thread has created its
     /// listener and logged, and the first token fetches have run.
-    static let settleDelay: Duration = .seconds(1)
+    public static let settleDelay: Duration = .seconds(1)
 
     /// A mapping of `/proc/self/smaps` and what its lines say.
     private struct Mapping {
@@ -29,7 +29,7 @@ enum StartupPages {
     /// Unmaps the clean read-only file pages of every mapped object; returns how many KiB were
     /// resident in them before.
     @discardableResult
-    static func release() -> Int {
+    public static func release() -> Int {
         var released = 0
         for mapping in mappings() where mapping.eligible && mapping.anonymousKiB == 0 && mapping.rssKiB > 0 {
             guard let address = UnsafeMutableRawPointer(bitPattern: mapping.start) else { continue }
