@@ -5,7 +5,7 @@ import TokenManager
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
     func readRequests() {
-        while exchange.state == .idle && !client.input.isEmpty {
+        while exchange.isIdle && !client.input.isEmpty {
             let length: Int?
             do {
                 length = try client.input.withContiguousPrefix(HeadLimits.requestHead + 4) { bytes in
@@ -35,7 +35,7 @@ extension ClientSession: UpstreamWaiter {
             headScanner.reset()
             begin(head)
         }
-        if exchange.state == .idle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
+        if exchange.isIdle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
     }
 
     private func reject(_ error: any Error) {
@@ -77,7 +77,8 @@ extension ClientSession: UpstreamWaiter {
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
         let request = Exchange.Request(
             idempotent: Self.isIdempotent(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
-            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential)
+            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential,
+            http11: head.version == .http1_1)
         // The head moves into the exchange's I/O record (no copy of its fields).
         current = ExchangeIO(head: head, decision: decision)
         perform(exchange.start(request))
@@ -126,8 +127,8 @@ extension ClientSession: UpstreamWaiter {
 
     /// The credential's current token, or a bounded wait on this loop for its first one.
     /// A credentialed request is never forwarded without a token.
-    func lookUpToken() {
-        guard let io = current, let credential = io.decision.credential else { return }
+    func lookUpToken(_ io: ExchangeIO) {
+        guard let credential = io.decision.credential else { return }
         if let token = credential.currentToken() {
             io.token = token
             perform(exchange.tokenResolved(available: true))
@@ -136,19 +137,18 @@ extension ClientSession: UpstreamWaiter {
         var returned = false
         defer { returned = true }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
-            guard current === io, exchange.state == .awaitingToken else { return }
+            guard current === io else { return }
             io.token = token
             perform(exchange.tokenResolved(available: token != nil))
             // Called back later: resume reading pipelined requests. Called back at once: the
             // readRequests loop that called us continues (no recursion per request).
-            if returned && exchange.state == .idle { readRequests() }
+            if returned && exchange.isIdle { readRequests() }
         }
     }
 
     /// Validates (and stages) the body bytes already buffered before anything goes upstream,
     /// so a malformed chunked body sent with its head never reaches the backend.
-    func stageBody() {
-        guard let io = current else { return }
+    func stageBody(_ io: ExchangeIO) {
         let staged = context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
@@ -176,8 +176,7 @@ extension ClientSession: UpstreamWaiter {
 
     /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
     /// until the body is complete or long enough to take a backend connection for.
-    func holdBody() {
-        guard let io = current else { return }
+    func holdBody(_ io: ExchangeIO) {
         let held = io.heldBody ?? OwnedEventBuffer()
         context.scratch.buffer.moveAll(to: held.buffer)
         io.heldBody = held
@@ -186,8 +185,7 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Takes a connection for the staged request (in the worker's scratch buffer).
-    func acquireUpstream(checkStale: Bool, pauseClient: Bool) {
-        guard let io = current else { return }
+    func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
         switch context.pool.acquire(io.decision.target, waiter: self, checkStale: checkStale) {
         case .ready(let upstream):
             io.upstream = upstream
@@ -209,18 +207,23 @@ extension ClientSession: UpstreamWaiter {
 
     /// A queued request got its connection.
     func pool(didProvide upstream: UpstreamConnection) {
-        guard exchange.state == .awaitingUpstream, let io = current, io.queuedBody != nil else {
+        guard let io = current, io.queuedBody != nil else {
+            context.pool.release(upstream)
+            return
+        }
+        let action = exchange.upstreamAssigned()
+        guard action != .none else {
             context.pool.release(upstream)
             return
         }
         disarm()
         io.upstream = upstream
-        perform(exchange.upstreamAssigned())
+        perform(action)
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
-    func sendRequest() {
-        guard let io = current, let upstream = io.upstream else { return }
+    func sendRequest(_ io: ExchangeIO) {
+        guard let upstream = io.upstream else { return }
         let body: EventBuffer
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
@@ -231,36 +234,35 @@ extension ClientSession: UpstreamWaiter {
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
         upstream.startReading()
-        setExchangeTimeouts()
-        armResponseTimer()
+        setExchangeTimeouts(io)
+        armResponseTimer(io)
         if wasQueued && !exchange.requestComplete {
             client.startReading()
-            pumpRequest()
+            pumpRequest(io)
         }
     }
 
     /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
-    /// replay with the new token, or a retry after a pooled connection turned out closed.
-    func resend(replay: Bool) {
-        guard let io = current else { return }
+    /// replay with the new token (`replayCheckingStale`: as the exchange decided), or a retry
+    /// (`nil`) after a pooled connection turned out closed, on a fresh connection.
+    func resend(_ io: ExchangeIO, replayCheckingStale: Bool?) {
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
         responseScanner.reset()
         disarm()
         context.scratch.buffer.append(exchange.resendBody)
-        if replay {
-            acquireUpstream(checkStale: !Self.isIdempotent(io.head.method), pauseClient: false)
+        if let checkStale = replayCheckingStale {
+            acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
             io.upstream = context.pool.acquireFresh(io.decision.target)
             perform(exchange.upstreamAssigned())
         }
     }
 
-    /// responseHeaders runs from the moment the whole request is with a connected backend:
-    /// connecting is timed by `connect`, a long upload by `bodyIdle`.
-    func armResponseTimer() {
-        if exchange.requestComplete, exchange.state == .forwarding, current?.upstream?.isConnected == true {
+    /// responseHeaders runs while the exchange says so (``Exchange/responseTimerRuns(upstreamConnected:)``).
+    func armResponseTimer(_ io: ExchangeIO) {
+        if exchange.responseTimerRuns(upstreamConnected: io.upstream?.isConnected == true) {
             arm(.responseHead, after: context.timeouts.responseHeaders)
         } else if armedTimer == .responseHead {
             disarm()
@@ -273,15 +275,15 @@ extension ClientSession: UpstreamWaiter {
     /// The values rarely change between exchanges, so the (cached) calls usually cost nothing.
     /// The backend's read side uses the longer of bodyIdle and responseHeaders, so it never cuts
     /// a wait for the head that responseHeaders (its own timer) still allows.
-    func setExchangeTimeouts() {
+    func setExchangeTimeouts(_ io: ExchangeIO) {
         let idle = context.timeouts.bodyIdle
         client.setTimeouts(read: exchange.requestComplete ? nil : idle, write: idle)
-        current?.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
+        io.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
     }
 
     /// Moves request body bytes from the client to the upstream.
-    func pumpRequest() {
-        guard let io = current, let upstream = io.upstream, !exchange.requestComplete else { return }
+    func pumpRequest(_ io: ExchangeIO) {
+        guard let upstream = io.upstream, !exchange.requestComplete else { return }
         let output = upstream.output
         // While the request may be sent again, its body passes through the (empty) scratch
         // buffer to be copied: a connected bufferevent's output cannot be read back (libevent

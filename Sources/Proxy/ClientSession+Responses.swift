@@ -5,39 +5,36 @@ import TokenManager
 /// The response side: response heads and bodies, 401 replays, ending exchanges.
 extension ClientSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
-        setExchangeTimeouts()
-        armResponseTimer()
+        guard let io = current else { return }
+        setExchangeTimeouts(io)
+        armResponseTimer(io)
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
-        // The backend caught up with the request body: resume reading the client.
-        guard exchange.isSendingRequestBody else { return }
-        client.startReading()
-        pumpRequest()
+        perform(exchange.upstreamDrained())
     }
 
     func upstreamDidRead(_ upstream: UpstreamConnection) {
-        switch exchange.state {
-        case .forwarding: readResponseHead()
-        case .relaying: pumpResponse()
-        default: break
-        }
+        perform(exchange.upstreamReadable())
     }
 
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
         guard let io = current, upstream === io.upstream else { return }
         // Bytes that arrived with the close are still buffered: consume them first.
-        if exchange.state == .forwarding { readResponseHead() }
+        if exchange.readsHeadAtUpstreamEnd { readResponseHead(io) }
         guard current === io, io.upstream === upstream else { return }
-        let partial = exchange.state == .forwarding && !(upstream.input?.isEmpty ?? true)
+        // What is left unread is part of a head (a relayed body was left to the pump).
+        let partial = exchange.readsHeadAtUpstreamEnd && !(upstream.input?.isEmpty ?? true)
         perform(exchange.upstreamEnded(Exchange.UpstreamEndFacts(
             reason: reason, partialHead: partial, connected: upstream.isConnected, reused: upstream.requestsServed > 1,
             nothingSent: upstream.unsentCount >= io.requestQueued)))
     }
 
-    private func readResponseHead() {
-        guard let io = current, let upstream = io.upstream, let input = upstream.input else { return }
-        while exchange.state == .forwarding && !input.isEmpty {
+    /// Reads response heads while they arrive: interim ones are passed on as the exchange says,
+    /// the final one hands the exchange the facts it decides on.
+    func readResponseHead(_ io: ExchangeIO) {
+        guard let upstream = io.upstream, let input = upstream.input else { return }
+        while !input.isEmpty {
             // The head is read as offsets over the buffered bytes and the forwarded lines copied
             // out before the bytes are drained: no String per field.
             enum Parsed { case interim(status: Int, reason: String), final(UpstreamResponse) }
@@ -55,55 +52,51 @@ extension ClientSession: UpstreamConnectionOwner {
                 perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
                 return
             }
-            let head: UpstreamResponse
             switch parsed {
             case .interim(let status, let reason):
-                if status == 101 {
-                    perform(exchange.responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false))
+                let action = exchange.interimResponse(status: status)
+                guard case .forwardInterim(let toClient) = action else {
+                    perform(action)
                     return
                 }
-                // Interim responses (100 Continue for `Expect`) go to HTTP/1.1 clients as they are.
-                if io.head.version == .http1_1 {
+                if toClient {
+                    // Interim responses (100 Continue for `Expect`) go on as they are.
                     client.write(HeadSerializer.response(version: .http1_1, status: status, reason: reason, fields: HTTPFields()))
                 }
                 arm(.responseHead, after: context.timeouts.responseHeaders)
-                continue
-            case .final(let response):
-                head = response
-            }
-            disarm()
-            if head.clientFraming == .close && !head.otherCodings.isEmpty {
-                // An HTTP/1.0 client cannot be told about a transfer coding such as gzip.
-                perform(exchange.responseMalformed("the backend used a transfer coding an HTTP/1.0 client cannot receive",
-                                                   responseBytesSent: false))
+            case .final(let head):
+                disarm()
+                io.responseHead = head
+                perform(exchange.responseHead(Exchange.ResponseHeadFacts(
+                    status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
+                    clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
+                    draining: context.draining)))
                 return
             }
-            io.responseHead = head
-            let keepClient = io.head.keepAlive && head.clientFraming != .close && !context.draining
-            perform(exchange.responseHead(Exchange.Response(status: head.status, upstreamKeepAlive: head.keepAlive,
-                                                            clientKeepAlive: keepClient)))
         }
     }
 
+
     /// A 401 answered our token: park it unread and ask the credential for a different token.
     /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
-    func holdRejection() {
-        guard let io = current, let credential = io.decision.credential, let token = io.token else {
+    func holdRejection(_ io: ExchangeIO) {
+        guard let credential = io.decision.credential, let token = io.token else {
             perform(exchange.rejectionResolved(newToken: false))
             return
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
         credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
-            guard current === io, case .holdingRejection = exchange.state else { return }
-            if let newToken { io.token = newToken }
-            perform(exchange.rejectionResolved(newToken: newToken != nil))
+            guard current === io else { return }
+            let action = exchange.rejectionResolved(newToken: newToken != nil)
+            if case .replay = action, let newToken { io.token = newToken }
+            perform(action)
         }
     }
 
     /// Writes the response head to the client and relays what is buffered of the body.
-    func startRelay(reportRejection: Bool) {
-        guard let io = current, let head = io.responseHead, let response = exchange.response else { return }
+    func startRelay(_ io: ExchangeIO, reportRejection: Bool, keepClient: Bool) {
+        guard let head = io.responseHead else { return }
         if reportRejection, let credential = io.decision.credential, let token = io.token {
             context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
@@ -112,16 +105,30 @@ extension ClientSession: UpstreamConnectionOwner {
         // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
         // output cannot be taken back: libevent freezes its start.)
         context.scratch.buffer.append(ResponseRewriter.head(for: head, clientVersion: io.head.version,
-                                                            keepAlive: response.clientKeepAlive))
+                                                            keepAlive: keepClient))
         io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
-        setExchangeTimeouts()
+        setExchangeTimeouts(io)
         io.upstream?.startReading()
-        pumpResponse()
+        pumpResponse(io)
     }
 
-    func pumpResponse() {
-        guard let io = current, let upstream = io.upstream, let input = upstream.input, case .relaying = exchange.state else { return }
+    /// The client caught up with the response: the spool's next part first (if there is a
+    /// spool), then the backend is read again and what it has buffered relayed.
+    func resumeResponse(_ io: ExchangeIO) {
+        if io.spool != nil {
+            deliverSpool(io)
+            guard current === io else { return }
+        }
+        guard let upstream = io.upstream else { return }
+        unmarkStalled(io)
+        upstream.startReading()
+        pumpResponse(io)
+    }
+
+    /// Relays what the backend has buffered toward the client (or behind a spool's bytes).
+    func pumpResponse(_ io: ExchangeIO) {
+        guard let upstream = io.upstream, let input = upstream.input else { return }
         if let spool = io.spool, spool.undelivered > 0 {
             // Bytes are waiting in the spool: new ones go behind them.
             pumpIntoSpool(io, spool, from: input)
@@ -138,27 +145,27 @@ extension ClientSession: UpstreamConnectionOwner {
             context.scratch.buffer.moveAll(to: client.output)
             io.responseCommitted = true
         }
-        let action = exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                                  responseBytesSent: io.responseCommitted,
-                                                  spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io)))
-        if action == .none && progress == .needMore && exchange.upstreamEnded {
-            // The backend closed and everything it sent has been relayed: a close-delimited
-            // body ends here; any other body was cut short.
-            let clean = io.responseRelay.endsAtClose && io.responseRelay.finishAtClose(to: client.output)
-            perform(exchange.responseEndedAtClose(clean: clean))
-            return
-        }
-        perform(action)
+        perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                             responseBytesSent: io.responseCommitted,
+                                             spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))))
+    }
+
+    /// The backend's close ended a close-delimited body: finish the client's framing (after the
+    /// spool's bytes, if the response goes through one) and complete.
+    func endBodyAtClose(_ io: ExchangeIO) {
+        let spool = io.spool.flatMap { $0.undelivered > 0 ? $0 : nil }
+        let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? client.output)
+        perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0))
     }
 
     // MARK: - a client that falls behind
 
     /// The client is not keeping up and no spool takes the rest: stop reading the backend. The
     /// connection is held meanwhile, so the worker may take it back for a request that waits.
-    func pauseUpstream() {
-        guard let io = current, let upstream = io.upstream else { return }
+    func pauseUpstream(_ io: ExchangeIO) {
+        guard let upstream = io.upstream else { return }
         upstream.stopReading()
-        guard case .relaying = exchange.state, !io.stalled else { return }
+        guard !io.stalled else { return }
         io.stalled = true
         let key = io.decision.target.poolKey
         context.stalled.mark(self, key: key, now: .now)
@@ -187,8 +194,8 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// The client fell behind: open the exchange's spool (once) and relay into it, so the
     /// backend can finish sending. Without a spool file the backend is paused, as before.
-    func startSpooling() {
-        guard let io = current, let upstream = io.upstream, let input = upstream.input else { return }
+    func startSpooling(_ io: ExchangeIO) {
+        guard let upstream = io.upstream, let input = upstream.input else { return }
         let spool: ResponseSpool
         if let existing = io.spool {
             spool = existing
@@ -203,7 +210,7 @@ extension ClientSession: UpstreamConnectionOwner {
             }
             guard let created else {
                 // Another worker took the budget meanwhile, or no file: wait for the client.
-                pauseUpstream()
+                pauseUpstream(io)
                 return
             }
             spool = created
@@ -238,11 +245,6 @@ extension ClientSession: UpstreamConnectionOwner {
                 return
             }
         } while progress == .blocked && flushed
-        if progress == .needMore && exchange.upstreamEnded {
-            let clean = io.responseRelay.endsAtClose && io.responseRelay.finishAtClose(to: spool.staging)
-            perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool.undelivered))
-            return
-        }
         perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                              responseBytesSent: true,
                                              spool: Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)))
@@ -250,8 +252,8 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Tops up the client's output from the spool; reports a spool that has been delivered
     /// whole once the backend is done.
-    func deliverSpool() {
-        guard let io = current, let spool = io.spool else { return }
+    func deliverSpool(_ io: ExchangeIO) {
+        guard let spool = io.spool else { return }
         if spool.undelivered > 0 && client.output.count < WorkerContext.highWatermark {
             do {
                 try spool.deliver(to: client.output, max: WorkerContext.highWatermark - client.output.count)
@@ -260,9 +262,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 return
             }
         }
-        if spool.undelivered == 0, case .deliveringSpool = exchange.state {
-            perform(exchange.spoolDelivered())
-        }
+        if spool.undelivered == 0 { perform(exchange.spoolDelivered()) }
     }
 
     /// The disk refused a spool write or read: the client gets a truncated response.
@@ -273,8 +273,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     // MARK: - ending an exchange
 
-    func finish(upstream disposal: UpstreamDisposal, keepClient: Bool) {
-        guard let io = current else { return }
+    func finish(_ io: ExchangeIO, upstream disposal: UpstreamDisposal, keepClient: Bool) {
         disarm()
         account(io, status: io.responseHead?.status ?? 0, error: nil)
         dispose(upstreamOf: io, disposal)
@@ -318,8 +317,7 @@ extension ClientSession: UpstreamConnectionOwner {
     }
 
     /// Answers the exchange's request with a proxy-generated error.
-    func fail(_ failure: ExchangeFailure, close: Bool, retryAfter: Int?) {
-        guard let io = current else { return }
+    func fail(_ io: ExchangeIO, _ failure: ExchangeFailure, close: Bool, retryAfter: Int?) {
         disarm()
         if io.queuedBody != nil {
             context.pool.cancel(self, key: io.decision.target.poolKey)
@@ -343,8 +341,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Response bytes already left: the client gets what is queued, then a close that leaves
     /// the message incomplete (no last chunk, or short of Content-Length).
-    func truncate() {
-        guard let io = current else { return }
+    func truncate(_ io: ExchangeIO) {
         disarm()
         account(io, status: io.responseHead?.status ?? 502, error: "http_response_incomplete")
         discardUpstream(io)

@@ -71,22 +71,11 @@ final class ClientSession: ConnectionDelegate {
     // MARK: - client events
 
     func connectionDidRead(_ connection: Connection) {
-        switch exchange.state {
-        case .idle: readRequests()
-        case .awaitingBody: stageBody()
-        default: if exchange.isSendingRequestBody { pumpRequest() }
-        }
+        perform(exchange.clientReadable())
     }
 
     func connectionDidDrain(_ connection: Connection) {
-        guard let io = current else { return }
-        // The client took what was queued: give it the next part of a spooled response.
-        if io.spool != nil { deliverSpool() }
-        // The client caught up with the response: resume reading the backend.
-        guard case .relaying = exchange.state, current === io, let upstream = io.upstream else { return }
-        unmarkStalled(io)
-        upstream.startReading()
-        pumpResponse()
+        perform(exchange.clientDrained())
     }
 
     func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
@@ -95,36 +84,56 @@ final class ClientSession: ConnectionDelegate {
 
     // MARK: - performing actions
 
-    /// Performs what the exchange decided.
+    /// Performs what the exchange decided. Every action but reading heads, pausing and closing
+    /// acts on the exchange under way (``current``), looked up once here.
     func perform(_ action: ExchangeAction) {
         switch action {
-        case .none: break
-        case .lookUpToken: lookUpToken()
-        case .stageBody: stageBody()
-        case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }
-        case .holdBody: holdBody()
-        case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(checkStale: checkStale, pauseClient: pauseClient)
-        case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
-        case .send: sendRequest()
-        case .requestComplete:
-            setExchangeTimeouts()
-            armResponseTimer()
+        case .none: return
+        case .readRequests: readRequests()
         case .pauseClient: client.stopReading()
-        case .pauseUpstream: pauseUpstream()
-        case .spoolResponse: startSpooling()
-        case .releaseUpstream(let disposal):
-            if let io = current { dispose(upstreamOf: io, disposal) }
-            deliverSpool()
-        case .holdRejection: holdRejection()
-        case .relay(let reportRejection): startRelay(reportRejection: reportRejection)
-        case .pumpResponse: pumpResponse()
-        case .replay: resend(replay: true)
-        case .retry: resend(replay: false)
-        case .finish(let upstream, let keepClient): finish(upstream: upstream, keepClient: keepClient)
-        case .fail(let failure, let close, let retryAfter): fail(failure, close: close, retryAfter: retryAfter)
-        case .truncate: truncate()
         case .abort: abort()
         case .close: close()
+        default:
+            guard let io = current else { return }
+            perform(action, on: io)
+        }
+    }
+
+    private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
+        switch action {
+        case .none, .readRequests, .pauseClient, .abort, .close: perform(action)
+        case .lookUpToken: lookUpToken(io)
+        case .stageBody: stageBody(io)
+        case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }
+        case .holdBody: holdBody(io)
+        case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
+        case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
+        case .send: sendRequest(io)
+        case .pumpRequest: pumpRequest(io)
+        case .resumeRequest:
+            client.startReading()
+            pumpRequest(io)
+        case .requestComplete:
+            setExchangeTimeouts(io)
+            armResponseTimer(io)
+        case .readResponseHead: readResponseHead(io)
+        case .forwardInterim: break  // written by readResponseHead, which holds the interim head
+        case .pauseUpstream: pauseUpstream(io)
+        case .spoolResponse: startSpooling(io)
+        case .releaseUpstream(let disposal):
+            dispose(upstreamOf: io, disposal)
+            deliverSpool(io)
+        case .deliverSpool: deliverSpool(io)
+        case .holdRejection: holdRejection(io)
+        case .relay(let reportRejection, let keepClient): startRelay(io, reportRejection: reportRejection, keepClient: keepClient)
+        case .pumpResponse: pumpResponse(io)
+        case .resumeResponse: resumeResponse(io)
+        case .endBodyAtClose: endBodyAtClose(io)
+        case .replay(let checkStale): resend(io, replayCheckingStale: checkStale)
+        case .retry: resend(io, replayCheckingStale: nil)
+        case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
+        case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
+        case .truncate: truncate(io)
         }
     }
 
@@ -132,7 +141,7 @@ final class ClientSession: ConnectionDelegate {
 
     /// While draining, a connection between requests is closed (busy ones finish first).
     func drainIfIdle() {
-        if exchange.state == .idle && client.input.isEmpty { close() }
+        if exchange.isIdle && client.input.isEmpty { close() }
     }
 
     /// Between requests: the keep-alive idle timeout runs until the next head starts.
@@ -146,7 +155,7 @@ final class ClientSession: ConnectionDelegate {
     }
 
     private func headTimerFired() {
-        guard exchange.state == .idle else { return }
+        guard exchange.isIdle else { return }
         switch headWait {
         case .idle:
             close()
@@ -172,6 +181,6 @@ final class ClientSession: ConnectionDelegate {
         guard let timer = armedTimer else { return }
         armedTimer = nil
         perform(exchange.timerFired(timer))
-        if exchange.state == .idle && current == nil { readRequests() }
+        if exchange.isIdle && current == nil { readRequests() }
     }
 }

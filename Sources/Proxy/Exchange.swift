@@ -53,6 +53,8 @@ struct Exchange {
         var expectsContinue: Bool
         /// Whether a token is injected, and whether a 401 can lead to a different one.
         var credential: CredentialUse
+        /// The client speaks HTTP/1.1 (interim responses reach it; an HTTP/1.0 client gets none).
+        var http11 = true
     }
 
     /// How the request uses a credential.
@@ -73,6 +75,25 @@ struct Exchange {
         var upstreamKeepAlive: Bool
         /// The client connection stays open after this response.
         var clientKeepAlive: Bool
+        /// The backend's body ends when it closes the connection (no length, not chunked).
+        var endsAtClose = false
+    }
+
+    /// What the session read in a final response head, before anything is decided about it.
+    struct ResponseHeadFacts: Equatable {
+        /// The status code (200 or more).
+        var status: Int
+        /// The backend keeps the connection open after this response.
+        var upstreamKeepAlive: Bool
+        /// The backend's body ends when it closes the connection.
+        var endsAtClose: Bool
+        /// The client can only be told where the body ends by a close (an HTTP/1.0 client and a
+        /// body without a length).
+        var clientFramedByClose: Bool
+        /// The backend used transfer codings besides `chunked` (e.g. `gzip, chunked`).
+        var otherCodings: Bool
+        /// The process is draining: no client connection is kept open for another request.
+        var draining: Bool
     }
 
     /// What the session knows about the response spool when it reports body progress.
@@ -278,6 +299,31 @@ struct Exchange {
 
     // MARK: - response side
 
+    /// A final response head arrived: decides whether the client connection stays open and
+    /// whether the response can be relayed at all, then proceeds as ``responseHead(_:)-(Response)``.
+    mutating func responseHead(_ facts: ResponseHeadFacts) -> ExchangeAction {
+        guard state == .forwarding, let request else { return .none }
+        if facts.clientFramedByClose && facts.otherCodings {
+            // An HTTP/1.0 client cannot be told about a transfer coding such as gzip.
+            return responseMalformed("the backend used a transfer coding an HTTP/1.0 client cannot receive",
+                                     responseBytesSent: false)
+        }
+        let keepClient = request.keepAlive && !facts.clientFramedByClose && !facts.draining
+        return responseHead(Response(status: facts.status, upstreamKeepAlive: facts.upstreamKeepAlive,
+                                     clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose))
+    }
+
+    /// An interim (1xx) response head arrived while the request waits for its final one.
+    /// `101 Switching Protocols` was never asked for (no `Upgrade` is forwarded): a malformed
+    /// response. Others go on to HTTP/1.1 clients, and the response-head clock starts again.
+    mutating func interimResponse(status: Int) -> ExchangeAction {
+        guard state == .forwarding, let request else { return .none }
+        if status == 101 {
+            return responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false)
+        }
+        return .forwardInterim(toClient: request.http11)
+    }
+
     /// A final (non-1xx) response head arrived. `status == 401` with an injected token is a
     /// rejection of that token.
     mutating func responseHead(_ response: Response) -> ExchangeAction {
@@ -290,10 +336,10 @@ struct Exchange {
                 return .holdRejection
             }
             state = .relaying(response)
-            return .relay(reportRejection: true)
+            return .relay(reportRejection: true, keepClient: response.clientKeepAlive)
         }
         state = .relaying(response)
-        return .relay(reportRejection: false)
+        return .relay(reportRejection: false, keepClient: response.clientKeepAlive)
     }
 
     /// The credential answered a held rejection: `newToken` when a different token exists.
@@ -301,12 +347,12 @@ struct Exchange {
         guard case .holdingRejection(let response) = state else { return .none }
         guard newToken else {
             state = .relaying(response)
-            return .relay(reportRejection: false)
+            return .relay(reportRejection: false, keepClient: response.clientKeepAlive)
         }
         replayed = true
         upstreamEnded = false
         state = .awaitingUpstream
-        return .replay
+        return .replay(checkStale: !retryable)
     }
 
     /// Response body bytes moved toward the client (its output or the spool); `trailingBytes`
@@ -329,7 +375,14 @@ struct Exchange {
             // The client is not keeping up: spool the rest rather than hold the backend.
             return spool.canSpool ? .spoolResponse : .pauseUpstream
         case .needMore:
-            return .none
+            // Everything the backend sent has moved. After its close, a body that ends at close
+            // is complete (the client's framing is finished off first); any other was cut short.
+            guard upstreamEnded else { return .none }
+            if response.endsAtClose { return .endBodyAtClose }
+            state = .closed
+            request = nil
+            resend = .notKept
+            return .truncate
         case .malformed:
             return responseMalformed("the backend sent a malformed response body", responseBytesSent: responseBytesSent)
         }
@@ -454,6 +507,57 @@ struct Exchange {
             return false
         }
     }
+
+    // MARK: - readiness
+
+    /// The client's connection has bytes to read: the next request's head between requests, a
+    /// body being staged, or body bytes on their way to the upstream.
+    func clientReadable() -> ExchangeAction {
+        switch state {
+        case .idle: return .readRequests
+        case .awaitingBody: return .stageBody
+        default: return isSendingRequestBody ? .pumpRequest : .none
+        }
+    }
+
+    /// The client took everything queued for it: while relaying, the backend (or the spool) may
+    /// send more; while delivering a spool, the next part goes.
+    func clientDrained() -> ExchangeAction {
+        switch state {
+        case .relaying: return .resumeResponse
+        case .deliveringSpool: return .deliverSpool
+        default: return .none
+        }
+    }
+
+    /// The upstream connection has bytes to read: the response head, or body bytes to relay.
+    /// (A parked 401 stays unread.)
+    func upstreamReadable() -> ExchangeAction {
+        switch state {
+        case .forwarding: return .readResponseHead
+        case .relaying: return .pumpResponse
+        default: return .none
+        }
+    }
+
+    /// The upstream took what was queued for it: more of the request body may go.
+    func upstreamDrained() -> ExchangeAction {
+        isSendingRequestBody ? .resumeRequest : .none
+    }
+
+    /// Whether the exchange waits between requests (a new head may start one).
+    var isIdle: Bool { state == .idle }
+
+    /// Whether the response-head clock (`responseHeaders`) runs: the whole request is with a
+    /// connected backend and no final head has arrived. Connecting is timed by `connect`, a long
+    /// upload by `bodyIdle`.
+    func responseTimerRuns(upstreamConnected: Bool) -> Bool {
+        requestComplete && state == .forwarding && upstreamConnected
+    }
+
+    /// Whether the backend's end must be looked at for a response head first: bytes that
+    /// arrived with the close are still buffered and may complete one.
+    var readsHeadAtUpstreamEnd: Bool { state == .forwarding }
 
     // MARK: - client side and timers
 

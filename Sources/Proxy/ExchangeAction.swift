@@ -33,12 +33,33 @@ enum ExchangeAction: Equatable {
     /// A 401 is parked: stop reading the upstream and ask the credential for a different token.
     case holdRejection
     /// Write the response head to the client and relay the body; `reportRejection`: tell the
-    /// credential its token was rejected first (the 401 is passed on).
-    case relay(reportRejection: Bool)
-    /// Move what the upstream has buffered toward the client (after the backend closed).
+    /// credential its token was rejected first (the 401 is passed on); `keepClient`: the head
+    /// says the connection stays open.
+    case relay(reportRejection: Bool, keepClient: Bool)
+    /// Move what the upstream has buffered toward the client.
     case pumpResponse
-    /// Discard the upstream and send the request again, exactly as it was, with the new token.
-    case replay
+    /// The client caught up: deliver from the spool if there is one, resume reading the
+    /// backend and relay what it has buffered.
+    case resumeResponse
+    /// Top up the client's output from the spool.
+    case deliverSpool
+    /// The backend closed and its close ends the body: finish the client's framing (the last
+    /// chunk), then report ``Exchange/responseEndedAtClose(clean:undelivered:)``.
+    case endBodyAtClose
+    /// Pass an interim (1xx) response on to the client when `toClient`, and restart the
+    /// response-head clock.
+    case forwardInterim(toClient: Bool)
+    /// Read the next request heads from the client's input.
+    case readRequests
+    /// Read the response head from the upstream's input.
+    case readResponseHead
+    /// Move request body bytes from the client to the upstream.
+    case pumpRequest
+    /// The upstream took the queued request bytes: resume reading the client and move more.
+    case resumeRequest
+    /// Discard the upstream and send the request again, exactly as it was, with the new token
+    /// (`checkStale`: the request could not be retried if a reused connection turned out closed).
+    case replay(checkStale: Bool)
     /// Discard the upstream and send the request again on a fresh connection.
     case retry
     /// The exchange completed: dispose of the upstream as said, then keep or close the client.

@@ -166,7 +166,7 @@ final class ExchangeTests: XCTestCase {
 
     func testMalformedRequestBodyDuringAResponseAborts() {
         var exchange = forwarding(request(bodyless: false, chunked: true), staged: [1], complete: false)
-        XCTAssertEqual(exchange.responseHead(ok), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.responseHead(ok), .relay(reportRejection: false, keepClient: true))
         XCTAssertEqual(exchange.requestBodyForwarded(.malformed, movedBytes: 0, copy: nil), .abort)
     }
 
@@ -179,14 +179,14 @@ final class ExchangeTests: XCTestCase {
         XCTAssertFalse(exchange.wantsBodyCopy)
         XCTAssertEqual(exchange.resendBody, [])
         // …so its 401 is passed through at once, never replayed with part of the body.
-        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
 
     func testAMissingCopyDropsTheResendCopy() {
         var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
         _ = exchange.requestBodyForwarded(.complete, movedBytes: 3, copy: nil)
         XCTAssertFalse(exchange.wantsBodyCopy, "a copy with a gap must never be replayed")
-        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
 
     // MARK: - 401
@@ -197,31 +197,31 @@ final class ExchangeTests: XCTestCase {
         _ = exchange.requestBodyForwarded(.complete, movedBytes: 6, copy: Array(body[4...]))
         XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
         XCTAssertEqual(exchange.state, .holdingRejection(unauthorized))
-        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay)
+        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: true))
         XCTAssertEqual(exchange.resendBody, body)
         XCTAssertEqual(exchange.state, .awaitingUpstream)
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         // A second 401 is passed on: one replay per request.
-        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
 
     func testA401WithoutADifferentTokenIsRelayed() {
         var exchange = forwarding(request())
         XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
-        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false, keepClient: true))
         XCTAssertEqual(exchange.state, .relaying(unauthorized))
     }
 
     func testA401ForAnIncompleteRequestIsRelayed() {
         var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
-        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true))
+        XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
 
     func testA401ForAStaticTokenIsRelayedAndOneWithoutTokenIsAnOrdinaryResponse() {
         var fixed = forwarding(request(credential: .fixed))
-        XCTAssertEqual(fixed.responseHead(unauthorized), .relay(reportRejection: true))
+        XCTAssertEqual(fixed.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
         var none = forwarding(request(credential: .none))
-        XCTAssertEqual(none.responseHead(unauthorized), .relay(reportRejection: false))
+        XCTAssertEqual(none.responseHead(unauthorized), .relay(reportRejection: false, keepClient: true))
     }
 
     func testBackendClosingWhileA401IsHeldStillRelaysIt() {
@@ -229,7 +229,7 @@ final class ExchangeTests: XCTestCase {
         _ = exchange.responseHead(unauthorized)
         let end = Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false, connected: true, reused: false, nothingSent: false)
         XCTAssertEqual(exchange.upstreamEnded(end), .none)
-        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false))
+        XCTAssertEqual(exchange.rejectionResolved(newToken: false), .relay(reportRejection: false, keepClient: true))
         XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: false),
                        .finish(upstream: .close, keepClient: true), "a closed upstream is never pooled")
     }
