@@ -54,6 +54,7 @@ import json
 import os
 import re
 import secrets
+import select
 import shutil
 import signal
 import socket
@@ -76,7 +77,7 @@ TOKEN_SERVER = os.path.join(ROOT, "Tests/TokenManagerTests/Fixtures/token_server
 NAMESPACE_FLAG = "CHECK_EXAMPLES_IN_NAMESPACE"
 DEFAULT_KUBERNETES_VERSION = "1.37.0"
 # Keys whose value is a file the sidecar reads, and what the test writes there.
-FILE_KEYS = {"secretFile": "secret", "tokenFile": "secret", "signingKeyFile": "key", "clientKey": "key",
+FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "key", "clientKey": "key",
              "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
@@ -224,9 +225,9 @@ class Placeholders:
         self.jwt = fake_jwt()
 
     def content(self, key):
-        kind = FILE_KEYS[key]
-        return {"secret": self.secret + "\n", "key": self.key, "cert": self.cert, "jwt": self.jwt}[kind] \
-            if key != "tokenFile" else self.token + "\n"
+        """What the test writes for a file named by this configuration key."""
+        return {"secret": self.secret + "\n", "token": self.token + "\n", "key": self.key, "cert": self.cert,
+                "jwt": self.jwt}[FILE_KEYS[key]]
 
 
 class Server:
@@ -235,12 +236,8 @@ class Server:
         self.stderr = open(os.path.join(logdir, f"{name}.stderr"), "w")
         self.process = subprocess.Popen([sys.executable] + argv, stdout=subprocess.PIPE, stderr=self.stderr,
                                         stdin=subprocess.DEVNULL, text=True)
-        deadline = time.monotonic() + 15
-        line = ""
-        while time.monotonic() < deadline and not line:
-            line = self.process.stdout.readline()
-            if self.process.poll() is not None:
-                break
+        ready, _, _ = select.select([self.process.stdout], [], [], 15)
+        line = self.process.stdout.readline() if ready else ""
         match = re.match(r"PORT (\d+)", line)
         if not match:
             self.stop()
@@ -508,7 +505,10 @@ class Manifest:
             else:
                 raise Unsupported(f"env {item['name']}: only value is modelled, not valueFrom")
         self.config_text = self._config_text()
-        self.config = yaml.safe_load(self.config_text) or {}
+        try:
+            self.config = yaml.safe_load(self.config_text) or {}
+        except yaml.YAMLError:
+            self.config = {}    # check-in-pod shows the sidecar's own report
         pod_security = self.pod.get("securityContext") or {}
         security = self.sidecar.get("securityContext") or {}
         uid = security.get("runAsUser", pod_security.get("runAsUser", dockerfile.user[0]))
@@ -643,16 +643,19 @@ class Runner:
         self.args = args
         self.workdir = workdir
         self.binary = args.binary
+        self.passed = self.failed = self.sandboxes = 0
+        self.backend = self.token_server = None
+
+    def start(self):
         self.dockerfile = Dockerfile(os.path.join(ROOT, "Dockerfile"))
-        self.placeholders = Placeholders(workdir)
-        self.backend = Server([BACKEND, "--port", "0", "--host", "127.0.0.1"], workdir, "backend")
-        self.token_server = TokenServer(workdir)
-        self.passed = self.failed = 0
-        self.sandboxes = 0
+        self.placeholders = Placeholders(self.workdir)
+        self.backend = Server([BACKEND, "--port", "0", "--host", "127.0.0.1"], self.workdir, "backend")
+        self.token_server = TokenServer(self.workdir)
 
     def stop(self):
-        self.backend.stop()
-        self.token_server.stop()
+        for server in (self.backend, self.token_server):
+            if server is not None:
+                server.stop()
 
     def case(self, name, file, function, *args):
         label = f"{name:<13} {os.path.relpath(file, ROOT) if file.startswith(ROOT) else file}"
@@ -685,7 +688,8 @@ class Runner:
         self.case("schema", path, self.check_schema, path)
         try:
             manifest = Manifest(path, documents, self.dockerfile)
-        except CaseFailure as failure:
+        except (CaseFailure, KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
+            failure = error if isinstance(error, CaseFailure) else CaseFailure(f"cannot read the pod spec: {type(error).__name__} {error}")
             self.case("pod", path, fail, failure)
             return
         self.case("structure", path, self.check_structure, manifest)
@@ -930,7 +934,7 @@ class Runner:
         seen = [v for k, v in json.loads(body)["headers"] if k.lower() == "authorization"]
         credential = (yaml.safe_load(manifest.config_text).get("credentials") or {})[route["credential"]]
         if credential.get("type") == "static":
-            expected = {f"Bearer {self.placeholders.token}"}
+            expected = {f"Bearer {credential.get('token', self.placeholders.token)}"}
         else:
             tokens = [r for r in self.token_server.requests()]
             expected = {f"Bearer {r['token']}" for r in tokens}
@@ -948,9 +952,9 @@ class Runner:
         """The token request carried the secret the test mounted (basic or post)."""
         if not requests:
             raise CaseFailure("the token server got no request")
-        auth = credential.get("auth", "basic")
+        auth = credential.get("auth", "basic" if credential.get("type") == "oauth2" else "secret")
         last = requests[-1]
-        if auth == "basic":
+        if auth in ("basic", "secret"):
             header = next((v for k, v in last["headers"] if k.lower() == "authorization"), "")
             decoded = base64.b64decode(header.split(" ", 1)[-1]).decode("utf-8", "replace") if header.startswith("Basic ") else ""
             if urllib.parse.unquote_plus(decoded.partition(":")[2]) != self.placeholders.secret:
@@ -965,6 +969,11 @@ class Runner:
         if max_bytes == 0:
             return 0
         volume_path = sandbox.path(directory)
+
+        def used_bytes():
+            stats = os.statvfs(volume_path)
+            return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+        baseline = used_bytes()
         _, metrics_before = http_get(admin_port, "/metrics")
         before = metric(metrics_before, "token_sidecar_spooled_responses_total")
         sock = socket.socket()
@@ -975,17 +984,17 @@ class Runner:
             sock.connect(("127.0.0.1", listen_port))
             sock.sendall(f"GET http://{host}/download?size={SPOOL_PROBE_BYTES}&mode=cl HTTP/1.1\r\n"
                          f"Host: {host}\r\nConnection: close\r\n\r\n".encode())
-            # Spooled (the counter moved) into the volume (its tmpfs holds the unlinked file's blocks).
+            # Spooled (the counter moved) into the volume (whose file system holds the unlinked file's
+            # blocks while it is open: at least 1 MiB more than before).
             deadline, spooled = time.monotonic() + 15, False
-            while time.monotonic() < deadline and not (spooled and used > 0):
+            while time.monotonic() < deadline and not (spooled and used >= 1 << 20):
                 time.sleep(0.1)
                 _, text = http_get(admin_port, "/metrics")
                 spooled = metric(text, "token_sidecar_spooled_responses_total") > before
-                stats = os.statvfs(volume_path)
-                used = max(used, (stats.f_blocks - stats.f_bfree) * stats.f_frsize)
+                used = max(used, used_bytes() - baseline)
             if not spooled:
                 raise CaseFailure(f"a {SPOOL_PROBE_BYTES >> 20} MiB response to a client that does not read was not spooled within 15 s")
-            if used == 0:
+            if used < 1 << 20:
                 raise CaseFailure(f"the response was spooled, but not into the volume mounted at {directory}")
             received, digest, head = 0, hashlib.sha256(), b""
             deadline = time.monotonic() + 60
@@ -1064,21 +1073,16 @@ def main():
         return 2
     enter_namespace(sys.argv[1:])
     workdir = tempfile.mkdtemp(prefix="check-examples-")
-    runner = None
+    runner = Runner(args, workdir)
     try:
-        runner = Runner(args, workdir)
+        runner.start()
         for path in files:
             runner.run_file(path)
-    except CaseFailure as failure:
-        print(f"FAIL  setup: {MASK(str(failure))}")
-        if runner:
-            runner.failed += 1
-        else:
-            print("0 passed, 1 failed")
-            return 1
+    except Exception as error:    # the fixtures, the Dockerfile: nothing can be checked
+        runner.failed += 1
+        print(f"FAIL  setup: {MASK(str(error))}")
     finally:
-        if runner:
-            runner.stop()
+        runner.stop()
         if mounts_under(workdir):
             print(f"note: {workdir} still has mounts; left in place")
         else:
