@@ -2,8 +2,12 @@
 #   make demo   install missing system packages, build release, run the self-contained demo
 #               (demo OAuth issuer + protected backend + proxy, all on loopback)
 #   make run    install missing system packages, build release, run with config/token-sidecar.yaml
-#   make test   install missing system packages, run every test under AddressSanitizer, then
-#               under ThreadSanitizer; `make test-plain` runs them unsanitized
+#   make test   install missing system packages, check every example in config/ (`make
+#               test-examples`), then run every test under AddressSanitizer, then under
+#               ThreadSanitizer; `make test-plain` runs them unsanitized
+#   make test-examples  build release, then check each config/*.yaml with `token-sidecar check`, and
+#               each Kubernetes manifest against the API schema and with check and run inside a
+#               sandbox built from its pod spec (read-only root, its volumes; needs root: sudo)
 #   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
 #   make fuzz   libFuzzer + AddressSanitizer on the request head parser, the response head parser
@@ -22,11 +26,18 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl
 # h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
 H11_VERSION := 0.16.0
+# kubernetes-validate (from PyPI, in a test-only virtual environment with the PyYAML the example
+# checker reads manifests with) validates the manifests in config/ against the Kubernetes API
+# schema of KUBERNETES_VERSION (the newest the package bundles), offline.
+KUBERNETES_VALIDATE_VERSION := 1.37.0
+PYYAML_VERSION := 6.0.3
+KUBERNETES_VERSION := 1.37.0
+K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_VERSION)
 # The toolchain's symbolizer, so sanitizer reports name functions and lines.
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv build release demo run test test-plain test-asan test-tsan fuzz abuse soak bigbody bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan fuzz abuse soak bigbody bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -53,7 +64,22 @@ h11-venv: .build-h11/bin/python3
 	python3 -m venv .build-h11
 	.build-h11/bin/pip install -q h11==$(H11_VERSION)
 
-test: deps h11-venv test-asan test-tsan
+k8s-venv: $(K8S_VENV_STAMP)
+
+$(K8S_VENV_STAMP):
+	python3 -m venv .build-k8s
+	.build-k8s/bin/pip install -q kubernetes-validate==$(KUBERNETES_VALIDATE_VERSION) PyYAML==$(PYYAML_VERSION)
+	touch $@
+
+# The examples first, so the swift test summary stays the last thing `make test` prints.
+test: deps h11-venv test-examples test-asan test-tsan
+
+# Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
+# schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
+# the pod spec's read-only root and volumes. Root for the mount namespace (sudo when not root).
+test-examples: release k8s-venv
+	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
+	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
 test-plain: h11-venv
 	$(SWIFT) build --build-tests
@@ -96,7 +122,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-k8s
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost
