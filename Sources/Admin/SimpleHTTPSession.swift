@@ -47,11 +47,11 @@ final class SimpleHTTPSession: ConnectionDelegate {
 
     // MARK: ConnectionDelegate
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         process()
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         if reason == .endOfStream, case .awaiting = phase {
             // A client may shut down its write side after sending the request; it still
             // expects the answer.

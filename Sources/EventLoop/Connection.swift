@@ -16,7 +16,7 @@ import Glibc
 /// The connection keeps itself alive (an `Unmanaged` retain) while its socket is open, and holds
 /// its delegate strongly; ``close()`` releases the C side first — which clears the C callbacks —
 /// and only then drops both references.
-public final class Connection {
+public final class Connection: ByteStream {
     /// The loop this connection belongs to; use it only from that loop's thread.
     public let loop: EventLoop
     /// Receives events; cleared by ``close()``.
@@ -218,15 +218,6 @@ public final class Connection {
         return -1
     }
 
-    /// What a quiet connection's peer has done since it was last read, as ``peekPeer()`` sees it.
-    public enum PeerActivity: Sendable, Equatable {
-        /// Nothing: no bytes waiting, no close.
-        case quiet
-        /// The peer closed (or reset) the connection, or the connection is already closed here.
-        case closed
-        /// Bytes are waiting (in ``input`` or in the socket).
-        case data
-    }
 
     /// A non-blocking `recv(MSG_PEEK)` (one syscall, nothing consumed): whether a connection that
     /// should be quiet — a pooled one, or one whose response just completed — has received

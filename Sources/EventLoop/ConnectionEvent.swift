@@ -38,18 +38,18 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
 /// A connection holds its delegate strongly until ``Connection/close()``, which breaks the cycle.
 public protocol ConnectionDelegate: AnyObject {
     /// An outgoing connection finished connecting.
-    func connectionDidConnect(_ connection: Connection)
+    func connectionDidConnect(_ connection: any ByteStream)
     /// New bytes are in ``Connection/input``.
-    func connectionDidRead(_ connection: Connection)
+    func connectionDidRead(_ connection: any ByteStream)
     /// ``Connection/output`` drained to its low watermark (0 by default): the peer is keeping up.
-    func connectionDidDrain(_ connection: Connection)
+    func connectionDidDrain(_ connection: any ByteStream)
     /// The connection ended or failed. Reading has stopped; the delegate should close it.
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd)
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd)
 }
 
 extension ConnectionDelegate {
     /// Default: nothing to do.
-    public func connectionDidConnect(_ connection: Connection) {}
+    public func connectionDidConnect(_ connection: any ByteStream) {}
     /// Default: nothing to do.
-    public func connectionDidDrain(_ connection: Connection) {}
+    public func connectionDidDrain(_ connection: any ByteStream) {}
 }

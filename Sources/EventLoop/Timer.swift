@@ -18,6 +18,8 @@ public final class Timer {
     private var deadline: UInt64?
     /// When the libevent event will fire (monotonic nanoseconds); `nil` while not pending.
     private var pendingExpiry: UInt64?
+    /// The delay of the last ``schedule(after:)`` (what a test checks before it expires the timer).
+    @_spi(Testing) public private(set) var scheduledDelay: Duration?
 
     /// Creates a timer that runs `action` after `delay` (and then every `repeating`, if given).
     public init(on loop: EventLoop, after delay: Duration, repeating: Duration? = nil, _ action: @escaping () -> Void) {
@@ -40,6 +42,7 @@ public final class Timer {
 
     /// (Re)arms the timer to fire once after `delay`, replacing any pending expiry.
     public func schedule(after delay: Duration) {
+        scheduledDelay = delay
         let now = Timer.monotonicNow()
         let due = now &+ loop.nanoseconds(delay)
         deadline = due
@@ -76,6 +79,18 @@ public final class Timer {
             arm(nanoseconds: max(due &- now, 1000), expiry: due)
             return
         }
+        deadline = nil
+        if let interval { schedule(after: interval) }
+        action()
+    }
+
+    /// Whether the timer is armed (tests).
+    @_spi(Testing) public var isScheduled: Bool { deadline != nil }
+
+    /// Runs the action now, as if its deadline had passed (tests: a fake clock that jumps to
+    /// the deadline). Does nothing when the timer is not armed, like a real expiry.
+    @_spi(Testing) public func expire() {
+        guard deadline != nil else { return }
         deadline = nil
         if let interval { schedule(after: interval) }
         action()

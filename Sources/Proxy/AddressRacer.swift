@@ -13,7 +13,7 @@ final class AddressRacer: ConnectionDelegate {
     /// How a race ended.
     enum Outcome {
         /// This attempt completed first (its delegate cleared, reading not started).
-        case connected(Connection)
+        case connected(any ByteStream)
         /// Every attempt failed (the last failure), or one failed in a way another address
         /// cannot fix (TLS verification or protocol).
         case failed(ConnectionEnd)
@@ -112,18 +112,18 @@ final class AddressRacer: ConnectionDelegate {
 
     // MARK: - ConnectionDelegate
 
-    func connectionDidConnect(_ connection: Connection) {
+    func connectionDidConnect(_ connection: any ByteStream) {
         guard let index = attempts.firstIndex(where: { $0 === connection }) else { return }
-        attempts.remove(at: index)
-        connection.delegate = nil
-        finish(.connected(connection))
+        let winner = attempts.remove(at: index)
+        winner.delegate = nil
+        finish(.connected(winner))
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         // Reading starts only after the winner is handed over; nothing to do before.
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         connection.close()
         guard let index = attempts.firstIndex(where: { $0 === connection }) else { return }
         attempts.remove(at: index)

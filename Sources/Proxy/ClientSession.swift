@@ -14,7 +14,8 @@ final class ClientSession: ConnectionDelegate {
     /// What the head timer is measuring.
     enum HeadWait { case idle, head }
 
-    let client: Connection
+    /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
+    let client: any ByteStream
     let context: WorkerContext
     /// The state machine of the current (or next) exchange.
     var exchange = Exchange()
@@ -28,7 +29,7 @@ final class ClientSession: ConnectionDelegate {
     private(set) lazy var headTimer = Timer(on: context.loop) { [unowned self] in headTimerFired() }
     private(set) lazy var exchangeTimer = Timer(on: context.loop) { [unowned self] in exchangeTimerFired() }
 
-    init(client: Connection, context: WorkerContext) {
+    init(client: any ByteStream, context: WorkerContext) {
         self.client = client
         self.context = context
     }
@@ -70,15 +71,15 @@ final class ClientSession: ConnectionDelegate {
 
     // MARK: - client events
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         perform(exchange.clientReadable())
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: any ByteStream) {
         perform(exchange.clientDrained())
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded())
     }
 

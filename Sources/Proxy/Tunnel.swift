@@ -5,8 +5,8 @@ import EventLoop
 /// same watermark backpressure as the HTTP relay. Either side closing ends the tunnel after
 /// flushing what the other side still has to receive.
 final class Tunnel: ConnectionDelegate {
-    private let client: Connection
-    private var upstream: Connection?
+    private let client: any ByteStream
+    private var upstream: (any ByteStream)?
     private let context: WorkerContext
     private var connectTimer: Timer?
     private var established = false
@@ -17,7 +17,7 @@ final class Tunnel: ConnectionDelegate {
     private let host: String
     private let port: Int
 
-    init(client: Connection, host: String, port: Int, context: WorkerContext) {
+    init(client: any ByteStream, host: String, port: Int, context: WorkerContext) {
         self.client = client
         self.context = context
         self.host = host
@@ -36,7 +36,7 @@ final class Tunnel: ConnectionDelegate {
         }
     }
 
-    func connectionDidConnect(_ connection: Connection) {
+    func connectionDidConnect(_ connection: any ByteStream) {
         guard connection === upstream, let upstream else { return }
         connectTimer = nil
         established = true
@@ -50,19 +50,19 @@ final class Tunnel: ConnectionDelegate {
         client.startReading()
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         guard established, let upstream else { return }
         if connection === client { relay(from: client, to: upstream) } else { relay(from: upstream, to: client) }
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: any ByteStream) {
         guard established, let upstream else { return }
         // The slow side caught up: resume reading the other one.
         if connection === client { upstream.startReading(); relay(from: upstream, to: client) }
         else { client.startReading(); relay(from: client, to: upstream) }
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         guard !established else {
             guard reason == .endOfStream, let upstream else {
                 finish()
@@ -84,7 +84,7 @@ final class Tunnel: ConnectionDelegate {
         }
     }
 
-    private func relay(from source: Connection, to destination: Connection) {
+    private func relay(from source: any ByteStream, to destination: any ByteStream) {
         source.input.moveAll(to: destination.output)
         if destination.output.count >= WorkerContext.highWatermark { source.stopReading() }
     }

@@ -30,11 +30,13 @@ final class UpstreamConnection: ConnectionDelegate {
     private let pool: UpstreamPool
     private let loop: EventLoop
     /// The socket, once an attempt has won the race.
-    private(set) var connection: Connection?
+    private(set) var connection: (any ByteStream)?
     /// Bytes written before the connection exists (resolution and connect are in progress);
     /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
     private var racer: AddressRacer?
+    /// A stream from the pool's ``UpstreamPool/connector`` that has not connected yet.
+    private var connecting: (any ByteStream)?
     /// Bounds resolution and racing together (`timeouts.connect`).
     private var connectTimer: Timer?
     private(set) var isClosed = false
@@ -54,9 +56,16 @@ final class UpstreamConnection: ConnectionDelegate {
         self.loop = loop
     }
 
-    /// Resolves and connects, giving up after `timeout`.
+    /// Resolves and connects, giving up after `timeout`. With a pool ``UpstreamPool/connector``
+    /// (tests), the stream it returns is used instead, and connects when it says so.
     func open(timeout: Duration) {
         armConnectTimer(timeout)
+        if let connector = pool.connector {
+            let stream = connector(target)
+            stream.delegate = self
+            connecting = stream
+            return
+        }
         loop.resolve(host: target.host, port: target.port) { [self] result in
             guard !isClosed else { return }
             switch result {
@@ -162,6 +171,8 @@ final class UpstreamConnection: ConnectionDelegate {
         connectTimer = nil
         racer?.cancel()
         racer = nil
+        connecting?.close()
+        connecting = nil
         if reset { connection?.reset() } else { connection?.close() }
         pending = nil
         pool.connectionClosed(self)
@@ -169,17 +180,24 @@ final class UpstreamConnection: ConnectionDelegate {
 
     // MARK: - ConnectionDelegate (only the winning connection reports here)
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidConnect(_ connection: any ByteStream) {
+        // Only a connector's stream reports its connect here (a race reports to its racer).
+        guard let stream = connecting, stream === connection else { return }
+        connecting = nil
+        raceEnded(.connected(stream))
+    }
+
+    func connectionDidRead(_ connection: any ByteStream) {
         if let owner, !isIdle { owner.upstreamDidRead(self); return }
         // An idle connection must not receive anything: the backend is closing it or misbehaving.
         close()
     }
 
-    func connectionDidDrain(_ connection: Connection) {
+    func connectionDidDrain(_ connection: any ByteStream) {
         if !isIdle { owner?.upstreamDidDrain(self) }
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         if let owner, !isIdle { owner.upstream(self, didEnd: .connection(reason)); return }
         // Idle: the read timeout armed by the pool is the idle timeout (our own close); anything
         // else is the backend closing it.

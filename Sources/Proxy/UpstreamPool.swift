@@ -57,6 +57,9 @@ final class UpstreamPool {
     private(set) var tlsHandshakes: [String: UInt64] = [:]
     /// Of those, the ones that resumed a session.
     private(set) var tlsResumed: [String: UInt64] = [:]
+    /// Makes the stream for a new connection instead of resolving and connecting (tests drive
+    /// an in-memory stream this way); `nil`: real sockets.
+    var connector: ((UpstreamTarget) -> any ByteStream)?
 
     /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
     init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,

@@ -70,7 +70,7 @@ final class WorkerContext {
     }
 
     /// Takes a freshly accepted client connection.
-    func adopt(_ connection: Connection) {
+    func adopt(_ connection: any ByteStream) {
         let session = ClientSession(client: connection, context: self)
         sessions[ObjectIdentifier(session)] = session
         updateAdmission()

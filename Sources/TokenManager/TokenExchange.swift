@@ -50,11 +50,11 @@ final class TokenExchange: ConnectionDelegate {
         LoopBound(self, on: loop).run { exchange in exchange.finish(.failure(error)) }
     }
 
-    func connectionDidConnect(_ connection: Connection) {
+    func connectionDidConnect(_ connection: any ByteStream) {
         connection.startReading()
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         do {
             try process(connection.input)
         } catch {
@@ -62,7 +62,7 @@ final class TokenExchange: ConnectionDelegate {
         }
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         if case .untilClose = phase, reason == .endOfStream {
             do {
                 try process(connection.input)

@@ -118,12 +118,12 @@ private final class DemoRequest: ConnectionDelegate {
         connection?.startReading()
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         received += connection.input.peekBytes(max: connection.input.count)
         connection.input.drain(connection.input.count)
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         connection.close()
         guard !done else { return }
         done = true

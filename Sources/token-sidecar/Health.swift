@@ -50,7 +50,7 @@ private final class HealthProbe: ConnectionDelegate {
     var status: Int?
     init(loop: EventLoop) { self.loop = loop }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         let text = String(decoding: connection.input.peekBytes(max: 64), as: UTF8.self)
         guard let end = text.range(of: "\r\n") else { return }
         let parts = text[..<end.lowerBound].split(separator: " ")
@@ -58,5 +58,5 @@ private final class HealthProbe: ConnectionDelegate {
         loop.stop()
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { loop.stop() }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { loop.stop() }
 }

@@ -3,10 +3,10 @@ import XCTest
 
 /// An echo delegate: whatever arrives is written back.
 private final class Echo: ConnectionDelegate {
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         connection.input.moveAll(to: connection.output)
     }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { connection.close() }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
 }
 
 /// A client delegate collecting what comes back and stopping the loop once `expected` bytes arrived.
@@ -17,13 +17,13 @@ private final class Collector: ConnectionDelegate {
     let expected: Int
     let loop: EventLoop
     init(expected: Int, loop: EventLoop) { self.expected = expected; self.loop = loop }
-    func connectionDidConnect(_ connection: Connection) { connected = true }
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidConnect(_ connection: any ByteStream) { connected = true }
+    func connectionDidRead(_ connection: any ByteStream) {
         received += connection.input.peekBytes(max: connection.input.count)
         connection.input.drain(connection.input.count)
         if received.count >= expected { connection.close(); loop.stop() }
     }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         ended = reason
         connection.close()
         loop.stop()

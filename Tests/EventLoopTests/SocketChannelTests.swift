@@ -198,8 +198,8 @@ final class SocketChannelTests: XCTestCase {
 
 /// Ignores everything (a peer whose own events do not matter to the test).
 private final class Quiet: ConnectionDelegate {
-    func connectionDidRead(_ connection: Connection) { connection.input.drain(connection.input.count) }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {}
+    func connectionDidRead(_ connection: any ByteStream) { connection.input.drain(connection.input.count) }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
 }
 
 /// Pauses after its first read (unless `pauses` is false) and counts what it gets.
@@ -212,13 +212,13 @@ private final class Pauser: ConnectionDelegate {
     var bytesWhilePaused = -1
     var ended: ConnectionEnd?
     var stopsLoopOnEnd: EventLoop?
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         reads += 1
         total += connection.input.count
         connection.input.drain(connection.input.count)
         if pauses && reads == 1 { connection.stopReading() }
     }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         ended = reason
         connection.close()
         stopsLoopOnEnd?.stop()
@@ -254,7 +254,7 @@ private final class SlowReader: ConnectionDelegate {
         ticker = Timer(on: loop, after: startDelay + .milliseconds(1), repeating: .milliseconds(1)) { [unowned self] in consume() }
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         largestInput = max(largestInput, connection.input.count)
         if watermark > 0 && connection.input.count >= watermark && !wasFull {
             wasFull = true
@@ -276,7 +276,7 @@ private final class SlowReader: ConnectionDelegate {
         }
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         // The writer finished; what is buffered is still consumed by the ticker.
     }
 }
@@ -286,7 +286,7 @@ private final class DrainCounter: ConnectionDelegate {
     var connection: Connection?
     var drains = 0
     var queuedAfterWrite = 0
-    func connectionDidRead(_ connection: Connection) {}
-    func connectionDidDrain(_ connection: Connection) { drains += 1 }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) {}
+    func connectionDidRead(_ connection: any ByteStream) {}
+    func connectionDidDrain(_ connection: any ByteStream) { drains += 1 }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
 }

@@ -32,12 +32,12 @@ private final class Sink: ConnectionDelegate {
         }
     }
 
-    func connectionDidRead(_ connection: Connection) {
+    func connectionDidRead(_ connection: any ByteStream) {
         received += connection.input.peekBytes(max: connection.input.count)
         connection.input.drain(connection.input.count)
     }
 
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { connection.close() }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
 
     func closeAll() {
         for connection in accepted { connection.close() }

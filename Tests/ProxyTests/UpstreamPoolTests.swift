@@ -16,8 +16,8 @@ private final class ScriptedBackend: ConnectionDelegate {
         }
     }
 
-    func connectionDidRead(_ connection: Connection) { connection.input.drain(connection.input.count) }
-    func connection(_ connection: Connection, didEnd reason: ConnectionEnd) { connection.close() }
+    func connectionDidRead(_ connection: any ByteStream) { connection.input.drain(connection.input.count) }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
 
     func closeAll() {
         for connection in accepted { connection.close() }

@@ -1,0 +1,311 @@
+@_spi(Testing) import EventLoop
+import TestSupport
+import XCTest
+@testable import Proxy
+
+/// The client session over in-memory streams (``SessionHarness``): no socket, no sleep. The test
+/// plays the client and the backend byte by byte, and jumps the clock to each deadline. These
+/// are the edges that were bugs before, each run in milliseconds.
+final class ClientSessionTests: XCTestCase {
+    private let get = "GET http://api.test/x HTTP/1.1\r\nHost: api.test\r\nUser-Agent: t\r\nAuthorization: Bearer app-own\r\n\r\n"
+
+    /// The request the backend received, as text (taking what is queued).
+    private func received(_ backend: MemoryStream) -> String {
+        String(decoding: backend.peerReads(), as: UTF8.self)
+    }
+
+    // MARK: - the path
+
+    func testARequestReachesTheBackendWithTheTokenAndTheResponseComesBack() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        XCTAssertEqual(harness.backends.count, 1, "a connection was opened for the request")
+        XCTAssertEqual(harness.targets.first?.host, "backend.test")
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        let request = received(backend)
+        XCTAssertTrue(request.hasPrefix("GET /x HTTP/1.1\r\n"), request)
+        XCTAssertTrue(request.contains("Authorization: Bearer tok-1\r\n"))
+        XCTAssertFalse(request.contains("app-own"), "the app's own Authorization is replaced")
+        XCTAssertTrue(request.contains("Via: 1.1 token-sidecar\r\n"))
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n"), response)
+        XCTAssertTrue(response.hasSuffix("\r\n\r\nhello"), response)
+        XCTAssertEqual(harness.pooled("idle"), 1, "a complete response gives the connection back")
+        XCTAssertEqual(client.ending, .open, "keep-alive")
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrderOnOneConnection() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get + get.replacingOccurrences(of: "/x", with: "/y"))
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(received(backend).hasPrefix("GET /x "), "the second request waits for the first response")
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n1")
+        XCTAssertTrue(received(backend).hasPrefix("GET /y "), "then goes on the same pooled connection")
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n2")
+        let response = client.readAll()
+        XCTAssertTrue(response.range(of: "\r\n\r\n1")!.lowerBound < response.range(of: "\r\n\r\n2")!.lowerBound, response)
+        XCTAssertEqual(harness.backends.count, 1)
+    }
+
+    // MARK: - bytes split anywhere
+
+    /// The request head split at every byte (and the response head too) is read exactly as
+    /// when it arrives whole: the backend sees the same bytes, the client the same answer.
+    func testAHeadSplitAtEveryByteIsReadAlike() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        let head = Array(get.utf8)
+        let responseHead = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: b\r\n\r\nok".utf8)
+        var expectedRequest: String?
+        var expectedResponse: String?
+        for split in 1..<head.count {
+            client.clearDelivered()
+            client.receive(Array(head[..<split]))
+            client.receive(Array(head[split...]))
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            let request = received(backend)
+            if let expectedRequest { XCTAssertEqual(request, expectedRequest, "request split at \(split)") } else { expectedRequest = request }
+            let responseSplit = 1 + split % (responseHead.count - 1)
+            backend.receive(Array(responseHead[..<responseSplit]))
+            backend.receive(Array(responseHead[responseSplit...]))
+            let response = client.readAll()
+            if let expectedResponse { XCTAssertEqual(response, expectedResponse, "response split at \(responseSplit)") } else { expectedResponse = response }
+        }
+        XCTAssertEqual(harness.backends.count, 1, "every exchange completed cleanly and reused the connection")
+    }
+
+    func testAMalformedHeadIsA400AndACloseAndReachesNoBackend() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive("GET http://api.test/ HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n")
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 400 "), response)
+        XCTAssertTrue(response.contains("Proxy-Status: token-sidecar; error="), response)
+        XCTAssertEqual(client.ending, .closedAfterFlush)
+        XCTAssertTrue(harness.backends.isEmpty)
+    }
+
+    // MARK: - a backend that sends too much or leaves
+
+    func testBytesBeyondAResponseNeverReachTheNextRequest() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let first = try XCTUnwrap(harness.connectedBackend())
+        first.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nforged")
+        XCTAssertTrue(client.readAll().hasSuffix("\r\n\r\nhi"))
+        XCTAssertEqual(first.ending, .closed, "the connection that sent extra bytes is discarded, never pooled")
+        XCTAssertEqual(harness.context.metrics.upstreamDiscarded.values.reduce(0, +), 1)
+        client.clearDelivered()
+        client.receive(get)
+        XCTAssertEqual(harness.backends.count, 2, "the next request gets a new connection")
+        let second = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(received(second).hasPrefix("GET /x "))
+        second.receive("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nmine")
+        let response = client.readAll()
+        XCTAssertTrue(response.hasSuffix("\r\n\r\nmine"), response)
+        XCTAssertFalse(response.contains("forged"))
+    }
+
+    func testABackendThatClosesBeforeItsHeadIsA502() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        backend.receive("HTTP/1.1 200 O")
+        backend.end(.endOfStream)
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 502 "), response)
+        XCTAssertTrue(response.contains("Proxy-Status: token-sidecar; error="), response)
+        XCTAssertEqual(backend.ending, .closed)
+    }
+
+    func testABackendThatClosesMidBodyTruncatesTheResponse() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        backend.end(.endOfStream)
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n") && response.hasSuffix("\r\n\r\nabc"), response)
+        XCTAssertEqual(client.ending, .closedAfterFlush, "the client sees a short body and a close, never a clean end")
+    }
+
+    func testACloseDelimitedBodyEndsWithTheBackendsCloseAsAChunkedOne() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        backend.receive("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil-close")
+        backend.end(.endOfStream)
+        let response = client.readAll()
+        XCTAssertTrue(response.contains("Transfer-Encoding: chunked\r\n"), response)
+        XCTAssertTrue(response.hasSuffix("\r\n\r\nb\r\nuntil-close\r\n0\r\n\r\n"), response)
+        XCTAssertEqual(client.ending, .open, "a complete message: the client connection stays")
+    }
+
+    func testAnUnrequestedSwitchOfProtocolsIsA502() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        backend.receive("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n")
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 502 "))
+    }
+
+    // MARK: - a client that leaves
+
+    /// In every phase of an exchange, a client that leaves ends the backend side at once: a
+    /// connect in progress is dropped, a connection carrying the request is reset.
+    func testAClientThatLeavesInEachPhaseAbortsTheBackendSide() throws {
+        for phase in ["connecting", "awaiting head", "relaying", "uploading"] {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            if phase == "uploading" {
+                client.receive("POST http://api.test/u HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000\r\n\r\n")
+                client.receive(Array(repeating: 0x61, count: 70_000))
+            } else {
+                client.receive(get)
+            }
+            let backend = try XCTUnwrap(harness.backends.last, phase)
+            if phase != "connecting" { backend.connect() }
+            if phase == "relaying" { backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart") }
+            client.end(.endOfStream)
+            XCTAssertEqual(backend.ending, phase == "connecting" ? .closed : .reset, phase)
+            XCTAssertEqual(client.ending, .closed, phase)
+            XCTAssertEqual(harness.pooled("idle") + harness.pooled("active"), 0, phase)
+        }
+    }
+
+    // MARK: - 401 replay
+
+    func testA401IsReplayedWithTheWholeBodyAndTheNewToken() throws {
+        let credential = RotatingCredential()
+        let harness = try SessionHarness(credential: credential)
+        let client = harness.connectClient()
+        client.receive("POST http://api.test/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: 6\r\n\r\nab")
+        client.receive("cdef")
+        let first = try XCTUnwrap(harness.connectedBackend())
+        let sent = received(first)
+        XCTAssertTrue(sent.contains("Authorization: Bearer tok-1\r\n") && sent.hasSuffix("\r\n\r\nabcdef"), sent)
+        first.receive("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(credential.rejections, 1)
+        XCTAssertEqual(harness.backends.count, 2, "the replay goes on a new connection")
+        let second = try XCTUnwrap(harness.connectedBackend())
+        let replayed = received(second)
+        XCTAssertTrue(replayed.contains("Authorization: Bearer tok-2\r\n"), replayed)
+        XCTAssertEqual(replayed.replacingOccurrences(of: "tok-2", with: "tok-1"), sent, "exactly the original request")
+        second.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n") && !response.contains("401"), response)
+    }
+
+    func testASecond401IsPassedOnNotReplayedAgain() throws {
+        let credential = RotatingCredential()
+        let harness = try SessionHarness(credential: credential)
+        let client = harness.connectClient()
+        client.receive(get)
+        try XCTUnwrap(harness.connectedBackend()).receive("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+        try XCTUnwrap(harness.connectedBackend()).receive("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 401 "))
+        XCTAssertEqual(harness.backends.count, 2, "one replay per request")
+    }
+
+    // MARK: - a client that falls behind
+
+    /// The client reads nothing: the response goes to the spool, the backend connection goes
+    /// back to the pool as soon as the backend is done, and the client later gets every byte
+    /// in order.
+    func testASlowClientsResponseIsSpooledAndTheBackendReleased() throws {
+        let harness = try SessionHarness(spoolBytes: 64 * 1024 * 1024)
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        _ = received(backend)
+        let body = (0..<(2 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        backend.receive(Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8))
+        for offset in stride(from: 0, to: body.count, by: 100_000) {
+            backend.receive(Array(body[offset..<min(offset + 100_000, body.count)]))
+        }
+        XCTAssertEqual(harness.context.metrics.spooledResponses, 1)
+        XCTAssertEqual(harness.pooled("idle"), 1, "the backend is done: its connection is back in the pool")
+        XCTAssertEqual(backend.ending, .open)
+        XCTAssertLessThanOrEqual(client.output.count, WorkerContext.highWatermark + 64 * 1024, "memory holds a window, the disk the rest")
+        var taken: [UInt8] = []
+        while taken.count < body.count + 100 {
+            let chunk = client.peerReads(max: 50_000)
+            if chunk.isEmpty { break }
+            taken += chunk
+        }
+        let headEnd = try XCTUnwrap(taken.firstRange(of: Array("\r\n\r\n".utf8))).upperBound
+        XCTAssertEqual(taken.count - headEnd, body.count)
+        XCTAssertTrue(Array(taken[headEnd...]) == body, "every byte, in order")
+        XCTAssertEqual(harness.context.spoolBudget.inUse, 0, "a delivered spool gives its budget back")
+    }
+
+    func testWithoutSpoolRoomASlowClientPausesTheBackend() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        backend.receive(Array(repeating: 0x62, count: 400_000))
+        XCTAssertFalse(backend.isReading, "the client fell behind and nothing can be spooled")
+        XCTAssertEqual(harness.pooled("active"), 1)
+        client.peerReads()
+        XCTAssertTrue(backend.isReading, "the client caught up")
+    }
+
+    // MARK: - deadlines (the clock jumps; nothing sleeps)
+
+    func testAnIdleConnectionClosesAtTheIdleTimeout() throws {
+        let harness = try SessionHarness(top: "timeouts: {idle: 7s}")
+        let client = harness.connectClient()
+        let session = try XCTUnwrap(harness.session(of: client))
+        XCTAssertTrue(session.headTimer.isScheduled)
+        XCTAssertEqual(session.headTimer.scheduledDelay, .seconds(7))
+        session.headTimer.expire()
+        XCTAssertEqual(client.readAll(), "", "an idle close says nothing")
+        XCTAssertEqual(client.ending, .closedAfterFlush)
+    }
+
+    func testAHeadThatDoesNotCompleteGets408() throws {
+        let harness = try SessionHarness(top: "timeouts: {clientHeader: 3s}")
+        let client = harness.connectClient()
+        let session = try XCTUnwrap(harness.session(of: client))
+        client.receive("GET http://api.test/ HT")
+        XCTAssertEqual(session.headTimer.scheduledDelay, .seconds(3))
+        session.headTimer.expire()
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 408 "))
+        XCTAssertEqual(client.ending, .closedAfterFlush)
+        XCTAssertTrue(harness.backends.isEmpty)
+    }
+
+    func testNoResponseHeadInTimeIs504() throws {
+        let harness = try SessionHarness(top: "timeouts: {responseHeaders: 9s}")
+        let client = harness.connectClient()
+        let session = try XCTUnwrap(harness.session(of: client))
+        client.receive(get)
+        XCTAssertFalse(session.exchangeTimer.isScheduled, "connecting is timed by connect, not responseHeaders")
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(session.exchangeTimer.isScheduled)
+        XCTAssertEqual(session.exchangeTimer.scheduledDelay, .seconds(9))
+        session.exchangeTimer.expire()
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 504 "))
+        XCTAssertEqual(backend.ending, .closed, "a backend that did not answer is not reused")
+    }
+
+    func testAClientThatStopsSendingItsBodyGets408() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive("POST http://api.test/u HTTP/1.1\r\nHost: api.test\r\nContent-Length: 10\r\n\r\nabc")
+        XCTAssertTrue(harness.backends.isEmpty, "a body being collected holds no backend connection")
+        XCTAssertEqual(client.timeouts.read, .seconds(60), "bodyIdle bounds the wait")
+        client.end(.timeout)
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 408 "))
+    }
+}

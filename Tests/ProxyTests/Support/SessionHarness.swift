@@ -1,0 +1,109 @@
+import Config
+@_spi(Testing) import EventLoop
+import Foundation
+import Logging
+import TestSupport
+import TokenManager
+@testable import Proxy
+
+/// One worker's proxy without sockets: a ``WorkerContext`` whose client and backend streams are
+/// ``MemoryStream``s the test drives. Nothing runs the loop: every event happens inside a
+/// test's call, and timers expire when the test says (``Timer/expire()``), so the session's
+/// edges run in milliseconds and without sleeping.
+final class SessionHarness {
+    let loop: EventLoop
+    let context: WorkerContext
+    /// Every backend stream the pool opened, in order.
+    private(set) var backends: [MemoryStream] = []
+    /// The upstream target each backend stream was opened for.
+    private(set) var targets: [UpstreamTarget] = []
+    let spoolDirectory: String?
+
+    /// One route `api.test` → `http://backend.test:8080` with `credential` (a static token
+    /// `tok-1` unless another is given); `top`: extra top-level YAML lines.
+    init(credential: (any Credential)? = nil, top: String = "", spoolBytes: Int = 0) throws {
+        loop = try EventLoop()
+        let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
+        if let spoolDirectory { try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true) }
+        self.spoolDirectory = spoolDirectory
+        let config = try ConfigLoader.parse(yaml: """
+            listen: "127.0.0.1:0"
+            \(top)
+            credentials:
+              api: {type: static, token: "tok-1"}
+            routes:
+              - host: "api.test"
+                upstream: "http://backend.test:8080"
+                credential: api
+            """, file: "session.yaml", environment: [:])
+        let credentials = CredentialSet([credential ?? FixedCredential()])
+        var logger = Logger(label: "session-test")
+        logger.logLevel = .critical
+        context = WorkerContext(loop: loop, router: try Router(config: config, credentials: credentials), config: config,
+                                clientShare: 1000, logger: logger,
+                                spoolBudget: SpoolBudget(directory: spoolDirectory ?? "/nonexistent", limit: spoolBytes))
+        context.pool.connector = { [unowned self] target in
+            let stream = MemoryStream(loop: loop, connected: false)
+            backends.append(stream)
+            targets.append(target)
+            return stream
+        }
+    }
+
+    deinit {
+        context.closeAll()
+        if let spoolDirectory { try? FileManager.default.removeItem(atPath: spoolDirectory) }
+    }
+
+    /// A client connection accepted now.
+    func connectClient() -> MemoryStream {
+        let client = MemoryStream(loop: loop)
+        context.adopt(client)
+        return client
+    }
+
+    /// The client session of `client` (its timers are what a test expires).
+    func session(of client: MemoryStream) -> ClientSession? { client.delegate as? ClientSession }
+
+    /// The last backend stream opened; connected if it was not.
+    func connectedBackend(file: StaticString = #filePath, line: UInt = #line) -> MemoryStream? {
+        guard let backend = backends.last else { return nil }
+        backend.connect()
+        return backend
+    }
+
+    /// The pool's connections by state (`connecting`, `active`, `idle`).
+    func pooled(_ state: String) -> Int {
+        context.pool.gauges().filter { $0.key.state == state }.values.reduce(0, +)
+    }
+}
+
+/// A credential whose token never changes (like a static one).
+final class FixedCredential: Credential, @unchecked Sendable {
+    let name = "api"
+    let tokenWait: Duration = .seconds(5)
+    let refreshable = false
+    let token = AccessToken(value: "tok-1")
+    func currentToken() -> AccessToken? { token }
+    func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) { completion(token) }
+    func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
+        completion?(nil)
+    }
+}
+
+/// A fetched credential in miniature: a rejected current token is replaced by the next one
+/// (`tok-1`, `tok-2`, …), at once. Confined to the test's thread like the session.
+final class RotatingCredential: Credential, @unchecked Sendable {
+    let name = "api"
+    let tokenWait: Duration = .seconds(5)
+    let refreshable = true
+    private(set) var token = AccessToken(value: "tok-1")
+    private(set) var rejections = 0
+    func currentToken() -> AccessToken? { token }
+    func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) { completion(token) }
+    func rejected(_ rejected: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
+        rejections += 1
+        if rejected.value == token.value { token = AccessToken(value: "tok-\(rejections + 1)") }
+        completion?(token.value == rejected.value ? nil : token)
+    }
+}
