@@ -79,6 +79,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 return
             }
             io.responseHead = head
+            if head.status >= 200 && head.status < 300, let token = io.token { io.decision.credential?.accepted(token) }
             let keepClient = io.head.keepAlive && head.clientFraming != .close && !context.draining
             perform(exchange.responseHead(Exchange.Response(status: head.status, upstreamKeepAlive: head.keepAlive,
                                                             clientKeepAlive: keepClient)))
