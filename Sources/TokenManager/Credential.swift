@@ -18,8 +18,8 @@ public protocol Credential: AnyObject, Sendable {
     /// The backend rejected `token` (HTTP 401). The first 401 to the current token fetches a
     /// new one at once — once, however many requests report it; later (1 s doubling, up to
     /// `unauthorizedRefetchInterval`) only while the tokens fetched so keep being rejected
-    /// before any request succeeded with them (``accepted(_:)``). The current token stays in use
-    /// meanwhile (nobody waits).
+    /// before any request succeeded with them (``accepted(_:)``), and at most 4 times per
+    /// `unauthorizedRefetchInterval`. The current token stays in use meanwhile (nobody waits).
     ///
     /// `completion` (optional; called on `loop`'s thread, exactly once, within `timeout`) gets a
     /// token different from `token` to replay the request with, or `nil` when there is none

@@ -146,8 +146,9 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
 
     /// A backend answered 401 to `token` (see ``Credential/rejected(_:on:timeout:_:)``): the
     /// first 401 to the current token refetches at once — later than that only while the tokens
-    /// refetched keep being rejected before any request succeeded with them — the token staying
-    /// in use meanwhile; `completion` gets a different token to replay with, or nil.
+    /// refetched keep being rejected before any request succeeded with them, or after 4 such
+    /// refetches within `unauthorizedRefetchInterval` — the token staying in use meanwhile;
+    /// `completion` gets a different token to replay with, or nil.
     public func rejected(_ token: AccessToken, on callerLoop: EventLoop, timeout: Duration,
                          _ completion: ((AccessToken?) -> Void)?) {
         let id: UInt64 = completion == nil ? 0 : nextWaiterID.withLock { $0 += 1; return $0 }
@@ -174,7 +175,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                     "credential": .string(name), "fingerprint": .string(token.fingerprint),
                 ])
             } else if actions.contains(.evict), let next = state.nextFetchAt {
-                logger.notice("token refetch delayed after the backend rejected it: tokens keep being rejected", metadata: [
+                logger.notice("token refetch after the backend rejected it is delayed: recent tokens were rejected too", metadata: [
                     "credential": .string(name), "fingerprint": .string(token.fingerprint),
                     "in_ms": .string(FetchLog.milliseconds(next - now)),
                 ])

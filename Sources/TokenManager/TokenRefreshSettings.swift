@@ -17,9 +17,14 @@ public struct TokenRefreshSettings: Sendable, Equatable {
     /// The longest wait before a refetch caused by an upstream 401 (default 10 s). The first 401
     /// to the current token refetches at once; only while the tokens refetched keep being
     /// rejected before any request succeeded with them does the wait grow, 1 s doubling up to
-    /// this (``unauthorizedRefetchDelay(streak:)``): a backend that rejects every token must not
-    /// make the proxy storm the token server.
+    /// this (``unauthorizedRefetchDelay(streak:)``); and at most
+    /// ``unauthorizedRefetchesPerInterval`` refetches caused by 401s start within this: a backend
+    /// that rejects every token must not make the proxy storm the token server.
     public var unauthorizedRefetchInterval: Duration
+
+    /// The most refetches caused by 401s that start within any ``unauthorizedRefetchInterval``
+    /// (4: with the default 10 s, at most 8 in 20 s, whatever the backends accept or reject).
+    public static let unauthorizedRefetchesPerInterval = 4
 
     /// Creates settings; every parameter has the documented default.
     public init(refreshAt: Double = 0.8, refreshJitter: Double = 0.02, defaultLifetime: Duration = .seconds(3600),

@@ -6,7 +6,8 @@
 /// jitter after failures, never giving up; the last good token is used until its usable-until
 /// and never after. A backend's 401 to the current token refetches at once, once per token;
 /// the refetch waits (1 s doubling) only while the tokens keep being rejected before any
-/// request succeeded with them (``rejected(_:now:waiting:)``, ``accepted(_:)``).
+/// request succeeded with them, or when 4 such refetches ran within the interval
+/// (``rejected(_:now:waiting:)``, ``accepted(_:)``).
 public struct TokenRefreshState {
     /// Timing parameters.
     public let settings: TokenRefreshSettings
@@ -31,7 +32,10 @@ public struct TokenRefreshState {
     /// Requests holding a 401 until the refetch it caused (or joined) ends.
     public private(set) var rejectionWaiterCount = 0
     /// When the last refetch caused by a 401 started (or, delayed, is due to start).
-    public private(set) var lastUnauthorizedRefetchAt: ContinuousClock.Instant?
+    public var lastUnauthorizedRefetchAt: ContinuousClock.Instant? { recentUnauthorizedRefetches.last }
+    /// When the last refetches caused by 401s started or are due, oldest first (at most
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval``).
+    public private(set) var recentUnauthorizedRefetches: [ContinuousClock.Instant] = []
     /// Whether a request succeeded (2xx) with the current token (``accepted(_:)``).
     public private(set) var currentAccepted = false
     /// Whether a 401 to the current token was handled: its replacement is running or due, or
@@ -150,8 +154,10 @@ public struct TokenRefreshState {
     /// A different usable token is current: replay with it. A fetch is in flight: wait for it.
     /// The first 401 to the current token: refetch, at once (waiting for it) unless tokens keep
     /// being rejected before any request succeeded with them — then after
-    /// ``TokenRefreshSettings/unauthorizedRefetchDelay(streak:)`` (the 401 is passed on). The
-    /// rejected token stays in use meanwhile (nobody waits for a token because of a 401).
+    /// ``TokenRefreshSettings/unauthorizedRefetchDelay(streak:)`` — or the last
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval`` such refetches fell within
+    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` (a delayed refetch passes the 401
+    /// on). The rejected token stays in use meanwhile (nobody waits for a token because of a 401).
     /// Otherwise (a token already handled, or not current) the 401 is passed on.
     public mutating func rejected(_ token: AccessToken, now: ContinuousClock.Instant,
                                   waiting: Bool) -> (outcome: RejectionOutcome, actions: [TokenRefreshAction]) {
@@ -163,14 +169,11 @@ public struct TokenRefreshState {
         guard let current, current.token.value == token.value, !currentRejected else { return (.passThrough, []) }
         currentRejected = true
         counts.unauthorizedRefetches += 1
-        let delay = unauthorizedRefetchDelay(now: now)
-        guard delay > .zero else {
-            lastUnauthorizedRefetchAt = now
+        let at = unauthorizedRefetchTime(now: now)
+        guard at > now else {
             if waiting { rejectionWaiterCount += 1 }
             return (.awaitRefetch, [.evict] + beginFetch(now: now))
         }
-        let at = now + delay
-        lastUnauthorizedRefetchAt = at
         // An earlier refresh or retry stays: it replaces the token sooner.
         if let next = nextFetchAt, next <= at { return (.passThrough, [.evict]) }
         nextFetchAt = at
@@ -179,9 +182,8 @@ public struct TokenRefreshState {
 
     /// A request succeeded (2xx) with `token`. If it is the current token (same generation), a
     /// later 401 to it is a revocation: refetched at once, ending a streak of rejected tokens
-    /// (unless the previous refetch caused by a 401 started less than
-    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` before that 401: a backend that
-    /// accepts every token beside one that rejects every token must not cause a storm either).
+    /// (within ``TokenRefreshSettings/unauthorizedRefetchesPerInterval``: a backend that rejects
+    /// every token beside one that accepts every token must not cause a storm either).
     public mutating func accepted(_ token: AccessToken) {
         guard let current, current.token.generation == token.generation, current.token.value == token.value else { return }
         currentAccepted = true
@@ -205,14 +207,22 @@ public struct TokenRefreshState {
         if waiterCount > 0 { waiterCount -= 1 }
     }
 
-    /// The wait before the refetch for the first 401 to the current token; counts the token
-    /// into the streak of rejected ones, which a token that earned a 2xx ends first.
-    private mutating func unauthorizedRefetchDelay(now: ContinuousClock.Instant) -> Duration {
-        let spaced = lastUnauthorizedRefetchAt.map { now - $0 >= settings.unauthorizedRefetchInterval } ?? true
-        if currentAccepted && spaced { rejectionStreak = 0 }
-        let delay = settings.unauthorizedRefetchDelay(streak: rejectionStreak)
+    /// When the refetch for the first 401 to the current token starts: after the streak's wait
+    /// (a token that earned a 2xx ends the streak first), and no sooner than
+    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` after the oldest of the last
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval`` such refetches. Counts the token
+    /// into the streak and the refetch into the recent ones.
+    private mutating func unauthorizedRefetchTime(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        if currentAccepted { rejectionStreak = 0 }
+        var at = now + settings.unauthorizedRefetchDelay(streak: rejectionStreak)
         rejectionStreak = min(rejectionStreak + 1, 64)
-        return delay
+        let budget = TokenRefreshSettings.unauthorizedRefetchesPerInterval
+        if recentUnauthorizedRefetches.count >= budget {
+            at = max(at, recentUnauthorizedRefetches[recentUnauthorizedRefetches.count - budget] + settings.unauthorizedRefetchInterval)
+        }
+        recentUnauthorizedRefetches.append(at)
+        if recentUnauthorizedRefetches.count > budget { recentUnauthorizedRefetches.removeFirst() }
+        return at
     }
 
     /// Makes `issued` the current token: a new generation, neither accepted nor rejected yet.

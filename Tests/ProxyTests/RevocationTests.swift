@@ -14,7 +14,6 @@ final class RevocationTests: XCTestCase {
             tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
             clientId: "client-1"
             secret: "s3cret"
-            unauthorizedRefetchInterval: 1s
         routes:
           - host: "api.test"
             upstream: "http://127.0.0.1:\(backend.port)"
@@ -40,16 +39,13 @@ final class RevocationTests: XCTestCase {
         }
 
         XCTAssertTrue(until { load.served(with: "Bearer tok-1") >= 30 }, "the load runs with the first token")
-        var revokedAt = ContinuousClock.now
+        // Twice, well within unauthorizedRefetchInterval (10 s): the second revocation is handled
+        // at once too, because requests succeeded with the token it revokes.
         for (revoked, next) in [("tok-1", "tok-2"), ("tok-2", "tok-3")] {
             // Revoked while the three clients keep sending it (through the proxy: the token it injects).
             admin.send("GET /revoke HTTP/1.1\r\nHost: api.test\r\n\r\n")
             XCTAssertEqual(try admin.readResponse().status, 200)
-            revokedAt = ContinuousClock.now
             XCTAssertTrue(until { load.served(with: "Bearer \(next)") >= 30 }, "\(revoked) replaced by \(next)")
-            // The next revocation comes at least unauthorizedRefetchInterval after this refetch
-            // (a success with the new token makes it a revocation again, not a rejecting backend).
-            XCTAssertTrue(until { ContinuousClock.now - revokedAt > .milliseconds(1200) })
         }
         load.stop()
 

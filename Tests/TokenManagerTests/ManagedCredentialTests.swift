@@ -207,9 +207,7 @@ final class ManagedCredentialTests: XCTestCase {
             for _ in 0..<1000 { credential.accepted(third) }
         }
         credential.accepted(first)
-        // Past unauthorizedRefetchInterval since the last 401-driven refetch, tok-3 is revoked:
-        // replaced at once, and the request holding its 401 replays with the new token.
-        usleep(400_000)
+        // tok-3 is revoked: replaced at once, and the request holding its 401 replays with the new token.
         XCTAssertEqual(reject(third, by: credential).map { $0?.value }, ["tok-4"])
         XCTAssertEqual(server.requests.count, 4)
         XCTAssertEqual(credential.status.counts.unauthorizedRefetches, 3)

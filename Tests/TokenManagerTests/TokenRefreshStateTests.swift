@@ -202,9 +202,29 @@ final class TokenRefreshStateTests: XCTestCase {
     }
 
     func testTokensThatEarnA2xxFromOneBackendAndA401FromAnotherStillFetchAtMostTenTimesIn20Seconds() {
-        // A success resets the backoff only if the last refetch caused by a 401 is at least
-        // unauthorizedRefetchInterval old: otherwise every round trip would refetch.
-        XCTAssertEqual(storm(acceptFirst: true).count, 6)
+        // Each 2xx ends the streak, so each 401 would refetch at once; the budget of 4 refetches
+        // per unauthorizedRefetchInterval (10 s) bounds it: the first token, then 4 + 4.
+        let starts = storm(acceptFirst: true)
+        XCTAssertLessThanOrEqual(starts.count, 10)
+        XCTAssertEqual(starts.count, 9)
+        XCTAssertEqual(starts.filter { $0 < .seconds(10) }.count, 5)
+        XCTAssertGreaterThanOrEqual(starts[5] - starts[1], .seconds(10))
+    }
+
+    func testRevocationsOfTokensThatEarnedA2xxAreRefetchedAtOnceUpToFourPerInterval() throws {
+        var sim = RefreshSimulation(state: makeState(), now: t0)
+        sim.start()
+        sim.advance(by: .milliseconds(100))
+        for revocation in 1...4 {
+            sim.acceptCurrent()
+            XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .fetch], "revocation \(revocation), 2 s after the last")
+            sim.advance(by: .seconds(2))
+        }
+        // A fifth within 10 s of the first: the refetch waits until the first is 10 s old.
+        sim.acceptCurrent()
+        let first = sim.state.recentUnauthorizedRefetches[0]
+        XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .schedule(at: first + .seconds(10))])
+        XCTAssertEqual(sim.state.recentUnauthorizedRefetches.count, 4)
     }
 
     func testTheCapIsUnauthorizedRefetchInterval() {
@@ -269,6 +289,7 @@ final class TokenRefreshStateTests: XCTestCase {
         XCTAssertFalse(sim.state.currentAccepted)
         sim.state.accepted(current)
         XCTAssertTrue(sim.state.currentAccepted)
+        // (10 s on: the four refetches of the last 10 s would hold it back otherwise.)
         sim.advance(by: .seconds(10))
         XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .fetch], "a token that earned a 2xx: at once")
         sim.advance(by: .milliseconds(100))
