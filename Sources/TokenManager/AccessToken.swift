@@ -11,13 +11,19 @@ public struct AccessToken: Sendable, Equatable {
     public let fingerprint: String
     /// When the token stops being usable; `nil` for tokens that do not expire (static API keys).
     public let expiresAt: ContinuousClock.Instant?
+    /// Which of its credential's tokens this is: 1, 2, … in the order a managed credential made
+    /// them current (a refetch that returns the same value is a new generation); 0 for tokens
+    /// no managed credential issued. Lets ``Credential/accepted(_:)`` tell tokens apart with
+    /// one integer compare.
+    public let generation: UInt64
 
     /// Creates a bearer token.
-    public init(value: String, expiresAt: ContinuousClock.Instant? = nil) {
+    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0) {
         self.value = value
         self.headerLine = Array("Authorization: Bearer \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
         self.expiresAt = expiresAt
+        self.generation = generation
     }
 
     /// Whether the token may still be injected at `now`.
@@ -26,7 +32,7 @@ public struct AccessToken: Sendable, Equatable {
         return now < expiresAt
     }
 
-    /// Never prints the token value.
+    /// Same value and expiry (the ``generation`` is not compared). Never prints the token value.
     public static func == (lhs: AccessToken, rhs: AccessToken) -> Bool {
         lhs.value == rhs.value && lhs.expiresAt == rhs.expiresAt
     }

@@ -9,13 +9,20 @@ public struct IssuedToken: Sendable, Equatable {
     /// `expiresAt` minus a skew (10 s, or a tenth of the lifetime below 100 s): the last moment it is handed out.
     public let usableUntil: ContinuousClock.Instant
 
-    /// Computes the timeline of a token of `lifetime` requested at `issuedAt`.
-    public init(value: String, issuedAt: ContinuousClock.Instant, lifetime: Duration) {
+    /// Computes the timeline of a token of `lifetime` requested at `issuedAt`; `generation`
+    /// becomes the token's ``AccessToken/generation``.
+    public init(value: String, issuedAt: ContinuousClock.Instant, lifetime: Duration, generation: UInt64 = 0) {
         let skew = lifetime < .seconds(100) ? lifetime / 10 : .seconds(10)
         self.issuedAt = issuedAt
         self.expiresAt = issuedAt + lifetime
         self.usableUntil = issuedAt + lifetime - skew
-        self.token = AccessToken(value: value, expiresAt: usableUntil)
+        self.token = AccessToken(value: value, expiresAt: usableUntil, generation: generation)
+    }
+
+    /// The same token and timeline as generation `generation` (a cached token adopted by
+    /// another credential).
+    public func reissued(generation: UInt64) -> IssuedToken {
+        IssuedToken(value: token.value, issuedAt: issuedAt, lifetime: lifetime, generation: generation)
     }
 
     /// The lifetime the server gave.

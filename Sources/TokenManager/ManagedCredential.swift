@@ -1,5 +1,6 @@
 import EventLoop
 import Logging
+import Synchronization
 
 /// A credential whose token is fetched from a token endpoint, cached, refreshed ahead of
 /// expiry and refetched after a backend rejected it — the driver of a ``TokenRefreshState``.
@@ -8,7 +9,9 @@ import Logging
 /// the state machine, the timer, the waiter table, the transport and the cache are touched only
 /// on the token loop's thread (every entry point hops there with `EventLoop.execute`), and the
 /// two snapshots read from other threads (the current token and the status) live behind a
-/// `Locked` (pthread mutex). Waiters live on their requests' loops and are reached through ``LoopBound``.
+/// `Locked` (pthread mutex). The generation of the newest token a request succeeded with is an
+/// atomic that workers raise (``accepted(_:)``). Waiters live on their requests' loops and are
+/// reached through ``LoopBound``.
 public final class ManagedCredential: Credential, @unchecked Sendable {
     /// The credential's name.
     public let name: String
@@ -30,6 +33,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private let published = Locked<AccessToken?>(nil)
     private let publishedStatus: Locked<TokenStatus>
     private let nextWaiterID = Locked<UInt64>(0)
+    /// The newest ``AccessToken/generation`` a request succeeded with (any thread, relaxed).
+    private let acceptedGeneration = Atomic<UInt64>(0)
 
     // Confined to the token loop.
     private let transport: any TokenTransport
@@ -139,9 +144,11 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         loop.execute { [self] in register(bound, id: id) }
     }
 
-    /// A backend answered 401 to `token` (see ``Credential/rejected(_:on:timeout:_:)``): at most
-    /// one refetch per `unauthorizedRefetchInterval`, the current token staying in use
-    /// meanwhile; `completion` gets a different token to replay with, or nil.
+    /// A backend answered 401 to `token` (see ``Credential/rejected(_:on:timeout:_:)``): the
+    /// first 401 to the current token refetches at once — later than that only while the tokens
+    /// refetched keep being rejected before any request succeeded with them, or after 4 such
+    /// refetches within `unauthorizedRefetchInterval` — the token staying in use meanwhile;
+    /// `completion` gets a different token to replay with, or nil.
     public func rejected(_ token: AccessToken, on callerLoop: EventLoop, timeout: Duration,
                          _ completion: ((AccessToken?) -> Void)?) {
         let id: UInt64 = completion == nil ? 0 : nextWaiterID.withLock { $0 += 1; return $0 }
@@ -156,7 +163,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 bound?.run { $0.finish(nil) }
                 return
             }
-            let (outcome, actions) = state.rejected(token, now: clock.now, waiting: bound != nil)
+            let now = clock.now
+            let (outcome, actions) = state.rejected(token, now: now, waiting: bound != nil)
             switch outcome {
             case .replay(let newer): bound?.run { $0.finish(newer) }
             case .passThrough: bound?.run { $0.finish(nil) }
@@ -166,8 +174,33 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 logger.notice("token refetch after the backend rejected it", metadata: [
                     "credential": .string(name), "fingerprint": .string(token.fingerprint),
                 ])
+            } else if actions.contains(.evict), let next = state.nextFetchAt {
+                logger.notice("token refetch after the backend rejected it is delayed: recent tokens were rejected too", metadata: [
+                    "credential": .string(name), "fingerprint": .string(token.fingerprint),
+                    "in_ms": .string(FetchLog.milliseconds(next - now)),
+                ])
             }
             if !actions.isEmpty { perform(actions) }
+        }
+    }
+
+    /// A request succeeded (2xx) with `token` (any thread). On the hot path this is one relaxed
+    /// atomic load and an integer compare; only the first success of each token generation
+    /// sends a message to the token loop (``TokenRefreshState/accepted(_:)``).
+    public func accepted(_ token: AccessToken) {
+        let generation = token.generation
+        var newest = acceptedGeneration.load(ordering: .relaxed)
+        while newest < generation {
+            let (exchanged, original) = acceptedGeneration.compareExchange(expected: newest, desired: generation,
+                                                                           ordering: .relaxed)
+            if exchanged {
+                loop.execute { [self] in
+                    guard !stopped else { return }
+                    state.accepted(token)
+                }
+                return
+            }
+            newest = original
         }
     }
 

@@ -34,6 +34,9 @@ public final class StaticCredential: Credential {
         completion?(nil)
     }
 
+    /// Nothing to learn: a static token is never refetched.
+    public func accepted(_ token: AccessToken) {}
+
     /// Static tokens never change.
     public var refreshable: Bool { false }
 }

@@ -14,9 +14,17 @@ public struct TokenRefreshSettings: Sendable, Equatable {
     public var maxRetryAfter: Duration
     /// The overall limit for one fetch, used by the default transport (default 10 s).
     public var fetchTimeout: Duration
-    /// At most one refetch caused by upstream 401s per this interval (default 10 s): a backend
+    /// The longest wait before a refetch caused by an upstream 401 (default 10 s). The first 401
+    /// to the current token refetches at once; only while the tokens refetched keep being
+    /// rejected before any request succeeded with them does the wait grow, 1 s doubling up to
+    /// this (``unauthorizedRefetchDelay(streak:)``); and at most
+    /// ``unauthorizedRefetchesPerInterval`` refetches caused by 401s start within this: a backend
     /// that rejects every token must not make the proxy storm the token server.
     public var unauthorizedRefetchInterval: Duration
+
+    /// The most refetches caused by 401s that start within any ``unauthorizedRefetchInterval``
+    /// (4: with the default 10 s, at most 8 in 20 s, whatever the backends accept or reject).
+    public static let unauthorizedRefetchesPerInterval = 4
 
     /// Creates settings; every parameter has the documented default.
     public init(refreshAt: Double = 0.8, refreshJitter: Double = 0.02, defaultLifetime: Duration = .seconds(3600),
@@ -31,5 +39,14 @@ public struct TokenRefreshSettings: Sendable, Equatable {
         self.maxRetryAfter = maxRetryAfter
         self.fetchTimeout = fetchTimeout
         self.unauthorizedRefetchInterval = unauthorizedRefetchInterval
+    }
+
+    /// The wait before the refetch caused by a 401 when `streak` tokens in a row were rejected
+    /// before it without one that earned a 2xx: none for the first, then 1 s (at most
+    /// ``unauthorizedRefetchInterval``) doubling per token, capped at ``unauthorizedRefetchInterval``.
+    public func unauthorizedRefetchDelay(streak: Int) -> Duration {
+        guard streak > 0 else { return .zero }
+        let backoff = Backoff(base: min(.seconds(1), unauthorizedRefetchInterval), cap: unauthorizedRefetchInterval)
+        return backoff.ceiling(attempt: streak - 1)
     }
 }

@@ -4,7 +4,10 @@
 /// an injected generator, so tests drive it with a fake clock. One fetch at a time (single
 /// flight); refresh ahead of expiry while the current token keeps being used; backoff with full
 /// jitter after failures, never giving up; the last good token is used until its usable-until
-/// and never after.
+/// and never after. A backend's 401 to the current token refetches at once, once per token;
+/// the refetch waits (1 s doubling) only while the tokens keep being rejected before any
+/// request succeeded with them, or when 4 such refetches ran within the interval
+/// (``rejected(_:now:waiting:)``, ``accepted(_:)``).
 public struct TokenRefreshState {
     /// Timing parameters.
     public let settings: TokenRefreshSettings
@@ -28,8 +31,21 @@ public struct TokenRefreshState {
     public private(set) var waiterCount = 0
     /// Requests holding a 401 until the refetch it caused (or joined) ends.
     public private(set) var rejectionWaiterCount = 0
-    /// When the last refetch caused by a 401 started.
-    public private(set) var lastUnauthorizedRefetchAt: ContinuousClock.Instant?
+    /// When the last refetch caused by a 401 started (or, delayed, is due to start).
+    public var lastUnauthorizedRefetchAt: ContinuousClock.Instant? { recentUnauthorizedRefetches.last }
+    /// When the last refetches caused by 401s started or are due, oldest first (at most
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval``).
+    public private(set) var recentUnauthorizedRefetches: [ContinuousClock.Instant] = []
+    /// Whether a request succeeded (2xx) with the current token (``accepted(_:)``).
+    public private(set) var currentAccepted = false
+    /// Whether a 401 to the current token was handled: its replacement is running or due, or
+    /// failed (then the retry replaces it); further 401s to it start nothing.
+    public private(set) var currentRejected = false
+    /// Tokens rejected in a row with none that earned a 2xx in between: the next refetch caused
+    /// by a 401 waits ``TokenRefreshSettings/unauthorizedRefetchDelay(streak:)`` of it.
+    public private(set) var rejectionStreak = 0
+    /// The ``AccessToken/generation`` of the last token made current.
+    public private(set) var generation: UInt64 = 0
     /// Fetches by result.
     public private(set) var counts = TokenFetchCounts()
 
@@ -60,10 +76,10 @@ public struct TokenRefreshState {
         guard !isStarted else { return [] }
         isStarted = true
         if let cached, cached.isUsable(at: now) {
-            current = cached
-            let at = refreshTime(for: cached, now: now)
+            let adopted = makeCurrent(cached.reissued(generation: generation + 1))
+            let at = refreshTime(for: adopted, now: now)
             nextFetchAt = at
-            return [.publish(cached.token), .schedule(at: at)]
+            return [.publish(adopted.token), .schedule(at: at)]
         }
         return beginFetch(now: now)
     }
@@ -76,8 +92,8 @@ public struct TokenRefreshState {
         consecutiveFailures = 0
         lastError = nil
         counts.succeeded += 1
-        let issued = IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime)
-        current = issued
+        let issued = makeCurrent(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
+                                             generation: generation + 1))
         var actions: [TokenRefreshAction] = [.publish(issued.isUsable(at: now) ? issued.token : nil), .store(issued)]
         if waiterCount > 0, issued.isUsable(at: now) {
             actions.append(.resumeWaiters(issued.token))
@@ -136,9 +152,13 @@ public struct TokenRefreshState {
     /// (a request holding its 401 for a replay).
     ///
     /// A different usable token is current: replay with it. A fetch is in flight: wait for it.
-    /// The rejected token is the current one: refetch — at most once per
-    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` — while it stays in use (nobody
-    /// waits for a token because of a 401). Otherwise the 401 is passed on.
+    /// The first 401 to the current token: refetch, at once (waiting for it) unless tokens keep
+    /// being rejected before any request succeeded with them — then after
+    /// ``TokenRefreshSettings/unauthorizedRefetchDelay(streak:)`` — or the last
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval`` such refetches fell within
+    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` (a delayed refetch passes the 401
+    /// on). The rejected token stays in use meanwhile (nobody waits for a token because of a 401).
+    /// Otherwise (a token already handled, or not current) the 401 is passed on.
     public mutating func rejected(_ token: AccessToken, now: ContinuousClock.Instant,
                                   waiting: Bool) -> (outcome: RejectionOutcome, actions: [TokenRefreshAction]) {
         if let usable = usableToken(at: now), usable.value != token.value { return (.replay(usable), []) }
@@ -146,14 +166,27 @@ public struct TokenRefreshState {
             if waiting { rejectionWaiterCount += 1 }
             return (.awaitRefetch, [])
         }
-        guard let current, current.token.value == token.value else { return (.passThrough, []) }
-        if let last = lastUnauthorizedRefetchAt, now - last < settings.unauthorizedRefetchInterval {
-            return (.passThrough, [])
-        }
-        lastUnauthorizedRefetchAt = now
+        guard let current, current.token.value == token.value, !currentRejected else { return (.passThrough, []) }
+        currentRejected = true
         counts.unauthorizedRefetches += 1
-        if waiting { rejectionWaiterCount += 1 }
-        return (.awaitRefetch, [.evict] + beginFetch(now: now))
+        let at = unauthorizedRefetchTime(now: now)
+        guard at > now else {
+            if waiting { rejectionWaiterCount += 1 }
+            return (.awaitRefetch, [.evict] + beginFetch(now: now))
+        }
+        // An earlier refresh or retry stays: it replaces the token sooner.
+        if let next = nextFetchAt, next <= at { return (.passThrough, [.evict]) }
+        nextFetchAt = at
+        return (.passThrough, [.evict, .schedule(at: at)])
+    }
+
+    /// A request succeeded (2xx) with `token`. If it is the current token (same generation), a
+    /// later 401 to it is a revocation: refetched at once, ending a streak of rejected tokens
+    /// (within ``TokenRefreshSettings/unauthorizedRefetchesPerInterval``: a backend that rejects
+    /// every token beside one that accepts every token must not cause a storm either).
+    public mutating func accepted(_ token: AccessToken) {
+        guard let current, current.token.generation == token.generation, current.token.value == token.value else { return }
+        currentAccepted = true
     }
 
     /// A request waiting after ``rejected(_:now:waiting:)`` gave up (timed out).
@@ -174,6 +207,33 @@ public struct TokenRefreshState {
         if waiterCount > 0 { waiterCount -= 1 }
     }
 
+    /// When the refetch for the first 401 to the current token starts: after the streak's wait
+    /// (a token that earned a 2xx ends the streak first), and no sooner than
+    /// ``TokenRefreshSettings/unauthorizedRefetchInterval`` after the oldest of the last
+    /// ``TokenRefreshSettings/unauthorizedRefetchesPerInterval`` such refetches. Counts the token
+    /// into the streak and the refetch into the recent ones.
+    private mutating func unauthorizedRefetchTime(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+        if currentAccepted { rejectionStreak = 0 }
+        var at = now + settings.unauthorizedRefetchDelay(streak: rejectionStreak)
+        rejectionStreak = min(rejectionStreak + 1, 64)
+        let budget = TokenRefreshSettings.unauthorizedRefetchesPerInterval
+        if recentUnauthorizedRefetches.count >= budget {
+            at = max(at, recentUnauthorizedRefetches[recentUnauthorizedRefetches.count - budget] + settings.unauthorizedRefetchInterval)
+        }
+        recentUnauthorizedRefetches.append(at)
+        if recentUnauthorizedRefetches.count > budget { recentUnauthorizedRefetches.removeFirst() }
+        return at
+    }
+
+    /// Makes `issued` the current token: a new generation, neither accepted nor rejected yet.
+    private mutating func makeCurrent(_ issued: IssuedToken) -> IssuedToken {
+        generation = issued.token.generation
+        current = issued
+        currentAccepted = false
+        currentRejected = false
+        return issued
+    }
+
     private mutating func beginFetch(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
         isFetching = true
         fetchStartedAt = now
@@ -190,14 +250,4 @@ public struct TokenRefreshState {
         if spread > 0 { at += .nanoseconds(Int64.random(in: -spread...spread, using: &random)) }
         return max(min(at, issued.usableUntil), now)
     }
-}
-
-/// What a 401 for a token leads to (``TokenRefreshState/rejected(_:now:waiting:)``).
-public enum RejectionOutcome: Equatable, Sendable {
-    /// A different usable token is current: replay the request with it.
-    case replay(AccessToken)
-    /// A refetch is running (started by this report or an earlier one): wait for its result.
-    case awaitRefetch
-    /// No different token will come soon (rate-limited, or the token is not current): pass the 401 on.
-    case passThrough
 }

@@ -202,6 +202,7 @@ final class ClientSessionTests: XCTestCase {
         second.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         let response = client.readAll()
         XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n") && !response.contains("401"), response)
+        XCTAssertEqual(credential.acceptedTokens, ["tok-2"], "the new token's success is reported (it ends any backoff)")
     }
 
     func testASecond401IsPassedOnNotReplayedAgain() throws {

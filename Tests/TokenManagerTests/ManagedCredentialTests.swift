@@ -1,4 +1,5 @@
 import EventLoop
+import Foundation
 import TokenManager
 import XCTest
 import TestSupport
@@ -179,13 +180,37 @@ final class ManagedCredentialTests: XCTestCase {
         XCTAssertEqual(server.requests.count, 2)
         // A report about the old token now: the newer token at once, no fetch.
         XCTAssertEqual(reject(first, by: credential).map { $0?.value }, ["tok-2"])
-        // The new token rejected within unauthorizedRefetchInterval: passed through, no fetch,
-        // and it stays in use.
+        // The new token rejected before any request succeeded with it: passed through, and it
+        // stays in use until the refetch that waits 1 s (the backoff) replaces it.
         let second = try XCTUnwrap(credential.currentToken())
         XCTAssertEqual(reject(second, by: credential), [nil])
-        usleep(100_000)
         XCTAssertEqual(server.requests.count, 2)
         XCTAssertEqual(credential.currentToken(), second)
+        XCTAssertTrue(eventually { credential.currentToken()?.value == "tok-3" })
+        XCTAssertEqual(server.requests.count, 3)
+    }
+
+    func testASuccessReportedFromAWorkerMakesTheNext401RefetchAtOnce() throws {
+        let settings = TokenRefreshSettings(backoff: fastBackoff.backoff, unauthorizedRefetchInterval: .milliseconds(300))
+        let credential = try makeCredential(settings: settings)
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        let first = try XCTUnwrap(credential.currentToken())
+        XCTAssertEqual(reject(first, by: credential).map { $0?.value }, ["tok-2"], "the first 401 refetches at once")
+        // tok-2 rejected before any success: its refetch waits (300 ms here), the 401 is passed on.
+        let second = try XCTUnwrap(credential.currentToken())
+        XCTAssertEqual(reject(second, by: credential), [nil])
+        XCTAssertTrue(eventually { credential.currentToken()?.value == "tok-3" })
+        let third = try XCTUnwrap(credential.currentToken())
+        // A request on another thread succeeded with tok-3 (reported many times, as workers do).
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<1000 { credential.accepted(third) }
+        }
+        credential.accepted(first)
+        // tok-3 is revoked: replaced at once, and the request holding its 401 replays with the new token.
+        XCTAssertEqual(reject(third, by: credential).map { $0?.value }, ["tok-4"])
+        XCTAssertEqual(server.requests.count, 4)
+        XCTAssertEqual(credential.status.counts.unauthorizedRefetches, 3)
     }
 
     func testShortTokenIsRefreshedAheadOfExpiryWithoutAGap() throws {

@@ -174,26 +174,140 @@ final class TokenRefreshStateTests: XCTestCase {
         XCTAssertEqual(state.rejected(bad, now: t0 + .seconds(3), waiting: true).outcome, .replay(new))
     }
 
-    func testRejectionRefetchesAtMostOncePerInterval() throws {
-        var state = makeState()  // unauthorizedRefetchInterval: 10 s (default)
-        _ = state.start(now: t0)
-        _ = state.fetchSucceeded(grant("a", .seconds(3600)), now: t0)
-        var now = t0 + .seconds(1)
-        var fetches = 0
-        var passed = 0
-        // A backend that rejects every token, hit continuously for 60 s.
-        while now < t0 + .seconds(61) {
-            let token = try XCTUnwrap(state.usableToken(at: now))
-            let (outcome, actions) = state.rejected(token, now: now, waiting: true)
-            if actions.contains(.fetch) {
-                fetches += 1
-                _ = state.fetchSucceeded(grant("t\(fetches)", .seconds(3600)), now: now + .milliseconds(50))
-            }
-            if outcome == .passThrough { passed += 1 }
-            now += .milliseconds(100)
+    /// One request every 10 ms for 20 s of fake time, each answered 401 (token round trip 50 ms);
+    /// `acceptFirst`: each token also earns a 2xx (another backend) before its 401.
+    private func storm(acceptFirst: Bool) -> [Duration] {
+        var sim = RefreshSimulation(state: makeState(), now: t0)
+        sim.start()
+        while sim.now < t0 + .seconds(20) {
+            sim.advance(by: .milliseconds(10))
+            if acceptFirst { sim.acceptCurrent() }
+            sim.rejectCurrent()
         }
-        XCTAssertEqual(fetches, 6, "one refetch per 10 s over 60 s")
-        XCTAssertGreaterThan(passed, 500, "the rest pass the 401 on at once")
+        return sim.fetchStarts.map { $0 - t0 }
+    }
+
+    func testABackendThatRejectsEveryTokenFetchesAtMostTenTimesIn20Seconds() {
+        let starts = storm(acceptFirst: false)
+        XCTAssertLessThanOrEqual(starts.count, 10)
+        // The first token's 401 refetches at once; each token rejected before any success
+        // doubles the wait: 1 s, 2 s, 4 s, 8 s (then 10 s, past the 20 s).
+        XCTAssertEqual(starts.count, 6)
+        let waits: [Duration] = [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8)]
+        for (index, wait) in waits.enumerated() {
+            let gap = starts[index + 1] - starts[index]
+            XCTAssertGreaterThanOrEqual(gap, wait + .milliseconds(50), "refetch \(index + 1)")
+            XCTAssertLessThanOrEqual(gap, wait + .milliseconds(70), "refetch \(index + 1): at once after its wait")
+        }
+    }
+
+    func testTokensThatEarnA2xxFromOneBackendAndA401FromAnotherStillFetchAtMostTenTimesIn20Seconds() {
+        // Each 2xx ends the streak, so each 401 would refetch at once; the budget of 4 refetches
+        // per unauthorizedRefetchInterval (10 s) bounds it: the first token, then 4 + 4.
+        let starts = storm(acceptFirst: true)
+        XCTAssertLessThanOrEqual(starts.count, 10)
+        XCTAssertEqual(starts.count, 9)
+        XCTAssertEqual(starts.filter { $0 < .seconds(10) }.count, 5)
+        XCTAssertGreaterThanOrEqual(starts[5] - starts[1], .seconds(10))
+    }
+
+    func testRevocationsOfTokensThatEarnedA2xxAreRefetchedAtOnceUpToFourPerInterval() throws {
+        var sim = RefreshSimulation(state: makeState(), now: t0)
+        sim.start()
+        sim.advance(by: .milliseconds(100))
+        for revocation in 1...4 {
+            sim.acceptCurrent()
+            XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .fetch], "revocation \(revocation), 2 s after the last")
+            sim.advance(by: .seconds(2))
+        }
+        // A fifth within 10 s of the first: the refetch waits until the first is 10 s old.
+        sim.acceptCurrent()
+        let first = sim.state.recentUnauthorizedRefetches[0]
+        XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .schedule(at: first + .seconds(10))])
+        XCTAssertEqual(sim.state.recentUnauthorizedRefetches.count, 4)
+    }
+
+    func testTheCapIsUnauthorizedRefetchInterval() {
+        let settings = TokenRefreshSettings(unauthorizedRefetchInterval: .seconds(10))
+        XCTAssertEqual((0...7).map { settings.unauthorizedRefetchDelay(streak: $0) },
+                       [.zero, .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10), .seconds(10)])
+        let short = TokenRefreshSettings(unauthorizedRefetchInterval: .milliseconds(300))
+        XCTAssertEqual((0...2).map { short.unauthorizedRefetchDelay(streak: $0) },
+                       [.zero, .milliseconds(300), .milliseconds(300)])
+    }
+
+    func testARevokedTokenThatEarnedA2xxIsRefetchedAtOnceEveryTime() throws {
+        var sim = RefreshSimulation(state: makeState(), now: t0)
+        sim.start()
+        sim.advance(by: .seconds(1))
+        for revocation in 1...4 {
+            sim.acceptCurrent()
+            let revoked = try XCTUnwrap(sim.state.usableToken(at: sim.now))
+            let result = try XCTUnwrap(sim.rejectCurrent())
+            XCTAssertEqual(result.outcome, .awaitRefetch, "revocation \(revocation)")
+            XCTAssertEqual(result.actions, [.evict, .fetch], "revocation \(revocation): at once")
+            // More 401s to the revoked token while its replacement is fetched: they wait for it.
+            XCTAssertEqual(sim.state.rejected(revoked, now: sim.now, waiting: true).outcome, .awaitRefetch)
+            sim.advance(by: .milliseconds(50))
+            let replacement = try XCTUnwrap(sim.state.usableToken(at: sim.now))
+            XCTAssertNotEqual(replacement.value, revoked.value)
+            XCTAssertEqual(sim.state.rejectionWaiterCount, 0, "the holders were resumed with it")
+            // A late 401 to the revoked token replays with the replacement; no fetch.
+            XCTAssertEqual(sim.state.rejected(revoked, now: sim.now, waiting: true).outcome, .replay(replacement))
+            sim.advance(by: .seconds(30))
+        }
+        XCTAssertEqual(sim.fetchStarts.count, 5)
+        XCTAssertEqual(sim.state.counts.unauthorizedRefetches, 4)
+    }
+
+    func testTokensRejectedBeforeAnySuccessBackOffAndASuccessResetsTheBackoff() throws {
+        var sim = RefreshSimulation(state: makeState(), now: t0)
+        sim.start()
+        sim.advance(by: .milliseconds(100))
+        XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .fetch], "the first 401 refetches at once")
+        sim.advance(by: .milliseconds(100))
+        for wait in [Duration.seconds(1), .seconds(2), .seconds(4)] {
+            let rejected = try XCTUnwrap(sim.state.usableToken(at: sim.now))
+            let result = try XCTUnwrap(sim.rejectCurrent())
+            XCTAssertEqual(result.outcome, .passThrough, "no token soon: the 401 is passed on")
+            XCTAssertEqual(result.actions, [.evict, .schedule(at: sim.now + wait)])
+            // The token stays in use; more 401s to it start nothing.
+            XCTAssertEqual(sim.state.usableToken(at: sim.now), rejected)
+            XCTAssertEqual(sim.rejectCurrent()?.outcome, .passThrough)
+            XCTAssertEqual(sim.rejectCurrent()?.actions, [])
+            let fetches = sim.fetchStarts.count
+            sim.advance(by: wait - .milliseconds(1))
+            XCTAssertEqual(sim.fetchStarts.count, fetches, "not before the wait")
+            sim.advance(by: .milliseconds(100))
+            XCTAssertEqual(sim.fetchStarts.count, fetches + 1)
+            XCTAssertNotEqual(sim.state.usableToken(at: sim.now), rejected)
+        }
+        XCTAssertEqual(sim.state.rejectionStreak, 4)
+        // A 2xx for an older token counts for nothing; one for the current token ends the streak.
+        let current = try XCTUnwrap(sim.state.usableToken(at: sim.now))
+        sim.state.accepted(AccessToken(value: "tok-1", generation: 1))
+        XCTAssertFalse(sim.state.currentAccepted)
+        sim.state.accepted(current)
+        XCTAssertTrue(sim.state.currentAccepted)
+        // (10 s on: the four refetches of the last 10 s would hold it back otherwise.)
+        sim.advance(by: .seconds(10))
+        XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict, .fetch], "a token that earned a 2xx: at once")
+        sim.advance(by: .milliseconds(100))
+        XCTAssertEqual(sim.rejectCurrent()?.actions.last, .schedule(at: sim.now + .seconds(1)), "the backoff starts over")
+    }
+
+    func testADelayedRefetchKeepsAnEarlierRefresh() throws {
+        var sim = RefreshSimulation(state: makeState(), now: t0, lifetime: .seconds(3))
+        sim.start()
+        sim.advance(by: .milliseconds(100))
+        sim.rejectCurrent()
+        sim.advance(by: .milliseconds(100))
+        // The refresh (at 80 % of 3 s) comes before the 1 s wait would end: nothing to schedule.
+        let refresh = try XCTUnwrap(sim.state.nextFetchAt)
+        XCTAssertLessThan(refresh, sim.now + .seconds(3))
+        sim.advance(by: .milliseconds(2200))
+        XCTAssertEqual(sim.rejectCurrent()?.actions, [.evict])
+        XCTAssertEqual(sim.state.nextFetchAt, refresh)
     }
 
     func testRefetchThatReturnsTheSameTokenResumesHoldersWithIt() throws {
@@ -220,6 +334,9 @@ final class TokenRefreshStateTests: XCTestCase {
         let actions = state.fetchFailed(transient, now: t0 + .seconds(2))
         XCTAssertTrue(actions.contains(.resumeRejected(nil)))
         XCTAssertEqual(state.usableToken(at: t0 + .seconds(2)), token, "the last good token is still used")
+        // Its retry replaces it, after the fetch backoff: further 401s to it start nothing.
+        XCTAssertEqual(state.rejected(token, now: t0 + .seconds(2), waiting: true).outcome, .passThrough)
+        XCTAssertEqual(state.rejected(token, now: t0 + .seconds(2), waiting: true).actions, [])
     }
 
     func testRejectionDuringARefreshWaitsForItWithoutStartingAnother() throws {
@@ -278,6 +395,7 @@ final class TokenRefreshStateTests: XCTestCase {
         let cached = IssuedToken(value: "cached", issuedAt: t0, lifetime: .seconds(100))
         let actions = state.start(now: t0 + .seconds(10), cached: cached)
         XCTAssertEqual(actions.first, .publish(cached.token))
+        XCTAssertEqual(state.current?.token.generation, 1, "numbered by this credential")
         XCTAssertNotNil(scheduled(actions))
         XCTAssertFalse(actions.contains(.fetch))
         var expired = makeState()

@@ -22,6 +22,9 @@ Paths:
   /401-always         401 with WWW-Authenticate to every request (after reading its body)
   /401-once           401 to every request whose Authorization is the first one this path saw;
                       200 (JSON: method, body length and SHA-256, Authorization) to any other
+  /revocable          401 with WWW-Authenticate when the Authorization was revoked (/revoke),
+                      else 200 (JSON: Authorization)
+  /revoke             revokes the Authorization it carries (for /revocable from now on); 200
   /infinite           200 chunked, a 16 KiB chunk every 10 ms until the proxy closes
   /trickle            200 chunked, a 16 KiB chunk every 2 s until the proxy closes (noticed at once:
                       it waits for EOF between chunks)
@@ -41,6 +44,7 @@ LOG = sys.argv[1]
 log_lock = threading.Lock()
 state_lock = threading.Lock()
 rejected_once = set()
+revoked = set()
 conn_counter = [0]
 
 
@@ -189,6 +193,21 @@ def handle(sock, conn):
                 else:
                     payload = json.dumps({"method": method, "body_len": len(body), "authorization": auth,
                                           "body_sha256": hashlib.sha256(body).hexdigest()}).encode()
+                    respond(sock, 200, "OK", [("Content-Type", "application/json"),
+                                              ("Content-Length", str(len(payload)))], payload)
+            elif path == "/revoke":
+                with state_lock:
+                    revoked.add(auth)
+                respond(sock, 200, "OK", [("Content-Length", "7")], b"revoked")
+            elif path == "/revocable":
+                with state_lock:
+                    reject = auth in revoked
+                if reject:
+                    payload = b'{"error":"invalid_token"}'
+                    respond(sock, 401, "Unauthorized", [("WWW-Authenticate", 'Bearer error="invalid_token"'),
+                                                        ("Content-Length", str(len(payload)))], payload)
+                else:
+                    payload = json.dumps({"authorization": auth}).encode()
                     respond(sock, 200, "OK", [("Content-Type", "application/json"),
                                               ("Content-Length", str(len(payload)))], payload)
             elif path == "/hang":

@@ -89,6 +89,7 @@ final class FixedCredential: Credential, @unchecked Sendable {
     func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
         completion?(nil)
     }
+    func accepted(_ token: AccessToken) {}
 }
 
 /// A fetched credential in miniature: a rejected current token is replaced by the next one
@@ -106,4 +107,7 @@ final class RotatingCredential: Credential, @unchecked Sendable {
         if rejected.value == token.value { token = AccessToken(value: "tok-\(rejections + 1)") }
         completion?(token.value == rejected.value ? nil : token)
     }
+    /// Tokens that earned a 2xx, in order.
+    private(set) var acceptedTokens: [String] = []
+    func accepted(_ token: AccessToken) { acceptedTokens.append(token.value) }
 }
