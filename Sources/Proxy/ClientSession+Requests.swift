@@ -197,7 +197,7 @@ extension ClientSession: UpstreamWaiter {
             io.queuedBody = held
             perform(exchange.upstreamQueued())
             // A client that stopped reading must not keep this request waiting.
-            context.reclaimStalledConnection(for: io.decision.target.poolKey)
+            context.pool.reclaimStalled(for: io.decision.target.poolKey)
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
             perform(exchange.upstreamUnavailable())

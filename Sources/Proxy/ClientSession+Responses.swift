@@ -170,24 +170,22 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.stopReading()
         guard !io.stalled else { return }
         io.stalled = true
-        let key = io.decision.target.poolKey
-        context.stalled.mark(self, key: key, now: .now)
         // Requests already queued for this upstream are served first by the client that
-        // stopped reading first (this one, or one before it).
-        if context.pool.hasWaiters(key: key) { context.reclaimStalledConnection(for: key) }
+        // stopped reading first (this one, or one before it): the pool decides.
+        context.pool.stalled(upstream)
     }
 
     /// The response is no longer paused on the client while holding the upstream.
     func unmarkStalled(_ io: ExchangeIO) {
         guard io.stalled else { return }
         io.stalled = false
-        context.stalled.unmark(self, key: io.decision.target.poolKey)
+        if let upstream = io.upstream { context.pool.resumed(upstream) }
     }
 
     /// A request waits for the connection this session holds for a client that stopped reading:
     /// cut the response short and free the connection's slot.
-    func yieldUpstream() {
-        guard let io = current else { return }
+    func upstreamWanted(_ upstream: UpstreamConnection) {
+        guard let io = current, io.upstream === upstream else { return }
         io.stalled = false
         context.metrics.stalledClientsCut += 1
         context.logger.debug("a client that stopped reading gave up its backend connection to a waiting request",

@@ -31,8 +31,8 @@ final class ExchangeIO {
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
     /// The response bytes the client has not taken yet, once it fell behind (see ``ResponseSpool``).
     var spool: ResponseSpool?
-    /// The response is paused on the client while holding the upstream (listed in the worker's
-    /// ``StalledHolders``).
+    /// The response is paused on the client while holding the upstream (marked stalled in the
+    /// pool, ``UpstreamPoolState/leaseStalled(_:now:)``).
     var stalled = false
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.

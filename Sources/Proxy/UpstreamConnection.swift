@@ -17,6 +17,9 @@ protocol UpstreamConnectionOwner: AnyObject {
     func upstreamDidRead(_ upstream: UpstreamConnection)
     func upstreamDidDrain(_ upstream: UpstreamConnection)
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd)
+    /// A queued request needs the connection this owner holds while its client does not read:
+    /// the owner's exchange should give it up.
+    func upstreamWanted(_ upstream: UpstreamConnection)
 }
 
 /// One connection to a backend: resolved, connected (racing the addresses, see

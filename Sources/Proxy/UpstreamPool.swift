@@ -117,6 +117,28 @@ final class UpstreamPool {
     /// Whether requests are queued for a connection to `key`.
     func hasWaiters(key: String) -> Bool { state.hasWaiters(key) }
 
+    /// `upstream`'s exchange paused on a client that does not read; if requests wait for its
+    /// key, the connection that stalled first is reclaimed from its exchange now.
+    func stalled(_ upstream: UpstreamConnection) {
+        if let id = state.leaseStalled(upstream.id, now: .now) { reclaim(id) }
+    }
+
+    /// `upstream`'s exchange goes on (its client reads again, or it ends).
+    func resumed(_ upstream: UpstreamConnection) {
+        state.leaseResumed(upstream.id)
+    }
+
+    /// A request just queued for `key`: the connection whose exchange stalled first, if any, is
+    /// reclaimed (its response is cut short, which frees its slot for the queue).
+    func reclaimStalled(for key: String) {
+        if let id = state.takeOldestStalled(key) { reclaim(id) }
+    }
+
+    private func reclaim(_ id: UpstreamPoolState.ConnectionID) {
+        guard let upstream = connections[id], let owner = upstream.owner else { return }
+        owner.upstreamWanted(upstream)
+    }
+
     /// Forgets a queued waiter (it gave up).
     func cancel(_ waiter: any UpstreamWaiter, key: String) {
         guard let id = waiterIDs.removeValue(forKey: ObjectIdentifier(waiter)) else { return }

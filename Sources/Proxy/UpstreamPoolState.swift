@@ -40,6 +40,15 @@ struct UpstreamPoolState {
         let key: String
         /// Its state.
         var phase: Phase
+        /// Leased, with its exchange paused on a client that does not read since then: a
+        /// request that must queue for this key takes the connection that stalled first.
+        var stalledSince: ContinuousClock.Instant?
+
+        /// Back in the idle list since `now` (no longer anyone's, so no longer stalled).
+        mutating func pool(since now: ContinuousClock.Instant) {
+            phase = .idle(since: now)
+            stalledSince = nil
+        }
 
         /// Takes it from the idle list: leased, or — for a waiter that must check staleness —
         /// peeking on that waiter's behalf. Returns whether a peek is needed.
@@ -184,14 +193,47 @@ struct UpstreamPoolState {
                 retire(id, closedByBackend: false, now: now)
                 return .replace(id, with: create(key), for: waiter.id)
             }
+            if connections[id]!.stalledSince != nil { connections[id]!.stalledSince = nil }
             return .handOver(id, to: waiter.id)
         case .overLimit:
             retire(id, closedByBackend: false, now: now)
             return .close(id)
         case .pooled:
-            connections[id]!.phase = .idle(since: now)
+            connections[id]!.pool(since: now)
             return .pool(id, idleTimeout: idleTimeout)
         }
+    }
+
+    // MARK: - exchanges that stall on their clients
+
+    /// The exchange on leased connection `id` paused on a client that does not read (no spool
+    /// could take the rest) at `now`; a connection that stalled before keeps its first time.
+    /// Returns the connection to reclaim when requests already wait for this key: the one of
+    /// the key that stalled first (this one or an earlier one), whose exchange must give it up
+    /// so clients that read are never starved by clients that do not.
+    mutating func leaseStalled(_ id: ConnectionID, now: ContinuousClock.Instant) -> ConnectionID? {
+        guard let connection = connections[id], connection.phase == .leased else { return nil }
+        if connection.stalledSince == nil { connections[id]!.stalledSince = now }
+        return hasWaiters(connection.key) ? takeOldestStalled(connection.key) : nil
+    }
+
+    /// The exchange on `id` goes on (its client read again, or it ended): not a candidate any more.
+    mutating func leaseResumed(_ id: ConnectionID) {
+        if connections[id]?.stalledSince != nil { connections[id]!.stalledSince = nil }
+    }
+
+    /// A request had to queue for `key`: the connection of that key whose exchange stalled
+    /// first, if any, to reclaim (taken once; it stays leased until its exchange lets it go).
+    /// Only the slow path scans: a request that queues at the limit, or a lease that stalls.
+    mutating func takeOldestStalled(_ key: String) -> ConnectionID? {
+        var oldest: (id: ConnectionID, since: ContinuousClock.Instant)?
+        for (id, connection) in connections where connection.key == key {
+            guard let since = connection.stalledSince else { continue }
+            if oldest == nil || since < oldest!.since { oldest = (id, since) }
+        }
+        guard let oldest else { return nil }
+        connections[oldest.id]!.stalledSince = nil
+        return oldest.id
     }
 
     /// Whether requests wait for a connection to `key` (a released one goes straight to them).

@@ -40,8 +40,6 @@ final class WorkerContext {
 
     /// The disk space response spools may use (shared by every worker).
     let spoolBudget: SpoolBudget
-    /// Sessions holding a backend connection while their client does not read.
-    var stalled = StalledHolders<ClientSession>()
 
     init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
          worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget) {
@@ -75,12 +73,6 @@ final class WorkerContext {
         sessions[ObjectIdentifier(session)] = session
         updateAdmission()
         session.start()
-    }
-
-    /// A request queued at `key`'s connection limit: the session whose client stopped reading
-    /// first gives its backend connection up (its response is cut short), which frees a slot.
-    func reclaimStalledConnection(for key: String) {
-        stalled.takeOldest(key: key)?.yieldUpstream()
     }
 
     /// Forgets a session that has closed (or became a tunnel).

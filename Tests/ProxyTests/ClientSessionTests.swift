@@ -261,6 +261,30 @@ final class ClientSessionTests: XCTestCase {
         XCTAssertTrue(backend.isReading, "the client caught up")
     }
 
+    /// At the connection limit, a request that must queue takes the connection of the client
+    /// that stopped reading first: that response is cut short (a reset, never a clean end), and
+    /// the waiting request is served at once, not after `connect`.
+    func testAQueuedRequestTakesTheConnectionOfTheClientThatStoppedReadingFirst() throws {
+        let harness = try SessionHarness(top: "maxConnectionsPerUpstream: 1")
+        let slow = harness.connectClient()
+        slow.receive(get)
+        let first = try XCTUnwrap(harness.connectedBackend())
+        _ = received(first)
+        first.receive("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        first.receive(Array(repeating: 0x63, count: 400_000))
+        XCTAssertFalse(first.isReading, "paused on its client: the connection is held")
+        let other = harness.connectClient()
+        other.receive(get)
+        XCTAssertEqual(harness.context.metrics.stalledClientsCut, 1)
+        XCTAssertEqual(first.ending, .reset, "the stalled response gave its connection up")
+        XCTAssertEqual(slow.ending, .closed, "its client sees the response cut short")
+        XCTAssertEqual(harness.backends.count, 2, "the freed slot serves the queued request")
+        let second = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(received(second).hasPrefix("GET /x "))
+        second.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        XCTAssertTrue(other.readAll().hasSuffix("\r\n\r\nok"))
+    }
+
     // MARK: - deadlines (the clock jumps; nothing sleeps)
 
     func testAnIdleConnectionClosesAtTheIdleTimeout() throws {

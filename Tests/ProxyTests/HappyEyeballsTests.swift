@@ -4,6 +4,7 @@ import XCTest
 
 /// Records what an upstream connection reports.
 private final class Recorder: UpstreamConnectionOwner {
+    func upstreamWanted(_ upstream: UpstreamConnection) {}
     let started = ContinuousClock.now
     var connectedAfter: Duration?
     var ended: UpstreamEnd?

@@ -27,6 +27,7 @@ private final class ScriptedBackend: ConnectionDelegate {
 
 /// Stands in for a session: owns an upstream connection's events and waits in the queue.
 private final class FakeSession: UpstreamConnectionOwner, UpstreamWaiter {
+    func upstreamWanted(_ upstream: UpstreamConnection) {}
     var connected = false
     var ended: UpstreamEnd?
     var provided: UpstreamConnection?
