@@ -62,7 +62,7 @@ public final class SimpleHTTPServer: LoopServer {
         for session in open { session.connection.close() }
     }
 
-    private func adopt(_ connection: Connection) {
+    private func adopt(_ connection: any ByteStream) {
         guard sessions.count < limits.maxConnections else {
             connection.close()
             return

@@ -14,7 +14,7 @@ final class SimpleHTTPSession: ConnectionDelegate {
         case closed
     }
 
-    let connection: Connection
+    let connection: any ByteStream
     private weak var server: SimpleHTTPServer?
     private let limits: SimpleHTTPServerLimits
     private let handler: SimpleHTTPServer.Handler
@@ -27,7 +27,7 @@ final class SimpleHTTPSession: ConnectionDelegate {
     /// The client half-closed after its request: answer it, then close.
     private var peerClosed = false
 
-    init(connection: Connection, server: SimpleHTTPServer) {
+    init(connection: any ByteStream, server: SimpleHTTPServer) {
         self.connection = connection
         self.server = server
         self.limits = server.limits

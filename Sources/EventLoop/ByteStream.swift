@@ -56,6 +56,11 @@ extension ByteStream {
     public func closeAfterFlush(flushed: (() -> Void)? = nil) {
         closeAfterFlush(linger: .seconds(2), flushed: flushed)
     }
+
+    /// ``closeAfterFlush(linger:flushed:)`` with nothing to run once flushed.
+    public func closeAfterFlush(linger: Duration) {
+        closeAfterFlush(linger: linger, flushed: nil)
+    }
 }
 
 /// What a quiet stream's peer has done since it was last read.

@@ -20,7 +20,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Plain-socket connections that queued bytes during this loop iteration; written by one
     /// pass at its end (``runFlushes()``), so a head and body queued separately leave in one
     /// `writev`, and a socket that takes everything never needs write interest.
-    private var flushQueue: [Connection] = []
+    private var flushQueue: [SocketConnection] = []
     private var flushEvent: OpaquePointer?
     private var timevals: [(duration: Duration, value: Glibc.timeval)] = []
     private var nanosecondCache: [(duration: Duration, value: UInt64)] = []
@@ -146,7 +146,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Puts a connection with newly queued bytes on the flush list; the first one activates
     /// the flush event, which runs after the callbacks already due in this iteration.
-    func scheduleFlush(_ connection: Connection) {
+    func scheduleFlush(_ connection: SocketConnection) {
         flushQueue.append(connection)
         if flushQueue.count == 1, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
     }

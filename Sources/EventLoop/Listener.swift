@@ -13,19 +13,23 @@ public final class Listener {
     /// The address actually bound (the real port when 0 was asked for).
     public let address: SocketAddress
     private var listener: OpaquePointer?
-    private let onAccept: (Connection) -> Void
+    private let onAccept: (any ByteStream) -> Void
     private let onAcceptError: ((AcceptFailure) -> Void)?
+    /// When set, accepted connections are the server side of TLS with this context.
+    private let tls: TLSServerContext?
     private var backoff = AcceptBackoff()
     private var retryTimer: Timer?
     private var heldByOwner = false
     private var backingOff = false
     private var enabled = true
 
-    /// Binds and starts accepting; `onAccept` gets each new connection (not yet reading);
+    /// Binds and starts accepting; `onAccept` gets each new connection (not yet reading; with
+    /// `tls`, its handshake starts with the loop and completes before it reports a connect);
     /// `onAcceptError` hears each failed `accept` (the listener has already paused).
-    public init(address: SocketAddress, on loop: EventLoop, backlog: Int32 = 1024,
+    public init(address: SocketAddress, on loop: EventLoop, backlog: Int32 = 1024, tls: TLSServerContext? = nil,
                 onAcceptError: ((AcceptFailure) -> Void)? = nil,
-                onAccept: @escaping (Connection) -> Void) throws(EventLoopError) {
+                onAccept: @escaping (any ByteStream) -> Void) throws(EventLoopError) {
+        self.tls = tls
         self.loop = loop
         self.onAccept = onAccept
         self.onAcceptError = onAcceptError
@@ -82,7 +86,8 @@ public final class Listener {
 
     func handleAccept(_ fd: Int32) {
         backoff.succeeded()
-        guard let connection = Connection.accepted(socket: fd, on: loop) else { return }
+        let accepted = tls.map { Connection.acceptTLS(socket: fd, context: $0, on: loop) } ?? Connection.accepted(socket: fd, on: loop)
+        guard let connection = accepted else { return }
         onAccept(connection)
     }
 

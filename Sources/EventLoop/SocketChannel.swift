@@ -188,7 +188,7 @@ final class SocketChannel {
 
     /// The output changed: new bytes put the connection on the loop's flush list, unless a
     /// write is already waiting for the socket (or a connect for its completion).
-    func outputChanged(_ info: UnsafePointer<evbuffer_cb_info>, connection: Connection) {
+    func outputChanged(_ info: UnsafePointer<evbuffer_cb_info>, connection: SocketConnection) {
         guard info.pointee.n_added > 0, !flushPending, !writeArmed, !connecting else { return }
         flushPending = true
         loop.scheduleFlush(connection)

@@ -12,19 +12,19 @@ func eventLoopWakeTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRaw
     Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().drainPending()
 }
 
-func connectionReadTrampoline(_ bev: OpaquePointer?, _ ctx: UnsafeMutableRawPointer?) {
+func bufferEventReadTrampoline(_ bev: OpaquePointer?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().handleReadable()
+    Unmanaged<BufferEventConnection>.fromOpaque(ctx).takeUnretainedValue().bufferEventReadable()
 }
 
-func connectionWriteTrampoline(_ bev: OpaquePointer?, _ ctx: UnsafeMutableRawPointer?) {
+func bufferEventWriteTrampoline(_ bev: OpaquePointer?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().handleWritable()
+    Unmanaged<BufferEventConnection>.fromOpaque(ctx).takeUnretainedValue().bufferEventWritable()
 }
 
-func connectionEventTrampoline(_ bev: OpaquePointer?, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+func bufferEventEventTrampoline(_ bev: OpaquePointer?, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().handleEvent(Int32(what))
+    Unmanaged<BufferEventConnection>.fromOpaque(ctx).takeUnretainedValue().bufferEventEvent(Int32(what))
 }
 
 func listenerAcceptTrampoline(
@@ -68,23 +68,23 @@ func resolveTrampoline(_ result: Int32, _ list: UnsafeMutablePointer<addrinfo>?,
 
 func socketReadTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socketReadable(what)
+    Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue().socketReadable(what)
 }
 
 func socketWriteTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socketWritable(what)
+    Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue().socketWritable(what)
 }
 
 func socketOutputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx, let info else { return }
-    let connection = Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue()
+    let connection = Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue()
     connection.socket?.outputChanged(info, connection: connection)
 }
 
 func socketInputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<Connection>.fromOpaque(ctx).takeUnretainedValue().socket?.inputChanged()
+    Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue().socket?.inputChanged()
 }
 
 func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {

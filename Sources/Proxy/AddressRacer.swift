@@ -29,7 +29,7 @@ final class AddressRacer: ConnectionDelegate {
     /// The index of the next address to try.
     private var next = 0
     /// Attempts started and not yet failed.
-    private var attempts: [Connection] = []
+    private var attempts: [any ByteStream] = []
     private var delayTimer: Timer?
     private var lastFailure: ConnectionEnd?
     private var completion: ((Outcome) -> Void)?

@@ -30,7 +30,7 @@ public final class HTTPTokenTransport: TokenTransport {
     /// (asynchronous DNS); returns nil for TLS, which the transport reports as
     /// ``TokenTransportError/tlsUnavailable``.
     public static func plainConnector(host: String, port: Int, tls: Bool, loop: EventLoop,
-                                      delegate: any ConnectionDelegate) -> Connection? {
+                                      delegate: any ConnectionDelegate) -> (any ByteStream)? {
         if tls { return nil }
         return Connection.connect(host: host, port: port, on: loop, delegate: delegate)
     }

@@ -22,7 +22,7 @@ final class TokenExchange: ConnectionDelegate {
     private let maxBodyBytes: Int
     private let requestMethod: String
     private var completion: ((Result<TokenHTTPResponse, TokenTransportError>) -> Void)?
-    private var connection: Connection?
+    private var connection: (any ByteStream)?
     private var timer: Timer?
     private var phase = Phase.head
     private var scanner = HeadScanner(limit: TokenExchange.maxHead)
@@ -38,7 +38,7 @@ final class TokenExchange: ConnectionDelegate {
     }
 
     /// Queues the request (sent once connected) and arms the overall timeout.
-    func start(connection: Connection, request: [UInt8], timeout: Duration, on loop: EventLoop) {
+    func start(connection: any ByteStream, request: [UInt8], timeout: Duration, on loop: EventLoop) {
         self.connection = connection
         connection.write(request)
         timer = Timer(on: loop, after: timeout) { [self] in finish(.failure(.timeout(timeout))) }

@@ -11,4 +11,4 @@ public protocol TokenTransport: AnyObject {
 /// Opens the connection for a token request: plain TCP, or TLS when `tls` is true (with
 /// certificate verification against `host`). Returns nil when no connection can be created;
 /// the delegate then hears nothing.
-public typealias TokenConnector = (_ host: String, _ port: Int, _ tls: Bool, _ loop: EventLoop, _ delegate: any ConnectionDelegate) -> Connection?
+public typealias TokenConnector = (_ host: String, _ port: Int, _ tls: Bool, _ loop: EventLoop, _ delegate: any ConnectionDelegate) -> (any ByteStream)?

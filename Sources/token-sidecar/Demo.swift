@@ -102,7 +102,7 @@ private final class DemoRequest: ConnectionDelegate {
     private let loop: EventLoop
     private let port: Int
     private let report: (String) -> Void
-    private var connection: Connection?
+    private var connection: (any ByteStream)?
     private var received: [UInt8] = []
     private var done = false
 

@@ -33,7 +33,7 @@ private final class Collector: ConnectionDelegate {
 final class EventLoopTests: XCTestCase {
     func testEchoOverRealSocketsOnOneLoop() throws {
         let loop = try EventLoop()
-        var accepted: [Connection] = []
+        var accepted: [any ByteStream] = []
         let listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { connection in
             connection.delegate = Echo()
             connection.startReading()

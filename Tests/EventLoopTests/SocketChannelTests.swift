@@ -13,7 +13,7 @@ final class SocketChannelTests: XCTestCase {
         guardTimer.cancel()
     }
 
-    private func listen(on loop: EventLoop, _ accepted: @escaping (Connection) -> Void) throws -> (Listener, SocketAddress) {
+    private func listen(on loop: EventLoop, _ accepted: @escaping (any ByteStream) -> Void) throws -> (Listener, SocketAddress) {
         let listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop, onAccept: accepted)
         return (listener, try SocketAddress(host: "127.0.0.1", port: listener.address.port))
     }
@@ -141,7 +141,7 @@ final class SocketChannelTests: XCTestCase {
     func testTheKernelQueuesLittleForAClientThatDoesNotRead() throws {
         let loop = try EventLoop()
         let sent = Self.payload(8 * 1024 * 1024)
-        var accepted: Connection?
+        var accepted: (any ByteStream)?
         let (listener, address) = try listen(on: loop) { connection in
             accepted = connection
             connection.write(sent)
@@ -204,7 +204,7 @@ private final class Quiet: ConnectionDelegate {
 
 /// Pauses after its first read (unless `pauses` is false) and counts what it gets.
 private final class Pauser: ConnectionDelegate {
-    var connection: Connection?
+    var connection: (any ByteStream)?
     var pauses = true
     var reads = 0
     var total = 0
@@ -234,7 +234,7 @@ private final class SlowReader: ConnectionDelegate {
     var received: [UInt8] = []
     var largestInput = 0
     var pauses = 0
-    private var connection: Connection?
+    private var connection: (any ByteStream)?
     /// A repeating loop timer (typed loosely: Foundation's `Timer` shadows the name here).
     private var ticker: AnyObject?
     private var wasFull = false
@@ -245,7 +245,7 @@ private final class SlowReader: ConnectionDelegate {
         self.watermark = watermark
     }
 
-    func adopt(_ connection: Connection) {
+    func adopt(_ connection: any ByteStream) {
         self.connection = connection
         connection.delegate = self
         if watermark > 0 { connection.setReadHighWatermark(watermark) }
@@ -283,7 +283,7 @@ private final class SlowReader: ConnectionDelegate {
 
 /// Counts output drain reports.
 private final class DrainCounter: ConnectionDelegate {
-    var connection: Connection?
+    var connection: (any ByteStream)?
     var drains = 0
     var queuedAfterWrite = 0
     func connectionDidRead(_ connection: any ByteStream) {}

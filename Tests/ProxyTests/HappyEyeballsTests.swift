@@ -21,7 +21,7 @@ private final class Recorder: UpstreamConnectionOwner {
 /// A loopback listener that keeps what each accepted connection sends.
 private final class Sink: ConnectionDelegate {
     private(set) var listener: Listener!
-    private var accepted: [Connection] = []
+    private var accepted: [any ByteStream] = []
     var received: [UInt8] = []
     var connections: Int { accepted.count }
 

@@ -5,10 +5,10 @@ import XCTest
 /// A backend on 127.0.0.1 that does `onAccept` to each connection and keeps it open.
 private final class ScriptedBackend: ConnectionDelegate {
     private(set) var listener: Listener!
-    private var accepted: [Connection] = []
+    private var accepted: [any ByteStream] = []
     var connections: Int { accepted.count }
 
-    init(loop: EventLoop, onAccept: @escaping (Connection) -> Void) throws {
+    init(loop: EventLoop, onAccept: @escaping (any ByteStream) -> Void) throws {
         listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { [unowned self] connection in
             connection.delegate = self
             accepted.append(connection)

@@ -1,0 +1,195 @@
+import CLibevent
+import Glibc
+
+/// A plain TCP ``ByteStream`` driven directly (accepted connections and connects to a resolved
+/// address without TLS — the whole proxy data path): reads of up to 256 KiB straight into
+/// reserved ``input`` space with no `FIONREAD`, writes attempted once per loop iteration as soon
+/// as bytes are queued (write interest is asked for only when the kernel would block), and read
+/// interest that stays registered across requests (a pause takes effect lazily, only if the
+/// peer sends while paused). A keep-alive request costs two reads, two writes and two
+/// `epoll_wait`s, and no `epoll_ctl`. The socket work itself is ``SocketChannel``'s.
+///
+/// Owns its descriptor, its two events and its two evbuffers. Keeps itself alive (an
+/// `Unmanaged` retain) while the socket is open and holds its delegate strongly; ``close()``
+/// releases the C side first — which clears the C callbacks — and only then drops both.
+public final class SocketConnection: SocketStream {
+    public let loop: EventLoop
+    public var delegate: (any ConnectionDelegate)?
+    /// The socket channel; `nil` once closed.
+    private(set) var socket: SocketChannel?
+    private var selfRetain: Unmanaged<SocketConnection>?
+    public private(set) var isConnected: Bool
+    public var isTLS: Bool { false }
+    public var tlsSessionResumed: Bool { false }
+    public var reportsCloseWhilePaused = false
+    public let input: EventBuffer
+    public let output: EventBuffer
+
+    // SocketStream state
+    var lingering = false
+    var onFlushed: (() -> Void)?
+    var lingerDuration: Duration = .seconds(2)
+    var lingerCap: Timer?
+    var halfClosing = false
+    var appliedTimeouts: (read: Duration?, write: Duration?)?
+    var shutDownWrite = false
+    var closeWatch: Timer?
+    var peerEnded = false
+    var peerClosedInput = false
+    var socketFailed = false
+
+    /// A stream over `fd` (connected, or with a connect in progress).
+    init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
+        guard let inputBuffer = evbuffer_new() else { return nil }
+        guard let outputBuffer = evbuffer_new() else {
+            evbuffer_free(inputBuffer)
+            return nil
+        }
+        self.loop = loop
+        self.isConnected = connected
+        self.input = EventBuffer(inputBuffer)
+        self.output = EventBuffer(outputBuffer)
+        let retained = Unmanaged.passRetained(self)
+        guard let channel = SocketChannel(fd: fd, loop: loop, context: retained.toOpaque(),
+                                          input: inputBuffer, output: outputBuffer) else {
+            retained.release()
+            return nil
+        }
+        selfRetain = retained
+        socket = channel
+    }
+
+    deinit {
+        evbuffer_free(input.raw)
+        evbuffer_free(output.raw)
+    }
+
+    var descriptor: Int32 { socket?.fd ?? -1 }
+    var writePending: Bool { socket?.flushPending ?? false }
+    public var isOpen: Bool { socket != nil }
+
+    /// Starts connecting to `address` (the outcome comes from the loop).
+    func startConnect(to address: SocketAddress) {
+        socket?.startConnect(to: address)
+    }
+
+    // MARK: - ByteStream
+
+    public func startReading() {
+        closeWatch?.suspend()
+        socket?.startReading()
+    }
+
+    /// Keeps read interest registered; it is dropped only if the peer sends while paused (most
+    /// pauses end before it does, and cost no syscall).
+    public func stopReading() {
+        socket?.stopReading()
+    }
+
+    public func setReadHighWatermark(_ bytes: Int) {
+        socket?.highWatermark = bytes
+    }
+
+    public func setTimeouts(read: Duration?, write: Duration?) {
+        cachedSetTimeouts(read: read, write: write)
+    }
+
+    func applyTimeouts(read: timeval?, write: timeval?) {
+        socket?.setTimeouts(read: read, write: write)
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        output.append(bytes)
+    }
+
+    public func close() {
+        endLifecycle()
+        guard let socket else { return }
+        socket.close()
+        self.socket = nil
+        // Nothing more goes out or comes in: give the chunks back now, not at deinit.
+        input.drain(input.count)
+        output.drain(output.count)
+        delegate = nil
+        selfRetain?.release()
+        selfRetain = nil
+    }
+
+    public func reset() { resetSocket() }
+
+    public func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
+        lingeringClose(linger: linger, flushed: flushed)
+    }
+
+    public func finishWriting() { halfClose() }
+
+    public func peekPeer() -> PeerActivity { socketPeekPeer() }
+
+    public var seenPeerActivity: PeerActivity { socketSeenPeerActivity }
+
+    // MARK: - the channel's events (from Trampolines.swift)
+
+    /// The socket is readable, or its read timeout expired.
+    func socketReadable(_ what: Int16) {
+        guard let socket else { return }
+        if Int32(what) & EV_TIMEOUT != 0 {
+            socket.timedOut()
+            handleEnd(.timeout)
+            return
+        }
+        switch socket.read() {
+        case .bytes:
+            handleReadable()
+            // The delegate may have closed the connection.
+            self.socket?.suspendIfFull()
+        case .nothing, .suspended:
+            break
+        case .pausedWithData:
+            // Bytes (or a close) arrived while paused: reading is now really off, and a peer
+            // that leaves is noticed by polling.
+            guard reportsCloseWhilePaused, !lingering else { return }
+            if pausedPeerLeft() { reportEnd(.endOfStream) } else { watchPausedPeer() }
+        case .ended(let reason):
+            handleEnd(reason)
+        }
+    }
+
+    /// The socket is writable (or a connect completed), or the write timeout expired.
+    func socketWritable(_ what: Int16) {
+        guard let socket else { return }
+        if socket.connecting {
+            if let failure = socket.finishConnect() {
+                handleEnd(failure)
+                return
+            }
+            isConnected = true
+            _ = shim_set_nodelay(descriptor)
+            delegate?.connectionDidConnect(self)
+            // Bytes queued while connecting go out now.
+            if let socket = self.socket, !socket.flushPending, !output.isEmpty { flushOutput() }
+            return
+        }
+        if Int32(what) & EV_TIMEOUT != 0 {
+            socket.timedOut()
+            handleEnd(.timeout)
+            return
+        }
+        flushOutput()
+    }
+
+    /// Called by the loop's flush pass for a stream that queued bytes this iteration.
+    func flushScheduled() {
+        guard let socket else { return }
+        socket.flushPending = false
+        flushOutput()
+    }
+
+    private func flushOutput() {
+        guard let socket else { return }
+        switch socket.write() {
+        case .drained: handleWritable()
+        case .waiting: break
+        case .failed(let reason): handleEnd(reason)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import EventLoop
+import Foundation
+import TestSupport
+import XCTest
+
+/// The TLS server side of ``ByteStream`` (``Connection/acceptTLS(socket:context:on:)``, what
+/// HTTPS interception terminates with): a verifying client completes the handshake against the
+/// presented certificate and bytes flow both ways; a client that does not trust the CA, or asks
+/// for another name, is refused; a peer that sends plain text is ended, not served.
+final class TLSServerStreamTests: XCTestCase {
+    /// Echoes what it reads, prefixed, and remembers whether the handshake completed.
+    private final class EchoServer: ConnectionDelegate {
+        var streams: [any ByteStream] = []
+        var handshakes = 0
+        var ends: [ConnectionEnd] = []
+        func adopt(_ stream: any ByteStream) {
+            streams.append(stream)
+            stream.delegate = self
+            stream.startReading()
+        }
+        func connectionDidConnect(_ connection: any ByteStream) { handshakes += 1 }
+        func connectionDidRead(_ connection: any ByteStream) {
+            let bytes = connection.input.peekBytes(max: connection.input.count)
+            connection.input.drain(bytes.count)
+            connection.write(Array("echo:".utf8) + bytes)
+        }
+        func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+            ends.append(reason)
+            connection.close()
+        }
+    }
+
+    /// Collects what a client receives and how it ended.
+    private final class Collector: ConnectionDelegate {
+        var received: [UInt8] = []
+        var connected = false
+        var end: ConnectionEnd?
+        func connectionDidConnect(_ connection: any ByteStream) { connected = true }
+        func connectionDidRead(_ connection: any ByteStream) {
+            received += connection.input.peekBytes(max: connection.input.count)
+            connection.input.drain(connection.input.count)
+        }
+        func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+            end = reason
+            connection.close()
+        }
+    }
+
+    /// Runs the loop on this thread until `condition` holds (checked every 5 ms), at most 10 s.
+    private func runLoop(_ loop: EventLoop, until condition: @escaping () -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        let check = LoopTimer(on: loop, after: .zero, repeating: .milliseconds(5)) {
+            if condition() || ContinuousClock.now >= deadline { loop.stop() }
+        }
+        loop.run()
+        check.cancel()
+        return condition()
+    }
+
+    func testAVerifyingClientTalksToTheTLSServer() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let context = try TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)
+        let listener = try Listener(address: loopback, on: loop, tls: context) { server.adopt($0) }
+        let collector = Collector()
+        let client = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port,
+                                                         context: TLSClientContext(caFile: ca.caCert), on: loop, delegate: collector))
+        client.startReading()
+        client.write(Array("ping".utf8))
+        XCTAssertTrue(runLoop(loop) { collector.received.count >= 9 })
+        XCTAssertEqual(String(decoding: collector.received, as: UTF8.self), "echo:ping")
+        XCTAssertTrue(collector.connected && client.isTLS)
+        XCTAssertEqual(server.handshakes, 1, "the server side reports its completed handshake")
+        XCTAssertTrue(server.streams.first?.isTLS ?? false)
+        client.close()
+        XCTAssertTrue(runLoop(loop) { !server.ends.isEmpty }, "the server sees the client leave")
+        server.streams.forEach { $0.close() }
+    }
+
+    func testAClientThatDoesNotTrustTheCertificateIsRefused() throws {
+        let ca = try TestCA()
+        let other = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.otherCert, keyFile: ca.otherKey)) { server.adopt($0) }
+        for (name, trust) in [("localhost", other.caCert), ("localhost", ca.caCert)] {
+            // The first trusts another CA; the second trusts the CA but asks for a name the
+            // certificate (other.test) does not carry.
+            let collector = Collector()
+            let client = try XCTUnwrap(Connection.connectTLS(host: name, port: listener.address.port,
+                                                             context: TLSClientContext(caFile: trust), on: loop, delegate: collector))
+            client.write(Array("secret".utf8))
+            XCTAssertTrue(runLoop(loop) { collector.end != nil })
+            guard case .tlsCertificate = collector.end else { return XCTFail("expected a certificate failure, got \(String(describing: collector.end))") }
+            XCTAssertFalse(collector.connected)
+        }
+        XCTAssertEqual(server.handshakes, 0)
+        server.streams.forEach { $0.close() }
+    }
+
+    func testAPlainTextPeerIsEndedNotServed() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let collector = Collector()
+        let client = try XCTUnwrap(Connection.connect(to: listener.address, tls: nil, on: loop, delegate: collector))
+        client.startReading()
+        client.write(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        XCTAssertTrue(runLoop(loop) { !server.ends.isEmpty })
+        XCTAssertEqual(server.handshakes, 0)
+        XCTAssertFalse(String(decoding: collector.received, as: UTF8.self).contains("echo:"), "nothing is served without a handshake")
+        client.close()
+    }
+
+    func testAServerContextNamesTheFileItCannotUse() {
+        XCTAssertThrowsError(try TLSServerContext(certificateFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/key.pem")) { error in
+            XCTAssertTrue("\(error)".contains("/nonexistent/cert.pem"), "\(error)")
+        }
+    }
+}
