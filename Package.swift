@@ -29,6 +29,9 @@ let package = Package(
         ),
         .target(name: "EventLoop", dependencies: ["CLibevent"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
+        // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
+        // body reader, used by the proxy, the admin server and the token client.
+        .target(name: "HTTPMessage", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
         // JSON documents and string escaping, for admin answers, error bodies and log lines.
         .target(name: "JSON", swiftSettings: strict),
         .target(
@@ -38,10 +41,10 @@ let package = Package(
         ),
         .target(
             name: "TokenManager",
-            dependencies: ["HTTP1", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "JSON"], swiftSettings: strict),
+        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "HTTPMessage", "JSON"], swiftSettings: strict),
         // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), on the
         // admin server's HTTP plumbing; nothing here runs in a production sidecar.
         .target(name: "Demo", dependencies: ["Admin", "EventLoop", "JSON"], swiftSettings: strict),
@@ -55,7 +58,7 @@ let package = Package(
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "HTTP1", "TokenManager", "Config", "JSON",
+                "EventLoop", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -75,6 +78,7 @@ let package = Package(
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),

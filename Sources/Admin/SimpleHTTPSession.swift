@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 
 /// One connection of a ``SimpleHTTPServer``: reads a request, hands it to the handler, writes
 /// the answer, and only then looks at the next request (so responses stay in order).
@@ -8,7 +9,7 @@ final class SimpleHTTPSession: ConnectionDelegate {
         /// Waiting for (the rest of) a request head; also the idle state between requests.
         case head
         /// Collecting the body of `head`.
-        case body(RequestHead, RequestBodyReader)
+        case body(RequestHead, BodyCollector)
         /// The handler has the request; its answer has not arrived yet.
         case awaiting(RequestHead)
         case closed
@@ -19,7 +20,7 @@ final class SimpleHTTPSession: ConnectionDelegate {
     private let limits: SimpleHTTPServerLimits
     private let handler: SimpleHTTPServer.Handler
     private var phase = Phase.head
-    private var scanner: HeadScanner
+    private var reader: HeadReader
     /// Incremented per request, so a late or repeated `respond` for an earlier one is ignored.
     private var generation = 0
     /// True while ``process()`` runs: a handler answering synchronously must not re-enter it.
@@ -32,7 +33,7 @@ final class SimpleHTTPSession: ConnectionDelegate {
         self.server = server
         self.limits = server.limits
         self.handler = server.handler
-        self.scanner = HeadScanner(limit: server.limits.maxHeadBytes)
+        self.reader = HeadReader(limit: server.limits.maxHeadBytes)
     }
 
     func start() {
@@ -71,10 +72,10 @@ final class SimpleHTTPSession: ConnectionDelegate {
             switch phase {
             case .head:
                 guard readHead() else { return }
-            case .body(let head, var reader):
-                switch reader.read(from: connection.input) {
+            case .body(let head, var collector):
+                switch collector.read(from: connection.input) {
                 case .needMore:
-                    phase = .body(head, reader)
+                    phase = .body(head, collector)
                     return
                 case .complete(let body):
                     dispatch(head, body: body)
@@ -91,17 +92,12 @@ final class SimpleHTTPSession: ConnectionDelegate {
 
     /// Parses the next head if it is complete; returns whether processing can continue.
     private func readHead() -> Bool {
-        let input = connection.input
         do {
-            let found = try input.withContiguousPrefix(limits.maxHeadBytes) { bytes throws(HTTPParseError) in
-                try scanner.scan(bytes)
+            let maxFields = limits.maxFields
+            let parsed = try reader.read(from: connection.input) { bytes throws(HTTPParseError) in
+                try RequestHeadParser.parse(bytes, maxFields: maxFields)
             }
-            guard let length = found else { return false }
-            let head = try input.withContiguousPrefix(length) { bytes throws(HTTPParseError) in
-                try RequestHeadParser.parse(bytes, maxFields: limits.maxFields)
-            }
-            input.drain(length)
-            scanner.reset()
+            guard let head = parsed else { return false }
             begin(head)
             return true
         } catch {
@@ -120,15 +116,15 @@ final class SimpleHTTPSession: ConnectionDelegate {
             fail(status: 405, "CONNECT is not supported")
             return
         }
-        let reader = RequestBodyReader(framing: head.framing, limit: limits.maxBodyBytes)
-        if reader.declaredTooLarge {
+        let collector = BodyCollector(framing: head.framing, limit: limits.maxBodyBytes)
+        if collector.declaredTooLarge {
             fail(status: 413, "request body too large")
             return
         }
         if head.expectsContinue, head.version == .http1_1, head.framing != .none, head.framing != .contentLength(0) {
             connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
         }
-        phase = .body(head, reader)
+        phase = .body(head, collector)
     }
 
     private func dispatch(_ head: RequestHead, body: [UInt8]) {

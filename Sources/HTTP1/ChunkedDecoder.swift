@@ -59,6 +59,14 @@ public struct ChunkedDecoder: Sendable {
     }
 
     /// True once ``Step/end(consumed:trailers:)`` has been returned.
+    /// Bytes of chunk data announced by the current chunk's size line and not consumed yet
+    /// (0 outside chunk data): lets a reader refuse a chunk larger than it will take before
+    /// any of its data arrives.
+    public var dataRemaining: UInt64 {
+        if case .data(let remaining) = phase { return remaining }
+        return 0
+    }
+
     public var isComplete: Bool {
         if case .done = phase { return true }
         return false

@@ -1,21 +1,22 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 import TokenManager
 
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
     func readRequests() {
         while exchange.isIdle && !client.input.isEmpty {
-            let length: Int?
+            let parsed: RequestHead?
             do {
-                length = try client.input.withContiguousPrefix(HeadLimits.requestHead + 4) { bytes in
-                    try headScanner.scan(bytes)
+                parsed = try requestReader.read(from: client.input) { bytes throws(HTTPParseError) in
+                    try RequestHeadParser.parse(bytes)
                 }
             } catch {
                 reject(error)
                 return
             }
-            guard let length else {
+            guard let head = parsed else {
                 // Part of a head is here: from now on the client has clientHeader to finish it.
                 if headWait == .idle {
                     headWait = .head
@@ -24,15 +25,6 @@ extension ClientSession: UpstreamWaiter {
                 return
             }
             headTimer.suspend()
-            let head: RequestHead
-            do {
-                head = try client.input.withContiguousPrefix(length) { try RequestHeadParser.parse($0) }
-            } catch {
-                reject(error)
-                return
-            }
-            client.input.drain(length)
-            headScanner.reset()
             begin(head)
         }
         if exchange.isIdle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
@@ -249,7 +241,7 @@ extension ClientSession: UpstreamWaiter {
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
-        responseScanner.reset()
+        responseReader.reset()
         disarm()
         context.scratch.buffer.append(exchange.resendBody)
         if let checkStale = replayCheckingStale {

@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 import TokenManager
 
 /// The response side: response heads and bodies, 401 replays, ending exchanges.
@@ -40,14 +41,13 @@ extension ClientSession: UpstreamConnectionOwner {
             enum Parsed { case interim(status: Int, reason: String), final(UpstreamResponse) }
             let parsed: Parsed
             do {
-                guard let length = try input.withContiguousPrefix(HeadLimits.responseHead + 4, { try responseScanner.scan($0) }) else { return }
-                parsed = try input.withContiguousPrefix(length) { bytes throws(HTTPParseError) -> Parsed in
+                let read = try responseReader.read(from: input) { bytes throws(HTTPParseError) -> Parsed in
                     let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method)
                     if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
                     return .final(ResponseRewriter.response(view, clientVersion: io.head.version))
                 }
-                input.drain(length)
-                responseScanner.reset()
+                guard let read else { return }
+                parsed = read
             } catch {
                 perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
                 return

@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 import TokenManager
 
 /// One client connection: reads requests one at a time (pipelined requests wait in the input
@@ -21,8 +22,8 @@ final class ClientSession: ConnectionDelegate {
     var exchange = Exchange()
     /// The bytes and handles of the exchange under way; `nil` between requests.
     var current: ExchangeIO?
-    var headScanner = HeadScanner()
-    var responseScanner = HeadScanner()
+    var requestReader = HeadReader(limit: HeadLimits.requestHead)
+    var responseReader = HeadReader(limit: HeadLimits.responseHead)
     var headWait = HeadWait.idle
     /// The exchange timer that is armed, if any.
     var armedTimer: ExchangeTimer?

@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 import TokenManager
 
 /// The bytes and handles of the exchange under way on a client session: what the ``Exchange``

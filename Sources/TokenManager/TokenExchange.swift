@@ -1,5 +1,6 @@
 import EventLoop
 import HTTP1
+import HTTPMessage
 
 /// One token request on one connection: writes the request, reads the response head and the
 /// body in whatever framing it has, and completes exactly once. Confined to the token loop.
@@ -9,15 +10,12 @@ import HTTP1
 final class TokenExchange: ConnectionDelegate {
     private enum Phase {
         case head
-        case fixed(remaining: Int)
-        case chunked
-        case untilClose
+        case body(ResponseHead, BodyCollector)
         case done
     }
 
-    /// Largest head accepted, and the most bytes made contiguous for a chunk-size line or trailers.
+    /// Largest head accepted.
     private static let maxHead = 64 * 1024
-    private static let maxFraming = 72 * 1024
 
     private let maxBodyBytes: Int
     private let requestMethod: String
@@ -25,10 +23,7 @@ final class TokenExchange: ConnectionDelegate {
     private var connection: (any ByteStream)?
     private var timer: Timer?
     private var phase = Phase.head
-    private var scanner = HeadScanner(limit: TokenExchange.maxHead)
-    private var decoder = ChunkedDecoder()
-    private var head: ResponseHead?
-    private var body: [UInt8] = []
+    private var reader = HeadReader(limit: TokenExchange.maxHead)
 
     init(maxBodyBytes: Int, requestMethod: String,
          completion: @escaping (Result<TokenHTTPResponse, TokenTransportError>) -> Void) {
@@ -63,14 +58,18 @@ final class TokenExchange: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
-        if case .untilClose = phase, reason == .endOfStream {
+        if case .body(_, let collector) = phase, reason == .endOfStream, collector.endsAtClose {
+            // A body without a length ends with the connection: take what arrived, then finish.
             do {
                 try process(connection.input)
-                complete()
             } catch {
                 finish(.failure(error))
+                return
             }
-            return
+            if case .body(let head, var collector) = phase, case .complete(let body) = collector.finishAtClose() {
+                finish(.success(TokenHTTPResponse(status: head.status, fields: head.fields, body: body)))
+                return
+            }
         }
         if case .timeout = reason {
             finish(.failure(.connection(.timeout)))
@@ -79,112 +78,43 @@ final class TokenExchange: ConnectionDelegate {
         }
     }
 
+    /// Reads the response head (skipping interim ones), then its body.
     private func process(_ input: EventBuffer) throws(TokenTransportError) {
         while true {
             switch phase {
             case .head:
-                guard try readHead(input) else { return }
-            case .fixed(let remaining):
-                let take = min(remaining, input.count)
-                try collect(take, from: input)
-                if take == remaining { complete(); return }
-                phase = .fixed(remaining: remaining - take)
-                return
-            case .chunked:
-                guard try readChunked(input) else { return }
-            case .untilClose:
-                try collect(input.count, from: input)
-                return
+                let parsed: ResponseHead?
+                do {
+                    parsed = try reader.read(from: input) { bytes throws(HTTPParseError) in
+                        try ResponseHeadParser.parse(bytes, requestMethod: requestMethod)
+                    }
+                } catch {
+                    throw .malformedResponse(String(describing: error))
+                }
+                guard let head = parsed else { return }
+                if head.status < 200 { continue }  // an interim response: the real one follows
+                let collector = BodyCollector(framing: head.framing, limit: maxBodyBytes)
+                if collector.declaredTooLarge { throw .bodyTooLarge(limit: maxBodyBytes) }
+                phase = .body(head, collector)
+            case .body(let head, var collector):
+                let outcome = collector.read(from: input)
+                phase = .body(head, collector)
+                switch outcome {
+                case .needMore:
+                    return
+                case .complete(let body):
+                    finish(.success(TokenHTTPResponse(status: head.status, fields: head.fields, body: body)))
+                    return
+                case .tooLarge:
+                    throw .bodyTooLarge(limit: maxBodyBytes)
+                case .invalid(let message):
+                    throw .malformedResponse(message)
+                }
             case .done:
                 input.drain(input.count)
                 return
             }
         }
-    }
-
-    /// Parses the head once it is complete; returns false when more bytes are needed.
-    private func readHead(_ input: EventBuffer) throws(TokenTransportError) -> Bool {
-        let length: Int?
-        do {
-            length = try input.withContiguousPrefix(TokenExchange.maxHead) { (bytes) throws(HTTPParseError) -> Int? in
-                try scanner.scan(bytes)
-            }
-        } catch {
-            throw .malformedResponse(String(describing: error))
-        }
-        guard let length else { return false }
-        let parsed: ResponseHead
-        do {
-            parsed = try input.withContiguousPrefix(length) { (bytes) throws(HTTPParseError) -> ResponseHead in
-                try ResponseHeadParser.parse(bytes, requestMethod: requestMethod)
-            }
-        } catch {
-            throw .malformedResponse(String(describing: error))
-        }
-        input.drain(length)
-        scanner.reset()
-        if parsed.status < 200 { return true }  // an interim response: the real one follows
-        head = parsed
-        switch parsed.framing {
-        case .none:
-            complete()
-            return false
-        case .contentLength(let length):
-            guard length <= UInt64(maxBodyBytes) else { throw .bodyTooLarge(limit: maxBodyBytes) }
-            if length == 0 { complete(); return false }
-            phase = .fixed(remaining: Int(length))
-        case .chunked:
-            phase = .chunked
-        case .untilClose:
-            phase = .untilClose
-        }
-        return true
-    }
-
-    /// Decodes chunked framing; returns false when more bytes are needed or the body is complete.
-    private func readChunked(_ input: EventBuffer) throws(TokenTransportError) -> Bool {
-        while true {
-            let step: ChunkedDecoder.Step
-            do {
-                step = try input.withContiguousPrefix(TokenExchange.maxFraming) { (bytes) throws(HTTPParseError) -> ChunkedDecoder.Step in
-                    try decoder.next(bytes)
-                }
-            } catch {
-                throw .malformedResponse(String(describing: error))
-            }
-            switch step {
-            case .needMore:
-                return false
-            case .chunkHeader(let size, let consumed):
-                guard size <= UInt64(maxBodyBytes - body.count) else { throw .bodyTooLarge(limit: maxBodyBytes) }
-                input.drain(consumed)
-            case .data(let remaining):
-                let take = Int(min(remaining, UInt64(input.count)))
-                if take == 0 { return false }
-                try collect(take, from: input)
-                decoder.consumeData(take)
-            case .chunkEnd(let consumed):
-                input.drain(consumed)
-            case .end(let consumed, _):
-                input.drain(consumed)
-                complete()
-                return false
-            }
-        }
-    }
-
-    /// Moves `count` bytes from `input` into the body, within the limit.
-    private func collect(_ count: Int, from input: EventBuffer) throws(TokenTransportError) {
-        if count == 0 { return }
-        guard body.count + count <= maxBodyBytes else { throw .bodyTooLarge(limit: maxBodyBytes) }
-        input.withContiguousPrefix(count) { body.append(contentsOf: $0) }
-        input.drain(count)
-    }
-
-    private func complete() {
-        guard let head else { return }
-        phase = .done
-        finish(.success(TokenHTTPResponse(status: head.status, fields: head.fields, body: body)))
     }
 
     /// Completes once: cancels the timer, closes the connection, calls back.
@@ -196,7 +126,6 @@ final class TokenExchange: ConnectionDelegate {
         timer = nil
         connection?.close()
         connection = nil
-        body = []
         completion(result)
     }
 }

@@ -1,12 +1,12 @@
 import EventLoop
 import HTTP1
 
-/// Moves one message body from a source buffer to a destination buffer, decoding the incoming
+/// The one body reader of the tree: moves one message body from a source buffer to a destination buffer, decoding the incoming
 /// framing and producing the outgoing one. Body bytes are moved between evbuffers, never copied
 /// into Swift memory; only chunk-size lines and trailers are looked at.
-struct BodyRelay {
+public struct BodyRelay {
     /// What a call to ``pump(from:to:limit:)`` achieved.
-    enum Progress: Equatable {
+    public enum Progress: Equatable, Sendable {
         /// The whole body has been moved (and terminated, for chunked output).
         case complete
         /// Everything available was moved; more input is needed.
@@ -29,10 +29,10 @@ struct BodyRelay {
     /// a trailer must not smuggle a second `Authorization` past the rewriter).
     private let forwardTrailers: Bool
     /// Bytes of body moved so far.
-    private(set) var bodyBytes: UInt64 = 0
+    public private(set) var bodyBytes: UInt64 = 0
 
     /// A relay for a body framed as `framing`; `chunkedOutput` re-frames it as chunked.
-    init(framing: BodyFraming, chunkedOutput: Bool, forwardTrailers: Bool) {
+    public init(framing: BodyFraming, chunkedOutput: Bool, forwardTrailers: Bool) {
         self.forwardTrailers = forwardTrailers
         switch framing {
         case .none: input = .done
@@ -44,14 +44,14 @@ struct BodyRelay {
     }
 
     /// Whether the body has been fully relayed.
-    var isComplete: Bool {
+    public var isComplete: Bool {
         if case .done = input { return true }
         return false
     }
 
     /// Body bytes still to come when the framing says how many (`Content-Length`); nil for
     /// chunked and close-delimited bodies.
-    var remainingLength: Int? {
+    public var remainingLength: Int? {
         switch input {
         case .length(let remaining): return Int(clamping: remaining)
         case .done: return 0
@@ -59,8 +59,15 @@ struct BodyRelay {
         }
     }
 
+    /// Chunk data announced by the current chunk's size line and not moved yet (0 outside a
+    /// chunk, and for other framings).
+    public var announcedChunkBytes: UInt64 {
+        if case .chunked(let decoder) = input { return decoder.dataRemaining }
+        return 0
+    }
+
     /// Whether the body ends when the source closes (close-delimited responses).
-    var endsAtClose: Bool {
+    public var endsAtClose: Bool {
         if case .untilClose = input { return true }
         return false
     }
@@ -69,7 +76,7 @@ struct BodyRelay {
     private static let framingWindow = 66 * 1024
 
     /// Moves as much as possible. Throws on malformed chunked framing.
-    mutating func pump(from source: EventBuffer, to destination: EventBuffer, limit: Int) throws(HTTPParseError) -> Progress {
+    public mutating func pump(from source: EventBuffer, to destination: EventBuffer, limit: Int) throws(HTTPParseError) -> Progress {
         while true {
             switch input {
             case .done:
@@ -137,7 +144,7 @@ struct BodyRelay {
 
     /// Called when the source reached end of stream. Returns whether that is a clean end of the
     /// body (only for close-delimited bodies); writes the last chunk when re-framing.
-    mutating func finishAtClose(to destination: EventBuffer) -> Bool {
+    public mutating func finishAtClose(to destination: EventBuffer) -> Bool {
         guard endsAtClose else { return isComplete }
         if chunkedOutput { destination.append(Array("0\r\n\r\n".utf8)) }
         input = .done

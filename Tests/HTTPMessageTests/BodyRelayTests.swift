@@ -1,7 +1,7 @@
 import EventLoop
 import HTTP1
 import XCTest
-@testable import Proxy
+import HTTPMessage
 
 final class BodyRelayTests: XCTestCase {
     func testContentLengthMovesExactlyTheBodyAndLeavesPipelinedBytes() throws {
