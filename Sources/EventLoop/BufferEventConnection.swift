@@ -36,18 +36,7 @@ public final class BufferEventConnection: SocketStream {
     public let input: EventBuffer
     public let output: EventBuffer
 
-    // SocketStream state
-    var lingering = false
-    var onFlushed: (() -> Void)?
-    var lingerDuration: Duration = .seconds(2)
-    var lingerCap: Timer?
-    var halfClosing = false
-    var appliedTimeouts: (read: Duration?, write: Duration?)?
-    var shutDownWrite = false
-    var closeWatch: Timer?
-    var peerEnded = false
-    var peerClosedInput = false
-    var socketFailed = false
+    var ending = StreamEnding()
 
     /// Larger single reads/writes than libevent's 16 KiB default: fewer callbacks per body byte.
     static let maxSingleIO = 128 * 1024
@@ -109,7 +98,7 @@ public final class BufferEventConnection: SocketStream {
     // MARK: - ByteStream
 
     public func startReading() {
-        closeWatch?.suspend()
+        ending.closeWatch?.suspend()
         if let bev { bufferevent_enable(bev, Int16(EV_READ)) }
     }
 
@@ -183,7 +172,7 @@ public final class BufferEventConnection: SocketStream {
             delegate?.connectionDidConnect(self)
             return
         }
-        if lingering { close(); return }
+        if ending.lingering { close(); return }
         let reason: ConnectionEnd
         if what & Int32(BEV_EVENT_TIMEOUT) != 0 {
             reason = .timeout
@@ -203,7 +192,7 @@ public final class BufferEventConnection: SocketStream {
         }
         // A bufferevent may report more than one event (end of stream, then a failed write):
         // the delegate hears the first, as before.
-        peerEnded = true
+        ending.peerEnded = true
         delegate?.connection(self, didEnd: reason)
     }
 

@@ -25,18 +25,7 @@ public final class SocketConnection: SocketStream {
     public let input: EventBuffer
     public let output: EventBuffer
 
-    // SocketStream state
-    var lingering = false
-    var onFlushed: (() -> Void)?
-    var lingerDuration: Duration = .seconds(2)
-    var lingerCap: Timer?
-    var halfClosing = false
-    var appliedTimeouts: (read: Duration?, write: Duration?)?
-    var shutDownWrite = false
-    var closeWatch: Timer?
-    var peerEnded = false
-    var peerClosedInput = false
-    var socketFailed = false
+    var ending = StreamEnding()
 
     /// A stream over `fd` (connected, or with a connect in progress).
     init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
@@ -76,7 +65,7 @@ public final class SocketConnection: SocketStream {
     // MARK: - ByteStream
 
     public func startReading() {
-        closeWatch?.suspend()
+        ending.closeWatch?.suspend()
         socket?.startReading()
     }
 
@@ -147,7 +136,7 @@ public final class SocketConnection: SocketStream {
         case .pausedWithData:
             // Bytes (or a close) arrived while paused: reading is now really off, and a peer
             // that leaves is noticed by polling.
-            guard reportsCloseWhilePaused, !lingering else { return }
+            guard reportsCloseWhilePaused, !ending.lingering else { return }
             if pausedPeerLeft() { reportEnd(.endOfStream) } else { watchPausedPeer() }
         case .ended(let reason):
             handleEnd(reason)
