@@ -36,7 +36,18 @@ public final class BufferEventConnection: SocketStream {
     public let input: EventBuffer
     public let output: EventBuffer
 
-    var ending = StreamEnding()
+    // SocketStream state
+    var lingering = false
+    var onFlushed: (() -> Void)?
+    var lingerDuration: Duration = .seconds(2)
+    var lingerCap: Timer?
+    var halfClosing = false
+    var appliedTimeouts: (read: Duration?, write: Duration?)?
+    var shutDownWrite = false
+    var closeWatch: Timer?
+    var peerEnded = false
+    var peerClosedInput = false
+    var socketFailed = false
 
     /// Larger single reads/writes than libevent's 16 KiB default: fewer callbacks per body byte.
     static let maxSingleIO = 128 * 1024
@@ -98,7 +109,7 @@ public final class BufferEventConnection: SocketStream {
     // MARK: - ByteStream
 
     public func startReading() {
-        ending.closeWatch?.suspend()
+        closeWatch?.suspend()
         if let bev { bufferevent_enable(bev, Int16(EV_READ)) }
     }
 
@@ -172,7 +183,7 @@ public final class BufferEventConnection: SocketStream {
             delegate?.connectionDidConnect(self)
             return
         }
-        if ending.lingering { close(); return }
+        if lingering { close(); return }
         let reason: ConnectionEnd
         if what & Int32(BEV_EVENT_TIMEOUT) != 0 {
             reason = .timeout
@@ -192,7 +203,7 @@ public final class BufferEventConnection: SocketStream {
         }
         // A bufferevent may report more than one event (end of stream, then a failed write):
         // the delegate hears the first, as before.
-        ending.peerEnded = true
+        peerEnded = true
         delegate?.connection(self, didEnd: reason)
     }
 

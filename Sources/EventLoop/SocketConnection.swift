@@ -25,7 +25,18 @@ public final class SocketConnection: SocketStream {
     public let input: EventBuffer
     public let output: EventBuffer
 
-    var ending = StreamEnding()
+    // SocketStream state
+    var lingering = false
+    var onFlushed: (() -> Void)?
+    var lingerDuration: Duration = .seconds(2)
+    var lingerCap: Timer?
+    var halfClosing = false
+    var appliedTimeouts: (read: Duration?, write: Duration?)?
+    var shutDownWrite = false
+    var closeWatch: Timer?
+    var peerEnded = false
+    var peerClosedInput = false
+    var socketFailed = false
 
     /// A stream over `fd` (connected, or with a connect in progress).
     init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
@@ -65,7 +76,7 @@ public final class SocketConnection: SocketStream {
     // MARK: - ByteStream
 
     public func startReading() {
-        ending.closeWatch?.suspend()
+        closeWatch?.suspend()
         socket?.startReading()
     }
 
@@ -136,7 +147,7 @@ public final class SocketConnection: SocketStream {
         case .pausedWithData:
             // Bytes (or a close) arrived while paused: reading is now really off, and a peer
             // that leaves is noticed by polling.
-            guard reportsCloseWhilePaused, !ending.lingering else { return }
+            guard reportsCloseWhilePaused, !lingering else { return }
             if pausedPeerLeft() { reportEnd(.endOfStream) } else { watchPausedPeer() }
         case .ended(let reason):
             handleEnd(reason)

@@ -11,38 +11,32 @@ import Glibc
 protocol SocketStream: ByteStream {
     /// The socket descriptor, or -1 once closed.
     var descriptor: Int32 { get }
-    /// How the stream is ending (graceful close, half close, paused watch, reported end).
-    var ending: StreamEnding { get set }
+    /// Whether a graceful close (``closeAfterFlush(linger:flushed:)``) is under way.
+    var lingering: Bool { get set }
+    /// Runs once everything queued was handed to the kernel during a graceful close.
+    var onFlushed: (() -> Void)? { get set }
+    /// How long a lingering close discards what the peer still sends.
+    var lingerDuration: Duration { get set }
+    /// Ends a lingering close that the peer keeps alive.
+    var lingerCap: Timer? { get set }
+    /// Half-close once the output is empty (``finishWriting()``), but keep reporting.
+    var halfClosing: Bool { get set }
+    /// The timeouts applied last (re-arming costs libevent calls: skipped when unchanged).
+    var appliedTimeouts: (read: Duration?, write: Duration?)? { get set }
+    /// The write side was shut down.
+    var shutDownWrite: Bool { get set }
+    /// Polls for the peer's close while reading is paused.
+    var closeWatch: Timer? { get set }
+    /// The end of the stream (peer close, error, timeout) was reported to the delegate.
+    var peerEnded: Bool { get set }
+    /// The peer closed its sending side (end of stream was read).
+    var peerClosedInput: Bool { get set }
+    /// The socket failed (a reset, most often): nothing can be drained or delivered any more.
+    var socketFailed: Bool { get set }
     /// Bytes are queued and will be written within this loop iteration (plain sockets).
     var writePending: Bool { get }
     /// Applies read/write inactivity timeouts to the carrier.
     func applyTimeouts(read: timeval?, write: timeval?)
-}
-
-/// The state of a socket stream's ending, stored once per stream (see ``SocketStream``).
-struct StreamEnding {
-    /// Whether a graceful close (``ByteStream/closeAfterFlush(linger:flushed:)``) is under way.
-    var lingering = false
-    /// Runs once everything queued was handed to the kernel during a graceful close.
-    var onFlushed: (() -> Void)?
-    /// How long a lingering close discards what the peer still sends.
-    var lingerDuration: Duration = .seconds(2)
-    /// Ends a lingering close that the peer keeps alive.
-    var lingerCap: Timer?
-    /// Half-close once the output is empty (``ByteStream/finishWriting()``), but keep reporting.
-    var halfClosing = false
-    /// The timeouts applied last (re-arming costs libevent calls: skipped when unchanged).
-    var appliedTimeouts: (read: Duration?, write: Duration?)?
-    /// The write side was shut down.
-    var shutDownWrite = false
-    /// Polls for the peer's close while reading is paused.
-    var closeWatch: Timer?
-    /// The end of the stream (peer close, error, timeout) was reported to the delegate.
-    var peerEnded = false
-    /// The peer closed its sending side (end of stream was read).
-    var peerClosedInput = false
-    /// The socket failed (a reset, most often): nothing can be drained or delivered any more.
-    var socketFailed = false
 }
 
 extension SocketStream {
@@ -58,8 +52,8 @@ extension SocketStream {
         guard isOpen else { return }
         // Re-arming costs event_add calls on both events: skip when nothing changes (the proxy
         // sets the same timeouts at several points of every exchange).
-        if ending.appliedTimeouts?.read == read && ending.appliedTimeouts?.write == write { return }
-        ending.appliedTimeouts = (read, write)
+        if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
+        appliedTimeouts = (read, write)
         applyTimeouts(read: read.map(loop.timeval), write: write.map(loop.timeval))
     }
 
@@ -75,7 +69,7 @@ extension SocketStream {
     }
 
     var socketSeenPeerActivity: PeerActivity {
-        guard isOpen, !ending.peerEnded else { return .closed }
+        guard isOpen, !peerEnded else { return .closed }
         return input.isEmpty ? .quiet : .data
     }
 
@@ -93,13 +87,13 @@ extension SocketStream {
     /// incoming bytes for a short while, so a client still sending does not get a reset that
     /// would destroy the response it has not read yet (a "lingering close").
     func lingeringClose(linger: Duration, flushed: (() -> Void)?) {
-        guard isOpen, !ending.lingering else {
+        guard isOpen, !lingering else {
             flushed?()
             return
         }
-        ending.onFlushed = flushed
-        ending.lingering = true
-        ending.lingerDuration = linger
+        onFlushed = flushed
+        lingering = true
+        lingerDuration = linger
         delegate = nil
         input.drain(input.count)
         // While the rest of the response is still going out only a stalled writer ends it; the
@@ -113,14 +107,14 @@ extension SocketStream {
     /// delegate (a CONNECT tunnel whose other side finished sending).
     func halfClose() {
         guard isOpen else { return }
-        ending.halfClosing = true
+        halfClosing = true
         if output.isEmpty { shutdownWriting() }
     }
 
     func shutdownWriting() {
-        guard isOpen, !ending.shutDownWrite else { return }
-        ending.shutDownWrite = true
-        if ending.lingering && (ending.socketFailed || (ending.peerClosedInput && receiveBufferAtEndOfStream())) {
+        guard isOpen, !shutDownWrite else { return }
+        shutDownWrite = true
+        if lingering && (socketFailed || (peerClosedInput && receiveBufferAtEndOfStream())) {
             // Everything is with the kernel and the peer will send nothing more (or reset the
             // connection): lingering would only hold the descriptor, for up to three lingers,
             // after every client that leaves first. (With bytes still unread after an end of
@@ -129,11 +123,11 @@ extension SocketStream {
             return
         }
         _ = shutdown(descriptor, Int32(SHUT_WR))
-        if ending.lingering {
+        if lingering {
             // Discard what the peer still sends for a short while (so it reads our answer
             // rather than a reset), but never longer than a few lingers in all.
-            setTimeouts(read: ending.lingerDuration, write: nil)
-            ending.lingerCap = Timer(on: loop, after: ending.lingerDuration * 3) { [unowned self] in close() }
+            setTimeouts(read: lingerDuration, write: nil)
+            lingerCap = Timer(on: loop, after: lingerDuration * 3) { [unowned self] in close() }
         }
         reportFlushed()
     }
@@ -146,17 +140,17 @@ extension SocketStream {
     }
 
     func reportFlushed() {
-        let callback = ending.onFlushed
-        ending.onFlushed = nil
+        let callback = onFlushed
+        onFlushed = nil
         callback?()
     }
 
     /// Drops the lifecycle's timers and runs a pending flush callback (on every close).
     func endLifecycle() {
         reportFlushed()
-        ending.lingerCap = nil
-        ending.closeWatch?.cancel()
-        ending.closeWatch = nil
+        lingerCap = nil
+        closeWatch?.cancel()
+        closeWatch = nil
     }
 
     // MARK: - a paused peer
@@ -166,22 +160,22 @@ extension SocketStream {
     /// reports a reset as EPOLLHUP|EPOLLERR, which libevent turns into read/write readiness,
     /// never into `EV_CLOSED`; and a read watch would fire for the pending data.)
     func watchPausedPeer() {
-        guard reportsCloseWhilePaused, !ending.lingering else { return }
-        if ending.closeWatch == nil {
-            ending.closeWatch = Timer(on: loop) { [unowned self] in checkPausedPeer() }
+        guard reportsCloseWhilePaused, !lingering else { return }
+        if closeWatch == nil {
+            closeWatch = Timer(on: loop) { [unowned self] in checkPausedPeer() }
         }
-        ending.closeWatch?.schedule(after: Self.pausedCloseCheck)
+        closeWatch?.schedule(after: Self.pausedCloseCheck)
     }
 
     /// While paused: a peer that reset or closed (POLLHUP, POLLERR, POLLRDHUP — none of which
     /// consumes the unread data) ends the stream now; otherwise look again later.
     private func checkPausedPeer() {
-        guard isOpen, !ending.lingering else { return }
+        guard isOpen, !lingering else { return }
         if pausedPeerLeft() {
             reportEnd(.endOfStream)
             return
         }
-        ending.closeWatch?.schedule(after: Self.pausedCloseCheck)
+        closeWatch?.schedule(after: Self.pausedCloseCheck)
     }
 
     /// Whether the peer of a paused stream reset or closed (one `poll`, nothing consumed).
@@ -196,26 +190,26 @@ extension SocketStream {
 
     /// Reports the end of the stream to the delegate, once.
     func reportEnd(_ reason: ConnectionEnd) {
-        guard !ending.peerEnded else { return }
-        ending.peerEnded = true
+        guard !peerEnded else { return }
+        peerEnded = true
         switch reason {
-        case .endOfStream: ending.peerClosedInput = true
-        case .socketError: ending.socketFailed = true
+        case .endOfStream: peerClosedInput = true
+        case .socketError: socketFailed = true
         default: break
         }
-        ending.closeWatch?.suspend()
+        closeWatch?.suspend()
         delegate?.connection(self, didEnd: reason)
     }
 
     func handleReadable() {
-        if ending.lingering { input.drain(input.count); return }
+        if lingering { input.drain(input.count); return }
         delegate?.connectionDidRead(self)
     }
 
     /// Everything queued was handed to the kernel.
     func handleWritable() {
-        if ending.halfClosing && output.isEmpty { shutdownWriting() }
-        if ending.lingering {
+        if halfClosing && output.isEmpty { shutdownWriting() }
+        if lingering {
             // A write callback queued before the final bytes were added can arrive late: only
             // half-close once everything has really been handed to the kernel.
             if output.isEmpty { shutdownWriting() }
@@ -227,7 +221,7 @@ extension SocketStream {
     /// The socket ended (end of stream, error, timeout): a lingering close is complete, anything
     /// else is reported.
     func handleEnd(_ reason: ConnectionEnd) {
-        if ending.lingering { close(); return }
+        if lingering { close(); return }
         reportEnd(reason)
     }
 }
