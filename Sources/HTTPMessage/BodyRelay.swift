@@ -15,23 +15,25 @@ public struct BodyRelay {
         case blocked
     }
 
-    private enum Input {
+    @usableFromInline enum Input {
         case length(remaining: UInt64)
         case chunked(ChunkedDecoder)
         case untilClose
         case done
     }
 
-    private var input: Input
+    @usableFromInline var input: Input
     /// Whether the outgoing body is chunk-framed (else bytes are written as they are).
-    private let chunkedOutput: Bool
+    @usableFromInline let chunkedOutput: Bool
     /// Whether a chunked body's trailer fields are passed on (responses) or dropped (requests:
     /// a trailer must not smuggle a second `Authorization` past the rewriter).
-    private let forwardTrailers: Bool
+    @usableFromInline let forwardTrailers: Bool
     /// Bytes of body moved so far.
-    public private(set) var bodyBytes: UInt64 = 0
+    public internal(set) var bodyBytes: UInt64 = 0
 
     /// A relay for a body framed as `framing`; `chunkedOutput` re-frames it as chunked.
+    /// (Inlinable: two per proxied request, in another module.)
+    @inlinable
     public init(framing: BodyFraming, chunkedOutput: Bool, forwardTrailers: Bool) {
         self.forwardTrailers = forwardTrailers
         switch framing {
@@ -44,6 +46,7 @@ public struct BodyRelay {
     }
 
     /// Whether the body has been fully relayed.
+    @inlinable
     public var isComplete: Bool {
         if case .done = input { return true }
         return false
@@ -51,6 +54,7 @@ public struct BodyRelay {
 
     /// Body bytes still to come when the framing says how many (`Content-Length`); nil for
     /// chunked and close-delimited bodies.
+    @inlinable
     public var remainingLength: Int? {
         switch input {
         case .length(let remaining): return Int(clamping: remaining)
@@ -67,6 +71,7 @@ public struct BodyRelay {
     }
 
     /// Whether the body ends when the source closes (close-delimited responses).
+    @inlinable
     public var endsAtClose: Bool {
         if case .untilClose = input { return true }
         return false

@@ -7,21 +7,23 @@ import TokenManager
 extension ClientSession: UpstreamWaiter {
     func readRequests() {
         while exchange.isIdle && !client.input.isEmpty {
-            let parsed: RequestHead?
+            let head: RequestHead
             do {
-                parsed = try requestReader.read(from: client.input) { bytes throws(HTTPParseError) in
+                // Bound in the `do` and moved out: an optional bound after it was copied (a
+                // retain and release per field array).
+                guard let parsed = try requestReader.read(from: client.input, { bytes throws(HTTPParseError) in
                     try RequestHeadParser.parse(bytes)
+                }) else {
+                    // Part of a head is here: from now on the client has clientHeader to finish it.
+                    if headWait == .idle {
+                        headWait = .head
+                        headTimer.schedule(after: context.timeouts.clientHeader)
+                    }
+                    return
                 }
+                head = parsed
             } catch {
                 reject(error)
-                return
-            }
-            guard let head = parsed else {
-                // Part of a head is here: from now on the client has clientHeader to finish it.
-                if headWait == .idle {
-                    headWait = .head
-                    headTimer.schedule(after: context.timeouts.clientHeader)
-                }
                 return
             }
             headTimer.suspend()

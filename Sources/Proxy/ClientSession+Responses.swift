@@ -100,9 +100,11 @@ extension ClientSession: UpstreamConnectionOwner {
         if reportRejection, let credential = io.decision.credential, let token = io.token {
             context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
-        } else if head.status >= 200 && head.status < 300, let token = io.token {
+        } else if head.status >= 200 && head.status < 300, let credential = io.decision.credential, credential.refreshable,
+                  let token = io.token {
             // A token that earned a success ends the credential's backoff for rejected tokens.
-            io.decision.credential?.accepted(token)
+            // (Only fetched tokens have one: a static token is not even copied for the call.)
+            credential.accepted(token)
         }
         // The head is staged with the first body bytes and handed to the client only once those
         // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's

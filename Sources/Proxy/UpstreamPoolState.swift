@@ -40,9 +40,11 @@ struct UpstreamPoolState {
         let key: String
         /// Its state.
         var phase: Phase
-        /// Leased, with its exchange paused on a client that does not read since then: a
-        /// request that must queue for this key takes the connection that stalled first.
-        var stalledSince: ContinuousClock.Instant?
+        /// Leased, with its exchange paused on a client that does not read since then (after
+        /// the state's ``origin``): a request that must queue for this key takes the connection
+        /// that stalled first. A `Duration`, not an `Instant`: an optional resilient `Instant`
+        /// makes every copy of the connection a generic value-witness call on the request path.
+        var stalledSince: Duration?
 
         /// Back in the idle list since `now` (no longer anyone's, so no longer stalled).
         mutating func pool(since now: ContinuousClock.Instant) {
@@ -126,6 +128,9 @@ struct UpstreamPoolState {
         self.maxIdlePerKey = max(0, maxIdlePerKey)
         self.eagerCloses = EagerCloseMarks(capacity: maxMarkedKeys)
     }
+
+    /// What stall times are measured from.
+    private let origin = ContinuousClock.now
 
     // MARK: - events
 
@@ -213,7 +218,7 @@ struct UpstreamPoolState {
     /// so clients that read are never starved by clients that do not.
     mutating func leaseStalled(_ id: ConnectionID, now: ContinuousClock.Instant) -> ConnectionID? {
         guard let connection = connections[id], connection.phase == .leased else { return nil }
-        if connection.stalledSince == nil { connections[id]!.stalledSince = now }
+        if connection.stalledSince == nil { connections[id]!.stalledSince = now - origin }
         return hasWaiters(connection.key) ? takeOldestStalled(connection.key) : nil
     }
 
@@ -226,7 +231,7 @@ struct UpstreamPoolState {
     /// first, if any, to reclaim (taken once; it stays leased until its exchange lets it go).
     /// Only the slow path scans: a request that queues at the limit, or a lease that stalls.
     mutating func takeOldestStalled(_ key: String) -> ConnectionID? {
-        var oldest: (id: ConnectionID, since: ContinuousClock.Instant)?
+        var oldest: (id: ConnectionID, since: Duration)?
         for (id, connection) in connections where connection.key == key {
             guard let since = connection.stalledSince else { continue }
             if oldest == nil || since < oldest!.since { oldest = (id, since) }
