@@ -54,7 +54,7 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
         let key = Self.keys.randomElement(using: &model.rng)!
         let leasedID = model.leased.keys.sorted().randomElement(using: &model.rng)
         let anyID = model.keyOf.keys.sorted().randomElement(using: &model.rng)
-        switch Int.random(in: 0..<100, using: &model.rng) {
+        switch Int.random(in: 0..<110, using: &model.rng) {
         case 0..<35:
             let waiter = model.nextWaiter
             model.nextWaiter += 1
@@ -65,6 +65,7 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
         case 35..<55:
             guard let id = leasedID else { return "nothing to release" }
             let action = model.state.released(id, now: now)
+            model.stalled[id] = nil  // whoever has it next has not stalled
             model.perform(action, released: id)
             return "released(\(id)) -> \(action)"
         case 55..<58:
@@ -130,6 +131,24 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
                 }
             }
             return "limitsChanged(\(limit)) -> \(actions)"
+        case 100..<106:
+            // An exchange pauses on its client (any connection: only leased ones can stall).
+            guard let id = anyID else { return "nothing to stall" }
+            let key = model.keyOf[id]!
+            let leased = model.leased[id] != nil && model.state.connections[id]?.phase == .leased
+            if leased && model.stalled[id] == nil { model.stalled[id] = now }
+            let reclaimed = model.state.leaseStalled(id, now: now)
+            model.takeStalled(reclaimed, key: key, eligible: leased && !model.queued[key, default: []].isEmpty, "leaseStalled(\(id))")
+            return "leaseStalled(\(id)) -> \(String(describing: reclaimed))"
+        case 106..<108:
+            guard let id = anyID else { return "nothing to resume" }
+            model.state.leaseResumed(id)
+            model.stalled[id] = nil
+            return "leaseResumed(\(id))"
+        case 108..<110:
+            let reclaimed = model.state.takeOldestStalled(key)
+            model.takeStalled(reclaimed, key: key, eligible: true, "takeOldestStalled(\(key))")
+            return "takeOldestStalled(\(key)) -> \(String(describing: reclaimed))"
         default:
             let actions = model.state.closeAll()
             if Set(actions.close) != model.idle { model.fail("closeAll closed \(actions.close), idle were \(model.idle)") }
@@ -178,6 +197,10 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
             }
         }
         if state.eagerCloses.marks.count > state.eagerCloses.capacity { return "too many eager-close marks" }
+        for (id, connection) in state.connections where (connection.stalledSince != nil) != (model.stalled[id] != nil) {
+            return "connection \(id) stalled in the state: \(connection.stalledSince != nil), in the model: \(model.stalled[id] != nil)"
+        }
+        if let stray = model.stalled.keys.first(where: { model.leased[$0] == nil }) { return "stall mark on \(stray), which is not leased" }
         return nil
     }
 }

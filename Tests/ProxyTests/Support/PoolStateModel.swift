@@ -17,6 +17,8 @@ struct PoolStateModel {
     var idle: Set<ID> = []
     var leased: [ID: Waiter] = [:]
     var closed: Set<ID> = []
+    /// Leased connections whose exchange stalled on its client, and since when.
+    var stalled: [ID: ContinuousClock.Instant] = [:]
     /// Queued waiters per key, oldest first, as the actions told us.
     var queued: [String: [Waiter]] = [:]
     /// Waiters that got a connection.
@@ -59,7 +61,21 @@ struct PoolStateModel {
         if closed.contains(id) { fail("connection \(id) closed twice") }
         idle.remove(id)
         leased[id] = nil
+        stalled[id] = nil
         closed.insert(id)
+    }
+
+    /// Takes the stall mark the state reclaimed (`taken`) for `key`, which must be one of the
+    /// key's earliest stalls, or checks that nothing was taken when no mark is eligible.
+    mutating func takeStalled(_ taken: ID?, key: String, eligible: Bool, _ why: String) {
+        let marks = stalled.filter { keyOf[$0.key] == key }
+        guard eligible, let earliest = marks.values.min() else {
+            if let taken { fail("\(why) reclaimed \(taken) with nothing eligible") }
+            return
+        }
+        guard let taken else { return fail("\(why) reclaimed nothing; \(marks.keys.sorted()) stalled") }
+        if marks[taken] != earliest { fail("\(why) reclaimed \(taken), not one that stalled first (\(marks))") }
+        stalled[taken] = nil
     }
 
     /// Removes the head of `key`'s queue, which must be `waiter` (first in, first out).
