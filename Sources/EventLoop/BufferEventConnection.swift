@@ -136,6 +136,15 @@ public final class BufferEventConnection: SocketStream {
         }
     }
 
+    /// A TLS server says `close_notify` before its FIN: without it a client cannot tell a body
+    /// that ends with the connection from a truncated one (OpenSSL 3 reports "unexpected eof").
+    func shutdownSending() {
+        if case .tlsServer = role, isConnected, !tlsFailed, let bev, let ssl = bufferevent_openssl_get_ssl(bev) {
+            _ = SSL_shutdown(ssl)
+        }
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     public func write(_ bytes: [UInt8]) {
         output.append(bytes)
     }

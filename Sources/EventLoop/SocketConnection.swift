@@ -98,6 +98,10 @@ public final class SocketConnection: SocketStream {
         socket?.setTimeouts(read: read, write: write)
     }
 
+    func shutdownSending() {
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+    }
+
     public func write(_ bytes: [UInt8]) {
         output.append(bytes)
     }

@@ -37,6 +37,9 @@ protocol SocketStream: ByteStream {
     var writePending: Bool { get }
     /// Applies read/write inactivity timeouts to the carrier.
     func applyTimeouts(read: timeval?, write: timeval?)
+    /// Ends the sending side once everything queued is out (`SHUT_WR`; a TLS server first
+    /// sends its `close_notify`).
+    func shutdownSending()
 }
 
 extension SocketStream {
@@ -122,7 +125,7 @@ extension SocketStream {
             close()
             return
         }
-        _ = shutdown(descriptor, Int32(SHUT_WR))
+        shutdownSending()
         if lingering {
             // Discard what the peer still sends for a short while (so it reads our answer
             // rather than a reset), but never longer than a few lingers in all.

@@ -26,17 +26,24 @@ public struct HeadReader: Sendable {
 
     /// The next head, parsed by `parse` over exactly its bytes (then drained from `input`), or
     /// `nil` while it is incomplete (nothing is drained; the next call looks only at new bytes).
-    /// Throws what scanning or `parse` throws; the input is then left as it was.
+    /// Throws what scanning or `parse` throws; the input is then left as it was, and the reader
+    /// starts afresh (a stream that goes on after a refused head — a keep-alive client after a
+    /// 502 — must not have its next head scanned from the middle of the old one).
     @inlinable
     public mutating func read<Head>(from input: EventBuffer,
                                     _ parse: (UnsafeRawBufferPointer) throws(HTTPParseError) -> Head) throws(HTTPParseError) -> Head? {
-        let found = try input.withContiguousPrefix(window) { (bytes) throws(HTTPParseError) -> Int? in
-            try scanner.scan(bytes)
+        do {
+            let found = try input.withContiguousPrefix(window) { (bytes) throws(HTTPParseError) -> Int? in
+                try scanner.scan(bytes)
+            }
+            guard let length = found else { return nil }
+            let head = try input.withContiguousPrefix(length, parse)
+            input.drain(length)
+            scanner.reset()
+            return head
+        } catch {
+            scanner.reset()
+            throw error
         }
-        guard let length = found else { return nil }
-        let head = try input.withContiguousPrefix(length, parse)
-        input.drain(length)
-        scanner.reset()
-        return head
     }
 }

@@ -222,6 +222,9 @@ extension ClientSession: UpstreamWaiter {
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
         upstream.requestsServed += 1
+        // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
+        // refused head) may be part of how this one is scanned.
+        responseReader.reset()
         let head = RequestRewriter.head(for: io.head, decision: io.decision, token: io.token)
         upstream.output.append(head)
         io.requestQueued = head.count + body.moveAll(to: upstream.output)

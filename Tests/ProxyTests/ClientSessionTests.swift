@@ -148,6 +148,35 @@ final class ClientSessionTests: XCTestCase {
         XCTAssertEqual(client.ending, .open, "a complete message: the client connection stays")
     }
 
+    /// A refused response head (malformed, a bare CR, or cut short by the response timer) ends
+    /// that exchange with a 502 or 504, and the client's next request is read and answered
+    /// afresh: nothing of the refused head is part of how the next response is scanned.
+    func testAfterARefusedResponseHeadTheNextResponseIsReadAfresh() throws {
+        let refusals = ["HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                        "HTTP/1.1 200 OK\r\nX-A: b\rc\r\n\r\n",
+                        "HTTP/1.1 200 OK\r\nX-Partial: "]
+        for refusal in refusals {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            let session = try XCTUnwrap(harness.session(of: client))
+            client.receive(get)
+            let first = try XCTUnwrap(harness.connectedBackend())
+            first.receive(refusal)
+            if refusal.hasSuffix(": ") { session.exchangeTimer.expire() }
+            let answer = client.readAll()
+            XCTAssertTrue(answer.hasPrefix("HTTP/1.1 502 ") || answer.hasPrefix("HTTP/1.1 504 "), answer)
+            XCTAssertEqual(client.ending, .open, "a complete keep-alive request keeps its connection")
+            client.clearDelivered()
+            client.receive(get)
+            let second = try XCTUnwrap(harness.connectedBackend())
+            XCTAssertFalse(second === first)
+            second.receive("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+            let response = client.readAll()
+            XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n") && response.hasSuffix("\r\n\r\nfresh"),
+                          "after \(refusal.debugDescription): \(response)")
+        }
+    }
+
     func testAnUnrequestedSwitchOfProtocolsIsA502() throws {
         let harness = try SessionHarness()
         let client = harness.connectClient()

@@ -116,6 +116,60 @@ final class TLSServerStreamTests: XCTestCase {
         client.close()
     }
 
+    /// Answers every request with a body that ends with the connection, then closes gracefully.
+    private final class CloseDelimitedServer: ConnectionDelegate {
+        var streams: [any ByteStream] = []
+        func adopt(_ stream: any ByteStream) {
+            streams.append(stream)
+            stream.delegate = self
+            stream.startReading()
+        }
+        func connectionDidRead(_ connection: any ByteStream) {
+            connection.input.drain(connection.input.count)
+            connection.write(Array("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody-until-close".utf8))
+            connection.closeAfterFlush()
+        }
+        func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
+    }
+
+    /// A TLS server ends a close-delimited body with `close_notify`: a strict client (Python's
+    /// ssl with ragged EOFs not suppressed — curl ignores a missing `close_notify`) takes it as
+    /// the end of the body, not as a truncation.
+    func testAGracefulCloseSaysCloseNotifyToAStrictClient() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = CloseDelimitedServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = ["python3", "-c", """
+            import socket, ssl, sys
+            context = ssl.create_default_context(cafile=sys.argv[1])
+            raw = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+            tls = context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
+            tls.sendall(b"GET / HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+            received = b""
+            try:
+                while chunk := tls.recv(65536):
+                    received += chunk
+            except ssl.SSLEOFError as error:
+                print("truncated:", error)
+                sys.exit(1)
+            sys.stdout.write(received.split(b"\\r\\n\\r\\n", 1)[1].decode())
+            """, ca.caCert, String(listener.address.port)]
+        let output = Pipe()
+        client.standardOutput = output
+        client.standardError = output
+        try client.run()
+        XCTAssertTrue(runLoop(loop) { !client.isRunning })
+        client.waitUntilExit()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(client.terminationStatus, 0, printed)
+        XCTAssertEqual(printed, "body-until-close")
+        server.streams.forEach { $0.close() }
+    }
+
     func testAServerContextNamesTheFileItCannotUse() {
         XCTAssertThrowsError(try TLSServerContext(certificateFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/key.pem")) { error in
             XCTAssertTrue("\(error)".contains("/nonexistent/cert.pem"), "\(error)")
