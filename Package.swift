@@ -29,6 +29,8 @@ let package = Package(
         ),
         .target(name: "EventLoop", dependencies: ["CLibevent"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
+        // A small RESP2 client for the shared token cache, on the project's own transport (TLS included).
+        .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
         // JSON documents and string escaping, for admin answers, error bodies and log lines.
         .target(name: "JSON", swiftSettings: strict),
         .target(
@@ -49,7 +51,7 @@ let package = Package(
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
             name: "Credentials",
-            dependencies: ["Config", "TokenManager", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Config", "TokenManager", "EventLoop", "Redis", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -63,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON", "Redis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
             name: "TokenManagerTests",
