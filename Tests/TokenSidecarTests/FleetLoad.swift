@@ -28,9 +28,9 @@ final class FleetLoad: @unchecked Sendable {
 
     private var stopped: Bool { lock.lock(); defer { lock.unlock() }; return stopFlag }
 
-    /// Sends `GET path` through the sidecars at `ports()` (read per round, so sidecars may come
+    /// Sends `GET <path><n>` through the sidecars at `ports()` (read per round, so sidecars may come
     /// and go) from `threads` threads for `seconds` (at most `maxRequests` in all).
-    func run(ports: @escaping @Sendable () -> [Int], threads: Int, seconds: Double, maxRequests: Int, path: String = "/fleet") {
+    func run(ports: @escaping @Sendable () -> [Int], threads: Int, seconds: Double, maxRequests: Int, path: String = "/fleet/") {
         let deadline = Date().addingTimeInterval(seconds)
         let budget = maxRequests / max(threads, 1)
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
@@ -47,7 +47,7 @@ final class FleetLoad: @unchecked Sendable {
                         continue
                     }
                     clients[port] = client
-                    client.send("GET \(path)/\(sent) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                    client.send("GET \(path)\(sent) HTTP/1.1\r\nHost: api.test\r\n\r\n")
                     guard let response = client.response() else {
                         clients[port] = nil
                         record(Sample(time: Date().timeIntervalSince1970, status: 0, token: nil,
