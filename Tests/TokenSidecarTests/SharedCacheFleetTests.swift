@@ -86,5 +86,24 @@ final class SharedCacheFleetTests: XCTestCase {
         XCTAssertEqual(fetched.count, 2, "exactly one refetch per revocation per fleet")
         XCTAssertEqual(after.recorded.filter { $0.status != 200 }.count, 0, "every replayable request succeeds")
         XCTAssertFalse(after.recorded.contains { $0.token == first && $0.status == 200 })
+
+        // Every sidecar's metrics show the shared cache; together they adopted all but the fetched tokens.
+        var hits = 0
+        var won = 0
+        for sidecar in fleet {
+            let admin = try XCTUnwrap(SimpleClient(port: sidecar.adminPort))
+            admin.send("GET /metrics HTTP/1.1\r\nHost: admin\r\n\r\n")
+            let metrics = try XCTUnwrap(admin.response()).body
+            XCTAssertTrue(metrics.contains("token_sidecar_shared_cache_up{credential=\"idp\"} 1"), metrics)
+            hits += Self.sample(metrics, "token_sidecar_shared_cache_reads_total{credential=\"idp\",result=\"hit\"}")
+            won += Self.sample(metrics, "token_sidecar_shared_cache_leases_total{credential=\"idp\",outcome=\"won\"}")
+        }
+        XCTAssertEqual(won, 2, "one lease per fetch")
+        XCTAssertEqual(hits, 2 * fleet.count - 2, "every other token was adopted")
+    }
+
+    private static func sample(_ metrics: String, _ name: String) -> Int {
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Int(Double($0.split(separator: " ").last ?? "") ?? -1) } ?? -1
     }
 }
