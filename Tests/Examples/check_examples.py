@@ -78,7 +78,9 @@ NAMESPACE_FLAG = "CHECK_EXAMPLES_IN_NAMESPACE"
 DEFAULT_KUBERNETES_VERSION = "1.37.0"
 # Keys whose value is a file the sidecar reads, and what the test writes there.
 FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "key", "clientKey": "key",
-             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt"}
+             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt",
+             # sharedCache: the Redis password and user, and the key that seals cached tokens.
+             "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -223,11 +225,12 @@ class Placeholders:
         with open(cert) as f:
             self.cert = f.read()
         self.jwt = fake_jwt()
+        self.aeskey = MASK.add(base64.b64encode(secrets.token_bytes(32)).decode())
 
     def content(self, key):
         """What the test writes for a file named by this configuration key."""
         return {"secret": self.secret + "\n", "token": self.token + "\n", "key": self.key, "cert": self.cert,
-                "jwt": self.jwt}[FILE_KEYS[key]]
+                "jwt": self.jwt, "username": "examples-check\n", "aeskey": self.aeskey + "\n"}[FILE_KEYS[key]]
 
 
 class Server:
