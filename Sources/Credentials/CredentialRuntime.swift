@@ -93,6 +93,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         thread.loop.execute { [self] in
             fileWatch?.cancel()
             fileWatch = nil
+            shared?.store.close()
         }
         thread.stopAndJoin()
     }

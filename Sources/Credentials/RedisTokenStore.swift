@@ -63,6 +63,11 @@ public final class RedisTokenStore: SharedTokenStore {
         }
     }
 
+    /// Closes the client (its connection and timers).
+    public func close() {
+        client.close()
+    }
+
     /// Whole milliseconds, at least 1.
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components

@@ -64,6 +64,8 @@ public final class RedisClient: ConnectionDelegate {
         isClosed = true
         drop(.closed, backoff: false)
         timeoutTimer.cancel()
+        runDeferred()
+        deferTimer.cancel()
     }
 
     // MARK: - Connection

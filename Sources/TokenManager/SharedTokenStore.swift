@@ -10,6 +10,13 @@ public protocol SharedTokenStore: AnyObject {
     func write(_ key: String, value: [UInt8], ttl: Duration, _ completion: @escaping (Result<Void, SharedStoreFailure>) -> Void)
     /// Deletes `key` only if it holds exactly `value` (compare-and-delete); true when it did.
     func deleteIfEqual(_ key: String, value: [UInt8], _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void)
+    /// Closes connections and fails what is in flight (on the token loop, before it stops).
+    func close()
+}
+
+extension SharedTokenStore {
+    /// Nothing to close.
+    public func close() {}
 }
 
 /// A store operation that failed or timed out; the message never holds keys' values.
