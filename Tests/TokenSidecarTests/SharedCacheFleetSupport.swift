@@ -77,6 +77,13 @@ extension XCTestCase {
         }
         XCTAssertEqual(expired.count, 0, "requests with an expired or unknown token: \(expired.prefix(5))", file: file, line: line)
     }
+
+    /// No sidecar of the fleet printed a sanitizer report (the ASan and TSan runs build them instrumented).
+    func assertNoSanitizerReports(_ fleet: [CapturedSidecar], file: StaticString = #filePath, line: UInt = #line) {
+        for sidecar in fleet {
+            XCTAssertFalse(sidecar.text().contains("Sanitizer"), "a sanitizer report:\n\(sidecar.text().prefix(3000))", file: file, line: line)
+        }
+    }
 }
 
 /// A lock-protected value for test threads.

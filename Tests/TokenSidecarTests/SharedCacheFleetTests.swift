@@ -62,6 +62,7 @@ final class SharedCacheFleetTests: XCTestCase {
         XCTAssertFalse(forged.recorded.contains { $0.token == "tok-forged" })
         checkFleetSamples(forged.recorded, fetched: fetches(tokens))
         XCTAssertTrue(fleet.contains { $0.text().contains("does not open") }, "the forged entry was noticed")
+        assertNoSanitizerReports(fleet)
     }
 
     /// The token in use revoked during load: exactly one refetch for the whole fleet, and every
@@ -100,6 +101,7 @@ final class SharedCacheFleetTests: XCTestCase {
         }
         XCTAssertEqual(won, 2, "one lease per fetch")
         XCTAssertEqual(hits, 2 * fleet.count - 2, "every other token was adopted")
+        assertNoSanitizerReports(fleet)
     }
 
     private static func sample(_ metrics: String, _ name: String) -> Int {

@@ -47,6 +47,7 @@ final class SharedCacheOutageTests: XCTestCase {
         XCTAssertLessThanOrEqual(resumed, perLifetime(endedAt - settleAt) + 1, "sharing resumed")
         XCTAssertTrue(fleet.allSatisfy { $0.text().contains("shared token cache unavailable") })
         XCTAssertTrue(fleet.contains { $0.text().contains("shared token cache answers again") })
+        assertNoSanitizerReports(fleet)
     }
 
     func testRedisThatNeverAnswers() throws {
@@ -64,5 +65,6 @@ final class SharedCacheOutageTests: XCTestCase {
         let slowest = load.recorded.map(\.seconds).max() ?? 0
         print("hung Redis: \(load.recorded.count) requests, slowest \(String(format: "%.3f", slowest)) s, \(fetches(tokens).count) fetches")
         XCTAssertLessThan(slowest, 5, "within tokenWait")
+        assertNoSanitizerReports(fleet)
     }
 }
