@@ -16,7 +16,7 @@ final class SharedCacheOutageTests: XCTestCase {
                                      keyFile: files.key, passwordFile: files.password)
         let fleet = try startFleet(Self.count, config: config)
         let ports = fleet.map(\.port)
-        let phase = max(Fleet.loadSeconds / 2, 8)
+        let phase = max(Fleet.loadSeconds / 2, 5)
         let load = FleetLoad()
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -65,6 +65,30 @@ final class SharedCacheOutageTests: XCTestCase {
         let slowest = load.recorded.map(\.seconds).max() ?? 0
         print("hung Redis: \(load.recorded.count) requests, slowest \(String(format: "%.3f", slowest)) s, \(fetches(tokens).count) fetches")
         XCTAssertLessThan(slowest, 5, "within tokenWait")
+        assertNoSanitizerReports(fleet)
+    }
+
+    /// A backend that rejects every token: the fleet, sharing, still makes at most 10 token
+    /// fetches in 20 s (the bound of one sidecar without sharing; proportionally less in less time).
+    func testBackendRejectingEverythingDoesNotStormTheTokenServer() throws {
+        let redis = try RedisServerProcess(password: Fleet.password)
+        let tokens = try FixtureServer.tokenServer(["expires_in": 3600])
+        let backend = try FixtureServer.backend()
+        let files = try secretFiles()
+        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
+                                     keyFile: files.key, passwordFile: files.password)
+        let fleet = try startFleet(Self.count, config: config)
+        let ports = fleet.map(\.port)
+        let seconds = min(Fleet.loadSeconds, 20)
+        let load = FleetLoad()
+        load.run(ports: { ports }, threads: 3, seconds: seconds, maxRequests: 200_000, path: "/status/401?n=")
+        let fetched = fetches(tokens).count
+        // The first fetch, the first refetch at once, then at most 4 refetches per 10 s (20 s: 10).
+        let bound = 2 + Int((8 * seconds / 20).rounded(.up))
+        print("backend rejecting everything: \(fetched) fetches by \(fleet.count) sharing sidecars in \(seconds) s (bound \(bound)); "
+              + "\(load.recorded.count) requests")
+        XCTAssertLessThanOrEqual(fetched, bound)
+        XCTAssertTrue(load.recorded.allSatisfy { $0.status == 401 }, "the backend's 401s are passed on")
         assertNoSanitizerReports(fleet)
     }
 }
