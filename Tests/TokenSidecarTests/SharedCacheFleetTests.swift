@@ -108,4 +108,25 @@ final class SharedCacheFleetTests: XCTestCase {
         let line = metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Int(Double($0.split(separator: " ").last ?? "") ?? -1) } ?? -1
     }
+
+    /// The comparison the acceptance quotes: the same fleet and load without `sharedCache`
+    /// (about 6 fetches per sidecar in 20 s). Measured only when `FLEET_BASELINE=1`.
+    func testBaselineWithoutSharedCache() throws {
+        guard ProcessInfo.processInfo.environment["FLEET_BASELINE"] == "1" else { throw XCTSkip("set FLEET_BASELINE=1 to measure") }
+        let tokens = try FixtureServer.tokenServer(["expires_in": Fleet.lifetime])
+        let backend = try FixtureServer.backend()
+        let files = try secretFiles()
+        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: nil,
+                                     keyFile: files.key, passwordFile: files.password)
+        let fleet = try startFleet(Fleet.sidecarCount, config: config)
+        let ports = fleet.map(\.port)
+        let start = Date().timeIntervalSince1970
+        let load = FleetLoad()
+        load.run(ports: { ports }, threads: 4, seconds: Fleet.loadSeconds, maxRequests: 400_000)
+        let fetched = fetches(tokens)
+        let window = fetched.filter { $0.time >= start && $0.time <= start + Fleet.loadSeconds }.count + fleet.count
+        print("without sharedCache: \(fleet.count) sidecars, \(window) fetches counting each one's current token "
+              + "in \(Fleet.loadSeconds) s of load (\(String(format: "%.1f", Double(window) / Double(fleet.count))) per sidecar)")
+        checkFleetSamples(load.recorded, fetched: fetched)
+    }
 }
