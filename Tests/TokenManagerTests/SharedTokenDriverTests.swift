@@ -61,7 +61,9 @@ final class SharedTokenDriverTests: XCTestCase {
         XCTAssertEqual(Set(fleet.map { $0.currentToken()?.value }), ["tok-1"])
         XCTAssertEqual(server.requests.count, 1)
         let counts = fleet.compactMap { $0.status.sharedCache?.counts }
-        XCTAssertEqual(counts.map(\.leaseWon).reduce(0, +), 1)
+        // A replica polling between the holder's write and its release may win the lease next; its
+        // re-read under the lease then finds the token: more leases, never more fetches.
+        XCTAssertGreaterThanOrEqual(counts.map(\.leaseWon).reduce(0, +), 1)
         XCTAssertGreaterThanOrEqual(counts.map(\.hits).reduce(0, +), 3)
         XCTAssertEqual(fleet.map { $0.status.counts.adopted }.reduce(0, +), 3)
         XCTAssertFalse(logs.text.contains("tok-1"))
