@@ -17,16 +17,21 @@ public enum EncryptionKeyFile {
 
     /// `read` without the error wrapping, for the loader.
     static func load(_ path: String) -> Result<[UInt8], ProblemMessage> {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-                return .failure(ProblemMessage(isDirectory.boolValue ? "\(path) is a directory, not a file"
-                                                                     : "cannot read \(path) (permission denied?)"))
-            }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             return .failure(ProblemMessage("cannot read \(path): no such file"))
         }
+        if isDirectory.boolValue { return .failure(ProblemMessage("\(path) is a directory, not a file")) }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return .failure(ProblemMessage("cannot read \(path) (permission denied?)"))
+        }
+        defer { try? handle.close() }
+        // A key file is tiny: the cap keeps a mistaken path such as /dev/zero from hanging.
+        guard let data = try? handle.read(upToCount: 257) else {
+            return .failure(ProblemMessage("cannot read \(path)"))
+        }
         return decode([UInt8](data)).map { .success($0) }
-            ?? .failure(ProblemMessage("\(path) must hold a 32-byte key, raw or base64 (e.g. openssl rand -base64 32); got \(data.count) bytes that are neither"))
+            ?? .failure(ProblemMessage("\(path) must hold a 32-byte key, raw or base64 (e.g. openssl rand -base64 32); got \(data.count > 256 ? "more than 256" : String(data.count)) bytes that are neither"))
     }
 
     /// 32 raw bytes as they are; otherwise base64 text (whitespace trimmed) that decodes to 32 bytes.

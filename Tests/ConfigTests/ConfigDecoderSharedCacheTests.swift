@@ -76,6 +76,9 @@ final class ConfigDecoderSharedCacheTests: XCTestCase {
         XCTAssertEqual(problemLines("sharedCache: {url: redis://r, encryptionKeyFile: \(short)}"), [
             "c.yaml: sharedCache.encryptionKeyFile: \(short) must hold a 32-byte key, raw or base64 (e.g. openssl rand -base64 32); got 8 bytes that are neither",
         ])
+        XCTAssertEqual(problemLines("sharedCache: {url: redis://r, encryptionKeyFile: /dev/zero}"), [
+            "c.yaml: sharedCache.encryptionKeyFile: /dev/zero must hold a 32-byte key, raw or base64 (e.g. openssl rand -base64 32); got more than 256 bytes that are neither",
+        ], "a device does not hang the loader")
         XCTAssertEqual(problemLines("sharedCache: {url: redis://r, encryptionKeyFile: /nonexistent/key}"), [
             "c.yaml: sharedCache.encryptionKeyFile: cannot read /nonexistent/key: no such file",
         ])
