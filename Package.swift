@@ -80,7 +80,9 @@ let package = Package(
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
-        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "TestSupport"], swiftSettings: strict),
+        // The RESP client, and the shared token cache's Redis store, against a real redis-server.
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Credentials", "TokenManager", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
             name: "TokenManagerTests",
