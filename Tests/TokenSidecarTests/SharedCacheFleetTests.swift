@@ -74,7 +74,7 @@ final class SharedCacheFleetTests: XCTestCase {
         let files = try secretFiles()
         let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
                                      keyFile: files.key, passwordFile: files.password)
-        let fleet = try startFleet(min(Fleet.sidecarCount, 5), config: config)
+        let fleet = try startFleet(Fleet.sidecarCount, config: config)
         let ports = fleet.map(\.port)
         let before = FleetLoad()
         before.run(ports: { ports }, threads: 3, seconds: 2, maxRequests: 50_000)
