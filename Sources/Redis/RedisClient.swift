@@ -23,7 +23,7 @@ public final class RedisClient: ConnectionDelegate {
         let completion: Completion
     }
 
-    private var connection: Connection?
+    private var connection: (any ByteStream)?
     private var parser = RESPParser()
     private var pending: [Pending] = []
     private var pendingHead = 0
@@ -71,7 +71,7 @@ public final class RedisClient: ConnectionDelegate {
     // MARK: - Connection
 
     private func open() -> Bool {
-        let made: Connection?
+        let made: (any ByteStream)?
         if let tls = settings.tls {
             made = Connection.connectTLS(host: settings.host, port: settings.port, context: tls, on: loop, delegate: self)
         } else {
