@@ -32,6 +32,8 @@ let package = Package(
         // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
         // body reader, used by the proxy, the admin server and the token client.
         .target(name: "HTTPMessage", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
+        // A small RESP2 client for the shared token cache, on the project's own transport (TLS included).
+        .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
         // JSON documents and string escaping, for admin answers, error bodies and log lines.
         .target(name: "JSON", swiftSettings: strict),
         .target(
@@ -52,7 +54,7 @@ let package = Package(
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
             name: "Credentials",
-            dependencies: ["Config", "TokenManager", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Config", "TokenManager", "EventLoop", "Redis", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -66,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON", "Redis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -82,6 +84,9 @@ let package = Package(
         .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
+        // The RESP client, and the shared token cache's Redis store, against a real redis-server.
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Credentials", "TokenManager", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
             name: "TokenManagerTests",

@@ -50,6 +50,20 @@ enum StatusPage {
             ]
         }, numeric: [6, 7, 8])
 
+        let shared = report.credentials.compactMap { credential in credential.sharedCache.map { (credential.name, $0) } }
+        if !shared.isEmpty {
+            out += "<h2>Shared token cache</h2>\n"
+            out += table(["credential", "state", "hits", "misses", "leases won", "leases waited", "fallbacks", "errors"],
+                         shared.map { name, cache in
+                [
+                    "<code>\(escape(name))</code>",
+                    "<span class=\"\(cache.available ? "ok" : "bad")\">\(escape(cache.state))</span>",
+                    number(cache.hits), number(cache.misses), number(cache.leasesWon), number(cache.leasesWaited),
+                    number(cache.fallbacks), number(cache.errors),
+                ]
+            }, numeric: [2, 3, 4, 5, 6, 7])
+        }
+
         out += "<h2>Routes</h2>\n"
         out += table(["host", "upstream", "credential", "client Authorization"], report.routes.map { route in
             ["<code>\(escape(route.host))</code>", escape(route.upstream),

@@ -25,11 +25,14 @@ public struct StatusReport: Sendable, Equatable {
         public var failures: Int
         /// Backend 401 answers to this credential's tokens.
         public var unauthorized: Int
+        /// The fleet's shared token cache, when one is configured.
+        public var sharedCache: SharedCacheReport?
 
         /// Creates a row.
         public init(name: String, kind: String, state: String, fingerprint: String? = nil, expiresInSeconds: Int? = nil,
                     lastFetch: WallClockTime? = nil, lastError: String? = nil, fetches: Int = 0, failures: Int = 0,
-                    unauthorized: Int = 0) {
+                    unauthorized: Int = 0, sharedCache: SharedCacheReport? = nil) {
+            self.sharedCache = sharedCache
             self.name = name
             self.kind = kind
             self.state = state
@@ -145,7 +148,7 @@ public struct StatusReport: Sendable, Equatable {
                     ("fetches", .int(credential.fetches)),
                     ("failures", .int(credential.failures)),
                     ("unauthorized", .int(credential.unauthorized)),
-                ])
+                ] + (credential.sharedCache.map { [("sharedCache", $0.json)] } ?? []))
             })),
             ("routes", .array(routes.map { route in
                 .object([

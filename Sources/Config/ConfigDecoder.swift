@@ -94,6 +94,7 @@ struct ConfigDecoder {
         config.timeouts = decodeTimeouts(fields["timeouts"])
         config.connectPolicy = decodeConnectPolicy(fields["connect"])
         config.spool = decodeSpool(fields["spool"])
+        config.sharedCache = decodeSharedCache(fields["sharedCache"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
         config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names)

@@ -4,9 +4,11 @@ enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
         "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
-        "credentials", "routes",
+        "credentials", "routes", "sharedCache",
     ]
     static let spool = ["directory", "maxBytes"]
+    /// Keys of `sharedCache`.
+    static let sharedCache = ["url", "passwordFile", "usernameFile", "encryptionKeyFile", "keyPrefix", "timeout"] + tls
     static let credentialCommon = ["type"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
     /// Client secret sources of `mca` and `oauth2`.

@@ -46,6 +46,7 @@ extension SidecarConfig {
             lines.append("  allow:")
             lines += destinations.map { "    - \(Self.quote($0))" }
         }
+        lines += renderSharedCache()
         if credentials.isEmpty {
             lines.append("credentials: {}")
         } else {

@@ -32,6 +32,8 @@ public struct SidecarConfig: Sendable, Equatable {
     public var drainTimeout: Duration
     /// Spooling of responses to clients that fall behind.
     public var spool: SpoolConfig
+    /// The Redis that replicas share tokens through; nil (the default) fetches per process.
+    public var sharedCache: SharedCacheConfig?
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -54,8 +56,10 @@ public struct SidecarConfig: Sendable, Equatable {
         admin: ListenAddress = ListenAddress(host: "127.0.0.1", port: 9901),
         accessLog: Bool = true,
         drainTimeout: Duration = .seconds(15),
-        spool: SpoolConfig = SpoolConfig()
+        spool: SpoolConfig = SpoolConfig(),
+        sharedCache: SharedCacheConfig? = nil
     ) {
+        self.sharedCache = sharedCache
         self.spool = spool
         self.admin = admin
         self.accessLog = accessLog

@@ -19,18 +19,20 @@ public enum CredentialFactory {
     }
 
     /// Builds one credential (see ``make(from:environment:tokenLoop:logger:)``).
+    /// With `shared`, managed credentials share their tokens with the fleet through it.
     public static func make(_ credential: CredentialConfig, environment: [String: String], tokenLoop: EventLoop?,
-                            cache: TokenCache, logger: Logger) throws -> any Credential {
+                            cache: TokenCache, logger: Logger, shared: SharedTokenCache? = nil) throws -> any Credential {
+        let binding = SharedCacheKeyMaterial.make(credential).flatMap { shared?.binding(material: $0) }
         switch credential.kind {
         case .staticToken(let settings):
             let token = try settings.source.read(environment: environment)
             return StaticCredential(name: credential.name, token: token)
         case .mca(let mca):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
-            return try managed(credential.name, source, mca.fetch, mca.tls, tokenLoop, cache, logger)
+            return try managed(credential.name, source, mca.fetch, mca.tls, tokenLoop, cache, logger, binding)
         case .oauth2(let oauth):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
-            return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger)
+            return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger, binding)
         }
     }
 
@@ -169,13 +171,14 @@ public enum CredentialFactory {
     }
 
     private static func managed(_ name: String, _ source: TokenRequestSource, _ fetch: TokenFetchSettings,
-                                _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger) throws -> any Credential {
+                                _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger,
+                                _ shared: SharedTokenCache.Binding?) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
         let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait,
                                             unauthorizedRefetchInterval: fetch.unauthorizedRefetchInterval)
         let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name, logger: logger))
         return ManagedCredential(name: name, source: source, settings: settings, transport: transport,
-                                 loop: loop, logger: logger, cache: cache)
+                                 loop: loop, logger: logger, cache: cache, shared: shared)
     }
 
     /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.

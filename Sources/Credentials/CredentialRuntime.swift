@@ -14,6 +14,8 @@ public final class CredentialRuntime: @unchecked Sendable {
     private let environment: [String: String]
     private let logger: Logger
     private let cache: TokenCache
+    /// The fleet's shared token cache (`sharedCache:`), nil without one. A reload keeps it.
+    public let shared: SharedTokenCache?
     private let thread: LoopThread
     /// Re-reads static token files; created and touched only on the token loop.
     private var fileWatch: Timer?
@@ -28,11 +30,14 @@ public final class CredentialRuntime: @unchecked Sendable {
         self.environment = environment
         self.logger = logger
         cache = TokenCache(capacity: config.cacheSize)
+        let tokenLoop = thread.loop
+        let shared = try config.sharedCache.map { try SharedCacheFactory.make($0, loop: tokenLoop) }
+        self.shared = shared
         var built: [any Credential] = []
         var configs: [String: CredentialConfig] = [:]
         for credential in config.credentials {
             built.append(try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
-                                                    cache: cache, logger: logger))
+                                                    cache: cache, logger: logger, shared: shared))
             configs[credential.name] = credential
         }
         self.configs = configs
@@ -60,7 +65,7 @@ public final class CredentialRuntime: @unchecked Sendable {
                 built.append(existing)
             } else {
                 let made = try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
-                                                      cache: cache, logger: logger)
+                                                      cache: cache, logger: logger, shared: shared)
                 built.append(made)
                 fresh.append(made)
             }
@@ -88,6 +93,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         thread.loop.execute { [self] in
             fileWatch?.cancel()
             fileWatch = nil
+            shared?.store.close()
         }
         thread.stopAndJoin()
     }

@@ -45,6 +45,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     /// Requests holding a 401 for a replay, with the token their backend rejected.
     private var rejectionWaiters: [UInt64: (waiter: LoopBound<TokenWaiter>, rejected: AccessToken)] = [:]
     private var stopped = false
+    /// The fleet's shared cache for this credential (nil: fetch for this process alone).
+    private let shared: SharedTokenDriver?
 
     /// Creates a credential; nothing happens until ``start()`` (or the first waiting request).
     ///
@@ -59,17 +61,20 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     public convenience init(name: String, request: TokenEndpointRequest, settings: TokenRefreshSettings = TokenRefreshSettings(),
                             transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
                             clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
-                            random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+                            random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+                            shared: SharedTokenCache.Binding? = nil) {
         self.init(name: name, source: .fixed(request), settings: settings, transport: transport, loop: loop,
-                  logger: logger, clock: clock, cache: cache, random: random)
+                  logger: logger, clock: clock, cache: cache, random: random, shared: shared)
     }
 
     /// Creates a credential whose request comes from `source` before every fetch; the other
-    /// parameters are those of ``init(name:request:settings:transport:loop:logger:clock:cache:random:)``.
+    /// parameters are those of ``init(name:request:settings:transport:loop:logger:clock:cache:random:shared:)``.
+    /// With `shared`, every fetch first asks the fleet's shared cache (``SharedTokenState``).
     public init(name: String, source: TokenRequestSource, settings: TokenRefreshSettings = TokenRefreshSettings(),
                 transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
                 clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
-                random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+                random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+                shared: SharedTokenCache.Binding? = nil) {
         self.name = name
         self.source = source
         self.settings = settings
@@ -81,6 +86,14 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         self.cache = cache
         self.state = TokenRefreshState(settings: settings, random: random)
         self.publishedStatus = Locked(TokenStatus(name: name, takenAt: clock.now))
+        self.shared = shared.map {
+            SharedTokenDriver(binding: $0, settings: settings, clock: clock, loop: loop, logger: logger, credential: name)
+        }
+        if let driver = self.shared {
+            driver.adopt = { [unowned self] issued in adoptShared(issued) }
+            driver.fetch = { [unowned self] in fetch() }
+            driver.changed = { [unowned self] in publishStatus() }
+        }
     }
 
     /// How long a request may wait for a token (``TokenRefreshSettings/tokenWait``).
@@ -106,6 +119,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         loop.execute { [self] in
             guard !stopped else { return }
             stopped = true
+            shared?.stop()
             timer?.cancel()
             timer = nil
             resumeWaiters(with: nil)
@@ -274,13 +288,35 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             case .fetch:
                 timer?.cancel()
                 timer = nil
-                fetch()
+                if let shared {
+                    shared.need(sharedNeed())
+                } else {
+                    fetch()
+                }
             }
         }
+        publishStatus()
+    }
+
+    private func publishStatus() {
         let now = clock.now
         var snapshot = TokenStatus(name: name, state: state, now: now)
         snapshot.fetchLatency = fetchLatency
+        snapshot.sharedCache = shared?.status
         publishedStatus.withLock { $0 = snapshot }
+    }
+
+    /// What the fleet's shared cache must provide for the fetch that is starting.
+    private func sharedNeed() -> SharedTokenNeed {
+        guard let current = state.current else { return .start }
+        if state.currentRejected { return .rejected(current.token.value) }
+        return current.isUsable(at: clock.now) ? .refresh : .start
+    }
+
+    /// The shared cache answered the fetch with another replica's token.
+    private func adoptShared(_ issued: IssuedToken) {
+        guard !stopped else { return }
+        perform(state.adopted(issued, now: clock.now))
     }
 
     private func fetch() {
@@ -319,10 +355,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         case .success(let grant):
             let actions = state.fetchSucceeded(grant, now: now)
             FetchLog.success(logger, credential: name, grant: grant, state: state, latency: latency, now: now)
+            shared?.fetchFinished(state.current)
             perform(actions)
         case .failure(let error):
             let actions = state.fetchFailed(error, now: now)
             FetchLog.failure(logger, credential: name, error: error, state: state, latency: latency, now: now)
+            shared?.fetchFinished(nil)
             perform(actions)
         }
     }

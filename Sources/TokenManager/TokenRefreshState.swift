@@ -87,13 +87,25 @@ public struct TokenRefreshState {
     /// The in-flight fetch produced `grant`; its lifetime counts from when the fetch started.
     public mutating func fetchSucceeded(_ grant: TokenGrant, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
         let issuedAt = fetchStartedAt ?? now
+        counts.succeeded += 1
+        return finishFetch(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
+                                       generation: generation + 1), now: now)
+    }
+
+    /// The fetch in flight was answered by the fleet's shared cache with `token` (another
+    /// replica fetched it): the same as a success, with the token's own timeline.
+    public mutating func adopted(_ token: IssuedToken, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        guard isFetching else { return [] }
+        counts.adopted += 1
+        return finishFetch(token.reissued(generation: generation + 1), now: now)
+    }
+
+    private mutating func finishFetch(_ fetched: IssuedToken, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
         isFetching = false
         fetchStartedAt = nil
         consecutiveFailures = 0
         lastError = nil
-        counts.succeeded += 1
-        let issued = makeCurrent(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
-                                             generation: generation + 1))
+        let issued = makeCurrent(fetched)
         var actions: [TokenRefreshAction] = [.publish(issued.isUsable(at: now) ? issued.token : nil), .store(issued)]
         if waiterCount > 0, issued.isUsable(at: now) {
             actions.append(.resumeWaiters(issued.token))

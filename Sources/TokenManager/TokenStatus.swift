@@ -24,6 +24,8 @@ public struct TokenStatus: Sendable, Equatable {
     public var counts: TokenFetchCounts
     /// How long token requests took (successful or not).
     public var fetchLatency = LatencyHistogram()
+    /// The fleet's shared cache for this credential (nil when none is configured).
+    public var sharedCache: SharedCacheStatus?
 
     /// The status of a credential that has not started.
     public init(name: String, takenAt: ContinuousClock.Instant) {

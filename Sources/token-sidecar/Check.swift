@@ -14,6 +14,9 @@ struct Check: ParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
+    @Flag(help: "Also send PING (after AUTH) to the sharedCache Redis and report the outcome; exits 1 when it does not answer.")
+    var ping = false
+
     func run() throws {
         let config = try options.load()
         do {
@@ -26,5 +29,22 @@ struct Check: ParsableCommand {
             throw ExitCode(2)
         }
         print(config.renderEffective(), terminator: "")
+        if ping { try pingSharedCache(config) }
+    }
+
+    /// `--ping`: one line on standard error, exit 1 when Redis does not answer.
+    private func pingSharedCache(_ config: SidecarConfig) throws {
+        guard let shared = config.sharedCache else {
+            FileHandle.standardError.write(Data("\(config.file): sharedCache: not configured; nothing to ping\n".utf8))
+            throw ExitCode(2)
+        }
+        switch try RedisPing.ping(shared) {
+        case .success(let elapsed):
+            let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            FileHandle.standardError.write(Data("sharedCache \(shared.url): PONG in \(String(format: "%.1f", milliseconds)) ms\n".utf8))
+        case .failure(let error):
+            FileHandle.standardError.write(Data("sharedCache \(shared.url): no answer: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }

@@ -67,6 +67,7 @@ enum MetricsExporter {
                                help: "When the current token of each credential expires (Unix time).", expiries))
         families.append(.histogram("token_sidecar_token_fetch_duration_seconds", help: "Duration of token requests.",
                                    [histogram(latency)]))
+        families += sharedCacheFamilies(tokens)
         return families
     }
 

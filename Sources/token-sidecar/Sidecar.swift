@@ -103,6 +103,9 @@ final class Sidecar {
         if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers {
             logger.warning("reload does not change listen, admin or workers; restart to change them")
         }
+        if fresh.sharedCache != config.sharedCache {
+            logger.warning("reload does not change sharedCache; restart to change it")
+        }
         do {
             let credentials = try runtime.reload(fresh)
             try server.reload(config: fresh, credentials: credentials)

@@ -39,7 +39,12 @@ final class StatusCollector: Sendable {
                 name: configured.name, kind: kind, state: status.phase.rawValue, fingerprint: status.fingerprint,
                 expiresInSeconds: status.expiresAt.map { Int(StatusCollector.seconds($0 - now).rounded(.down)) },
                 lastFetch: clock.time(at: status.issuedAt), lastError: status.lastError,
-                fetches: status.counts.succeeded, failures: status.counts.failedTotal, unauthorized: unauthorized)
+                fetches: status.counts.succeeded, failures: status.counts.failedTotal, unauthorized: unauthorized,
+                sharedCache: status.sharedCache.map {
+                    SharedCacheReport(available: $0.available, hits: $0.counts.hits, misses: $0.counts.misses,
+                                      leasesWon: $0.counts.leaseWon, leasesWaited: $0.counts.leaseWaited,
+                                      fallbacks: $0.counts.fallbacks, errors: $0.counts.errors)
+                })
         }
         let routes = config.routes.map { route in
             StatusReport.Route(host: route.host.description, upstream: route.upstream?.description ?? "the requested host",

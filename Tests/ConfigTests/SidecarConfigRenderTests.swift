@@ -54,6 +54,7 @@ final class SidecarConfigRenderTests: XCTestCase {
               directory: "/tmp"
               maxBytes: 1GiB
             connect: deny
+            sharedCache: null  # tokens are fetched per process
             credentials:
               "env":
                 type: static

@@ -12,7 +12,9 @@ A sidecar configuration gets one case:
                 environment (every secretEnv/tokenEnv, ${VAR}, VCAP_SERVICES for an MCA credential
                 that leaves settings to discovery) or as files at the paths the file names (keys and
                 certificates made with openssl), in a sandbox so nothing is written outside it.
-A manifest gets four:
+A manifest without a token-sidecar container (the Redis of config/kubernetes-redis.yaml) gets
+  schema        only.
+A manifest with one gets four:
   schema        kubernetes-validate --strict against the Kubernetes API schema, offline.
   structure     a Deployment (not a bare Pod) whose token-sidecar is a native sidecar (initContainers,
                 restartPolicy: Always) with startupProbe and readinessProbe on /readyz and
@@ -33,7 +35,10 @@ A manifest gets four:
                 gate for the app), the other probes too; one request through the proxy reaches the
                 backend with the token issued for the mounted secret; a response whose client
                 reads slowly is spooled into the spool volume; SIGTERM exits 0 within the grace
-                period; no placeholder secret and no token appears in any output.
+                period; no placeholder secret and no token appears in any output. With sharedCache,
+                a real redis-server on loopback (AUTH with the mounted password) stands in for the
+                configured Redis, and the sealed entry the sidecar writes there must hold no token,
+                secret or key.
 
 Everything runs in a private mount namespace (`unshare -m`, so root: `sudo`), in which the script
 re-runs itself; nothing is mounted or written outside its temporary directory, and the namespace
@@ -78,7 +83,9 @@ NAMESPACE_FLAG = "CHECK_EXAMPLES_IN_NAMESPACE"
 DEFAULT_KUBERNETES_VERSION = "1.37.0"
 # Keys whose value is a file the sidecar reads, and what the test writes there.
 FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "key", "clientKey": "key",
-             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt"}
+             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt",
+             # sharedCache: the Redis password and user, and the key that seals cached tokens.
+             "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 
@@ -223,11 +230,12 @@ class Placeholders:
         with open(cert) as f:
             self.cert = f.read()
         self.jwt = fake_jwt()
+        self.aeskey = MASK.add(base64.b64encode(secrets.token_bytes(32)).decode())
 
     def content(self, key):
         """What the test writes for a file named by this configuration key."""
         return {"secret": self.secret + "\n", "token": self.token + "\n", "key": self.key, "cert": self.cert,
-                "jwt": self.jwt}[FILE_KEYS[key]]
+                "jwt": self.jwt, "username": "examples-check\n", "aeskey": self.aeskey + "\n"}[FILE_KEYS[key]]
 
 
 class Server:
@@ -273,6 +281,48 @@ class TokenServer(Server):
 
 
 # ---- the sandbox: a container's view of the file system -----------------------------------------
+
+class RedisServer:
+    """redis-server on a free loopback port, no persistence, AUTH with `password`."""
+    def __init__(self, workdir, password):
+        self.port, self.password = free_port(), password
+        self.process = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                         "--appendonly", "no", "--dir", workdir, "--requirepass", password],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if self.command("PING") == b"+PONG":
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise CaseFailure(f"redis-server did not answer on port {self.port}")
+
+    def command(self, *args):
+        """One command (AUTH first); the raw first reply line, or the bulk string's bytes."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock:
+            def encode(parts):
+                return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+            sock.sendall(encode([b"AUTH", self.password.encode()]) + encode([a.encode() for a in args]))
+            reader = sock.makefile("rb")
+            reader.readline()   # +OK for AUTH
+            line = reader.readline().rstrip(b"\r\n")
+            if line.startswith(b"$"):
+                length = int(line[1:])
+                return None if length < 0 else reader.read(length + 2)[:-2]
+            if line.startswith(b"*"):
+                return [reader.readline() and reader.readline().rstrip(b"\r\n") for _ in range(int(line[1:]))]
+            return line
+
+    def entries(self):
+        """(key, value bytes) for every key."""
+        return [(key.decode(), self.command("GET", key.decode()) or b"") for key in self.command("KEYS", "*")]
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
 
 def mounts_under(path):
     path = os.path.realpath(path)
@@ -442,6 +492,16 @@ def load_documents(path):
 
 def is_manifest(documents):
     return any(isinstance(doc, dict) and "apiVersion" in doc and "kind" in doc for doc in documents)
+
+
+def runs_token_sidecar(documents):
+    """Whether any workload in the manifest runs the token-sidecar image."""
+    for doc in documents:
+        spec = pod_spec(doc) if isinstance(doc, dict) else None
+        for container in (spec or {}).get("initContainers", []) + (spec or {}).get("containers", []):
+            if "token-sidecar" in container.get("image", ""):
+                return True
+    return False
 
 
 def pod_spec(doc):
@@ -644,7 +704,7 @@ class Runner:
         self.workdir = workdir
         self.binary = args.binary
         self.passed = self.failed = self.sandboxes = 0
-        self.backend = self.token_server = None
+        self.backend = self.token_server = self.redis = None
 
     def start(self):
         self.dockerfile = Dockerfile(os.path.join(ROOT, "Dockerfile"))
@@ -653,9 +713,17 @@ class Runner:
         self.token_server = TokenServer(self.workdir)
 
     def stop(self):
-        for server in (self.backend, self.token_server):
+        for server in (self.backend, self.token_server, self.redis):
             if server is not None:
                 server.stop()
+
+    def redis_server(self):
+        """A redis-server on loopback (started once) whose password is the placeholder secret."""
+        if self.redis is None:
+            if shutil.which("redis-server") is None:
+                raise Unsupported("sharedCache: redis-server is not installed (make deps)")
+            self.redis = RedisServer(self.workdir, self.placeholders.secret)
+        return self.redis
 
     def case(self, name, file, function, *args):
         label = f"{name:<13} {os.path.relpath(file, ROOT) if file.startswith(ROOT) else file}"
@@ -686,6 +754,8 @@ class Runner:
             self.case("check", path, self.check_config, path, documents[0] if documents else {})
             return
         self.case("schema", path, self.check_schema, path)
+        if not runs_token_sidecar(documents):
+            return    # a supporting manifest (a Redis for sharedCache): the schema is all there is to check
         try:
             manifest = Manifest(path, documents, self.dockerfile)
         except (CaseFailure, KeyError, TypeError, AttributeError, IndexError, ValueError) as error:
@@ -847,6 +917,14 @@ class Runner:
             route["upstream"] = f"http://127.0.0.1:{self.backend.port}"
             for key in tls_keys:
                 route.pop(key, None)
+        shared = config.get("sharedCache")
+        if isinstance(shared, dict):
+            if "usernameFile" in shared:
+                raise Unsupported("sharedCache.usernameFile: ACL users are not modelled")
+            database = re.sub(r"^rediss?://[^/]*", "", str(shared.get("url", ""))) or "/0"
+            shared["url"] = f"redis://127.0.0.1:{self.redis_server().port}{database}"
+            for key in tls_keys:
+                shared.pop(key, None)
         return config
 
     def run_in_pod(self, manifest):
@@ -944,9 +1022,20 @@ class Runner:
         if len(seen) != 1 or seen[0] not in expected:
             raise CaseFailure(f"the backend saw {len(seen)} Authorization header(s), not exactly the issued token")
 
+        shared = self.check_shared_cache() if "sharedCache" in manifest.config else ""
         spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest)
-        return (f"ready after {ready_after:.1f} s, token injected, "
+        return (f"ready after {ready_after:.1f} s, token injected{shared}, "
                 f"{spooled_mib:.0f} MiB spooled in {manifest.spool()[0]}, SIGTERM -> exit 0")
+
+    def check_shared_cache(self):
+        """The sidecar wrote its token to Redis, sealed: no token, secret or key in any key or value."""
+        entries = self.redis.entries()
+        if not any(":token:" in key for key, _ in entries):
+            raise CaseFailure(f"sharedCache: no token entry in Redis (keys: {sorted(k for k, _ in entries)})")
+        for key, value in entries:
+            if MASK.leaked(key) or MASK.leaked(value.decode("latin-1")):
+                raise CaseFailure(f"sharedCache: Redis key {MASK(key)} holds a placeholder secret or token")
+        return f", sealed in Redis ({len(entries)} key(s), nothing readable)"
 
     def check_token_request(self, credential, requests):
         """The token request carried the secret the test mounted (basic or post)."""

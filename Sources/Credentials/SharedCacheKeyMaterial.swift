@@ -1,0 +1,25 @@
+import Config
+
+/// What determines a credential's token, as text for the shared cache key: the kind, the token
+/// endpoint, the client id, the client authentication method and what is asked for (scope,
+/// audience, resource, extra parameters; for MCA the server URL and tenant). Never a secret:
+/// replicas of the same client share one entry, different clients never do. The text is hashed
+/// (``SharedTokenCache/binding(material:)``) before it names anything in Redis.
+enum SharedCacheKeyMaterial {
+    /// The material for `credential`, nil for a static token (nothing to share).
+    static func make(_ credential: CredentialConfig) -> String? {
+        var parts: [String]
+        switch credential.kind {
+        case .staticToken:
+            return nil
+        case .mca(let mca):
+            parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
+        case .oauth2(let oauth):
+            parts = ["oauth2", oauth.tokenUrl.description, oauth.clientId, "\(oauth.auth)",
+                     oauth.scope ?? "", oauth.audience ?? "", oauth.resource ?? ""]
+            parts += oauth.params.map { "\($0.name)=\($0.value)" }.sorted()
+        }
+        // Length-prefixed, so no choice of values can make two different credentials collide.
+        return parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
+    }
+}

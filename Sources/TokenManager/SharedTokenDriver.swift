@@ -1,0 +1,150 @@
+import EventLoop
+import Logging
+
+/// Drives one credential's ``SharedTokenState``: performs its actions on the store, seals and
+/// opens entries, arms the poll timer, and hands the credential either a token to adopt or the
+/// order to fetch. Confined to the token loop.
+final class SharedTokenDriver {
+    private var state: SharedTokenState
+    private let binding: SharedTokenCache.Binding
+    private let clock: any TokenClock
+    private let loop: EventLoop
+    private let logger: Logger
+    private let credential: String
+    private var pollTimer: (any TokenScheduledTask)?
+    private var loggedCorrupt = false
+    private var stopped = false
+    /// Adopt this token (no fetch).
+    var adopt: (IssuedToken) -> Void = { _ in }
+    /// Fetch from the token server and report ``fetchFinished(_:)``.
+    var fetch: () -> Void = {}
+    /// Called after every event (the credential republishes its status).
+    var changed: () -> Void = {}
+
+    init(binding: SharedTokenCache.Binding, settings: TokenRefreshSettings, clock: any TokenClock, loop: EventLoop,
+         logger: Logger, credential: String) {
+        self.binding = binding
+        self.clock = clock
+        self.loop = loop
+        self.logger = logger
+        self.credential = credential
+        state = SharedTokenState(waitLimit: settings.tokenWait / 2, pollInterval: binding.cache.pollInterval,
+                                 leaseTTL: settings.fetchTimeout + .seconds(1), refreshAt: settings.refreshAt,
+                                 refreshJitter: settings.refreshJitter)
+    }
+
+    /// The status for the status page and metrics.
+    var status: SharedCacheStatus {
+        SharedCacheStatus(available: state.isAvailable, phase: "\(state.phase)", counts: state.counts)
+    }
+
+    /// The credential needs a token for `need`.
+    func need(_ need: SharedTokenNeed) {
+        perform(state.need(need, now: clock.now))
+    }
+
+    /// The fetch ordered by the driver finished.
+    func fetchFinished(_ token: IssuedToken?) {
+        perform(state.fetchFinished(token, now: clock.now))
+    }
+
+    /// Cancels the poll timer and ignores later completions.
+    func stop() {
+        stopped = true
+        pollTimer?.cancel()
+        pollTimer = nil
+    }
+
+    private func perform(_ actions: [SharedTokenAction]) {
+        guard !stopped else { return }
+        let store = binding.cache.store
+        for action in actions {
+            switch action {
+            case .read:
+                store.read(binding.entryKey) { [weak self] result in self?.readFinished(result) }
+            case .deleteIfEqual(let sealed):
+                store.deleteIfEqual(binding.entryKey, value: sealed) { [weak self] result in
+                    guard let self else { return }
+                    if case .success(true) = result {
+                        logger.notice("rejected token removed from the shared cache", metadata: ["credential": .string(credential)])
+                    }
+                    storeFinished(result.map { _ in () })
+                }
+            case .acquireLease(let ttl):
+                store.acquireLease(binding.leaseKey, owner: binding.cache.instanceId, ttl: ttl) { [weak self] result in
+                    guard let self, !stopped else { return }
+                    let outcome: SharedTokenState.LeaseResult
+                    switch result {
+                    case .success(true): outcome = .won
+                    case .success(false): outcome = .lost
+                    case .failure: outcome = .failed
+                    }
+                    perform(state.leaseResult(outcome, now: clock.now))
+                }
+            case .releaseLease:
+                store.deleteIfEqual(binding.leaseKey, value: Array(binding.cache.instanceId.utf8)) { [weak self] result in
+                    self?.storeFinished(result.map { _ in () })
+                }
+            case .write(let issued):
+                let now = clock.now
+                let entry = SharedTokenEntry(issued, now: now, wallNow: clock.wallClockSeconds)
+                let ttl = issued.usableUntil - now
+                guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
+                store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in self?.storeFinished(result) }
+            case .adopt(let entry):
+                let issued = entry.issued(now: clock.now, wallNow: clock.wallClockSeconds)
+                logger.info("token adopted from the shared cache", metadata: [
+                    "credential": .string(credential), "fingerprint": .string(issued.token.fingerprint),
+                ])
+                adopt(issued)
+            case .fetch:
+                fetch()
+            case .schedulePoll(let at):
+                pollTimer?.cancel()
+                pollTimer = clock.schedule(on: loop, after: at - clock.now) { [weak self] in
+                    guard let self, !stopped else { return }
+                    pollTimer = nil
+                    perform(state.pollFired(now: clock.now))
+                }
+            case .availabilityChanged(let available):
+                if available {
+                    logger.notice("shared token cache answers again: tokens are shared", metadata: ["credential": .string(credential)])
+                } else {
+                    logger.warning("shared token cache unavailable: fetching tokens for this process alone",
+                                   metadata: ["credential": .string(credential)])
+                }
+            }
+        }
+        changed()
+    }
+
+    private func readFinished(_ result: Result<[UInt8]?, SharedStoreFailure>) {
+        guard !stopped else { return }
+        let read: SharedTokenState.ReadResult
+        switch result {
+        case .failure: read = .failed
+        case .success(nil): read = .missing
+        case .success(let bytes?):
+            if let entry = binding.cache.sealer.open(bytes, cacheKey: binding.hash) {
+                read = .found(entry)
+            } else {
+                read = .corrupt
+                if !loggedCorrupt {
+                    loggedCorrupt = true
+                    logger.error("a shared cache entry does not open (another encryption key, tampering or another version): ignored",
+                                 metadata: ["credential": .string(credential)])
+                }
+            }
+        }
+        perform(state.entryRead(read, now: clock.now, wallNow: clock.wallClockSeconds))
+    }
+
+    private func storeFinished(_ result: Result<Void, SharedStoreFailure>) {
+        guard !stopped else { return }
+        if case .success = result {
+            perform(state.storeFinished(ok: true))
+        } else {
+            perform(state.storeFinished(ok: false))
+        }
+    }
+}

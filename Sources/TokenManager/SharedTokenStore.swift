@@ -1,0 +1,29 @@
+/// The operations the shared token cache needs from its store (Redis in production, a fake in
+/// tests). Called on the token loop; every completion runs there, later (never inside the
+/// call), within the store's operation timeout.
+public protocol SharedTokenStore: AnyObject {
+    /// The value at `key`, nil when there is none.
+    func read(_ key: String, _ completion: @escaping (Result<[UInt8]?, SharedStoreFailure>) -> Void)
+    /// Sets `key` to `owner` for `ttl` only if it does not exist; true when it was set.
+    func acquireLease(_ key: String, owner: String, ttl: Duration, _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void)
+    /// Sets `key` to `value` for `ttl`.
+    func write(_ key: String, value: [UInt8], ttl: Duration, _ completion: @escaping (Result<Void, SharedStoreFailure>) -> Void)
+    /// Deletes `key` only if it holds exactly `value` (compare-and-delete); true when it did.
+    func deleteIfEqual(_ key: String, value: [UInt8], _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void)
+    /// Closes connections and fails what is in flight (on the token loop, before it stops).
+    func close()
+}
+
+extension SharedTokenStore {
+    /// Nothing to close.
+    public func close() {}
+}
+
+/// A store operation that failed or timed out; the message never holds keys' values.
+public struct SharedStoreFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+
+    /// Creates a failure.
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,125 @@
+import EventLoop
+import Foundation
+import TestSupport
+import TokenManager
+import XCTest
+
+/// Managed credentials of several "replicas" (one process here) sharing tokens through a fake
+/// store: one fetch for all, a corrupt entry never injected, every store failure falling back
+/// to a fetch of one's own.
+final class SharedTokenDriverTests: XCTestCase {
+    private var server: TokenServerFixture!
+    private var tokenLoop: LoopHarness!
+    private let logs = LogRecorder()
+    private var credentials: [ManagedCredential] = []
+    private let key = [UInt8](repeating: 0x5a, count: 32)
+
+    override func setUpWithError() throws {
+        server = try TokenServerFixture(control: ["expires_in": 3600])
+        tokenLoop = try LoopHarness()
+    }
+
+    override func tearDown() {
+        for credential in credentials { credential.stop() }
+        tokenLoop?.stop()
+        server?.stop()
+    }
+
+    private func replicas(_ count: Int, store: FakeSharedStore) throws -> [ManagedCredential] {
+        let request = try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/oauth/token", clientId: "client", secret: "s3cr3t")
+        return (0..<count).map { index in
+            let cache = SharedTokenCache(store: store, sealer: TokenSealer(key: key)!, keyPrefix: "t:", instanceId: "replica-\(index)",
+                                         pollInterval: .milliseconds(20))
+            let credential = ManagedCredential(name: "api", request: request, loop: tokenLoop.loop, logger: logs.logger,
+                                               shared: cache.binding(material: "oauth2|client"))
+            credentials.append(credential)
+            return credential
+        }
+    }
+
+    private func makeStore() -> FakeSharedStore {
+        let loop = tokenLoop.loop
+        return onLoop { FakeSharedStore(loop: loop) }
+    }
+
+    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        let result = Locked<T?>(nil)
+        let done = expectation(description: "on loop")
+        tokenLoop.loop.execute {
+            result.update { $0 = body() }
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        return result.value!
+    }
+
+    func testReplicasShareOneFetch() throws {
+        let store = makeStore()
+        let fleet = try replicas(4, store: store)
+        for credential in fleet { credential.start() }
+        XCTAssertTrue(eventually { fleet.allSatisfy { $0.currentToken() != nil } })
+        XCTAssertEqual(Set(fleet.map { $0.currentToken()?.value }), ["tok-1"])
+        XCTAssertEqual(server.requests.count, 1)
+        let counts = fleet.compactMap { $0.status.sharedCache?.counts }
+        // A replica polling between the holder's write and its release may win the lease next; its
+        // re-read under the lease then finds the token: more leases, never more fetches.
+        XCTAssertGreaterThanOrEqual(counts.map(\.leaseWon).reduce(0, +), 1)
+        XCTAssertGreaterThanOrEqual(counts.map(\.hits).reduce(0, +), 3)
+        XCTAssertEqual(fleet.map { $0.status.counts.adopted }.reduce(0, +), 3)
+        XCTAssertFalse(logs.text.contains("tok-1"))
+        let stored = onLoop { store.values.values.map { String(decoding: $0.value, as: UTF8.self) } }
+        XCTAssertFalse(stored.contains { $0.contains("tok-1") || $0.contains("s3cr3t") })
+    }
+
+    func testCorruptEntryIsNeverInjected() throws {
+        let store = makeStore()
+        let binding = SharedTokenCache(store: store, sealer: TokenSealer(key: key)!, keyPrefix: "t:").binding(material: "oauth2|client")
+        let foreign = TokenSealer(key: [UInt8](repeating: 1, count: 32))!
+            .seal(SharedTokenEntry(value: "forged", issuedAtWall: Date().timeIntervalSince1970, lifetime: .seconds(3600)),
+                  cacheKey: binding.hash)!
+        onLoop { store.put(binding.entryKey, foreign) }
+        let credential = try replicas(1, store: store)[0]
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        XCTAssertEqual(credential.currentToken()?.value, "tok-1")
+        XCTAssertEqual(credential.status.sharedCache?.counts.corrupt, 2, "the read and the re-read under the lease")
+        XCTAssertTrue(logs.text.contains("does not open"))
+    }
+
+    func testStoreFailureAtEveryStepStillGivesEachReplicaAToken() throws {
+        for failing in ["read", "lease", "write", "delete", "all"] {
+            try server.setControl(["expires_in": 3600])
+            let store = makeStore()
+            onLoop { store.failing = [failing] }
+            let fleet = try replicas(2, store: store)
+            for credential in fleet { credential.start() }
+            XCTAssertTrue(eventually { fleet.allSatisfy { $0.currentToken() != nil } }, failing)
+            for credential in fleet { credential.stop() }
+        }
+        XCTAssertTrue(logs.text.contains("shared token cache unavailable"))
+    }
+
+    func testRejectedSharedTokenIsReplacedOnceForAllReplicas() throws {
+        let store = makeStore()
+        let fleet = try replicas(3, store: store)
+        for credential in fleet { credential.start() }
+        XCTAssertTrue(eventually { fleet.allSatisfy { $0.currentToken() != nil } })
+        let rejected = try XCTUnwrap(fleet[0].currentToken())
+        let caller = try LoopHarness()
+        defer { caller.stop() }
+        let answers = Locked<[String?]>([])
+        let done = expectation(description: "replays")
+        done.expectedFulfillmentCount = 3
+        caller.loop.execute {
+            for credential in fleet {
+                credential.rejected(rejected, on: caller.loop, timeout: .seconds(5)) { token in
+                    answers.update { $0.append(token?.value) }
+                    done.fulfill()
+                }
+            }
+        }
+        wait(for: [done], timeout: 15)
+        XCTAssertEqual(Set(answers.value), ["tok-2"], "every replica replays with the one new token")
+        XCTAssertEqual(server.requests.count, 2, "one refetch for the fleet")
+    }
+}
