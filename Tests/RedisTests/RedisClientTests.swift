@@ -41,7 +41,7 @@ final class RedisClientTests: XCTestCase {
     private func command(_ parts: String...) -> [[UInt8]] { parts.map { Array($0.utf8) } }
 
     func testPipelinedCommandsWithAuthAndSelect() throws {
-        let redis = try LocalRedis(arguments: ["--requirepass", "SENTINEL-PW"])
+        let redis = try RedisServerProcess(password: "SENTINEL-PW")
         let settings = RedisClientSettings(host: "127.0.0.1", port: redis.port, password: "SENTINEL-PW", database: 3)
         let binary: [UInt8] = [0, 13, 10, 255, 36, 42]
         let (results, _) = run(settings, [
@@ -59,7 +59,7 @@ final class RedisClientTests: XCTestCase {
     }
 
     func testWrongPasswordFailsWithoutSayingIt() throws {
-        let redis = try LocalRedis(arguments: ["--requirepass", "right"])
+        let redis = try RedisServerProcess(password: "right")
         let settings = RedisClientSettings(host: "127.0.0.1", port: redis.port, password: "SENTINEL-WRONG")
         let (results, _) = run(settings, [command("PING")])
         guard case .failure(let error) = results[0] else { return XCTFail("\(results[0])") }
@@ -86,11 +86,11 @@ final class RedisClientTests: XCTestCase {
     }
 
     func testRefusedThenRecovers() throws {
-        let port = LocalRedis.freePort()
+        let port = RedisServerProcess.freePort()
         let settings = RedisClientSettings(host: "127.0.0.1", port: port, reconnectDelay: .milliseconds(50))
         let (refused, client) = run(settings, [command("PING")])
         guard case .failure(.unavailable) = refused[0] else { return XCTFail("\(refused[0])") }
-        let redis = try LocalRedis(port: port)
+        let redis = try RedisServerProcess(port: port)
         Thread.sleep(forTimeInterval: 0.1)    // past the backoff
         let (answer, _) = run(settings, [command("PING")], client: client)
         XCTAssertEqual(try answer[0].get(), .simpleString("PONG"), "the same client reconnects")

@@ -3,6 +3,7 @@ import EventLoop
 import Foundation
 import Redis
 import TokenManager
+import TestSupport
 import XCTest
 
 /// The shared cache's store on a real redis-server: the lease is exclusive and expires, a
@@ -10,10 +11,10 @@ import XCTest
 /// it is still the stored one, and values expire with their token.
 final class RedisTokenStoreTests: XCTestCase {
     private var thread: LoopThread!
-    private var redis: LocalRedis!
+    private var redis: RedisServerProcess!
 
     override func setUpWithError() throws {
-        redis = try LocalRedis()
+        redis = try RedisServerProcess()
         thread = try LoopThread { _ in }
         try thread.start()
     }

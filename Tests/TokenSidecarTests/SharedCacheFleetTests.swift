@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Several `token-sidecar` processes sharing one credential's token through a real

@@ -3,13 +3,16 @@ import Glibc
 import XCTest
 
 /// A real `redis-server` for one test: loopback, a free port, no persistence. Killed on deinit.
-final class RedisServerProcess {
-    private(set) var process = Process()
-    let port: Int
+/// Shared by the Redis client's tests and the fleet tests (one launcher, in test support).
+public final class RedisServerProcess {
+    /// The running server.
+    public private(set) var process = Process()
+    /// Its loopback port.
+    public let port: Int
     private let password: String?
 
     /// Starts redis-server (skips the test when it is not installed) and waits until it answers.
-    init(password: String? = nil, port: Int? = nil) throws {
+    public init(password: String? = nil, port: Int? = nil) throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/redis-server") else {
             throw XCTSkip("redis-server is not installed (Debian package redis-server; make deps)")
         }
@@ -21,7 +24,7 @@ final class RedisServerProcess {
     deinit { kill() }
 
     /// (Re)starts the server on the same port.
-    func start() throws {
+    public func start() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
         process.arguments = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
@@ -38,7 +41,7 @@ final class RedisServerProcess {
     }
 
     /// SIGKILL, waiting for the exit.
-    func kill() {
+    public func kill() {
         if process.isRunning {
             Glibc.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -47,7 +50,7 @@ final class RedisServerProcess {
 
     /// Runs `redis-cli` with `arguments`; its standard output.
     @discardableResult
-    func command(_ arguments: [String]) throws -> String {
+    public func command(_ arguments: [String]) throws -> String {
         let cli = Process()
         cli.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
         cli.arguments = ["-h", "127.0.0.1", "-p", String(port)] + (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + arguments
@@ -64,13 +67,13 @@ final class RedisServerProcess {
     }
 
     /// Every key (SCAN) with its value as redis-cli prints it (binary escaped).
-    func dump() throws -> [(key: String, value: String)] {
+    public func dump() throws -> [(key: String, value: String)] {
         let keys = try command(["--scan"]).split(separator: "\n").map(String.init)
         return try keys.map { ($0, try command(["--no-raw", "GET", $0])) }
     }
 
     /// A loopback port nothing listens on right now.
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
