@@ -42,10 +42,7 @@ public final class RedisServerProcess {
 
     /// SIGKILL, waiting for the exit.
     public func kill() {
-        if process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        killAndReap(process)
     }
 
     /// Runs `redis-cli` with `arguments`; its standard output.

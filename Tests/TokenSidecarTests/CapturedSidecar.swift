@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import XCTest
 
 /// A `token-sidecar run` process, optionally under a descriptor limit (`prlimit --nofile`), whose
@@ -55,10 +56,7 @@ final class CapturedSidecar {
 
     /// Stops the process (SIGKILL: the tests measure it, they do not test its shutdown).
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        killAndReap(process)
     }
 
     /// Bytes written so far to stdout and stderr together.
