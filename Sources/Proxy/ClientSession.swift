@@ -103,7 +103,7 @@ final class ClientSession: ConnectionDelegate {
 
     private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
         switch action {
-        case .none, .readRequests, .pauseClient, .abort, .close: perform(action)
+        case .none, .readRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
         case .lookUpToken: lookUpToken(io)
         case .stageBody: stageBody(io)
         case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }

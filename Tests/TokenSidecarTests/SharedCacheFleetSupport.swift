@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Sizes and known strings of the shared-cache fleet tests. The sizes are the acceptance's by
@@ -31,6 +32,20 @@ extension XCTestCase {
             upstream: "http://127.0.0.1:\(backendPort)"
             credential: idp
         """)
+    }
+
+    /// What every shared-cache fleet test starts with: a real redis-server (with a password),
+    /// the recording token server issuing tokens for `expiresIn` seconds, the echo backend, and
+    /// one sidecar config that shares tokens through that Redis. Each stays up as long as the
+    /// returned value does.
+    func sharedFleet(expiresIn: Any) throws -> SharedFleet {
+        let redis = try RedisServerProcess(password: Fleet.password)
+        let tokens = try FixtureServer.tokenServer(["expires_in": expiresIn])
+        let backend = try FixtureServer.backend()
+        let files = try secretFiles()
+        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
+                                     keyFile: files.key, passwordFile: files.password)
+        return SharedFleet(redis: redis, tokens: tokens, backend: backend, config: config, keyFile: files.key)
     }
 
     func secretFiles() throws -> (key: String, password: String) {
@@ -96,4 +111,14 @@ final class Locked<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return body(&value)
     }
+}
+
+/// The servers and the sidecar config of one shared-cache fleet test (see `sharedFleet`).
+struct SharedFleet {
+    let redis: RedisServerProcess
+    let tokens: FixtureServer
+    let backend: FixtureServer
+    let config: String
+    /// The sealing key the sidecars read (a test checks Redis holds nothing of it).
+    let keyFile: String
 }

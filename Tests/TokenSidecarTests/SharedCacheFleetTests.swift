@@ -10,12 +10,8 @@ import XCTest
 /// `FLEET_SECONDS` shrink them where time is short.
 final class SharedCacheFleetTests: XCTestCase {
     func testFleetFetchesOncePerLifetimeAndStoresNothingReadable() throws {
-        let redis = try RedisServerProcess(password: Fleet.password)
-        let tokens = try FixtureServer.tokenServer(["expires_in": Fleet.lifetime])
-        let backend = try FixtureServer.backend()
-        let files = try secretFiles()
-        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
-                                     keyFile: files.key, passwordFile: files.password)
+        let fleetSetup = try sharedFleet(expiresIn: Fleet.lifetime)
+        let redis = fleetSetup.redis, tokens = fleetSetup.tokens, config = fleetSetup.config
         let load = FleetLoad()
         let ports = Locked<[Int]>([])
         let loadDone = DispatchSemaphore(value: 0)
@@ -45,7 +41,7 @@ final class SharedCacheFleetTests: XCTestCase {
         // Nothing readable in Redis: no token, secret, password, key or client id in key names or values.
         let dump = try redis.dump()
         XCTAssertFalse(dump.isEmpty, "the fleet writes its token")
-        let key = try String(contentsOfFile: files.key, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try String(contentsOfFile: fleetSetup.keyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         for (name, value) in dump {
             XCTAssertTrue(name.hasPrefix("token-sidecar:"), name)
             for needle in ["tok-", Fleet.secret, Fleet.password, Fleet.clientId, key, String(tokens.port)] {
@@ -69,12 +65,8 @@ final class SharedCacheFleetTests: XCTestCase {
     /// The token in use revoked during load: exactly one refetch for the whole fleet, and every
     /// request (all replayable GETs) succeeds.
     func testRevocationRefetchesOncePerFleet() throws {
-        let redis = try RedisServerProcess(password: Fleet.password)
-        let tokens = try FixtureServer.tokenServer(["expires_in": 3600])
-        let backend = try FixtureServer.backend()
-        let files = try secretFiles()
-        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
-                                     keyFile: files.key, passwordFile: files.password)
+        let fleetSetup = try sharedFleet(expiresIn: 3600)
+        let tokens = fleetSetup.tokens, config = fleetSetup.config
         let fleet = try startFleet(Fleet.sidecarCount, config: config)
         let ports = fleet.map(\.port)
         let before = FleetLoad()

@@ -8,12 +8,8 @@ final class SharedCacheOutageTests: XCTestCase {
     private static let count = Fleet.sidecarCount
 
     func testRedisKilledThenRestarted() throws {
-        let redis = try RedisServerProcess(password: Fleet.password)
-        let tokens = try FixtureServer.tokenServer(["expires_in": Fleet.lifetime])
-        let backend = try FixtureServer.backend()
-        let files = try secretFiles()
-        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
-                                     keyFile: files.key, passwordFile: files.password)
+        let fleetSetup = try sharedFleet(expiresIn: Fleet.lifetime)
+        let redis = fleetSetup.redis, tokens = fleetSetup.tokens, config = fleetSetup.config
         let fleet = try startFleet(Self.count, config: config)
         let ports = fleet.map(\.port)
         let phase = max(Fleet.loadSeconds / 2, 5)
@@ -71,12 +67,8 @@ final class SharedCacheOutageTests: XCTestCase {
     /// A backend that rejects every token: the fleet, sharing, still makes at most 10 token
     /// fetches in 20 s (the bound of one sidecar without sharing; proportionally less in less time).
     func testBackendRejectingEverythingDoesNotStormTheTokenServer() throws {
-        let redis = try RedisServerProcess(password: Fleet.password)
-        let tokens = try FixtureServer.tokenServer(["expires_in": 3600])
-        let backend = try FixtureServer.backend()
-        let files = try secretFiles()
-        let config = try fleetConfig(tokenPort: tokens.port, backendPort: backend.port, redisPort: redis.port,
-                                     keyFile: files.key, passwordFile: files.password)
+        let fleetSetup = try sharedFleet(expiresIn: 3600)
+        let tokens = fleetSetup.tokens, config = fleetSetup.config
         let fleet = try startFleet(Self.count, config: config)
         let ports = fleet.map(\.port)
         let seconds = min(Fleet.loadSeconds, 20)

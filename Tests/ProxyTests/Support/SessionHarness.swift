@@ -66,7 +66,7 @@ final class SessionHarness {
     func session(of client: MemoryStream) -> ClientSession? { client.delegate as? ClientSession }
 
     /// The last backend stream opened; connected if it was not.
-    func connectedBackend(file: StaticString = #filePath, line: UInt = #line) -> MemoryStream? {
+    func connectedBackend() -> MemoryStream? {
         guard let backend = backends.last else { return nil }
         backend.connect()
         return backend
