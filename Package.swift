@@ -31,7 +31,8 @@ let package = Package(
         .target(name: "HTTP1", swiftSettings: strict),
         // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
         // body reader, used by the proxy, the admin server and the token client.
-        .target(name: "HTTPMessage", dependencies: ["EventLoop", "HTTP1"], swiftSettings: strict),
+        // Also the complete requests and responses a local responder (admin, demo) sees and makes.
+        .target(name: "HTTPMessage", dependencies: ["EventLoop", "HTTP1", "JSON"], swiftSettings: strict),
         // A small RESP2 client for the shared token cache, on the project's own transport (TLS included).
         .target(name: "Redis", dependencies: ["EventLoop"], swiftSettings: strict),
         // JSON documents and string escaping, for admin answers, error bodies and log lines.
@@ -46,10 +47,12 @@ let package = Package(
             dependencies: ["HTTP1", "HTTPMessage", "EventLoop", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "HTTPMessage", "JSON"], swiftSettings: strict),
-        // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), on the
-        // admin server's HTTP plumbing; nothing here runs in a production sidecar.
-        .target(name: "Demo", dependencies: ["Admin", "EventLoop", "JSON"], swiftSettings: strict),
+        // The admin endpoints, answered by the proxy's own client session (a local responder
+        // instead of an upstream: `LocalServer`).
+        .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "HTTPMessage", "JSON", "Proxy"], swiftSettings: strict),
+        // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), served
+        // like the admin endpoints; nothing here runs in a production sidecar.
+        .target(name: "Demo", dependencies: ["Admin", "EventLoop", "HTTPMessage", "JSON", "Proxy"], swiftSettings: strict),
         // Builds credentials from configuration (secrets, keys, certificates, client TLS) and
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
@@ -80,9 +83,9 @@ let package = Package(
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
-        .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop"], swiftSettings: strict),
-        .testTarget(name: "AdminTests", dependencies: ["Admin", "EventLoop", "HTTP1", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AdminTests", dependencies: ["Admin", "Proxy", "EventLoop", "HTTP1", "HTTPMessage", "JSON", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "HTTPMessage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], swiftSettings: strict),
         // The RESP client, and the shared token cache's Redis store, against a real redis-server.
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Credentials", "TokenManager", "TestSupport"],
@@ -96,7 +99,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1", "TestSupport"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1", "HTTPMessage", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

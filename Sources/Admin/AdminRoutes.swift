@@ -1,13 +1,14 @@
+import HTTPMessage
 import JSON
 /// The admin endpoints (`/` the status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`) as a pure function of a request and an ``AdminProvider``, so they are
-/// tested without sockets; ``AdminServer`` puts them on a ``SimpleHTTPServer``.
+/// tested without sockets; ``AdminServer`` serves them through a ``LocalServer``.
 enum AdminRoutes {
     /// The paths served, for 404 hints.
     static let paths = ["/", "/healthz", "/readyz", "/metrics", "/tokens"]
 
     /// Answers `request` through `deliver` (called once, possibly from another thread).
-    static func handle(_ request: SimpleRequest, provider: AdminProvider,
-                       deliver: @escaping @Sendable (SimpleResponse) -> Void) {
+    static func handle(_ request: LocalRequest, provider: AdminProvider,
+                       deliver: @escaping @Sendable (LocalResponse) -> Void) {
         guard paths.contains(request.path) else {
             deliver(.json(status: 404, .object([
                 ("error", .string("not found")),
@@ -36,7 +37,7 @@ enum AdminRoutes {
             }
         case "/metrics":
             provider.metrics { families in
-                deliver(SimpleResponse(status: 200, headers: [("Content-Type", PrometheusRenderer.contentType)],
+                deliver(LocalResponse(status: 200, headers: [("Content-Type", PrometheusRenderer.contentType)],
                                        body: Array(PrometheusRenderer.render(families).utf8)))
             }
         case "/":
@@ -49,7 +50,7 @@ enum AdminRoutes {
                 if wantsJSON {
                     deliver(.json(report.json, headers: [("Cache-Control", "no-store")]))
                 } else {
-                    deliver(SimpleResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+                    deliver(LocalResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
                                            body: Array(StatusPage.html(report).utf8)))
                 }
             }

@@ -1,19 +1,20 @@
 import EventLoop
+import Proxy
 
-/// The admin listener: `GET /healthz`, `/readyz`, `/metrics` (Prometheus text 0.0.4) and
+/// The admin listener, answered by the proxy's own session engine (``LocalServer``): `GET /healthz`, `/readyz`, `/metrics` (Prometheus text 0.0.4) and
 /// `/tokens` (token status, never token values); 404 for other paths, 405 for methods other
 /// than GET and HEAD.
 ///
-/// Threading: as for ``SimpleHTTPServer`` — create it on its loop's thread or before that loop
+/// Threading: as for ``LocalServer`` — create it on its loop's thread or before that loop
 /// runs, close it on that thread. ``AdminProvider`` documents when its closures are called.
 /// To run it on a thread of its own, use ``ServerThread``.
 public final class AdminServer: LoopServer {
-    private let server: SimpleHTTPServer
+    private let server: LocalServer
 
     /// Binds `address` on `loop` and starts serving what `provider` supplies.
     public init(address: SocketAddress, loop: EventLoop, provider: AdminProvider,
-                limits: SimpleHTTPServerLimits = SimpleHTTPServerLimits()) throws(EventLoopError) {
-        server = try SimpleHTTPServer(address: address, on: loop, limits: limits) { request, respond in
+                limits: LocalServerLimits = LocalServerLimits()) throws(EventLoopError) {
+        server = try LocalServer(address: address, on: loop, limits: limits) { request, respond in
             // Completions may arrive on any thread: hop back to the loop before touching the connection.
             let bound = LoopBound(respond, on: loop)
             AdminRoutes.handle(request, provider: provider) { response in

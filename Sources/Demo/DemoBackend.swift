@@ -1,6 +1,8 @@
 import JSON
 import Admin
 import EventLoop
+import HTTPMessage
+import Proxy
 
 /// A demo protected backend for `token-sidecar demo`: accepts any method and path with a
 /// valid, unexpired `Authorization: Bearer <token>` issued by ``DemoIssuer`` and echoes the
@@ -10,12 +12,12 @@ import EventLoop
 /// with an unknown or expired token, 401 with `error="invalid_token"` added (RFC 6750 §3.1:
 /// a request with no credentials gets no error code).
 public final class DemoBackend: LoopServer {
-    private let server: SimpleHTTPServer
+    private let server: LocalServer
 
     /// Binds `address` on `loop`, accepting tokens found in `registry`. Threading as for
-    /// ``SimpleHTTPServer``.
+    /// ``LocalServer``.
     public init(address: SocketAddress, loop: EventLoop, registry: DemoTokenRegistry) throws(EventLoopError) {
-        server = try SimpleHTTPServer(address: address, on: loop) { request, respond in
+        server = try LocalServer(address: address, on: loop) { request, respond in
             respond(DemoBackend.handle(request, registry: registry))
         }
     }
@@ -29,7 +31,7 @@ public final class DemoBackend: LoopServer {
     private static let realm = "Bearer realm=\"token-sidecar-demo\""
 
     /// The backend's answer to one request.
-    static func handle(_ request: SimpleRequest, registry: DemoTokenRegistry) -> SimpleResponse {
+    static func handle(_ request: LocalRequest, registry: DemoTokenRegistry) -> LocalResponse {
         guard let authorization = request.fields.first("Authorization") else {
             return .error(status: 401, "missing bearer token", headers: [("WWW-Authenticate", realm)])
         }

@@ -1,6 +1,8 @@
 import JSON
 import Admin
 import EventLoop
+import HTTPMessage
+import Proxy
 import Foundation
 
 /// A demo OAuth 2.0 token endpoint (client-credentials grant, RFC 6749 §4.4) for
@@ -17,14 +19,14 @@ public final class DemoIssuer: LoopServer {
     /// The token endpoint's path.
     public static let tokenPath = "/oauth/token"
 
-    private let server: SimpleHTTPServer
+    private let server: LocalServer
 
     /// Binds `address` on `loop` and issues tokens to the one configured client, each valid
-    /// for `expiresIn` seconds. Threading as for ``SimpleHTTPServer``.
+    /// for `expiresIn` seconds. Threading as for ``LocalServer``.
     public init(address: SocketAddress, loop: EventLoop, clientID: String, clientSecret: String,
                 expiresIn: Int = 60, registry: DemoTokenRegistry) throws(EventLoopError) {
         let client = DemoClient(id: clientID, secret: clientSecret, expiresIn: expiresIn)
-        server = try SimpleHTTPServer(address: address, on: loop) { request, respond in
+        server = try LocalServer(address: address, on: loop) { request, respond in
             respond(DemoIssuer.handle(request, client: client, registry: registry))
         }
     }
@@ -36,7 +38,7 @@ public final class DemoIssuer: LoopServer {
     public func close() { server.close() }
 
     /// The issuer's answer to one request.
-    static func handle(_ request: SimpleRequest, client: DemoClient, registry: DemoTokenRegistry) -> SimpleResponse {
+    static func handle(_ request: LocalRequest, client: DemoClient, registry: DemoTokenRegistry) -> LocalResponse {
         guard request.path == tokenPath else { return .error(status: 404, "not found") }
         guard request.method == "POST" else {
             return .error(status: 405, "method not allowed", headers: [("Allow", "POST")])
@@ -75,7 +77,7 @@ public final class DemoIssuer: LoopServer {
     private static let noStore = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
 
     private static func oauthError(_ status: Int, _ code: String, _ description: String,
-                                   basicChallenge: Bool = false) -> SimpleResponse {
+                                   basicChallenge: Bool = false) -> LocalResponse {
         // §5.2: a 401 to a client that used the Authorization header carries a challenge.
         let challenge = basicChallenge ? [("WWW-Authenticate", "Basic realm=\"token-sidecar-demo\"")] : []
         return .json(status: status, .object([

@@ -6,13 +6,17 @@ import TokenManager
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
     func readRequests() {
+        guard !readingRequests else { return }
+        readingRequests = true
+        defer { readingRequests = false }
+        let fieldLimit = context.requestFieldLimit
         while exchange.isIdle && !client.input.isEmpty {
             let head: RequestHead
             do {
                 // Bound in the `do` and moved out: an optional bound after it was copied (a
                 // retain and release per field array).
                 guard let parsed = try requestReader.read(from: client.input, { bytes throws(HTTPParseError) in
-                    try RequestHeadParser.parse(bytes)
+                    try RequestHeadParser.parse(bytes, maxFields: fieldLimit)
                 }) else {
                     // Part of a head is here: from now on the client has clientHeader to finish it.
                     if headWait == .idle {
@@ -36,8 +40,9 @@ extension ClientSession: UpstreamWaiter {
         let parseError = error as? HTTPParseError ?? .invalid("malformed request")
         let proxyError: ProxyError
         switch parseError {
-        case .headTooLarge: proxyError = .headTooLarge("the request head is larger than 64 KiB")
-        case .tooManyFields: proxyError = .headTooLarge("the request has more than 100 header fields")
+        case .headTooLarge:
+            proxyError = .headTooLarge("the request head is larger than \(context.requestHeadLimit) bytes")
+        case .tooManyFields: proxyError = .headTooLarge("the request has more than \(context.requestFieldLimit) header fields")
         case .invalid(let message): proxyError = .badRequest("malformed request: \(message)")
         }
         respondBeforeExchange(proxyError, head: nil, close: true)
@@ -45,6 +50,10 @@ extension ClientSession: UpstreamWaiter {
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
     private func begin(_ head: consuming RequestHead) {
+        if let service = context.local {
+            beginLocal(head, service)
+            return
+        }
         let bodyless = head.framing == .none || head.framing == .contentLength(0)
         let canContinue = bodyless && head.keepAlive
         if head.method == "CONNECT" {
@@ -69,13 +78,19 @@ extension ClientSession: UpstreamWaiter {
         }
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
-        let request = Exchange.Request(
-            idempotent: Self.isIdempotent(head.method), keepAlive: head.keepAlive, bodyless: bodyless,
-            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential,
-            http11: head.version == .http1_1)
+        let request = Self.exchangeRequest(for: head, credential: credential)
         // The head moves into the exchange's I/O record (no copy of its fields).
         current = ExchangeIO(head: head, decision: decision)
         perform(exchange.start(request))
+    }
+
+    /// What the exchange needs to know about `head`.
+    static func exchangeRequest(for head: borrowing RequestHead, credential: Exchange.CredentialUse) -> Exchange.Request {
+        Exchange.Request(
+            idempotent: isIdempotent(head.method), keepAlive: head.keepAlive,
+            bodyless: head.framing == .none || head.framing == .contentLength(0),
+            chunked: head.framing == .chunked, expectsContinue: head.expectsContinue, credential: credential,
+            http11: head.version == .http1_1)
     }
 
     /// Whether the request has an `Authorization` that will be forwarded: one the client did not
@@ -327,6 +342,8 @@ extension Exchange.BodyProgress {
 enum HeadLimits {
     /// Largest request head accepted (bigger gets 431).
     static let requestHead = 64 * 1024
+    /// Most field lines in a request head (more gets 431).
+    static let requestFields = 100
     /// Largest response head accepted from a backend.
     static let responseHead = 64 * 1024
 }

@@ -374,10 +374,13 @@ extension ClientSession: UpstreamConnectionOwner {
         }
     }
 
-    private func proxyError(for failure: ExchangeFailure, io: ExchangeIO) -> ProxyError {
+    func proxyError(for failure: ExchangeFailure, io: ExchangeIO?) -> ProxyError {
         switch failure {
         case .tokenUnavailable:
-            return .tokenUnavailable(io.decision.credential?.name ?? "")
+            return .tokenUnavailable(io?.decision.credential?.name ?? "")
+        case .bodyTooLarge:
+            return ProxyError(status: 413, type: "http_request_error",
+                              message: "the request body is larger than \(context.local?.limits.maxBodyBytes ?? 0) bytes")
         case .malformedBody:
             return .badRequest("malformed chunked request body")
         case .bodyStartTimeout:

@@ -22,17 +22,23 @@ final class ClientSession: ConnectionDelegate {
     var exchange = Exchange()
     /// The bytes and handles of the exchange under way; `nil` between requests.
     var current: ExchangeIO?
-    var requestReader = HeadReader(limit: HeadLimits.requestHead)
+    var requestReader: HeadReader
     var responseReader = HeadReader(limit: HeadLimits.responseHead)
     var headWait = HeadWait.idle
     /// The exchange timer that is armed, if any.
     var armedTimer: ExchangeTimer?
+    /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
+    var local: LocalCall?
+    /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
+    /// given at once) leaves the next pipelined request to that loop instead of recursing.
+    var readingRequests = false
     private(set) lazy var headTimer = Timer(on: context.loop) { [unowned self] in headTimerFired() }
     private(set) lazy var exchangeTimer = Timer(on: context.loop) { [unowned self] in exchangeTimerFired() }
 
     init(client: any ByteStream, context: WorkerContext) {
         self.client = client
         self.context = context
+        self.requestReader = HeadReader(limit: context.requestHeadLimit)
     }
 
     func start() {
@@ -53,6 +59,7 @@ final class ClientSession: ConnectionDelegate {
             discardUpstream(io, reset: true)
             current = nil
         }
+        local = nil
         exchange.close()
         headTimer.cancel()
         exchangeTimer.cancel()
@@ -81,7 +88,7 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
-        perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded())
+        perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded(cleanly: reason == .endOfStream))
     }
 
     // MARK: - performing actions
@@ -96,14 +103,18 @@ final class ClientSession: ConnectionDelegate {
         case .abort: abort()
         case .close: close()
         default:
-            guard let io = current else { return }
-            perform(action, on: io)
+            if let io = current {
+                perform(action, on: io)
+            } else if let call = local {
+                perform(action, answering: call)
+            }
         }
     }
 
     private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
         switch action {
         case .none, .readRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
+        case .collectLocalBody, .answerLocally, .respondLocally: break  // never here: only for a local call
         case .lookUpToken: lookUpToken(io)
         case .stageBody: stageBody(io)
         case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }

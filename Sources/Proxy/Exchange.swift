@@ -21,6 +21,10 @@
 ///                                      closed
 /// ```
 ///
+/// A ``LocalServer``'s requests take a shorter path: `startLocal` collects the body
+/// (`collectingLocal`, answering `Expect: 100-continue` itself), hands the request to the local
+/// responder (`answeringLocal`) and writes its answer (`localAnswered`), then back to `idle`.
+///
 /// While relaying, a client that falls behind (its output reaches the high watermark) does
 /// not stop the backend: the rest of the response goes to a spool file, within the process's
 /// spool budget (``SpoolFacts/canSpool``). Once the backend has sent the whole response its
@@ -138,8 +142,25 @@ struct Exchange {
         /// The backend sent the whole response and its connection was released; the client is
         /// still being served from the spool. `keepClient`: read the next request afterwards.
         case deliveringSpool(keepClient: Bool)
+        /// A request the session answers itself: its body is being collected.
+        case collectingLocal
+        /// The local responder has the request; `clientEnded`: the client half-closed since
+        /// (it still gets the answer, then the connection closes).
+        case answeringLocal(clientEnded: Bool)
         /// The connection is closing; every later event is ignored.
         case closed
+    }
+
+    /// How far collecting a locally answered request's body got.
+    enum LocalBodyProgress: Equatable {
+        /// The whole body is here.
+        case complete
+        /// More bytes are needed.
+        case needMore
+        /// The body is larger than the server's limit.
+        case tooLarge
+        /// The chunked framing was malformed.
+        case malformed
     }
 
     /// What is kept of the request body for sending it again.
@@ -219,6 +240,47 @@ struct Exchange {
         }
         state = .awaitingToken
         return .lookUpToken
+    }
+
+    /// A request head arrived on a ``LocalServer``: it is answered by the local responder once
+    /// its body is collected. `bodyTooLarge`: its Content-Length is above the limit (answered
+    /// before reading the body).
+    mutating func startLocal(_ request: Request, bodyTooLarge: Bool) -> ExchangeAction {
+        guard state == .idle else { return .none }
+        self.request = request
+        requestComplete = false
+        resend = .notKept
+        guard !bodyTooLarge else { return fail(.bodyTooLarge, close: true) }
+        state = .collectingLocal
+        // RFC 9110 §10.1.1: the server that reads the body says 100 Continue (an HTTP/1.0
+        // client never gets an interim response; a bodyless request needs none).
+        return .collectLocalBody(sendContinue: request.expectsContinue && request.http11 && !request.bodyless)
+    }
+
+    /// The session read what it could of a local request's body.
+    mutating func localBodyCollected(_ progress: LocalBodyProgress) -> ExchangeAction {
+        guard state == .collectingLocal else { return .none }
+        switch progress {
+        case .needMore:
+            return .none
+        case .complete:
+            requestComplete = true
+            state = .answeringLocal(clientEnded: false)
+            return .answerLocally
+        case .tooLarge:
+            return fail(.bodyTooLarge, close: true)
+        case .malformed:
+            return fail(.malformedBody, close: true)
+        }
+    }
+
+    /// The local responder answered (`closeRequested`: its answer says `Connection: close`).
+    mutating func localAnswered(closeRequested: Bool) -> ExchangeAction {
+        guard case .answeringLocal(let clientEnded) = state, let request else { return .none }
+        let keepClient = request.keepAlive && !clientEnded && !closeRequested
+        state = keepClient ? .idle : .closed
+        self.request = nil
+        return .respondLocally(keepClient: keepClient)
     }
 
     /// The token lookup (immediate or after waiting) ended.
@@ -516,6 +578,7 @@ struct Exchange {
         switch state {
         case .idle: return .readRequests
         case .awaitingBody: return .stageBody
+        case .collectingLocal: return .collectLocalBody(sendContinue: false)
         default: return isSendingRequestBody ? .pumpRequest : .none
         }
     }
@@ -561,14 +624,19 @@ struct Exchange {
 
     // MARK: - client side and timers
 
-    /// The client ended (EOF or error). Between requests the connection just closes; during an
-    /// exchange the upstream side is aborted at once (a client that leaves stops the transfer).
-    mutating func clientEnded() -> ExchangeAction {
+    /// The client ended (EOF or error; `cleanly`: an EOF). Between requests the connection just
+    /// closes; during an exchange the upstream side is aborted at once (a client that leaves
+    /// stops the transfer). A client that half-closes after a request answered locally still
+    /// gets its answer.
+    mutating func clientEnded(cleanly: Bool = false) -> ExchangeAction {
         switch state {
         case .closed: return .none
         case .idle:
             state = .closed
             return .close
+        case .answeringLocal(false) where cleanly:
+            state = .answeringLocal(clientEnded: true)
+            return .none
         default:
             return abort()
         }
@@ -578,7 +646,7 @@ struct Exchange {
     /// collected the client gets a 408; in any other phase this ends the exchange like a
     /// client that left.
     mutating func clientStalled() -> ExchangeAction {
-        guard state == .awaitingBody else { return clientEnded() }
+        guard state == .awaitingBody || state == .collectingLocal else { return clientEnded() }
         return fail(.bodyIdleTimeout, close: true)
     }
 

@@ -69,6 +69,13 @@ enum ExchangeAction: Equatable {
     /// Response bytes already left: discard the upstream, flush what is queued for the client
     /// and close without completing the message, so the client sees a truncated response.
     case truncate
+    /// Read a locally answered request's body from the client's input (first writing
+    /// `100 Continue` when `sendContinue`), then report ``Exchange/localBodyCollected(_:)``.
+    case collectLocalBody(sendContinue: Bool)
+    /// Hand the complete request to the local responder.
+    case answerLocally
+    /// Write the local responder's answer, then keep or close the client.
+    case respondLocally(keepClient: Bool)
     /// Close both sides now (the client left).
     case abort
     /// Close the client connection (between requests).
@@ -95,6 +102,8 @@ enum ExchangeFailure: Equatable {
     case bodyStartTimeout
     /// A body being collected made no progress for `bodyIdle`.
     case bodyIdleTimeout
+    /// A locally answered request's body is larger than the server's limit.
+    case bodyTooLarge
     /// The upstream's connection limit and queue did not yield a connection.
     case connectionLimit
     /// The backend sent a malformed (or unrelayable) response; says what was wrong.

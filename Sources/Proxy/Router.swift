@@ -59,6 +59,15 @@ struct Router: Sendable {
         let keepsClientAuthorization: Bool
     }
 
+    /// A router without routes, for a ``LocalServer`` (whose requests are never routed).
+    init() {
+        table = RouteTable([])
+        otherHosts = .deny
+        connectPolicy = .deny
+        credentials = CredentialSet([])
+        prepared = [:]
+    }
+
     /// Builds the router; throws when a route's TLS files cannot be used.
     init(config: SidecarConfig, credentials: CredentialSet) throws {
         self.table = RouteTable(config.routes)

@@ -41,6 +41,14 @@ final class WorkerContext {
     /// The disk space response spools may use (shared by every worker).
     let spoolBudget: SpoolBudget
 
+    /// Set for a ``LocalServer``'s context: every request is answered by its responder, none
+    /// is routed upstream.
+    let local: LocalService?
+    /// Largest request head accepted (bigger gets 431).
+    let requestHeadLimit: Int
+    /// Most field lines in a request head (more gets 431).
+    let requestFieldLimit: Int
+
     init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
          worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget) {
         self.spoolBudget = spoolBudget
@@ -55,7 +63,46 @@ final class WorkerContext {
                                  connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle)
         self.logger = logger
         self.accessLog = config.accessLog
+        self.local = nil
+        self.requestHeadLimit = HeadLimits.requestHead
+        self.requestFieldLimit = HeadLimits.requestFields
     }
+
+    /// The context of a ``LocalServer``'s loop: no routes, no upstreams, no access log; its
+    /// limits bound heads and bodies, and its idle timeout every wait on the client.
+    convenience init(loop: EventLoop, local: LocalService) {
+        let idle = local.limits.idleTimeout
+        var timeouts = Timeouts.default
+        timeouts.idle = idle
+        timeouts.clientHeader = idle
+        timeouts.bodyIdle = idle
+        let config = SidecarConfig(timeouts: timeouts, accessLog: false, spool: SpoolConfig(maxBytes: 0))
+        self.init(loop: loop, router: Router(), config: config, clientShare: local.limits.maxConnections,
+                  logger: Logger(label: "token-sidecar.local"), spoolBudget: SpoolBudget(directory: "", limit: 0),
+                  local: local)
+    }
+
+    private init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
+                 spoolBudget: SpoolBudget, local: LocalService) {
+        self.spoolBudget = spoolBudget
+        self.worker = 0
+        self.accessLogWriter = nil
+        self.loop = loop
+        self.clientShare = clientShare
+        self.router = router
+        self.timeouts = config.timeouts
+        self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
+        self.pool = UpstreamPool(loop: loop, limit: config.maxConnectionsPerUpstream,
+                                 connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle)
+        self.logger = logger
+        self.accessLog = false
+        self.local = local
+        self.requestHeadLimit = local.limits.maxHeadBytes
+        self.requestFieldLimit = local.limits.maxFields
+    }
+
+    /// Client connections held now (sessions and tunnels).
+    var clientConnections: Int { sessions.count + tunnels.count }
 
     /// A copy of this worker's counters with the gauges filled in (call on this loop).
     func metricsSnapshot() -> ProxyMetrics {

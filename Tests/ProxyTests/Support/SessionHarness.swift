@@ -50,6 +50,13 @@ final class SessionHarness {
         }
     }
 
+    /// A ``LocalServer``'s worker: every request goes to `responder`, none upstream.
+    init(limits: LocalServerLimits = LocalServerLimits(), responder: @escaping LocalServer.Responder) throws {
+        loop = try EventLoop()
+        spoolDirectory = nil
+        context = WorkerContext(loop: loop, local: LocalService(responder: responder, limits: limits))
+    }
+
     deinit {
         context.closeAll()
         if let spoolDirectory { try? FileManager.default.removeItem(atPath: spoolDirectory) }

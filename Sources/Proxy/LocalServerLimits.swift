@@ -1,5 +1,5 @@
-/// Bounds a ``SimpleHTTPServer`` enforces on every connection.
-public struct SimpleHTTPServerLimits: Sendable {
+/// Bounds a ``LocalServer`` enforces on every connection.
+public struct LocalServerLimits: Sendable {
     /// Largest request head (request line and fields); beyond it the answer is 431.
     public var maxHeadBytes: Int
     /// Most header field lines; beyond it the answer is 431.

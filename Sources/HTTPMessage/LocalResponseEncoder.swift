@@ -1,13 +1,13 @@
 import HTTP1
 
-/// Serializes a ``SimpleResponse``: status line, the handler's safe headers, framing and
+/// Serializes a ``LocalResponse``: status line, the responder's safe headers, framing and
 /// persistence headers, then the body unless the method or status forbids one.
-enum ResponseEncoder {
+public enum LocalResponseEncoder {
     /// Framing and persistence are the server's business; handlers' copies are dropped.
     private static let managed: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive"]
 
     /// The bytes to send, and whether the connection must close after them.
-    static func encode(_ response: SimpleResponse, method: String, version: HTTPVersion,
+    public static func encode(_ response: LocalResponse, method: String, version: HTTPVersion,
                        keepAlive: Bool) -> (bytes: [UInt8], closes: Bool) {
         // 1xx cannot be a final response, and the serializer needs three digits.
         let status = (200...999).contains(response.status) ? response.status : 500

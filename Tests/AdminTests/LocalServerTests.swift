@@ -1,11 +1,13 @@
-import Admin
 import EventLoop
 import HTTP1
+import HTTPMessage
+import JSON
+import Proxy
 import TestSupport
 import XCTest
 
 /// Echoes what the handler saw as JSON, so tests can check parsing end to end.
-private func echo(_ request: SimpleRequest) -> SimpleResponse {
+private func echo(_ request: LocalRequest) -> LocalResponse {
     .json(.object([
         ("method", .string(request.method)),
         ("path", .string(request.path)),
@@ -15,9 +17,9 @@ private func echo(_ request: SimpleRequest) -> SimpleResponse {
     ]))
 }
 
-final class SimpleHTTPServerTests: XCTestCase {
+final class LocalServerTests: XCTestCase {
     private var thread: ServerThread?
-    private var server: SimpleHTTPServer?
+    private var server: LocalServer?
 
     override func tearDown() {
         thread?.stop()
@@ -26,17 +28,17 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     /// Starts a server on its own loop thread; returns its port.
-    private func start(limits: SimpleHTTPServerLimits = SimpleHTTPServerLimits(),
-                       handler: @escaping SimpleHTTPServer.Handler = { request, respond in respond(echo(request)) }) throws -> Int {
+    private func start(limits: LocalServerLimits = LocalServerLimits(),
+                       handler: @escaping LocalServer.Responder = { request, respond in respond(echo(request)) }) throws -> Int {
         try start(limits: limits) { _ in handler }
     }
 
     /// Starts a server whose handler is made knowing its loop (to answer asynchronously).
-    private func start(limits: SimpleHTTPServerLimits = SimpleHTTPServerLimits(),
-                       makeHandler: (EventLoop) -> SimpleHTTPServer.Handler) throws -> Int {
-        var created: SimpleHTTPServer?
+    private func start(limits: LocalServerLimits = LocalServerLimits(),
+                       makeHandler: (EventLoop) -> LocalServer.Responder) throws -> Int {
+        var created: LocalServer?
         let thread = try ServerThread { loop in
-            let server = try SimpleHTTPServer(address: loopback, on: loop, limits: limits, handler: makeHandler(loop))
+            let server = try LocalServer(address: loopback, on: loop, limits: limits, responder: makeHandler(loop))
             created = server
             return [server]
         }
@@ -122,7 +124,7 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     func testClientGoneBeforeAsyncAnswer() throws {
-        let respondLater = Locked<LoopBound<(SimpleResponse) -> Void>?>(nil)
+        let respondLater = Locked<LoopBound<(LocalResponse) -> Void>?>(nil)
         let port = try start { loop in { _, respond in
             respondLater.withLock { $0 = LoopBound(respond, on: loop) }
         } }
@@ -158,7 +160,7 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     func testOversizedHeadGets431() throws {
-        let port = try start(limits: SimpleHTTPServerLimits(maxHeadBytes: 1024))
+        let port = try start(limits: LocalServerLimits(maxHeadBytes: 1024))
         let client = try RawClient(port: port)
         client.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 2000))\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.status, 431)
@@ -166,7 +168,7 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     func testOversizedBodiesGet413() throws {
-        let port = try start(limits: SimpleHTTPServerLimits(maxBodyBytes: 100))
+        let port = try start(limits: LocalServerLimits(maxBodyBytes: 100))
         let declared = try RawClient(port: port)
         declared.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n")
         let response = try XCTUnwrap(declared.readResponse())
@@ -242,7 +244,7 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     func testIdleConnectionsAreClosed() throws {
-        let port = try start(limits: SimpleHTTPServerLimits(idleTimeout: .milliseconds(200)))
+        let port = try start(limits: LocalServerLimits(idleTimeout: .milliseconds(200)))
         let client = try RawClient(port: port)
         XCTAssertEqual(client.request("GET", "/")?.status, 200)
         let started = Date()
@@ -252,7 +254,7 @@ final class SimpleHTTPServerTests: XCTestCase {
     }
 
     func testConnectionLimit() throws {
-        let port = try start(limits: SimpleHTTPServerLimits(maxConnections: 1))
+        let port = try start(limits: LocalServerLimits(maxConnections: 1))
         let first = try RawClient(port: port)
         XCTAssertEqual(first.request("GET", "/")?.status, 200)
         let second = try RawClient(port: port)
@@ -273,7 +275,7 @@ final class SimpleHTTPServerTests: XCTestCase {
 
     func testUnsafeHandlerHeadersAreDroppedAndFramingIsTheServers() throws {
         let port = try start { _, respond in
-            respond(SimpleResponse(status: 200, headers: [
+            respond(LocalResponse(status: 200, headers: [
                 ("X-Ok", "yes"), ("X-Evil", "a\r\nSet-Cookie: x=1"), ("Content-Length", "999"),
                 ("Transfer-Encoding", "chunked"),
             ], body: Array("body".utf8)))

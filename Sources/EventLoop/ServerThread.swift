@@ -1,5 +1,3 @@
-import EventLoop
-
 /// Runs one or more ``LoopServer``s (admin, demo issuer and backend) on a loop of their own,
 /// on a dedicated thread.
 ///

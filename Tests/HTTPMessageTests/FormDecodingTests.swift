@@ -1,4 +1,4 @@
-@testable import Admin
+import HTTPMessage
 import Foundation
 import TestSupport
 import XCTest

@@ -1,9 +1,9 @@
 import JSON
-/// A complete response produced by a ``SimpleHTTPServer`` handler.
+/// A complete response produced by a local responder (admin endpoints, demo servers).
 ///
-/// The server adds `Content-Length` (and `Connection: close` when it closes the connection);
+/// The session adds `Content-Length` (and `Connection: close` when it closes the connection);
 /// handlers must not set framing headers themselves (they are dropped if present).
-public struct SimpleResponse: Sendable {
+public struct LocalResponse: Sendable {
     /// The status code (100...999; 1xx is not supported as a final response).
     public var status: Int
     /// Header fields in order. Names and values must not contain CR, LF or NUL: such
@@ -20,19 +20,25 @@ public struct SimpleResponse: Sendable {
     }
 
     /// A JSON response (`application/json`).
-    public static func json(status: Int = 200, _ object: JSONValue, headers: [(String, String)] = []) -> SimpleResponse {
-        SimpleResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: object.serialized)
+    public static func json(status: Int = 200, _ object: JSONValue, headers: [(String, String)] = []) -> LocalResponse {
+        LocalResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: object.serialized)
     }
 
     /// A plain-text response (`text/plain; charset=utf-8`).
-    public static func text(status: Int = 200, _ string: String, headers: [(String, String)] = []) -> SimpleResponse {
-        SimpleResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
+    public static func text(status: Int = 200, _ string: String, headers: [(String, String)] = []) -> LocalResponse {
+        LocalResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + headers,
                        body: Array(string.utf8))
     }
 
     /// A JSON error body `{"error": message}` with `status`.
-    public static func error(status: Int, _ message: String, headers: [(String, String)] = []) -> SimpleResponse {
+    public static func error(status: Int, _ message: String, headers: [(String, String)] = []) -> LocalResponse {
         json(status: status, .object([("error", .string(message))]), headers: headers)
+    }
+
+    /// Whether the responder asked for the connection to close after this response
+    /// (`Connection: close` among its headers).
+    public var asksToClose: Bool {
+        headers.contains { $0.0.lowercased() == "connection" && $0.1.lowercased().contains("close") }
     }
 
     /// The first value of header `name` (ASCII case-insensitive), or nil.

@@ -1,7 +1,8 @@
 import HTTP1
 
-/// A complete request as a ``SimpleHTTPServer`` handler sees it (head and whole body).
-public struct SimpleRequest: Sendable {
+/// A complete request answered by the sidecar itself rather than forwarded (the admin endpoints,
+/// the demo issuer and backend): its head and its whole body, as a local responder sees it.
+public struct LocalRequest: Sendable {
     /// The method, case preserved.
     public var method: String
     /// The path as sent (not percent-decoded), without the query; `*` for `OPTIONS *`.
@@ -23,7 +24,7 @@ public struct SimpleRequest: Sendable {
     }
 
     /// Builds a request from a parsed head: splits the target into path and query.
-    init(head: RequestHead, body: [UInt8]) {
+    public init(head: borrowing RequestHead, body: [UInt8]) {
         let target = head.target.originFormString
         if let mark = target.firstIndex(of: "?") {
             path = String(target[..<mark])
