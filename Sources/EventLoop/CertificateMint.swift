@@ -17,15 +17,15 @@ enum CertificateMint {
     }
 
     /// A new, unsigned X.509 v3 certificate (caller frees with `X509_free`): a random 128-bit
-    /// serial, subject CN `commonName`, issuer `issuer`'s subject (or the subject itself when
+    /// serial, subject CN `commonName` (an empty subject when `nil`), issuer `issuer`'s subject (or the subject itself when
     /// `nil`: self-signed), `publicKey`'s public half, valid from `notBefore` to `notAfter`.
-    static func newCertificate(commonName: String, issuer: OpaquePointer?, publicKey: OpaquePointer,
+    static func newCertificate(commonName: String?, issuer: OpaquePointer?, publicKey: OpaquePointer,
                                notBefore: time_t, notAfter: time_t) throws(CryptoError) -> OpaquePointer {
         guard let certificate = X509_new() else { throw CryptoError("out of memory") }
         var built = X509_set_version(certificate, 2) == 1 // 2 is v3
         built = built && setRandomSerial(certificate)
         if built, let name = X509_NAME_new() {
-            built = X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, commonName, -1, -1, 0) == 1
+            built = (commonName.map { X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, $0, -1, -1, 0) == 1 } ?? true)
                 && X509_set_subject_name(certificate, name) == 1
                 && X509_set_issuer_name(certificate, issuer.map { X509_get_subject_name($0) } ?? name) == 1
             X509_NAME_free(name)
@@ -38,7 +38,7 @@ enum CertificateMint {
         guard built else {
             X509_free(certificate)
             ERR_clear_error()
-            throw CryptoError("cannot build a certificate for \(commonName)")
+            throw CryptoError("cannot build a certificate for \(commonName ?? "an address")")
         }
         return certificate
     }

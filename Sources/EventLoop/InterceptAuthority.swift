@@ -128,16 +128,17 @@ public final class InterceptAuthority: @unchecked Sendable {
     }
 
     /// Mints a TLS server context for `host` (a DNS name, or an IPv4/IPv6 literal, brackets
-    /// allowed): a leaf certificate with subject CN `host` (at most 64 characters), SAN
-    /// `DNS:host` or `IP:host`, CA:FALSE, digitalSignature, serverAuth, a random serial, valid
-    /// from an hour ago for `validity` but never past the CA's own expiry; the context presents
-    /// it with the CA certificate. Costs one signature.
+    /// allowed): a leaf certificate with subject CN `host` (at most 64 characters) and SAN
+    /// `DNS:host` — for an address, an empty subject and a critical SAN `IP:host` instead (see
+    /// `InterceptName.commonName` for why) — CA:FALSE, digitalSignature, serverAuth, a random
+    /// serial, valid from an hour ago for `validity` but never past the CA's own expiry. The
+    /// context presents it with the CA certificate. Costs one signature.
     public func mintLeaf(for host: String, validity: Duration = .seconds(7 * 24 * 3600)) throws(CryptoError) -> TLSServerContext {
         let name = try InterceptName(host)
         if case .wildcard = name { throw CryptoError("a leaf is minted for a host name, not a wildcard: \(host)") }
         let now = time(nil)
         guard notAfter > now else { throw CryptoError("the interception CA certificate has expired") }
-        let leaf = try CertificateMint.newCertificate(commonName: String(name.commonName.prefix(64)), issuer: certificate,
+        let leaf = try CertificateMint.newCertificate(commonName: name.commonName, issuer: certificate,
                                                       publicKey: leafKey, notBefore: now - InterceptAuthority.clockSkew,
                                                       notAfter: min(now + time_t(validity.components.seconds), notAfter))
         defer { X509_free(leaf) }

@@ -48,21 +48,25 @@ enum InterceptName: Equatable {
         }
     }
 
-    /// The subjectAltName entry of a leaf for this name (a wildcard is not minted as such).
+    /// The subjectAltName entry of a leaf for this name (a wildcard is not minted as such);
+    /// critical for an address, whose leaf has an empty subject (RFC 5280 §4.2.1.6).
     var subjectAltName: String {
         switch self {
         case .dns(let name): "DNS:\(name)"
         case .wildcard(let suffix): "DNS:*.\(suffix)"
-        case .ipv4(let address), .ipv6(let address): "IP:\(address)"
+        case .ipv4(let address), .ipv6(let address): "critical,IP:\(address)"
         }
     }
 
-    /// The text for a subject CN: the name, or the address without brackets.
-    var commonName: String {
+    /// The subject CN of a leaf for this name: the name, at most 64 characters (the X.509 upper
+    /// bound). `nil` for an address: OpenSSL checks a CN that looks like a host name
+    /// (`10.0.0.7` does) against a CA's DNS name constraints when the leaf has no DNS SAN, so
+    /// an address CN would fail every CA constrained to DNS names and addresses alike.
+    var commonName: String? {
         switch self {
-        case .dns(let name): name
-        case .wildcard(let suffix): "*.\(suffix)"
-        case .ipv4(let address), .ipv6(let address): address
+        case .dns(let name): String(name.prefix(64))
+        case .wildcard(let suffix): String("*.\(suffix)".prefix(64))
+        case .ipv4, .ipv6: nil
         }
     }
 
