@@ -358,4 +358,20 @@ final class InterceptAuthorityTests: XCTestCase {
         XCTAssertThrowsError(try cache.context(for: "bad host"))
         XCTAssertEqual(cache.minted, 4)
     }
+
+    /// Worker loops share one cache: every lookup is either a hit or a mint, the counters add
+    /// up, and the cache never holds more than its capacity.
+    func testTheLeafCacheIsSharedByThreads() throws {
+        let cache = LeafCache(authority: try InterceptAuthority.generate(permittedNames: ["*.example.com"]), capacity: 3)
+        let failures = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for round in 0..<50 {
+                if (try? cache.context(for: "h\((round + worker) % 5).example.com")) == nil { failures.withLock { $0 += 1 } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, 0)
+        XCTAssertEqual(cache.hits + cache.minted, 200)
+        XCTAssertGreaterThanOrEqual(cache.minted, 5)
+        XCTAssertLessThanOrEqual(cache.count, 3)
+    }
 }
