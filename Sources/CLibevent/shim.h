@@ -58,6 +58,15 @@ static inline long shim_SSL_CTX_enable_client_session_callback(SSL_CTX *ctx) {
     return SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
 }
 
+/// `EVP_EC_gen` is a macro over the variadic `EVP_PKEY_Q_keygen`: a new EC key pair on `curve`.
+static inline EVP_PKEY *shim_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
+
+/// `SSL_CTX_add1_chain_cert` is a macro over SSL_CTX_ctrl: adds `x509` (reference taken) to the
+/// chain sent after the current certificate.
+static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) {
+    return SSL_CTX_add1_chain_cert(ctx, x509);
+}
+
 /// `errno` is a macro expanding to a thread-local lvalue; Swift's Glibc overlay has it, but keeping
 /// the read here makes the libevent error path independent of the overlay.
 static inline int shim_errno(void) { return errno; }

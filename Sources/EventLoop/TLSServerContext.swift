@@ -2,7 +2,9 @@ import CLibevent
 import Glibc
 
 /// An OpenSSL server context (`SSL_CTX`): the certificate chain and key a TLS server presents,
-/// TLS 1.2 minimum, no client certificate asked for.
+/// TLS 1.2 minimum (1.3 allowed), no client certificate asked for, ALPN answered with
+/// `http/1.1` only (a client offering just `h2` gets no ALPN and speaks HTTP/1.1 or leaves),
+/// session tickets on (OpenSSL's default, left alone) so returning clients resume.
 ///
 /// Configured once, then shared by every worker loop (OpenSSL allows concurrent `SSL_new` on a
 /// context that is no longer being modified), hence `@unchecked Sendable`. Used by
@@ -13,9 +15,8 @@ public final class TLSServerContext: @unchecked Sendable {
     /// Loads `certificateFile` (PEM chain, leaf first) and `keyFile` (PEM private key); throws
     /// with a message naming the file that could not be used, or a key that does not match.
     public init(certificateFile: String, keyFile: String) throws(EventLoopError) {
-        guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw .system("SSL_CTX_new failed") }
+        guard let ctx = TLSServerContext.newContext() else { throw .system("SSL_CTX_new failed") }
         raw = ctx
-        _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
             throw .system("cannot load certificate \(certificateFile): \(TLSClientContext.lastError())")
         }
@@ -24,8 +25,35 @@ public final class TLSServerContext: @unchecked Sendable {
         }
     }
 
+    /// Presents `certificate` (an `X509*`) followed by `chain` (issuers, nearest first), with
+    /// `key` (an `EVP_PKEY*`). Takes references of its own: the caller still owns (and frees)
+    /// what it passed.
+    init(certificate: OpaquePointer, chain: [OpaquePointer], key: OpaquePointer) throws(CryptoError) {
+        guard let ctx = TLSServerContext.newContext() else { throw CryptoError("SSL_CTX_new failed") }
+        raw = ctx
+        guard SSL_CTX_use_certificate(ctx, certificate) == 1,
+              chain.allSatisfy({ shim_SSL_CTX_add1_chain_cert(ctx, $0) == 1 }),
+              SSL_CTX_use_PrivateKey(ctx, key) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
+            throw CryptoError("cannot use the certificate and key: \(TLSClientContext.lastError())")
+        }
+    }
+
     deinit { SSL_CTX_free(raw) }
 
     /// A new `SSL` for one accepted connection.
     func makeSSL() -> OpaquePointer? { SSL_new(raw) }
+
+    /// The certificate this context presents, as PEM (for tests and diagnostics).
+    var leafCertificatePEM: String? {
+        SSL_CTX_get0_certificate(raw).map { CertificateMint.pem($0) }
+    }
+
+    /// A server `SSL_CTX` with what every server context shares: TLS 1.2 minimum and the ALPN
+    /// choice. Session tickets stay as OpenSSL sets them (on).
+    private static func newContext() -> OpaquePointer? {
+        guard let ctx = SSL_CTX_new(TLS_server_method()) else { return nil }
+        _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        SSL_CTX_set_alpn_select_cb(ctx, tlsALPNSelectTrampoline, nil)
+        return ctx
+    }
 }
