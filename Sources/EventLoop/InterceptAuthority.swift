@@ -76,6 +76,7 @@ public final class InterceptAuthority: @unchecked Sendable {
         guard !names.isEmpty else {
             throw CryptoError("a generated interception CA needs at least one permitted name")
         }
+        guard validity > .zero else { throw CryptoError("the interception CA's validity must be positive") }
         let key = try CertificateMint.newP256Key()
         let now = time(nil)
         let certificate: OpaquePointer
@@ -136,6 +137,7 @@ public final class InterceptAuthority: @unchecked Sendable {
     public func mintLeaf(for host: String, validity: Duration = .seconds(7 * 24 * 3600)) throws(CryptoError) -> TLSServerContext {
         let name = try InterceptName(host)
         if case .wildcard = name { throw CryptoError("a leaf is minted for a host name, not a wildcard: \(host)") }
+        guard validity > .zero else { throw CryptoError("a leaf certificate's validity must be positive") }
         let now = time(nil)
         guard notAfter > now else { throw CryptoError("the interception CA certificate has expired") }
         let leaf = try CertificateMint.newCertificate(commonName: name.commonName, issuer: certificate,

@@ -215,6 +215,8 @@ final class InterceptAuthorityTests: XCTestCase {
         let authority = try? InterceptAuthority.generate(permittedNames: ["*.example.com"])
         XCTAssertThrowsError(try authority?.mintLeaf(for: "*.example.com"))
         XCTAssertThrowsError(try authority?.mintLeaf(for: "a.example.com,DNS:evil.test"))
+        XCTAssertThrowsError(try authority?.mintLeaf(for: "a.example.com", validity: .zero))
+        XCTAssertThrowsError(try InterceptAuthority.generate(permittedNames: ["a.test"], validity: .seconds(-1)))
     }
 
     // MARK: - (f) a real handshake
