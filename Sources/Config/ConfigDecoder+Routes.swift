@@ -88,9 +88,30 @@ extension ConfigDecoder {
                 clientAuthorization = policy
             }
 
+            var intercept = false
+            switch bool(fields["intercept"], path: "\(path).intercept") {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let value): intercept = value
+            }
+            if intercept, let chosen = pattern {
+                if chosen.port == 80 {
+                    report("\(path).intercept", "an intercepting route names the port apps CONNECT to, e.g. host: \"\(chosen.description.dropLast(3)):443\"", at: fields["host"])
+                    valid = false
+                }
+                if let given = upstream, !given.isTLS {
+                    report("\(path).upstream", "an intercepting route sends to an https:// upstream (never weaker than the app's own connection); got \(given)", at: fields["upstream"])
+                    valid = false
+                }
+                if upstream == nil, !upstreamInvalid, case .exact(let name) = chosen.kind {
+                    // The app's own destination, over TLS the sidecar verifies.
+                    upstream = UpstreamAddress(scheme: "https", host: name, port: chosen.port)
+                }
+            }
+
             let tls = decodeTLSSettings(fields, path: path)
             if tls.settings == nil { valid = false }
-            if !tls.given.isEmpty, !upstreamInvalid, upstream?.isTLS != true {
+            if !tls.given.isEmpty, !upstreamInvalid, upstream?.isTLS != true, !intercept {
                 let reason = upstream.map { "upstream is \($0)" } ?? "this route has no upstream; requests go to the requested http destination"
                 rejectTLSKeys(tls.given, fields: fields, path: path, reason: reason)
                 valid = false
@@ -99,7 +120,7 @@ extension ConfigDecoder {
             if valid, let pattern, let tlsSettings = tls.settings {
                 routes.append(RouteConfig(
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
-                    clientAuthorization: clientAuthorization))
+                    clientAuthorization: clientAuthorization, intercept: intercept))
             }
         }
         return routes

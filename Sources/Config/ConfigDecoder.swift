@@ -95,9 +95,13 @@ struct ConfigDecoder {
         config.connectPolicy = decodeConnectPolicy(fields["connect"])
         config.spool = decodeSpool(fields["spool"])
         config.sharedCache = decodeSharedCache(fields["sharedCache"])
+        config.intercept = decodeIntercept(fields["intercept"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
         config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names)
+        if fields["intercept"] == nil, let index = config.routes.firstIndex(where: \.intercept) {
+            report("routes[\(index)].intercept", "needs the top-level intercept section (at least intercept.caCertFile: where the CA certificate apps trust is written)", line: nil)
+        }
         return config
     }
 

@@ -4,8 +4,10 @@ enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
         "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
-        "credentials", "routes", "sharedCache",
+        "credentials", "routes", "sharedCache", "intercept",
     ]
+    /// Keys of `intercept`.
+    static let intercept = ["caCertFile", "caKeyFile", "bundleFile", "caValidity"]
     static let spool = ["directory", "maxBytes"]
     /// Keys of `sharedCache`.
     static let sharedCache = ["url", "passwordFile", "usernameFile", "encryptionKeyFile", "keyPrefix", "timeout"] + tls
@@ -28,7 +30,7 @@ enum ConfigKeys {
         for key in credentialCommon + staticToken + mca + oauth2 where !keys.contains(key) { keys.append(key) }
         return keys
     }()
-    static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization"] + tls
+    static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept"] + tls
     static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
     static let connect = ["allow"]
     /// Form parameters the sidecar sets itself (or that have their own key).

@@ -12,12 +12,16 @@ public struct RouteConfig: Sendable, Equatable {
     public var tls: TLSSettings
     /// Whether a client's own `Authorization` replaces injection (`keep`) or is dropped (`replace`, the default).
     public var clientAuthorization: ClientAuthorizationPolicy
+    /// A CONNECT to this route's host is answered by the sidecar as the TLS server for that name
+    /// (a leaf minted by its CA), and the requests inside run through the route like plain ones.
+    public var intercept: Bool
 
     /// Creates a route.
     public init(
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
-        tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace
+        tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false
     ) {
+        self.intercept = intercept
         self.host = host
         self.upstream = upstream
         self.preserveHost = preserveHost

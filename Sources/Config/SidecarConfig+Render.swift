@@ -47,6 +47,17 @@ extension SidecarConfig {
             lines += destinations.map { "    - \(Self.quote($0))" }
         }
         lines += renderSharedCache()
+        if let intercept {
+            lines.append("intercept:")
+            lines.append("  caCertFile: \(Self.quote(intercept.caCertFile))")
+            if let key = intercept.caKeyFile {
+                lines.append("  caKeyFile: \(Self.quote(key))  # operator-provided CA")
+            } else {
+                lines.append("  caKeyFile: null  # a new CA is generated at every start, its key kept in memory")
+            }
+            lines.append("  bundleFile: \(intercept.bundleFile.map(Self.quote) ?? "null")")
+            lines.append("  caValidity: \(DurationText.format(intercept.caValidity))")
+        }
         if credentials.isEmpty {
             lines.append("credentials: {}")
         } else {
@@ -64,10 +75,12 @@ extension SidecarConfig {
                 if let upstream = route.upstream {
                     lines.append("    upstream: \(Self.quote(upstream.description))")
                 } else {
-                    lines.append("    upstream: null  # the requested destination")
+                    lines.append(route.intercept ? "    upstream: null  # the requested destination, over verified TLS"
+                                                 : "    upstream: null  # the requested destination")
                 }
+                if route.intercept { lines.append("    intercept: true") }
                 lines.append("    preserveHost: \(route.preserveHost)")
-                lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? false)
+                lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? route.intercept)
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                     lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")

@@ -34,6 +34,8 @@ public struct SidecarConfig: Sendable, Equatable {
     public var spool: SpoolConfig
     /// The Redis that replicas share tokens through; nil (the default) fetches per process.
     public var sharedCache: SharedCacheConfig?
+    /// The CA for routes with `intercept: true`; nil: no TLS interception.
+    public var intercept: InterceptConfig?
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -57,8 +59,10 @@ public struct SidecarConfig: Sendable, Equatable {
         accessLog: Bool = true,
         drainTimeout: Duration = .seconds(15),
         spool: SpoolConfig = SpoolConfig(),
-        sharedCache: SharedCacheConfig? = nil
+        sharedCache: SharedCacheConfig? = nil,
+        intercept: InterceptConfig? = nil
     ) {
+        self.intercept = intercept
         self.sharedCache = sharedCache
         self.spool = spool
         self.admin = admin

@@ -292,15 +292,16 @@ final class SocketChannel {
         disarmWrite()
     }
 
-    /// Frees the events and closes the socket (the connection drops the channel after this).
-    func close() {
+    /// Frees the events and closes the socket (the connection drops the channel after this);
+    /// `keepingDescriptor`: the socket stays open for a new owner (a TLS layer taking over).
+    func close(keepingDescriptor: Bool = false) {
         event_free(readEvent)
         event_free(writeEvent)
         if let outputWatch { evbuffer_remove_cb_entry(output, outputWatch) }
         if let inputWatch { evbuffer_remove_cb_entry(input, inputWatch) }
         outputWatch = nil
         inputWatch = nil
-        Glibc.close(fd)
+        if !keepingDescriptor { Glibc.close(fd) }
     }
 }
 

@@ -121,6 +121,22 @@ public final class SocketConnection: SocketStream {
 
     public func reset() { resetSocket() }
 
+    /// Gives the socket to a new owner (``Connection/startTLSServer(on:context:)``): frees this
+    /// stream's events without closing the descriptor and ends the stream without telling its
+    /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
+    /// they would be lost.
+    func detachDescriptor() -> Int32? {
+        guard let socket, input.isEmpty, output.isEmpty, !socket.flushPending, !lingering, !halfClosing else { return nil }
+        let fd = socket.fd
+        endLifecycle()
+        socket.close(keepingDescriptor: true)
+        self.socket = nil
+        delegate = nil
+        selfRetain?.release()
+        selfRetain = nil
+        return fd
+    }
+
     public func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
         lingeringClose(linger: linger, flushed: flushed)
     }

@@ -67,7 +67,8 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         var decision: RouteDecision
-        switch context.router.decide(head) {
+        let routed = intercepted.map { context.router.decide(head, intercepted: $0) } ?? context.router.decide(head)
+        switch routed {
         case .success(let routed): decision = routed
         case .failure(let error):
             respondBeforeExchange(error, head: head, close: !canContinue)
@@ -117,6 +118,10 @@ extension ClientSession: UpstreamWaiter {
     private func startTunnel(_ head: RequestHead) {
         guard case .authority(let authority) = head.target else {
             respondBeforeExchange(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, close: true)
+            return
+        }
+        if intercepted == nil, let interception = context.interception, context.router.intercepts(authority) {
+            startInterception(head, authority, interception)
             return
         }
         switch context.router.tunnelDecision(for: authority) {

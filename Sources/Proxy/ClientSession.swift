@@ -29,15 +29,23 @@ final class ClientSession: ConnectionDelegate {
     var armedTimer: ExchangeTimer?
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
     var local: LocalCall?
+    /// The origin of the intercepted tunnel this session reads requests from (its stream is the
+    /// TLS server side); nil for a plain client connection.
+    let intercepted: InterceptedOrigin?
+    /// A CONNECT answered for interception, waiting for its `200` to be sent.
+    var pendingInterception: PendingInterception?
+    /// The intercepted session's TLS handshake completed (or its failure was counted).
+    var handshakeDone = false
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
     private(set) lazy var headTimer = Timer(on: context.loop) { [unowned self] in headTimerFired() }
     private(set) lazy var exchangeTimer = Timer(on: context.loop) { [unowned self] in exchangeTimerFired() }
 
-    init(client: any ByteStream, context: WorkerContext) {
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
         self.client = client
         self.context = context
+        self.intercepted = intercepted
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
     }
 
@@ -84,10 +92,20 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connectionDidDrain(_ connection: any ByteStream) {
+        if let pending = pendingInterception {
+            completeInterception(pending)
+            return
+        }
         perform(exchange.clientDrained())
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+        if pendingInterception != nil || (intercepted != nil && !handshakeDone) {
+            pendingInterception = nil
+            noteInterceptEnd(reason)
+            abort()
+            return
+        }
         perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded(cleanly: reason == .endOfStream))
     }
 

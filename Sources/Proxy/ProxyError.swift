@@ -37,6 +37,12 @@ public struct ProxyError: Error, Sendable, Equatable {
         ProxyError(status: 403, type: "http_request_denied", message: message)
     }
 
+    /// RFC 9110 §15.5.20: a request inside an intercepted tunnel for another destination.
+    static func misdirected(_ origin: InterceptedOrigin, _ requested: String) -> ProxyError {
+        ProxyError(status: 421, type: "http_request_denied",
+                   message: "this connection is for \(origin.description); the request is for \(requested): open a tunnel to that host")
+    }
+
     static func upstreamProtocol(_ message: String) -> ProxyError {
         ProxyError(status: 502, type: "http_protocol_error", message: message)
     }

@@ -15,6 +15,8 @@ public final class ProxyServer: @unchecked Sendable {
     private var contexts: [WorkerContextBox] = []
     /// The disk space every worker's response spools share.
     private let spoolBudget: SpoolBudget
+    /// HTTPS interception, when configured (shared by every worker).
+    private let interception: Interception?
     /// The address the proxy listens on (with the real port when the config asked for port 0).
     public private(set) var address: SocketAddress?
     /// Where access records go (set before ``start()``); `nil`: through the logger.
@@ -28,6 +30,12 @@ public final class ProxyServer: @unchecked Sendable {
         self.router = try Router(config: config, credentials: credentials)
         self.logger = logger
         spoolBudget = SpoolBudget(directory: config.spool.directory, limit: config.spool.maxBytes)
+        interception = try config.intercept.map { try Interception(config: $0, routes: config.routes) }
+        if let interception {
+            logger.info("intercepting https for routes marked intercept: true",
+                        metadata: ["ca": .string(interception.authority.fingerprint), "trust": .string(interception.caCertFile),
+                                   "hosts": .string(Interception.permittedNames(config.routes).joined(separator: ","))])
+        }
         // Found out now rather than when the first slow client arrives.
         try Self.checkSpool(config.spool)
         for route in config.routes where route.upstream?.isTLS == true && route.tls.insecureSkipVerify {
@@ -35,6 +43,14 @@ public final class ProxyServer: @unchecked Sendable {
                            metadata: ["route": "\(route.host)"])
         }
     }
+
+    /// TLS handshakes apps refused or broke off on intercepted tunnels, by host and reason.
+    public func interceptHandshakeFailures() -> [InterceptFailureKey: Int] {
+        interception?.failureCounts ?? [:]
+    }
+
+    /// Leaf certificates minted for intercepted hosts so far.
+    public var interceptLeavesMinted: Int { interception?.leaves.minted ?? 0 }
 
     /// Throws when spooling is on and no spool file can be created in `spool.directory` (used
     /// at start and by `token-sidecar check`).
@@ -58,6 +74,7 @@ public final class ProxyServer: @unchecked Sendable {
             let context = WorkerContext(loop: thread.loop, router: router, config: config, clientShare: clients.share,
                                         logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter,
                                         spoolBudget: spoolBudget)
+            context.interception = interception
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
                                         onAcceptError: { context.acceptFailed($0) }) { connection in

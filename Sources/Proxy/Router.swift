@@ -48,6 +48,9 @@ struct Router: Sendable {
     /// Per route with an `upstream`, everything about its destination computed once (not per
     /// request): the connection target, the Host value and the route's label.
     private let prepared: [HostPattern: PreparedRoute]
+    /// Per intercepting route without an upstream (a wildcard), the TLS context its requests
+    /// reach their own destination with.
+    private let interceptTLS: [HostPattern: (context: TLSClientContext, key: String)]
 
     private struct PreparedRoute: Sendable {
         let target: UpstreamTarget
@@ -66,6 +69,7 @@ struct Router: Sendable {
         connectPolicy = .deny
         credentials = CredentialSet([])
         prepared = [:]
+        interceptTLS = [:]
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -77,8 +81,20 @@ struct Router: Sendable {
         // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
         var prepared: [HostPattern: PreparedRoute] = [:]
+        var interceptTLS: [HostPattern: (context: TLSClientContext, key: String)] = [:]
         for route in config.routes {
-            guard let upstream = route.upstream else { continue }
+            guard let upstream = route.upstream else {
+                if route.intercept {
+                    let key = Router.tlsKey(route.tls)
+                    if contexts[key] == nil {
+                        contexts[key] = try TLSClientContext(caFile: route.tls.caFile, clientCert: route.tls.clientCert,
+                                                             clientKey: route.tls.clientKey,
+                                                             insecureSkipVerify: route.tls.insecureSkipVerify)
+                    }
+                    interceptTLS[route.host] = (contexts[key]!, key)
+                }
+                continue
+            }
             let key = Router.tlsKey(route.tls)
             var tls: TLSClientContext?
             if upstream.isTLS {
@@ -97,6 +113,7 @@ struct Router: Sendable {
                                                  keepsClientAuthorization: route.clientAuthorization == .keep)
         }
         self.prepared = prepared
+        self.interceptTLS = interceptTLS
     }
 
     private static func tlsKey(_ tls: TLSSettings) -> String {
@@ -144,6 +161,49 @@ struct Router: Sendable {
 
     private static func plainTarget(_ host: String, _ port: Int) -> UpstreamTarget {
         UpstreamTarget(host: host, port: port, tls: nil, poolKey: "http|\(host)|\(port)|", allowsLinkLocal: false)
+    }
+
+    /// Whether a CONNECT to `authority` is answered by terminating TLS (a route with
+    /// `intercept: true` covers it); the port defaults to 443.
+    func intercepts(_ authority: Authority) -> Bool {
+        table.route(host: authority.host, port: authority.port(default: 443))?.intercept ?? false
+    }
+
+    /// Decides where a request read inside an intercepted tunnel to `origin` goes: only to that
+    /// origin (anything else is `421 Misdirected Request`), through its intercepting route.
+    func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin) -> Result<RouteDecision, ProxyError> {
+        let destination: Authority
+        switch head.target {
+        case .absolute(let scheme, let authority, _):
+            guard scheme == "https" else { return .failure(.misdirected(origin, "an \(scheme):// URL")) }
+            destination = authority
+        case .origin, .asterisk:
+            guard let host = head.host else {
+                return .failure(.badRequest("the request has no Host field, so it has no destination"))
+            }
+            destination = host
+        case .authority:
+            return .failure(.connectNotAllowed())
+        }
+        guard destination.host == origin.host, destination.port(default: origin.port) == origin.port else {
+            return .failure(.misdirected(origin, destination.description))
+        }
+        guard let route = table.route(host: origin.host, port: origin.port), route.intercept else {
+            // The route went away with a reload while the tunnel stayed open.
+            return .failure(.misdirected(origin, destination.description))
+        }
+        if let ready = prepared[route.host] {
+            let hostField = route.preserveHost ? destination.description : ready.hostField
+            return .success(RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
+                                          routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
+        }
+        guard let tls = interceptTLS[route.host] else { return .failure(.misdirected(origin, destination.description)) }
+        let target = UpstreamTarget(host: origin.host, port: origin.port, tls: tls.context,
+                                    poolKey: "https|\(origin.host)|\(origin.port)|\(tls.key)", allowsLinkLocal: false)
+        let credential = route.credential.flatMap { credentials[$0] }
+        return .success(RouteDecision(target: target, hostField: destination.description, credential: credential,
+                                      routeName: route.host.description,
+                                      keepsClientAuthorization: route.clientAuthorization == .keep))
     }
 
     /// Where a CONNECT tunnel may go: only to authorities listed under `connect: allow`.

@@ -41,6 +41,9 @@ final class WorkerContext {
     /// The disk space response spools may use (shared by every worker).
     let spoolBudget: SpoolBudget
 
+    /// HTTPS interception (the CA and its leaves), when the configuration has `intercept`.
+    var interception: Interception?
+
     /// Set for a ``LocalServer``'s context: every request is answered by its responder, none
     /// is routed upstream.
     let local: LocalService?
@@ -115,8 +118,8 @@ final class WorkerContext {
     }
 
     /// Takes a freshly accepted client connection.
-    func adopt(_ connection: any ByteStream) {
-        let session = ClientSession(client: connection, context: self)
+    func adopt(_ connection: any ByteStream, intercepted: InterceptedOrigin? = nil) {
+        let session = ClientSession(client: connection, context: self, intercepted: intercepted)
         sessions[ObjectIdentifier(session)] = session
         updateAdmission()
         session.start()

@@ -1,0 +1,204 @@
+import Foundation
+import XCTest
+
+/// HTTPS interception end to end: real clients (curl, Python requests and urllib, wget, Node)
+/// send `https://` URLs through the proxy as `HTTPS_PROXY`, trusting only the sidecar's CA; the
+/// sidecar terminates TLS for the intercepted name, injects the token and sends the request on
+/// to nginx over a TLS connection it verifies against nginx's own test CA.
+final class InterceptionTests: XCTestCase {
+    private static let echo = #"location / { return 200 "auth=$http_authorization host=$host\n"; }"#
+    private static let upload = #"location /upload { client_max_body_size 10m; proxy_pass https://127.0.0.1:$server_port/sink; } location /sink { return 200 "got=$content_length\n"; }"#
+
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("intercept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var caFile: String { directory.appendingPathComponent("ca.crt").path }
+
+    /// A proxy intercepting `localhost:<nginx port>`, verifying nginx with `upstreamCA` (none: the system store).
+    private func proxy(nginx: Nginx, upstreamCA: String?, extra: String = "") throws -> ProxyHarness {
+        try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            timeouts: {connect: 5s, responseHeaders: 10s}
+            intercept:
+              caCertFile: \(caFile)
+              bundleFile: \(directory.appendingPathComponent("bundle.pem").path)
+            credentials:
+              api: {type: static, token: "abc"}
+            routes:
+              - host: "localhost:\(nginx.port)"
+                intercept: true
+                credential: api
+            \(upstreamCA.map { "    caFile: \($0)" } ?? "")
+            \(extra)
+            """)
+    }
+
+    private func url(_ nginx: Nginx, _ path: String = "/x") -> String { "https://localhost:\(nginx.port)\(path)" }
+
+    func testCurlWithAnHTTPSURLGetsTheTokenInjectedAndKeepsTheTunnelAlive() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let result = try Curl.run(["-v", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                                   "-H", "Authorization: Bearer app-own", url(nginx, "/a"), url(nginx, "/b")])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "auth=Bearer abc host=localhost\nauth=Bearer abc host=localhost\n")
+        XCTAssertTrue(result.err.contains("ALPN: server accepted http/1.1"), "ALPN picks http/1.1")
+        XCTAssertTrue(result.err.contains("Re-using existing connection") || result.err.contains("Reusing existing"),
+                      "the second request goes through the same tunnel")
+        let lines = nginx.waitForLogLines(2)
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") }, "\(lines)")
+        let bundle = try String(contentsOfFile: directory.appendingPathComponent("bundle.pem").path, encoding: .utf8)
+        XCTAssertTrue(bundle.hasSuffix(try String(contentsOfFile: caFile, encoding: .utf8)), "the bundle ends with the CA")
+    }
+
+    func testPythonRequestsUrllibAndWgetThroughHTTPSProxy() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let proxyURL = "http://127.0.0.1:\(proxy.port)"
+        let requests = try run(["python3", "-c", """
+            import requests, sys
+            r = requests.get(sys.argv[1], proxies={"https": sys.argv[2]}, verify=sys.argv[3], headers={"Authorization": "Bearer app"})
+            print(r.status_code, r.text, end="")
+            """, url(nginx, "/requests"), proxyURL, caFile])
+        XCTAssertEqual(requests.out, "200 auth=Bearer abc host=localhost\n", requests.err)
+        let urllib = try run(["python3", "-c", """
+            import ssl, sys, urllib.request
+            context = ssl.create_default_context(cafile=sys.argv[3])
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": sys.argv[2]}),
+                                                 urllib.request.HTTPSHandler(context=context))
+            print(opener.open(sys.argv[1], timeout=20).read().decode(), end="")
+            """, url(nginx, "/urllib"), proxyURL, caFile])
+        XCTAssertEqual(urllib.out, "auth=Bearer abc host=localhost\n", urllib.err)
+        let wget = try run(["wget", "-q", "-O", "-", "--ca-certificate=\(caFile)", url(nginx, "/wget")],
+                           environment: ["https_proxy": proxyURL])
+        XCTAssertEqual(wget.out, "auth=Bearer abc host=localhost\n", wget.err)
+        XCTAssertEqual(nginx.waitForLogLines(3).count, 3)
+    }
+
+    func testNodeHTTPSThroughAConnectAgentWithExtraCACerts() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        // Node has no proxy support of its own: a minimal CONNECT agent, as the https-proxy-agent package does.
+        let script = """
+            const http = require('http'), https = require('https'), tls = require('tls');
+            const [proxyPort, target] = process.argv.slice(1);
+            const url = new URL(target);
+            class ConnectAgent extends https.Agent {
+              createConnection(options, callback) {
+                http.request({host: '127.0.0.1', port: +proxyPort, method: 'CONNECT', path: `${url.hostname}:${url.port}`})
+                  .on('connect', (res, socket) => {
+                    if (res.statusCode !== 200) return callback(new Error('CONNECT ' + res.statusCode));
+                    callback(null, tls.connect({socket, servername: url.hostname}));
+                  }).on('error', callback).end();
+              }
+            }
+            https.get(target, {agent: new ConnectAgent({keepAlive: true})}, res => {
+              let body = ''; res.on('data', d => body += d); res.on('end', () => { process.stdout.write(res.statusCode + ' ' + body); process.exit(0); });
+            }).on('error', e => { console.error(e.message); process.exit(1); });
+            """
+        let node = try run(["node", "-e", script, String(proxy.port), url(nginx, "/node")],
+                           environment: ["NODE_EXTRA_CA_CERTS": caFile])
+        XCTAssertEqual(node.out, "200 auth=Bearer abc host=localhost\n", node.err)
+    }
+
+    func testBodiesArriveWhole() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.upload + " " + Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let body = Data(repeating: 0x61, count: 300_000)
+        let posted = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, "--data-binary", "@-",
+                                   url(nginx, "/upload")], stdin: body)
+        XCTAssertEqual(posted.out, "got=300000\n", posted.err)
+        let chunked = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, "--data-binary", "@-",
+                                    "-H", "Transfer-Encoding: chunked", url(nginx, "/upload")], stdin: body)
+        XCTAssertEqual(chunked.out, "got=300000\n", "nginx reassembles the chunked upload: \(chunked.err)")
+    }
+
+    func testAClientThatDoesNotTrustTheCAGetsATLSFailureAndNothingIsForwarded() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let result = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", ca.caCert, url(nginx)])
+        XCTAssertEqual(result.status, 60, "curl: certificate problem: \(result.err)")
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [], "nothing reaches the backend")
+        let failures = proxy.server.interceptHandshakeFailures()
+        XCTAssertEqual(failures.values.reduce(0, +), 1, "\(failures)")
+        XCTAssertEqual(failures.keys.first?.host, "localhost")
+    }
+
+    func testARequestForAnotherHostInsideTheTunnelIs421() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let result = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                                   "-H", "Host: other.test", url(nginx)])
+        XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 421 "), result.out + result.err)
+        XCTAssertTrue(result.out.contains("Proxy-Status: token-sidecar; error=http_request_denied"), result.out)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines(), [])
+    }
+
+    func testAnUpstreamThatDoesNotVerifyIs502InsideTheTunnel() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: nil)  // nginx's test CA is not in the system store
+        let result = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, url(nginx)])
+        XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 502 "), result.out + result.err)
+        XCTAssertTrue(result.out.contains("error=tls_certificate_error"), result.out)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines(), [], "nothing is sent to a backend that did not verify")
+    }
+
+    func testTheCAIsNameConstrainedSoALeafForAnotherNameDoesNotVerify() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        _ = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let text = try run(["openssl", "x509", "-in", caFile, "-noout", "-text"])
+        XCTAssertTrue(text.out.contains("X509v3 Name Constraints: critical"), text.out)
+        XCTAssertTrue(text.out.contains("DNS:localhost"), text.out)
+        let mode = try FileManager.default.attributesOfItem(atPath: caFile)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o644)
+    }
+
+    func testConnectToOtherHostsStillFollowsTheConnectPolicy() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let client = try RawClient(port: proxy.port)
+        client.send("CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 403, "connect: deny still applies to other hosts")
+    }
+
+    /// Runs a command (a real client) with a bounded time and no proxy settings from the environment.
+    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["timeout", "30"] + arguments
+        var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                   "HOME": ProcessInfo.processInfo.environment["HOME"] ?? "/root"]
+        if let root = ProcessInfo.processInfo.environment["PYENV_ROOT"] { env["PYENV_ROOT"] = root }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+}
