@@ -19,7 +19,9 @@ A manifest with one gets four:
   structure     a Deployment (not a bare Pod) whose token-sidecar is a native sidecar (initContainers,
                 restartPolicy: Always) with startupProbe and readinessProbe on /readyz and
                 livenessProbe on /healthz on the config's admin port; a loopback proxy port the app's
-                HTTP_PROXY/http_proxy name, NO_PROXY for loopback; a read-only root; spool.directory
+                HTTP_PROXY/http_proxy name (HTTPS_PROXY/https_proxy for routes with intercept: true),
+                NO_PROXY for loopback; intercept.caCertFile and bundleFile on a writable emptyDir
+                that every app container mounts; a read-only root; spool.directory
                 on a writable emptyDir (not medium: Memory) whose sizeLimit covers spool.maxBytes;
                 memory requests and limits; a grace period longer than drainTimeout.
   check-in-pod  the config in the ConfigMap, exactly as written, passes `check` inside a sandbox
@@ -34,7 +36,11 @@ A manifest with one gets four:
                 container's args; the startupProbe answers 200 within its budget (the kubelet's
                 gate for the app), the other probes too; one request through the proxy reaches the
                 backend with the token issued for the mounted secret; a response whose client
-                reads slowly is spooled into the spool volume; SIGTERM exits 0 within the grace
+                reads slowly is spooled into the spool volume. A route with intercept: true gets
+                its upstream as https on loopback (a TLS front for the test backend, verified with
+                its caFile) and both requests as the app sends them: CONNECT, then TLS trusting
+                the caCertFile the sidecar wrote in the volume (bundleFile must end with it), then
+                origin-form requests inside the tunnel. SIGTERM exits 0 within the grace
                 period; no placeholder secret and no token appears in any output. With sharedCache,
                 a real redis-server on loopback (AUTH with the mounted password) stands in for the
                 configured Redis, and the sealed entry the sidecar writes there must hold no token,
@@ -63,9 +69,11 @@ import select
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import urllib.parse
@@ -88,6 +96,8 @@ FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "ke
              "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
+# Where run-in-pod puts the TLS front's certificate inside the sandbox (an intercepting route's caFile).
+UPSTREAM_CA_PATH = "/etc/examples-check/upstream-ca.crt"
 
 
 class CaseFailure(Exception):
@@ -278,6 +288,90 @@ class TokenServer(Server):
                 return [json.loads(line) for line in f if line.strip()]
         except FileNotFoundError:
             return []
+
+
+class TLSFront:
+    """TLS on 127.0.0.1 in front of the backend (a certificate for IP 127.0.0.1 made with openssl):
+    the https upstream of an intercepting route. Each connection is piped to the backend as is."""
+    def __init__(self, workdir, backend_port):
+        key, self.cert_path = os.path.join(workdir, "front-key.pem"), os.path.join(workdir, "front-cert.pem")
+        must(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+              "-keyout", key, "-out", self.cert_path, "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+              "-days", "2"], timeout=60)
+        with open(self.cert_path) as f:
+            self.cert = f.read()
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(self.cert_path, key)
+        self.backend_port = backend_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client):
+        try:
+            client.settimeout(30)
+            tls = self.context.wrap_socket(client, server_side=True)
+            backend = socket.create_connection(("127.0.0.1", self.backend_port), timeout=30)
+        except OSError:
+            client.close()
+            return
+
+        def pipe(source, sink):
+            try:
+                while True:
+                    data = source.recv(1 << 16)
+                    if not data:
+                        break
+                    sink.sendall(data)
+            except OSError:
+                pass
+            for sock in (source, sink):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        threading.Thread(target=pipe, args=(backend, tls), daemon=True).start()
+        pipe(tls, backend)
+
+    def stop(self):
+        self.listener.close()
+
+
+def tunnel(listen_port, host, cafile, rcvbuf=None, timeout=10):
+    """A TLS connection to host:port through the proxy's CONNECT, trusting only cafile (as an app
+    with HTTPS_PROXY and the sidecar's CA does)."""
+    name, port = host_port(host, 443)
+    sock = socket.socket()
+    if rcvbuf:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(("127.0.0.1", listen_port))
+        sock.sendall(f"CONNECT {name}:{port} HTTP/1.1\r\nHost: {name}:{port}\r\n\r\n".encode())
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            byte = sock.recv(1)
+            if not byte:
+                raise CaseFailure(f"CONNECT {name}:{port}: the proxy closed the connection ({head[:200]!r})")
+            head += byte
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise CaseFailure(f"CONNECT {name}:{port}: {head.splitlines()[0].decode('latin-1')}")
+        context = ssl.create_default_context(cafile=cafile)
+        try:
+            return context.wrap_socket(sock, server_hostname=name)
+        except ssl.SSLError as error:
+            raise CaseFailure(f"TLS to {name} through the tunnel, trusting {os.path.basename(cafile)}: {error}")
+    except BaseException:
+        sock.close()
+        raise
 
 
 # ---- the sandbox: a container's view of the file system -----------------------------------------
@@ -626,11 +720,14 @@ class Manifest:
             directory = os.path.normpath(os.path.join(os.path.dirname(self.config_path), directory))
         return directory, byte_size(self.effective("spool.maxBytes", "1GiB"))
 
-    def build_sandbox(self, workdir, name, binary, placeholders, config_text):
-        """The sidecar container's file system as the manifest sets it up."""
+    def build_sandbox(self, workdir, name, binary, placeholders, config_text, extra_files=None):
+        """The sidecar container's file system as the manifest sets it up (plus extra_files, container
+        path -> content, written into the root: what the test adds, like the TLS front's certificate)."""
         sandbox = Sandbox(workdir, name)
         try:
             sandbox.install_binary(binary, self.argv[0])
+            for container_path, content in (extra_files or {}).items():
+                sandbox.write(container_path, content)
             references = file_references(yaml.safe_load(config_text) or {}, os.path.dirname(self.config_path))
             mounts = sorted(self.sidecar.get("volumeMounts") or [], key=lambda m: m["mountPath"].count("/"))
             for mount in mounts:
@@ -704,7 +801,7 @@ class Runner:
         self.workdir = workdir
         self.binary = args.binary
         self.passed = self.failed = self.sandboxes = 0
-        self.backend = self.token_server = self.redis = None
+        self.backend = self.token_server = self.redis = self.tls_front = None
 
     def start(self):
         self.dockerfile = Dockerfile(os.path.join(ROOT, "Dockerfile"))
@@ -713,7 +810,7 @@ class Runner:
         self.token_server = TokenServer(self.workdir)
 
     def stop(self):
-        for server in (self.backend, self.token_server, self.redis):
+        for server in (self.backend, self.token_server, self.redis, self.tls_front):
             if server is not None:
                 server.stop()
 
@@ -724,6 +821,12 @@ class Runner:
                 raise Unsupported("sharedCache: redis-server is not installed (make deps)")
             self.redis = RedisServer(self.workdir, self.placeholders.secret)
         return self.redis
+
+    def upstream_tls(self):
+        """The TLS front for the backend (started once): intercepting routes send over https."""
+        if self.tls_front is None:
+            self.tls_front = TLSFront(self.workdir, self.backend.port)
+        return self.tls_front
 
     def case(self, name, file, function, *args):
         label = f"{name:<13} {os.path.relpath(file, ROOT) if file.startswith(ROOT) else file}"
@@ -832,9 +935,26 @@ class Runner:
         if not manifest.apps:
             problems.append("no app container")
         proxy = f"http://{listen_host}:{listen_port}"
+        routes = [r for r in manifest.config.get("routes") or [] if isinstance(r, dict)]
+        intercepting = [r for r in routes if r.get("intercept") is True]
+        variables = (("HTTP_PROXY", "http_proxy") if len(intercepting) < len(routes) or not routes else ()) \
+            + (("HTTPS_PROXY", "https_proxy") if intercepting else ())
+        ca_volume = None
+        if intercepting:
+            intercept = manifest.config.get("intercept") or {}
+            for key in ("caCertFile", "bundleFile"):
+                if key not in intercept:
+                    continue
+                found = manifest._mount_for(str(intercept[key]))
+                if not found or not found[1] or "emptyDir" not in found[1] or found[0].get("readOnly"):
+                    problems.append(f"intercept.{key} {intercept[key]} is not on a writable emptyDir volume the sidecar mounts")
+                else:
+                    ca_volume = found[1]["name"]
         for app in manifest.apps:
             env = {e["name"]: e.get("value") for e in app.get("env") or []}
-            for name in ("HTTP_PROXY", "http_proxy"):
+            if ca_volume and ca_volume not in [m["name"] for m in app.get("volumeMounts") or []]:
+                problems.append(f"container {app['name']}: does not mount volume {ca_volume}, where the sidecar writes its CA certificate")
+            for name in variables:
                 if env.get(name) != proxy:
                     problems.append(f"container {app['name']}: {name} is {env.get(name)!r}, expected {proxy!r} (the sidecar's listen)")
             no_proxy = [h.strip() for h in (env.get("NO_PROXY") or "").split(",")]
@@ -866,7 +986,7 @@ class Runner:
             problems.append(f"terminationGracePeriodSeconds {grace} is not above drainTimeout ({drain:g} s)")
         if problems:
             raise CaseFailure("\n".join(problems))
-        return f"{kind}, native sidecar, spool {directory} on emptyDir"
+        return f"{kind}, native sidecar, spool {directory} on emptyDir" + (f", CA on emptyDir {ca_volume}" if ca_volume else "")
 
     def check_in_pod(self, manifest):
         result = self.check_in_sandbox(manifest, manifest.config_text)
@@ -917,6 +1037,9 @@ class Runner:
             route["upstream"] = f"http://127.0.0.1:{self.backend.port}"
             for key in tls_keys:
                 route.pop(key, None)
+            if route.get("intercept") is True:    # https upstreams only: the TLS front, verified
+                route["upstream"] = f"https://127.0.0.1:{self.upstream_tls().port}"
+                route["caFile"] = UPSTREAM_CA_PATH
         shared = config.get("sharedCache")
         if isinstance(shared, dict):
             if "usernameFile" in shared:
@@ -936,8 +1059,9 @@ class Runner:
         env = dict(manifest.env, PATH="/usr/local/bin:/usr/bin:/bin")
         for key in ("TOKEN_SIDECAR_LISTEN", "TOKEN_SIDECAR_ADMIN"):
             env.pop(key, None)
+        extra = {UPSTREAM_CA_PATH: self.tls_front.cert} if self.tls_front else {}
         sandbox = manifest.build_sandbox(self.workdir, self.sandbox_name(), self.binary, self.placeholders,
-                                         yaml.safe_dump(config, sort_keys=False))
+                                         yaml.safe_dump(config, sort_keys=False), extra)
         stdout_path = os.path.join(self.workdir, f"run-{self.sandboxes}.stdout")
         stderr_path = os.path.join(self.workdir, f"run-{self.sandboxes}.stderr")
         process = None
@@ -997,18 +1121,26 @@ class Runner:
                 if status != 200:
                     raise CaseFailure(f"{probe} GET {get['path']} answered {status}: {body[:200]}")
 
-        # One request as the app sends it: absolute-form through HTTP_PROXY.
+        # One request as the app sends it: absolute-form through HTTP_PROXY, or for an intercepting
+        # route CONNECT through HTTPS_PROXY and TLS trusting the CA certificate the sidecar wrote.
         host = str(route["host"]).replace("*.", "examples-check.")
+        cafile, trusted = self.written_ca(manifest, sandbox) if route.get("intercept") is True else (None, "")
+        url = f"https://{host_port(host, 443)[0]}/examples-check" if cafile else f"http://{host}/examples-check"
         issued_before = len(self.token_server.requests())
         conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
+        if cafile:
+            conn.sock = tunnel(listen_port, host, cafile)
         try:
-            conn.request("GET", f"http://{host}/examples-check", headers={"Authorization": "Bearer from-the-app"})
+            headers = {"Authorization": "Bearer from-the-app"}
+            if cafile:
+                headers["Host"] = host_port(host, 443)[0]
+            conn.request("GET", "/examples-check" if cafile else url, headers=headers)
             response = conn.getresponse()
             body = response.read().decode("utf-8", "replace")
         finally:
             conn.close()
         if response.status != 200:
-            raise CaseFailure(f"GET http://{host}/examples-check through the proxy: {response.status} {body[:300]}")
+            raise CaseFailure(f"GET {url} through the proxy: {response.status} {body[:300]}")
         seen = [v for k, v in json.loads(body)["headers"] if k.lower() == "authorization"]
         credential = (yaml.safe_load(manifest.config_text).get("credentials") or {})[route["credential"]]
         if credential.get("type") == "static":
@@ -1023,9 +1155,27 @@ class Runner:
             raise CaseFailure(f"the backend saw {len(seen)} Authorization header(s), not exactly the issued token")
 
         shared = self.check_shared_cache() if "sharedCache" in manifest.config else ""
-        spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest)
-        return (f"ready after {ready_after:.1f} s, token injected{shared}, "
+        spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest, cafile)
+        return (f"ready after {ready_after:.1f} s, token injected{trusted}{shared}, "
                 f"{spooled_mib:.0f} MiB spooled in {manifest.spool()[0]}, SIGTERM -> exit 0")
+
+    def written_ca(self, manifest, sandbox):
+        """The CA certificate the sidecar wrote to intercept.caCertFile (on the host side of the
+        sandbox), after checking that bundleFile, when set, ends with it."""
+        intercept = manifest.config.get("intercept") or {}
+        cafile = sandbox.path(str(intercept["caCertFile"]))
+        try:
+            with open(cafile) as f:
+                certificate = f.read()
+        except OSError as error:
+            raise CaseFailure(f"intercept.caCertFile {intercept['caCertFile']} was not written: {error}")
+        note = f" through CONNECT + TLS trusting {intercept['caCertFile']}"
+        if "bundleFile" in intercept:
+            with open(sandbox.path(str(intercept["bundleFile"]))) as f:
+                if not f.read().endswith(certificate):
+                    raise CaseFailure(f"intercept.bundleFile {intercept['bundleFile']} does not end with the CA certificate")
+            note += f" (and {os.path.basename(str(intercept['bundleFile']))} ends with it)"
+        return cafile, note
 
     def check_shared_cache(self):
         """The sidecar wrote its token to Redis, sealed: no token, secret or key in any key or value."""
@@ -1052,7 +1202,7 @@ class Runner:
             if urllib.parse.parse_qs(last["body"]).get("client_secret") != [self.placeholders.secret]:
                 raise CaseFailure("the token request did not carry the secret from the mounted file (post)")
 
-    def slow_reader(self, host, listen_port, admin_port, sandbox, manifest):
+    def slow_reader(self, host, listen_port, admin_port, sandbox, manifest, cafile=None):
         """A client that stops reading: the response must spool into spool.directory's volume."""
         directory, max_bytes = manifest.spool()
         if max_bytes == 0:
@@ -1065,14 +1215,20 @@ class Runner:
         baseline = used_bytes()
         _, metrics_before = http_get(admin_port, "/metrics")
         before = metric(metrics_before, "token_sidecar_spooled_responses_total")
-        sock = socket.socket()
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        sock.settimeout(10)
         used = 0
+        if cafile:    # inside the tunnel: origin-form, Host the intercepted name
+            sock = tunnel(listen_port, host, cafile, rcvbuf=4096)
+            target, authority = f"/download?size={SPOOL_PROBE_BYTES}&mode=cl", host_port(host, 443)[0]
+        else:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(10)
+            target, authority = f"http://{host}/download?size={SPOOL_PROBE_BYTES}&mode=cl", host
         try:
-            sock.connect(("127.0.0.1", listen_port))
-            sock.sendall(f"GET http://{host}/download?size={SPOOL_PROBE_BYTES}&mode=cl HTTP/1.1\r\n"
-                         f"Host: {host}\r\nConnection: close\r\n\r\n".encode())
+            if not cafile:
+                sock.connect(("127.0.0.1", listen_port))
+            sock.sendall(f"GET {target} HTTP/1.1\r\n"
+                         f"Host: {authority}\r\nConnection: close\r\n\r\n".encode())
             # Spooled (the counter moved) into the volume (whose file system holds the unlinked file's
             # blocks while it is open: at least 1 MiB more than before).
             deadline, spooled = time.monotonic() + 15, False
