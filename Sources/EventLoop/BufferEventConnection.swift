@@ -30,6 +30,8 @@ public final class BufferEventConnection: SocketStream {
     private let role: Role
     public private(set) var isConnected: Bool
     public private(set) var tlsSessionResumed = false
+    /// The SNI name a client sent to this TLS server side, read when the handshake completed.
+    private(set) var requestedServerName: String?
     /// A TLS error ended the connection (its session must not be resumed).
     private var tlsFailed = false
     public var reportsCloseWhilePaused = false
@@ -186,7 +188,10 @@ public final class BufferEventConnection: SocketStream {
     func bufferEventEvent(_ what: Int32) {
         guard let bev else { return }
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
-            if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) { tlsSessionResumed = SSL_session_reused(ssl) == 1 }
+            if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
+                tlsSessionResumed = SSL_session_reused(ssl) == 1
+                if let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) { requestedServerName = String(cString: name) }
+            }
             isConnected = true
             _ = shim_set_nodelay(descriptor)
             delegate?.connectionDidConnect(self)

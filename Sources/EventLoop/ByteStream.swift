@@ -52,6 +52,10 @@ public protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+    /// The server name (SNI) a TLS client asked for when this stream is the server side of a
+    /// completed handshake; nil otherwise.
+    public var tlsServerName: String? { (self as? BufferEventConnection)?.requestedServerName }
+
     /// ``closeAfterFlush(linger:flushed:)`` with a 2 s linger.
     public func closeAfterFlush(flushed: (() -> Void)? = nil) {
         closeAfterFlush(linger: .seconds(2), flushed: flushed)

@@ -67,7 +67,8 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         var decision: RouteDecision
-        let routed = intercepted.map { context.router.decide(head, intercepted: $0) } ?? context.router.decide(head)
+        let routed = intercepted.map { context.router.decide(head, intercepted: $0, serverName: client.tlsServerName) }
+            ?? context.router.decide(head)
         switch routed {
         case .success(let routed): decision = routed
         case .failure(let error):

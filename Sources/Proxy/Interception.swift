@@ -31,18 +31,8 @@ final class Interception: Sendable {
     /// Loads the operator's CA, or generates one constrained to the intercepting routes' names,
     /// and writes its certificate (and the bundle) where the configuration says.
     init(config: InterceptConfig, routes: [RouteConfig]) throws {
-        if let keyFile = config.caKeyFile {
-            guard let certificate = AtomicFile.read(config.caCertFile) else {
-                throw ProxyStartError(message: "intercept.caCertFile: cannot read \(config.caCertFile)")
-            }
-            guard let key = AtomicFile.read(keyFile) else {
-                throw ProxyStartError(message: "intercept.caKeyFile: cannot read \(keyFile)")
-            }
-            do {
-                authority = try InterceptAuthority(certificatePEM: certificate, keyPEM: key)
-            } catch {
-                throw ProxyStartError(message: "intercept.caKeyFile: \(error)")
-            }
+        if let operatorCA = try Self.operatorAuthority(config) {
+            authority = operatorCA
         } else {
             do {
                 authority = try InterceptAuthority.generate(permittedNames: Self.permittedNames(routes),
@@ -64,6 +54,23 @@ final class Interception: Sendable {
         }
         leaves = LeafCache(authority: authority)
         caCertFile = config.caCertFile
+    }
+
+    /// The operator's CA (`caKeyFile` with `caCertFile`), checked to be a CA whose key matches;
+    /// nil when the configuration generates one.
+    static func operatorAuthority(_ config: InterceptConfig) throws(ProxyStartError) -> InterceptAuthority? {
+        guard let keyFile = config.caKeyFile else { return nil }
+        guard let certificate = AtomicFile.read(config.caCertFile) else {
+            throw ProxyStartError(message: "intercept.caCertFile: cannot read \(config.caCertFile)")
+        }
+        guard let key = AtomicFile.read(keyFile) else {
+            throw ProxyStartError(message: "intercept.caKeyFile: cannot read \(keyFile)")
+        }
+        do {
+            return try InterceptAuthority(certificatePEM: certificate, keyPEM: key)
+        } catch {
+            throw ProxyStartError(message: "intercept.caKeyFile: \(error)")
+        }
     }
 
     /// The TLS server context presenting a leaf for `host` (minted on first use).

@@ -49,6 +49,11 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Responses cut short because their client had stopped reading while holding a backend
     /// connection another request was waiting for.
     public var stalledClientsCut: UInt64 = 0
+    /// TLS handshakes apps refused or broke off on intercepted tunnels, by host and reason
+    /// (process-wide: filled in once, not merged).
+    public var interceptHandshakeFailures: [InterceptFailureKey: Int] = [:]
+    /// Leaf certificates minted for intercepted hosts (process-wide).
+    public var interceptCertificatesMinted = 0
 
     /// Empty counters.
     public init() {}

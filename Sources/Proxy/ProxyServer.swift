@@ -44,6 +44,24 @@ public final class ProxyServer: @unchecked Sendable {
         }
     }
 
+    /// Checks an operator-provided interception CA (`intercept.caKeyFile`): readable, a CA, its key
+    /// matching. Nothing to check (and nothing written) for a generated one. Used by `check`.
+    public static func checkIntercept(_ config: InterceptConfig) throws(ProxyStartError) {
+        _ = try Interception.operatorAuthority(config)
+    }
+
+    /// The interception CA certificate apps must trust (PEM): the operator's, or the one a running
+    /// sidecar generated and wrote to `caCertFile`. Used by `token-sidecar ca`.
+    public static func interceptCertificatePEM(_ config: InterceptConfig) throws(ProxyStartError) -> String {
+        if let authority = try Interception.operatorAuthority(config) { return authority.certificatePEM }
+        guard let bytes = AtomicFile.read(config.caCertFile), (try? X509Certificate(pem: bytes)) != nil else {
+            throw ProxyStartError(message: "intercept.caCertFile: \(config.caCertFile) holds no certificate yet: a generated CA "
+                                      + "exists only while the sidecar runs (it writes this file at every start); "
+                                      + "set intercept.caKeyFile for a CA that stays the same")
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// TLS handshakes apps refused or broke off on intercepted tunnels, by host and reason.
     public func interceptHandshakeFailures() -> [InterceptFailureKey: Int] {
         interception?.failureCounts ?? [:]
@@ -109,6 +127,7 @@ public final class ProxyServer: @unchecked Sendable {
     public func collectMetrics(_ completion: @escaping @Sendable (ProxyMetrics) -> Void) {
         let boxes = contexts
         let budget = spoolBudget
+        let interception = interception
         let pending = Locked((remaining: boxes.count, total: ProxyMetrics()))
         if boxes.isEmpty { completion(ProxyMetrics()); return }
         for box in boxes {
@@ -122,6 +141,8 @@ public final class ProxyServer: @unchecked Sendable {
                 if var finished {
                     // Process-wide, so filled in once rather than merged.
                     finished.spoolBytes = budget.inUse
+                    finished.interceptHandshakeFailures = interception?.failureCounts ?? [:]
+                    finished.interceptCertificatesMinted = interception?.leaves.minted ?? 0
                     completion(finished)
                 }
             }

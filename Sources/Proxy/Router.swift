@@ -171,7 +171,11 @@ struct Router: Sendable {
 
     /// Decides where a request read inside an intercepted tunnel to `origin` goes: only to that
     /// origin (anything else is `421 Misdirected Request`), through its intercepting route.
-    func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin) -> Result<RouteDecision, ProxyError> {
+    /// `serverName`: the SNI the app sent in its handshake (a different name is misdirected too).
+    func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin, serverName: String?) -> Result<RouteDecision, ProxyError> {
+        if let serverName, serverName.lowercased() != origin.host {
+            return .failure(.misdirected(origin, "\(serverName) (its TLS server name)"))
+        }
         let destination: Authority
         switch head.target {
         case .absolute(let scheme, let authority, _):

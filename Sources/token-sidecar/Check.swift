@@ -24,6 +24,7 @@ struct Check: ParsableCommand {
             _ = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment,
                                       logger: Logger(label: "token-sidecar"))
             try ProxyServer.checkSpool(config.spool)
+            if let intercept = config.intercept { try ProxyServer.checkIntercept(intercept) }
         } catch {
             FileHandle.standardError.write(Data("\(config.file): \(error)\n".utf8))
             throw ExitCode(2)

@@ -47,6 +47,14 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_stalled_clients_cut_total",
                                  help: "Responses cut short because their client stopped reading while holding a backend connection another request waited for.",
                                  [MetricSample(value: Double(proxy.stalledClientsCut))]))
+        families.append(.counter("token_sidecar_intercept_handshake_failures_total",
+                                 help: "TLS handshakes apps refused or broke off on intercepted tunnels (not trusting the CA, pinning), by host and reason.",
+            proxy.interceptHandshakeFailures.sorted { ($0.key.host, $0.key.reason) < ($1.key.host, $1.key.reason) }.map {
+                MetricSample(labels: [MetricLabel("host", $0.key.host), MetricLabel("reason", $0.key.reason)], value: Double($0.value))
+            }))
+        families.append(.counter("token_sidecar_intercept_certificates_minted_total",
+                                 help: "Leaf certificates minted for intercepted hosts (one signature each).",
+                                 [MetricSample(value: Double(proxy.interceptCertificatesMinted))]))
         var fetches: [MetricSample] = []
         var expiries: [MetricSample] = []
         var latency = LatencyHistogram()

@@ -18,7 +18,7 @@ struct TokenSidecar: ParsableCommand {
           token-sidecar run --config config/token-sidecar.yaml
           curl -x http://127.0.0.1:8080 http://api.test/hello
         """,
-        subcommands: [Run.self, Check.self, Token.self, Health.self, Demo.self],
+        subcommands: [Run.self, Check.self, Token.self, Health.self, CA.self, Demo.self],
         defaultSubcommand: nil
     )
 }

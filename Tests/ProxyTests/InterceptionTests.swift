@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// HTTPS interception end to end: real clients (curl, Python requests and urllib, wget, Node)
@@ -181,6 +182,133 @@ final class InterceptionTests: XCTestCase {
         client.send("CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n")
         XCTAssertEqual(try client.readResponse().status, 403, "connect: deny still applies to other hosts")
     }
+
+    /// The token path is the plain one: a 401 inside the tunnel is replayed once, with the whole
+    /// body, with a new token; a credential without a token answers 503 inside the tunnel.
+    func testA401InsideTheTunnelIsReplayedWithTheBodyAndANewTokenAndNoTokenIs503() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: """
+            location /upload { client_max_body_size 10m; if ($http_authorization = "Bearer tok-1") { return 401; } \
+            proxy_pass https://127.0.0.1:$server_port/sink; proxy_set_header X-Auth $http_authorization; }
+            location /sink { return 200 "auth=$http_x_auth got=$content_length\n"; }
+            """)
+        let tokens = try TokenServer()
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(caFile)}
+            credentials:
+              partner:
+                type: oauth2
+                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+                clientId: "client-1"
+                secret: "s3cret"
+                tokenWait: 300ms
+            routes:
+              - host: "localhost:\(nginx.port)"
+                intercept: true
+                credential: partner
+                caFile: \(ca.caCert)
+            """)
+        let body = Data(repeating: 0x62, count: 20_000)
+        let replayed = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, "--data-binary", "@-",
+                                     url(nginx, "/upload")], stdin: body)
+        XCTAssertEqual(replayed.out, "auth=Bearer tok-2 got=20000\n", replayed.err)
+        XCTAssertEqual(tokens.requests().count, 2, "one refetch for the rejected token")
+
+        let noTokens = try TokenServer(control: ["status": 500])
+        let starved = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(directory.appendingPathComponent("ca2.crt").path)}
+            credentials:
+              partner:
+                type: oauth2
+                tokenUrl: "http://127.0.0.1:\(noTokens.port)/oauth/token"
+                clientId: "client-1"
+                secret: "s3cret"
+                tokenWait: 200ms
+            routes:
+              - host: "localhost:\(nginx.port)"
+                intercept: true
+                credential: partner
+                caFile: \(ca.caCert)
+            """)
+        let unavailable = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(starved.port)",
+                                        "--cacert", directory.appendingPathComponent("ca2.crt").path, url(nginx, "/upload")])
+        XCTAssertTrue(unavailable.out.hasPrefix("HTTP/1.1 503 "), unavailable.out + unavailable.err)
+        XCTAssertTrue(unavailable.out.contains("Retry-After: 1"), unavailable.out)
+    }
+
+    func testEverySmugglingVectorInsideTheTunnelIs400ClosedAndNeverForwarded() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let authority = "localhost:\(nginx.port)"
+        let vectors = MalformedRequests.vectors.map { vector in
+            (vector.name, vector.raw.replacingOccurrences(of: "api.test", with: authority), vector.status)
+        }
+        let input = directory.appendingPathComponent("vectors.json")
+        try JSONSerialization.data(withJSONObject: vectors.map { Data($0.1.utf8).base64EncodedString() })
+            .write(to: input)
+        // Each vector on its own tunnel, as an app's TLS connection would carry it.
+        let result = try run(["python3", "-c", Self.tunnelClient, String(proxy.port), authority, caFile, input.path])
+        let answers = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [[Any]], result.err)
+        XCTAssertEqual(answers.count, vectors.count, result.err)
+        for (vector, answer) in zip(vectors, answers) {
+            XCTAssertEqual(answer.first as? Int, vector.2, vector.0)
+            XCTAssertEqual(answer.last as? Bool, true, "\(vector.0): the tunnel is closed after the error")
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines(), [], "no malformed request reaches the backend")
+    }
+
+    func testAServerNameForAnotherHostIs421() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
+        let authority = "localhost:\(nginx.port)"
+        let input = directory.appendingPathComponent("one.json")
+        try JSONSerialization.data(withJSONObject: [Data("GET /x HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8).base64EncodedString()])
+            .write(to: input)
+        let result = try run(["python3", "-c", Self.tunnelClient, String(proxy.port), authority, caFile, input.path, "other.test"])
+        XCTAssertTrue(result.out.hasPrefix("[[421"), result.out + result.err)
+        XCTAssertEqual(nginx.logLines(), [])
+    }
+
+    /// Sends each raw request (base64, from a JSON file) through its own intercepted tunnel and
+    /// prints `[[status, closed], ...]`. Arguments: proxy port, authority, CA file, JSON file,
+    /// optional TLS server name (then the certificate's name is not checked).
+    private static let tunnelClient = """
+        import base64, json, socket, ssl, sys
+        port, authority, cafile, path = sys.argv[1:5]
+        server_name = sys.argv[5] if len(sys.argv) > 5 else authority.rsplit(":", 1)[0]
+        context = ssl.create_default_context(cafile=cafile)
+        if len(sys.argv) > 5:
+            context.check_hostname = False
+        answers = []
+        for raw in json.load(open(path)):
+            sock = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+            sock.sendall(f"CONNECT {authority} HTTP/1.1\\r\\nHost: {authority}\\r\\n\\r\\n".encode())
+            head = b""
+            while b"\\r\\n\\r\\n" not in head:
+                head += sock.recv(1)
+            tls = context.wrap_socket(sock, server_hostname=server_name)
+            tls.sendall(base64.b64decode(raw))
+            data = b""
+            closed = False
+            try:
+                while True:
+                    chunk = tls.recv(65536)
+                    if not chunk:
+                        closed = True
+                        break
+                    data += chunk
+            except (socket.timeout, ssl.SSLError, ConnectionResetError):
+                closed = not isinstance(sys.exc_info()[1], socket.timeout)
+            status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else 0
+            answers.append([status, closed])
+            tls.close()
+        print(json.dumps(answers))
+        """
 
     /// Runs a command (a real client) with a bounded time and no proxy settings from the environment.
     private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (out: String, err: String) {
