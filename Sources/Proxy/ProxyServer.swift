@@ -174,6 +174,12 @@ public final class ProxyServer: @unchecked Sendable {
         if newConfig.spool != config.spool {
             logger.warning("spool settings changed; they take effect when the process restarts")
         }
+        if newConfig.intercept != config.intercept
+            || Interception.permittedNames(newConfig.routes) != Interception.permittedNames(config.routes) {
+            // The CA (and a generated CA's name constraints) is made at start: a host added to
+            // interception now would get leaves apps cannot verify until the process restarts.
+            logger.warning("intercept settings or intercepting routes changed; the CA is kept until the process restarts")
+        }
         // Shares stay based on the worker count the process started with (reload keeps it).
         let share = ClientConnectionLimit.share(of: Self.clientLimit(newConfig).total, workers: contexts.count)
         for box in contexts {
