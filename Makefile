@@ -37,7 +37,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan fuzz abuse soak bigbody bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -111,6 +111,15 @@ soak: release
 
 bigbody: release
 	Benchmarks/bigbody.sh
+
+# HTTPS interception in CI: 1 GiB through an intercepted tunnel (intact, peak RSS <= 64 MiB),
+# TLS resumption toward the app, and a short c50 comparison with the plain route (printed).
+intercept-check: release
+	SKIP_INSTR=1 SECONDS_EACH=2 Benchmarks/intercept.sh
+
+# The same with callgrind's instructions per request and 5 s of c50 per form.
+bench-intercept: release
+	Benchmarks/intercept.sh
 
 bench: release
 	Benchmarks/bench.sh

@@ -19,7 +19,7 @@ extension ClientSession {
         let origin = InterceptedOrigin(authority)
         let server: TLSServerContext
         do {
-            server = try interception.serverContext(for: origin.host)
+            server = try interception.serverContext(for: origin.host, logger: context.logger)
         } catch {
             context.logger.error("cannot mint a certificate for an intercepted host",
                                  metadata: ["host": .string(origin.host), "error": "\(error)"])

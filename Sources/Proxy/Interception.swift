@@ -7,12 +7,19 @@ import Logging
 /// LRU shared by every worker, so a host costs one signature per process), and which hosts
 /// already logged a client that refused them. Immutable apart from the lock-protected parts.
 final class Interception: Sendable {
-    /// The CA leaves are signed with (its key never leaves memory).
-    let authority: InterceptAuthority
-    /// Leaf certificates by host.
-    let leaves: LeafCache
+    /// The CA leaves are signed with now (its key never leaves memory).
+    var authority: InterceptAuthority { current.withLock { $0.leaves.authority } }
+    /// Leaf certificates by host, from the current CA.
+    var leaves: LeafCache { current.withLock { $0.leaves } }
     /// The file apps are told to trust.
     let caCertFile: String
+    /// The configuration, for re-reading an operator CA when its files change.
+    private let config: InterceptConfig
+    /// The current CA's leaves; with an operator CA also the files' bytes it was loaded from and
+    /// when they were last compared (at most every ``recheckInterval``, on a CONNECT).
+    private let current: Locked<(leaves: LeafCache, files: [UInt8], checkedAt: ContinuousClock.Instant, retiredMints: Int)>
+    /// How often an operator CA's files are compared with what was loaded.
+    static let recheckInterval: Duration = .seconds(2)
     /// Hosts whose refused handshakes were logged (once each; bounded).
     private let warned = Locked<Set<String>>([])
     /// Handshakes refused per host and reason (the metric), bounded like other host series.
@@ -31,6 +38,8 @@ final class Interception: Sendable {
     /// Loads the operator's CA, or generates one constrained to the intercepting routes' names,
     /// and writes its certificate (and the bundle) where the configuration says.
     init(config: InterceptConfig, routes: [RouteConfig]) throws {
+        self.config = config
+        let authority: InterceptAuthority
         if let operatorCA = try Self.operatorAuthority(config) {
             authority = operatorCA
         } else {
@@ -52,8 +61,41 @@ final class Interception: Sendable {
                 throw ProxyStartError(message: "intercept.bundleFile: \(error)")
             }
         }
-        leaves = LeafCache(authority: authority)
+        current = Locked((LeafCache(authority: authority), Self.operatorFiles(config), .now, 0))
         caCertFile = config.caCertFile
+    }
+
+    /// Leaf certificates minted since start (by every CA this process used).
+    var minted: Int { current.withLock { $0.retiredMints + $0.leaves.minted } }
+
+    /// The operator CA's certificate and key files, concatenated (empty for a generated CA).
+    private static func operatorFiles(_ config: InterceptConfig) -> [UInt8] {
+        guard let keyFile = config.caKeyFile else { return [] }
+        return (AtomicFile.read(config.caCertFile) ?? []) + (AtomicFile.read(keyFile) ?? [])
+    }
+
+    /// Re-reads an operator CA whose files changed (a renewal by cert-manager, a rotated
+    /// Secret): new leaves come from the new CA; a pair that does not load keeps the old one.
+    private func reloadIfChanged(logger: Logger) {
+        guard config.caKeyFile != nil else { return }
+        let now = ContinuousClock.now
+        let due = current.withLock { state -> Bool in
+            guard now - state.checkedAt >= Self.recheckInterval else { return false }
+            state.checkedAt = now
+            return true
+        }
+        guard due else { return }
+        let files = Self.operatorFiles(config)
+        guard files != current.withLock({ $0.files }) else { return }
+        do {
+            guard let authority = try Self.operatorAuthority(config) else { return }
+            current.withLock { $0 = (LeafCache(authority: authority), files, now, $0.retiredMints + $0.leaves.minted) }
+            logger.info("interception CA re-read", metadata: ["ca": .string(authority.fingerprint)])
+        } catch {
+            current.withLock { $0.files = files }  // logged once per change, not per CONNECT
+            logger.error("interception CA files changed but cannot be used; keeping the previous CA",
+                         metadata: ["error": "\(error)"])
+        }
     }
 
     /// The operator's CA (`caKeyFile` with `caCertFile`), checked to be a CA whose key matches;
@@ -74,8 +116,9 @@ final class Interception: Sendable {
     }
 
     /// The TLS server context presenting a leaf for `host` (minted on first use).
-    func serverContext(for host: String) throws -> TLSServerContext {
-        try leaves.context(for: host)
+    func serverContext(for host: String, logger: Logger) throws -> TLSServerContext {
+        reloadIfChanged(logger: logger)
+        return try leaves.context(for: host)
     }
 
     /// Counts a handshake the app refused or broke off; logs the first per host, naming the file

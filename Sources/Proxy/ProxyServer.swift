@@ -68,7 +68,7 @@ public final class ProxyServer: @unchecked Sendable {
     }
 
     /// Leaf certificates minted for intercepted hosts so far.
-    public var interceptLeavesMinted: Int { interception?.leaves.minted ?? 0 }
+    public var interceptLeavesMinted: Int { interception?.minted ?? 0 }
 
     /// Throws when spooling is on and no spool file can be created in `spool.directory` (used
     /// at start and by `token-sidecar check`).
@@ -142,7 +142,7 @@ public final class ProxyServer: @unchecked Sendable {
                     // Process-wide, so filled in once rather than merged.
                     finished.spoolBytes = budget.inUse
                     finished.interceptHandshakeFailures = interception?.failureCounts ?? [:]
-                    finished.interceptCertificatesMinted = interception?.leaves.minted ?? 0
+                    finished.interceptCertificatesMinted = interception?.minted ?? 0
                     completion(finished)
                 }
             }

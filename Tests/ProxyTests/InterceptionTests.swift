@@ -174,6 +174,45 @@ final class InterceptionTests: XCTestCase {
         XCTAssertEqual(mode, 0o644)
     }
 
+    func testAnOperatorCAIsReReadWhenItsFilesChange() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let (certA, keyA) = try operatorCA("a")
+        let (certB, keyB) = try operatorCA("b")
+        let cert = directory.appendingPathComponent("ca.pem").path, key = directory.appendingPathComponent("ca.key").path
+        try FileManager.default.copyItem(atPath: certA, toPath: cert)
+        try FileManager.default.copyItem(atPath: keyA, toPath: key)
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(cert), caKeyFile: \(key)}
+            routes:
+              - host: "localhost:\(nginx.port)"
+                intercept: true
+                caFile: \(ca.caCert)
+            """)
+        let first = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", certA, url(nginx)])
+        XCTAssertEqual(first.status, 0, "the operator's CA signs the leaf: \(first.err)")
+        for (from, to) in [(certB, cert), (keyB, key)] {
+            try FileManager.default.removeItem(atPath: to)
+            try FileManager.default.copyItem(atPath: from, toPath: to)
+        }
+        Thread.sleep(forTimeInterval: 2.2)
+        let second = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", certB, url(nginx)])
+        XCTAssertEqual(second.status, 0, "the renewed CA signs new leaves: \(second.err)")
+        XCTAssertEqual(try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", certA, url(nginx)]).status, 60,
+                       "the old CA no longer")
+        XCTAssertEqual(proxy.server.interceptLeavesMinted, 2)
+    }
+
+    /// A CA certificate and key made with the openssl CLI.
+    private func operatorCA(_ name: String) throws -> (String, String) {
+        let cert = directory.appendingPathComponent("\(name).crt").path, key = directory.appendingPathComponent("\(name).key").path
+        _ = try run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                     "-keyout", key, "-out", cert, "-subj", "/CN=operator \(name)", "-days", "2",
+                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
+        return (cert, key)
+    }
+
     func testConnectToOtherHostsStillFollowsTheConnectPolicy() throws {
         let ca = try TestCA()
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
