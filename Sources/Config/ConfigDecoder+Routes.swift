@@ -117,6 +117,12 @@ extension ConfigDecoder {
                 valid = false
             }
 
+            if intercept, tls.settings?.insecureSkipVerify == true {
+                // The app verified its own connection; what the sidecar sends on must be no weaker.
+                report("\(path).insecureSkipVerify", "an intercepting route always verifies its upstream (the app's own connection would have); use caFile to trust a private CA", at: fields["insecureSkipVerify"])
+                valid = false
+            }
+
             if valid, let pattern, let tlsSettings = tls.settings {
                 routes.append(RouteConfig(
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
