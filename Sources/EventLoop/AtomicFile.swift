@@ -8,24 +8,29 @@ public enum AtomicFile {
     /// Replaces `path` with `bytes`, readable as `mode` (e.g. `0o644`); throws with a message
     /// naming the file.
     public static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(EventLoopError) {
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        // An unpredictable name, created exclusively and never through a symlink: the directory
+        // may be shared with other containers (an emptyDir).
+        var random = [UInt8](repeating: 0, count: 8)
+        _ = RAND_bytes(&random, Int32(random.count))
+        let temporary = path + ".tmp-" + random.map { String($0, radix: 16) }.joined()
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw .system("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        func fail(_ what: String) -> EventLoopError {
+            let message = String(cString: strerror(errno))
+            Glibc.close(fd)
+            unlink(temporary)
+            return .system("cannot \(what) \(path): \(message)")
+        }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
             if result < 0 && errno == EINTR { continue }
-            guard result > 0 else {
-                let message = String(cString: strerror(errno))
-                Glibc.close(fd)
-                unlink(temporary)
-                throw .system("cannot write \(path): \(message)")
-            }
+            guard result > 0 else { throw fail("write") }
             written += result
         }
-        // The mode asked for, whatever the umask.
-        fchmod(fd, mode)
-        fsync(fd)
+        // The mode asked for, whatever the umask; on disk before it replaces the old file.
+        guard fchmod(fd, mode) == 0 else { throw fail("set the mode of") }
+        guard fsync(fd) == 0 else { throw fail("sync") }
         Glibc.close(fd)
         guard rename(temporary, path) == 0 else {
             let message = String(cString: strerror(errno))

@@ -190,7 +190,9 @@ public final class BufferEventConnection: SocketStream {
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
             if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
                 tlsSessionResumed = SSL_session_reused(ssl) == 1
-                if let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) { requestedServerName = String(cString: name) }
+                if case .tlsServer = role, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) {
+                    requestedServerName = String(cString: name)
+                }
             }
             isConnected = true
             _ = shim_set_nodelay(descriptor)

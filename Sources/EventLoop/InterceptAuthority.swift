@@ -32,6 +32,10 @@ public final class InterceptAuthority: @unchecked Sendable {
     public let certificatePEM: String
     /// The SHA-256 of the CA certificate's DER encoding, lowercase hex (for logs).
     public let fingerprint: String
+    /// When the CA certificate expires (seconds since the epoch); leaves never outlive it.
+    public var expiresAt: Int { Int(notAfter) }
+    /// Seconds until the CA certificate expires (negative once it has).
+    public var secondsLeft: Int { Int(notAfter - time(nil)) }
 
     /// How far back `notBefore` is set, for clients whose clock runs slow.
     static let clockSkew: time_t = 3600

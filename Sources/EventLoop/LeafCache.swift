@@ -1,3 +1,5 @@
+import Glibc
+
 /// The TLS server contexts HTTPS interception presents, one per host, minted on demand by an
 /// ``InterceptAuthority`` and kept in a bounded least-recently-used cache.
 ///
@@ -13,7 +15,7 @@ public final class LeafCache: Sendable {
 
     /// Cached contexts by lowercase host, with when each was last used.
     private struct State {
-        var entries: [String: (context: TLSServerContext, lastUse: UInt64)] = [:]
+        var entries: [String: (context: TLSServerContext, lastUse: UInt64, renewAt: time_t)] = [:]
         /// Increases with every use: the entry with the smallest `lastUse` is the least recently used.
         var clock: UInt64 = 0
         var minted = 0
@@ -34,33 +36,40 @@ public final class LeafCache: Sendable {
     /// How many hosts are cached.
     public var count: Int { state.withLock { $0.entries.count } }
 
+    /// How long a leaf is valid (it never outlives the CA).
+    public static let leafValidity: Duration = .seconds(7 * 24 * 3600)
+
     /// The context for `host` (compared case-insensitively): the cached one, or a new leaf from
     /// ``authority`` (at most one signature), which then evicts the least recently used host
-    /// if the cache is full.
+    /// if the cache is full. A leaf past half its life is replaced, so a busy host never
+    /// presents an expired certificate.
     public func context(for host: String) throws(CryptoError) -> TLSServerContext {
         let key = host.lowercased()
+        let now = time(nil)
         let cached: TLSServerContext? = state.withLock { state in
-            guard let entry = state.entries[key] else { return nil }
+            guard let entry = state.entries[key], now < entry.renewAt else { return nil }
             state.clock += 1
-            state.entries[key] = (entry.context, state.clock)
+            state.entries[key] = (entry.context, state.clock, entry.renewAt)
             state.hits += 1
             return entry.context
         }
         if let cached { return cached }
-        let context = try authority.mintLeaf(for: key)
+        let context = try authority.mintLeaf(for: key, validity: Self.leafValidity)
+        let expires = min(now + time_t(Self.leafValidity.components.seconds), time_t(authority.expiresAt))
+        let renewAt = now + (expires - now) / 2
         return state.withLock { state in
             state.minted += 1
             state.clock += 1
-            if let raced = state.entries[key] {
-                state.entries[key] = (raced.context, state.clock)
+            if let raced = state.entries[key], now < raced.renewAt {
+                state.entries[key] = (raced.context, state.clock, raced.renewAt)
                 return raced.context
             }
             // A linear scan for the eviction victim: it runs only on a miss with the cache full,
             // next to a signature that costs far more than scanning `capacity` entries.
-            if state.entries.count >= capacity, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            if state.entries[key] == nil, state.entries.count >= capacity, let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
                 state.entries.removeValue(forKey: oldest.key)
             }
-            state.entries[key] = (context, state.clock)
+            state.entries[key] = (context, state.clock, renewAt)
             return context
         }
     }

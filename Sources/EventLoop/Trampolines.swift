@@ -100,6 +100,9 @@ func tlsNewSessionTrampoline(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -
     return 1
 }
 
+/// The ALPN protocol id the TLS server side accepts.
+private let alpnHTTP11: [UInt8] = Array("http/1.1".utf8)
+
 /// OpenSSL's ALPN callback on the server side (any worker thread): selects `http/1.1` when the
 /// client offers it; otherwise no ALPN at all (`SSL_TLSEXT_ERR_NOACK`), so a client without ALPN
 /// still connects and an `h2`-only offer is not accepted. `output` points into `offered`, which
@@ -109,7 +112,7 @@ func tlsALPNSelectTrampoline(
     _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ ctx: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let output, let outputLength, let offered else { return SSL_TLSEXT_ERR_NOACK }
-    let wanted: [UInt8] = Array("http/1.1".utf8)
+    let wanted = alpnHTTP11
     let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
     var index = 0
     while index < list.count {

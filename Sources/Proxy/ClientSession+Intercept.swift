@@ -57,6 +57,7 @@ extension ClientSession {
     /// The TLS handshake with the app completed.
     func connectionDidConnect(_ connection: any ByteStream) {
         handshakeDone = true
+        awaitNextRequest()  // from now on the idle timeout, as on any connection
     }
 
     /// An intercepted session that ends before its handshake completed: the app refused the

@@ -76,6 +76,8 @@ extension ClientSession {
         client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
         let request = LocalRequest(head: call.head, body: call.body)
         call.body = []
+        // Bounded: a responder that never answers does not hold the connection forever.
+        arm(.localAnswer, after: context.timeouts.idle)
         let loop = context.loop
         service.responder(request) { [weak self] response in
             loop.assertConfined()
@@ -88,12 +90,17 @@ extension ClientSession {
 
     private func respond(_ call: LocalCall, keepClient: Bool) {
         local = nil
+        disarm()
         guard let response = call.response else { return }
         let encoded = LocalResponseEncoder.encode(response, method: call.head.method, version: call.head.version,
                                                   keepAlive: keepClient)
         client.write(encoded.bytes)
         guard keepClient else {
             close()
+            return
+        }
+        if client.output.count >= WorkerContext.highWatermark {
+            perform(exchange.localAnswersBacklogged())
             return
         }
         client.startReading()

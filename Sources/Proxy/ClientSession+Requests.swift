@@ -121,7 +121,12 @@ extension ClientSession: UpstreamWaiter {
             respondBeforeExchange(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, close: true)
             return
         }
-        if intercepted == nil, let interception = context.interception, context.router.intercepts(authority) {
+        if let origin = intercepted {
+            // Inside an intercepted tunnel every request is for its origin: no tunnel within it.
+            respondBeforeExchange(.misdirected(origin, "a CONNECT to \(authority.description)"), head: head, close: true)
+            return
+        }
+        if let interception = context.interception, context.router.intercepts(authority) {
             startInterception(head, authority, interception)
             return
         }

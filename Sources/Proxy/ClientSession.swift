@@ -55,6 +55,10 @@ final class ClientSession: ConnectionDelegate {
         client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
         awaitNextRequest()
+        if intercepted != nil {
+            // The app's TLS handshake must complete as soon as a request head would.
+            headTimer.schedule(after: context.timeouts.clientHeader)
+        }
     }
 
     /// Drops everything now (loop shutdown, client gone mid-exchange).
@@ -117,6 +121,10 @@ final class ClientSession: ConnectionDelegate {
         switch action {
         case .none: return
         case .readRequests: readRequests()
+        case .resumeRequests:
+            client.startReading()
+            awaitNextRequest()
+            readRequests()
         case .pauseClient: client.stopReading()
         case .abort: abort()
         case .close: close()
@@ -131,7 +139,7 @@ final class ClientSession: ConnectionDelegate {
 
     private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
         switch action {
-        case .none, .readRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
+        case .none, .readRequests, .resumeRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
         case .collectLocalBody, .answerLocally, .respondLocally: break  // never here: only for a local call
         case .lookUpToken: lookUpToken(io)
         case .stageBody: stageBody(io)
@@ -186,6 +194,11 @@ final class ClientSession: ConnectionDelegate {
     }
 
     private func headTimerFired() {
+        if intercepted != nil && !handshakeDone {
+            noteInterceptEnd(.timeout)
+            abort()
+            return
+        }
         guard exchange.isIdle else { return }
         switch headWait {
         case .idle:

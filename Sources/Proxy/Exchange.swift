@@ -147,6 +147,9 @@ struct Exchange {
         /// The local responder has the request; `clientEnded`: the client half-closed since
         /// (it still gets the answer, then the connection closes).
         case answeringLocal(clientEnded: Bool)
+        /// Answers to pipelined local requests piled up unread: no request is read until the
+        /// client has taken them.
+        case drainingLocal
         /// The connection is closing; every later event is ignored.
         case closed
     }
@@ -281,6 +284,14 @@ struct Exchange {
         state = keepClient ? .idle : .closed
         self.request = nil
         return .respondLocally(keepClient: keepClient)
+    }
+
+    /// A local answer was written and the client's output is above its high watermark (it
+    /// pipelines requests without reading the answers): stop reading it until it catches up.
+    mutating func localAnswersBacklogged() -> ExchangeAction {
+        guard state == .idle else { return .none }
+        state = .drainingLocal
+        return .pauseClient
     }
 
     /// The token lookup (immediate or after waiting) ended.
@@ -585,10 +596,13 @@ struct Exchange {
 
     /// The client took everything queued for it: while relaying, the backend (or the spool) may
     /// send more; while delivering a spool, the next part goes.
-    func clientDrained() -> ExchangeAction {
+    mutating func clientDrained() -> ExchangeAction {
         switch state {
         case .relaying: return .resumeResponse
         case .deliveringSpool: return .deliverSpool
+        case .drainingLocal:
+            state = .idle
+            return .resumeRequests
         default: return .none
         }
     }
@@ -660,6 +674,9 @@ struct Exchange {
             return fail(.connectionLimit, close: true, retryAfter: 1)
         case (.responseHead, .forwarding):
             return fail(.responseTimeout, close: !requestComplete || !request.keepAlive)
+        case (.localAnswer, .answeringLocal):
+            // The responder never answered (or the client half-closed and waits in vain).
+            return abort()
         default:
             return .none
         }
@@ -717,4 +734,6 @@ enum ExchangeTimer: Equatable {
     case queue
     /// The response head must arrive within `responseHeaders` of a complete request.
     case responseHead
+    /// A local responder must answer within the server's idle timeout.
+    case localAnswer
 }

@@ -51,6 +51,8 @@ enum ExchangeAction: Equatable {
     case forwardInterim(toClient: Bool)
     /// Read the next request heads from the client's input.
     case readRequests
+    /// The client took the answers that had piled up: read it again, then its requests.
+    case resumeRequests
     /// Read the response head from the upstream's input.
     case readResponseHead
     /// Move request body bytes from the client to the upstream.

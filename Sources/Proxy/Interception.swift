@@ -13,17 +13,29 @@ final class Interception: Sendable {
     var leaves: LeafCache { current.withLock { $0.leaves } }
     /// The file apps are told to trust.
     let caCertFile: String
-    /// The configuration, for re-reading an operator CA when its files change.
+    /// The configuration, for re-reading an operator CA and renewing a generated one.
     private let config: InterceptConfig
-    /// The current CA's leaves; with an operator CA also the files' bytes it was loaded from and
-    /// when they were last compared (at most every ``recheckInterval``, on a CONNECT).
-    private let current: Locked<(leaves: LeafCache, files: [UInt8], checkedAt: ContinuousClock.Instant, retiredMints: Int)>
-    /// How often an operator CA's files are compared with what was loaded.
+    /// The names a generated CA is constrained to.
+    private let permitted: [String]
+    /// The current CA's leaves; with an operator CA also a digest of the files it was loaded
+    /// from; when its files or expiry were last looked at (at most every ``recheckInterval``, on
+    /// a CONNECT); leaves minted by CAs used before.
+    private let current: Locked<CAState>
+    /// How often an operator CA's files (and any CA's expiry) are looked at.
     static let recheckInterval: Duration = .seconds(2)
     /// Hosts whose refused handshakes were logged (once each; bounded).
     private let warned = Locked<Set<String>>([])
     /// Handshakes refused per host and reason (the metric), bounded like other host series.
     private let failures = Locked<[InterceptFailureKey: Int]>([:])
+
+    private struct CAState {
+        var leaves: LeafCache
+        var filesDigest: [UInt8]
+        var checkedAt: ContinuousClock.Instant
+        var retiredMints: Int
+        /// The expiry warning was logged for this CA.
+        var warnedExpiry = false
+    }
 
     /// The names a generated CA is constrained to: each intercepting route's host.
     static func permittedNames(_ routes: [RouteConfig]) -> [String] {
@@ -39,17 +51,27 @@ final class Interception: Sendable {
     /// and writes its certificate (and the bundle) where the configuration says.
     init(config: InterceptConfig, routes: [RouteConfig]) throws {
         self.config = config
+        permitted = Self.permittedNames(routes)
         let authority: InterceptAuthority
-        if let operatorCA = try Self.operatorAuthority(config) {
-            authority = operatorCA
+        var digest: [UInt8] = []
+        if let loaded = try Self.operatorAuthority(config) {
+            authority = loaded.authority
+            digest = loaded.digest
         } else {
-            do {
-                authority = try InterceptAuthority.generate(permittedNames: Self.permittedNames(routes),
-                                                            validity: config.caValidity)
-                try AtomicFile.write(Array(authority.certificatePEM.utf8), to: config.caCertFile, mode: 0o644)
-            } catch {
-                throw ProxyStartError(message: "intercept.caCertFile: \(error)")
-            }
+            authority = try Self.generate(config, permitted)
+        }
+        current = Locked(CAState(leaves: LeafCache(authority: authority), filesDigest: digest, checkedAt: .now, retiredMints: 0))
+        caCertFile = config.caCertFile
+    }
+
+    /// A new CA for `names`, its certificate (and the bundle) written for apps.
+    private static func generate(_ config: InterceptConfig, _ names: [String]) throws(ProxyStartError) -> InterceptAuthority {
+        let authority: InterceptAuthority
+        do {
+            authority = try InterceptAuthority.generate(permittedNames: names, validity: config.caValidity)
+            try AtomicFile.write(Array(authority.certificatePEM.utf8), to: config.caCertFile, mode: 0o644)
+        } catch {
+            throw ProxyStartError(message: "intercept.caCertFile: \(error)")
         }
         if let bundleFile = config.bundleFile {
             var bundle = AtomicFile.systemTrustBundle() ?? []
@@ -61,23 +83,17 @@ final class Interception: Sendable {
                 throw ProxyStartError(message: "intercept.bundleFile: \(error)")
             }
         }
-        current = Locked((LeafCache(authority: authority), Self.operatorFiles(config), .now, 0))
-        caCertFile = config.caCertFile
+        return authority
     }
 
     /// Leaf certificates minted since start (by every CA this process used).
     var minted: Int { current.withLock { $0.retiredMints + $0.leaves.minted } }
 
-    /// The operator CA's certificate and key files, concatenated (empty for a generated CA).
-    private static func operatorFiles(_ config: InterceptConfig) -> [UInt8] {
-        guard let keyFile = config.caKeyFile else { return [] }
-        return (AtomicFile.read(config.caCertFile) ?? []) + (AtomicFile.read(keyFile) ?? [])
-    }
-
-    /// Re-reads an operator CA whose files changed (a renewal by cert-manager, a rotated
-    /// Secret): new leaves come from the new CA; a pair that does not load keeps the old one.
-    private func reloadIfChanged(logger: Logger) {
-        guard config.caKeyFile != nil else { return }
+    /// Looks after the CA at most every ``recheckInterval``: re-reads an operator CA whose files
+    /// changed (a renewal by cert-manager, a rotated Secret; a pair that does not load keeps the
+    /// old CA), warns once when a CA has a third of its life left, and replaces a generated CA
+    /// that is about to expire (its file rewritten: apps that read it only at start must restart).
+    private func maintain(logger: Logger) {
         let now = ContinuousClock.now
         let due = current.withLock { state -> Bool in
             guard now - state.checkedAt >= Self.recheckInterval else { return false }
@@ -85,22 +101,63 @@ final class Interception: Sendable {
             return true
         }
         guard due else { return }
-        let files = Self.operatorFiles(config)
-        guard files != current.withLock({ $0.files }) else { return }
+        if config.caKeyFile != nil {
+            rereadOperatorCA(logger: logger)
+        }
+        let authority = self.authority
+        let left = authority.secondsLeft
+        let lifetime = Int(config.caValidity.components.seconds)
+        if config.caKeyFile == nil && left < 3600 {
+            do {
+                let renewed = try Self.generate(config, permitted)
+                current.withLock { $0 = CAState(leaves: LeafCache(authority: renewed), filesDigest: [], checkedAt: now,
+                                                 retiredMints: $0.retiredMints + $0.leaves.minted) }
+                logger.warning("the generated interception CA expired and was replaced; apps must trust the new one",
+                               metadata: ["ca": .string(renewed.fingerprint), "trust": .string(caCertFile)])
+            } catch {
+                logger.error("cannot replace the expiring interception CA", metadata: ["error": "\(error)"])
+            }
+            return
+        }
+        let warn = current.withLock { state -> Bool in
+            guard !state.warnedExpiry, left < max(lifetime, 3 * 3600) / 3 else { return false }
+            state.warnedExpiry = true
+            return true
+        }
+        if warn {
+            logger.warning("the interception CA expires soon; restart the sidecar and the apps that trust it before then",
+                           metadata: ["ca": .string(authority.fingerprint), "secondsLeft": "\(left)"])
+        }
+    }
+
+    private func rereadOperatorCA(logger: Logger) {
+        let digest = Self.operatorFilesDigest(config)
+        guard digest != current.withLock({ $0.filesDigest }) else { return }
         do {
-            guard let authority = try Self.operatorAuthority(config) else { return }
-            current.withLock { $0 = (LeafCache(authority: authority), files, now, $0.retiredMints + $0.leaves.minted) }
-            logger.info("interception CA re-read", metadata: ["ca": .string(authority.fingerprint)])
+            guard let loaded = try Self.operatorAuthority(config) else { return }
+            current.withLock {
+                $0 = CAState(leaves: LeafCache(authority: loaded.authority), filesDigest: loaded.digest, checkedAt: .now,
+                             retiredMints: $0.retiredMints + $0.leaves.minted)
+            }
+            logger.info("interception CA re-read", metadata: ["ca": .string(loaded.authority.fingerprint)])
         } catch {
-            current.withLock { $0.files = files }  // logged once per change, not per CONNECT
+            current.withLock { $0.filesDigest = digest }  // logged once per change, not per CONNECT
             logger.error("interception CA files changed but cannot be used; keeping the previous CA",
                          metadata: ["error": "\(error)"])
         }
     }
 
-    /// The operator's CA (`caKeyFile` with `caCertFile`), checked to be a CA whose key matches;
-    /// nil when the configuration generates one.
-    static func operatorAuthority(_ config: InterceptConfig) throws(ProxyStartError) -> InterceptAuthority? {
+    /// A digest of the operator CA's certificate and key files (the key's bytes are not kept).
+    private static func operatorFilesDigest(_ config: InterceptConfig) -> [UInt8] {
+        guard let keyFile = config.caKeyFile else { return [] }
+        return Digest.sha256((AtomicFile.read(config.caCertFile) ?? []) + (AtomicFile.read(keyFile) ?? []))
+    }
+
+    /// The operator's CA (`caKeyFile` with `caCertFile`), checked to be a CA whose key matches,
+    /// with a digest of the bytes it was loaded from (each file read once); nil when the
+    /// configuration generates one.
+    static func operatorAuthority(_ config: InterceptConfig) throws(ProxyStartError)
+        -> (authority: InterceptAuthority, digest: [UInt8])? {
         guard let keyFile = config.caKeyFile else { return nil }
         guard let certificate = AtomicFile.read(config.caCertFile) else {
             throw ProxyStartError(message: "intercept.caCertFile: cannot read \(config.caCertFile)")
@@ -109,7 +166,7 @@ final class Interception: Sendable {
             throw ProxyStartError(message: "intercept.caKeyFile: cannot read \(keyFile)")
         }
         do {
-            return try InterceptAuthority(certificatePEM: certificate, keyPEM: key)
+            return (try InterceptAuthority(certificatePEM: certificate, keyPEM: key), Digest.sha256(certificate + key))
         } catch {
             throw ProxyStartError(message: "intercept.caKeyFile: \(error)")
         }
@@ -117,7 +174,7 @@ final class Interception: Sendable {
 
     /// The TLS server context presenting a leaf for `host` (minted on first use).
     func serverContext(for host: String, logger: Logger) throws -> TLSServerContext {
-        reloadIfChanged(logger: logger)
+        maintain(logger: logger)
         return try leaves.context(for: host)
     }
 

@@ -53,7 +53,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// The interception CA certificate apps must trust (PEM): the operator's, or the one a running
     /// sidecar generated and wrote to `caCertFile`. Used by `token-sidecar ca`.
     public static func interceptCertificatePEM(_ config: InterceptConfig) throws(ProxyStartError) -> String {
-        if let authority = try Interception.operatorAuthority(config) { return authority.certificatePEM }
+        if let loaded = try Interception.operatorAuthority(config) { return loaded.authority.certificatePEM }
         guard let bytes = AtomicFile.read(config.caCertFile), (try? X509Certificate(pem: bytes)) != nil else {
             throw ProxyStartError(message: "intercept.caCertFile: \(config.caCertFile) holds no certificate yet: a generated CA "
                                       + "exists only while the sidecar runs (it writes this file at every start); "

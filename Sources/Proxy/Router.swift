@@ -146,7 +146,10 @@ struct Router: Sendable {
                                               routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
             }
             let credential = route.credential.flatMap { credentials[$0] }
-            return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
+            // A wildcard intercepting route sends to the requested name over verified TLS, also
+            // when an app reaches it with a plain http:// URL: its token never goes out in clear.
+            let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
+            return .success(RouteDecision(target: target, hostField: destination.description,
                                           credential: credential, routeName: route.host.description,
                                           keepsClientAuthorization: route.clientAuthorization == .keep))
         }
@@ -157,6 +160,10 @@ struct Router: Sendable {
             return .success(RouteDecision(target: Router.plainTarget(host, port), hostField: destination.description,
                                           credential: nil, routeName: nil))
         }
+    }
+
+    private static func tlsTarget(_ host: String, _ port: Int, _ tls: (context: TLSClientContext, key: String)) -> UpstreamTarget {
+        UpstreamTarget(host: host, port: port, tls: tls.context, poolKey: "https|\(host)|\(port)|\(tls.key)", allowsLinkLocal: false)
     }
 
     private static func plainTarget(_ host: String, _ port: Int) -> UpstreamTarget {
@@ -173,7 +180,7 @@ struct Router: Sendable {
     /// origin (anything else is `421 Misdirected Request`), through its intercepting route.
     /// `serverName`: the SNI the app sent in its handshake (a different name is misdirected too).
     func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin, serverName: String?) -> Result<RouteDecision, ProxyError> {
-        if let serverName, serverName.lowercased() != origin.host {
+        if let serverName, Self.normalizedServerName(serverName) != origin.host {
             return .failure(.misdirected(origin, "\(serverName) (its TLS server name)"))
         }
         let destination: Authority
@@ -202,12 +209,17 @@ struct Router: Sendable {
                                           routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
         }
         guard let tls = interceptTLS[route.host] else { return .failure(.misdirected(origin, destination.description)) }
-        let target = UpstreamTarget(host: origin.host, port: origin.port, tls: tls.context,
-                                    poolKey: "https|\(origin.host)|\(origin.port)|\(tls.key)", allowsLinkLocal: false)
+        let target = Router.tlsTarget(origin.host, origin.port, tls)
         let credential = route.credential.flatMap { credentials[$0] }
         return .success(RouteDecision(target: target, hostField: destination.description, credential: credential,
                                       routeName: route.host.description,
                                       keepsClientAuthorization: route.clientAuthorization == .keep))
+    }
+
+    /// An SNI name as hosts are compared: lowercase, without one trailing dot.
+    private static func normalizedServerName(_ name: String) -> String {
+        let lowered = name.lowercased()
+        return lowered.hasSuffix(".") ? String(lowered.dropLast()) : lowered
     }
 
     /// Where a CONNECT tunnel may go: only to authorities listed under `connect: allow`.

@@ -32,7 +32,9 @@ final class ClientSessionLocalTests: XCTestCase {
         let client = harness.connectClient()
         let count = 5_000
         client.receive((0..<count).map { "GET /r\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
-        let answers = bodies(client.readAll())
+        // The client reads as it goes: answers past the high watermark wait until it has.
+        var answers: [String] = []
+        for _ in 0..<10 where answers.count < count { answers = bodies(client.readAll()) }
         XCTAssertEqual(answers.count, count)
         XCTAssertEqual(answers.first, "GET /r0 0")
         XCTAssertEqual(answers.last, "GET /r\(count - 1) 0")
@@ -132,6 +134,35 @@ final class ClientSessionLocalTests: XCTestCase {
         XCTAssertTrue(tunnel.readAll().hasPrefix("HTTP/1.1 405 "))
         XCTAssertEqual(tunnel.ending, .closedAfterFlush)
         XCTAssertTrue(harness.backends.isEmpty, "nothing ever goes upstream")
+    }
+
+    func testAClientThatPipelinesWithoutReadingIsNotReadUntilItCatchesUp() throws {
+        var asked = 0
+        let big = [UInt8](repeating: 0x7A, count: 200 * 1024)
+        let harness = try SessionHarness { _, respond in
+            asked += 1
+            respond(LocalResponse(status: 200, body: big))
+        }
+        let client = harness.connectClient()
+        client.receive((0..<4).map { _ in "GET /m HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        XCTAssertEqual(asked, 2, "reading stops once the unread answers pass the high watermark")
+        XCTAssertFalse(client.isReading)
+        client.peerReads()
+        XCTAssertEqual(asked, 4, "the rest is answered once the client took what was queued")
+        client.peerReads()
+        XCTAssertTrue(client.isReading, "and reading resumes once it caught up again")
+    }
+
+    func testAResponderThatNeverAnswersDoesNotHoldTheConnection() throws {
+        let harness = try SessionHarness(limits: LocalServerLimits(idleTimeout: .seconds(5))) { _, _ in }
+        let client = harness.connectClient()
+        let session = try XCTUnwrap(harness.session(of: client))
+        client.receive("GET /stuck HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.end(.endOfStream)
+        XCTAssertEqual(session.exchangeTimer.scheduledDelay, .seconds(5))
+        session.exchangeTimer.expire()
+        XCTAssertEqual(client.ending, .closed)
+        XCTAssertEqual(harness.context.clientConnections, 0)
     }
 
     func testAnIdleConnectionClosesAtTheServersIdleTimeout() throws {

@@ -85,6 +85,22 @@ final class ExchangeLocalTests: XCTestCase {
         XCTAssertEqual(responderCloses.localAnswered(closeRequested: true), .respondLocally(keepClient: false))
     }
 
+    func testAnswersPilingUpUnreadPauseTheClientUntilItCatchesUp() {
+        var exchange = answering(request())
+        XCTAssertEqual(exchange.localAnswered(closeRequested: false), .respondLocally(keepClient: true))
+        XCTAssertEqual(exchange.localAnswersBacklogged(), .pauseClient)
+        XCTAssertEqual(exchange.clientReadable(), .none, "no request is read meanwhile")
+        XCTAssertFalse(exchange.isIdle)
+        XCTAssertEqual(exchange.clientDrained(), .resumeRequests)
+        XCTAssertTrue(exchange.isIdle)
+    }
+
+    func testAResponderThatNeverAnswersEndsTheConnectionAtItsTimer() {
+        var exchange = answering(request())
+        XCTAssertEqual(exchange.timerFired(.localAnswer), .abort)
+        XCTAssertEqual(exchange.localAnswered(closeRequested: false), .none)
+    }
+
     func testProxyEventsDoNothingToALocalExchange() {
         var exchange = Exchange()
         _ = exchange.startLocal(request(), bodyTooLarge: false)

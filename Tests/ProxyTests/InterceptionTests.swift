@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
+@testable import Proxy
 
 /// HTTPS interception end to end: real clients (curl, Python requests and urllib, wget, Node)
 /// send `https://` URLs through the proxy as `HTTPS_PROXY`, trusting only the sidecar's CA; the
@@ -24,10 +25,11 @@ final class InterceptionTests: XCTestCase {
     private var caFile: String { directory.appendingPathComponent("ca.crt").path }
 
     /// A proxy intercepting `localhost:<nginx port>`, verifying nginx with `upstreamCA` (none: the system store).
-    private func proxy(nginx: Nginx, upstreamCA: String?, extra: String = "") throws -> ProxyHarness {
+    private func proxy(nginx: Nginx, upstreamCA: String?, timeouts: String = "connect: 5s, responseHeaders: 10s",
+                       extra: String = "") throws -> ProxyHarness {
         try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
-            timeouts: {connect: 5s, responseHeaders: 10s}
+            timeouts: {\(timeouts)}
             intercept:
               caCertFile: \(caFile)
               bundleFile: \(directory.appendingPathComponent("bundle.pem").path)
@@ -298,6 +300,27 @@ final class InterceptionTests: XCTestCase {
         }
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(nginx.logLines(), [], "no malformed request reaches the backend")
+    }
+
+    func testACONNECTInsideTheTunnelIs421AndAnAppThatNeverHandshakesIsCutAndCounted() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert, timeouts: "connect: 5s, clientHeader: 300ms",
+                              extra: "connect: {allow: [\"127.0.0.1:\(nginx.port)\"]}")
+        let authority = "localhost:\(nginx.port)"
+        let input = directory.appendingPathComponent("nested.json")
+        let nested = "CONNECT 127.0.0.1:\(nginx.port) HTTP/1.1\r\nHost: 127.0.0.1:\(nginx.port)\r\n\r\n"
+        try JSONSerialization.data(withJSONObject: [Data(nested.utf8).base64EncodedString()]).write(to: input)
+        let result = try run(["python3", "-c", Self.tunnelClient, String(proxy.port), authority, caFile, input.path])
+        XCTAssertEqual(result.out.trimmingCharacters(in: .whitespacesAndNewlines), "[[421, true]]",
+                       "no tunnel inside a tunnel, even to an allowed destination: \(result.err)")
+
+        let silent = try RawClient(port: proxy.port)
+        silent.send("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n")
+        XCTAssertEqual(try silent.readResponse().status, 200)
+        XCTAssertTrue(silent.waitForClose(), "no handshake within clientHeader: closed")
+        let failures = proxy.server.interceptHandshakeFailures()
+        XCTAssertEqual(failures[InterceptFailureKey(host: "localhost", reason: "timeout")], 1, "\(failures)")
     }
 
     func testAServerNameForAnotherHostIs421() throws {
