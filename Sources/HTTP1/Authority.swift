@@ -18,8 +18,8 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Returns nil for userinfo (`a@b`), an empty host, a port that is empty, not all digits or
     /// outside 1...65535, or any host character other than letters, digits, `-`, `.`, `_`, `~`
-    /// (a deliberately strict subset of RFC 3986 reg-name), or an empty label (`a..b`, `.a`).
-    /// One trailing dot is removed.
+    /// (a deliberately strict subset of RFC 3986 reg-name), or more than one trailing dot. One
+    /// trailing dot is removed.
     public static func parse(_ text: Substring) -> Authority? {
         var copy = text
         return copy.withUTF8 { parse(UnsafeRawBufferPointer($0), 0..<$0.count) }
@@ -67,21 +67,19 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
             i += 1  // ']'
         } else {
             let start = i
-            var previous: UInt8 = 0x2E  // a leading dot is an empty label too
             while i < end, buf[i] != ASCII.colon {
                 let b = buf[i]
                 // Strict reg-name / IPv4: ALPHA DIGIT - . _ ~ (this also rejects '@' userinfo).
                 guard (b | 0x20) &- 0x61 < 26 || ASCII.isDigit(b) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
                 else { return nil }
-                // No empty label (`a..b`, `.a`, `a..`): only the one trailing dot of an FQDN is
-                // allowed, so the parsed host serializes to something that parses to itself.
-                if b == 0x2E && previous == 0x2E { return nil }
-                previous = b
                 i += 1
             }
             hostRange = start..<i
             if hostRange.count > 0, buf[hostRange.upperBound - 1] == 0x2E {  // FQDN trailing dot
                 hostRange = hostRange.lowerBound..<(hostRange.upperBound - 1)
+                // Only one: a host that still ends in a dot would lose another one each time it
+                // is serialized and parsed again (`a..` → `a.` → `a`).
+                if hostRange.count > 0, buf[hostRange.upperBound - 1] == 0x2E { return nil }
             }
             guard !hostRange.isEmpty else { return nil }
         }

@@ -8,10 +8,16 @@ extension ClientSession {
     /// Sent before the TLS handshake (RFC 9110 §9.3.6: any 2xx; the reason phrase is customary).
     private static let established = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
 
-    /// What waits for the `200` to leave before the socket turns into TLS.
-    struct PendingInterception {
+    /// What waits for the `200` to leave before the socket turns into TLS (a class: the session
+    /// checks for one on every drain, and a nil check of a reference costs nothing).
+    final class PendingInterception {
         let server: TLSServerContext
         let origin: InterceptedOrigin
+
+        init(server: TLSServerContext, origin: InterceptedOrigin) {
+            self.server = server
+            self.origin = origin
+        }
     }
 
     /// Answers the CONNECT and arranges for TLS to start once the answer is with the kernel.

@@ -67,9 +67,9 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         var decision: RouteDecision
-        let routed = intercepted.map { context.router.decide(head, intercepted: $0, serverName: client.tlsServerName) }
-            ?? context.router.decide(head)
-        switch routed {
+        // A ternary, not `Optional.map ?? …`: the decision is not copied through an optional.
+        switch intercepted == nil ? context.router.decide(head)
+            : context.router.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName) {
         case .success(let routed): decision = routed
         case .failure(let error):
             respondBeforeExchange(error, head: head, close: !canContinue)

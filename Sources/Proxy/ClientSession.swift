@@ -96,8 +96,8 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connectionDidDrain(_ connection: any ByteStream) {
-        if let pending = pendingInterception {
-            completeInterception(pending)
+        if pendingInterception != nil {
+            completeInterception(pendingInterception.unsafelyUnwrapped)
             return
         }
         perform(exchange.clientDrained())
@@ -128,12 +128,15 @@ final class ClientSession: ConnectionDelegate {
         case .pauseClient: client.stopReading()
         case .abort: abort()
         case .close: close()
+        case .collectLocalBody, .answerLocally, .respondLocally:
+            if let call = local { perform(action, answering: call) }
         default:
-            if let io = current {
-                perform(action, on: io)
-            } else if let call = local {
-                perform(action, answering: call)
+            guard let io = current else {
+                // A locally answered request's failure (the cold path).
+                if let call = local { perform(action, answering: call) }
+                return
             }
+            perform(action, on: io)
         }
     }
 
