@@ -168,14 +168,7 @@ public final class InterceptAuthority: @unchecked Sendable {
 
     /// Reads an unencrypted PEM private key of a type a CA may sign with (caller frees).
     private static func loadKey(_ pem: [UInt8]) throws(CryptoError) -> OpaquePointer {
-        let loaded: OpaquePointer? = pem.withUnsafeBytes { bytes in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
-            defer { BIO_free(bio) }
-            // The callback refuses any passphrase: never a prompt on the terminal.
-            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
-        }
-        guard let key = loaded else {
-            ERR_clear_error()
+        guard let key = PEMPrivateKey.read(pem) else {
             throw CryptoError("the interception CA key is not an unencrypted PEM private key")
         }
         let bits = EVP_PKEY_get_bits(key)

@@ -22,14 +22,7 @@ public final class SigningKey: @unchecked Sendable {
     /// (`BEGIN RSA PRIVATE KEY`, `BEGIN EC PRIVATE KEY`). An encrypted key is refused without
     /// prompting; other key types and curves are refused with the reason.
     public init(pem: [UInt8]) throws(CryptoError) {
-        let loaded: OpaquePointer? = pem.withUnsafeBytes { bytes in
-            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return nil }
-            defer { BIO_free(bio) }
-            // The callback refuses any passphrase: never a prompt on the terminal.
-            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
-        }
-        guard let key = loaded else {
-            ERR_clear_error()
+        guard let key = PEMPrivateKey.read(pem) else {
             throw CryptoError("not an unencrypted PEM private key (PKCS#8 or traditional RSA/EC)")
         }
         switch EVP_PKEY_get_base_id(key) {

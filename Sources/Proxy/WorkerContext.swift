@@ -52,8 +52,11 @@ final class WorkerContext {
     /// Most field lines in a request head (more gets 431).
     let requestFieldLimit: Int
 
+    /// A proxy worker's context; with `local`, a ``LocalServer``'s (every request answered by
+    /// its responder, heads bounded by its limits).
     init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
-         worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget) {
+         worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget,
+         local: LocalService? = nil) {
         self.spoolBudget = spoolBudget
         self.worker = worker
         self.accessLogWriter = accessLogWriter
@@ -66,9 +69,9 @@ final class WorkerContext {
                                  connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle)
         self.logger = logger
         self.accessLog = config.accessLog
-        self.local = nil
-        self.requestHeadLimit = HeadLimits.requestHead
-        self.requestFieldLimit = HeadLimits.requestFields
+        self.local = local
+        self.requestHeadLimit = local?.limits.maxHeadBytes ?? HeadLimits.requestHead
+        self.requestFieldLimit = local?.limits.maxFields ?? HeadLimits.requestFields
     }
 
     /// The context of a ``LocalServer``'s loop: no routes, no upstreams, no access log; its
@@ -83,25 +86,6 @@ final class WorkerContext {
         self.init(loop: loop, router: Router(), config: config, clientShare: local.limits.maxConnections,
                   logger: Logger(label: "token-sidecar.local"), spoolBudget: SpoolBudget(directory: "", limit: 0),
                   local: local)
-    }
-
-    private init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
-                 spoolBudget: SpoolBudget, local: LocalService) {
-        self.spoolBudget = spoolBudget
-        self.worker = 0
-        self.accessLogWriter = nil
-        self.loop = loop
-        self.clientShare = clientShare
-        self.router = router
-        self.timeouts = config.timeouts
-        self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
-        self.pool = UpstreamPool(loop: loop, limit: config.maxConnectionsPerUpstream,
-                                 connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle)
-        self.logger = logger
-        self.accessLog = false
-        self.local = local
-        self.requestHeadLimit = local.limits.maxHeadBytes
-        self.requestFieldLimit = local.limits.maxFields
     }
 
     /// Client connections held now (sessions and tunnels).
