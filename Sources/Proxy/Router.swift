@@ -140,18 +140,7 @@ struct Router: Sendable {
         let host = destination.host
         let port = destination.port(default: 80)
         if let route = table.route(host: host, port: port) {
-            if let ready = prepared[route.host] {
-                let hostField = route.preserveHost ? destination.description : ready.hostField
-                return .success(RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
-                                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
-            }
-            let credential = route.credential.flatMap { credentials[$0] }
-            // A wildcard intercepting route sends to the requested name over verified TLS, also
-            // when an app reaches it with a plain http:// URL: its token never goes out in clear.
-            let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
-            return .success(RouteDecision(target: target, hostField: destination.description,
-                                          credential: credential, routeName: route.host.description,
-                                          keepsClientAuthorization: route.clientAuthorization == .keep))
+            return .success(decision(route, destination, host: host, port: port))
         }
         switch otherHosts {
         case .deny:
@@ -203,17 +192,24 @@ struct Router: Sendable {
             // The route went away with a reload while the tunnel stayed open.
             return .failure(.misdirected(origin, destination.description))
         }
+        return .success(decision(route, destination, host: origin.host, port: origin.port))
+    }
+
+    /// The decision for a request to `destination` (`host`, `port`: its normalized parts) that
+    /// `route` covers: the route's prepared upstream, or the destination itself — over verified
+    /// TLS for an intercepting route (also reached with a plain http:// URL: its token never
+    /// goes out in clear), plain otherwise.
+    @inline(__always)
+    private func decision(_ route: RouteConfig, _ destination: Authority, host: String, port: Int) -> RouteDecision {
         if let ready = prepared[route.host] {
             let hostField = route.preserveHost ? destination.description : ready.hostField
-            return .success(RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
-                                          routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization))
+            return RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
+                                 routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization)
         }
-        guard let tls = interceptTLS[route.host] else { return .failure(.misdirected(origin, destination.description)) }
-        let target = Router.tlsTarget(origin.host, origin.port, tls)
-        let credential = route.credential.flatMap { credentials[$0] }
-        return .success(RouteDecision(target: target, hostField: destination.description, credential: credential,
-                                      routeName: route.host.description,
-                                      keepsClientAuthorization: route.clientAuthorization == .keep))
+        let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
+        return RouteDecision(target: target, hostField: destination.description,
+                             credential: route.credential.flatMap { credentials[$0] }, routeName: route.host.description,
+                             keepsClientAuthorization: route.clientAuthorization == .keep)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

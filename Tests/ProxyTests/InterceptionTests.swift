@@ -372,23 +372,9 @@ final class InterceptionTests: XCTestCase {
         print(json.dumps(answers))
         """
 
-    /// Runs a command (a real client) with a bounded time and no proxy settings from the environment.
+    /// Runs a real client (bounded in time, no proxy settings from the environment).
     private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["timeout", "30"] + arguments
-        var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-                   "HOME": ProcessInfo.processInfo.environment["HOME"] ?? "/root"]
-        if let root = ProcessInfo.processInfo.environment["PYENV_ROOT"] { env["PYENV_ROOT"] = root }
-        env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        let outcome = try Command.run(arguments, environment: environment)
+        return (outcome.out, outcome.err)
     }
 }

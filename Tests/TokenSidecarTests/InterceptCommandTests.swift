@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The interception CA as an operator sees it: `check` (settings shown, key never), `ca`
@@ -43,14 +44,7 @@ final class InterceptCommandTests: XCTestCase {
             ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", path("leaf.key"),
              "-out", path("leaf.crt"), "-subj", "/CN=not a CA", "-days", "2", "-addext", "basicConstraints=critical,CA:FALSE"],
         ] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, 0)
+            XCTAssertEqual(try Command.run(["openssl"] + arguments).status, 0)
         }
     }
 
@@ -118,7 +112,7 @@ final class InterceptCommandTests: XCTestCase {
         XCTAssertEqual(ca.out, certificate, "ca prints what the running sidecar wrote")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         XCTAssertEqual(files, ["bundle.pem", "ca.crt"], "the key never touches disk")
-        let text = try Process.output("/usr/bin/openssl", ["x509", "-in", path("ca.crt"), "-noout", "-text"])
+        let text = try Command.run(["openssl", "x509", "-in", path("ca.crt"), "-noout", "-text"]).out
         XCTAssertTrue(text.contains("X509v3 Name Constraints: critical"), text)
         XCTAssertTrue(text.contains("DNS:api.example.com"), text)
         XCTAssertTrue(text.contains("DNS:.svc.example.com"), text)
@@ -126,21 +120,5 @@ final class InterceptCommandTests: XCTestCase {
         XCTAssertTrue(log.contains("intercepting https"), log)
         XCTAssertFalse(log.contains("PRIVATE KEY"))
         XCTAssertFalse(log.contains("SENTINEL-TOKEN-7"))
-    }
-}
-
-extension Process {
-    /// Runs `executable` to completion and returns its standard output.
-    static func output(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
     }
 }
