@@ -15,12 +15,15 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     /// `tls_client_auth` (RFC 8705 §2): the client certificate of the TLS handshake authenticates;
     /// only `client_id` is in the form.
     case tlsClientAuth = "tls_client_auth"
+    /// No client authentication (a public client, RFC 6749 §2.1): `client_id` in the form when
+    /// set. Only for token exchange, where the subject token is the proof.
+    case none
 
     /// Whether the method needs a client secret (`secret`, `secretFile` or `secretEnv`).
     public var needsSecret: Bool {
         switch self {
         case .basic, .post, .clientSecretJWT: return true
-        case .privateKeyJWT, .assertionFile, .tlsClientAuth: return false
+        case .privateKeyJWT, .assertionFile, .tlsClientAuth, .none: return false
         }
     }
 

@@ -7,4 +7,7 @@ public enum ClientAuthorizationPolicy: String, Sendable, Equatable, CaseIterable
     /// nothing (the SDK's `getAuthorizationHeaderFromIncomingRequest`); inject the token only into
     /// requests without one.
     case keep
+    /// Trade the client's bearer token (the subject) for a token of the route's credential
+    /// (RFC 8693 token exchange, `routes[].exchange`); a request without one is refused (401).
+    case exchange
 }

@@ -3,8 +3,10 @@
 public struct OAuth2Config: Sendable, Equatable {
     /// The token endpoint (no query).
     public var tokenUrl: EndpointURL
-    /// The client id.
+    /// The client id (empty: none is sent, for `auth: none`).
     public var clientId: String
+    /// How the token is obtained (default client credentials).
+    public var grant: OAuth2Grant
     /// Where the client secret comes from; nil for the methods without one
     /// (`private_key_jwt`, `assertion_file`, `tls_client_auth`).
     public var secret: SecretSource?
@@ -40,8 +42,10 @@ public struct OAuth2Config: Sendable, Equatable {
         resource: String? = nil,
         params: [FormParameter] = [],
         fetch: TokenFetchSettings = .default,
-        tls: TLSSettings = .default
+        tls: TLSSettings = .default,
+        grant: OAuth2Grant = .clientCredentials
     ) {
+        self.grant = grant
         self.tokenUrl = tokenUrl
         self.clientId = clientId
         self.secret = secret

@@ -15,12 +15,19 @@ public struct RouteConfig: Sendable, Equatable {
     /// A CONNECT to this route's host is answered by the sidecar as the TLS server for that name
     /// (a leaf minted by its CA), and the requests inside run through the route like plain ones.
     public var intercept: Bool
+    /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
+    public var exchange: TokenExchangeSettings?
+    /// Scopes or audience chosen per request (nil: the credential's own for every request).
+    public var requested: RequestedTokenSettings?
 
     /// Creates a route.
     public init(
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
-        tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false
+        tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
+        exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil
     ) {
+        self.exchange = exchange
+        self.requested = requested
         self.intercept = intercept
         self.host = host
         self.upstream = upstream

@@ -109,6 +109,8 @@ public enum CredentialFactory {
                 throw FactoryError("credential '\(name)': auth: tls_client_auth needs clientCert and clientKey")
             }
             proof = { .tlsCertificate }
+        case .none:
+            proof = { .none }
         }
         // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
         _ = try endpointRequest(name) { () throws(TokenEndpointError) in try build(.tlsCertificate) }

@@ -11,7 +11,21 @@ extension TokenEndpointRequest {
         /// `tls_client_auth` (RFC 8705 §2): only `client_id` in the form; the TLS handshake's
         /// client certificate authenticates.
         case tlsCertificate
+        /// No client authentication (a public client, RFC 6749 §2.1): `client_id` in the form
+        /// when there is one. Token exchange only, where the subject token is the proof.
+        case none
     }
+
+    /// What is being traded for the token.
+    public enum Grant: Sendable, Equatable {
+        /// RFC 6749 §4.4: the client's own credentials.
+        case clientCredentials
+        /// RFC 8693 §2.1: a subject token (and optionally an actor token) exchanged for a token.
+        case tokenExchange(TokenExchangeParameters)
+    }
+
+    /// The `grant_type` of RFC 8693 token exchange.
+    public static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
 
     /// The `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
     public static let jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -35,23 +49,29 @@ extension TokenEndpointRequest {
                           resource: resource, extraParameters: extraParameters)
     }
 
-    /// An RFC 6749 §4.4 client credentials request with any ``ClientProof``.
+    /// A token request with any ``ClientProof`` and ``Grant``.
     ///
-    /// The form is `grant_type=client_credentials`, then the proof's parameters (`client_id`
-    /// first, except for Basic), then `scope`, `audience` and `resource` when set and not empty,
+    /// The form is `grant_type` (`client_credentials`, or the token-exchange URN), then the
+    /// proof's parameters (`client_id` first, except for Basic), then for token exchange
+    /// `subject_token`, `subject_token_type`, `actor_token`, `actor_token_type` and
+    /// `requested_token_type`, then `scope`, `audience` and `resource` when set and not empty,
     /// then `extraParameters` in order.
     public static func oauth2(
-        tokenURL: String, clientId: String, proof: ClientProof,
+        tokenURL: String, clientId: String, proof: ClientProof, grant: Grant = .clientCredentials,
         scope: String? = nil, audience: String? = nil, resource: String? = nil,
         extraParameters: [(name: String, value: String)] = []
     ) throws(TokenEndpointError) -> TokenEndpointRequest {
-        guard !clientId.isEmpty else { throw .missingSetting("clientId") }
+        guard !clientId.isEmpty || proof == .none else { throw .missingSetting("clientId") }
         let endpoint = try TokenEndpoint(url: tokenURL)
         let scope = scope.flatMap { $0.isEmpty ? nil : $0 }
         let audience = audience.flatMap { $0.isEmpty ? nil : $0 }
         let resource = resource.flatMap { $0.isEmpty ? nil : $0 }
 
-        var form: [(name: String, value: String)] = [("grant_type", "client_credentials")]
+        var form: [(name: String, value: String)]
+        switch grant {
+        case .clientCredentials: form = [("grant_type", "client_credentials")]
+        case .tokenExchange: form = [("grant_type", tokenExchangeGrantType)]
+        }
         var authorization: String?
         switch proof {
         case .secretBasic(let secret):
@@ -68,6 +88,21 @@ extension TokenEndpointRequest {
             form.append(("client_assertion", assertion))
         case .tlsCertificate:
             form.append(("client_id", clientId))
+        case .none:
+            if !clientId.isEmpty { form.append(("client_id", clientId)) }
+        }
+        if case .tokenExchange(let exchange) = grant {
+            guard !exchange.subjectToken.isEmpty else { throw .missingSetting("subject_token") }
+            form.append(("subject_token", exchange.subjectToken))
+            form.append(("subject_token_type", exchange.subjectTokenType))
+            if let actor = exchange.actorToken {
+                guard !actor.isEmpty else { throw .missingSetting("actor_token") }
+                form.append(("actor_token", actor))
+                form.append(("actor_token_type", exchange.actorTokenType))
+            }
+            if let requested = exchange.requestedTokenType, !requested.isEmpty {
+                form.append(("requested_token_type", requested))
+            }
         }
         if let scope { form.append(("scope", scope)) }
         if let audience { form.append(("audience", audience)) }

@@ -1,0 +1,16 @@
+/// `credentials.<name>.grant`: how an `oauth2` credential obtains its token.
+public enum OAuth2Grant: Sendable, Equatable {
+    /// RFC 6749 §4.4 client credentials (the default).
+    case clientCredentials
+    /// RFC 8693 token exchange with a token read from a file as the subject (workload identity
+    /// federation: a Kubernetes projected service-account token), re-read before every exchange.
+    case tokenExchange(subjectTokenFile: String, subjectTokenType: String)
+
+    /// The name used in the configuration.
+    public var name: String {
+        switch self {
+        case .clientCredentials: return "client_credentials"
+        case .tokenExchange: return "token_exchange"
+        }
+    }
+}
