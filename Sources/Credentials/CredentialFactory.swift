@@ -73,23 +73,64 @@ public enum CredentialFactory {
 
     private static func oauth2Source(_ oauth: OAuth2Config, name: String, environment: [String: String],
                                      logger: Logger) throws -> TokenRequestSource {
+        let proof = try oauth2Proof(oauth, name: name, environment: environment, logger: logger)
+        let build = oauth2Builder(oauth)
+        // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
+        _ = try endpointRequest(name) { () throws(TokenEndpointError) in
+            try build(.tlsCertificate, .clientCredentials, oauth.scope, oauth.audience, oauth.resource)
+        }
+        switch oauth.grant {
+        case .clientCredentials:
+            return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
+                let current = try proof()
+                return try TokenRequestSource.building { () throws(TokenEndpointError) in
+                    try build(current, .clientCredentials, oauth.scope, oauth.audience, oauth.resource)
+                }
+            }
+        case .tokenExchange(let path, let type):
+            // Workload identity federation: the file (a projected service-account token) is
+            // the subject, re-read before every exchange (the kubelet rotates it).
+            let subject = AssertionFile(path: path, key: "subjectTokenFile", requiresJWT: type == TokenExchangeSettings.jwtTokenType)
+            let wallClock = SystemTokenClock()
+            return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
+                let current = try proof()
+                let grant = TokenEndpointRequest.Grant.tokenExchange(TokenExchangeParameters(
+                    subjectToken: try subject.current(now: wallClock.wallClockSeconds), subjectTokenType: type))
+                return try TokenRequestSource.building { () throws(TokenEndpointError) in
+                    try build(current, grant, oauth.scope, oauth.audience, oauth.resource)
+                }
+            }
+        }
+    }
+
+    /// Builds an oauth2 credential's token request from a proof, a grant, scope, audience and
+    /// resource (the credential's URL, client id and extra parameters fixed).
+    typealias OAuth2Builder = @Sendable (TokenEndpointRequest.ClientProof, TokenEndpointRequest.Grant, String?, String?, String?)
+        throws(TokenEndpointError) -> TokenEndpointRequest
+
+    static func oauth2Builder(_ oauth: OAuth2Config) -> OAuth2Builder {
         let tokenURL = oauth.tokenUrl.description
         let extra = oauth.params.map { (name: $0.name, value: $0.value) }
-        let build: @Sendable (TokenEndpointRequest.ClientProof) throws(TokenEndpointError) -> TokenEndpointRequest = { proof throws(TokenEndpointError) in
-            try TokenEndpointRequest.oauth2(tokenURL: tokenURL, clientId: oauth.clientId, proof: proof, scope: oauth.scope,
-                                            audience: oauth.audience, resource: oauth.resource, extraParameters: extra)
+        return { proof, grant, scope, audience, resource throws(TokenEndpointError) in
+            try TokenEndpointRequest.oauth2(tokenURL: tokenURL, clientId: oauth.clientId, proof: proof, grant: grant, scope: scope,
+                                            audience: audience, resource: resource, extraParameters: extra)
         }
+    }
+
+    /// How an oauth2 credential proves itself, made anew for each fetch (a rotated secret, a
+    /// freshly signed assertion). Checks now what can be checked.
+    static func oauth2Proof(_ oauth: OAuth2Config, name: String, environment: [String: String],
+                            logger: Logger) throws -> @Sendable () throws(TokenFetchError) -> TokenEndpointRequest.ClientProof {
         let wallClock = SystemTokenClock()
-        let proof: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest.ClientProof
         switch oauth.auth {
         case .basic, .post:
             let secrets = try RotatingSecret(oauth.secret, credential: name, environment: environment, logger: logger)
             let basic = oauth.auth == .basic
-            proof = { basic ? .secretBasic(secrets.current()) : .secretPost(secrets.current()) }
+            return { basic ? .secretBasic(secrets.current()) : .secretPost(secrets.current()) }
         case .clientSecretJWT:
             let secrets = try RotatingSecret(oauth.secret, credential: name, environment: environment, logger: logger)
             let assertion = clientAssertion(oauth)
-            proof = { () throws(TokenFetchError) in
+            return { () throws(TokenFetchError) in
                 try .assertion(signing(assertion, with: .hs256(secret: secrets.current()), now: wallClock.wallClockSeconds, "secret"))
             }
         case .privateKeyJWT:
@@ -97,26 +138,20 @@ public enum CredentialFactory {
             let key = ReloadingFile(CredentialFile(key: "signingKeyFile", path: path)) { bytes throws(CryptoError) in try SigningKey(pem: bytes) }
             do { _ = try key.current() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
             let assertion = clientAssertion(oauth)
-            proof = { () throws(TokenFetchError) in
+            return { () throws(TokenFetchError) in
                 try .assertion(signing(assertion, with: .key(key.current()), now: wallClock.wallClockSeconds, key.file.description))
             }
         case .assertionFile:
             guard let path = oauth.assertionFile else { throw FactoryError("credential '\(name)': assertionFile is missing") }
             let file = AssertionFile(path: path)
-            proof = { () throws(TokenFetchError) in try .assertion(file.current(now: wallClock.wallClockSeconds)) }
+            return { () throws(TokenFetchError) in try .assertion(file.current(now: wallClock.wallClockSeconds)) }
         case .tlsClientAuth:
             guard oauth.tls.clientCert != nil, oauth.tls.clientKey != nil else {
                 throw FactoryError("credential '\(name)': auth: tls_client_auth needs clientCert and clientKey")
             }
-            proof = { .tlsCertificate }
+            return { .tlsCertificate }
         case .none:
-            proof = { .none }
-        }
-        // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
-        _ = try endpointRequest(name) { () throws(TokenEndpointError) in try build(.tlsCertificate) }
-        return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
-            let current = try proof()
-            return try TokenRequestSource.building { () throws(TokenEndpointError) in try build(current) }
+            return { TokenEndpointRequest.ClientProof.none }
         }
     }
 
@@ -176,11 +211,16 @@ public enum CredentialFactory {
                                 _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger,
                                 _ shared: SharedTokenCache.Binding?) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
-        let settings = TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait,
-                                            unauthorizedRefetchInterval: fetch.unauthorizedRefetchInterval)
+        let settings = refreshSettings(fetch)
         let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name, logger: logger))
         return ManagedCredential(name: name, source: source, settings: settings, transport: transport,
                                  loop: loop, logger: logger, cache: cache, shared: shared)
+    }
+
+    /// The refresh settings of a credential's `fetch` keys.
+    static func refreshSettings(_ fetch: TokenFetchSettings, refreshAhead: Bool = true) -> TokenRefreshSettings {
+        TokenRefreshSettings(refreshAt: fetch.refreshAt, defaultLifetime: fetch.defaultLifetime, tokenWait: fetch.tokenWait,
+                             unauthorizedRefetchInterval: fetch.unauthorizedRefetchInterval, refreshAhead: refreshAhead)
     }
 
     /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.

@@ -11,6 +11,9 @@ public final class CredentialRuntime: @unchecked Sendable {
     /// The credentials, by name.
     public private(set) var credentials: CredentialSet
     private var configs: [String: CredentialConfig]
+    /// The routes with per-request tokens, as configured when their variants were built.
+    private var variantRoutes: [String: (route: RouteConfig, credential: CredentialConfig)] = [:]
+    private let cacheSize: Int
     private let environment: [String: String]
     private let logger: Logger
     private let cache: TokenCache
@@ -30,6 +33,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         self.environment = environment
         self.logger = logger
         cache = TokenCache(capacity: config.cacheSize)
+        cacheSize = config.cacheSize
         let tokenLoop = thread.loop
         let shared = try config.sharedCache.map { try SharedCacheFactory.make($0, loop: tokenLoop) }
         self.shared = shared
@@ -42,6 +46,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         }
         self.configs = configs
         credentials = CredentialSet(built)
+        credentials = CredentialSet(built, routeVariants: try buildVariants(config, keeping: [:]).all)
     }
 
     /// Starts the token loop and the first fetch of every managed credential.
@@ -50,7 +55,34 @@ public final class CredentialRuntime: @unchecked Sendable {
         started = true
         try thread.start()
         for case let managed as ManagedCredential in credentials.all { managed.start() }
+        for (_, variants) in credentials.allVariants { variants.start() }
         watchTokenFiles()
+    }
+
+    /// The per-request tokens of `config`'s routes: those whose route and credential did not
+    /// change are kept (`keeping`, with their tokens), the others made anew.
+    private func buildVariants(_ config: SidecarConfig, keeping old: [String: TokenVariants])
+        throws -> (all: [String: TokenVariants], fresh: [TokenVariants]) {
+        var all: [String: TokenVariants] = [:]
+        var fresh: [TokenVariants] = []
+        var routes: [String: (route: RouteConfig, credential: CredentialConfig)] = [:]
+        let byName = Dictionary(config.credentials.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for route in config.routes {
+            guard let name = route.credential, let credential = byName[name] else { continue }
+            let key = route.host.description
+            if let previous = variantRoutes[key], previous.route == route, previous.credential == credential, let kept = old[key] {
+                all[key] = kept
+            } else if let made = try RouteVariantsFactory.make(route: route, credential: credential, capacity: config.cacheSize,
+                                                               environment: environment, tokenLoop: thread.loop, logger: logger) {
+                all[key] = made
+                fresh.append(made)
+            } else {
+                continue
+            }
+            routes[key] = (route, credential)
+        }
+        variantRoutes = routes
+        return (all, fresh)
     }
 
     /// Builds the credentials of a reloaded configuration: unchanged ones are kept as they are
@@ -73,13 +105,25 @@ public final class CredentialRuntime: @unchecked Sendable {
         }
         let kept = Set(built.map { ObjectIdentifier($0) })
         let retired = credentials.all.filter { !kept.contains(ObjectIdentifier($0)) }
+        let previousVariants = credentials.routeVariants
+        let previousRoutes = variantRoutes
+        let variants: (all: [String: TokenVariants], fresh: [TokenVariants])
+        do {
+            variants = try buildVariants(config, keeping: previousVariants)
+        } catch {
+            variantRoutes = previousRoutes
+            throw error
+        }
+        let keptVariants = Set(variants.all.values.map { ObjectIdentifier($0) })
+        let retiredVariants = previousVariants.values.filter { !keptVariants.contains(ObjectIdentifier($0)) }
         self.configs = configs
-        credentials = CredentialSet(built)
+        credentials = CredentialSet(built, routeVariants: variants.all)
         for case let managed as ManagedCredential in fresh { managed.start() }
+        for made in variants.fresh { made.start() }
         // Requests in flight may still wait on a retired credential's token: give them time.
         let grace = config.drainTimeout
         let loop = thread.loop
-        let box = RetiredCredentials(retired)
+        let box = RetiredCredentials(retired, variants: retiredVariants)
         loop.execute { box.stop(after: grace, on: loop) }
         watchTokenFiles()
         return credentials
@@ -90,6 +134,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         guard started else { return }
         started = false
         for case let managed as ManagedCredential in credentials.all { managed.stop() }
+        for (_, variants) in credentials.allVariants { variants.stop() }
         thread.loop.execute { [self] in
             fileWatch?.cancel()
             fileWatch = nil
@@ -142,12 +187,17 @@ private final class WatchBox: @unchecked Sendable {
 /// Credentials removed by a reload, stopped after a grace period.
 private final class RetiredCredentials: @unchecked Sendable {
     let credentials: [any Credential]
+    let variants: [TokenVariants]
     private var timer: Timer?
-    init(_ credentials: [any Credential]) { self.credentials = credentials }
+    init(_ credentials: [any Credential], variants: [TokenVariants]) {
+        self.credentials = credentials
+        self.variants = variants
+    }
 
     func stop(after grace: Duration, on loop: EventLoop) {
         timer = Timer(on: loop, after: grace) { [self] in
             for case let managed as ManagedCredential in credentials { managed.stop() }
+            for retired in variants { retired.stop() }
             timer = nil
         }
     }

@@ -27,6 +27,8 @@ public struct AccessRecord: Sendable {
     public let proxyStatus: String?
     /// The worker that served the request.
     public let worker: Int
+    /// The scopes the request asked for (a route's `scopeHeader`), sorted, if any.
+    public var scope: String? = nil
 }
 
 /// Writes access records (set on ``ProxyServer/accessLogWriter`` before it starts). Without

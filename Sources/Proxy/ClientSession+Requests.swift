@@ -78,6 +78,16 @@ extension ClientSession: UpstreamWaiter {
         if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
             decision = decision.keepingClientAuthorization()
         }
+        if let perRequest = decision.perRequest {
+            switch perRequest.credential(for: head, wallClock: SystemTokenClock().wallClockSeconds) {
+            case .success(let (credential, key)):
+                decision.credential = credential
+                decision.variant = key
+            case .failure(let error):
+                respondBeforeExchange(error, head: head, close: !canContinue)
+                return
+            }
+        }
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
         let request = Self.exchangeRequest(for: head, credential: credential)
@@ -159,7 +169,7 @@ extension ClientSession: UpstreamWaiter {
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard current === io else { return }
             io.token = token
-            perform(exchange.tokenResolved(available: token != nil))
+            perform(exchange.tokenResolved(available: token != nil, refused: token == nil && credential.refusal() != nil))
             // Called back later: resume reading pipelined requests. Called back at once: the
             // readRequests loop that called us continues (no recursion per request).
             if returned && exchange.isIdle { readRequests() }

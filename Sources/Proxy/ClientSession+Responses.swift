@@ -378,6 +378,11 @@ extension ClientSession: UpstreamConnectionOwner {
         switch failure {
         case .tokenUnavailable:
             return .tokenUnavailable(io?.decision.credential?.name ?? "")
+        case .tokenRefused:
+            let code = io?.decision.credential?.refusal() ?? "invalid_grant"
+            return ProxyError(status: 403, type: "http_request_denied",
+                              message: "the token server refused a token for this request (\(code))",
+                              details: ["token_error": code])
         case .bodyTooLarge:
             return ProxyError(status: 413, type: "http_request_error",
                               message: "the request body is larger than \(context.local?.limits.maxBodyBytes ?? 0) bytes")

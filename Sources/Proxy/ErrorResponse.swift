@@ -6,13 +6,18 @@ import JSON
 enum ErrorResponse {
     /// The complete response (head and body). `close` adds `Connection: close`.
     static func bytes(for error: ProxyError, close: Bool, retryAfter: Int? = nil) -> [UInt8] {
-        let body = "{\"error\": \(JSONString.quoted(error.type)), \"message\": \(JSONString.quoted(error.message))}\n"
+        var body = "{\"error\": \(JSONString.quoted(error.type)), \"message\": \(JSONString.quoted(error.message))"
+        for key in error.details.keys.sorted() {
+            body += ", \(JSONString.quoted(key)): \(JSONString.quoted(error.details[key]!))"
+        }
+        body += "}\n"
         var fields = HTTPFields()
         fields.append("Content-Type", "application/json")
         fields.append("Content-Length", String(body.utf8.count))
         fields.append("Cache-Control", "no-store")
         fields.append("Proxy-Status", "token-sidecar; error=\(error.type); details=\(structuredString(error.message))")
         if let retryAfter { fields.append("Retry-After", String(retryAfter)) }
+        if let challenge = error.challenge { fields.append("WWW-Authenticate", challenge) }
         if close { fields.append("Connection", "close") }
         var bytes = HeadSerializer.response(version: .http1_1, status: error.status,
                                             reason: HeadSerializer.reasonPhrase(error.status), fields: fields)

@@ -294,10 +294,12 @@ struct Exchange {
         return .pauseClient
     }
 
-    /// The token lookup (immediate or after waiting) ended.
-    mutating func tokenResolved(available: Bool) -> ExchangeAction {
+    /// The token lookup (immediate or after waiting) ended; `refused`: no token because the
+    /// token server refused what this request asked for (its subject, scope or audience).
+    mutating func tokenResolved(available: Bool, refused: Bool = false) -> ExchangeAction {
         guard state == .awaitingToken, let request else { return .none }
         guard available else {
+            if refused { return fail(.tokenRefused, close: !(request.bodyless && request.keepAlive), retryAfter: nil) }
             return fail(.tokenUnavailable, close: !(request.bodyless && request.keepAlive), retryAfter: 1)
         }
         state = .awaitingBody

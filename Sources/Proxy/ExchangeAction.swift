@@ -98,6 +98,8 @@ enum UpstreamDisposal: Equatable {
 enum ExchangeFailure: Equatable {
     /// No token arrived within `tokenWait`.
     case tokenUnavailable
+    /// The token server refused what the request asked for (a caller's subject, a scope).
+    case tokenRefused
     /// The request body's chunked framing was malformed.
     case malformedBody
     /// A chunked body did not start within `clientHeader`.

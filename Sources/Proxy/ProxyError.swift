@@ -8,12 +8,18 @@ public struct ProxyError: Error, Sendable, Equatable {
     public let type: String
     /// A sentence for a person. Never contains secrets or header values.
     public let message: String
+    /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3), if any.
+    public let challenge: String?
+    /// More keys of the JSON body (an OAuth error code, a refused scope), if any.
+    public let details: [String: String]
 
     /// Creates an error response description.
-    public init(status: Int, type: String, message: String) {
+    public init(status: Int, type: String, message: String, challenge: String? = nil, details: [String: String] = [:]) {
         self.status = status
         self.type = type
         self.message = message
+        self.challenge = challenge
+        self.details = details
     }
 
     static func badRequest(_ message: String) -> ProxyError {

@@ -38,6 +38,7 @@ enum RequestRewriter {
             if FieldNames.isHopByHop(field) { continue }
             if stripAuthorization && field.nameEquals("authorization") { continue }
             if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
+            if let perRequest = decision.perRequest, perRequest.consumes(field) { continue }
             out.appendField(field.name, field.value)
         }
         switch request.framing {

@@ -9,14 +9,19 @@ struct RouteDecision {
     let target: UpstreamTarget
     /// Value for the forwarded `Host` field.
     let hostField: String
-    /// The credential whose token is injected, if the route has one.
-    let credential: (any Credential)?
+    /// The credential whose token is injected, if the route has one (for a route with
+    /// per-request tokens, the variant chosen for this request).
+    var credential: (any Credential)?
     /// The route's host pattern for logs (`nil` for unrouted forwarding).
     let routeName: String?
     /// Whether a client's own `Authorization` is forwarded instead of injecting (`clientAuthorization: keep`).
     var keepsClientAuthorization = false
     /// Set when this request carried its own `Authorization` on a `keep` route: nothing is injected.
     private(set) var keptClientAuthorization = false
+    /// The route's per-request tokens (scopes, audience, token exchange), if it has them.
+    var perRequest: RouteTokens?
+    /// Which of them this request uses, once chosen.
+    var variant: TokenVariantKey?
 
     /// The decision for a request that brings its own `Authorization` to a `keep` route: the
     /// header is forwarded as it is, no token is looked up or injected.
@@ -34,6 +39,8 @@ public enum AuthorizationUse: String, Sendable {
 
     /// The client's own `Authorization` was forwarded (`clientAuthorization: keep`).
     case kept
+    /// A token exchanged for the caller's own (`clientAuthorization: exchange`) was injected.
+    case exchanged
     /// Nothing was injected: the route has no credential, or no token could be had.
     case none
 }
@@ -60,6 +67,8 @@ struct Router: Sendable {
         let credential: (any Credential)?
         /// `clientAuthorization: keep`.
         let keepsClientAuthorization: Bool
+        /// Tokens fetched per request, if the route has them.
+        let perRequest: RouteTokens?
     }
 
     /// A router without routes, for a ``LocalServer`` (whose requests are never routed).
@@ -110,10 +119,20 @@ struct Router: Sendable {
                                         allowsLinkLocal: true)
             prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
                                                  credential: route.credential.flatMap { credentials[$0] },
-                                                 keepsClientAuthorization: route.clientAuthorization == .keep)
+                                                 keepsClientAuthorization: route.clientAuthorization == .keep,
+                                                 perRequest: Router.perRequest(route, credentials))
         }
         self.prepared = prepared
         self.interceptTLS = interceptTLS
+    }
+
+    /// The per-request tokens of `route`, if it has them.
+    private static func perRequest(_ route: RouteConfig, _ credentials: CredentialSet) -> RouteTokens? {
+        guard let variants = credentials.routeVariants[route.host.description] else { return nil }
+        return RouteTokens(variants: variants, exchanges: route.clientAuthorization == .exchange,
+                           scopeHeader: route.requested?.scopeHeader, allowedScopes: route.requested?.allowedScopes ?? [],
+                           audienceHeader: route.requested?.audienceHeader,
+                           allowedAudiences: route.requested?.allowedAudiences ?? [])
     }
 
     private static func tlsKey(_ tls: TLSSettings) -> String {
@@ -204,12 +223,14 @@ struct Router: Sendable {
         if let ready = prepared[route.host] {
             let hostField = route.preserveHost ? destination.description : ready.hostField
             return RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
-                                 routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization)
+                                 routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
+                                 perRequest: ready.perRequest)
         }
         let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
         return RouteDecision(target: target, hostField: destination.description,
                              credential: route.credential.flatMap { credentials[$0] }, routeName: route.host.description,
-                             keepsClientAuthorization: route.clientAuthorization == .keep)
+                             keepsClientAuthorization: route.clientAuthorization == .keep,
+                             perRequest: Router.perRequest(route, credentials))
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

@@ -4,8 +4,14 @@ public struct AssertionFile: Sendable {
     /// The file (`assertionFile`).
     public let file: CredentialFile
 
-    /// The assertion in `path`.
-    public init(path: String) { file = CredentialFile(key: "assertionFile", path: path) }
+    /// Whether the file must hold a JWT (an opaque token is sent as it is).
+    public let requiresJWT: Bool
+
+    /// The assertion in `path`, named by the config key `key` in errors.
+    public init(path: String, key: String = "assertionFile", requiresJWT: Bool = true) {
+        file = CredentialFile(key: key, path: path)
+        self.requiresJWT = requiresJWT
+    }
 
     /// The assertion as the file holds it now, without surrounding whitespace. Fails, naming the
     /// file, when it is missing, empty, not a JWT (three base64url parts) or expired at `now`
@@ -16,7 +22,9 @@ public struct AssertionFile: Sendable {
         if text.isEmpty { throw file.problem("is empty") }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && Base64.decodeURL($0) != nil }) else {
-            throw file.problem("does not hold a JWT (three base64url parts separated by dots)")
+            if !requiresJWT, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return text }
+            throw file.problem(requiresJWT ? "does not hold a JWT (three base64url parts separated by dots)"
+                                           : "holds spaces, control or non-ASCII characters")
         }
         if let expiry = JWTExpiry.expiry(of: text), expiry <= now {
             let ago = Int((now - expiry).rounded(.up))

@@ -33,4 +33,13 @@ public protocol Credential: AnyObject, Sendable {
     /// Whether a rejection can lead to a different token (so replaying a request that got a
     /// 401 is worth it). `false` for static tokens.
     var refreshable: Bool { get }
+    /// The OAuth error code when the token server refused this credential's last request itself
+    /// (`invalid_grant`, `invalid_target`, `invalid_scope`): a request that got no token is then
+    /// refused (403) rather than told to retry (503). Any thread.
+    func refusal() -> String?
+}
+
+extension Credential {
+    /// Nothing refused: only tokens fetched per caller or per request can be.
+    public func refusal() -> String? { nil }
 }

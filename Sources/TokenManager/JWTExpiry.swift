@@ -1,15 +1,15 @@
 import Foundation
 
 /// Reads the `exp` claim of a JWT (RFC 7519) without verifying it: only to learn when an
-/// access token expires when the response has no `expires_in`.
-enum JWTExpiry {
+/// access token expires when the response has no `expires_in`, or when a subject token does.
+public enum JWTExpiry {
     private struct Claims: Decodable {
         let exp: Double
     }
 
     /// `exp` (seconds since 1970) if `token` is three base64url parts whose middle one is a JSON
     /// object with a numeric `exp`; nil otherwise.
-    static func expiry(of token: String) -> Double? {
+    public static func expiry(of token: String) -> Double? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[1].isEmpty, let payload = Base64.decodeURL(parts[1]) else { return nil }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(payload)), claims.exp.isFinite else { return nil }

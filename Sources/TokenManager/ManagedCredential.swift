@@ -13,8 +13,11 @@ import Synchronization
 /// atomic that workers raise (``accepted(_:)``). Waiters live on their requests' loops and are
 /// reached through ``LoopBound``.
 public final class ManagedCredential: Credential, @unchecked Sendable {
-    /// The credential's name.
+    /// The credential's name (the same for every variant of one credential: metrics use it).
     public let name: String
+    /// Which variant of its credential this is (`scope=read write`, `subject=sha256:…`), nil
+    /// for the credential's own token. Shown on status pages; never a token.
+    public let variant: String?
     /// Token request durations (token loop only; copied into the published status).
     private var fetchLatency = LatencyHistogram()
     /// Makes the request for every fetch (on the token loop): a fixed one, or one re-read or
@@ -31,6 +34,9 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private let clock: any TokenClock
     private let cacheKey: TokenCacheKey
     private let published = Locked<AccessToken?>(nil)
+    /// The OAuth error code of the last fetch when the server refused the request itself
+    /// (``TokenFetchError/refusalCode``); cleared by a success.
+    private let lastRefusal = Locked<String?>(nil)
     private let publishedStatus: Locked<TokenStatus>
     private let nextWaiterID = Locked<UInt64>(0)
     /// The newest ``AccessToken/generation`` a request succeeded with (any thread, relaxed).
@@ -74,8 +80,9 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
                 clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
-                shared: SharedTokenCache.Binding? = nil) {
+                shared: SharedTokenCache.Binding? = nil, variant: String? = nil) {
         self.name = name
+        self.variant = variant
         self.source = source
         self.settings = settings
         self.loop = loop
@@ -85,7 +92,9 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         self.transport = transport ?? HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout)
         self.cache = cache
         self.state = TokenRefreshState(settings: settings, random: random)
-        self.publishedStatus = Locked(TokenStatus(name: name, takenAt: clock.now))
+        var initial = TokenStatus(name: name, takenAt: clock.now)
+        initial.variant = variant
+        self.publishedStatus = Locked(initial)
         self.shared = shared.map {
             SharedTokenDriver(binding: $0, settings: settings, clock: clock, loop: loop, logger: logger, credential: name)
         }
@@ -218,8 +227,15 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         }
     }
 
+    /// The name in log lines: with the variant, `name[scope=read]`.
+    private var logName: String { variant.map { "\(name)[\($0)]" } ?? name }
+
     /// A managed credential can fetch a different token after a rejection.
     public var refreshable: Bool { true }
+
+    /// The OAuth error code when the token server refused this credential's last request
+    /// itself (`invalid_grant`, `invalid_target`, `invalid_scope`), nil otherwise. Any thread.
+    public func refusal() -> String? { lastRefusal.withLock { $0 } }
 
     // MARK: - On the token loop
 
@@ -280,6 +296,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 cache?.remove(cacheKey)
             case .resumeWaiters(let token):
                 resumeWaiters(with: token)
+            case .failWaiters:
+                resumeWaiters(with: nil)
             case .resumeRejected(let token):
                 resumeRejectionWaiters(with: token)
             case .schedule(let at):
@@ -301,6 +319,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private func publishStatus() {
         let now = clock.now
         var snapshot = TokenStatus(name: name, state: state, now: now)
+        snapshot.variant = variant
         snapshot.fetchLatency = fetchLatency
         snapshot.sharedCache = shared?.status
         publishedStatus.withLock { $0 = snapshot }
@@ -337,8 +356,13 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     }
 
     private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, startedAt: ContinuousClock.Instant) {
-        let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
-            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: clock.wallClockSeconds)
+        let wallClock = clock.wallClockSeconds
+        var outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
+            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock)
+        }
+        if case .success(let grant) = outcome, let notAfter = source.notAfter {
+            // A token exchanged for a subject is never used after the subject expires.
+            outcome = grant.limited(to: notAfter - wallClock)
         }
         fetchFinished(outcome, startedAt: startedAt, sent: true)
     }
@@ -351,15 +375,18 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             fetchLatency.observe(Double(seconds) + Double(attoseconds) / 1e18)
         }
         let latency = FetchLog.milliseconds(now - startedAt)
+        let refusal: String?
+        if case .failure(let error) = outcome { refusal = error.refusalCode } else { refusal = nil }
+        lastRefusal.withLock { $0 = refusal }
         switch outcome {
         case .success(let grant):
             let actions = state.fetchSucceeded(grant, now: now)
-            FetchLog.success(logger, credential: name, grant: grant, state: state, latency: latency, now: now)
+            FetchLog.success(logger, credential: logName, grant: grant, state: state, latency: latency, now: now)
             shared?.fetchFinished(state.current)
             perform(actions)
         case .failure(let error):
             let actions = state.fetchFailed(error, now: now)
-            FetchLog.failure(logger, credential: name, error: error, state: state, latency: latency, now: now)
+            FetchLog.failure(logger, credential: logName, error: error, state: state, latency: latency, now: now)
             shared?.fetchFinished(nil)
             perform(actions)
         }

@@ -46,6 +46,17 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 
+    /// The OAuth error codes with which a token server refuses what was asked rather than who
+    /// asked: the subject token (`invalid_grant`), the audience or resource (`invalid_target`),
+    /// the scope (`invalid_scope`). The caller's request is what is wrong: the proxy answers 403.
+    public static let refusalCodes: Set<String> = ["invalid_grant", "invalid_target", "invalid_scope"]
+
+    /// The OAuth error code when it is one of ``refusalCodes``.
+    public var refusalCode: String? {
+        guard case .oauthError(_, let code, _) = kind, TokenFetchError.refusalCodes.contains(code) else { return nil }
+        return code
+    }
+
     /// A short label for counters: `credentials_rejected`, `network`, `timeout`, `http_429`,
     /// `http_5xx`, `http_other`, `invalid_response`, `client_authentication`.
     public var counterName: String {

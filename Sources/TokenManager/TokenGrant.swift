@@ -8,6 +8,8 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
         case jwtExpiry = "jwt_exp"
         /// Neither was present: the configured default lifetime.
         case defaultLifetime = "default"
+        /// Cut to the expiry of the subject token it was exchanged for.
+        case subjectExpiry = "subject_exp"
     }
 
     /// The access token. Never log it.
@@ -22,6 +24,18 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
         self.value = value
         self.lifetime = lifetime
         self.lifetimeSource = lifetimeSource
+    }
+
+    /// The grant with its lifetime cut to `seconds` (the subject it was exchanged for expires
+    /// then); a failure when nothing is left.
+    public func limited(to seconds: Double) -> Result<TokenGrant, TokenFetchError> {
+        guard seconds > 0 else {
+            return .failure(TokenFetchError(.oauthError(status: 400, code: "invalid_grant",
+                                                        description: "the subject token expired during the exchange")))
+        }
+        let cap = Duration.milliseconds(Int64((min(seconds, 366 * 86_400) * 1000).rounded(.down)))
+        guard cap < lifetime else { return .success(self) }
+        return .success(TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry))
     }
 
     /// `grant(sha256:…, lifetime …)` — never the token.

@@ -8,6 +8,8 @@ public enum TokenRefreshAction: Sendable, Equatable {
     case evict
     /// Deliver the token to every registered waiter.
     case resumeWaiters(AccessToken)
+    /// Answer every registered waiter with nil now (a fetch on demand failed, or is in backoff).
+    case failWaiters
     /// Answer every request holding a 401 for a replay: the new token (each replays only if it
     /// differs from the token its backend rejected), or nil after a failed refetch.
     case resumeRejected(AccessToken?)

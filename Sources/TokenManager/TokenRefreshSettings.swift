@@ -21,6 +21,11 @@ public struct TokenRefreshSettings: Sendable, Equatable {
     /// ``unauthorizedRefetchesPerInterval`` refetches caused by 401s start within this: a backend
     /// that rejects every token must not make the proxy storm the token server.
     public var unauthorizedRefetchInterval: Duration
+    /// Whether a token is refreshed ahead of its expiry (the default). Without, the credential
+    /// fetches on demand: when a request finds no usable token, and after a failure answers the
+    /// waiting requests at once (nil) and fetches again only for a request that comes after the
+    /// backoff — a token tied to one caller's subject is never fetched for nobody.
+    public var refreshAhead: Bool
 
     /// The most refetches caused by 401s that start within any ``unauthorizedRefetchInterval``
     /// (4: with the default 10 s, at most 8 in 20 s, whatever the backends accept or reject).
@@ -30,7 +35,8 @@ public struct TokenRefreshSettings: Sendable, Equatable {
     public init(refreshAt: Double = 0.8, refreshJitter: Double = 0.02, defaultLifetime: Duration = .seconds(3600),
                 tokenWait: Duration = .seconds(5), backoff: Backoff = Backoff(),
                 maxRetryAfter: Duration = .seconds(600), fetchTimeout: Duration = .seconds(10),
-                unauthorizedRefetchInterval: Duration = .seconds(10)) {
+                unauthorizedRefetchInterval: Duration = .seconds(10), refreshAhead: Bool = true) {
+        self.refreshAhead = refreshAhead
         self.refreshAt = min(max(refreshAt, 0.05), 1)
         self.refreshJitter = min(max(refreshJitter, 0), 0.2)
         self.defaultLifetime = defaultLifetime

@@ -48,6 +48,9 @@ public struct TokenRefreshState {
     public private(set) var generation: UInt64 = 0
     /// Fetches by result.
     public private(set) var counts = TokenFetchCounts()
+    /// On demand (``TokenRefreshSettings/refreshAhead`` false): no fetch starts before this,
+    /// the end of the backoff after a failure.
+    public private(set) var retryNotBefore: ContinuousClock.Instant?
 
     /// Creates an idle state.
     public init(settings: TokenRefreshSettings = TokenRefreshSettings(),
@@ -77,6 +80,7 @@ public struct TokenRefreshState {
         isStarted = true
         if let cached, cached.isUsable(at: now) {
             let adopted = makeCurrent(cached.reissued(generation: generation + 1))
+            guard settings.refreshAhead else { return [.publish(adopted.token)] }
             let at = refreshTime(for: adopted, now: now)
             nextFetchAt = at
             return [.publish(adopted.token), .schedule(at: at)]
@@ -115,6 +119,16 @@ public struct TokenRefreshState {
             actions.append(.resumeRejected(issued.isUsable(at: now) ? issued.token : nil))
             rejectionWaiterCount = 0
         }
+        retryNotBefore = nil
+        guard settings.refreshAhead else {
+            nextFetchAt = nil
+            if waiterCount > 0 {
+                // Usable for no time at all: nobody waits for a token that is already over.
+                actions.append(.failWaiters)
+                waiterCount = 0
+            }
+            return actions
+        }
         let at = refreshTime(for: issued, now: now)
         nextFetchAt = at
         actions.append(.schedule(at: at))
@@ -131,13 +145,23 @@ public struct TokenRefreshState {
         let delay = retryDelay(after: error)
         consecutiveFailures += 1
         let at = now + delay
-        nextFetchAt = at
         var actions: [TokenRefreshAction] = []
         if let current, !current.isUsable(at: now) { actions.append(.publish(nil)) }
         if rejectionWaiterCount > 0 {
             actions.append(.resumeRejected(nil))
             rejectionWaiterCount = 0
         }
+        guard settings.refreshAhead else {
+            // On demand: the requests waiting now get their answer now; a later one retries.
+            nextFetchAt = nil
+            retryNotBefore = at
+            if waiterCount > 0 {
+                actions.append(.failWaiters)
+                waiterCount = 0
+            }
+            return actions
+        }
+        nextFetchAt = at
         actions.append(.schedule(at: at))
         return actions
     }
@@ -208,10 +232,20 @@ public struct TokenRefreshState {
 
     /// A request found no token and waits. Returns a token if one is usable after all (the
     /// waiter is then not registered); starts the credential if it was idle.
+    ///
+    /// On demand (``TokenRefreshSettings/refreshAhead`` false) a started credential without a
+    /// fetch in flight or due fetches now, or — within the backoff after a failure — answers
+    /// the waiter at once (``TokenRefreshAction/failWaiters``).
     public mutating func addWaiter(now: ContinuousClock.Instant) -> (token: AccessToken?, actions: [TokenRefreshAction]) {
         if let token = usableToken(at: now) { return (token, []) }
         waiterCount += 1
-        return (nil, isStarted ? [] : start(now: now))
+        guard isStarted else { return (nil, start(now: now)) }
+        guard !settings.refreshAhead, !isFetching, nextFetchAt == nil else { return (nil, []) }
+        if let notBefore = retryNotBefore, now < notBefore {
+            waiterCount = 0
+            return (nil, [.failWaiters])
+        }
+        return (nil, beginFetch(now: now))
     }
 
     /// A registered waiter gave up (timed out) before a token arrived.

@@ -11,11 +11,15 @@ public struct TokenRequestSource: Sendable {
     public let audience: String?
     /// The `resource` every request asks for (part of the cache key).
     public let resource: String?
+    /// When the tokens fetched stop being usable at the latest (seconds since 1970): the
+    /// expiry of the subject token they are exchanged for.
+    public let notAfter: Double?
     private let make: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest
 
     /// A source from a builder; `scope`, `audience` and `resource` must match what it builds.
-    public init(scope: String? = nil, audience: String? = nil, resource: String? = nil,
+    public init(scope: String? = nil, audience: String? = nil, resource: String? = nil, notAfter: Double? = nil,
                 make: @escaping @Sendable () throws(TokenFetchError) -> TokenEndpointRequest) {
+        self.notAfter = notAfter
         self.scope = scope
         self.audience = audience
         self.resource = resource

@@ -6,7 +6,7 @@ public enum TokenResponseParser {
     /// Parses `response`.
     ///
     /// A 200 needs a JSON object with a non-empty `access_token` made of visible ASCII; a
-    /// `token_type`, when present, must be `Bearer` (any case). The lifetime is `expires_in` (a
+    /// `token_type`, when present, must be `Bearer` (any case) or `N_A` (RFC 8693). The lifetime is `expires_in` (a
     /// number or numeric string, > 0); without it, a JWT token's `exp` minus `wallClock`; without
     /// that, `defaultLifetime`. Any other status is an error, with the OAuth `error` code when
     /// the body has one, and `Retry-After` for 429 and 5xx.
@@ -34,7 +34,8 @@ public enum TokenResponseParser {
         case .absent: break
         case .wrongType: return .failure(TokenFetchError(.invalidResponse("token_type is not a string")))
         case .string(let type):
-            guard type.lowercased() == "bearer" else {
+            // RFC 8693 §2.2.1: "N_A" for an exchanged token that is not an access token.
+            guard type.lowercased() == "bearer" || type == "N_A" else {
                 return .failure(TokenFetchError(.invalidResponse("token_type is \"\(LogSafeText.code(type))\", not Bearer")))
             }
         }

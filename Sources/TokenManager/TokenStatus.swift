@@ -2,6 +2,8 @@
 public struct TokenStatus: Sendable, Equatable {
     /// The credential's name.
     public var name: String
+    /// The variant of the credential (`scope=…`, `subject=sha256:…`), nil for its own token.
+    public var variant: String?
     /// The phase when the snapshot was taken (``takenAt``).
     public var phase: TokenPhase
     /// When the snapshot was taken.

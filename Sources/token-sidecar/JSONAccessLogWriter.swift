@@ -34,6 +34,7 @@ struct JSONAccessLogWriter: AccessLogWriter {
         fields.append(("route", record.route))
         fields.append(("status", String(record.status)))
         if let token = record.tokenFingerprint { fields.append(("token", token)) }
+        if let scope = record.scope { fields.append(("scope", scope)) }
         if let upstream = record.upstream { fields.append(("upstream", upstream)) }
         fields.append(("worker", String(record.worker)))
         return fields
