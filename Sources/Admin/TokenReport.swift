@@ -18,6 +18,10 @@ public struct TokenReport: Sendable, Equatable {
     public var lastError: String?
     /// Fetch counts by outcome, e.g. `["started": 3, "succeeded": 2, "http_5xx": 1]`.
     public var fetchCounts: [String: Int]
+    /// For a token fetched per request: the route that fetched it.
+    public var route: String?
+    /// For a token fetched per request: which one (`scope=read`, `subject=sha256:1a2b3c4d`).
+    public var variant: String?
 
     /// Creates a report.
     public init(name: String, state: String, fingerprint: String? = nil, issuedAt: WallClockTime? = nil,
@@ -44,6 +48,6 @@ public struct TokenReport: Sendable, Equatable {
             ("nextRefresh", .string(nextRefresh?.iso8601)),
             ("lastError", .string(lastError)),
             ("fetchCounts", .object(fetchCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-        ])
+        ] + (variant.map { [("route", JSONValue.string(route)), ("variant", .string($0))] } ?? []))
     }
 }

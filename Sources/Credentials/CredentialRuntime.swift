@@ -46,7 +46,8 @@ public final class CredentialRuntime: @unchecked Sendable {
         }
         self.configs = configs
         credentials = CredentialSet(built)
-        credentials = CredentialSet(built, routeVariants: try buildVariants(config, keeping: [:]).all)
+        credentials = CredentialSet(built, routeVariants: try buildVariants(config, keeping: [:]).all,
+                                    perRequestOnly: Self.perRequestOnly(config))
     }
 
     /// Starts the token loop and the first fetch of every managed credential.
@@ -54,9 +55,22 @@ public final class CredentialRuntime: @unchecked Sendable {
         guard !started else { return }
         started = true
         try thread.start()
-        for case let managed as ManagedCredential in credentials.all { managed.start() }
+        for case let managed as ManagedCredential in credentials.all where !credentials.perRequestOnly.contains(managed.name) {
+            managed.start()
+        }
         for (_, variants) in credentials.allVariants { variants.start() }
         watchTokenFiles()
+    }
+
+    /// The credentials named only by routes that fetch their tokens per request.
+    static func perRequestOnly(_ config: SidecarConfig) -> Set<String> {
+        var perRequest: Set<String> = []
+        var own: Set<String> = []
+        for route in config.routes {
+            guard let name = route.credential else { continue }
+            if route.exchange != nil || route.requested != nil { perRequest.insert(name) } else { own.insert(name) }
+        }
+        return perRequest.subtracting(own)
     }
 
     /// The per-request tokens of `config`'s routes: those whose route and credential did not
@@ -117,8 +131,8 @@ public final class CredentialRuntime: @unchecked Sendable {
         let keptVariants = Set(variants.all.values.map { ObjectIdentifier($0) })
         let retiredVariants = previousVariants.values.filter { !keptVariants.contains(ObjectIdentifier($0)) }
         self.configs = configs
-        credentials = CredentialSet(built, routeVariants: variants.all)
-        for case let managed as ManagedCredential in fresh { managed.start() }
+        credentials = CredentialSet(built, routeVariants: variants.all, perRequestOnly: Self.perRequestOnly(config))
+        for case let managed as ManagedCredential in fresh where !credentials.perRequestOnly.contains(managed.name) { managed.start() }
         for made in variants.fresh { made.start() }
         // Requests in flight may still wait on a retired credential's token: give them time.
         let grace = config.drainTimeout

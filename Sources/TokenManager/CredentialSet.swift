@@ -3,13 +3,18 @@ public struct CredentialSet: Sendable {
     private let byName: [String: any Credential]
     /// Per route (its host pattern as written), the tokens it fetches per request.
     public let routeVariants: [String: TokenVariants]
+    /// The credentials whose own token nobody uses: every route naming them fetches its
+    /// tokens per request (a token exchange client, per-request scopes). They never fetch
+    /// one and do not hold readiness back.
+    public let perRequestOnly: Set<String>
 
     /// Collects credentials; names must be unique (the config loader guarantees it).
-    public init(_ credentials: [any Credential], routeVariants: [String: TokenVariants] = [:]) {
+    public init(_ credentials: [any Credential], routeVariants: [String: TokenVariants] = [:], perRequestOnly: Set<String> = []) {
         var byName: [String: any Credential] = [:]
         for credential in credentials { byName[credential.name] = credential }
         self.byName = byName
         self.routeVariants = routeVariants
+        self.perRequestOnly = perRequestOnly
     }
 
     /// The credential called `name`.

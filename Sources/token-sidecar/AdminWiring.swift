@@ -46,7 +46,8 @@ enum AdminWiring {
     static func readiness(_ sidecar: Sidecar) -> Readiness {
         var missing: [String] = []
         if sidecar.isDraining { missing.append("shutting down") }
-        for credential in sidecar.runtime.credentials.all where credential.currentToken() == nil {
+        let credentials = sidecar.runtime.credentials
+        for credential in credentials.all where !credentials.perRequestOnly.contains(credential.name) && credential.currentToken() == nil {
             var line = "credential \(credential.name): no valid token"
             if let managed = credential as? ManagedCredential, let error = managed.status.lastError {
                 line += " (last error: \(error))"
@@ -56,10 +57,12 @@ enum AdminWiring {
         return Readiness(ready: missing.isEmpty, missing: missing)
     }
 
-    /// Status per credential — never the token.
+    /// Status per credential, then per token fetched per request (by variant: scopes, audience,
+    /// the subject's fingerprint) — never a token.
     static func tokenReports(_ sidecar: Sidecar) -> [TokenReport] {
         let clock = WallClockConverter()
-        return sidecar.runtime.credentials.all.map { credential in
+        let credentials = sidecar.runtime.credentials
+        let own = credentials.all.map { credential in
             guard let managed = credential as? ManagedCredential else {
                 return TokenReport(name: credential.name, state: "static",
                                    fingerprint: credential.currentToken()?.fingerprint, fetchCounts: [:])
@@ -67,11 +70,27 @@ enum AdminWiring {
             let status = managed.status
             var counts = status.counts.failed
             counts["success"] = status.counts.succeeded
-            return TokenReport(name: status.name, state: status.phase.rawValue, fingerprint: status.fingerprint,
-                               issuedAt: clock.time(at: status.issuedAt), expiresAt: clock.time(at: status.expiresAt),
-                               nextRefresh: clock.time(at: status.nextFetchAt), lastError: status.lastError,
-                               fetchCounts: counts)
+            return report(managed.status, clock)
         }
+        let perRequest = credentials.allVariants.flatMap { route, variants in
+            variants.credentials.map { credential -> TokenReport in
+                var report = report(credential.status, clock)
+                report.route = route
+                return report
+            }
+        }
+        return own + perRequest
+    }
+
+    private static func report(_ status: TokenStatus, _ clock: WallClockConverter) -> TokenReport {
+        var counts = status.counts.failed
+        counts["success"] = status.counts.succeeded
+        var report = TokenReport(name: status.name, state: status.phase.rawValue, fingerprint: status.fingerprint,
+                                 issuedAt: clock.time(at: status.issuedAt), expiresAt: clock.time(at: status.expiresAt),
+                                 nextRefresh: clock.time(at: status.nextFetchAt), lastError: status.lastError,
+                                 fetchCounts: counts)
+        report.variant = status.variant
+        return report
     }
 }
 
