@@ -16,21 +16,28 @@ extension ConfigDecoder {
         case .value(let url): tokenUrl = url
         }
 
-        var clientId: String?
-        switch plainText(fields["clientId"], path: Self.join(path, "clientId")) {
-        case .absent:
-            report(Self.join(path, "clientId"), "required key is missing", at: node)
-            valid = false
-        case .invalid: valid = false
-        case .value(let id): clientId = id
-        }
-
         var auth = ClientAuthMethod.basic
         switch choice(fields["auth"], path: Self.join(path, "auth"), as: ClientAuthMethod.self) {
         case .absent: break
         case .invalid: valid = false
         case .value(let method): auth = method
         }
+
+        var clientId: String?
+        switch plainText(fields["clientId"], path: Self.join(path, "clientId")) {
+        case .absent:
+            if auth == .none {
+                clientId = ""  // a public client need not name itself
+            } else {
+                report(Self.join(path, "clientId"), "required key is missing", at: node)
+                valid = false
+            }
+        case .invalid: valid = false
+        case .value(let id): clientId = id
+        }
+
+        let grant = decodeGrant(fields, path: path, node: node)
+        if grant == nil { valid = false }
 
         var secret: SecretSource?
         let secretKeys = ConfigKeys.secret.filter { fields[$0] != nil }
@@ -88,12 +95,74 @@ extension ConfigDecoder {
                 valid = false
             }
         }
-        guard valid, let tokenUrl, let clientId, let params, let fetch, let tlsSettings = tls.settings,
+        guard valid, let tokenUrl, let clientId, let params, let fetch, let tlsSettings = tls.settings, let grant,
               auth.needsSecret == (secret != nil) else { return nil }
         return OAuth2Config(
             tokenUrl: tokenUrl, clientId: clientId, secret: secret, auth: auth, assertion: assertion, assertionFile: assertionFile,
             scope: optional["scope"], audience: optional["audience"], resource: optional["resource"],
-            params: params, fetch: fetch, tls: tlsSettings)
+            params: params, fetch: fetch, tls: tlsSettings, grant: grant)
+    }
+
+    /// `grant` (`client_credentials`, the default, or `token_exchange`) with `subjectTokenFile`
+    /// (required for, and only used by, `token_exchange`; it need not exist yet) and
+    /// `subjectTokenType` (default: the JWT URN).
+    private mutating func decodeGrant(_ fields: [String: Node], path: String, node: Node) -> OAuth2Grant? {
+        let grantPath = Self.join(path, "grant")
+        var exchange = false
+        switch string(fields["grant"], path: grantPath) {
+        case .absent: break
+        case .invalid: return nil
+        case .value("client_credentials"): break
+        case .value("token_exchange"): exchange = true
+        case .value(let other):
+            let hint = Suggestions.closest(to: other, in: ["client_credentials", "token_exchange"]).map { " (did you mean '\($0)'?)" } ?? ""
+            report(grantPath, "'\(other)' is not one of client_credentials, token_exchange\(hint)", at: fields["grant"])
+            return nil
+        }
+        guard exchange else {
+            var valid = true
+            for key in ["subjectTokenFile", "subjectTokenType"] where fields[key].map({ !Self.isNull($0) }) ?? false {
+                report(Self.join(path, key), "is only used with grant: token_exchange", at: fields[key])
+                valid = false
+            }
+            return valid ? .clientCredentials : nil
+        }
+        let filePath = Self.join(path, "subjectTokenFile")
+        var file: String?
+        switch string(fields["subjectTokenFile"], path: filePath) {
+        case .absent:
+            report(filePath, "required key is missing: grant: token_exchange sends the token this file holds as subject_token (e.g. a Kubernetes projected service-account token)", at: node)
+        case .invalid: break
+        case .value(let text):
+            if text.isEmpty {
+                report(filePath, "is empty; expected the path of a file holding the subject token", at: fields["subjectTokenFile"])
+            } else {
+                file = resolve(path: text)
+            }
+        }
+        var type = TokenExchangeSettings.jwtTokenType
+        switch tokenTypeURI(fields["subjectTokenType"], path: Self.join(path, "subjectTokenType")) {
+        case .absent: break
+        case .invalid: return nil
+        case .value(let uri): type = uri
+        }
+        guard let file else { return nil }
+        return .tokenExchange(subjectTokenFile: file, subjectTokenType: type)
+    }
+
+    /// A token type identifier (RFC 8693 §3): an absolute URI such as
+    /// `urn:ietf:params:oauth:token-type:jwt`.
+    mutating func tokenTypeURI(_ node: Node?, path: String) -> Field<String> {
+        switch string(node, path: path) {
+        case .absent: return .absent
+        case .invalid: return .invalid
+        case .value(let text):
+            guard Self.isAbsoluteURI(text) else {
+                report(path, "must be a token type URI, e.g. urn:ietf:params:oauth:token-type:jwt (RFC 8693 §3)", at: node)
+                return .invalid
+            }
+            return .value(text)
+        }
     }
 
     /// `signingKeyFile`, `signingKeyId`, `assertionAudience` and `assertionLifetime`: settings for
@@ -175,7 +244,7 @@ extension ConfigDecoder {
 
     /// `scope`, `audience` or `resource`: optional, but not empty when given;
     /// `resource` must be an absolute URI without a fragment (RFC 8707).
-    private mutating func optionalParameter(_ node: Node?, path: String, name: String) -> Field<String> {
+    mutating func optionalParameter(_ node: Node?, path: String, name: String) -> Field<String> {
         switch string(node, path: path) {
         case .absent: return .absent
         case .invalid: return .invalid

@@ -3,7 +3,8 @@ import Yams
 extension ConfigDecoder {
     /// Decodes `routes:`, checking host patterns for duplicates and that each
     /// `credential` names a declared credential.
-    mutating func decodeRoutes(_ node: Node?, credentialNames: [String]) -> [RouteConfig] {
+    mutating func decodeRoutes(_ node: Node?, credentialNames: [String], credentials: [CredentialConfig] = []) -> [RouteConfig] {
+        let kinds = Dictionary(credentials.map { ($0.name, $0.kind) }, uniquingKeysWith: { first, _ in first })
         guard let node, !Self.isNull(node) else { return [] }
         guard case .sequence(let sequence) = node else {
             report("routes", "expected a list of routes, got \(Self.describe(node))", at: node)
@@ -117,6 +118,37 @@ extension ConfigDecoder {
                 valid = false
             }
 
+            var exchange: TokenExchangeSettings?
+            if clientAuthorization == .exchange {
+                exchange = decodeExchange(fields["exchange"], path: "\(path).exchange")
+                if exchange == nil { valid = false }
+                if let name = credential, let kind = kinds[name] {
+                    guard case .oauth2(let oauth) = kind, oauth.grant == .clientCredentials else {
+                        report("\(path).clientAuthorization", "exchange trades the caller's token at the credential's token endpoint: '\(name)' must be an oauth2 credential with grant: client_credentials", at: fields["clientAuthorization"])
+                        valid = false
+                        break
+                    }
+                }
+            } else if let node = fields["exchange"], !Self.isNull(node) {
+                report("\(path).exchange", "is only used with clientAuthorization: exchange", at: node)
+                valid = false
+            }
+            let requested = decodeRequested(fields, path: path)
+            if !requested.valid { valid = false }
+            if requested.settings != nil {
+                if credential == nil, fields["credential"] == nil {
+                    report(path, "scopeHeader and audienceHeader choose the token of the route's credential: set credential", at: item)
+                    valid = false
+                } else if let name = credential, let kind = kinds[name], !kind.isOAuth2 {
+                    report(path, "scopeHeader and audienceHeader need an oauth2 credential ('\(name)' fetches no token per scope)", at: fields["credential"])
+                    valid = false
+                }
+                if clientAuthorization == .keep {
+                    report("\(path).clientAuthorization", "keep forwards the app's own token; it does not combine with scopeHeader or audienceHeader", at: fields["clientAuthorization"])
+                    valid = false
+                }
+            }
+
             if intercept, tls.settings?.insecureSkipVerify == true {
                 // The app verified its own connection; what the sidecar sends on must be no weaker.
                 report("\(path).insecureSkipVerify", "an intercepting route always verifies its upstream (the app's own connection would have); use caFile to trust a private CA", at: fields["insecureSkipVerify"])
@@ -126,7 +158,8 @@ extension ConfigDecoder {
             if valid, let pattern, let tlsSettings = tls.settings {
                 routes.append(RouteConfig(
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
-                    clientAuthorization: clientAuthorization, intercept: intercept))
+                    clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
+                    requested: requested.settings))
             }
         }
         return routes

@@ -98,11 +98,24 @@ struct ConfigDecoder {
         config.intercept = decodeIntercept(fields["intercept"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
-        config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names)
+        config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names, credentials: credentials.configs)
+        checkPublicClients(config)
         if fields["intercept"] == nil, let index = config.routes.firstIndex(where: \.intercept) {
             report("routes[\(index)].intercept", "needs the top-level intercept section (at least intercept.caCertFile: where the CA certificate apps trust is written)", line: nil)
         }
         return config
+    }
+
+    /// `auth: none` (a public client) only where a subject token is the proof: with
+    /// `grant: token_exchange`, or for a credential every route uses with `clientAuthorization: exchange`.
+    private mutating func checkPublicClients(_ config: SidecarConfig) {
+        for credential in config.credentials {
+            guard case .oauth2(let oauth) = credential.kind, oauth.auth == .none, oauth.grant == .clientCredentials else { continue }
+            let users = config.routes.filter { $0.credential == credential.name }
+            if users.isEmpty || users.contains(where: { $0.clientAuthorization != .exchange }) {
+                report("credentials.\(credential.name).auth", "none (no client authentication) is only for token exchange: set grant: token_exchange, or use the credential only on routes with clientAuthorization: exchange", line: nil)
+            }
+        }
     }
 
     // MARK: - Reporting

@@ -23,19 +23,23 @@ enum ConfigKeys {
     static let assertion = ["signingKeyFile", "signingKeyId", "assertionAudience", "assertionLifetime"]
     static let mca = ["serverUrl", "tenantId", "appId", "clientId", "auth"] + secret + tokenFetch + tls
     static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params"]
-        + tokenFetch + tls
+        + ["grant", "subjectTokenFile", "subjectTokenType"] + tokenFetch + tls
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
         var keys: [String] = []
         for key in credentialCommon + staticToken + mca + oauth2 where !keys.contains(key) { keys.append(key) }
         return keys
     }()
-    static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept"] + tls
+    static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
+                        "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences"] + tls
+    /// Keys of `routes[].exchange`.
+    static let exchange = ["audience", "scope", "resource", "requestedTokenType", "subjectTokenType", "actorTokenFile", "actorTokenType"]
     static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
     static let connect = ["allow"]
     /// Form parameters the sidecar sets itself (or that have their own key).
     static let reservedParams = ["grant_type", "client_id", "client_secret", "client_assertion", "client_assertion_type",
-                                 "scope", "audience", "resource"]
+                                 "scope", "audience", "resource", "subject_token", "subject_token_type", "actor_token",
+                                 "actor_token_type", "requested_token_type"]
     /// Credential types understood by this version.
     static let credentialTypes = ["static", "mca", "oauth2"]
     /// Allowed range for `workers`.

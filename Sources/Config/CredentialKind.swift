@@ -7,6 +7,9 @@ public enum CredentialKind: Sendable, Equatable {
     /// `type: oauth2` — a token from an OAuth 2.0 client credentials grant (RFC 6749 §4.4).
     case oauth2(OAuth2Config)
 
+    /// Whether this is an `oauth2` credential (the only kind that fetches tokens per scope or caller).
+    public var isOAuth2: Bool { typeName == "oauth2" }
+
     /// The `type:` value that selects this kind.
     public var typeName: String {
         switch self {

@@ -84,6 +84,28 @@ extension SidecarConfig {
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                     lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")
+                    if let exchange = route.exchange {
+                        lines.append("    exchange:  # RFC 8693: the caller's Authorization: Bearer token is the subject")
+                        for (key, value) in [("audience", exchange.audience), ("scope", exchange.scope), ("resource", exchange.resource),
+                                             ("requestedTokenType", exchange.requestedTokenType)] {
+                            lines.append("      \(key): \(value.map(Self.quote) ?? "null")")
+                        }
+                        lines.append("      subjectTokenType: \(Self.quote(exchange.subjectTokenType))")
+                        if let file = exchange.actorTokenFile {
+                            lines.append("      actorTokenFile: \(Self.quote(file))  # re-read before every exchange")
+                            lines.append("      actorTokenType: \(Self.quote(exchange.actorTokenType))")
+                        }
+                    }
+                    if let requested = route.requested {
+                        if let header = requested.scopeHeader {
+                            lines.append("    scopeHeader: \(Self.quote(header))")
+                            lines.append("    allowedScopes: [\(requested.allowedScopes.map(Self.quote).joined(separator: ", "))]")
+                        }
+                        if let header = requested.audienceHeader {
+                            lines.append("    audienceHeader: \(Self.quote(header))")
+                            lines.append("    allowedAudiences: [\(requested.allowedAudiences.map(Self.quote).joined(separator: ", "))]")
+                        }
+                    }
                 } else {
                     lines.append("    credential: null  # no token injected")
                 }

@@ -26,8 +26,16 @@ extension SidecarConfig {
             lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.serverUrl.isTLS)
         case .oauth2(let config):
             lines.append("    tokenUrl: \(quote(config.tokenUrl.description))")
-            lines.append("    clientId: \(quote(config.clientId))")
+            lines.append("    clientId: " + (config.clientId.isEmpty ? "null  # none sent (a public client)" : quote(config.clientId)))
             lines.append("    auth: \(config.auth.rawValue)")
+            switch config.grant {
+            case .clientCredentials:
+                lines.append("    grant: client_credentials")
+            case .tokenExchange(let file, let type):
+                lines.append("    grant: token_exchange")
+                lines.append("    subjectTokenFile: \(quote(file))  # re-read before every exchange")
+                lines.append("    subjectTokenType: \(quote(type))")
+            }
             if let secret = config.secret { lines.append("    " + secretLine(secret, keys: ("secret", "secretFile", "secretEnv"))) }
             if let assertion = config.assertion {
                 if let file = assertion.signingKeyFile { lines.append("    signingKeyFile: \(quote(file))") }
