@@ -76,8 +76,9 @@ public enum CredentialFactory {
         let proof = try oauth2Proof(oauth, name: name, environment: environment, logger: logger)
         let build = oauth2Builder(oauth)
         // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
+        let placeholder: TokenEndpointRequest.ClientProof = oauth.auth == .none ? .none : .tlsCertificate
         _ = try endpointRequest(name) { () throws(TokenEndpointError) in
-            try build(.tlsCertificate, .clientCredentials, oauth.scope, oauth.audience, oauth.resource)
+            try build(placeholder, .clientCredentials, oauth.scope, oauth.audience, oauth.resource)
         }
         switch oauth.grant {
         case .clientCredentials:
