@@ -15,8 +15,10 @@ enum AdminWiring {
             readiness: { completion in completion(readiness(box.sidecar)) },
             metrics: { completion in
                 let statuses = managed(box.sidecar).map(\.status)
+                let variants = box.sidecar.runtime.credentials.allVariants
                 box.sidecar.server.collectMetrics { proxy in
-                    completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter()))
+                    completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter(),
+                                                        variants: variants))
                 }
             },
             tokens: { completion in completion(tokenReports(box.sidecar)) },

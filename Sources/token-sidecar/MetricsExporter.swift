@@ -4,7 +4,8 @@ import TokenManager
 
 /// Turns the proxy's and the token manager's numbers into Prometheus metric families.
 enum MetricsExporter {
-    static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter) -> [MetricFamily] {
+    static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter,
+                         variants: [(route: String, variants: TokenVariants)] = []) -> [MetricFamily] {
         var families: [MetricFamily] = []
         families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route and status code.",
             proxy.requests.sorted { ($0.key.route, $0.key.code) < ($1.key.route, $1.key.code) }.map {
@@ -76,6 +77,17 @@ enum MetricsExporter {
         families.append(.histogram("token_sidecar_token_fetch_duration_seconds", help: "Duration of token requests.",
                                    [histogram(latency)]))
         families += sharedCacheFamilies(tokens)
+        // Tokens fetched per request: only the route and the credential as labels (a scope set
+        // or a caller would make the series unbounded).
+        let labels = { (entry: (route: String, variants: TokenVariants)) in
+            [MetricLabel("credential", entry.variants.name), MetricLabel("route", entry.route)]
+        }
+        families.append(.gauge("token_sidecar_per_request_tokens",
+                               help: "Tokens held for routes that fetch them per request (per caller or scope set), at most cacheSize per route.",
+                               variants.map { MetricSample(labels: labels($0), value: Double($0.variants.count)) }))
+        families.append(.counter("token_sidecar_per_request_tokens_dropped_total",
+                                 help: "Tokens fetched per request that were dropped: least recently used beyond cacheSize, or unused for 15 minutes.",
+                                 variants.map { MetricSample(labels: labels($0), value: Double($0.variants.droppedCount)) }))
         return families
     }
 

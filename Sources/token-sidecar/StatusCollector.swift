@@ -46,6 +46,25 @@ final class StatusCollector: Sendable {
                                       fallbacks: $0.counts.fallbacks, errors: $0.counts.errors)
                 })
         }
+        // Tokens fetched per request (a caller's exchanged token, a scope set): the most recently
+        // used of each route, by variant (a subject only by its fingerprint), and a count of the rest.
+        var perRequest: [StatusReport.Credential] = []
+        for (route, variants) in credentials.allVariants {
+            let held = variants.credentials
+            for managed in held.prefix(Self.variantRows) {
+                let status = managed.status
+                perRequest.append(StatusReport.Credential(
+                    name: "\(status.name) [\(status.variant ?? "default")]", kind: "per request (\(route))", state: status.phase.rawValue,
+                    fingerprint: status.fingerprint,
+                    expiresInSeconds: status.expiresAt.map { Int(StatusCollector.seconds($0 - now).rounded(.down)) },
+                    lastFetch: clock.time(at: status.issuedAt), lastError: status.lastError,
+                    fetches: status.counts.succeeded, failures: status.counts.failedTotal, unauthorized: 0))
+            }
+            if held.count > Self.variantRows {
+                perRequest.append(StatusReport.Credential(name: "\(variants.name) [\(held.count - Self.variantRows) more]",
+                                                          kind: "per request (\(route))", state: "held", unauthorized: 0))
+            }
+        }
         let routes = config.routes.map { route in
             StatusReport.Route(host: route.host.description, upstream: route.upstream?.description ?? "the requested host",
                                credential: route.credential, clientAuthorization: route.clientAuthorization.rawValue)
@@ -62,10 +81,13 @@ final class StatusCollector: Sendable {
         }
         return StatusReport(
             generatedAt: WallClockTime(secondsSince1970: clock.wall), uptimeSeconds: Int(StatusCollector.seconds(now - startedAt)),
-            credentials: rows, routes: routes, pools: pools.keys.sorted().compactMap { pools[$0] },
+            credentials: rows + perRequest, routes: routes, pools: pools.keys.sorted().compactMap { pools[$0] },
             requests: requests, requestsPerSecond: rate, clientConnections: proxy.clientConnections,
             errors: proxy.upstreamErrors.sorted { $0.key < $1.key }.map { (type: $0.key, count: Int($0.value)) })
     }
+
+    /// The most tokens fetched per request listed for each route.
+    static let variantRows = 20
 
     /// `static`, `oauth2 (private_key_jwt)`, `mca (certificate)`.
     static func kind(_ kind: CredentialKind) -> String {

@@ -15,8 +15,9 @@ final class CapturedSidecar {
     private(set) var adminPort = 0
 
     /// Starts the binary with `run --config configPath`; with `descriptorLimit`, under
-    /// `prlimit --nofile=N:N` (which sets the limit on itself, then execs the binary: same pid).
-    init(configPath: String, descriptorLimit: Int? = nil) throws {
+    /// `prlimit --nofile=N:N` (which sets the limit on itself, then execs the binary: same pid);
+    /// `environment`: further variables of the child.
+    init(configPath: String, descriptorLimit: Int? = nil, environment: [String: String] = [:]) throws {
         outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("sidecar-out-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         let output = try FileHandle(forWritingTo: outputURL)
@@ -28,7 +29,7 @@ final class CapturedSidecar {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = ["run", "--config", configPath]
         }
-        process.environment = childEnvironment(["PATH": "/usr/bin:/bin"])
+        process.environment = childEnvironment(environment.merging(["PATH": "/usr/bin:/bin"]) { own, _ in own })
         process.standardOutput = output
         process.standardError = output
         try process.run()
