@@ -185,7 +185,7 @@ final class ConfigDecoderClientAuthTests: XCTestCase {
             "c.yaml: routes[0].clientAuthorization: only applies to a route with a credential (nothing is injected here, so there is nothing to replace or keep)",
         ])
         XCTAssertEqual(problemLines(yaml + "  - host: c.test\n    credential: api\n    clientAuthorization: merge\n"), [
-            "c.yaml: routes[2].clientAuthorization: 'merge' is not one of replace, keep",
+            "c.yaml: routes[2].clientAuthorization: 'merge' is not one of replace, keep, exchange",
         ])
     }
 

@@ -126,6 +126,7 @@ final class CredentialRenderTests: XCTestCase {
                 tokenUrl: "https://idp.test:443/oauth/token"
                 clientId: "client$$1"
                 auth: post
+                grant: client_credentials
                 secretEnv: "PARTNER_SECRET"
                 scope: "read write"
                 audience: null

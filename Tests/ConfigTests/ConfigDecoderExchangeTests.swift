@@ -1,0 +1,163 @@
+import Config
+import Foundation
+import XCTest
+
+/// Token exchange and per-request tokens in the configuration: `grant: token_exchange`,
+/// `auth: none`, `clientAuthorization: exchange` with `exchange:`, and `scopeHeader` /
+/// `audienceHeader` with their allowed lists — decoded, refused with the key named, rendered.
+final class ConfigDecoderExchangeTests: XCTestCase {
+    private let sts = "  sts:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    clientId: gw\n    secret: s\n"
+
+    private func config(credentials: String? = nil, route: String) -> String {
+        "credentials:\n\(credentials ?? sts)routes:\n  - host: api.test\n    credential: sts\n" + route
+    }
+
+    func testAnExchangeRouteWithEverySettingAndWithDefaults() throws {
+        let full = try XCTUnwrap(parseOK(config(route: """
+                clientAuthorization: exchange
+                exchange:
+                  audience: orders
+                  scope: "orders.read orders.write"
+                  resource: https://orders.test
+                  requestedTokenType: urn:ietf:params:oauth:token-type:jwt
+                  subjectTokenType: urn:ietf:params:oauth:token-type:id_token
+                  actorTokenFile: /var/run/secrets/tokens/sa
+                  actorTokenType: urn:ietf:params:oauth:token-type:access_token
+            """)))
+        XCTAssertEqual(full.routes.first?.clientAuthorization, .exchange)
+        XCTAssertEqual(full.routes.first?.exchange, TokenExchangeSettings(
+            audience: "orders", scope: "orders.read orders.write", resource: "https://orders.test",
+            requestedTokenType: "urn:ietf:params:oauth:token-type:jwt", subjectTokenType: "urn:ietf:params:oauth:token-type:id_token",
+            actorTokenFile: "/var/run/secrets/tokens/sa", actorTokenType: "urn:ietf:params:oauth:token-type:access_token"))
+        let plain = try XCTUnwrap(parseOK(config(route: "    clientAuthorization: exchange\n")))
+        XCTAssertEqual(plain.routes.first?.exchange, TokenExchangeSettings(), "every key optional, type URNs defaulted")
+        XCTAssertEqual(plain.routes.first?.exchange?.subjectTokenType, "urn:ietf:params:oauth:token-type:access_token")
+    }
+
+    func testExchangeMistakesNameTheirKey() {
+        let outside = problemLines(config(route: "    exchange: {audience: orders}\n"))
+        XCTAssertTrue(outside.contains { $0.contains("routes[0].exchange") && $0.contains("only used with clientAuthorization: exchange") }, "\(outside)")
+        let unknown = problemLines(config(route: "    clientAuthorization: exchange\n    exchange: {audiance: orders}\n"))
+        XCTAssertTrue(unknown.contains { $0.contains("audiance") && $0.contains("audience") }, "\(unknown)")
+        let badType = problemLines(config(route: "    clientAuthorization: exchange\n    exchange: {subjectTokenType: jwt}\n"))
+        XCTAssertTrue(badType.contains { $0.contains("routes[0].exchange.subjectTokenType") && $0.contains("token type URI") }, "\(badType)")
+        let badResource = problemLines(config(route: "    clientAuthorization: exchange\n    exchange: {resource: orders}\n"))
+        XCTAssertTrue(badResource.contains { $0.contains("routes[0].exchange.resource") }, "\(badResource)")
+        let lonelyType = problemLines(config(route: "    clientAuthorization: exchange\n    exchange: {actorTokenType: urn:x:y}\n"))
+        XCTAssertTrue(lonelyType.contains { $0.contains("actorTokenType") && $0.contains("only used with actorTokenFile") }, "\(lonelyType)")
+        let staticCredential = problemLines("credentials:\n  sts: {type: static, token: t}\nroutes:\n  - host: api.test\n    credential: sts\n    clientAuthorization: exchange\n")
+        XCTAssertTrue(staticCredential.contains { $0.contains("routes[0].clientAuthorization") && $0.contains("oauth2") }, "\(staticCredential)")
+        let noCredential = problemLines("routes:\n  - host: api.test\n    clientAuthorization: exchange\n")
+        XCTAssertTrue(noCredential.contains { $0.contains("routes[0].clientAuthorization") }, "\(noCredential)")
+    }
+
+    func testTheFileSubjectGrantAndAPublicClient() throws {
+        let parsed = try XCTUnwrap(parseOK("""
+            credentials:
+              cloud:
+                type: oauth2
+                grant: token_exchange
+                tokenUrl: https://sts.test/token
+                subjectTokenFile: /var/run/secrets/tokens/sa
+                audience: //iam.test/pool
+                auth: none
+            """))
+        guard case .oauth2(let oauth) = parsed.credentials.first?.kind else { return XCTFail("not oauth2") }
+        XCTAssertEqual(oauth.grant, .tokenExchange(subjectTokenFile: "/var/run/secrets/tokens/sa",
+                                                   subjectTokenType: "urn:ietf:params:oauth:token-type:jwt"))
+        XCTAssertEqual(oauth.auth, .none)
+        XCTAssertEqual(oauth.clientId, "", "a public client need not name itself")
+        XCTAssertNil(oauth.secret)
+    }
+
+    func testGrantMistakesNameTheirKey() {
+        let base = "credentials:\n  c:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    clientId: gw\n"
+        let typo = problemLines(base + "    secret: s\n    grant: token_exchang\n    subjectTokenFile: /f\n")
+        XCTAssertTrue(typo.contains { $0.contains("credentials.c.grant") && $0.contains("did you mean 'token_exchange'") }, "\(typo)")
+        let missing = problemLines(base + "    secret: s\n    grant: token_exchange\n")
+        XCTAssertTrue(missing.contains { $0.contains("credentials.c.subjectTokenFile") && $0.contains("required") }, "\(missing)")
+        let stray = problemLines(base + "    secret: s\n    subjectTokenFile: /f\n")
+        XCTAssertTrue(stray.contains { $0.contains("credentials.c.subjectTokenFile") && $0.contains("only used with grant: token_exchange") }, "\(stray)")
+        let publicClientCredentials = problemLines(base + "    auth: none\n")
+        XCTAssertTrue(publicClientCredentials.contains { $0.contains("credentials.c.auth") && $0.contains("only for token exchange") },
+                      "\(publicClientCredentials)")
+        let secretWithNone = problemLines(base + "    auth: none\n    secret: s\n    grant: token_exchange\n    subjectTokenFile: /f\n")
+        XCTAssertTrue(secretWithNone.contains { $0.contains("credentials.c.secret") }, "\(secretWithNone)")
+        let noClientId = problemLines("credentials:\n  c:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    secret: s\n")
+        XCTAssertTrue(noClientId.contains { $0.contains("credentials.c.clientId") }, "clientId stays required with client authentication")
+    }
+
+    func testAPublicClientServesExchangeRoutes() throws {
+        let credentials = "  sts:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    auth: none\n"
+        XCTAssertNotNil(parseOK(config(credentials: credentials, route: "    clientAuthorization: exchange\n")))
+        let mixed = problemLines(config(credentials: credentials, route: "    clientAuthorization: exchange\n")
+                                 + "  - host: other.test\n    credential: sts\n")
+        XCTAssertTrue(mixed.contains { $0.contains("credentials.sts.auth") }, "a route injecting its own token needs client authentication: \(mixed)")
+    }
+
+    func testPerRequestScopesAndAudiences() throws {
+        let parsed = try XCTUnwrap(parseOK(config(route: """
+                scopeHeader: Token-Sidecar-Scope
+                allowedScopes: [read, write, "orders:admin"]
+                audienceHeader: X-Audience
+                allowedAudiences: ["https://a.test", "https://b.test"]
+            """)))
+        XCTAssertEqual(parsed.routes.first?.requested, RequestedTokenSettings(
+            scopeHeader: "Token-Sidecar-Scope", allowedScopes: ["read", "write", "orders:admin"],
+            audienceHeader: "X-Audience", allowedAudiences: ["https://a.test", "https://b.test"]))
+        XCTAssertNil(try XCTUnwrap(parseOK(config(route: ""))).routes.first?.requested, "nothing per request unless asked")
+    }
+
+    func testPerRequestMistakesNameTheirKey() {
+        let cases: [(String, String, String)] = [
+            ("    scopeHeader: Token-Sidecar-Scope\n", "routes[0].allowedScopes", "required with scopeHeader"),
+            ("    allowedScopes: [read]\n", "routes[0].scopeHeader", "required with allowedScopes"),
+            ("    scopeHeader: Authorization\n    allowedScopes: [read]\n", "routes[0].scopeHeader", "handles itself"),
+            ("    scopeHeader: \"Bad Name\"\n    allowedScopes: [read]\n", "routes[0].scopeHeader", "not an HTTP field name"),
+            ("    scopeHeader: S\n    allowedScopes: [\"read write\"]\n", "routes[0].allowedScopes[0]", "not a valid scope"),
+            ("    scopeHeader: S\n    allowedScopes: [read, read]\n", "routes[0].allowedScopes[1]", "listed twice"),
+            ("    scopeHeader: S\n    allowedScopes: []\n", "routes[0].allowedScopes", "is empty"),
+            ("    scopeHeader: S\n    allowedScopes: [\(( 1...65).map { "s\($0)" }.joined(separator: ", "))]\n", "routes[0].allowedScopes", "at most 64"),
+            ("    audienceHeader: A\n    allowedAudiences: [\"a b\"]\n", "routes[0].allowedAudiences[0]", "not a valid audience"),
+            ("    scopeHeader: S\n    allowedScopes: [read]\n    audienceHeader: s\n    allowedAudiences: [a]\n", "routes[0].audienceHeader", "same field"),
+            ("    clientAuthorization: keep\n    scopeHeader: S\n    allowedScopes: [read]\n", "routes[0].clientAuthorization", "does not combine"),
+        ]
+        for (route, path, message) in cases {
+            let lines = problemLines(config(route: route))
+            XCTAssertTrue(lines.contains { $0.contains(path) && $0.contains(message) }, "\(route): \(lines)")
+        }
+        let staticCredential = problemLines("credentials:\n  sts: {type: static, token: t}\nroutes:\n  - host: api.test\n    credential: sts\n    scopeHeader: S\n    allowedScopes: [read]\n")
+        XCTAssertTrue(staticCredential.contains { $0.contains("oauth2") }, "\(staticCredential)")
+    }
+
+    func testCheckRendersWhatItLoadedAndTheRenderingLoadsBack() throws {
+        let yaml = """
+            credentials:
+              cloud:
+                type: oauth2
+                grant: token_exchange
+                tokenUrl: https://sts.test/token
+                subjectTokenFile: /var/run/secrets/tokens/sa
+                auth: none
+            \(sts)routes:
+              - host: api.test
+                credential: sts
+                clientAuthorization: exchange
+                exchange: {audience: orders, actorTokenFile: /var/run/secrets/tokens/sa}
+              - host: reports.test
+                credential: sts
+                scopeHeader: Token-Sidecar-Scope
+                allowedScopes: [read, write]
+            """
+        let parsed = try XCTUnwrap(parseOK(yaml))
+        let rendered = parsed.renderEffective()
+        for line in ["grant: token_exchange", "subjectTokenFile: \"/var/run/secrets/tokens/sa\"", "clientAuthorization: exchange",
+                     "audience: \"orders\"", "actorTokenFile:", "scopeHeader: \"Token-Sidecar-Scope\"", "allowedScopes: [\"read\", \"write\"]",
+                     "clientId: null"] {
+            XCTAssertTrue(rendered.contains(line), "\(line) in:\n\(rendered)")
+        }
+        let again = try XCTUnwrap(parseOK(rendered))
+        XCTAssertEqual(again.routes, parsed.routes)
+        XCTAssertEqual(again.credentials.first, parsed.credentials.first, "the public client, whole (no secret to mask)")
+    }
+}
