@@ -4,8 +4,9 @@ import TokenManager
 /// The tokens of a route that fetches them per request: for the scopes or audience the request
 /// names (within what the route allows), and with `clientAuthorization: exchange` for the
 /// caller whose bearer token it carries (RFC 8693). Built once per configuration; every
-/// worker uses it for every request of the route.
-struct RouteTokens: Sendable {
+/// worker uses it for every request of the route. A class: a route decision carries one
+/// reference, not the sets and strings.
+final class RouteTokens: Sendable {
     /// The route's variants (one managed credential per key).
     let variants: TokenVariants
     /// Whether the caller's `Authorization: Bearer` is the subject of a token exchange.
