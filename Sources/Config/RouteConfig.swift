@@ -16,9 +16,37 @@ public struct RouteConfig: Sendable, Equatable {
     /// (a leaf minted by its CA), and the requests inside run through the route like plain ones.
     public var intercept: Bool
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
-    public var exchange: TokenExchangeSettings?
+    public var exchange: TokenExchangeSettings? {
+        get { perRequest?.exchange }
+        set { perRequest = PerRequestSettings.make(exchange: newValue, requested: requested) }
+    }
     /// Scopes or audience chosen per request (nil: the credential's own for every request).
-    public var requested: RequestedTokenSettings?
+    public var requested: RequestedTokenSettings? {
+        get { perRequest?.requested }
+        set { perRequest = PerRequestSettings.make(exchange: exchange, requested: newValue) }
+    }
+    /// Both, behind one reference: the router copies a route per request, and most routes have
+    /// neither (a nil reference costs nothing to copy).
+    private var perRequest: PerRequestSettings?
+
+    /// The rarely used per-request settings of a route, immutable (replaced when set).
+    private final class PerRequestSettings: Sendable, Equatable {
+        let exchange: TokenExchangeSettings?
+        let requested: RequestedTokenSettings?
+
+        private init(exchange: TokenExchangeSettings?, requested: RequestedTokenSettings?) {
+            self.exchange = exchange
+            self.requested = requested
+        }
+
+        static func make(exchange: TokenExchangeSettings?, requested: RequestedTokenSettings?) -> PerRequestSettings? {
+            exchange == nil && requested == nil ? nil : PerRequestSettings(exchange: exchange, requested: requested)
+        }
+
+        static func == (lhs: PerRequestSettings, rhs: PerRequestSettings) -> Bool {
+            lhs.exchange == rhs.exchange && lhs.requested == rhs.requested
+        }
+    }
 
     /// Creates a route.
     public init(
@@ -26,8 +54,7 @@ public struct RouteConfig: Sendable, Equatable {
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
         exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil
     ) {
-        self.exchange = exchange
-        self.requested = requested
+        self.perRequest = PerRequestSettings.make(exchange: exchange, requested: requested)
         self.intercept = intercept
         self.host = host
         self.upstream = upstream

@@ -41,7 +41,7 @@ extension ClientSession {
                 status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
                 tokenFingerprint: io?.token?.fingerprint, auth: Self.authorizationUse(io),
-                proxyStatus: error, worker: context.worker, scope: io?.decision.variant?.scope))
+                proxyStatus: error, worker: context.worker, scope: io?.variant?.scope))
             return
         }
         var metadata: Logger.Metadata = [
@@ -57,7 +57,7 @@ extension ClientSession {
         ]
         if let decision = io?.decision { metadata["upstream"] = .string("\(decision.target.host):\(decision.target.port)") }
         if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
-        if let scope = io?.decision.variant?.scope { metadata["scope"] = .string(scope) }
+        if let scope = io?.variant?.scope { metadata["scope"] = .string(scope) }
         if let error { metadata["proxy_status"] = .string(error) }
         context.logger.info("access", metadata: metadata)
     }

@@ -78,11 +78,12 @@ extension ClientSession: UpstreamWaiter {
         if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
             decision = decision.keepingClientAuthorization()
         }
+        var variant: TokenVariantKey?
         if let perRequest = decision.perRequest {
             switch perRequest.credential(for: head, wallClock: SystemTokenClock().wallClockSeconds) {
             case .success(let (credential, key)):
                 decision.credential = credential
-                decision.variant = key
+                variant = key
             case .failure(let error):
                 respondBeforeExchange(error, head: head, close: !canContinue)
                 return
@@ -93,6 +94,7 @@ extension ClientSession: UpstreamWaiter {
         let request = Self.exchangeRequest(for: head, credential: credential)
         // The head moves into the exchange's I/O record (no copy of its fields).
         current = ExchangeIO(head: head, decision: decision)
+        if let variant { current?.variant = variant }
         perform(exchange.start(request))
     }
 

@@ -16,6 +16,9 @@ final class ExchangeIO {
     let startedAt: ContinuousClock.Instant
     /// The injected token (replaced by a replay).
     var token: AccessToken?
+    /// On a route with per-request tokens: which one this request uses (its scope set, audience,
+    /// caller's fingerprint).
+    var variant: TokenVariantKey?
     /// The upstream connection in use, if any.
     var upstream: UpstreamConnection?
     /// Request body bytes staged while queued for a connection (the worker's scratch buffer is shared).

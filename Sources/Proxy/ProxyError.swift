@@ -9,17 +9,28 @@ public struct ProxyError: Error, Sendable, Equatable {
     /// A sentence for a person. Never contains secrets or header values.
     public let message: String
     /// The `WWW-Authenticate` challenge of a 401 (RFC 6750 §3), if any.
-    public let challenge: String?
+    public var challenge: String? { extra?.challenge }
     /// More keys of the JSON body (an OAuth error code, a refused scope), if any.
-    public let details: [String: String]
+    public var details: [String: String] { extra?.details ?? [:] }
+    /// The rarely used parts behind one reference: a routing result carries a `ProxyError`.
+    private let extra: Extra?
+
+    private final class Extra: Sendable, Equatable {
+        let challenge: String?
+        let details: [String: String]
+        init(challenge: String?, details: [String: String]) {
+            self.challenge = challenge
+            self.details = details
+        }
+        static func == (lhs: Extra, rhs: Extra) -> Bool { lhs.challenge == rhs.challenge && lhs.details == rhs.details }
+    }
 
     /// Creates an error response description.
     public init(status: Int, type: String, message: String, challenge: String? = nil, details: [String: String] = [:]) {
         self.status = status
         self.type = type
         self.message = message
-        self.challenge = challenge
-        self.details = details
+        extra = challenge == nil && details.isEmpty ? nil : Extra(challenge: challenge, details: details)
     }
 
     static func badRequest(_ message: String) -> ProxyError {

@@ -29,6 +29,7 @@ enum RequestRewriter {
 
         let connectionNamed = request.fields.connectionOptions()
         let stripAuthorization = decision.credential != nil
+        let perRequest = decision.perRequest
         for field in request.fields {
             if field.nameEquals("host") { continue }
             if field.nameEquals("content-length") {
@@ -38,7 +39,7 @@ enum RequestRewriter {
             if FieldNames.isHopByHop(field) { continue }
             if stripAuthorization && field.nameEquals("authorization") { continue }
             if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
-            if let perRequest = decision.perRequest, perRequest.consumes(field) { continue }
+            if let perRequest, perRequest.consumes(field) { continue }
             out.appendField(field.name, field.value)
         }
         switch request.framing {

@@ -20,8 +20,6 @@ struct RouteDecision {
     private(set) var keptClientAuthorization = false
     /// The route's per-request tokens (scopes, audience, token exchange), if it has them.
     var perRequest: RouteTokens?
-    /// Which of them this request uses, once chosen.
-    var variant: TokenVariantKey?
 
     /// The decision for a request that brings its own `Authorization` to a `keep` route: the
     /// header is forwarded as it is, no token is looked up or injected.
@@ -55,6 +53,8 @@ struct Router: Sendable {
     /// Per route with an `upstream`, everything about its destination computed once (not per
     /// request): the connection target, the Host value and the route's label.
     private let prepared: [HostPattern: PreparedRoute]
+    /// Per route with per-request tokens (scope, audience, token exchange), built once.
+    private let perRequest: [HostPattern: RouteTokens]
     /// Per intercepting route without an upstream (a wildcard), the TLS context its requests
     /// reach their own destination with.
     private let interceptTLS: [HostPattern: (context: TLSClientContext, key: String)]
@@ -79,6 +79,7 @@ struct Router: Sendable {
         credentials = CredentialSet([])
         prepared = [:]
         interceptTLS = [:]
+        perRequest = [:]
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -91,7 +92,9 @@ struct Router: Sendable {
         var contexts: [String: TLSClientContext] = [:]
         var prepared: [HostPattern: PreparedRoute] = [:]
         var interceptTLS: [HostPattern: (context: TLSClientContext, key: String)] = [:]
+        var perRequest: [HostPattern: RouteTokens] = [:]
         for route in config.routes {
+            perRequest[route.host] = Router.perRequest(route, credentials)
             guard let upstream = route.upstream else {
                 if route.intercept {
                     let key = Router.tlsKey(route.tls)
@@ -120,10 +123,11 @@ struct Router: Sendable {
             prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
                                                  credential: route.credential.flatMap { credentials[$0] },
                                                  keepsClientAuthorization: route.clientAuthorization == .keep,
-                                                 perRequest: Router.perRequest(route, credentials))
+                                                 perRequest: perRequest[route.host])
         }
         self.prepared = prepared
         self.interceptTLS = interceptTLS
+        self.perRequest = perRequest
     }
 
     /// The per-request tokens of `route`, if it has them.
@@ -230,7 +234,7 @@ struct Router: Sendable {
         return RouteDecision(target: target, hostField: destination.description,
                              credential: route.credential.flatMap { credentials[$0] }, routeName: route.host.description,
                              keepsClientAuthorization: route.clientAuthorization == .keep,
-                             perRequest: Router.perRequest(route, credentials))
+                             perRequest: perRequest.isEmpty ? nil : perRequest[route.host])
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

@@ -110,8 +110,8 @@ public final class TokenVariants: @unchecked Sendable {
         }
     }
 
-    /// Drops the variants unused for ``idleTimeout``.
-    func dropIdle() {
+    /// Drops the variants unused for ``idleTimeout`` (the sweep's work; any thread).
+    public func dropIdle() {
         let cutoff = clock.now - idleTimeout
         let idle = table.withLock { table -> [ManagedCredential] in
             let keys = table.entries.filter { $0.value.lastUsed < cutoff }.map(\.key)

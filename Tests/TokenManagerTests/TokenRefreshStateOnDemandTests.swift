@@ -1,0 +1,99 @@
+import TestSupport
+import TokenManager
+import XCTest
+
+/// The on-demand lifecycle (``TokenRefreshSettings/refreshAhead`` false) that tokens exchanged
+/// for one caller use: fetched when a request needs one, never ahead of time for nobody; a
+/// failure answers the waiting requests at once and blocks new fetches for its backoff.
+final class TokenRefreshStateOnDemandTests: XCTestCase {
+    private let t0 = ContinuousClock.now
+    private let transient = TokenFetchError(.httpStatus(503))
+
+    private func makeState(refreshAhead: Bool = false) -> TokenRefreshState {
+        TokenRefreshState(settings: TokenRefreshSettings(refreshAhead: refreshAhead), random: SplitMix64(seed: 7))
+    }
+
+    private func grant(_ value: String, _ lifetime: Duration) -> TokenGrant {
+        TokenGrant(value: value, lifetime: lifetime, lifetimeSource: .expiresIn)
+    }
+
+    private func schedules(_ actions: [TokenRefreshAction]) -> Bool {
+        actions.contains { if case .schedule = $0 { return true } else { return false } }
+    }
+
+    func testAFetchedTokenIsNotRefreshedAheadAndTheNextNeedFetchesOnce() throws {
+        var state = makeState()
+        XCTAssertEqual(state.addWaiter(now: t0).actions, [.fetch], "the first request starts the credential")
+        let actions = state.fetchSucceeded(grant("one", .seconds(100)), now: t0)
+        XCTAssertFalse(schedules(actions), "no refresh ahead of expiry: \(actions)")
+        XCTAssertTrue(actions.contains(.resumeWaiters(try XCTUnwrap(state.usableToken(at: t0)))))
+        XCTAssertNil(state.nextFetchAt)
+        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(50)).token?.value, "one", "a usable token is handed out")
+
+        let later = t0 + .seconds(95)  // past usable-until (expiry minus a tenth)
+        XCTAssertNil(state.usableToken(at: later))
+        XCTAssertEqual(state.addWaiter(now: later).actions, [.fetch], "a request that needs a token fetches one")
+        XCTAssertEqual(state.addWaiter(now: later).actions, [], "single flight: the next one waits for it")
+        XCTAssertEqual(state.waiterCount, 2)
+        _ = state.fetchSucceeded(grant("two", .seconds(100)), now: later)
+        XCTAssertEqual(state.waiterCount, 0)
+        XCTAssertEqual(state.counts.started, 2)
+    }
+
+    func testAFailureAnswersTheWaitersAtOnceAndBacksOffNewFetches() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.addWaiter(now: t0)
+        let failed = state.fetchFailed(transient, now: t0)
+        XCTAssertTrue(failed.contains(.failWaiters), "waiting requests get their answer now: \(failed)")
+        XCTAssertFalse(schedules(failed), "no retry for nobody")
+        XCTAssertEqual(state.waiterCount, 0)
+        let notBefore = try XCTUnwrap(state.retryNotBefore)
+        XCTAssertGreaterThan(notBefore, t0)
+
+        let (token, during) = state.addWaiter(now: t0)
+        XCTAssertNil(token)
+        XCTAssertEqual(during, [.failWaiters], "within the backoff: answered at once, nothing fetched")
+        XCTAssertEqual(state.counts.started, 1)
+        XCTAssertEqual(state.addWaiter(now: notBefore).actions, [.fetch], "after the backoff a request fetches again")
+        _ = state.fetchSucceeded(grant("ok", .seconds(100)), now: notBefore)
+        XCTAssertNil(state.retryNotBefore, "a success ends the backoff")
+    }
+
+    func testARefusalCarriesItsCode() {
+        let refused = TokenFetchError(.oauthError(status: 400, code: "invalid_grant", description: nil))
+        XCTAssertEqual(refused.refusalCode, "invalid_grant")
+        XCTAssertEqual(TokenFetchError(.oauthError(status: 400, code: "invalid_target", description: nil)).refusalCode, "invalid_target")
+        XCTAssertNil(TokenFetchError(.oauthError(status: 401, code: "invalid_client", description: nil)).refusalCode,
+                     "the sidecar's own credentials being wrong is not the caller's fault")
+        XCTAssertNil(transient.refusalCode)
+    }
+
+    func testABackend401StillRefetchesOnce() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.fetchSucceeded(grant("one", .seconds(100)), now: t0)
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        let (outcome, actions) = state.rejected(token, now: t0 + .seconds(1), waiting: true)
+        XCTAssertEqual(outcome, .awaitRefetch)
+        XCTAssertEqual(actions, [.evict, .fetch])
+        XCTAssertEqual(state.rejected(token, now: t0 + .seconds(1), waiting: true).actions, [], "once, however many report it")
+    }
+
+    func testRefreshAheadStaysTheDefault() {
+        var state = makeState(refreshAhead: true)
+        _ = state.start(now: t0)
+        XCTAssertTrue(schedules(state.fetchSucceeded(grant("one", .seconds(100)), now: t0)))
+        _ = state.timerFired(now: t0 + .seconds(80))
+        XCTAssertTrue(schedules(state.fetchFailed(transient, now: t0 + .seconds(80))), "a failure retries on its own")
+    }
+
+    func testASubjectsExpiryCutsTheGrant() {
+        let long = grant("x", .seconds(3600))
+        XCTAssertEqual(try long.limited(to: 60).get().lifetime, .seconds(60))
+        XCTAssertEqual(try long.limited(to: 60).get().lifetimeSource, .subjectExpiry)
+        XCTAssertEqual(try long.limited(to: 7200).get(), long, "a shorter token keeps its own lifetime")
+        guard case .failure(let error) = long.limited(to: 0) else { return XCTFail("an expired subject yields no token") }
+        XCTAssertEqual(error.refusalCode, "invalid_grant")
+    }
+}
