@@ -7,17 +7,7 @@ import XCTest
 /// runs it, and the Swift wrapper is exercised once end to end.
 final class STSServerSelfTests: XCTestCase {
     func testTheVerifyingSTSAcceptsGoodAndRefusesBadExchanges() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Backend.fixtures.appendingPathComponent("sts_server_selftest.py").path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
-        XCTAssertTrue(text.contains("OK: "), text)
+        try assertFixtureSelfTestPasses("sts_server_selftest.py")
     }
 
     func testTheWrapperMintsExchangesAndReadsBothLogs() throws {
