@@ -136,11 +136,13 @@ extension ConfigDecoder {
             let requested = decodeRequested(fields, path: path)
             if !requested.valid { valid = false }
             if requested.settings != nil {
-                if credential == nil, fields["credential"] == nil {
-                    report(path, "scopeHeader and audienceHeader choose the token of the route's credential: set credential", at: item)
+                let headers = ["scopeHeader", "audienceHeader"].filter { fields[$0] != nil }.joined(separator: " and ")
+                if credential == nil, fields["credential"].map({ Self.isNull($0) }) ?? true {
+                    // Absent or null; a credential that did not decode was reported already.
+                    report("\(path).credential", "required with \(headers): per-request tokens come from the route's oauth2 credential", at: fields["credential"] ?? item)
                     valid = false
                 } else if let name = credential, let kind = kinds[name], !kind.isOAuth2 {
-                    report(path, "scopeHeader and audienceHeader need an oauth2 credential ('\(name)' fetches no token per scope)", at: fields["credential"])
+                    report("\(path).credential", "'\(name)' is a \(kind.typeName) credential, which fetches no token per scope or audience; \(headers) need an oauth2 credential", at: fields["credential"])
                     valid = false
                 }
                 if clientAuthorization == .keep {
