@@ -98,8 +98,12 @@ struct ConfigDecoder {
         config.intercept = decodeIntercept(fields["intercept"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
+        let problemsBeforeRoutes = problems.count
         config.routes = decodeRoutes(fields["routes"], credentialNames: credentials.names, credentials: credentials.configs)
-        checkPublicClients(config)
+        if problems.count == problemsBeforeRoutes {
+            // Only with every route decoded: a refused route would make its credential look unused.
+            checkPublicClients(config)
+        }
         if fields["intercept"] == nil, let index = config.routes.firstIndex(where: \.intercept) {
             report("routes[\(index)].intercept", "needs the top-level intercept section (at least intercept.caCertFile: where the CA certificate apps trust is written)", line: nil)
         }

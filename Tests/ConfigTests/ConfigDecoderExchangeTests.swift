@@ -93,6 +93,8 @@ final class ConfigDecoderExchangeTests: XCTestCase {
         let mixed = problemLines(config(credentials: credentials, route: "    clientAuthorization: exchange\n")
                                  + "  - host: other.test\n    credential: sts\n")
         XCTAssertTrue(mixed.contains { $0.contains("credentials.sts.auth") }, "a route injecting its own token needs client authentication: \(mixed)")
+        let refusedRoute = problemLines(config(credentials: credentials, route: "    clientAuthorization: exchange\n    exchange: {audiance: o}\n"))
+        XCTAssertFalse(refusedRoute.contains { $0.contains("credentials.sts.auth") }, "the refused route is the problem: \(refusedRoute)")
     }
 
     func testPerRequestScopesAndAudiences() throws {
