@@ -49,10 +49,10 @@ extension ConfigDecoder {
             checkKeys(entries, allowed: allKeys, path: path)
             return nil
         case .value("static"):
-            checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.staticToken, path: path)
+            checkKeys(rejectGrantKeys(entries, type: "static", path: path), allowed: ConfigKeys.credentialCommon + ConfigKeys.staticToken, path: path)
             return decodeStaticToken(fields, path: path, node: node).map(CredentialKind.staticToken)
         case .value("mca"):
-            checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.mca, path: path)
+            checkKeys(rejectGrantKeys(entries, type: "mca", path: path), allowed: ConfigKeys.credentialCommon + ConfigKeys.mca, path: path)
             return decodeMCA(fields, path: path, node: node).map(CredentialKind.mca)
         case .value("oauth2"):
             checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.oauth2, path: path)

@@ -22,8 +22,10 @@ enum ConfigKeys {
     /// How `private_key_jwt` and `client_secret_jwt` build their assertion.
     static let assertion = ["signingKeyFile", "signingKeyId", "assertionAudience", "assertionLifetime"]
     static let mca = ["serverUrl", "tenantId", "appId", "clientId", "auth"] + secret + tokenFetch + tls
+    /// How an `oauth2` credential obtains its token (only `oauth2` has a grant).
+    static let grant = ["grant", "subjectTokenFile", "subjectTokenType"]
     static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params"]
-        + ["grant", "subjectTokenFile", "subjectTokenType"] + tokenFetch + tls
+        + grant + tokenFetch + tls
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
         var keys: [String] = []

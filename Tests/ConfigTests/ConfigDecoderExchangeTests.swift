@@ -162,4 +162,115 @@ final class ConfigDecoderExchangeTests: XCTestCase {
         XCTAssertEqual(again.routes, parsed.routes)
         XCTAssertEqual(again.credentials.first, parsed.credentials.first, "the public client, whole (no secret to mask)")
     }
+
+    func testMoreGrantAndExchangeMistakesNameTheirKey() {
+        let base = "credentials:\n  c:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    clientId: gw\n"
+        let exchangeGrant = "    grant: token_exchange\n    subjectTokenFile: /f\n"
+        let cases: [(String, String, String)] = [
+            (base + "    secret: s\n    grant: client_credentials\n    subjectTokenType: urn:x:y\n", "credentials.c.subjectTokenType", "only used with grant: token_exchange"),
+            (base + "    secret: s\n" + exchangeGrant + "    subjectTokenType: jwt\n", "credentials.c.subjectTokenType", "token type URI"),
+            (base + "    secret: s\n    grant: token_exchange\n    subjectTokenFile: \"\"\n", "credentials.c.subjectTokenFile", "is empty"),
+            (base + "    auth: none\n    secretFile: /s\n" + exchangeGrant, "credentials.c.secretFile", "uses no client secret"),
+            (base + "    auth: none\n    secretEnv: S\n" + exchangeGrant, "credentials.c.secretEnv", "uses no client secret"),
+            ("credentials:\n  c: {type: static, token: t, grant: token_exchange}\n", "credentials.c.grant", "only an oauth2 credential"),
+            ("credentials:\n  c: {type: static, token: t, subjectTokenFile: /f}\n", "credentials.c.subjectTokenFile", "only an oauth2 credential"),
+            ("credentials:\n  c: {type: mca, serverUrl: \"https://m.test/a\", tenantId: t, clientId: i, secret: s, grant: token_exchange}\n",
+             "credentials.c.grant", "only an oauth2 credential"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: orders\n"), "routes[0].exchange", "expected a mapping"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: {requestedTokenType: jwt}\n"), "routes[0].exchange.requestedTokenType", "token type URI"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: {actorTokenType: jwt, actorTokenFile: /a}\n"), "routes[0].exchange.actorTokenType", "token type URI"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: {actorTokenFile: \"\"}\n"), "routes[0].exchange.actorTokenFile", "is empty"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: {audience: \"\"}\n"), "routes[0].exchange.audience", "is empty"),
+            (config(route: "    clientAuthorization: exchange\n    exchange: {resource: \"https://o.test/#f\"}\n"), "routes[0].exchange.resource", "without a fragment"),
+            ("routes:\n  - host: api.test\n    credential: null\n    clientAuthorization: exchange\n", "routes[0].clientAuthorization", "credential"),
+        ]
+        for (yaml, path, message) in cases {
+            let lines = problemLines(yaml)
+            XCTAssertTrue(lines.contains { $0.contains(path) && $0.contains(message) }, "\(yaml)\n→ \(lines)")
+        }
+        let fileSubject = problemLines("""
+            credentials:
+              cloud: {type: oauth2, grant: token_exchange, tokenUrl: "https://sts.test/token", subjectTokenFile: /f, auth: none}
+            routes:
+              - {host: api.test, credential: cloud, clientAuthorization: exchange}
+            """)
+        XCTAssertTrue(fileSubject.contains { $0.contains("routes[0].clientAuthorization") && $0.contains("grant: client_credentials") },
+                      "a route's subject is the caller's token, not a file: \(fileSubject)")
+        let unused = problemLines("credentials:\n  c: {type: oauth2, tokenUrl: \"https://sts.test/token\", auth: none}\n")
+        XCTAssertTrue(unused.contains { $0.contains("credentials.c.auth") && $0.contains("only for token exchange") }, "\(unused)")
+    }
+
+    func testAPublicClientKeepsAGivenClientIdAndAnExplicitDefaultGrant() throws {
+        let parsed = try XCTUnwrap(parseOK("""
+            credentials:
+              cloud: {type: oauth2, grant: token_exchange, tokenUrl: "https://sts.test/token", subjectTokenFile: /f, subjectTokenType: "urn:x:id", auth: none, clientId: pool}
+              sts: {type: oauth2, grant: client_credentials, tokenUrl: "https://sts.test/token", clientId: gw, secret: s}
+            """))
+        guard case .oauth2(let cloud) = parsed.credentials.first?.kind, case .oauth2(let sts) = parsed.credentials.last?.kind else {
+            return XCTFail("not oauth2")
+        }
+        XCTAssertEqual(cloud.clientId, "pool")
+        XCTAssertEqual(cloud.grant, .tokenExchange(subjectTokenFile: "/f", subjectTokenType: "urn:x:id"))
+        XCTAssertEqual(sts.grant, .clientCredentials)
+    }
+
+    func testSubjectAndActorFilesResolveAgainstTheConfigDirectoryAndNeedNotExistYet() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let path = directory.appendingPathComponent("sidecar.yaml").path
+        try """
+            credentials:
+              cloud: {type: oauth2, grant: token_exchange, tokenUrl: "https://sts.test/token", subjectTokenFile: tokens/sa, auth: none}
+              sts: {type: oauth2, tokenUrl: "https://sts.test/token", clientId: gw, secret: s}
+            routes:
+              - host: api.test
+                credential: sts
+                clientAuthorization: exchange
+                exchange: {actorTokenFile: ../actor}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let config = try ConfigLoader.load(path: path, environment: [:])
+        guard case .oauth2(let cloud) = config.credentials.first?.kind else { return XCTFail("not oauth2") }
+        XCTAssertEqual(cloud.grant, .tokenExchange(subjectTokenFile: directory.appendingPathComponent("tokens/sa").standardizedFileURL.path,
+                                                   subjectTokenType: TokenExchangeSettings.jwtTokenType))
+        XCTAssertEqual(config.routes.first?.exchange?.actorTokenFile,
+                       directory.deletingLastPathComponent().appendingPathComponent("actor").standardizedFileURL.path)
+    }
+
+    func testCheckShowsDefaultsAndPathsButNeverTheTokensInTheFiles() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let subject = directory.appendingPathComponent("subject").path
+        try "SUBJECT-SENTINEL-42".write(toFile: subject, atomically: true, encoding: .utf8)
+        let parsed = try XCTUnwrap(parseOK("""
+            credentials:
+              cloud: {type: oauth2, grant: token_exchange, tokenUrl: "https://sts.test/token", subjectTokenFile: "\(subject)", auth: none}
+            \(sts)routes:
+              - {host: api.test, credential: sts, clientAuthorization: exchange, exchange: {actorTokenFile: "\(subject)"}}
+              - {host: aud.test, credential: sts, audienceHeader: X-Aud, allowedAudiences: ["https://a.test"]}
+            """))
+        let rendered = parsed.renderEffective()
+        for line in ["subjectTokenType: \"urn:ietf:params:oauth:token-type:jwt\"", "grant: client_credentials",
+                     "subjectTokenType: \"urn:ietf:params:oauth:token-type:access_token\"", "actorTokenFile: \"\(subject)\"",
+                     "actorTokenType: \"urn:ietf:params:oauth:token-type:jwt\"", "audience: null", "resource: null",
+                     "audienceHeader: \"X-Aud\"", "allowedAudiences: [\"https://a.test\"]", "auth: none"] {
+            XCTAssertTrue(rendered.contains(line), "\(line) in:\n\(rendered)")
+        }
+        XCTAssertFalse(rendered.contains("SENTINEL"), "file paths only, never their contents:\n\(rendered)")
+        XCTAssertFalse(rendered.contains("scopeHeader"), "only the configured header:\n\(rendered)")
+        XCTAssertEqual(try XCTUnwrap(parseOK(rendered)).routes, parsed.routes)
+    }
+
+    func testTheExamplesLoad() throws {
+        let config = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config")
+        let exchange = try ConfigLoader.load(path: config.appendingPathComponent("token-exchange.yaml").path,
+                                             environment: ["STS_CLIENT_SECRET": "s"])
+        XCTAssertEqual(exchange.routes.first?.clientAuthorization, .exchange)
+        XCTAssertEqual(exchange.routes.first?.exchange?.audience, "orders")
+        guard case .oauth2(let cloud) = exchange.credentials.last?.kind else { return XCTFail("not oauth2") }
+        XCTAssertEqual(cloud.auth, .none)
+        XCTAssertEqual(cloud.grant.name, "token_exchange")
+        let scopes = try ConfigLoader.load(path: config.appendingPathComponent("per-request-scope.yaml").path,
+                                           environment: ["PARTNER_CLIENT_SECRET": "s"])
+        XCTAssertEqual(scopes.routes.first?.requested?.allowedScopes, ["read", "write", "admin"])
+        XCTAssertEqual(scopes.routes.first?.requested?.audienceHeader, "Token-Sidecar-Audience")
+    }
 }
