@@ -144,6 +144,9 @@ extension ConfigDecoder {
                 } else if let name = credential, let kind = kinds[name], !kind.isOAuth2 {
                     report("\(path).credential", "'\(name)' is a \(kind.typeName) credential, which fetches no token per scope or audience; \(headers) need an oauth2 credential", at: fields["credential"])
                     valid = false
+                } else if let name = credential, case .oauth2(let oauth)? = kinds[name], oauth.grant != .clientCredentials {
+                    report("\(path).credential", "'\(name)' has grant: \(oauth.grant.name); \(headers) choose among client_credentials tokens (a file subject's identity is not the client's)", at: fields["credential"])
+                    valid = false
                 }
                 if clientAuthorization == .keep {
                     report("\(path).clientAuthorization", "keep forwards the app's own token; it does not combine with scopeHeader or audienceHeader", at: fields["clientAuthorization"])

@@ -104,7 +104,6 @@ public final class CredentialRuntime: @unchecked Sendable {
     /// are no longer used stop fetching. Throws (changing nothing) when a secret cannot be read.
     public func reload(_ config: SidecarConfig) throws -> CredentialSet {
         var built: [any Credential] = []
-        var fresh: [any Credential] = []
         var configs: [String: CredentialConfig] = [:]
         for credential in config.credentials {
             if self.configs[credential.name] == credential, let existing = credentials[credential.name] {
@@ -113,7 +112,6 @@ public final class CredentialRuntime: @unchecked Sendable {
                 let made = try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
                                                       cache: cache, logger: logger, shared: shared)
                 built.append(made)
-                fresh.append(made)
             }
             configs[credential.name] = credential
         }
@@ -132,7 +130,11 @@ public final class CredentialRuntime: @unchecked Sendable {
         let retiredVariants = previousVariants.values.filter { !keptVariants.contains(ObjectIdentifier($0)) }
         self.configs = configs
         credentials = CredentialSet(built, routeVariants: variants.all, perRequestOnly: Self.perRequestOnly(config))
-        for case let managed as ManagedCredential in fresh where !credentials.perRequestOnly.contains(managed.name) { managed.start() }
+        // Every credential whose own token some route now injects (a kept one may have been used
+        // only per request before, so never started); start is idempotent.
+        for case let managed as ManagedCredential in credentials.all where !credentials.perRequestOnly.contains(managed.name) {
+            managed.start()
+        }
         for made in variants.fresh { made.start() }
         // Requests in flight may still wait on a retired credential's token: give them time.
         let grace = config.drainTimeout

@@ -28,7 +28,7 @@ public enum RouteVariantsFactory {
         // credential's own scope, audience and resource unless the request names others.
         let defaults = exchange.map { (scope: $0.scope, audience: $0.audience, resource: $0.resource) }
             ?? (scope: oauth.scope, audience: oauth.audience, resource: oauth.resource)
-        return TokenVariants(name: name, capacity: capacity, loop: tokenLoop) { key, subject in
+        return TokenVariants(name: name, capacity: capacity, loop: tokenLoop) { key, subject, gate in
             let scope = key.scope ?? defaults.scope
             let audience = key.audience ?? defaults.audience
             let resource = defaults.resource
@@ -50,7 +50,9 @@ public enum RouteVariantsFactory {
             let settings = CredentialFactory.refreshSettings(oauth.fetch, refreshAhead: subject == nil)
             let transport = HTTPTokenTransport(loop: tokenLoop, timeout: settings.fetchTimeout, connector: connector.connect)
             return ManagedCredential(name: name, source: source, settings: settings, transport: transport, loop: tokenLoop,
-                                     logger: logger, variant: key.description)
+                                     logger: logger, variant: key.description,
+                                     refusalCodes: subject == nil ? TokenFetchError.refusalCodes : TokenFetchError.exchangeRefusalCodes,
+                                     gate: gate)
         }
     }
 }

@@ -16,7 +16,7 @@ enum ErrorResponse {
         fields.append("Content-Length", String(body.utf8.count))
         fields.append("Cache-Control", "no-store")
         fields.append("Proxy-Status", "token-sidecar; error=\(error.type); details=\(structuredString(error.message))")
-        if let retryAfter { fields.append("Retry-After", String(retryAfter)) }
+        if let retryAfter = retryAfter ?? error.retryAfter { fields.append("Retry-After", String(retryAfter)) }
         if let challenge = error.challenge { fields.append("WWW-Authenticate", challenge) }
         if close { fields.append("Connection", "close") }
         var bytes = HeadSerializer.response(version: .http1_1, status: error.status,

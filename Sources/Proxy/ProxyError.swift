@@ -12,25 +12,33 @@ public struct ProxyError: Error, Sendable, Equatable {
     public var challenge: String? { extra?.challenge }
     /// More keys of the JSON body (an OAuth error code, a refused scope), if any.
     public var details: [String: String] { extra?.details ?? [:] }
+    /// Seconds for a `Retry-After` field, if any.
+    public var retryAfter: Int? { extra?.retryAfter }
     /// The rarely used parts behind one reference: a routing result carries a `ProxyError`.
     private let extra: Extra?
 
     private final class Extra: Sendable, Equatable {
         let challenge: String?
         let details: [String: String]
-        init(challenge: String?, details: [String: String]) {
+        let retryAfter: Int?
+        init(challenge: String?, details: [String: String], retryAfter: Int?) {
             self.challenge = challenge
             self.details = details
+            self.retryAfter = retryAfter
         }
-        static func == (lhs: Extra, rhs: Extra) -> Bool { lhs.challenge == rhs.challenge && lhs.details == rhs.details }
+        static func == (lhs: Extra, rhs: Extra) -> Bool {
+            lhs.challenge == rhs.challenge && lhs.details == rhs.details && lhs.retryAfter == rhs.retryAfter
+        }
     }
 
     /// Creates an error response description.
-    public init(status: Int, type: String, message: String, challenge: String? = nil, details: [String: String] = [:]) {
+    public init(status: Int, type: String, message: String, challenge: String? = nil, details: [String: String] = [:],
+                retryAfter: Int? = nil) {
         self.status = status
         self.type = type
         self.message = message
-        extra = challenge == nil && details.isEmpty ? nil : Extra(challenge: challenge, details: details)
+        extra = challenge == nil && details.isEmpty && retryAfter == nil
+            ? nil : Extra(challenge: challenge, details: details, retryAfter: retryAfter)
     }
 
     static func badRequest(_ message: String) -> ProxyError {

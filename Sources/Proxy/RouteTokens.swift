@@ -66,16 +66,30 @@ final class RouteTokens: Sendable {
             }
         }
         let key = TokenVariantKey(scopes: scopes, audience: audience, subject: subject)
-        let credential = variants.credential(for: key, subject: subject)
-        // A usable exchanged token implies an unexpired subject (its life ends with the
+        // A usable exchanged token implies an unexpired subject (its life ends before the
         // subject's): only without one is the subject's own expiry read.
-        if let subject, credential.currentToken() == nil, let exp = JWTExpiry.expiry(of: subject), exp <= wallClock {
+        if let held = variants.existing(for: key), held.currentToken() != nil { return .success((held, key)) }
+        if let subject, let exp = JWTExpiry.expiry(of: subject), exp <= wallClock + Self.subjectMargin {
+            // Checked before a variant is made: an expired caller takes no cache slot.
             return .failure(ProxyError(status: 401, type: "http_request_denied",
                                        message: "the caller's token expired; send a current one",
                                        challenge: "Bearer error=\"invalid_token\", error_description=\"the token expired\""))
         }
+        let credential = variants.credential(for: key, subject: subject)
+        if credential.currentToken() == nil, let wait = variants.gate.remaining(at: .now) {
+            // The token server failed for reasons not about this caller: no new request to it
+            // before its backoff ends.
+            let seconds = Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up))
+            return .failure(ProxyError(status: 503, type: "proxy_internal_error",
+                                       message: "the token server for credential '\(variants.name)' is failing; retry shortly",
+                                       retryAfter: max(1, seconds)))
+        }
         return .success((credential, key))
     }
+
+    /// A subject with less than this left is treated as expired: its exchanged token would be
+    /// over before it is used.
+    static let subjectMargin: Double = 1
 
     /// The caller's bearer token: exactly one `Authorization: Bearer <token68>` field.
     static func bearerToken(in fields: HTTPFields) -> Result<String, ProxyError> {

@@ -95,6 +95,10 @@ struct Router: Sendable {
         var perRequest: [HostPattern: RouteTokens] = [:]
         for route in config.routes {
             perRequest[route.host] = Router.perRequest(route, credentials)
+            if route.clientAuthorization == .exchange, route.credential != nil, perRequest[route.host] == nil {
+                // Never forward a caller's own token because its exchange is missing.
+                throw RouterError("routes '\(route.host)': the token exchange of this route was not built")
+            }
             guard let upstream = route.upstream else {
                 if route.intercept {
                     let key = Router.tlsKey(route.tls)
@@ -253,4 +257,11 @@ struct Router: Sendable {
         }
         return .success((authority.host, port))
     }
+}
+
+/// A configuration the router cannot serve safely.
+struct RouterError: Error, CustomStringConvertible {
+    /// What is wrong, naming the route.
+    let description: String
+    init(_ description: String) { self.description = description }
 }

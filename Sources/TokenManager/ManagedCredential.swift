@@ -35,8 +35,14 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private let cacheKey: TokenCacheKey
     private let published = Locked<AccessToken?>(nil)
     /// The OAuth error code of the last fetch when the server refused the request itself
-    /// (``TokenFetchError/refusalCode``); cleared by a success.
+    /// (one of ``refusalCodes``); cleared by a success.
     private let lastRefusal = Locked<String?>(nil)
+    /// For a token fetched per request: the OAuth error codes that mean the server refused what
+    /// the request asked for (answered 403 at once); nil for a credential's own token, whose
+    /// failures are the sidecar's (503) whatever the code.
+    private let refusalCodes: Set<String>?
+    /// The route's gate, for a token fetched per request (``TokenVariantGate``).
+    private let gate: TokenVariantGate?
     private let publishedStatus: Locked<TokenStatus>
     private let nextWaiterID = Locked<UInt64>(0)
     /// The newest ``AccessToken/generation`` a request succeeded with (any thread, relaxed).
@@ -80,9 +86,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 transport: (any TokenTransport)? = nil, loop: EventLoop, logger: Logger,
                 clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
-                shared: SharedTokenCache.Binding? = nil, variant: String? = nil) {
+                shared: SharedTokenCache.Binding? = nil, variant: String? = nil, refusalCodes: Set<String>? = nil,
+                gate: TokenVariantGate? = nil) {
         self.name = name
+        self.gate = gate
         self.variant = variant
+        self.refusalCodes = refusalCodes
         self.source = source
         self.settings = settings
         self.loop = loop
@@ -234,7 +243,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     public var refreshable: Bool { true }
 
     /// The OAuth error code when the token server refused this credential's last request
-    /// itself (`invalid_grant`, `invalid_target`, `invalid_scope`), nil otherwise. Any thread.
+    /// itself (one of the `refusalCodes` it was made with), nil otherwise. Any thread.
     public func refusal() -> String? { lastRefusal.withLock { $0 } }
 
     // MARK: - On the token loop
@@ -375,17 +384,27 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             fetchLatency.observe(Double(seconds) + Double(attoseconds) / 1e18)
         }
         let latency = FetchLog.milliseconds(now - startedAt)
-        let refusal: String?
-        if case .failure(let error) = outcome { refusal = error.refusalCode } else { refusal = nil }
+        var refusal: String?
+        if case .failure(let error) = outcome, case .oauthError(_, let code, _) = error.kind, refusalCodes?.contains(code) == true {
+            refusal = code
+        }
         lastRefusal.withLock { $0 = refusal }
         switch outcome {
         case .success(let grant):
+            gate?.open()
             let actions = state.fetchSucceeded(grant, now: now)
             FetchLog.success(logger, credential: logName, grant: grant, state: state, latency: latency, now: now)
             shared?.fetchFinished(state.current)
             perform(actions)
-        case .failure(let error):
-            let actions = state.fetchFailed(error, now: now)
+        case .failure(let failure):
+            // A token server may quote the caller's token it refused: a per-request token's
+            // error keeps its code, not its description.
+            let error = refusalCodes == nil ? failure : failure.withoutDescription
+            let actions = state.fetchFailed(error, now: now, answerWaiters: refusal != nil)
+            if refusal == nil, let until = state.retryNotBefore ?? state.nextFetchAt {
+                // At least a second: a first retry's full jitter may be next to nothing.
+                gate?.close(until: max(until, now + .seconds(1)))
+            }
             FetchLog.failure(logger, credential: logName, error: error, state: state, latency: latency, now: now)
             shared?.fetchFinished(nil)
             perform(actions)

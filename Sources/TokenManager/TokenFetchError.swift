@@ -46,15 +46,25 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 
-    /// The OAuth error codes with which a token server refuses what was asked rather than who
-    /// asked: the subject token (`invalid_grant`), the audience or resource (`invalid_target`),
-    /// the scope (`invalid_scope`). The caller's request is what is wrong: the proxy answers 403.
+    /// The OAuth error codes with which a token server refuses what a request asked for rather
+    /// than who asked: the audience or resource (`invalid_target`), the scope (`invalid_scope`),
+    /// the grant (`invalid_grant`). For a token fetched per scope set the proxy answers 403.
     public static let refusalCodes: Set<String> = ["invalid_grant", "invalid_target", "invalid_scope"]
+
+    /// ``refusalCodes`` and, for a caller's token exchange, `invalid_request`: what RFC 8693
+    /// §2.2.2 answers to a subject or actor token that is invalid or unacceptable.
+    public static let exchangeRefusalCodes: Set<String> = refusalCodes.union(["invalid_request", "invalid_token"])
 
     /// The OAuth error code when it is one of ``refusalCodes``.
     public var refusalCode: String? {
         guard case .oauthError(_, let code, _) = kind, TokenFetchError.refusalCodes.contains(code) else { return nil }
         return code
+    }
+
+    /// The same error without the server's `error_description` (it may quote a caller's token).
+    public var withoutDescription: TokenFetchError {
+        guard case .oauthError(let status, let code, .some) = kind else { return self }
+        return TokenFetchError(.oauthError(status: status, code: code, description: nil), retryAfter: retryAfter)
     }
 
     /// A short label for counters: `credentials_rejected`, `network`, `timeout`, `http_429`,

@@ -137,7 +137,12 @@ public struct TokenRefreshState {
 
     /// The in-flight fetch failed: schedule a retry (``retryDelay(after:)``). The current token
     /// stays in use until its usable-until; waiters keep waiting.
-    public mutating func fetchFailed(_ error: TokenFetchError, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+    ///
+    /// `answerWaiters`: the server refused what this credential asks for (a caller's subject, a
+    /// scope set): waiting requests are answered now (``TokenRefreshAction/failWaiters``) rather
+    /// than held for a retry that would be refused the same way.
+    public mutating func fetchFailed(_ error: TokenFetchError, now: ContinuousClock.Instant,
+                                     answerWaiters: Bool = false) -> [TokenRefreshAction] {
         isFetching = false
         fetchStartedAt = nil
         lastError = error
@@ -155,6 +160,13 @@ public struct TokenRefreshState {
             // On demand: the requests waiting now get their answer now; a later one retries.
             nextFetchAt = nil
             retryNotBefore = at
+            if currentRejected, current != nil {
+                // The backend refused the current token and its replacement failed: nothing
+                // would ever replace it (no retry for nobody), so it is withdrawn; the next
+                // request after the backoff fetches anew.
+                current = nil
+                actions.append(.publish(nil))
+            }
             if waiterCount > 0 {
                 actions.append(.failWaiters)
                 waiterCount = 0
@@ -162,6 +174,10 @@ public struct TokenRefreshState {
             return actions
         }
         nextFetchAt = at
+        if answerWaiters, waiterCount > 0, usableToken(at: now) == nil {
+            actions.append(.failWaiters)
+            waiterCount = 0
+        }
         actions.append(.schedule(at: at))
         return actions
     }

@@ -13,7 +13,7 @@ public final class TokenVariants: @unchecked Sendable {
     // @unchecked: `table` is behind a mutex; `sweep` and `stopped` are touched only on `loop`.
     /// Makes the credential for a key; `subject` is the caller's token to exchange, if any
     /// (the variant keeps it to make its request: it is never logged nor stored elsewhere).
-    public typealias Maker = @Sendable (_ key: TokenVariantKey, _ subject: String?) -> ManagedCredential
+    public typealias Maker = @Sendable (_ key: TokenVariantKey, _ subject: String?, _ gate: TokenVariantGate) -> ManagedCredential
 
     /// The credential's name.
     public let name: String
@@ -23,6 +23,8 @@ public final class TokenVariants: @unchecked Sendable {
     public let idleTimeout: Duration
     /// How long a dropped variant still answers the requests waiting on it.
     public let grace: Duration
+    /// Held closed by the variants' failures that are not about one caller.
+    public let gate = TokenVariantGate()
     private let loop: EventLoop
     private let clock: any TokenClock
     private let make: Maker
@@ -61,7 +63,7 @@ public final class TokenVariants: @unchecked Sendable {
                 table.entries[key]!.lastUsed = now
                 return (found.credential, nil)
             }
-            let made = make(key, subject)
+            let made = make(key, subject, gate)
             var evicted: ManagedCredential?
             if table.entries.count >= capacity, let oldest = table.entries.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
                 table.entries[oldest.key] = nil
@@ -73,6 +75,16 @@ public final class TokenVariants: @unchecked Sendable {
         }
         if let evicted { retire([evicted]) }
         return credential
+    }
+
+    /// The credential for `key` if one is held (marked as used), without making one. Any thread.
+    public func existing(for key: TokenVariantKey) -> ManagedCredential? {
+        let now = clock.now
+        return table.withLock { table in
+            guard let found = table.entries[key] else { return nil }
+            table.entries[key]!.lastUsed = now
+            return found.credential
+        }
     }
 
     /// The variants held now, most recently used first. Any thread.

@@ -97,6 +97,13 @@ final class ConfigDecoderExchangeTests: XCTestCase {
         XCTAssertFalse(refusedRoute.contains { $0.contains("credentials.sts.auth") }, "the refused route is the problem: \(refusedRoute)")
     }
 
+    func testPerRequestScopesNeedAClientCredentialsGrant() {
+        let yaml = "credentials:\n  cloud: {type: oauth2, grant: token_exchange, tokenUrl: \"https://sts.test/token\", subjectTokenFile: /f, auth: none}\n"
+            + "routes:\n  - host: api.test\n    credential: cloud\n    scopeHeader: S\n    allowedScopes: [read]\n"
+        let lines = problemLines(yaml)
+        XCTAssertTrue(lines.contains { $0.contains("routes[0].credential") && $0.contains("grant: token_exchange") }, "\(lines)")
+    }
+
     func testPerRequestScopesAndAudiences() throws {
         let parsed = try XCTUnwrap(parseOK(config(route: """
                 scopeHeader: Token-Sidecar-Scope

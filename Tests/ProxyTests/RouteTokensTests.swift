@@ -21,7 +21,7 @@ final class RouteTokensTests: XCTestCase {
 
     private func tokens(exchanges: Bool) -> RouteTokens {
         let loop = thread.loop
-        let variants = TokenVariants(name: "sts", capacity: 10, loop: loop) { key, _ in
+        let variants = TokenVariants(name: "sts", capacity: 10, loop: loop) { key, _, _ in
             let request = try! TokenEndpointRequest.oauth2(tokenURL: "http://127.0.0.1:1/token", clientId: "c", secret: "s")
             return ManagedCredential(name: "sts", source: .fixed(request), loop: loop, logger: Logger(label: "test"), variant: key.description)
         }

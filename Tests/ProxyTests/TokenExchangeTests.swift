@@ -165,6 +165,22 @@ final class TokenExchangeTests: XCTestCase {
         XCTAssertEqual(sts.backendRequests().count, 0)
     }
 
+    func testAFailingSTSIsNotAskedAgainForEveryNewCallerDuringItsBackoff() throws {
+        var policy = Self.client
+        policy["fail_status"] = 503
+        let sts = try STSServer(policy: policy)
+        let proxy = try ProxyHarness(yaml: yaml(sts))
+        let subjects = try ["alice", "bob", "carol", "dave"].map { try sts.mint(subject: $0, ttl: 600) }
+        let first = try get(try RawClient(port: proxy.port), subject: subjects[0])
+        XCTAssertEqual(first.status, 503)
+        for subject in subjects.dropFirst() {
+            let response = try get(try RawClient(port: proxy.port), subject: subject)
+            XCTAssertEqual(response.status, 503)
+            XCTAssertNotNil(response.header("Retry-After"))
+        }
+        XCTAssertEqual(sts.tokenRequests().count, 1, "one failing request, not one per caller")
+    }
+
     func testABackend401IsReExchangedOnceAndReplayed() throws {
         var policy = Self.client
         policy["backend_reject_all"] = true

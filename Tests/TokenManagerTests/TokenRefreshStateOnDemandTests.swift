@@ -67,6 +67,10 @@ final class TokenRefreshStateOnDemandTests: XCTestCase {
         XCTAssertNil(TokenFetchError(.oauthError(status: 401, code: "invalid_client", description: nil)).refusalCode,
                      "the sidecar's own credentials being wrong is not the caller's fault")
         XCTAssertNil(transient.refusalCode)
+        XCTAssertTrue(TokenFetchError.exchangeRefusalCodes.contains("invalid_request"), "RFC 8693 §2.2.2: an unacceptable subject")
+        let quoted = TokenFetchError(.oauthError(status: 400, code: "invalid_request", description: "bad token eyJhbGciOi"))
+        XCTAssertFalse(quoted.withoutDescription.description.contains("eyJ"))
+        XCTAssertTrue(quoted.withoutDescription.description.contains("invalid_request"))
     }
 
     func testABackend401StillRefetchesOnce() throws {
@@ -78,6 +82,28 @@ final class TokenRefreshStateOnDemandTests: XCTestCase {
         XCTAssertEqual(outcome, .awaitRefetch)
         XCTAssertEqual(actions, [.evict, .fetch])
         XCTAssertEqual(state.rejected(token, now: t0 + .seconds(1), waiting: true).actions, [], "once, however many report it")
+    }
+
+    func testARejectedTokenWhoseReplacementFailedIsWithdrawn() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.fetchSucceeded(grant("one", .seconds(3600)), now: t0)
+        let token = try XCTUnwrap(state.usableToken(at: t0))
+        _ = state.rejected(token, now: t0 + .seconds(1), waiting: false)
+        let failed = state.fetchFailed(transient, now: t0 + .seconds(1))
+        XCTAssertTrue(failed.contains(.publish(nil)), "the refused token is not handed out for the rest of its life: \(failed)")
+        XCTAssertNil(state.usableToken(at: t0 + .seconds(2)))
+        let notBefore = try XCTUnwrap(state.retryNotBefore)
+        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(1)).actions, [.failWaiters], "503 during the backoff")
+        XCTAssertEqual(state.addWaiter(now: notBefore).actions, [.fetch], "then a fresh fetch")
+    }
+
+    func testARefusalAnswersWaitersAtOnceEvenWhenRefreshingAhead() {
+        var state = makeState(refreshAhead: true)
+        _ = state.addWaiter(now: t0)
+        let refused = TokenFetchError(.oauthError(status: 400, code: "invalid_scope", description: nil))
+        XCTAssertTrue(state.fetchFailed(refused, now: t0, answerWaiters: true).contains(.failWaiters))
+        XCTAssertEqual(state.waiterCount, 0)
     }
 
     func testRefreshAheadStaysTheDefault() {

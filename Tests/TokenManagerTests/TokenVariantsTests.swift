@@ -26,7 +26,7 @@ final class TokenVariantsTests: XCTestCase {
 
     private func variants(capacity: Int, idle: Duration = .seconds(900)) -> TokenVariants {
         let loop = harness.loop
-        return TokenVariants(name: "partner", capacity: capacity, idleTimeout: idle, loop: loop, clock: clock) { key, _ in
+        return TokenVariants(name: "partner", capacity: capacity, idleTimeout: idle, loop: loop, clock: clock) { key, _, _ in
             let request = try! TokenEndpointRequest.oauth2(tokenURL: "http://127.0.0.1:1/token", clientId: "c", secret: "s", scope: key.scope)
             return ManagedCredential(name: "partner", source: .fixed(request), loop: loop, logger: Logger(label: "test"), variant: key.description)
         }
