@@ -46,11 +46,12 @@ final class RouteTokensTests: XCTestCase {
 
     /// An unsigned JWT with `exp` (the proxy reads the expiry, the STS checks the signature).
     private func jwt(exp: Int) -> String {
-        func part(_ text: String) -> String {
-            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        }
-        return part("{\"alg\":\"HS256\"}") + "." + part("{\"sub\":\"alice\",\"exp\":\(exp)}") + ".c2ln"
+        part("{\"alg\":\"HS256\"}") + "." + part("{\"sub\":\"alice\",\"exp\":\(exp)}") + ".c2ln"
+    }
+
+    private func part(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
     }
 
     func testTheCallersBearerTokenIsTheSubject() throws {
@@ -109,6 +110,124 @@ final class RouteTokensTests: XCTestCase {
         XCTAssertTrue(route.consumes(HTTPField(name: "TOKEN-SIDECAR-SCOPE", value: "read")))
         XCTAssertTrue(route.consumes(HTTPField(name: "token-sidecar-audience", value: "x")))
         XCTAssertFalse(route.consumes(HTTPField(name: "Token-Sidecar-Other", value: "x")))
+    }
+
+    func testAnUnsignedExpiredSubjectIs401InvalidToken() throws {
+        let route = tokens(exchanges: true)
+        let now = 1_800_000_000
+        let unsigned = { (exp: Int) in self.part("{\"alg\":\"none\"}") + "." + self.part("{\"exp\":\(exp)}") + ".sig" }
+        for exp in [now - 3600, now] {
+            let expired = try XCTUnwrap(try error(route, "Authorization: Bearer \(unsigned(exp))\r\n"), "exp \(exp)")
+            XCTAssertEqual(expired.status, 401)
+            XCTAssertEqual(expired.type, "http_request_denied")
+            XCTAssertEqual(expired.challenge?.hasPrefix("Bearer error=\"invalid_token\""), true, expired.challenge ?? "no challenge")
+        }
+        XCTAssertNil(try error(route, "Authorization: Bearer \(unsigned(now + 60))\r\n"), "not expired yet")
+        XCTAssertNil(try error(route, "Authorization: Bearer opaque-token\r\n"), "an opaque token is for the token server to judge")
+    }
+
+    func testTheSchemeIsCaseInsensitiveButMustBeBearerFollowedByASpace() throws {
+        let route = tokens(exchanges: true)
+        for fields in ["Authorization: BEARER tok\r\n", "authorization: bearer  tok\r\n", "AUTHORIZATION: Bearer tok\r\n"] {
+            guard case .success(let (_, key)) = try outcome(route, fields) else { return XCTFail(fields) }
+            XCTAssertEqual(key.subjectDigest, Digest.sha256Hex("tok"), fields)
+        }
+        for fields in ["Authorization: Bearertok\r\n", "Authorization: Basic x\r\n", "Authorization: Token tok\r\n",
+                       "Authorization: Bearer tok@en\r\n", "Authorization: Bearer a==b\r\n", "Authorization: Bearer a,b\r\n",
+                       "Authorization: Bearer a\r\nauthorization: Bearer a\r\n"] {
+            let refused = try XCTUnwrap(try error(route, fields), fields)
+            XCTAssertEqual(refused.status, 401, fields)
+            XCTAssertEqual(refused.challenge, "Bearer error=\"invalid_request\"", fields)
+        }
+    }
+
+    /// RFC 6750 §2.1: a b64token has at least one character before its `=` padding.
+    func testABearerTokenOfPaddingAloneIsRefused() throws {
+        let route = tokens(exchanges: true)
+        for fields in ["Authorization: Bearer =\r\n", "Authorization: Bearer ==\r\n"] {
+            let refused = try error(route, fields)
+            XCTAssertEqual(refused?.status, 401, "\(fields) is no token: nothing to exchange")
+            XCTAssertEqual(refused?.challenge, "Bearer error=\"invalid_request\"", fields)
+        }
+        XCTAssertEqual(route.variants.count, 0, "no variant for a token that cannot be one")
+    }
+
+    func testARouteThatDoesNotExchangeIgnoresTheCallersAuthorization() throws {
+        let route = tokens(exchanges: false)
+        guard case .success(let (_, key)) = try outcome(route, "Authorization: Basic dXNlcjpw\r\n") else {
+            return XCTFail("the caller's Authorization is not this route's business")
+        }
+        XCTAssertNil(key.subjectDigest)
+    }
+
+    func testEachCallerAndScopeSetHasItsOwnToken() throws {
+        let route = tokens(exchanges: true)
+        func credential(_ subject: String, _ scope: String) throws -> ManagedCredential? {
+            guard case .success(let (credential, _)) = try outcome(route, "Authorization: Bearer \(subject)\r\nToken-Sidecar-Scope: \(scope)\r\n")
+            else { return nil }
+            return credential
+        }
+        let aliceRead = try XCTUnwrap(try credential("alice", "read"))
+        XCTAssertTrue(try credential("alice", "read read") === aliceRead)
+        XCTAssertFalse(try credential("bob", "read") === aliceRead, "never another caller's token")
+        XCTAssertFalse(try credential("alice", "read write") === aliceRead)
+        let tabbed = try credential("alice", "write\tread")
+        XCTAssertNotNil(tabbed)
+        XCTAssertTrue(tabbed === (try credential("alice", "read write")), "tabs separate scopes too")
+        XCTAssertEqual(route.variants.count, 3)
+    }
+
+    func testARefusedAudienceOrScopeIsNamedAndKeptShortAndPrintable() throws {
+        let route = tokens(exchanges: false)
+        let audience = try XCTUnwrap(try error(route, "Token-Sidecar-Audience: https://evil.test\r\n"))
+        XCTAssertEqual(audience.status, 403)
+        XCTAssertEqual(audience.details, ["refused_audience": "https://evil.test"])
+        XCTAssertNil(audience.challenge)
+        let long = String(repeating: "x", count: 300)
+        let scope = try XCTUnwrap(try error(route, "Token-Sidecar-Scope: read \(long)\r\n"))
+        XCTAssertEqual(scope.status, 403)
+        XCTAssertEqual(scope.details["refused_scope"], String(repeating: "x", count: 128), "echoed back, at most 128 characters")
+        let twoAudiences = try XCTUnwrap(try error(route, "Token-Sidecar-Audience: https://a.test\r\nToken-Sidecar-Audience: https://evil.test\r\n"))
+        XCTAssertEqual(twoAudiences.status, 400)
+        XCTAssertEqual(twoAudiences.type, "http_request_error")
+        guard case .success(let (_, same)) = try outcome(route, "Token-Sidecar-Audience: https://a.test\r\ntoken-sidecar-audience: https://a.test\r\n"),
+              case .success(let (_, empty)) = try outcome(route, "Token-Sidecar-Audience: \r\n") else {
+            return XCTFail("the same audience twice, or none, is fine")
+        }
+        XCTAssertEqual(same.audience, "https://a.test")
+        XCTAssertNil(empty.audience)
+    }
+
+    func testARouteWithoutFieldsConsumesNothing() {
+        let variants = tokens(exchanges: true).variants
+        let route = RouteTokens(variants: variants, exchanges: true, scopeHeader: nil, allowedScopes: [],
+                                audienceHeader: nil, allowedAudiences: [])
+        XCTAssertFalse(route.consumes(HTTPField(name: "Token-Sidecar-Scope", value: "read")))
+        XCTAssertFalse(route.consumes(HTTPField(name: "Authorization", value: "Bearer x")))
+        XCTAssertFalse(tokens(exchanges: true).consumes(HTTPField(name: "Authorization", value: "Bearer x")),
+                       "the caller's own field is not one of the route's")
+    }
+
+    func testARefusalsBodyIsJSONWhateverTheAppSent() throws {
+        let route = tokens(exchanges: false)
+        let refused = try XCTUnwrap(try error(route, "Token-Sidecar-Scope: a\"b\\c\r\n"))
+        let bytes = ErrorResponse.bytes(for: refused, close: true)
+        let text = String(decoding: bytes, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 403 "), text)
+        XCTAssertFalse(text.contains("WWW-Authenticate"), "only a 401 challenges")
+        XCTAssertTrue(text.contains("\r\nConnection: close\r\n"), text)
+        let parts = text.components(separatedBy: "\r\n\r\n")
+        XCTAssertEqual(parts.count, 2, text)
+        let body = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: String], parts[1])
+        XCTAssertEqual(body["error"], "http_request_denied")
+        XCTAssertEqual(body["refused_scope"], "a\"b\\c")
+        XCTAssertEqual(body.keys.sorted(), ["error", "message", "refused_scope"])
+
+        let challenge = ProxyError(status: 401, type: "http_request_denied", message: "m", challenge: "Bearer error=\"invalid_token\"",
+                                   details: ["b": "2", "a": "1"])
+        let challenged = String(decoding: ErrorResponse.bytes(for: challenge, close: false), as: UTF8.self)
+        XCTAssertTrue(challenged.contains("\r\nWWW-Authenticate: Bearer error=\"invalid_token\"\r\n"), challenged)
+        XCTAssertTrue(challenged.hasSuffix("{\"error\": \"http_request_denied\", \"message\": \"m\", \"a\": \"1\", \"b\": \"2\"}\n"), challenged)
     }
 
     func testAnErrorResponseCarriesTheChallengeAndDetails() {

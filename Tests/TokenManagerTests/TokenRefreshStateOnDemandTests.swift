@@ -114,6 +114,110 @@ final class TokenRefreshStateOnDemandTests: XCTestCase {
         XCTAssertTrue(schedules(state.fetchFailed(transient, now: t0 + .seconds(80))), "a failure retries on its own")
     }
 
+    func testStartFetchesAndASuccessIsPublishedWithNothingScheduled() throws {
+        var state = makeState()
+        XCTAssertEqual(state.start(now: t0), [.fetch])
+        XCTAssertEqual(state.phase(at: t0), .fetching)
+        let actions = state.fetchSucceeded(grant("one", .seconds(600)), now: t0 + .seconds(1))
+        let token = try XCTUnwrap(state.usableToken(at: t0 + .seconds(1)))
+        XCTAssertEqual(token.value, "one")
+        XCTAssertTrue(actions.contains(.publish(token)), "requests find it without waiting: \(actions)")
+        XCTAssertFalse(schedules(actions), "\(actions)")
+        XCTAssertFalse(actions.contains(.fetch))
+        XCTAssertEqual(state.phase(at: t0 + .seconds(1)), .valid)
+        XCTAssertEqual(state.timerFired(now: t0 + .seconds(500)), [], "no timer, nothing to do")
+        XCTAssertEqual(state.counts.started, 1, "nothing fetched until a request needs it")
+    }
+
+    func testACachedTokenIsUsedAndNotRefreshedAhead() {
+        var state = makeState()
+        let cached = IssuedToken(value: "cached", issuedAt: t0, lifetime: .seconds(600))
+        let actions = state.start(now: t0 + .seconds(10), cached: cached)
+        XCTAssertEqual(actions.count, 1)
+        XCTAssertEqual(state.usableToken(at: t0 + .seconds(10))?.value, "cached")
+        XCTAssertFalse(schedules(actions))
+        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(600)).actions, [.fetch], "once it expired, the next request fetches")
+    }
+
+    func testAFailureWithNobodyWaitingAnswersNobodyAndRetriesForTheNextRequest() throws {
+        var state = makeState()
+        _ = state.start(now: t0)
+        let failed = state.fetchFailed(transient, now: t0)
+        XCTAssertFalse(failed.contains(.failWaiters), "\(failed)")
+        XCTAssertFalse(schedules(failed), "\(failed)")
+        XCTAssertFalse(failed.contains(.fetch))
+        XCTAssertEqual(state.phase(at: t0), .failing)
+        let notBefore = try XCTUnwrap(state.retryNotBefore)
+        XCTAssertEqual(state.timerFired(now: notBefore + .seconds(1)), [], "no retry for nobody")
+        XCTAssertEqual(state.addWaiter(now: notBefore + .seconds(1)).actions, [.fetch])
+        XCTAssertEqual(state.addWaiter(now: notBefore + .seconds(1)).actions, [], "single flight after a backoff too")
+        XCTAssertEqual(state.counts.started, 2)
+    }
+
+    func testEveryRequestWaitingOnAFailedFetchIsAnsweredAndTheFailuresAreCounted() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        XCTAssertEqual(state.fetchFailed(transient, now: t0), [.failWaiters])
+        let first = try XCTUnwrap(state.retryNotBefore)
+        XCTAssertEqual(state.addWaiter(now: first).actions, [.fetch])
+        XCTAssertEqual(state.addWaiter(now: first).actions, [], "joins the fetch")
+        XCTAssertEqual(state.fetchFailed(transient, now: first), [.failWaiters], "both get their answer")
+        XCTAssertEqual(state.waiterCount, 0)
+        XCTAssertEqual(state.consecutiveFailures, 2)
+        XCTAssertNotNil(state.lastError)
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(state.retryNotBefore), first, "a new backoff from the second failure")
+    }
+
+    func testAWaiterThatGaveUpIsNotAnsweredAgain() {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        state.removeWaiter()
+        XCTAssertEqual(state.fetchFailed(transient, now: t0 + .seconds(5)), [], "the timed-out request was answered already")
+    }
+
+    func testATokenThatArrivesAlreadyOverAnswersTheWaitersAtOnce() {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.addWaiter(now: t0)
+        // 10 s lifetime counted from the fetch's start: usable until t0 + 9 s, answered at t0 + 9.5 s.
+        let actions = state.fetchSucceeded(grant("late", .seconds(10)), now: t0 + .milliseconds(9500))
+        XCTAssertTrue(actions.contains(.failWaiters), "nobody waits for a token that is already over: \(actions)")
+        XCTAssertFalse(actions.contains { if case .resumeWaiters = $0 { return true } else { return false } })
+        XCTAssertTrue(actions.contains(.publish(nil)))
+        XCTAssertFalse(schedules(actions))
+        XCTAssertEqual(state.waiterCount, 0)
+        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(10)).actions, [.fetch], "the next request tries again")
+    }
+
+    func testAFailedRefetchAfterA401AnswersTheHoldersAndTheOldTokenStays() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.fetchSucceeded(grant("one", .seconds(600)), now: t0)
+        let one = try XCTUnwrap(state.usableToken(at: t0))
+        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(1), waiting: true).outcome, .awaitRefetch)
+        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(1), waiting: true).outcome, .awaitRefetch, "joins the refetch")
+        let failed = state.fetchFailed(transient, now: t0 + .seconds(2))
+        XCTAssertEqual(failed, [.resumeRejected(nil)], "the 401s are passed on, nothing scheduled")
+        XCTAssertEqual(state.rejectionWaiterCount, 0)
+        XCTAssertNotNil(state.retryNotBefore)
+        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(3)).token?.value, "one", "still usable, still handed out")
+        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(3), waiting: false).outcome, .passThrough, "once per token")
+    }
+
+    func testA401ToAnOldTokenReplaysWithTheNewOne() throws {
+        var state = makeState()
+        _ = state.addWaiter(now: t0)
+        _ = state.fetchSucceeded(grant("one", .seconds(600)), now: t0)
+        let one = try XCTUnwrap(state.usableToken(at: t0))
+        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(1), waiting: true).actions, [.evict, .fetch])
+        let refetched = state.fetchSucceeded(grant("two", .seconds(600)), now: t0 + .seconds(1))
+        let two = try XCTUnwrap(state.usableToken(at: t0 + .seconds(1)))
+        XCTAssertEqual(two.value, "two")
+        XCTAssertTrue(refetched.contains(.resumeRejected(two)))
+        XCTAssertFalse(schedules(refetched), "a refetch on demand is not refreshed ahead either")
+        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(2), waiting: true).outcome, .replay(two))
+    }
+
     func testASubjectsExpiryCutsTheGrant() {
         let long = grant("x", .seconds(3600))
         XCTAssertEqual(try long.limited(to: 60).get().lifetime, .seconds(60))
