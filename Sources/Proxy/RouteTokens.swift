@@ -108,9 +108,9 @@ final class RouteTokens: Sendable {
             return .failure(unauthorized("the Authorization field is not a Bearer token", error: "invalid_request"))
         }
         let token = utf8.dropFirst(scheme.count).drop { $0 == 0x20 }
-        // RFC 6750 §2.1 b64token: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/", then "="s.
+        // RFC 6750 §2.1 b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
         var sawPadding = false
-        let valid = !token.isEmpty && token.allSatisfy { byte in
+        let valid = token.first.map { $0 != 0x3D } == true && token.allSatisfy { byte in
             if byte == 0x3D { sawPadding = true; return true }
             guard !sawPadding else { return false }
             let lower = byte | 0x20

@@ -27,9 +27,9 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The grant with its lifetime cut to `seconds` (the subject it was exchanged for expires
-    /// then); a failure when nothing is left.
+    /// then); a failure when less than a second is left.
     public func limited(to seconds: Double) -> Result<TokenGrant, TokenFetchError> {
-        guard seconds > 0 else {
+        guard seconds >= 1 else {
             return .failure(TokenFetchError(.oauthError(status: 400, code: "invalid_grant",
                                                         description: "the subject token expired during the exchange")))
         }

@@ -35,7 +35,7 @@ public enum TokenResponseParser {
         case .wrongType: return .failure(TokenFetchError(.invalidResponse("token_type is not a string")))
         case .string(let type):
             // RFC 8693 §2.2.1: "N_A" for an exchanged token that is not an access token.
-            guard type.lowercased() == "bearer" || type == "N_A" else {
+            guard type.lowercased() == "bearer" || type.lowercased() == "n_a" else {
                 return .failure(TokenFetchError(.invalidResponse("token_type is \"\(LogSafeText.code(type))\", not Bearer")))
             }
         }

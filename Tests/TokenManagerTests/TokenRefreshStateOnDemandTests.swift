@@ -189,7 +189,7 @@ final class TokenRefreshStateOnDemandTests: XCTestCase {
         XCTAssertEqual(state.addWaiter(now: t0 + .seconds(10)).actions, [.fetch], "the next request tries again")
     }
 
-    func testAFailedRefetchAfterA401AnswersTheHoldersAndTheOldTokenStays() throws {
+    func testAFailedRefetchAfterA401AnswersTheHoldersAndWithdrawsTheRefusedToken() throws {
         var state = makeState()
         _ = state.addWaiter(now: t0)
         _ = state.fetchSucceeded(grant("one", .seconds(600)), now: t0)
@@ -197,11 +197,11 @@ final class TokenRefreshStateOnDemandTests: XCTestCase {
         XCTAssertEqual(state.rejected(one, now: t0 + .seconds(1), waiting: true).outcome, .awaitRefetch)
         XCTAssertEqual(state.rejected(one, now: t0 + .seconds(1), waiting: true).outcome, .awaitRefetch, "joins the refetch")
         let failed = state.fetchFailed(transient, now: t0 + .seconds(2))
-        XCTAssertEqual(failed, [.resumeRejected(nil)], "the 401s are passed on, nothing scheduled")
+        XCTAssertEqual(failed, [.resumeRejected(nil), .publish(nil)], "the 401s are passed on, the refused token withdrawn, nothing scheduled")
         XCTAssertEqual(state.rejectionWaiterCount, 0)
-        XCTAssertNotNil(state.retryNotBefore)
-        XCTAssertEqual(state.addWaiter(now: t0 + .seconds(3)).token?.value, "one", "still usable, still handed out")
-        XCTAssertEqual(state.rejected(one, now: t0 + .seconds(3), waiting: false).outcome, .passThrough, "once per token")
+        let notBefore = try XCTUnwrap(state.retryNotBefore)
+        XCTAssertNil(state.usableToken(at: t0 + .seconds(3)), "a token the backend refused is not handed out for the rest of its life")
+        XCTAssertEqual(state.addWaiter(now: max(notBefore, t0 + .seconds(3))).actions, [.fetch], "after the backoff a request fetches anew")
     }
 
     func testA401ToAnOldTokenReplaysWithTheNewOne() throws {

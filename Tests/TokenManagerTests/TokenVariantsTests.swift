@@ -103,7 +103,7 @@ final class TokenVariantsTests: XCTestCase {
     func testAVariantIsMadeOnceWithItsSubjectAndNotStarted() {
         let made = Locked<[String?]>([])
         let loop = harness.loop
-        let table = TokenVariants(name: "sts", capacity: 10, loop: loop, clock: clock) { key, subject in
+        let table = TokenVariants(name: "sts", capacity: 10, loop: loop, clock: clock) { key, subject, _ in
             made.update { $0.append(subject) }
             let request = try! TokenEndpointRequest.oauth2(tokenURL: "http://127.0.0.1:1/token", clientId: "c", secret: "s")
             return ManagedCredential(name: "sts", request: request, loop: loop, logger: Logger(label: "test"))
