@@ -44,7 +44,7 @@ let package = Package(
         ),
         .target(
             name: "TokenManager",
-            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "JSON", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin endpoints, answered by the proxy's own client session (a local responder

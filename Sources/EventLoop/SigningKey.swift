@@ -50,6 +50,12 @@ public final class SigningKey: @unchecked Sendable {
         raw = key
     }
 
+    /// Takes ownership of `key` (freed with this object), which signs with `algorithm`.
+    init(owning key: OpaquePointer, algorithm: Algorithm) {
+        raw = key
+        self.algorithm = algorithm
+    }
+
     deinit { EVP_PKEY_free(raw) }
 
     /// Signs `message` (SHA-256): PKCS#1 v1.5 for RS256, the 64-byte `r‖s` for ES256.
