@@ -17,10 +17,15 @@ public struct AccessToken: Sendable, Equatable {
     /// one integer compare.
     public let generation: UInt64
 
-    /// Creates a bearer token.
-    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0) {
+    /// The `Authorization` scheme: `Bearer`, or `DPoP` for a token bound to a DPoP key (RFC 9449
+    /// §7.1: every request then carries a fresh proof as well).
+    public let scheme: String
+
+    /// Creates a token presented with `scheme` (default `Bearer`).
+    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, scheme: String = "Bearer") {
         self.value = value
-        self.headerLine = Array("Authorization: Bearer \(value)\r\n".utf8)
+        self.scheme = scheme
+        self.headerLine = Array("Authorization: \(scheme) \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
         self.expiresAt = expiresAt
         self.generation = generation
