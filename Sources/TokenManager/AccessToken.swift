@@ -18,13 +18,15 @@ public struct AccessToken: Sendable, Equatable {
     public let generation: UInt64
 
     /// The `Authorization` scheme: `Bearer`, or `DPoP` for a token bound to a DPoP key (RFC 9449
-    /// §7.1: every request then carries a fresh proof as well).
-    public let scheme: String
+    /// §7.1: every request then carries a fresh proof as well). Read from ``headerLine`` rather
+    /// than stored: a token is copied on every request.
+    public var scheme: String {
+        headerLine.starts(with: Array("Authorization: DPoP ".utf8)) ? "DPoP" : "Bearer"
+    }
 
     /// Creates a token presented with `scheme` (default `Bearer`).
     public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, scheme: String = "Bearer") {
         self.value = value
-        self.scheme = scheme
         self.headerLine = Array("Authorization: \(scheme) \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
         self.expiresAt = expiresAt

@@ -85,3 +85,13 @@ final class DPoPKeyTests: XCTestCase {
         XCTAssertEqual(dpop.thumbprint.count, 43)
     }
 }
+
+extension DPoPKeyTests {
+    func testATokenIsPresentedWithItsScheme() {
+        XCTAssertEqual(String(decoding: AccessToken(value: "t").headerLine, as: UTF8.self), "Authorization: Bearer t\r\n")
+        let bound = AccessToken(value: "t", scheme: "DPoP")
+        XCTAssertEqual(String(decoding: bound.headerLine, as: UTF8.self), "Authorization: DPoP t\r\n")
+        XCTAssertEqual(bound.scheme, "DPoP")
+        XCTAssertEqual(AccessToken(value: "t").scheme, "Bearer")
+    }
+}
