@@ -122,11 +122,8 @@ public struct TokenRefreshState {
         retryNotBefore = nil
         guard settings.refreshAhead else {
             nextFetchAt = nil
-            if waiterCount > 0 {
-                // Usable for no time at all: nobody waits for a token that is already over.
-                actions.append(.failWaiters)
-                waiterCount = 0
-            }
+            // Usable for no time at all: nobody waits for a token that is already over.
+            actions += answerWaitersNow()
             return actions
         }
         let at = refreshTime(for: issued, now: now)
@@ -167,17 +164,10 @@ public struct TokenRefreshState {
                 current = nil
                 actions.append(.publish(nil))
             }
-            if waiterCount > 0 {
-                actions.append(.failWaiters)
-                waiterCount = 0
-            }
-            return actions
+            return actions + answerWaitersNow()
         }
         nextFetchAt = at
-        if answerWaiters, waiterCount > 0, usableToken(at: now) == nil {
-            actions.append(.failWaiters)
-            waiterCount = 0
-        }
+        if answerWaiters, usableToken(at: now) == nil { actions += answerWaitersNow() }
         actions.append(.schedule(at: at))
         return actions
     }
@@ -302,6 +292,13 @@ public struct TokenRefreshState {
         nextFetchAt = nil
         counts.started += 1
         return [.fetch]
+    }
+
+    /// ``TokenRefreshAction/failWaiters`` when requests wait, which then wait no more.
+    private mutating func answerWaitersNow() -> [TokenRefreshAction] {
+        guard waiterCount > 0 else { return [] }
+        waiterCount = 0
+        return [.failWaiters]
     }
 
     /// `issuedAt + refreshAt × lifetime ± jitter`, never after usable-until nor before `now`.
