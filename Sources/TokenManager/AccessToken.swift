@@ -17,20 +17,21 @@ public struct AccessToken: Sendable, Equatable {
     /// one integer compare.
     public let generation: UInt64
 
-    /// The `Authorization` scheme: `Bearer`, or `DPoP` for a token bound to a DPoP key (RFC 9449
-    /// §7.1: every request then carries a fresh proof as well). Read from ``headerLine`` rather
-    /// than stored: a token is copied on every request.
-    public var scheme: String {
-        headerLine.starts(with: Array("Authorization: DPoP ".utf8)) ? "DPoP" : "Bearer"
-    }
+    /// What the token is bound to (a DPoP key), nil for a bearer token. Every request with a
+    /// bound token carries a fresh proof made with this binding (RFC 9449 §7.1).
+    public let binding: TokenBinding?
 
-    /// Creates a token presented with `scheme` (default `Bearer`).
-    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, scheme: String = "Bearer") {
+    /// The `Authorization` scheme: `DPoP` for a token bound to a DPoP key, else `Bearer`.
+    public var scheme: String { binding == nil ? "Bearer" : "DPoP" }
+
+    /// Creates a token; presented with the `DPoP` scheme when it has a `binding`, else `Bearer`.
+    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil) {
         self.value = value
-        self.headerLine = Array("Authorization: \(scheme) \(value)\r\n".utf8)
+        self.headerLine = Array("Authorization: \(binding == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
         self.expiresAt = expiresAt
         self.generation = generation
+        self.binding = binding
     }
 
     /// Whether the token may still be injected at `now`.

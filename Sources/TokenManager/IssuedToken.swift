@@ -10,19 +10,20 @@ public struct IssuedToken: Sendable, Equatable {
     public let usableUntil: ContinuousClock.Instant
 
     /// Computes the timeline of a token of `lifetime` requested at `issuedAt`; `generation`
-    /// becomes the token's ``AccessToken/generation``.
-    public init(value: String, issuedAt: ContinuousClock.Instant, lifetime: Duration, generation: UInt64 = 0) {
+    /// becomes the token's ``AccessToken/generation``, `binding` its ``AccessToken/binding``.
+    public init(value: String, issuedAt: ContinuousClock.Instant, lifetime: Duration, generation: UInt64 = 0,
+                binding: TokenBinding? = nil) {
         let skew = lifetime < .seconds(100) ? lifetime / 10 : .seconds(10)
         self.issuedAt = issuedAt
         self.expiresAt = issuedAt + lifetime
         self.usableUntil = issuedAt + lifetime - skew
-        self.token = AccessToken(value: value, expiresAt: usableUntil, generation: generation)
+        self.token = AccessToken(value: value, expiresAt: usableUntil, generation: generation, binding: binding)
     }
 
     /// The same token and timeline as generation `generation` (a cached token adopted by
     /// another credential).
     public func reissued(generation: UInt64) -> IssuedToken {
-        IssuedToken(value: token.value, issuedAt: issuedAt, lifetime: lifetime, generation: generation)
+        IssuedToken(value: token.value, issuedAt: issuedAt, lifetime: lifetime, generation: generation, binding: token.binding)
     }
 
     /// The lifetime the server gave.

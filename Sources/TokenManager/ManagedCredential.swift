@@ -53,6 +53,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private let cache: TokenCache?
     private var state: TokenRefreshState
     private var timer: (any TokenScheduledTask)?
+    /// Checks every second whether the key the tokens are bound to changed (``TokenRequestSource/watchesBinding``).
+    private var bindingWatch: (any TokenScheduledTask)?
     private var waiters: [UInt64: LoopBound<TokenWaiter>] = [:]
     /// Requests holding a 401 for a replay, with the token their backend rejected.
     private var rejectionWaiters: [UInt64: (waiter: LoopBound<TokenWaiter>, rejected: AccessToken)] = [:]
@@ -123,6 +125,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             guard !stopped else { return }
             let cached = cache?.token(for: cacheKey)
             perform(state.start(now: clock.now, cached: cached))
+            if source.watchesBinding && variant == nil { watchBinding() }
             if let cached, state.current == cached {
                 logger.info("token reused from cache", metadata: [
                     "credential": .string(name), "fingerprint": .string(cached.token.fingerprint),
@@ -140,6 +143,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             shared?.stop()
             timer?.cancel()
             timer = nil
+            bindingWatch?.cancel()
+            bindingWatch = nil
             resumeWaiters(with: nil)
             resumeRejectionWaiters(with: nil)
             published.withLock { $0 = nil }
@@ -288,6 +293,19 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         for waiter in all.values { waiter.run { $0.finish(token) } }
     }
 
+    /// A rotated key file gets a token bound to the new key within a second, before the
+    /// current token (which keeps its own key) expires.
+    private func watchBinding() {
+        bindingWatch = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
+            guard let self, !stopped else { return }
+            if source.bindingChanged() {
+                logger.info("the DPoP key changed; fetching a token bound to the new key", metadata: ["credential": .string(logName)])
+                perform(state.bindingChanged(now: clock.now))
+            }
+            watchBinding()
+        }
+    }
+
     private func timerFired() {
         timer = nil
         guard !stopped else { return }
@@ -349,29 +367,32 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
 
     private func fetch() {
         let startedAt = clock.now
-        let next: TokenEndpointRequest
         do {
-            next = try source.next()
+            request = try TokenRequestSender.send(source, via: transport) { [weak self] sent, result in
+                self?.request = sent
+                self?.fetchCompleted(result, sent: sent, startedAt: startedAt)
+            }
         } catch {
             // Nothing was sent: the key, certificate or assertion is unusable. The failure takes
             // the usual path (backoff, stale token until expiry), from the loop, not from here.
             loop.execute { [weak self] in self?.fetchFinished(.failure(error), startedAt: startedAt, sent: false) }
-            return
-        }
-        request = next
-        transport.send(next) { [weak self] result in
-            self?.fetchCompleted(result, startedAt: startedAt)
         }
     }
 
-    private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, startedAt: ContinuousClock.Instant) {
+    private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, sent: TokenEndpointRequest,
+                                startedAt: ContinuousClock.Instant) {
         let wallClock = clock.wallClockSeconds
         var outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
-            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock)
+            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock, binding: sent.binding)
         }
         if case .success(let grant) = outcome, let notAfter = source.notAfter {
             // A token exchanged for a subject is never used after the subject expires.
             outcome = grant.limited(to: notAfter - wallClock)
+        }
+        if case .success(let grant) = outcome, sent.binding != nil, grant.binding == nil {
+            logger.warning("the token server answered a DPoP request with a bearer token; it is used as a bearer token", metadata: [
+                "credential": .string(logName), "fingerprint": .string(AccessToken(value: grant.value).fingerprint),
+            ])
         }
         fetchFinished(outcome, startedAt: startedAt, sent: true)
     }

@@ -19,6 +19,9 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     public let audience: String?
     /// The requested `resource` (RFC 8707), if any (part of the cache key).
     public let resource: String?
+    /// The DPoP key whose proof the request carries (``dpopProved(with:now:)``), nil for a plain
+    /// request: a `DPoP` token in the answer is bound to it.
+    public private(set) var binding: TokenBinding?
 
     /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,
     /// ``oauth2(tokenURL:clientId:secret:authentication:scope:audience:resource:extraParameters:)``) are
@@ -32,6 +35,27 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
         self.scope = scope
         self.audience = audience
         self.resource = resource
+    }
+
+    /// `scheme://authority` of the endpoint: where its DPoP nonces are remembered.
+    public var origin: String { endpoint.scheme + "://" + endpoint.authority }
+
+    /// The same request with a `DPoP` proof header (RFC 9449 §5) signed by `binding`'s key:
+    /// `htm` POST, `htu` the endpoint without its query, a fresh `jti`, and the nonce the
+    /// token server gave last.
+    public func dpopProved(with binding: TokenBinding, now: Double) throws(TokenFetchError) -> TokenEndpointRequest {
+        let proof: String
+        do {
+            proof = try binding.proof(method: method, origin: origin, path: endpoint.path, accessToken: nil, now: now)
+        } catch {
+            throw TokenFetchError(.clientAuthentication("dpop: the proof could not be signed (\(error))"))
+        }
+        var fields = self.fields
+        fields.append("DPoP", proof)
+        var proved = TokenEndpointRequest(endpoint: endpoint, method: method, fields: fields, body: body,
+                                          scope: scope, audience: audience, resource: resource)
+        proved.binding = binding
+        return proved
     }
 
     /// Head and body as sent on the wire.

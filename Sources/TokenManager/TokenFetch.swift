@@ -26,19 +26,19 @@ public enum TokenFetch {
                             _ completion: @escaping (Result<AccessToken, TokenFetchError>) -> Void) {
         let transport = transport ?? HTTPTokenTransport(loop: loop, timeout: timeout)
         let startedAt = clock.now
-        let request: TokenEndpointRequest
         do {
-            request = try source.next()
+            try TokenRequestSender.send(source, via: transport) { sent, result in
+                _ = transport  // keep the transport alive until the answer
+                let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
+                    TokenResponseParser.parse($0, defaultLifetime: defaultLifetime, wallClock: clock.wallClockSeconds,
+                                              binding: sent.binding)
+                }
+                completion(outcome.map {
+                    IssuedToken(value: $0.value, issuedAt: startedAt, lifetime: $0.lifetime, binding: $0.binding).token
+                })
+            }
         } catch {
             LoopBound(completion, on: loop).run { $0(.failure(error)) }
-            return
-        }
-        transport.send(request) { result in
-            _ = transport  // keep the transport alive until the answer
-            let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
-                TokenResponseParser.parse($0, defaultLifetime: defaultLifetime, wallClock: clock.wallClockSeconds)
-            }
-            completion(outcome.map { IssuedToken(value: $0.value, issuedAt: startedAt, lifetime: $0.lifetime).token })
         }
     }
 }

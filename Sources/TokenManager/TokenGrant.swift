@@ -18,12 +18,15 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
     public let lifetime: Duration
     /// Where ``lifetime`` came from.
     public let lifetimeSource: LifetimeSource
+    /// The key the token is bound to (its `token_type` was `DPoP`), nil for a bearer token.
+    public var binding: TokenBinding?
 
     /// Memberwise initializer.
-    public init(value: String, lifetime: Duration, lifetimeSource: LifetimeSource) {
+    public init(value: String, lifetime: Duration, lifetimeSource: LifetimeSource, binding: TokenBinding? = nil) {
         self.value = value
         self.lifetime = lifetime
         self.lifetimeSource = lifetimeSource
+        self.binding = binding
     }
 
     /// The grant with its lifetime cut to `seconds` (the subject it was exchanged for expires
@@ -35,7 +38,7 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
         }
         let cap = Duration.milliseconds(Int64((min(seconds, 366 * 86_400) * 1000).rounded(.down)))
         guard cap < lifetime else { return .success(self) }
-        return .success(TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry))
+        return .success(TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry, binding: binding))
     }
 
     /// `grant(sha256:…, lifetime …)` — never the token.

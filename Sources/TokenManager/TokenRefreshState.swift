@@ -93,7 +93,7 @@ public struct TokenRefreshState {
         let issuedAt = fetchStartedAt ?? now
         counts.succeeded += 1
         return finishFetch(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
-                                       generation: generation + 1), now: now)
+                                       generation: generation + 1, binding: grant.binding), now: now)
     }
 
     /// The fetch in flight was answered by the fleet's shared cache with `token` (another
@@ -188,6 +188,15 @@ public struct TokenRefreshState {
         var actions: [TokenRefreshAction] = []
         if let current, !current.isUsable(at: now) { actions.append(.publish(nil)) }
         return actions + beginFetch(now: now)
+    }
+
+    /// The key the current token is bound to was replaced (a rotated DPoP key file): a token
+    /// bound to the new key is fetched now, while the current one (presented with its own key)
+    /// stays in use until it arrives. Nothing happens before the first token or during a fetch
+    /// (that fetch already uses the new key).
+    public mutating func bindingChanged(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        guard isStarted, !isFetching, current != nil else { return [] }
+        return beginFetch(now: now)
     }
 
     /// The backend rejected `token` (HTTP 401); `waiting`: the reporter waits for the outcome

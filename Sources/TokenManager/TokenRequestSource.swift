@@ -14,6 +14,9 @@ public struct TokenRequestSource: Sendable {
     /// When the tokens fetched stop being usable at the latest (seconds since 1970): the
     /// expiry of the subject token they are exchanged for.
     public let notAfter: Double?
+    /// The credential's DPoP key (`dpop:`): every request then carries a proof, and the
+    /// token it gets is bound to the key.
+    public var dpop: DPoPKeySource?
     private let make: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest
 
     /// A source from a builder; `scope`, `audience` and `resource` must match what it builds.
@@ -31,8 +34,19 @@ public struct TokenRequestSource: Sendable {
         TokenRequestSource(scope: request.scope, audience: request.audience, resource: request.resource) { request }
     }
 
-    /// The request for the next fetch.
-    public func next() throws(TokenFetchError) -> TokenEndpointRequest { try make() }
+    /// Whether what the tokens are bound to can change under the running process (a DPoP key
+    /// file): the credential then asks ``bindingChanged()`` every second.
+    public var watchesBinding: Bool { dpop?.readsFile ?? false }
+
+    /// Whether the key the next token would be bound to differs from the last one used.
+    public func bindingChanged() -> Bool { dpop?.keyChanged() ?? false }
+
+    /// The request for the next fetch (with a fresh DPoP proof when the credential has a key).
+    public func next() throws(TokenFetchError) -> TokenEndpointRequest {
+        let request = try make()
+        guard let dpop else { return request }
+        return try request.dpopProved(with: dpop.binding(), now: SystemTokenClock().wallClockSeconds)
+    }
 
     /// Runs a request builder, turning its setting errors into a fetch error.
     public static func building(_ build: () throws(TokenEndpointError) -> TokenEndpointRequest) throws(TokenFetchError) -> TokenEndpointRequest {

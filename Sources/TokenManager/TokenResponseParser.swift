@@ -6,7 +6,8 @@ public enum TokenResponseParser {
     /// Parses `response`.
     ///
     /// A 200 needs a JSON object with a non-empty `access_token` made of visible ASCII; a
-    /// `token_type`, when present, must be `Bearer` (any case) or `N_A` (RFC 8693). The lifetime is `expires_in` (a
+    /// `token_type`, when present, must be `Bearer` (any case), `N_A` (RFC 8693), or `DPoP` when
+    /// the request carried a DPoP proof (`binding`: the grant is then bound to it). The lifetime is `expires_in` (a
     /// number or numeric string, > 0); without it, a JWT token's `exp` minus `wallClock`; without
     /// that, `defaultLifetime`. Any other status is an error, with the OAuth `error` code when
     /// the body has one, and `Retry-After` for 429 and 5xx.
@@ -14,8 +15,18 @@ public enum TokenResponseParser {
     /// - Parameters:
     ///   - defaultLifetime: the lifetime when the response does not say.
     ///   - wallClock: now, in seconds since 1970 (JWT `exp`, `Retry-After` dates).
+    ///   - binding: the DPoP key the request proved possession of, if any.
     public static func parse(_ response: TokenHTTPResponse, defaultLifetime: Duration,
-                             wallClock: Double) -> Result<TokenGrant, TokenFetchError> {
+                             wallClock: Double, binding: TokenBinding? = nil) -> Result<TokenGrant, TokenFetchError> {
+        parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding != nil).map { grant, dpop in
+            var grant = grant
+            if dpop { grant.binding = binding }
+            return grant
+        }
+    }
+
+    private static func parseUnbound(_ response: TokenHTTPResponse, defaultLifetime: Duration, wallClock: Double,
+                                     dpop: Bool) -> Result<(TokenGrant, Bool), TokenFetchError> {
         guard response.status == 200 else { return .failure(error(for: response, wallClock: wallClock)) }
         guard let body = TokenResponseBody.decode(response.body) else {
             return .failure(TokenFetchError(.invalidResponse("the body is not a JSON object")))
@@ -30,12 +41,15 @@ public enum TokenResponseParser {
         guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(TokenFetchError(.invalidResponse("access_token contains spaces, control or non-ASCII characters")))
         }
+        var bound = false
         switch body.tokenType {
         case .absent: break
         case .wrongType: return .failure(TokenFetchError(.invalidResponse("token_type is not a string")))
         case .string(let type):
             // RFC 8693 §2.2.1: "N_A" for an exchanged token that is not an access token.
-            guard type.lowercased() == "bearer" || type.lowercased() == "n_a" else {
+            // RFC 9449 §5: "DPoP" for a token bound to the proof's key (asked for only with one).
+            bound = dpop && type.lowercased() == "dpop"
+            guard bound || type.lowercased() == "bearer" || type.lowercased() == "n_a" else {
                 return .failure(TokenFetchError(.invalidResponse("token_type is \"\(LogSafeText.code(type))\", not Bearer")))
             }
         }
@@ -44,7 +58,7 @@ public enum TokenResponseParser {
             guard seconds.isFinite, seconds > 0 else {
                 return .failure(TokenFetchError(.invalidResponse("expires_in is not a positive number")))
             }
-            return .success(TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .expiresIn))
+            return .success((TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .expiresIn), bound))
         case .invalid:
             return .failure(TokenFetchError(.invalidResponse("expires_in is not a number")))
         case .absent:
@@ -55,9 +69,9 @@ public enum TokenResponseParser {
             guard seconds > 0 else {
                 return .failure(TokenFetchError(.invalidResponse("the JWT's exp is in the past (check the clock)")))
             }
-            return .success(TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .jwtExpiry))
+            return .success((TokenGrant(value: value, lifetime: clamp(seconds), lifetimeSource: .jwtExpiry), bound))
         }
-        return .success(TokenGrant(value: value, lifetime: defaultLifetime, lifetimeSource: .defaultLifetime))
+        return .success((TokenGrant(value: value, lifetime: defaultLifetime, lifetimeSource: .defaultLifetime), bound))
     }
 
     private static func clamp(_ seconds: Double) -> Duration {

@@ -87,9 +87,9 @@ final class DPoPKeyTests: XCTestCase {
 }
 
 extension DPoPKeyTests {
-    func testATokenIsPresentedWithItsScheme() {
+    func testATokenIsPresentedWithItsScheme() throws {
         XCTAssertEqual(String(decoding: AccessToken(value: "t").headerLine, as: UTF8.self), "Authorization: Bearer t\r\n")
-        let bound = AccessToken(value: "t", scheme: "DPoP")
+        let bound = AccessToken(value: "t", binding: TokenBinding(dpopKey: try DPoPKey.generated(), nonces: DPoPNonces()))
         XCTAssertEqual(String(decoding: bound.headerLine, as: UTF8.self), "Authorization: DPoP t\r\n")
         XCTAssertEqual(bound.scheme, "DPoP")
         XCTAssertEqual(AccessToken(value: "t").scheme, "Bearer")
