@@ -95,12 +95,50 @@ extension ConfigDecoder {
                 valid = false
             }
         }
+        var dpop: DPoPSettings?
+        switch decodeDPoP(fields["dpop"], path: Self.join(path, "dpop")) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let settings): dpop = settings
+        }
         guard valid, let tokenUrl, let clientId, let params, let fetch, let tlsSettings = tls.settings, let grant,
               auth.needsSecret == (secret != nil) else { return nil }
         return OAuth2Config(
             tokenUrl: tokenUrl, clientId: clientId, secret: secret, auth: auth, assertion: assertion, assertionFile: assertionFile,
             scope: optional["scope"], audience: optional["audience"], resource: optional["resource"],
-            params: params, fetch: fetch, tls: tlsSettings, grant: grant)
+            params: params, fetch: fetch, tls: tlsSettings, grant: grant, dpop: dpop)
+    }
+
+    /// `dpop`: `true` (a generated key), `false`/absent (bearer tokens), or `{keyFile: PATH}`.
+    /// `false` is `.absent`; the file is checked when the credential is built.
+    private mutating func decodeDPoP(_ node: Node?, path: String) -> Field<DPoPSettings> {
+        guard let node, !Self.isNull(node) else { return .absent }
+        if case .scalar = node {
+            switch bool(node, path: path) {
+            case .absent: return .absent
+            case .invalid: return .invalid
+            case .value(let on): return on ? .value(.generated) : .absent
+            }
+        }
+        guard let entries = mapping(node, path: path, expected: "true, false, or a mapping with keyFile (a PEM EC P-256 or RSA key)") else {
+            return .invalid
+        }
+        checkKeys(entries, allowed: ConfigKeys.dpop, path: path)
+        let fields = Self.index(entries)
+        let filePath = Self.join(path, "keyFile")
+        switch string(fields["keyFile"], path: filePath) {
+        case .absent:
+            report(filePath, "required key is missing (or write dpop: true for a key generated in memory)", at: node)
+            return .invalid
+        case .invalid:
+            return .invalid
+        case .value(let text):
+            guard !text.isEmpty else {
+                report(filePath, "is empty; expected the path of a PEM private key (EC P-256 or RSA)", at: fields["keyFile"])
+                return .invalid
+            }
+            return .value(.keyFile(resolve(path: text)))
+        }
     }
 
     /// `grant` (`client_credentials`, the default, or `token_exchange`) with `subjectTokenFile`

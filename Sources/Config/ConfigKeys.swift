@@ -24,7 +24,7 @@ enum ConfigKeys {
     static let mca = ["serverUrl", "tenantId", "appId", "clientId", "auth"] + secret + tokenFetch + tls
     /// How an `oauth2` credential obtains its token (only `oauth2` has a grant).
     static let grant = ["grant", "subjectTokenFile", "subjectTokenType"]
-    static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params"]
+    static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params", "dpop"]
         + grant + tokenFetch + tls
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
@@ -34,6 +34,8 @@ enum ConfigKeys {
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences"] + tls
+    /// Keys of an oauth2 credential's `dpop` mapping.
+    static let dpop = ["keyFile"]
     /// Keys of `routes[].exchange`.
     static let exchange = ["audience", "scope", "resource", "requestedTokenType", "subjectTokenType", "actorTokenFile", "actorTokenType"]
     static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]

@@ -28,6 +28,8 @@ public struct OAuth2Config: Sendable, Equatable {
     public var fetch: TokenFetchSettings
     /// TLS to the token server (only meaningful for an https `tokenUrl`).
     public var tls: TLSSettings
+    /// DPoP (`dpop`): the tokens are bound to this key and every request proves it; nil: bearer tokens.
+    public var dpop: DPoPSettings?
 
     /// Creates a configuration; optional parameters default to the loader's defaults.
     public init(
@@ -43,8 +45,10 @@ public struct OAuth2Config: Sendable, Equatable {
         params: [FormParameter] = [],
         fetch: TokenFetchSettings = .default,
         tls: TLSSettings = .default,
-        grant: OAuth2Grant = .clientCredentials
+        grant: OAuth2Grant = .clientCredentials,
+        dpop: DPoPSettings? = nil
     ) {
+        self.dpop = dpop
         self.grant = grant
         self.tokenUrl = tokenUrl
         self.clientId = clientId

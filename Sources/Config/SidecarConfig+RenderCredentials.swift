@@ -54,6 +54,11 @@ extension SidecarConfig {
                 lines.append("    params:")
                 lines += config.params.map { "      \(quote($0.name)): \(quote($0.value))" }
             }
+            switch config.dpop {
+            case nil: lines.append("    dpop: false  # bearer tokens")
+            case .generated: lines.append("    dpop: true  # a P-256 key generated in memory at start")
+            case .keyFile(let file): lines += ["    dpop:", "      keyFile: \(quote(file))  # re-read when it changes"]
+            }
             lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.tokenUrl.isTLS)
         }
         return lines

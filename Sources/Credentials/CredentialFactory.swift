@@ -73,7 +73,34 @@ public enum CredentialFactory {
 
     private static func oauth2Source(_ oauth: OAuth2Config, name: String, environment: [String: String],
                                      logger: Logger) throws -> TokenRequestSource {
-        let proof = try oauth2Proof(oauth, name: name, environment: environment, logger: logger)
+        var source = try oauth2Source(oauth, proof: oauth2Proof(oauth, name: name, environment: environment, logger: logger), name: name)
+        source.dpop = try dpopKeySource(oauth, name: name)
+        return source
+    }
+
+    /// The DPoP key of an oauth2 credential with `dpop`: generated now, or read from its file
+    /// (an unusable file stops start-up, naming it); nil without `dpop`.
+    static func dpopKeySource(_ oauth: OAuth2Config, name: String) throws -> DPoPKeySource? {
+        switch oauth.dpop {
+        case nil:
+            return nil
+        case .generated:
+            do {
+                return DPoPKeySource(key: try DPoPKey.generated())
+            } catch {
+                throw FactoryError("credential '\(name)': dpop: no key could be generated (\(error))")
+            }
+        case .keyFile(let path):
+            do {
+                return try DPoPKeySource(keyFile: path)
+            } catch {
+                throw FactoryError("credential '\(name)': \(error.kindDescription)")
+            }
+        }
+    }
+
+    private static func oauth2Source(_ oauth: OAuth2Config, proof: @escaping @Sendable () throws(TokenFetchError) -> TokenEndpointRequest.ClientProof,
+                                     name: String) throws -> TokenRequestSource {
         let build = oauth2Builder(oauth)
         // The URL and settings are checked now with a placeholder proof, so a bad one stops start-up.
         let placeholder: TokenEndpointRequest.ClientProof = oauth.auth == .none ? .none : .tlsCertificate

@@ -18,6 +18,7 @@ public enum RouteVariantsFactory {
         let name = credential.name
         let proof = try CredentialFactory.oauth2Proof(oauth, name: name, environment: environment, logger: logger)
         let build = CredentialFactory.oauth2Builder(oauth)
+        let dpop = try CredentialFactory.dpopKeySource(oauth, name: name)
         let connector = TokenLoopConnector(try CredentialFactory.connector(for: oauth.tls, name: name, logger: logger))
         let exchange = route.exchange
         let actor = exchange?.actorTokenFile.map {
@@ -32,7 +33,7 @@ public enum RouteVariantsFactory {
             let scope = key.scope ?? defaults.scope
             let audience = key.audience ?? defaults.audience
             let resource = defaults.resource
-            let source = TokenRequestSource(scope: scope, audience: audience, resource: resource,
+            var source = TokenRequestSource(scope: scope, audience: audience, resource: resource,
                                             notAfter: subject.flatMap(JWTExpiry.expiry(of:))) { () throws(TokenFetchError) in
                 let current = try proof()
                 var grant = TokenEndpointRequest.Grant.clientCredentials
@@ -46,6 +47,7 @@ public enum RouteVariantsFactory {
                     try build(current, grant, scope, audience, resource)
                 }
             }
+            source.dpop = dpop
             // A token for one caller is fetched when that caller needs it, never ahead for nobody.
             let settings = CredentialFactory.refreshSettings(oauth.fetch, refreshAhead: subject == nil)
             let transport = HTTPTokenTransport(loop: tokenLoop, timeout: settings.fetchTimeout, connector: connector.connect)

@@ -6,7 +6,8 @@ import Config
 /// replicas of the same client share one entry, different clients never do. The text is hashed
 /// (``SharedTokenCache/binding(material:)``) before it names anything in Redis.
 enum SharedCacheKeyMaterial {
-    /// The material for `credential`, nil for a static token (nothing to share).
+    /// The material for `credential`, nil for a static token (nothing to share) and a DPoP one
+    /// (bound to this process's key).
     static func make(_ credential: CredentialConfig) -> String? {
         var parts: [String]
         switch credential.kind {
@@ -15,6 +16,8 @@ enum SharedCacheKeyMaterial {
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
         case .oauth2(let oauth):
+            // A DPoP token is bound to this replica's key: no other replica can present it.
+            if oauth.dpop != nil { return nil }
             parts = ["oauth2", oauth.tokenUrl.description, oauth.clientId, "\(oauth.auth)",
                      oauth.scope ?? "", oauth.audience ?? "", oauth.resource ?? ""]
             parts += oauth.params.map { "\($0.name)=\($0.value)" }.sorted()
