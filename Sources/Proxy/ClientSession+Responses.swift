@@ -44,7 +44,12 @@ extension ClientSession: UpstreamConnectionOwner {
                 let read = try responseReader.read(from: input) { bytes throws(HTTPParseError) -> Parsed in
                     let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method)
                     if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
-                    return .final(ResponseRewriter.response(view, clientVersion: io.head.version))
+                    var response = ResponseRewriter.response(view, clientVersion: io.head.version)
+                    if let binding = io.token?.binding {
+                        response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: binding.nonces,
+                                                                            origin: RequestRewriter.upstreamOrigin(io.decision))
+                    }
+                    return .final(response)
                 }
                 guard let read else { return }
                 parsed = read
@@ -70,7 +75,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 perform(exchange.responseHead(Exchange.ResponseHeadFacts(
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
-                    draining: context.draining)))
+                    draining: context.draining, nonceChallenge: head.nonceChallenge)))
                 return
             }
         }

@@ -172,6 +172,9 @@ final class ClientSession: ConnectionDelegate {
         case .resumeResponse: resumeResponse(io)
         case .endBodyAtClose: endBodyAtClose(io)
         case .replay(let checkStale): resend(io, replayCheckingStale: checkStale)
+        case .nonceReplay(let checkStale):
+            io.token?.binding?.nonces.countResourceRetry()
+            resend(io, replayCheckingStale: checkStale)
         case .retry: resend(io, replayCheckingStale: nil)
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
         case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)

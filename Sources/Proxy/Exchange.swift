@@ -98,6 +98,9 @@ struct Exchange {
         var otherCodings: Bool
         /// The process is draining: no client connection is kept open for another request.
         var draining: Bool
+        /// A 401 that asks for a DPoP nonce (`WWW-Authenticate: DPoP error="use_dpop_nonce"`
+        /// with a `DPoP-Nonce`) to a request that carried a DPoP proof: not a rejection of the token.
+        var nonceChallenge = false
     }
 
     /// What the session knows about the response spool when it reports body progress.
@@ -188,6 +191,8 @@ struct Exchange {
     private(set) var requestComplete = false
     private(set) var resend = Resend.notKept
     private(set) var replayed = false
+    /// The request was sent again once with a resource server's DPoP nonce.
+    private(set) var nonceReplayed = false
     private(set) var retried = false
     /// The backend closed while the response was being relayed.
     private(set) var upstreamEnded = false
@@ -232,6 +237,7 @@ struct Exchange {
         self.request = request
         requestComplete = false
         replayed = false
+        nonceReplayed = false
         retried = false
         upstreamEnded = false
         // A copy is useful when the request may be sent again: a retry (idempotent methods,
@@ -384,8 +390,22 @@ struct Exchange {
                                      responseBytesSent: false)
         }
         let keepClient = request.keepAlive && !facts.clientFramedByClose && !facts.draining
-        return responseHead(Response(status: facts.status, upstreamKeepAlive: facts.upstreamKeepAlive,
-                                     clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose))
+        let response = Response(status: facts.status, upstreamKeepAlive: facts.upstreamKeepAlive,
+                                clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose)
+        if facts.status == 401 && facts.nonceChallenge {
+            // RFC 9449 §9: the resource server wants its nonce in the proof. Sent again once with
+            // it (a fresh proof), like a 401 replay; a second challenge, or a request that cannot
+            // be sent again, gets the 401. Either way the token was not rejected.
+            if !nonceReplayed && requestComplete && wantsBodyCopy {
+                nonceReplayed = true
+                upstreamEnded = false
+                state = .awaitingUpstream
+                return .nonceReplay(checkStale: !retryable)
+            }
+            state = .relaying(response)
+            return .relay(reportRejection: false, keepClient: keepClient)
+        }
+        return responseHead(response)
     }
 
     /// An interim (1xx) response head arrived while the request waits for its final one.

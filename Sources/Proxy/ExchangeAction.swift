@@ -62,6 +62,9 @@ enum ExchangeAction: Equatable {
     /// Discard the upstream and send the request again, exactly as it was, with the new token
     /// (`checkStale`: the request could not be retried if a reused connection turned out closed).
     case replay(checkStale: Bool)
+    /// A resource server demanded a DPoP nonce: discard the upstream and send the request again,
+    /// exactly as it was, with a fresh proof carrying the nonce (counted).
+    case nonceReplay(checkStale: Bool)
     /// Discard the upstream and send the request again on a fresh connection.
     case retry
     /// The exchange completed: dispose of the upstream as said, then keep or close the client.

@@ -30,6 +30,7 @@ enum RequestRewriter {
         let connectionNamed = request.fields.connectionOptions()
         let stripAuthorization = decision.credential != nil
         let perRequest = decision.perRequest
+        let binding = token?.binding
         for field in request.fields {
             if field.nameEquals("host") { continue }
             if field.nameEquals("content-length") {
@@ -40,6 +41,8 @@ enum RequestRewriter {
             if stripAuthorization && field.nameEquals("authorization") { continue }
             if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
             if let perRequest, perRequest.consumes(field) { continue }
+            // The app's own proof would name another key (or none it holds): only ours goes.
+            if binding != nil && field.nameEquals("dpop") { continue }
             out.appendField(field.name, field.value)
         }
         switch request.framing {
@@ -52,9 +55,36 @@ enum RequestRewriter {
         case .none, .untilClose:
             break
         }
-        if let token { out.append(contentsOf: token.headerLine) }
+        if let token {
+            out.append(contentsOf: token.headerLine)
+            if let binding, let proof = dpopProof(for: request, decision: decision, token: token, binding: binding) {
+                out.appendField("DPoP", proof)
+            }
+        }
         out.append(contentsOf: viaLine)
         out.append(contentsOf: HeadBytes.crlf)
         return out
+    }
+
+    /// `scheme://authority` of the upstream as it sees itself (the `Host` it receives): where a
+    /// DPoP proof's `htu` points and the key of the nonces it hands out.
+    static func upstreamOrigin(_ decision: RouteDecision) -> String {
+        (decision.target.tls == nil ? "http://" : "https://") + decision.hostField
+    }
+
+    /// A fresh DPoP proof (RFC 9449 §7) for the request as the upstream receives it: its method,
+    /// `htu` the upstream origin and path (no query), `ath` of the token, the origin's nonce.
+    /// Nil only when signing fails (OpenSSL out of memory): the request then goes without a
+    /// proof, and the resource server's 401 reaches the app.
+    private static func dpopProof(for request: RequestHead, decision: RouteDecision, token: AccessToken,
+                                  binding: TokenBinding) -> String? {
+        let path: String
+        switch request.target {
+        case .origin(let target), .absolute(_, _, let target): path = target
+        case .asterisk: path = "*"
+        case .authority: path = ""
+        }
+        return try? binding.proof(method: request.method, origin: upstreamOrigin(decision), path: path,
+                                  accessToken: token.value, now: SystemTokenClock().wallClockSeconds)
     }
 }

@@ -1,4 +1,5 @@
 import HTTP1
+import TokenManager
 
 /// How the proxy frames a response body toward the client.
 enum ClientFraming: Equatable {
@@ -28,6 +29,8 @@ struct UpstreamResponse {
     let forwardedLines: [UInt8]
     /// Transfer codings besides `chunked`, in order (rare: e.g. `gzip, chunked`).
     let otherCodings: [String]
+    /// A 401 asking for a DPoP nonce (``ResponseRewriter/readDPoP(_:nonces:origin:)``).
+    var nonceChallenge = false
 }
 
 /// Builds the head sent to the client from a backend's response head.
@@ -67,6 +70,25 @@ enum ResponseRewriter {
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
                                 keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
+    }
+
+    /// For a request that carried a DPoP proof: remembers the response's `DPoP-Nonce` for
+    /// `origin` and says whether the response is a nonce challenge (RFC 9449 §9: a 401 with
+    /// `WWW-Authenticate: DPoP error="use_dpop_nonce"` and a nonce).
+    static func readDPoP(_ view: ResponseHeadView, nonces: DPoPNonces, origin: String) -> Bool {
+        var nonce = false
+        var asked = false
+        for line in view.fieldLines {
+            if view.name(of: line, equals: "dpop-nonce") {
+                let value = String(decoding: UnsafeRawBufferPointer(rebasing: view.bytes[line.value]), as: UTF8.self)
+                nonce = DPoPNonces.isValid(value)
+                nonces.remember(value, for: origin)
+            } else if view.status == 401 && view.name(of: line, equals: "www-authenticate") {
+                let value = UnsafeRawBufferPointer(rebasing: view.bytes[line.value])
+                asked = asked || value.firstRange(of: Array("use_dpop_nonce".utf8)) != nil
+            }
+        }
+        return nonce && asked
     }
 
     /// The client-facing head. `keepAlive` says whether the client connection stays open after this response.
