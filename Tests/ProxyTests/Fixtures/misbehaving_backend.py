@@ -22,6 +22,8 @@ Paths:
   /401-always         401 with WWW-Authenticate to every request (after reading its body)
   /401-once           401 to every request whose Authorization is the first one this path saw;
                       200 (JSON: method, body length and SHA-256, Authorization) to any other
+  /dpop-nonce-always  401 WWW-Authenticate: DPoP error="use_dpop_nonce" with a new DPoP-Nonce to
+                      every request, whatever nonce it carries
   /revocable          401 with WWW-Authenticate when the Authorization was revoked (/revoke),
                       else 200 (JSON: Authorization)
   /revoke             revokes the Authorization it carries (for /revocable from now on); 200
@@ -34,6 +36,7 @@ Paths:
 """
 import hashlib
 import json
+import os
 import select
 import socket
 import sys
@@ -180,6 +183,13 @@ def handle(sock, conn):
                 payload = b'{"error":"invalid_token"}'
                 respond(sock, 401, "Unauthorized", [("WWW-Authenticate", 'Bearer error="invalid_token"'),
                                                     ("Content-Type", "application/json"),
+                                                    ("Content-Length", str(len(payload)))], payload)
+            elif path == "/dpop-nonce-always":
+                # A resource server that demands a new DPoP nonce of every request, whatever it
+                # carries: a client that retried until satisfied would never stop.
+                payload = b'{"error":"use_dpop_nonce"}'
+                respond(sock, 401, "Unauthorized", [("WWW-Authenticate", 'DPoP error="use_dpop_nonce", error_description="a nonce is required"'),
+                                                    ("DPoP-Nonce", "n-" + os.urandom(8).hex()),
                                                     ("Content-Length", str(len(payload)))], payload)
             elif path == "/401-once":
                 with state_lock:
