@@ -42,7 +42,8 @@ enum StatusPage {
             [
                 "<code>\(escape(credential.name))</code>", escape(credential.kind),
                 "<span class=\"\(stateClass(credential.state))\">\(escape(credential.state))</span>",
-                credential.fingerprint.map { "<code>\(escape($0))</code>" } ?? "–",
+                (credential.fingerprint.map { "<code>\(escape($0))</code>" } ?? "–")
+                    + (credential.binding.map { " <span class=\"sub\">\(escape($0.summary))</span>" } ?? ""),
                 credential.expiresInSeconds.map(duration) ?? "–",
                 credential.lastFetch.map { escape($0.iso8601) } ?? "–",
                 number(credential.fetches), number(credential.failures), number(credential.unauthorized),

@@ -27,12 +27,15 @@ public struct StatusReport: Sendable, Equatable {
         public var unauthorized: Int
         /// The fleet's shared token cache, when one is configured.
         public var sharedCache: SharedCacheReport?
+        /// How the current token is presented (scheme, key and certificate thumbprints).
+        public var binding: TokenBindingReport?
 
         /// Creates a row.
         public init(name: String, kind: String, state: String, fingerprint: String? = nil, expiresInSeconds: Int? = nil,
                     lastFetch: WallClockTime? = nil, lastError: String? = nil, fetches: Int = 0, failures: Int = 0,
-                    unauthorized: Int = 0, sharedCache: SharedCacheReport? = nil) {
+                    unauthorized: Int = 0, sharedCache: SharedCacheReport? = nil, binding: TokenBindingReport? = nil) {
             self.sharedCache = sharedCache
+            self.binding = binding
             self.name = name
             self.kind = kind
             self.state = state
@@ -148,7 +151,7 @@ public struct StatusReport: Sendable, Equatable {
                     ("fetches", .int(credential.fetches)),
                     ("failures", .int(credential.failures)),
                     ("unauthorized", .int(credential.unauthorized)),
-                ] + (credential.sharedCache.map { [("sharedCache", $0.json)] } ?? []))
+                ] + (credential.binding?.members ?? []) + (credential.sharedCache.map { [("sharedCache", $0.json)] } ?? []))
             })),
             ("routes", .array(routes.map { route in
                 .object([

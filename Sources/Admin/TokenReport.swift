@@ -22,6 +22,8 @@ public struct TokenReport: Sendable, Equatable {
     public var route: String?
     /// For a token fetched per request: which one (`scope=read`, `subject=sha256:1a2b3c4d`).
     public var variant: String?
+    /// How the current token is presented (scheme, key and certificate thumbprints).
+    public var binding: TokenBindingReport?
 
     /// Creates a report.
     public init(name: String, state: String, fingerprint: String? = nil, issuedAt: WallClockTime? = nil,
@@ -48,6 +50,6 @@ public struct TokenReport: Sendable, Equatable {
             ("nextRefresh", .string(nextRefresh?.iso8601)),
             ("lastError", .string(lastError)),
             ("fetchCounts", .object(fetchCounts.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-        ] + (variant.map { [("route", JSONValue.string(route)), ("variant", .string($0))] } ?? []))
+        ] + (binding?.members ?? []) + (variant.map { [("route", JSONValue.string(route)), ("variant", .string($0))] } ?? []))
     }
 }

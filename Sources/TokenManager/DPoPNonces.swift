@@ -57,7 +57,15 @@ public final class DPoPNonces: Sendable {
     /// A request was replayed because a resource server demanded a nonce.
     public func countResourceRetry() { resourceRetries.add(1, ordering: .relaxed) }
     /// Nonce retries so far: at the token endpoint and at resource servers.
-    public var retries: (tokenEndpoint: Int, resource: Int) {
-        (tokenRetries.load(ordering: .relaxed), resourceRetries.load(ordering: .relaxed))
+    public var retries: DPoPNonceRetries {
+        DPoPNonceRetries(tokenEndpoint: tokenRetries.load(ordering: .relaxed), resource: resourceRetries.load(ordering: .relaxed))
     }
+}
+
+/// How many requests a credential sent again with a DPoP nonce a server demanded.
+public struct DPoPNonceRetries: Sendable, Equatable {
+    /// Token requests.
+    public var tokenEndpoint: Int
+    /// Forwarded requests (replayed once each).
+    public var resource: Int
 }

@@ -159,7 +159,11 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     }
 
     /// A snapshot for status pages (any thread). Never contains the token.
-    public var status: TokenStatus { publishedStatus.withLock { $0 } }
+    public var status: TokenStatus {
+        var status = publishedStatus.withLock { $0 }
+        status.dpopNonceRetries = source.dpop?.nonces.retries
+        return status
+    }
 
     /// Completes at once with a usable token; otherwise registers a waiter that the next
     /// successful fetch resumes, or that completes with nil after `timeout`. Call on

@@ -28,6 +28,13 @@ public struct TokenStatus: Sendable, Equatable {
     public var fetchLatency = LatencyHistogram()
     /// The fleet's shared cache for this credential (nil when none is configured).
     public var sharedCache: SharedCacheStatus?
+    /// The current token's `Authorization` scheme (`Bearer`, `DPoP`), if there is a token.
+    public var tokenType: String?
+    /// The thumbprint (`jkt`) of the DPoP key the current token is bound to.
+    public var dpopThumbprint: String?
+    /// For a DPoP credential: requests sent again with a server's nonce, at the token endpoint
+    /// and at resource servers (live counts, read when the status is).
+    public var dpopNonceRetries: DPoPNonceRetries?
 
     /// The status of a credential that has not started.
     public init(name: String, takenAt: ContinuousClock.Instant) {
@@ -47,6 +54,8 @@ public struct TokenStatus: Sendable, Equatable {
             issuedAt = current.issuedAt
             expiresAt = current.expiresAt
             usableUntil = current.usableUntil
+            tokenType = current.token.scheme
+            dpopThumbprint = current.token.binding?.dpopKey.thumbprint
         }
         nextFetchAt = state.nextFetchAt
         consecutiveFailures = state.consecutiveFailures

@@ -92,6 +92,7 @@ enum AdminWiring {
                                  nextRefresh: clock.time(at: status.nextFetchAt), lastError: status.lastError,
                                  fetchCounts: counts)
         report.variant = status.variant
+        report.binding = StatusCollector.binding(status)
         return report
     }
 }

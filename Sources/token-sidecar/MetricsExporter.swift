@@ -77,6 +77,13 @@ enum MetricsExporter {
         families.append(.histogram("token_sidecar_token_fetch_duration_seconds", help: "Duration of token requests.",
                                    [histogram(latency)]))
         families += sharedCacheFamilies(tokens)
+        families.append(.counter("token_sidecar_dpop_nonce_retries_total",
+                                 help: "Requests sent again once with a DPoP nonce a server demanded (RFC 9449 §8, §9), by credential and server (token or resource).",
+            tokens.filter { $0.variant == nil }.sorted { $0.name < $1.name }.flatMap { status -> [MetricSample] in
+                guard let retries = status.dpopNonceRetries else { return [] }
+                return [MetricSample(labels: [MetricLabel("credential", status.name), MetricLabel("server", "token")], value: Double(retries.tokenEndpoint)),
+                        MetricSample(labels: [MetricLabel("credential", status.name), MetricLabel("server", "resource")], value: Double(retries.resource))]
+            }))
         // Tokens fetched per request: only the route and the credential as labels (a scope set
         // or a caller would make the series unbounded).
         let labels = { (entry: (route: String, variants: TokenVariants)) in

@@ -44,7 +44,7 @@ final class StatusCollector: Sendable {
                     SharedCacheReport(available: $0.available, hits: $0.counts.hits, misses: $0.counts.misses,
                                       leasesWon: $0.counts.leaseWon, leasesWaited: $0.counts.leaseWaited,
                                       fallbacks: $0.counts.fallbacks, errors: $0.counts.errors)
-                })
+                }, binding: StatusCollector.binding(status))
         }
         // Tokens fetched per request (a caller's exchanged token, a scope set): the most recently
         // used of each route, by variant (a subject only by its fingerprint), and a count of the rest.
@@ -58,7 +58,8 @@ final class StatusCollector: Sendable {
                     fingerprint: status.fingerprint,
                     expiresInSeconds: status.expiresAt.map { Int(StatusCollector.seconds($0 - now).rounded(.down)) },
                     lastFetch: clock.time(at: status.issuedAt), lastError: status.lastError,
-                    fetches: status.counts.succeeded, failures: status.counts.failedTotal, unauthorized: 0))
+                    fetches: status.counts.succeeded, failures: status.counts.failedTotal, unauthorized: 0,
+                    binding: StatusCollector.binding(status)))
             }
             if held.count > Self.variantRows {
                 perRequest.append(StatusReport.Credential(name: "\(variants.name) [\(held.count - Self.variantRows) more]",
@@ -90,6 +91,11 @@ final class StatusCollector: Sendable {
     static let variantRows = 20
 
     /// `static`, `oauth2 (private_key_jwt)`, `mca (certificate)`.
+    /// How the current token is presented, nil before the first token.
+    static func binding(_ status: TokenStatus) -> TokenBindingReport? {
+        status.tokenType.map { TokenBindingReport(tokenType: $0, jkt: status.dpopThumbprint) }
+    }
+
     static func kind(_ kind: CredentialKind) -> String {
         switch kind {
         case .staticToken: return "static"

@@ -175,4 +175,39 @@ final class DPoPTests: XCTestCase {
         XCTAssertEqual(tokens.last?["verdict"] as? String, "ok")
         XCTAssertEqual(proxy.runtime.credentials["bank"]?.currentToken()?.scheme, "DPoP")
     }
+
+    private func ecKey() throws -> [UInt8] {
+        let result = try Command.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        return Array(result.out.utf8)
+    }
+
+    func testARotatedKeyFileGetsATokenBoundToTheNewKeyAndNoRequestFails() throws {
+        let server = try DPoPServer(policy: Self.client)
+        let volume = try ProjectedVolume()
+        try volume.publish(["dpop.pem": try ecKey()])
+        let proxy = try ProxyHarness(yaml: yaml(server, dpop: "{keyFile: \"\(volume.path("dpop.pem"))\"}"))
+        let client = try RawClient(port: proxy.port)
+        XCTAssertEqual(try get(client, "/before").status, 200)
+        let firstKey = try XCTUnwrap(server.tokenRequests().last?["jkt"] as? String)
+        try volume.publish(["dpop.pem": try ecKey()])
+        // Requests keep flowing across the rotation: the old token with its old key until the
+        // new token (bound to the new key) is current.
+        let deadline = Date().addingTimeInterval(8)
+        var index = 0
+        while server.tokenRequests().count < 2 && Date() < deadline {
+            let response = try get(client, "/during/\(index)")
+            XCTAssertEqual(response.status, 200, "request \(index) across the rotation")
+            index += 1
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let tokens = server.tokenRequests()
+        XCTAssertEqual(tokens.count, 2, "a new token for the new key, within a few seconds")
+        let secondKey = try XCTUnwrap(tokens.last?["jkt"] as? String)
+        XCTAssertNotEqual(firstKey, secondKey)
+        for step in 0..<5 { XCTAssertEqual(try get(client, "/after/\(step)").status, 200) }
+        let after = server.resourceRequests().suffix(5)
+        XCTAssertTrue(after.allSatisfy { $0["jkt"] as? String == secondKey && $0["token_jkt"] as? String == secondKey },
+                      "requests after the rotation prove the new key with the new token")
+        XCTAssertTrue(server.resourceRequests().allSatisfy { $0["verdict"] as? String == "ok" })
+    }
 }
