@@ -15,6 +15,9 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     /// `tls_client_auth` (RFC 8705 §2): the client certificate of the TLS handshake authenticates;
     /// only `client_id` is in the form.
     case tlsClientAuth = "tls_client_auth"
+    /// `self_signed_tls_client_auth` (RFC 8705 §2.2): the same, with a self-signed certificate the
+    /// server has registered for the client (no CA involved).
+    case selfSignedTLSClientAuth = "self_signed_tls_client_auth"
     /// No client authentication (a public client, RFC 6749 §2.1): `client_id` in the form when
     /// set. Only for token exchange, where the subject token is the proof.
     case none
@@ -23,9 +26,12 @@ public enum ClientAuthMethod: String, Sendable, Equatable, CaseIterable {
     public var needsSecret: Bool {
         switch self {
         case .basic, .post, .clientSecretJWT: return true
-        case .privateKeyJWT, .assertionFile, .tlsClientAuth, .none: return false
+        case .privateKeyJWT, .assertionFile, .tlsClientAuth, .selfSignedTLSClientAuth, .none: return false
         }
     }
+
+    /// Whether the TLS client certificate authenticates (`tls_client_auth`, `self_signed_tls_client_auth`).
+    public var usesClientCertificate: Bool { self == .tlsClientAuth || self == .selfSignedTLSClientAuth }
 
     /// Whether the method builds and signs its own JWT assertion for every fetch.
     public var signsAssertion: Bool { self == .privateKeyJWT || self == .clientSecretJWT }

@@ -85,13 +85,13 @@ extension ConfigDecoder {
             rejectTLSKeys(tls.given, fields: fields, path: path, reason: "tokenUrl is \(tokenUrl)")
             valid = false
         }
-        if auth == .tlsClientAuth {
+        if auth.usesClientCertificate {
             if let tokenUrl, !tokenUrl.isTLS {
-                report(Self.join(path, "auth"), "tls_client_auth authenticates with the TLS client certificate, so it needs an https:// tokenUrl (tokenUrl is \(tokenUrl))", at: fields["auth"])
+                report(Self.join(path, "auth"), "\(auth.rawValue) authenticates with the TLS client certificate, so it needs an https:// tokenUrl (tokenUrl is \(tokenUrl))", at: fields["auth"])
                 valid = false
             }
             if !tls.given.contains("clientCert") && !tls.given.contains("clientKey") {
-                report(path, "auth: tls_client_auth needs clientCert and clientKey: the certificate and key the TLS handshake presents", at: node)
+                report(path, "auth: \(auth.rawValue) needs clientCert and clientKey: the certificate and key the TLS handshake presents", at: node)
                 valid = false
             }
         }

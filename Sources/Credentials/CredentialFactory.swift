@@ -75,7 +75,19 @@ public enum CredentialFactory {
                                      logger: Logger) throws -> TokenRequestSource {
         var source = try oauth2Source(oauth, proof: oauth2Proof(oauth, name: name, environment: environment, logger: logger), name: name)
         source.dpop = try dpopKeySource(oauth, name: name)
+        source.certificate = try certificateFiles(oauth, name: name)
         return source
+    }
+
+    /// The client certificate an oauth2 credential authenticates with (`tls_client_auth`,
+    /// `self_signed_tls_client_auth`): its tokens are bound to it (RFC 8705 §3).
+    static func certificateFiles(_ oauth: OAuth2Config, name: String) throws -> ClientIdentityFiles? {
+        guard oauth.auth.usesClientCertificate, let cert = oauth.tls.clientCert, let key = oauth.tls.clientKey else { return nil }
+        do {
+            return try ClientIdentityFiles(certificatePath: cert, keyPath: key)
+        } catch {
+            throw FactoryError("credential '\(name)': \(error.kindDescription)")
+        }
     }
 
     /// The DPoP key of an oauth2 credential with `dpop`: generated now, or read from its file
@@ -173,9 +185,9 @@ public enum CredentialFactory {
             guard let path = oauth.assertionFile else { throw FactoryError("credential '\(name)': assertionFile is missing") }
             let file = AssertionFile(path: path)
             return { () throws(TokenFetchError) in try .assertion(file.current(now: wallClock.wallClockSeconds)) }
-        case .tlsClientAuth:
+        case .tlsClientAuth, .selfSignedTLSClientAuth:
             guard oauth.tls.clientCert != nil, oauth.tls.clientKey != nil else {
-                throw FactoryError("credential '\(name)': auth: tls_client_auth needs clientCert and clientKey")
+                throw FactoryError("credential '\(name)': auth: \(oauth.auth.rawValue) needs clientCert and clientKey")
             }
             return { .tlsCertificate }
         case .none:

@@ -19,6 +19,7 @@ public enum RouteVariantsFactory {
         let proof = try CredentialFactory.oauth2Proof(oauth, name: name, environment: environment, logger: logger)
         let build = CredentialFactory.oauth2Builder(oauth)
         let dpop = try CredentialFactory.dpopKeySource(oauth, name: name)
+        let certificate = try CredentialFactory.certificateFiles(oauth, name: name)
         let connector = TokenLoopConnector(try CredentialFactory.connector(for: oauth.tls, name: name, logger: logger))
         let exchange = route.exchange
         let actor = exchange?.actorTokenFile.map {
@@ -48,6 +49,7 @@ public enum RouteVariantsFactory {
                 }
             }
             source.dpop = dpop
+            source.certificate = certificate
             // A token for one caller is fetched when that caller needs it, never ahead for nobody.
             let settings = CredentialFactory.refreshSettings(oauth.fetch, refreshAhead: subject == nil)
             let transport = HTTPTokenTransport(loop: tokenLoop, timeout: settings.fetchTimeout, connector: connector.connect)

@@ -45,8 +45,8 @@ extension ClientSession: UpstreamConnectionOwner {
                     let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method)
                     if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version)
-                    if let binding = io.token?.binding {
-                        response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: binding.nonces,
+                    if let nonces = io.token?.binding?.nonces {
+                        response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
                                                                             origin: RequestRewriter.upstreamOrigin(io.decision))
                     }
                     return .final(response)

@@ -173,7 +173,7 @@ final class ClientSession: ConnectionDelegate {
         case .endBodyAtClose: endBodyAtClose(io)
         case .replay(let checkStale): resend(io, replayCheckingStale: checkStale)
         case .nonceReplay(let checkStale):
-            io.token?.binding?.nonces.countResourceRetry()
+            io.token?.binding?.nonces?.countResourceRetry()
             resend(io, replayCheckingStale: checkStale)
         case .retry: resend(io, replayCheckingStale: nil)
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)

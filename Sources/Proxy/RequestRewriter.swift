@@ -30,7 +30,7 @@ enum RequestRewriter {
         let connectionNamed = request.fields.connectionOptions()
         let stripAuthorization = decision.credential != nil
         let perRequest = decision.perRequest
-        let binding = token?.binding
+        let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         for field in request.fields {
             if field.nameEquals("host") { continue }
             if field.nameEquals("content-length") {

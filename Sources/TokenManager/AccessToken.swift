@@ -17,17 +17,18 @@ public struct AccessToken: Sendable, Equatable {
     /// one integer compare.
     public let generation: UInt64
 
-    /// What the token is bound to (a DPoP key), nil for a bearer token. Every request with a
-    /// bound token carries a fresh proof made with this binding (RFC 9449 §7.1).
+    /// What the token is bound to (a DPoP key, a client certificate), nil for a plain bearer
+    /// token. Every request with a DPoP-bound token carries a fresh proof made with this
+    /// binding's key (RFC 9449 §7.1).
     public let binding: TokenBinding?
 
     /// The `Authorization` scheme: `DPoP` for a token bound to a DPoP key, else `Bearer`.
-    public var scheme: String { binding == nil ? "Bearer" : "DPoP" }
+    public var scheme: String { binding?.dpopKey == nil ? "Bearer" : "DPoP" }
 
-    /// Creates a token; presented with the `DPoP` scheme when it has a `binding`, else `Bearer`.
+    /// Creates a token; presented with the `DPoP` scheme when `binding` has a DPoP key, else `Bearer`.
     public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil) {
         self.value = value
-        self.headerLine = Array("Authorization: \(binding == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)
+        self.headerLine = Array("Authorization: \(binding?.dpopKey == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))
         self.expiresAt = expiresAt
         self.generation = generation

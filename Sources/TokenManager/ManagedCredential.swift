@@ -297,13 +297,14 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         for waiter in all.values { waiter.run { $0.finish(token) } }
     }
 
-    /// A rotated key file gets a token bound to the new key within a second, before the
-    /// current token (which keeps its own key) expires.
+    /// A rotated key or certificate gets a token bound to the new one within a second, while
+    /// the current token (which keeps its own) stays in use until it arrives.
     private func watchBinding() {
         bindingWatch = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
             guard let self, !stopped else { return }
-            if source.bindingChanged() {
-                logger.info("the DPoP key changed; fetching a token bound to the new key", metadata: ["credential": .string(logName)])
+            if source.bindingDiffers(from: state.current?.token.binding) {
+                logger.info("the DPoP key or client certificate changed; fetching a token bound to the new one",
+                            metadata: ["credential": .string(logName)])
                 perform(state.bindingChanged(now: clock.now))
             }
             watchBinding()
@@ -393,7 +394,7 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             // A token exchanged for a subject is never used after the subject expires.
             outcome = grant.limited(to: notAfter - wallClock)
         }
-        if case .success(let grant) = outcome, sent.binding != nil, grant.binding == nil {
+        if case .success(let grant) = outcome, sent.binding?.dpopKey != nil, grant.binding?.dpopKey == nil {
             logger.warning("the token server answered a DPoP request with a bearer token; it is used as a bearer token", metadata: [
                 "credential": .string(logName), "fingerprint": .string(AccessToken(value: grant.value).fingerprint),
             ])

@@ -19,8 +19,8 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     public let audience: String?
     /// The requested `resource` (RFC 8707), if any (part of the cache key).
     public let resource: String?
-    /// The DPoP key whose proof the request carries (``dpopProved(with:now:)``), nil for a plain
-    /// request: a `DPoP` token in the answer is bound to it.
+    /// The DPoP key whose proof the request carries and the client certificate it is sent with
+    /// (``bound(to:now:)``), nil for a plain request: the token in the answer is bound to them.
     public private(set) var binding: TokenBinding?
 
     /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,
@@ -40,22 +40,22 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     /// `scheme://authority` of the endpoint: where its DPoP nonces are remembered.
     public var origin: String { endpoint.scheme + "://" + endpoint.authority }
 
-    /// The same request with a `DPoP` proof header (RFC 9449 §5) signed by `binding`'s key:
-    /// `htm` POST, `htu` the endpoint without its query, a fresh `jti`, and the nonce the
-    /// token server gave last.
-    public func dpopProved(with binding: TokenBinding, now: Double) throws(TokenFetchError) -> TokenEndpointRequest {
-        let proof: String
+    /// The same request bound to `binding`: with a `DPoP` proof header (RFC 9449 §5) signed by
+    /// its key when it has one (`htm` POST, `htu` the endpoint without its query, a fresh `jti`,
+    /// the nonce the token server gave last).
+    public func bound(to binding: TokenBinding, now: Double) throws(TokenFetchError) -> TokenEndpointRequest {
+        var fields = self.fields
         do {
-            proof = try binding.proof(method: method, origin: origin, path: endpoint.path, accessToken: nil, now: now)
+            if let proof = try binding.proof(method: method, origin: origin, path: endpoint.path, accessToken: nil, now: now) {
+                fields.append("DPoP", proof)
+            }
         } catch {
             throw TokenFetchError(.clientAuthentication("dpop: the proof could not be signed (\(error))"))
         }
-        var fields = self.fields
-        fields.append("DPoP", proof)
-        var proved = TokenEndpointRequest(endpoint: endpoint, method: method, fields: fields, body: body,
-                                          scope: scope, audience: audience, resource: resource)
-        proved.binding = binding
-        return proved
+        var bound = TokenEndpointRequest(endpoint: endpoint, method: method, fields: fields, body: body,
+                                         scope: scope, audience: audience, resource: resource)
+        bound.binding = binding
+        return bound
     }
 
     /// Head and body as sent on the wire.

@@ -13,20 +13,20 @@ enum TokenRequestSender {
         throws(TokenFetchError) -> TokenEndpointRequest {
         let first = try source.next()
         transport.send(first) { result in
-            guard let binding = first.binding, case .success(let response) = result else {
+            guard let nonces = first.binding?.nonces, case .success(let response) = result else {
                 completion(first, result)
                 return
             }
-            let hadNonce = binding.nonces.nonce(for: first.origin)
-            binding.nonces.remember(from: response.fields, origin: first.origin)
-            let nonce = binding.nonces.nonce(for: first.origin)
+            let hadNonce = nonces.nonce(for: first.origin)
+            nonces.remember(from: response.fields, origin: first.origin)
+            let nonce = nonces.nonce(for: first.origin)
             guard demandsNonce(response), nonce != nil, nonce != hadNonce, let second = try? source.next() else {
                 completion(first, result)
                 return
             }
-            binding.nonces.countTokenEndpointRetry()
+            nonces.countTokenEndpointRetry()
             transport.send(second) { result in
-                if case .success(let response) = result { binding.nonces.remember(from: response.fields, origin: second.origin) }
+                if case .success(let response) = result { nonces.remember(from: response.fields, origin: second.origin) }
                 completion(second, result)
             }
         }

@@ -17,6 +17,10 @@ public struct TokenRequestSource: Sendable {
     /// The credential's DPoP key (`dpop:`): every request then carries a proof, and the
     /// token it gets is bound to the key.
     public var dpop: DPoPKeySource?
+    /// The credential's TLS client certificate (`tls_client_auth`): every token is bound to the
+    /// pair it was requested with (RFC 8705 §3), which routes with `clientCertificate:
+    /// credential` present upstream with it.
+    public var certificate: ClientIdentityFiles?
     private let make: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest
 
     /// A source from a builder; `scope`, `audience` and `resource` must match what it builds.
@@ -35,17 +39,27 @@ public struct TokenRequestSource: Sendable {
     }
 
     /// Whether what the tokens are bound to can change under the running process (a DPoP key
-    /// file): the credential then asks ``bindingChanged()`` every second.
-    public var watchesBinding: Bool { dpop?.readsFile ?? false }
+    /// file, a client certificate): the credential then compares every second
+    /// (``bindingDiffers(from:)``).
+    public var watchesBinding: Bool { (dpop?.readsFile ?? false) || certificate != nil }
 
-    /// Whether the key the next token would be bound to differs from the last one used.
-    public func bindingChanged() -> Bool { dpop?.keyChanged() ?? false }
+    /// Whether a token requested now would be bound to another key or certificate than
+    /// `binding` (the current token's). Files that cannot be used now are not a change.
+    public func bindingDiffers(from binding: TokenBinding?) -> Bool {
+        if let bound = binding?.dpopKey, let key = dpop?.fileKey(), key !== bound { return true }
+        if let bound = binding?.certificate, let identity = try? certificate?.current(), identity != bound { return true }
+        return false
+    }
 
-    /// The request for the next fetch (with a fresh DPoP proof when the credential has a key).
+    /// The request for the next fetch, bound to the credential's DPoP key (with a fresh proof)
+    /// and client certificate when it has them.
     public func next() throws(TokenFetchError) -> TokenEndpointRequest {
         let request = try make()
-        guard let dpop else { return request }
-        return try request.dpopProved(with: dpop.binding(), now: SystemTokenClock().wallClockSeconds)
+        let identity = try certificate?.current()
+        let key = try dpop?.key()
+        guard identity != nil || key != nil else { return request }
+        return try request.bound(to: TokenBinding(dpopKey: key, nonces: dpop?.nonces, certificate: identity),
+                                 now: SystemTokenClock().wallClockSeconds)
     }
 
     /// Runs a request builder, turning its setting errors into a fetch error.

@@ -15,12 +15,13 @@ public enum TokenResponseParser {
     /// - Parameters:
     ///   - defaultLifetime: the lifetime when the response does not say.
     ///   - wallClock: now, in seconds since 1970 (JWT `exp`, `Retry-After` dates).
-    ///   - binding: the DPoP key the request proved possession of, if any.
+    ///   - binding: the DPoP key and client certificate the request proved possession of, if any
+    ///     (a bearer answer keeps only the certificate).
     public static func parse(_ response: TokenHTTPResponse, defaultLifetime: Duration,
                              wallClock: Double, binding: TokenBinding? = nil) -> Result<TokenGrant, TokenFetchError> {
-        parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding != nil).map { grant, dpop in
+        parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding?.dpopKey != nil).map { grant, dpop in
             var grant = grant
-            if dpop { grant.binding = binding }
+            grant.binding = dpop ? binding : binding?.withoutDPoP
             return grant
         }
     }

@@ -32,6 +32,9 @@ public struct TokenStatus: Sendable, Equatable {
     public var tokenType: String?
     /// The thumbprint (`jkt`) of the DPoP key the current token is bound to.
     public var dpopThumbprint: String?
+    /// The `x5t#S256` of the client certificate the current token was requested with (shown
+    /// for credentials whose tokens are bound to it).
+    public var certificateThumbprint: String?
     /// For a DPoP credential: requests sent again with a server's nonce, at the token endpoint
     /// and at resource servers (live counts, read when the status is).
     public var dpopNonceRetries: DPoPNonceRetries?
@@ -55,7 +58,8 @@ public struct TokenStatus: Sendable, Equatable {
             expiresAt = current.expiresAt
             usableUntil = current.usableUntil
             tokenType = current.token.scheme
-            dpopThumbprint = current.token.binding?.dpopKey.thumbprint
+            dpopThumbprint = current.token.binding?.dpopKey?.thumbprint
+            certificateThumbprint = current.token.binding?.certificate?.thumbprint
         }
         nextFetchAt = state.nextFetchAt
         consecutiveFailures = state.consecutiveFailures

@@ -93,7 +93,9 @@ final class StatusCollector: Sendable {
     /// `static`, `oauth2 (private_key_jwt)`, `mca (certificate)`.
     /// How the current token is presented, nil before the first token.
     static func binding(_ status: TokenStatus) -> TokenBindingReport? {
-        status.tokenType.map { TokenBindingReport(tokenType: $0, jkt: status.dpopThumbprint) }
+        status.tokenType.map {
+            TokenBindingReport(tokenType: $0, jkt: status.dpopThumbprint, certificateThumbprint: status.certificateThumbprint)
+        }
     }
 
     static func kind(_ kind: CredentialKind) -> String {
