@@ -154,6 +154,10 @@ extension ConfigDecoder {
                 }
             }
 
+            let presentsCertificate = decodeClientCertificate(fields, path: path, credential: credential, kinds: kinds,
+                                                              upstream: upstream, tlsGiven: tls.given)
+            if presentsCertificate == nil { valid = false }
+
             if intercept, tls.settings?.insecureSkipVerify == true {
                 // The app verified its own connection; what the sidecar sends on must be no weaker.
                 report("\(path).insecureSkipVerify", "an intercepting route always verifies its upstream (the app's own connection would have); use caFile to trust a private CA", at: fields["insecureSkipVerify"])
@@ -164,10 +168,51 @@ extension ConfigDecoder {
                 routes.append(RouteConfig(
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
                     clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
-                    requested: requested.settings))
+                    requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false))
             }
         }
         return routes
+    }
+
+    /// `clientCertificate: credential`: the upstream TLS presents the certificate the route's
+    /// credential authenticates with (its tokens are bound to it, RFC 8705 §3). Needs an https
+    /// upstream, a credential with `tls_client_auth` or `self_signed_tls_client_auth`, and no
+    /// route certificate of its own. Nil on a problem.
+    private mutating func decodeClientCertificate(_ fields: [String: Node], path: String, credential: String?,
+                                                  kinds: [String: CredentialKind], upstream: UpstreamAddress?,
+                                                  tlsGiven: [String]) -> Bool? {
+        let keyPath = "\(path).clientCertificate"
+        switch string(fields["clientCertificate"], path: keyPath) {
+        case .absent:
+            return false
+        case .invalid:
+            return nil
+        case .value(let text):
+            guard text == "credential" else {
+                report(keyPath, "'\(text)' is not supported; the one value is credential (present the route credential's clientCert upstream)", at: fields["clientCertificate"])
+                return nil
+            }
+        }
+        guard let name = credential else {
+            report(keyPath, "needs the route's credential: it names whose certificate to present", at: fields["clientCertificate"])
+            return nil
+        }
+        if let kind = kinds[name] {
+            guard case .oauth2(let oauth) = kind, oauth.auth.usesClientCertificate else {
+                report(keyPath, "'\(name)' does not authenticate with a client certificate; its tokens are bound to none (use auth: tls_client_auth or self_signed_tls_client_auth)", at: fields["clientCertificate"])
+                return nil
+            }
+        }
+        guard upstream?.isTLS == true else {
+            report(keyPath, "a client certificate is presented over TLS: the upstream must be https://", at: fields["clientCertificate"])
+            return nil
+        }
+        let own = tlsGiven.filter { $0 == "clientCert" || $0 == "clientKey" }
+        guard own.isEmpty else {
+            report(keyPath, "the route also sets \(own.joined(separator: " and ")); present either the credential's certificate or the route's own", at: fields["clientCertificate"])
+            return nil
+        }
+        return true
     }
 
     private static func unknownCredentialMessage(_ name: String, known: [String]) -> String {

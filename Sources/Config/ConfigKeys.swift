@@ -33,7 +33,7 @@ enum ConfigKeys {
         return keys
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
-                        "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences"] + tls
+                        "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate"] + tls
     /// Keys of an oauth2 credential's `dpop` mapping.
     static let dpop = ["keyFile"]
     /// Keys of `routes[].exchange`.

@@ -15,6 +15,9 @@ public struct RouteConfig: Sendable, Equatable {
     /// A CONNECT to this route's host is answered by the sidecar as the TLS server for that name
     /// (a leaf minted by its CA), and the requests inside run through the route like plain ones.
     public var intercept: Bool
+    /// `clientCertificate: credential`: the upstream TLS connection presents the certificate the
+    /// credential's current token was requested with (RFC 8705 §3 certificate-bound tokens).
+    public var presentsCredentialCertificate: Bool
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
     public var exchange: TokenExchangeSettings? {
         get { perRequest?.exchange }
@@ -52,8 +55,10 @@ public struct RouteConfig: Sendable, Equatable {
     public init(
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
-        exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil
+        exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil,
+        presentsCredentialCertificate: Bool = false
     ) {
+        self.presentsCredentialCertificate = presentsCredentialCertificate
         self.perRequest = PerRequestSettings.make(exchange: exchange, requested: requested)
         self.intercept = intercept
         self.host = host

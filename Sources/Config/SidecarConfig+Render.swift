@@ -84,6 +84,9 @@ extension SidecarConfig {
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                     lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")
+                    if route.presentsCredentialCertificate {
+                        lines.append("    clientCertificate: credential  # RFC 8705 §3: the certificate the token is bound to")
+                    }
                     if let exchange = route.exchange {
                         lines.append("    exchange:  # RFC 8693: the caller's Authorization: Bearer token is the subject")
                         for (key, value) in [("audience", exchange.audience), ("scope", exchange.scope), ("resource", exchange.resource),

@@ -10,12 +10,21 @@ import TokenManager
 final class ExchangeIO {
     /// The client's request head.
     let head: RequestHead
-    /// Where it goes and which credential it uses.
-    let decision: RouteDecision
+    /// Where it goes and which credential it uses (its target follows the token's certificate
+    /// on a route presenting the credential's certificate).
+    private(set) var decision: RouteDecision
     /// When the head was complete (for the duration metric and the access log).
     let startedAt: ContinuousClock.Instant
-    /// The injected token (replaced by a replay).
-    var token: AccessToken?
+    /// The injected token (replaced by a replay). On a route presenting the credential's
+    /// certificate, the upstream becomes the one made with the certificate this token is bound to.
+    var token: AccessToken? {
+        didSet {
+            if let bound = decision.certificateBound, let identity = token?.binding?.certificate,
+               let target = bound.target(for: identity) {
+                decision.target = target
+            }
+        }
+    }
     /// On a route with per-request tokens: which one this request uses (its scope set, audience,
     /// caller's fingerprint).
     var variant: TokenVariantKey?

@@ -5,8 +5,9 @@ import TokenManager
 
 /// Where one request goes and what it carries: the outcome of routing.
 struct RouteDecision {
-    /// The connection to use (host, port, TLS, pool key).
-    let target: UpstreamTarget
+    /// The connection to use (host, port, TLS, pool key); on a route presenting the credential's
+    /// certificate, replaced by the one for the request's token (``ExchangeIO/token``).
+    var target: UpstreamTarget
     /// Value for the forwarded `Host` field.
     let hostField: String
     /// The credential whose token is injected, if the route has one (for a route with
@@ -20,6 +21,8 @@ struct RouteDecision {
     private(set) var keptClientAuthorization = false
     /// The route's per-request tokens (scopes, audience, token exchange), if it has them.
     var perRequest: RouteTokens?
+    /// `clientCertificate: credential`: the upstream connection per certificate the token is bound to.
+    var certificateBound: CertificateBoundUpstream?
 
     /// The decision for a request that brings its own `Authorization` to a `keep` route: the
     /// header is forwarded as it is, no token is looked up or injected.
@@ -69,6 +72,8 @@ struct Router: Sendable {
         let keepsClientAuthorization: Bool
         /// Tokens fetched per request, if the route has them.
         let perRequest: RouteTokens?
+        /// `clientCertificate: credential`.
+        let certificateBound: CertificateBoundUpstream?
     }
 
     /// A router without routes, for a ``LocalServer`` (whose requests are never routed).
@@ -121,13 +126,16 @@ struct Router: Sendable {
                 }
                 tls = contexts[key]
             }
-            let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls,
-                                        poolKey: "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)",
-                                        allowsLinkLocal: true)
+            let poolKey = "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)"
+            let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey, allowsLinkLocal: true)
+            let bound = route.presentsCredentialCertificate && upstream.isTLS
+                ? CertificateBoundUpstream(host: upstream.host, port: upstream.port, poolKey: poolKey, caFile: route.tls.caFile,
+                                           insecureSkipVerify: route.tls.insecureSkipVerify)
+                : nil
             prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
                                                  credential: route.credential.flatMap { credentials[$0] },
                                                  keepsClientAuthorization: route.clientAuthorization == .keep,
-                                                 perRequest: perRequest[route.host])
+                                                 perRequest: perRequest[route.host], certificateBound: bound)
         }
         self.prepared = prepared
         self.interceptTLS = interceptTLS
@@ -232,7 +240,7 @@ struct Router: Sendable {
             let hostField = route.preserveHost ? destination.description : ready.hostField
             return RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
                                  routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
-                                 perRequest: ready.perRequest)
+                                 perRequest: ready.perRequest, certificateBound: ready.certificateBound)
         }
         let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
         return RouteDecision(target: target, hostField: destination.description,

@@ -1,0 +1,87 @@
+import Foundation
+import TestSupport
+import TokenManager
+import XCTest
+
+/// Certificate-bound tokens (RFC 8705 §3) end to end: the authorization server binds each token to
+/// the client certificate of its mutual-TLS handshake (`cnf.x5t#S256`), and the resource server,
+/// over mutual TLS too, accepts a token only with that same certificate
+/// (Fixtures/dpop_server.py, verifying independently of the code under test).
+final class CertificateBoundTokenTests: XCTestCase {
+    private func setUp(_ ca: TestCA, volume: ProjectedVolume) throws -> (DPoPServer, ProxyHarness) {
+        let server = try DPoPServer(policy: ["client_id": "bank-client", "client_auth": "tls_client_auth",
+                                             "tls_client_cn": "bank-client", "bind_certificate": true],
+                                    tls: (ca.localhostCert, ca.localhostKey, ca.caCert))
+        let proxy = try ProxyHarness(yaml: """
+        listen: "127.0.0.1:0"
+        credentials:
+          bank:
+            type: oauth2
+            tokenUrl: "\(server.tokenURL)"
+            clientId: bank-client
+            auth: tls_client_auth
+            clientCert: "\(volume.path("tls.crt"))"
+            clientKey: "\(volume.path("tls.key"))"
+            caFile: "\(ca.caCert)"
+            tokenWait: 3s
+        routes:
+          - host: "accounts.test"
+            upstream: "\(server.backendURL)"
+            caFile: "\(ca.caCert)"
+            credential: bank
+            clientCertificate: credential
+        """)
+        return (server, proxy)
+    }
+
+    private func publish(_ ca: TestCA, _ name: String, into volume: ProjectedVolume) throws {
+        try volume.publish(["tls.crt": Array(try Data(contentsOf: URL(fileURLWithPath: ca.path("\(name).pem")))),
+                            "tls.key": Array(try Data(contentsOf: URL(fileURLWithPath: ca.path("\(name).key"))))])
+    }
+
+    private func get(_ client: RawClient, _ path: String) throws -> TestResponse {
+        client.send("GET \(path) HTTP/1.1\r\nHost: accounts.test\r\n\r\n")
+        return try client.readResponse()
+    }
+
+    func testTheUpstreamSeesTheCertificateTheTokenIsBoundToAcrossARotation() throws {
+        let ca = try TestCA()
+        try ca.issueClient(name: "first", commonName: "bank-client")
+        try ca.issueClient(name: "renewed", commonName: "bank-client")
+        let volume = try ProjectedVolume()
+        try publish(ca, "first", into: volume)
+        let (server, proxy) = try setUp(ca, volume: volume)
+        let client = try RawClient(port: proxy.port)
+        for index in 0..<5 {
+            let response = try get(client, "/before/\(index)")
+            XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        }
+        let firstToken = try XCTUnwrap(server.tokenRequests().last)
+        let firstPrint = try XCTUnwrap(firstToken["peer_cert_x5t"] as? String)
+        XCTAssertEqual((firstToken["cnf"] as? [String: Any])?["x5t#S256"] as? String, firstPrint, "the AS bound the token")
+
+        try publish(ca, "renewed", into: volume)
+        let deadline = Date().addingTimeInterval(8)
+        var index = 0
+        while server.tokenRequests().count < 2 && Date() < deadline {
+            let response = try get(client, "/during/\(index)")
+            XCTAssertEqual(response.status, 200, "request \(index) across the rotation: \(String(decoding: response.body, as: UTF8.self))")
+            index += 1
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let tokens = server.tokenRequests()
+        XCTAssertEqual(tokens.count, 2, "a token for the new certificate, fetched with it")
+        let secondPrint = try XCTUnwrap(tokens.last?["peer_cert_x5t"] as? String)
+        XCTAssertNotEqual(firstPrint, secondPrint)
+        for step in 0..<5 { XCTAssertEqual(try get(client, "/after/\(step)").status, 200) }
+        let resource = server.resourceRequests()
+        XCTAssertTrue(resource.allSatisfy { $0["verdict"] as? String == "ok" && $0["bound"] as? String == "mtls" },
+                      "every request carried its token over a connection with its own certificate")
+        XCTAssertTrue(resource.allSatisfy { $0["peer_cert_x5t"] as? String == $0["token_x5t"] as? String })
+        XCTAssertTrue(resource.suffix(5).allSatisfy { $0["peer_cert_x5t"] as? String == secondPrint },
+                      "after the new token, the new certificate")
+        let status = try XCTUnwrap((proxy.runtime.credentials["bank"] as? ManagedCredential)?.status)
+        XCTAssertEqual(status.certificateThumbprint, secondPrint)
+        XCTAssertEqual(status.tokenType, "Bearer")
+    }
+}
