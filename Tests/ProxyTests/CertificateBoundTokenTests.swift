@@ -84,4 +84,50 @@ final class CertificateBoundTokenTests: XCTestCase {
         XCTAssertEqual(status.certificateThumbprint, secondPrint)
         XCTAssertEqual(status.tokenType, "Bearer")
     }
+
+    func testASelfSignedCertificateTheServerRegisteredWorksTheSameWay() throws {
+        let ca = try TestCA()
+        let directory = ca.directory
+        let cert = directory.appendingPathComponent("self.pem").path
+        let key = directory.appendingPathComponent("self.key").path
+        _ = try Command.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                             "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=bank-self",
+                             "-addext", "extendedKeyUsage=clientAuth"])
+        // x5t#S256 computed by openssl and coreutils, not by the code under test.
+        let print = try Command.run(["sh", "-c", "openssl x509 -in '\(cert)' -outform DER | openssl dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '=\\n'"])
+            .out.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The TLS layer accepts a self-signed certificate only from its bundle; the AS checks
+        // it against the registered thumbprint (RFC 8705 §2.2).
+        let bundle = directory.appendingPathComponent("bundle.pem").path
+        try (String(contentsOfFile: ca.caCert, encoding: .utf8) + String(contentsOfFile: cert, encoding: .utf8))
+            .write(toFile: bundle, atomically: true, encoding: .utf8)
+        let server = try DPoPServer(policy: ["client_id": "bank-client", "client_auth": "self_signed_tls_client_auth",
+                                             "tls_client_x5t": [print], "bind_certificate": true],
+                                    tls: (ca.localhostCert, ca.localhostKey, bundle))
+        let proxy = try ProxyHarness(yaml: """
+        listen: "127.0.0.1:0"
+        credentials:
+          bank:
+            type: oauth2
+            tokenUrl: "\(server.tokenURL)"
+            clientId: bank-client
+            auth: self_signed_tls_client_auth
+            clientCert: "\(cert)"
+            clientKey: "\(key)"
+            caFile: "\(ca.caCert)"
+        routes:
+          - host: "accounts.test"
+            upstream: "\(server.backendURL)"
+            caFile: "\(ca.caCert)"
+            credential: bank
+            clientCertificate: credential
+        """)
+        let client = try RawClient(port: proxy.port)
+        for index in 0..<3 {
+            let response = try get(client, "/self/\(index)")
+            XCTAssertEqual(response.status, 200, String(decoding: response.body, as: UTF8.self))
+        }
+        XCTAssertEqual(server.tokenRequests().last?["client_auth"] as? String, "self_signed_tls_client_auth")
+        XCTAssertTrue(server.resourceRequests().allSatisfy { $0["token_x5t"] as? String == print && $0["peer_cert_x5t"] as? String == print })
+    }
 }
