@@ -1,3 +1,4 @@
+import Foundation
 import HTTP1
 import TokenManager
 import XCTest
@@ -48,6 +49,35 @@ final class RequestRewriterTests: XCTestCase {
         let old = try parse("GET /o HTTP/1.0\r\n\r\n")
         XCTAssertTrue(String(decoding: RequestRewriter.head(for: old, decision: decision(credential: nil), token: nil), as: UTF8.self)
             .hasPrefix("GET /o HTTP/1.1\r\nHost: backend:8080\r\n"))
+    }
+
+    /// The payload of a compact JWS, decoded.
+    private func claims(_ jws: Substring) throws -> [String: Any] {
+        var text = String(jws.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: XCTUnwrap(Data(base64Encoded: text))) as? [String: Any])
+    }
+
+    func testADPoPTokenGetsAFreshProofForTheUpstreamURIAndTheAppsOwnProofIsDropped() throws {
+        let head = try parse("POST http://api.test/pay/1?amount=5 HTTP/1.1\r\nHost: api.test\r\nDPoP: the-apps-own\r\ndpop: another\r\nContent-Length: 0\r\n\r\n")
+        let nonces = DPoPNonces()
+        nonces.remember("n-42", for: "http://backend:8080")
+        let token = AccessToken(value: "tok", binding: TokenBinding(dpopKey: try DPoPKey.generated(), nonces: nonces))
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "tok")),
+                                                        token: token), as: UTF8.self)
+        let lines = out.components(separatedBy: "\r\n")
+        XCTAssertTrue(lines.contains("Authorization: DPoP tok"))
+        let proofs = lines.filter { $0.lowercased().hasPrefix("dpop:") }
+        XCTAssertEqual(proofs.count, 1, "only the sidecar's proof goes upstream: \(out)")
+        let payload = try claims(try XCTUnwrap(proofs.first).dropFirst(6))
+        XCTAssertEqual(payload["htm"] as? String, "POST")
+        XCTAssertEqual(payload["htu"] as? String, "http://backend:8080/pay/1", "the URI the upstream receives, without query")
+        XCTAssertEqual(payload["nonce"] as? String, "n-42", "the origin's nonce")
+        XCTAssertNotNil(payload["ath"])
+
+        let bearer = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "tok")),
+                                                           token: AccessToken(value: "tok")), as: UTF8.self)
+        XCTAssertTrue(bearer.contains("DPoP: the-apps-own"), "a bearer route leaves the app's headers alone")
     }
 }
 

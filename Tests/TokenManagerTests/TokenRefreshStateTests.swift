@@ -401,4 +401,18 @@ final class TokenRefreshStateTests: XCTestCase {
         var expired = makeState()
         XCTAssertEqual(expired.start(now: t0 + .seconds(95), cached: cached), [.fetch])
     }
+
+    func testAChangedBindingFetchesANewTokenWhileTheCurrentOneStaysInUse() {
+        var state = makeState()
+        XCTAssertEqual(state.bindingChanged(now: t0), [], "nothing before the start")
+        _ = state.start(now: t0)
+        XCTAssertEqual(state.bindingChanged(now: t0), [], "the fetch under way uses the new key already")
+        _ = state.fetchSucceeded(grant("old", .seconds(3600)), now: t0)
+        let later = t0 + .seconds(5)
+        XCTAssertEqual(state.bindingChanged(now: later), [.fetch])
+        XCTAssertEqual(state.usableToken(at: later)?.value, "old", "still handed out until the new token arrives")
+        XCTAssertEqual(state.phase(at: later), .refreshing)
+        _ = state.fetchSucceeded(grant("new", .seconds(3600)), now: later)
+        XCTAssertEqual(state.usableToken(at: later)?.value, "new")
+    }
 }

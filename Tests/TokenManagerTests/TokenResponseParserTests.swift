@@ -119,4 +119,17 @@ final class TokenResponseParserTests: XCTestCase {
         XCTAssertNil(RetryAfter.parse("soon", wallClock: 0))
         XCTAssertNil(RetryAfter.parse("-5", wallClock: 0))
     }
+
+    func testADPoPTokenTypeBindsTheGrantOnlyWhenTheRequestCarriedAProof() throws {
+        let response = TokenHTTPResponse(status: 200, body: Array(#"{"access_token":"abc","token_type":"DPoP","expires_in":60}"#.utf8))
+        let binding = TokenBinding(dpopKey: try DPoPKey.generated())
+        let bound = grant(TokenResponseParser.parse(response, defaultLifetime: .seconds(1), wallClock: now, binding: binding))
+        XCTAssertTrue(bound?.binding === binding)
+        XCTAssertEqual(failure(TokenResponseParser.parse(response, defaultLifetime: .seconds(1), wallClock: now))?.kind,
+                       .invalidResponse("token_type is \"DPoP\", not Bearer"), "no proof was sent: the token cannot be presented")
+
+        let bearer = TokenHTTPResponse(status: 200, body: Array(#"{"access_token":"abc","token_type":"Bearer"}"#.utf8))
+        XCTAssertNil(grant(TokenResponseParser.parse(bearer, defaultLifetime: .seconds(1), wallClock: now, binding: binding))?.binding,
+                     "a bearer answer to a DPoP request is a bearer token")
+    }
 }
