@@ -16,6 +16,8 @@
 #               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min)
 #   make soak   build release, then SOAK_SECONDS (default 600) of mixed load: RSS and descriptor
 #               slopes, token fetches, unprovoked errors
+#   make bench-dpop  build release, then DPoP against bearer on the same route: instructions per
+#               request, the signature's share, c50 requests/s (fails below 0.5x of bearer)
 #   make bench-metrics  what per-request metrics cost: worker-local counters vs swift-metrics +
 #               swift-prometheus (a separate package under Benchmarks/metrics-cost)
 SWIFT   ?= swift
@@ -37,7 +39,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -120,6 +122,11 @@ intercept-check: release
 # The same with callgrind's instructions per request and 5 s of c50 per form.
 bench-intercept: release
 	Benchmarks/intercept.sh
+
+# DPoP's cost against the same route with a bearer token: instructions per request, the
+# signature's share, c50 requests/s and CPU per request (fails below 0.5x of bearer).
+bench-dpop: release
+	Benchmarks/dpop.sh
 
 bench: release
 	Benchmarks/bench.sh

@@ -6,8 +6,8 @@ import Config
 /// replicas of the same client share one entry, different clients never do. The text is hashed
 /// (``SharedTokenCache/binding(material:)``) before it names anything in Redis.
 enum SharedCacheKeyMaterial {
-    /// The material for `credential`, nil for a static token (nothing to share) and a DPoP one
-    /// (bound to this process's key).
+    /// The material for `credential`, nil for a static token (nothing to share) and a
+    /// sender-constrained one (DPoP, or a client certificate: bound to what this process holds).
     static func make(_ credential: CredentialConfig) -> String? {
         var parts: [String]
         switch credential.kind {
@@ -16,8 +16,10 @@ enum SharedCacheKeyMaterial {
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
         case .oauth2(let oauth):
-            // A DPoP token is bound to this replica's key: no other replica can present it.
-            if oauth.dpop != nil { return nil }
+            // Sender-constrained tokens are presented with what they were requested with — this
+            // replica's DPoP key, the certificate pair it read — which another replica's copy
+            // would not carry: each replica fetches its own.
+            if oauth.dpop != nil || oauth.auth.usesClientCertificate { return nil }
             parts = ["oauth2", oauth.tokenUrl.description, oauth.clientId, "\(oauth.auth)",
                      oauth.scope ?? "", oauth.audience ?? "", oauth.resource ?? ""]
             parts += oauth.params.map { "\($0.name)=\($0.value)" }.sorted()

@@ -118,10 +118,10 @@ final class ConfigDecoderOAuth2Tests: XCTestCase {
     func testAuthMethod() {
         XCTAssertEqual(oauth2(minimal + "    auth: basic\n")?.auth, .basic)
         XCTAssertEqual(problemLines(minimal + "    auth: Basic\n"), [
-            "c.yaml: credentials.partner.auth: 'Basic' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth, none (did you mean 'basic'?)",
+            "c.yaml: credentials.partner.auth: 'Basic' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth, self_signed_tls_client_auth, none (did you mean 'basic'?)",
         ])
         XCTAssertEqual(problemLines(minimal + "    auth: mtls\n"), [
-            "c.yaml: credentials.partner.auth: 'mtls' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth, none",
+            "c.yaml: credentials.partner.auth: 'mtls' is not one of basic, post, private_key_jwt, client_secret_jwt, assertion_file, tls_client_auth, self_signed_tls_client_auth, none",
         ])
     }
 

@@ -134,6 +134,7 @@ final class CredentialRenderTests: XCTestCase {
                 params:
                   "b": "2"
                   "a": "1"
+                dpop: false  # bearer tokens
                 refreshAt: "87.5%"
                 defaultLifetime: 90s
                 tokenWait: 0s
