@@ -17,6 +17,12 @@ public final class SigningKey: @unchecked Sendable {
     let raw: OpaquePointer
     /// The algorithm this key signs with (from its type).
     public let algorithm: Algorithm
+    /// A signing context initialised once (SHA-256, this key) that every signature copies:
+    /// `EVP_DigestSignInit` looks the algorithms up in OpenSSL's providers each time, which costs
+    /// more than the signature itself for a DPoP proof per request. Only ever read (copied)
+    /// after init, which OpenSSL allows from any thread. Nil if it could not be made (each
+    /// signature then initialises its own).
+    private let template: OpaquePointer?
 
     /// Loads an unencrypted PEM private key: PKCS#8 (`BEGIN PRIVATE KEY`) or traditional
     /// (`BEGIN RSA PRIVATE KEY`, `BEGIN EC PRIVATE KEY`). An encrypted key is refused without
@@ -48,28 +54,44 @@ public final class SigningKey: @unchecked Sendable {
             throw CryptoError("the key is neither RSA nor EC P-256 (RS256 or ES256)")
         }
         raw = key
+        template = SigningKey.makeTemplate(key)
     }
 
     /// Takes ownership of `key` (freed with this object), which signs with `algorithm`.
     init(owning key: OpaquePointer, algorithm: Algorithm) {
         raw = key
         self.algorithm = algorithm
+        template = SigningKey.makeTemplate(key)
     }
 
-    deinit { EVP_PKEY_free(raw) }
+    deinit {
+        if let template { EVP_MD_CTX_free(template) }
+        EVP_PKEY_free(raw)
+    }
+
+    private static func makeTemplate(_ key: OpaquePointer) -> OpaquePointer? {
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key) == 1 else {
+            ERR_clear_error()
+            EVP_MD_CTX_free(context)
+            return nil
+        }
+        return context
+    }
 
     /// Signs `message` (SHA-256): PKCS#1 v1.5 for RS256, the 64-byte `r‖s` for ES256.
     public func sign(_ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard let context = EVP_MD_CTX_new() else { throw CryptoError("out of memory") }
         defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, raw) == 1 else {
+        let ready = if let template { EVP_MD_CTX_copy_ex(context, template) == 1 } else { false }
+        guard ready || EVP_DigestSignInit(context, nil, EVP_sha256(), nil, raw) == 1 else {
             ERR_clear_error()
             throw CryptoError("cannot initialise signing")
         }
-        var length = 0
+        // An ECDSA P-256 DER signature is at most 72 bytes; an RSA one is the modulus size.
+        var length = Int(max(EVP_PKEY_get_size(raw), 72))
         let signed: [UInt8]? = message.withUnsafeBytes { input -> [UInt8]? in
             let data = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            guard EVP_DigestSign(context, nil, &length, data, input.count) == 1 else { return nil }
             var out = [UInt8](repeating: 0, count: length)
             guard EVP_DigestSign(context, &out, &length, data, input.count) == 1 else { return nil }
             return Array(out.prefix(length))

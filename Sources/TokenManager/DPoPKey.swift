@@ -40,15 +40,24 @@ public final class DPoPKey: Sendable {
     /// presenting one, and `nonce` when the server gave one.
     public func proof(method: String, uri: String, accessToken: String? = nil, nonce: String? = nil,
                       now: Double) throws(CryptoError) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var jti = [UInt8](repeating: 0, count: 16)
-        for index in jti.indices { jti[index] = generator.next() }
+        try proof(method: method, uri: uri, ath: accessToken.map(DPoPKey.ath), nonce: nonce, now: now)
+    }
+
+    /// The same with `ath` already computed (``ath(_:)``: a token's is the same for every request).
+    func proof(method: String, uri: String, ath: String?, nonce: String?, now: Double) throws(CryptoError) -> String {
+        // OpenSSL's DRBG, not a getrandom(2) per byte: a proof is made for every request.
+        guard let jti = AESGCM.randomBytes(16) else { throw CryptoError("no random bytes for the jti") }
         var payload = "{\"htm\":" + JSONString.quoted(method) + ",\"htu\":" + JSONString.quoted(uri)
             + ",\"iat\":" + String(Int64(now)) + ",\"jti\":\"" + Base64.encodeURL(jti) + "\""
-        if let accessToken { payload += ",\"ath\":\"" + Base64.encodeURL(Digest.sha256(Array(accessToken.utf8))) + "\"" }
+        if let ath { payload += ",\"ath\":\"" + ath + "\"" }
         if let nonce { payload += ",\"nonce\":" + JSONString.quoted(nonce) }
         payload += "}"
         let input = encodedHeader + "." + Base64.encodeURL(Array(payload.utf8))
         return input + "." + Base64.encodeURL(try key.sign(Array(input.utf8)))
+    }
+
+    /// `ath` for `accessToken`: base64url SHA-256 of it (RFC 9449 §4.2).
+    static func ath(_ accessToken: String) -> String {
+        Base64.encodeURL(Digest.sha256(Array(accessToken.utf8)))
     }
 }

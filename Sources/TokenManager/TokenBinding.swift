@@ -14,6 +14,8 @@ public final class TokenBinding: Sendable, Equatable {
     public let nonces: DPoPNonces?
     /// The client certificate and key the token was requested with over mutual TLS.
     public let certificate: ClientIdentity?
+    /// `ath` of the token last presented with this binding (one token per binding, so computed once).
+    private let lastAth = Locked<(token: String, ath: String)?>(nil)
 
     /// A binding to a DPoP key (with the credential's nonce store) and/or a certificate.
     public init(dpopKey: DPoPKey? = nil, nonces: DPoPNonces? = nil, certificate: ClientIdentity? = nil) {
@@ -36,8 +38,15 @@ public final class TokenBinding: Sendable, Equatable {
                       now: Double) throws(CryptoError) -> String? {
         guard let dpopKey else { return nil }
         let end = path.utf8.firstIndex(where: { $0 == 0x3F || $0 == 0x23 }) ?? path.utf8.endIndex
-        return try dpopKey.proof(method: method, uri: origin + path[..<end], accessToken: accessToken,
+        return try dpopKey.proof(method: method, uri: origin + path[..<end], ath: accessToken.map(ath),
                                  nonce: nonces?.nonce(for: origin), now: now)
+    }
+
+    private func ath(_ token: String) -> String {
+        if let known = lastAth.withLock({ $0 }), known.token == token { return known.ath }
+        let ath = DPoPKey.ath(token)
+        lastAth.withLock { $0 = (token, ath) }
+        return ath
     }
 
     /// Identity: the same binding object.
