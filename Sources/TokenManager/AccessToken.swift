@@ -1,8 +1,9 @@
 import EventLoop
 
 /// An access token ready to inject, with what the proxy needs precomputed once per token
-/// rather than once per request.
-public struct AccessToken: Sendable, Equatable {
+/// rather than once per request. Immutable; a class so that handing it to a request costs one
+/// reference count, not one per field.
+public final class AccessToken: Sendable, Equatable {
     /// The token itself. Never log it; log ``fingerprint``.
     public let value: String
     /// `Authorization` field line, `"Authorization: Bearer <token>\r\n"`, ready to append to a head.
