@@ -13,40 +13,23 @@
 #      SECONDS_EACH (5), SKIP_INSTR=1.
 # Loopback only; every wait is bounded; everything it starts is stopped on exit.
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
-BIN="${SIDECAR_BIN:-$ROOT/.build/release/token-sidecar}"
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "$0")/common.sh" dpop-bench
+HERE="$BENCH_DIR"
+BIN="$(find_sidecar_bin)"
 N="${N:-2000}"; SECONDS_EACH="${SECONDS_EACH:-5}"
-TMP="$(mktemp -d /tmp/dpop-bench.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  sleep 0.3
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
 [ -x "$BIN" ] || { echo "dpop.sh: no binary at $BIN (run make release)" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 "${2:-200}"); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; exit 1; }
 
 B=$(free_port); P=$(free_port)
-mkdir -p "$TMP/nginx"
-cat > "$TMP/nginx/nginx.conf" <<CONF
-worker_processes 1; pid $TMP/nginx/nginx.pid; error_log $TMP/nginx/error.log;
-events { worker_connections 1024; }
-http { access_log off; keepalive_requests 1000000; client_body_temp_path $TMP/nginx;
-  server { listen 127.0.0.1:$B; location / { return 200 "ok\n"; } } }
-CONF
-nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -g "daemon off;" & PIDS+=($!)
-wait_port "$B"
+nginx_conf backend "    server { listen 127.0.0.1:$B; location / { return 200 \"ok\\n\"; } }"
+start_nginx backend "$B"
 
 mkdir -p "$TMP/as"
 printf '{"client_id": "bench", "client_secret": "bench-secret", "expires_in": 86400, "iat_window": 3600}\n' > "$TMP/as/policy.json"
-python3 "$ROOT/Tests/ProxyTests/Fixtures/dpop_server.py" --dir "$TMP/as" > "$TMP/as.out" 2>"$TMP/as.err" & PIDS+=($!)
+start_bg "$TMP/as.out" python3 "$REPO/Tests/ProxyTests/Fixtures/dpop_server.py" --dir "$TMP/as"
 for _ in $(seq 1 200); do grep -q '^PORT ' "$TMP/as.out" 2>/dev/null && break; sleep 0.05; done
 A=$(awk '/^PORT /{print $2; exit}' "$TMP/as.out")
-[ -n "$A" ] || { echo "dpop.sh: the token server did not start: $(cat "$TMP/as.err")" >&2; exit 1; }
+[ -n "$A" ] || { echo "dpop.sh: the token server did not start: $(cat "$TMP/as.out")" >&2; exit 1; }
 
 cat > "$TMP/sidecar.yaml" <<CONF
 listen: "127.0.0.1:$P"
@@ -70,10 +53,10 @@ run_curl() { curl -s -x "http://127.0.0.1:$P" "http://$1/?i=[1-$2]" -o /dev/null
 
 if [ -z "${SKIP_INSTR:-}" ]; then
   # valgrind 3.19 cannot read the debug info of the static build: count a stripped copy.
-  objcopy --strip-debug "$BIN" "$TMP/token-sidecar-stripped"
-  valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out.%p" "$TMP/token-sidecar-stripped" run --config "$TMP/sidecar.yaml" > "$TMP/valgrind.log" 2>&1 &
-  VG=$!; PIDS+=($VG)
-  wait_port "$P" 1200
+  start_bg "$TMP/valgrind.log" valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out.%p" \
+    "$(nodebug_copy "$BIN" "$TMP/token-sidecar-stripped")" run --config "$TMP/sidecar.yaml"
+  VG=$LAST_PID
+  wait_port "$P" "$VG" 60 || { echo "dpop.sh: the sidecar under valgrind did not start" >&2; exit 1; }
   measure() {  # measure HOST -> "instructions_per_request sign_share_percent"
     run_curl "$1" 200
     callgrind_control -z "$VG" > /dev/null 2>&1
@@ -89,11 +72,12 @@ if [ -z "${SKIP_INSTR:-}" ]; then
   read -r bearer_instr _ <<< "$(measure bearer.test)"
   read -r dpop_instr sign_share <<< "$(measure dpop.test)"
   echo "instructions/request: bearer $bearer_instr, DPoP $dpop_instr ($(awk -v a="$dpop_instr" -v b="$bearer_instr" 'BEGIN{printf "%.2f", a/b}')x); signing the proof: ${sign_share}% of the DPoP requests' instructions"
-  kill "$VG"; wait "$VG" 2>/dev/null || true
+  stop_pid "$VG"
 fi
 
-"$BIN" run --config "$TMP/sidecar.yaml" > "$TMP/sidecar.log" 2>&1 & S=$!; PIDS+=($S)
-wait_port "$P"
+start_bg "$TMP/sidecar.log" "$BIN" run --config "$TMP/sidecar.yaml"
+S=$LAST_PID
+wait_port "$P" "$S" 10 || { echo "dpop.sh: the sidecar did not start: $(cat "$TMP/sidecar.log")" >&2; exit 1; }
 cpu() { awk '{print $14 + $15}' "/proc/$S/stat"; }
 load() {  # load HOST -> "rps cpu_us_per_request errors"
   local before after out

@@ -8,20 +8,19 @@ import XCTest
 /// over mutual TLS too, accepts a token only with that same certificate
 /// (Fixtures/dpop_server.py, verifying independently of the code under test).
 final class CertificateBoundTokenTests: XCTestCase {
-    private func setUp(_ ca: TestCA, volume: ProjectedVolume) throws -> (DPoPServer, ProxyHarness) {
-        let server = try DPoPServer(policy: ["client_id": "bank-client", "client_auth": "tls_client_auth",
-                                             "tls_client_cn": "bank-client", "bind_certificate": true],
-                                    tls: (ca.localhostCert, ca.localhostKey, ca.caCert))
-        let proxy = try ProxyHarness(yaml: """
+    /// A credential authenticating with `cert`/`key` (`auth`) and a route presenting its
+    /// certificate to the fixture's resource server.
+    private func yaml(_ server: DPoPServer, ca: TestCA, auth: String, cert: String, key: String) -> String {
+        """
         listen: "127.0.0.1:0"
         credentials:
           bank:
             type: oauth2
             tokenUrl: "\(server.tokenURL)"
             clientId: bank-client
-            auth: tls_client_auth
-            clientCert: "\(volume.path("tls.crt"))"
-            clientKey: "\(volume.path("tls.key"))"
+            auth: \(auth)
+            clientCert: "\(cert)"
+            clientKey: "\(key)"
             caFile: "\(ca.caCert)"
             tokenWait: 3s
         routes:
@@ -30,7 +29,15 @@ final class CertificateBoundTokenTests: XCTestCase {
             caFile: "\(ca.caCert)"
             credential: bank
             clientCertificate: credential
-        """)
+        """
+    }
+
+    private func setUp(_ ca: TestCA, volume: ProjectedVolume) throws -> (DPoPServer, ProxyHarness) {
+        let server = try DPoPServer(policy: ["client_id": "bank-client", "client_auth": "tls_client_auth",
+                                             "tls_client_cn": "bank-client", "bind_certificate": true],
+                                    tls: (ca.localhostCert, ca.localhostKey, ca.caCert))
+        let proxy = try ProxyHarness(yaml: yaml(server, ca: ca, auth: "tls_client_auth", cert: volume.path("tls.crt"),
+                                                key: volume.path("tls.key")))
         return (server, proxy)
     }
 
@@ -61,13 +68,9 @@ final class CertificateBoundTokenTests: XCTestCase {
         XCTAssertEqual((firstToken["cnf"] as? [String: Any])?["x5t#S256"] as? String, firstPrint, "the AS bound the token")
 
         try publish(ca, "renewed", into: volume)
-        let deadline = Date().addingTimeInterval(8)
-        var index = 0
-        while server.tokenRequests().count < 2 && Date() < deadline {
-            let response = try get(client, "/during/\(index)")
+        let during = try server.keepRequesting(client, host: "accounts.test", untilTokens: 2)
+        for (index, response) in during.enumerated() {
             XCTAssertEqual(response.status, 200, "request \(index) across the rotation: \(String(decoding: response.body, as: UTF8.self))")
-            index += 1
-            Thread.sleep(forTimeInterval: 0.05)
         }
         let tokens = server.tokenRequests()
         XCTAssertEqual(tokens.count, 2, "a token for the new certificate, fetched with it")
@@ -104,24 +107,7 @@ final class CertificateBoundTokenTests: XCTestCase {
         let server = try DPoPServer(policy: ["client_id": "bank-client", "client_auth": "self_signed_tls_client_auth",
                                              "tls_client_x5t": [print], "bind_certificate": true],
                                     tls: (ca.localhostCert, ca.localhostKey, bundle))
-        let proxy = try ProxyHarness(yaml: """
-        listen: "127.0.0.1:0"
-        credentials:
-          bank:
-            type: oauth2
-            tokenUrl: "\(server.tokenURL)"
-            clientId: bank-client
-            auth: self_signed_tls_client_auth
-            clientCert: "\(cert)"
-            clientKey: "\(key)"
-            caFile: "\(ca.caCert)"
-        routes:
-          - host: "accounts.test"
-            upstream: "\(server.backendURL)"
-            caFile: "\(ca.caCert)"
-            credential: bank
-            clientCertificate: credential
-        """)
+        let proxy = try ProxyHarness(yaml: yaml(server, ca: ca, auth: "self_signed_tls_client_auth", cert: cert, key: key))
         let client = try RawClient(port: proxy.port)
         for index in 0..<3 {
             let response = try get(client, "/self/\(index)")

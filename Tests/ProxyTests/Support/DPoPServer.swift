@@ -76,4 +76,19 @@ final class DPoPServer {
         }
         return seen
     }
+
+    /// Sends `GET /during/<n>` for `host` on `client` every 50 ms until the authorization server
+    /// has issued `count` tokens (at most `seconds`): the requests a rotation must not fail.
+    /// Returns the responses, in order.
+    func keepRequesting(_ client: RawClient, host: String, untilTokens count: Int,
+                        within seconds: TimeInterval = 8) throws -> [TestResponse] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var responses: [TestResponse] = []
+        while tokenRequests().count < count && Date() < deadline {
+            client.send("GET /during/\(responses.count) HTTP/1.1\r\nHost: \(host)\r\n\r\n")
+            responses.append(try client.readResponse())
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return responses
+    }
 }
