@@ -279,4 +279,24 @@ final class ManagedCredentialTests: XCTestCase {
         guard case .failure(let error)? = results.value.last else { return XCTFail() }
         XCTAssertEqual(error.description, "token endpoint answered HTTP 400 invalid_client: Client authentication failed")
     }
+
+    func testABearerAnswerToADPoPRequestIsUsedAsBearerWithAWarning() throws {
+        try server.setControl(["expires_in": 3600])
+        var source = TokenRequestSource.fixed(try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/oauth/token",
+                                                                              clientId: "client", secret: "very-secret-value"))
+        let key = try DPoPKey.generated()
+        source.dpop = DPoPKeySource(key: key)
+        let credential = ManagedCredential(name: "api", source: source, settings: fastBackoff, loop: tokenLoop.loop,
+                                           logger: logs.logger, random: SplitMix64(seed: 9))
+        credentials.append(credential)
+        credential.start()
+        XCTAssertTrue(eventually { credential.currentToken() != nil })
+        let token = try XCTUnwrap(credential.currentToken())
+        XCTAssertEqual(token.scheme, "Bearer", "the server did not bind it: presented as it was issued")
+        XCTAssertNil(token.binding?.dpopKey)
+        XCTAssertEqual(String(decoding: token.headerLine, as: UTF8.self), "Authorization: Bearer tok-1\r\n")
+        XCTAssertTrue(logs.text.contains("answered a DPoP request with a bearer token"), logs.text)
+        XCTAssertFalse(logs.text.contains("tok-1"))
+        XCTAssertNotNil(server.requests.first?.header("DPoP"), "the request carried a proof")
+    }
 }
