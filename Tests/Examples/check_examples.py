@@ -91,7 +91,7 @@ NAMESPACE_FLAG = "CHECK_EXAMPLES_IN_NAMESPACE"
 DEFAULT_KUBERNETES_VERSION = "1.37.0"
 # Keys whose value is a file the sidecar reads, and what the test writes there.
 FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "key", "clientKey": "key",
-             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt",
+             "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt", "keyFile": "key",
              # sharedCache: the Redis password and user, and the key that seals cached tokens.
              "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
