@@ -265,7 +265,9 @@ public enum CredentialFactory {
 
     /// Opens token-server connections: plain TCP, or TLS verified per the credential's settings.
     /// With a client certificate, its files are re-read before each connection and the TLS
-    /// context rebuilt when they changed (a rotated certificate is used without a restart).
+    /// context rebuilt when they changed (a rotated certificate is used without a restart); a
+    /// request bound to a certificate is sent with exactly that one (read when the request was
+    /// made: a rotation in between cannot bind the token to another certificate than recorded).
     public static func connector(for tls: TLSSettings, name: String, logger: Logger = Logger(label: "token-sidecar")) throws -> TokenConnector {
         let contexts: ReloadingTLSContext
         do {
@@ -273,9 +275,9 @@ public enum CredentialFactory {
         } catch {
             throw FactoryError("credential '\(name)': \(error)")
         }
-        return { host, port, useTLS, loop, delegate in
+        return { host, port, useTLS, identity, loop, delegate in
             guard useTLS else { return Connection.connect(host: host, port: port, on: loop, delegate: delegate) }
-            let context = contexts.current { problem in
+            let context = contexts.current(presenting: identity) { problem in
                 logger.error("cannot reload the client certificate; using the previous one",
                              metadata: ["credential": .string(name), "error": .string(problem)])
             }

@@ -8,6 +8,8 @@ import Foundation
 final class ReloadingTLSContext: Sendable {
     private let settings: TLSSettings
     private let state: Locked<(files: [UInt8], context: TLSClientContext)>
+    /// The context made for the certificate requests were last bound to.
+    private let bound = Locked<(identity: ClientIdentity, context: TLSClientContext)?>(nil)
 
     /// Builds the first context; throws naming the file that cannot be used.
     init(_ settings: TLSSettings) throws(EventLoopError) {
@@ -15,10 +17,23 @@ final class ReloadingTLSContext: Sendable {
         state = Locked((ReloadingTLSContext.contents(settings) ?? [], try ReloadingTLSContext.make(settings)))
     }
 
-    /// The context to connect with now. Without a client certificate it never changes; with
-    /// one, a changed pair of files gives a new context, and a pair that cannot be loaded keeps
-    /// the previous context (`problem` hears why).
-    func current(problem: (String) -> Void) -> TLSClientContext {
+    /// The context to connect with now. Presenting `identity` (the certificate a request is
+    /// bound to): a context made with exactly it (kept while it stays the one asked for).
+    /// Otherwise, without a client certificate it never changes; with one, a changed pair of
+    /// files gives a new context, and a pair that cannot be loaded keeps the previous context
+    /// (`problem` hears why).
+    func current(presenting identity: ClientIdentity? = nil, problem: (String) -> Void) -> TLSClientContext {
+        if let identity {
+            if let known = bound.withLock({ $0?.identity == identity ? $0?.context : nil }) { return known }
+            do {
+                let context = try TLSClientContext(caFile: settings.caFile, identity: identity,
+                                                   insecureSkipVerify: settings.insecureSkipVerify)
+                bound.withLock { $0 = (identity, context) }
+                return context
+            } catch {
+                problem("\(error)")
+            }
+        }
         guard settings.clientCert != nil, let files = ReloadingTLSContext.contents(settings) else {
             return state.withLock { $0.context }
         }

@@ -12,31 +12,30 @@ final class CertificateBoundUpstream: Sendable {
     /// Certificates remembered at once (the current and the few before it).
     static let capacity = 4
 
-    private let host: String
-    private let port: Int
-    private let poolKey: String
+    /// The route's own target: no client certificate.
+    private let base: UpstreamTarget
     private let caFile: String?
     private let insecureSkipVerify: Bool
     private let targets = Locked<[(identity: ClientIdentity, target: UpstreamTarget)]>([])
 
-    /// The route's upstream (`host`, `port`), its pool key and how it verifies the server.
-    init(host: String, port: Int, poolKey: String, caFile: String?, insecureSkipVerify: Bool) {
-        self.host = host
-        self.port = port
-        self.poolKey = poolKey
+    /// The route's upstream as it is without a certificate (`base`) and how it verifies the server.
+    init(base: UpstreamTarget, caFile: String?, insecureSkipVerify: Bool) {
+        self.base = base
         self.caFile = caFile
         self.insecureSkipVerify = insecureSkipVerify
     }
 
-    /// The target presenting `identity`; nil when no TLS context can be made with it (the request
-    /// then goes without a certificate and the server's refusal reaches the app).
-    func target(for identity: ClientIdentity) -> UpstreamTarget? {
+    /// The target presenting `identity`. Without one, or when no TLS context can be made with
+    /// it, the route's own target: the request goes without a certificate (never with another
+    /// token's) and the server's refusal reaches the app.
+    func target(for identity: ClientIdentity?) -> UpstreamTarget {
+        guard let identity else { return base }
         if let known = targets.withLock({ $0.first { $0.identity == identity }?.target }) { return known }
         guard let context = try? TLSClientContext(caFile: caFile, identity: identity, insecureSkipVerify: insecureSkipVerify) else {
-            return nil
+            return base
         }
-        let target = UpstreamTarget(host: host, port: port, tls: context, poolKey: poolKey + "|x5t:" + identity.thumbprint,
-                                    allowsLinkLocal: true)
+        let target = UpstreamTarget(host: base.host, port: base.port, tls: context,
+                                    poolKey: base.poolKey + "|x5t:" + identity.thumbprint, allowsLinkLocal: true)
         return targets.withLock { targets in
             if let raced = targets.first(where: { $0.identity == identity }) { return raced.target }
             targets.append((identity, target))

@@ -19,9 +19,8 @@ final class ExchangeIO {
     /// certificate, the upstream becomes the one made with the certificate this token is bound to.
     var token: AccessToken? {
         didSet {
-            if let bound = decision.certificateBound, let identity = token?.binding?.certificate,
-               let target = bound.target(for: identity) {
-                decision.target = target
+            if let bound = decision.certificateBound {
+                decision.target = bound.target(for: token?.binding?.certificate)
             }
         }
     }

@@ -41,8 +41,9 @@ enum RequestRewriter {
             if stripAuthorization && field.nameEquals("authorization") { continue }
             if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
             if let perRequest, perRequest.consumes(field) { continue }
-            // The app's own proof would name another key (or none it holds): only ours goes.
-            if binding != nil && field.nameEquals("dpop") { continue }
+            // The app's own proof goes with the app's own token (removed above): only ours goes,
+            // also when the server answered a DPoP token request with a bearer token.
+            if stripAuthorization && field.nameEquals("dpop") { continue }
             out.appendField(field.name, field.value)
         }
         switch request.framing {
@@ -81,8 +82,7 @@ enum RequestRewriter {
         let path: String
         switch request.target {
         case .origin(let target), .absolute(_, _, let target): path = target
-        case .asterisk: path = "*"
-        case .authority: path = ""
+        case .asterisk, .authority: path = ""  // the target URI is the origin itself (RFC 9110 §7.1)
         }
         return try? binding.proof(method: request.method, origin: upstreamOrigin(decision), path: path,
                                   accessToken: token.value, now: SystemTokenClock().wallClockSeconds)

@@ -129,8 +129,7 @@ struct Router: Sendable {
             let poolKey = "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)"
             let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey, allowsLinkLocal: true)
             let bound = route.presentsCredentialCertificate && upstream.isTLS
-                ? CertificateBoundUpstream(host: upstream.host, port: upstream.port, poolKey: poolKey, caFile: route.tls.caFile,
-                                           insecureSkipVerify: route.tls.insecureSkipVerify)
+                ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
                 : nil
             prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
                                                  credential: route.credential.flatMap { credentials[$0] },

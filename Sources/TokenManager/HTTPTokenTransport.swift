@@ -17,7 +17,7 @@ public final class HTTPTokenTransport: TokenTransport {
     ///   - loop: the token loop; ``send(_:completion:)`` must be called on its thread.
     ///   - timeout: overall limit per fetch (default 10 s).
     ///   - maxBodyBytes: response body limit (default 1 MiB).
-    ///   - connector: opens connections; the default handles `http` only (see ``plainConnector(host:port:tls:loop:delegate:)``).
+    ///   - connector: opens connections; the default handles `http` only (see ``plainConnector(host:port:tls:identity:loop:delegate:)``).
     public init(loop: EventLoop, timeout: Duration = .seconds(10), maxBodyBytes: Int = 1 << 20,
                 connector: @escaping TokenConnector = HTTPTokenTransport.plainConnector) {
         self.loop = loop
@@ -29,7 +29,7 @@ public final class HTTPTokenTransport: TokenTransport {
     /// The default connector: plain TCP through ``Connection/connect(host:port:on:delegate:)``
     /// (asynchronous DNS); returns nil for TLS, which the transport reports as
     /// ``TokenTransportError/tlsUnavailable``.
-    public static func plainConnector(host: String, port: Int, tls: Bool, loop: EventLoop,
+    public static func plainConnector(host: String, port: Int, tls: Bool, identity: ClientIdentity?, loop: EventLoop,
                                       delegate: any ConnectionDelegate) -> (any ByteStream)? {
         if tls { return nil }
         return Connection.connect(host: host, port: port, on: loop, delegate: delegate)
@@ -40,7 +40,7 @@ public final class HTTPTokenTransport: TokenTransport {
                      completion: @escaping (Result<TokenHTTPResponse, TokenTransportError>) -> Void) {
         let exchange = TokenExchange(maxBodyBytes: maxBodyBytes, requestMethod: request.method, completion: completion)
         let endpoint = request.endpoint
-        guard let connection = connector(endpoint.host, endpoint.port, endpoint.isTLS, loop, exchange) else {
+        guard let connection = connector(endpoint.host, endpoint.port, endpoint.isTLS, request.binding?.certificate, loop, exchange) else {
             let error: TokenTransportError = endpoint.isTLS ? .tlsUnavailable : .couldNotConnect
             exchange.failLater(error, on: loop)
             return

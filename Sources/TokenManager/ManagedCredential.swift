@@ -303,9 +303,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         bindingWatch = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
             guard let self, !stopped else { return }
             if source.bindingDiffers(from: state.current?.token.binding) {
-                logger.info("the DPoP key or client certificate changed; fetching a token bound to the new one",
-                            metadata: ["credential": .string(logName)])
-                perform(state.bindingChanged(now: clock.now))
+                let actions = state.bindingChanged(now: clock.now)
+                if !actions.isEmpty {
+                    logger.info("the DPoP key or client certificate changed; fetching a token bound to the new one",
+                                metadata: ["credential": .string(logName)])
+                }
+                perform(actions)
             }
             watchBinding()
         }

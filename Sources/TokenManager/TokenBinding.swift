@@ -36,10 +36,17 @@ public final class TokenBinding: Sendable, Equatable {
     /// request, with the nonce `origin` gave last. Nil without a DPoP key.
     public func proof(method: String, origin: String, path: String, accessToken: String?,
                       now: Double) throws(CryptoError) -> String? {
+        try proof(method: method, origin: origin, path: path, accessToken: accessToken,
+                  nonce: nonces?.nonce(for: origin), now: now)
+    }
+
+    /// A proof carrying exactly `nonce` (the caller read it, to know later which one it sent).
+    func proof(method: String, origin: String, path: String, accessToken: String?, nonce: String?,
+               now: Double) throws(CryptoError) -> String? {
         guard let dpopKey else { return nil }
         let end = path.utf8.firstIndex(where: { $0 == 0x3F || $0 == 0x23 }) ?? path.utf8.endIndex
         return try dpopKey.proof(method: method, uri: origin + path[..<end], ath: accessToken.map(ath),
-                                 nonce: nonces?.nonce(for: origin), now: now)
+                                 nonce: nonce, now: now)
     }
 
     private func ath(_ token: String) -> String {

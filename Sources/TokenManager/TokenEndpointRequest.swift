@@ -22,6 +22,9 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     /// The DPoP key whose proof the request carries and the client certificate it is sent with
     /// (``bound(to:now:)``), nil for a plain request: the token in the answer is bound to them.
     public private(set) var binding: TokenBinding?
+    /// The DPoP nonce the proof carries (nil: none, or no proof). A `use_dpop_nonce` challenge
+    /// naming another nonce calls for a retry, even when a concurrent answer already stored it.
+    public private(set) var sentNonce: String?
 
     /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,
     /// ``oauth2(tokenURL:clientId:secret:authentication:scope:audience:resource:extraParameters:)``) are
@@ -45,8 +48,10 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     /// the nonce the token server gave last).
     public func bound(to binding: TokenBinding, now: Double) throws(TokenFetchError) -> TokenEndpointRequest {
         var fields = self.fields
+        let nonce = binding.nonces?.nonce(for: origin)
         do {
-            if let proof = try binding.proof(method: method, origin: origin, path: endpoint.path, accessToken: nil, now: now) {
+            if let proof = try binding.proof(method: method, origin: origin, path: endpoint.path, accessToken: nil,
+                                             nonce: nonce, now: now) {
                 fields.append("DPoP", proof)
             }
         } catch {
@@ -55,6 +60,7 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
         var bound = TokenEndpointRequest(endpoint: endpoint, method: method, fields: fields, body: body,
                                          scope: scope, audience: audience, resource: resource)
         bound.binding = binding
+        bound.sentNonce = binding.dpopKey == nil ? nil : nonce
         return bound
     }
 

@@ -193,9 +193,12 @@ public struct TokenRefreshState {
     /// The key the current token is bound to was replaced (a rotated DPoP key file): a token
     /// bound to the new key is fetched now, while the current one (presented with its own key)
     /// stays in use until it arrives. Nothing happens before the first token or during a fetch
-    /// (that fetch already uses the new key).
+    /// (that fetch already uses the new key), nor while failed fetches back off (a new
+    /// certificate the server does not trust yet is retried on the backoff schedule, not on
+    /// every look at the files).
     public mutating func bindingChanged(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
         guard isStarted, !isFetching, current != nil else { return [] }
+        if consecutiveFailures > 0, let next = nextFetchAt, now < next { return [] }
         return beginFetch(now: now)
     }
 

@@ -17,10 +17,11 @@ enum TokenRequestSender {
                 completion(first, result)
                 return
             }
-            let hadNonce = nonces.nonce(for: first.origin)
             nonces.remember(from: response.fields, origin: first.origin)
+            // Compared with the nonce this proof carried, not with the store before the answer:
+            // a concurrent fetch may have stored the same new nonce first.
             let nonce = nonces.nonce(for: first.origin)
-            guard demandsNonce(response), nonce != nil, nonce != hadNonce, let second = try? source.next() else {
+            guard demandsNonce(response), nonce != nil, nonce != first.sentNonce, let second = try? source.next() else {
                 completion(first, result)
                 return
             }

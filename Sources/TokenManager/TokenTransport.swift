@@ -9,6 +9,8 @@ public protocol TokenTransport: AnyObject {
 }
 
 /// Opens the connection for a token request: plain TCP, or TLS when `tls` is true (with
-/// certificate verification against `host`). Returns nil when no connection can be created;
-/// the delegate then hears nothing.
-public typealias TokenConnector = (_ host: String, _ port: Int, _ tls: Bool, _ loop: EventLoop, _ delegate: any ConnectionDelegate) -> (any ByteStream)?
+/// certificate verification against `host`), presenting `identity` when the request is bound to
+/// a client certificate (exactly the one its binding records, so the token is bound to it).
+/// Returns nil when no connection can be created; the delegate then hears nothing.
+public typealias TokenConnector = (_ host: String, _ port: Int, _ tls: Bool, _ identity: ClientIdentity?, _ loop: EventLoop,
+                                   _ delegate: any ConnectionDelegate) -> (any ByteStream)?

@@ -77,7 +77,19 @@ final class RequestRewriterTests: XCTestCase {
 
         let bearer = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "tok")),
                                                            token: AccessToken(value: "tok")), as: UTF8.self)
-        XCTAssertTrue(bearer.contains("DPoP: the-apps-own"), "a bearer route leaves the app's headers alone")
+        XCTAssertFalse(bearer.lowercased().contains("dpop:"),
+                       "the app's proof went with the app's token: not next to an injected bearer token either")
+        let untouched = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil), token: nil), as: UTF8.self)
+        XCTAssertTrue(untouched.contains("DPoP: the-apps-own"), "a route without a credential leaves the app's headers alone")
+    }
+
+    func testAProofForAnAsteriskRequestNamesTheOrigin() throws {
+        let head = try parse("OPTIONS * HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let token = AccessToken(value: "tok", binding: TokenBinding(dpopKey: try DPoPKey.generated(), nonces: DPoPNonces()))
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "tok")),
+                                                        token: token), as: UTF8.self)
+        let proof = try XCTUnwrap(out.components(separatedBy: "\r\n").first { $0.hasPrefix("DPoP: ") })
+        XCTAssertEqual(try claims(proof.dropFirst(6))["htu"] as? String, "http://backend:8080")
     }
 }
 

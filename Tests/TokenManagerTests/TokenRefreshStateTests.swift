@@ -415,4 +415,21 @@ final class TokenRefreshStateTests: XCTestCase {
         _ = state.fetchSucceeded(grant("new", .seconds(3600)), now: later)
         XCTAssertEqual(state.usableToken(at: later)?.value, "new")
     }
+
+    func testAChangedBindingTheServerRejectsIsRetriedOnTheBackoffScheduleNotOnEveryLook() {
+        var state = makeState()
+        _ = state.start(now: t0)
+        _ = state.fetchSucceeded(grant("old", .seconds(3600)), now: t0)
+        let rotated = t0 + .seconds(5)
+        XCTAssertEqual(state.bindingChanged(now: rotated), [.fetch])
+        // The new certificate is not registered yet: rejected, retried after the backoff cap.
+        let retryAt = scheduled(state.fetchFailed(TokenFetchError(.httpStatus(429), retryAfter: .seconds(30)), now: rotated))
+        XCTAssertEqual(retryAt, rotated + .seconds(30))
+        for second in 1..<30 {
+            XCTAssertEqual(state.bindingChanged(now: rotated + .seconds(second)), [],
+                           "the watcher's next look at \(second) s does not fetch again")
+        }
+        XCTAssertEqual(state.usableToken(at: rotated + .seconds(29))?.value, "old")
+        XCTAssertEqual(state.bindingChanged(now: rotated + .seconds(30)), [.fetch], "due again")
+    }
 }

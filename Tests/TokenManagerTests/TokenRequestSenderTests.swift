@@ -75,6 +75,31 @@ final class TokenRequestSenderTests: XCTestCase {
         XCTAssertNil(plain.sent[0].fields.first("DPoP"))
     }
 
+    func testTwoConcurrentFetchesChallengedWithTheSameNonceBothRetry() throws {
+        // Per-request token variants share one key and one nonce store: two fetches go out before
+        // either answer, and the first answer stores the nonce the second one also needs.
+        final class HeldTransport: TokenTransport {
+            var sent: [TokenEndpointRequest] = []
+            var pending: [(Result<TokenHTTPResponse, TokenTransportError>) -> Void] = []
+            func send(_ request: TokenEndpointRequest, completion: @escaping (Result<TokenHTTPResponse, TokenTransportError>) -> Void) {
+                sent.append(request)
+                pending.append(completion)
+            }
+        }
+        let source = try source(dpop: true)
+        let transport = HeldTransport()
+        try TokenRequestSender.send(source, via: transport) { _, _ in }
+        try TokenRequestSender.send(source, via: transport) { _, _ in }
+        XCTAssertEqual(transport.sent.count, 2)
+        let answers = transport.pending
+        answers[0](.success(challenge("n1")))
+        answers[1](.success(challenge("n1")))
+        XCTAssertEqual(transport.sent.count, 4, "each fetch retries once with the nonce")
+        XCTAssertEqual(try nonce(in: transport.sent[2]), "n1")
+        XCTAssertEqual(try nonce(in: transport.sent[3]), "n1")
+        XCTAssertEqual(source.dpop?.nonces.retries.tokenEndpoint, 2)
+    }
+
     func testNoncesAreValidatedAndBounded() {
         let nonces = DPoPNonces()
         nonces.remember("has space", for: "https://a")
