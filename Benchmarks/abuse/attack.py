@@ -661,9 +661,15 @@ def settle(a):
         time.sleep(0.2)
     rss, fds = proc_status(a.pid)
     settled = cc == 0 and ul == 0 and (not a.max_fds or (fds is not None and fds <= a.max_fds + idle))
+    seconds = round(now() - t0, 2)
+    # Memory freed when the connections went may be given back to the system a little later.
+    rested = None
+    if a.rest > 0:
+        time.sleep(a.rest)
+        rested, _ = proc_status(a.pid)
     dump(a.out, {"client_connections": cc, "upstream_active": ul, "settled": settled,
                  "conns_seconds": t_conns, "max_fds": a.max_fds + idle, "upstream_idle": idle,
-                 "seconds": round(now() - t0, 2), "rss_kib": rss, "fds": fds})
+                 "seconds": seconds, "rss_kib": rss, "fds": fds, "rest_seconds": a.rest, "rested_rss_kib": rested})
 
 
 # ---------------------------------------------------------------- main -----------------------
@@ -710,6 +716,7 @@ def main():
         p.add_argument("--pid", type=int, default=0)
         p.add_argument("--seconds", type=float, default=10)
         p.add_argument("--max-fds", type=int, default=0, help="settle: descriptors at most")
+        p.add_argument("--rest", type=float, default=0, help="settle: RSS once more after this many seconds")
         p.add_argument("--out", required=True)
 
     a = ap.parse_args()

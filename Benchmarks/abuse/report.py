@@ -172,6 +172,8 @@ def main():
                          "settled" if se.get("settled") else "NOT settled",
                          se.get("client_connections"), se.get("upstream_active"), se.get("fds"),
                          (se.get("rss_kib") or 0) / 1024))
+                if se.get("rested_rss_kib") is not None:
+                    print("  %.0f s later: RSS %.1f MiB" % (se.get("rest_seconds", 0), se["rested_rss_kib"] / 1024))
         logs = log_slice(log, offset(os.path.join(tmp, s + ".log0")), offset(os.path.join(tmp, s + ".log1")))
         if logs:
             print("  proxy log: " + "; ".join("%s x%d" % kv for kv in logs.most_common(6)))

@@ -27,7 +27,7 @@
 # Exit 1 when any scenario FAILs (or the proxy died), 2 on a setup problem.
 #
 # Run:   Benchmarks/abuse/run.sh          (about 3.5 min with the defaults)
-# Env:   ABUSE_SECONDS (30)  BASELINE_SECONDS (10)  SLOW_CONNS (1000)  CHURN_TOTAL (10000)
+# Env:   ABUSE_SECONDS (30)  BASELINE_SECONDS (10)  SLOW_CONNS (1000)  CHURN_TOTAL (10000)  REST_SECONDS (5)
 #        SCENARIOS ("slowloris slowpost slowread churn bigheaders")
 #        BIN or SIDECAR_BIN (default: the repository's .build/release/token-sidecar)
 #        KEEP_TMP=1 keeps the temp dir (configs, logs, per-phase JSON)
@@ -42,6 +42,8 @@ SLOW_CONNS="${SLOW_CONNS:-1000}"
 CHURN_TOTAL="${CHURN_TOTAL:-10000}"
 SCENARIOS="${SCENARIOS:-slowloris slowpost slowread churn bigheaders}"
 SETTLE_SECONDS="${SETTLE_SECONDS:-15}"
+# RSS is read again this long after the proxy settled (freed memory goes back to the system later).
+REST_SECONDS="${REST_SECONDS:-5}"
 [[ -n "${BIN:-}" ]] && SIDECAR_BIN="$BIN"
 
 # shellcheck source=Benchmarks/common.sh disable=SC1091
@@ -107,8 +109,8 @@ phase() {
   wait "$wpid" || true
   drop_pid "$wpid"; [[ -z "$apid" ]] || drop_pid "$apid"
   if kill -0 "$SPID" 2>/dev/null; then
-    py $((SETTLE_SECONDS + 10)) settle --admin "$A" --pid "$SPID" --seconds "$SETTLE_SECONDS" \
-      --max-fds $((FD0 + 2)) --out "$TMP/$name.settle.json" || true
+    py $((SETTLE_SECONDS + REST_SECONDS + 10)) settle --admin "$A" --pid "$SPID" --seconds "$SETTLE_SECONDS" \
+      --max-fds $((FD0 + 2)) --rest "$REST_SECONDS" --out "$TMP/$name.settle.json" || true
     python3 "$ATTACK" metrics --admin "$A" --out "$TMP/$name.m1.json" || echo '{}' >"$TMP/$name.m1.json"
   else
     echo '{"died": true}' >"$TMP/$name.settle.json"

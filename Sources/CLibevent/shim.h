@@ -71,6 +71,11 @@ static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) {
 /// the read here makes the libevent error path independent of the overlay.
 static inline int shim_errno(void) { return errno; }
 
+/// `malloc_trim` (gives free heap pages back to the system): declared in <malloc.h>, which the
+/// Glibc module does not import.
+int malloc_trim(size_t pad);
+static inline int shim_malloc_trim(void) { return malloc_trim(0); }
+
 /// Gives back the blocks of a byte range of a file, keeping its size (`fallocate` with
 /// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE). glibc declares `fallocate` only under
 /// _GNU_SOURCE, which Swift's Glibc module is built without, so it is declared here.

@@ -119,7 +119,7 @@ extension ClientSession: UpstreamConnectionOwner {
         io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts(io)
-        io.upstream?.startReading()
+        io.upstream?.startReading(readAhead: context.bufferBudget.readAhead)
         pumpResponse(io)
     }
 
@@ -132,7 +132,7 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         guard let upstream = io.upstream else { return }
         unmarkStalled(io)
-        upstream.startReading()
+        upstream.startReading(readAhead: context.bufferBudget.readAhead)
         pumpResponse(io)
     }
 
@@ -147,7 +147,7 @@ extension ClientSession: UpstreamConnectionOwner {
         let destination = io.responseCommitted ? client.output : context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
-            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: WorkerContext.highWatermark))
+            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: context.bufferBudget.window))
         } catch {
             progress = .malformed
         }
@@ -155,6 +155,7 @@ extension ClientSession: UpstreamConnectionOwner {
             context.scratch.buffer.moveAll(to: client.output)
             io.responseCommitted = true
         }
+        chargeOutput()
         perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                              responseBytesSent: io.responseCommitted,
                                              spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))))
@@ -269,6 +270,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 spoolFailed(error)
                 return
             }
+            chargeOutput()
         }
         if spool.undelivered == 0 { perform(exchange.spoolDelivered()) }
     }
@@ -277,6 +279,27 @@ extension ClientSession: UpstreamConnectionOwner {
     private func spoolFailed(_ error: SpoolError) {
         context.logger.error("response spool failed; the response is cut short", metadata: ["error": .string(error.description)])
         perform(exchange.spoolFailed())
+    }
+
+    // MARK: - the process's buffer budget
+
+    /// Counts what the client's output holds beyond ``BufferBudget/floor`` against the
+    /// process's budget (only a client that falls behind gets there).
+    @inline(__always)
+    func chargeOutput() {
+        let charge = max(0, client.output.count - BufferBudget.floor)
+        if charge != outputCharge {
+            context.bufferBudget.adjust(by: charge - outputCharge)
+            outputCharge = charge
+        }
+    }
+
+    /// The session ends: whatever its output held is no longer counted.
+    func releaseOutputCharge() {
+        if outputCharge != 0 {
+            context.bufferBudget.adjust(by: -outputCharge)
+            outputCharge = 0
+        }
     }
 
     // MARK: - ending an exchange
@@ -304,6 +327,8 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.owner = nil
         switch disposal {
         case .release where !upstream.isClosed:
+            // The next exchange reads a response head of up to 64 KiB first.
+            upstream.setReadAhead(WorkerContext.readAhead)
             if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
         case .discardUnexpectedBytes:
             noteUnexpectedBytes(upstream)

@@ -36,6 +36,9 @@ final class ClientSession: ConnectionDelegate {
     var pendingInterception: PendingInterception?
     /// The intercepted session's TLS handshake completed (or its failure was counted).
     var handshakeDone = false
+    /// Bytes of the client's output counted against the process's ``BufferBudget`` (what is
+    /// queued beyond ``BufferBudget/floor``, as of the last relay or drain).
+    var outputCharge = 0
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
@@ -76,6 +79,7 @@ final class ClientSession: ConnectionDelegate {
         headTimer.cancel()
         exchangeTimer.cancel()
         client.close()
+        releaseOutputCharge()
         context.remove(self)
     }
 
@@ -86,7 +90,10 @@ final class ClientSession: ConnectionDelegate {
         exchangeTimer.cancel()
         // The session stays registered until its last bytes are with the kernel, so a drain
         // never stops the process under a response still being written.
-        client.closeAfterFlush { [self] in context.remove(self) }
+        client.closeAfterFlush { [self] in
+            releaseOutputCharge()
+            context.remove(self)
+        }
     }
 
     // MARK: - client events
@@ -96,6 +103,7 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connectionDidDrain(_ connection: any ByteStream) {
+        if outputCharge != 0 { chargeOutput() }
         if pendingInterception != nil {
             completeInterception(pendingInterception.unsafelyUnwrapped)
             return

@@ -46,6 +46,9 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var spooledResponses: UInt64 = 0
     /// Bytes held in spool files now (a process-wide gauge, filled in when collected).
     public var spoolBytes = 0
+    /// Bytes queued toward clients beyond each session's small share (``BufferBudget``; a
+    /// process-wide gauge, filled in when collected).
+    public var bufferedBytes = 0
     /// Responses cut short because their client had stopped reading while holding a backend
     /// connection another request was waiting for.
     public var stalledClientsCut: UInt64 = 0

@@ -15,6 +15,8 @@ public final class ProxyServer: @unchecked Sendable {
     private var contexts: [WorkerContextBox] = []
     /// The disk space every worker's response spools share.
     private let spoolBudget: SpoolBudget
+    /// The memory every worker's sessions share for output queued beyond a small share each.
+    private let bufferBudget = BufferBudget()
     /// HTTPS interception, when configured (shared by every worker).
     private let interception: Interception?
     /// The address the proxy listens on (with the real port when the config asked for port 0).
@@ -91,7 +93,7 @@ public final class ProxyServer: @unchecked Sendable {
             let thread = try LoopThread { _ in }
             let context = WorkerContext(loop: thread.loop, router: router, config: config, clientShare: clients.share,
                                         logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter,
-                                        spoolBudget: spoolBudget)
+                                        spoolBudget: spoolBudget, bufferBudget: bufferBudget)
             context.interception = interception
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
@@ -127,6 +129,7 @@ public final class ProxyServer: @unchecked Sendable {
     public func collectMetrics(_ completion: @escaping @Sendable (ProxyMetrics) -> Void) {
         let boxes = contexts
         let budget = spoolBudget
+        let buffers = bufferBudget
         let interception = interception
         let pending = Locked((remaining: boxes.count, total: ProxyMetrics()))
         if boxes.isEmpty { completion(ProxyMetrics()); return }
@@ -141,12 +144,19 @@ public final class ProxyServer: @unchecked Sendable {
                 if var finished {
                     // Process-wide, so filled in once rather than merged.
                     finished.spoolBytes = budget.inUse
+                    finished.bufferedBytes = buffers.inUse
                     finished.interceptHandshakeFailures = interception?.failureCounts ?? [:]
                     finished.interceptCertificatesMinted = interception?.minted ?? 0
                     completion(finished)
                 }
             }
         }
+    }
+
+    /// Bytes of client output given back since the last call (see
+    /// ``BufferBudget/takeReleased()``): the caller returns freed memory to the system after a lot.
+    public func takeReleasedBufferBytes() -> Int {
+        bufferBudget.takeReleased()
     }
 
     /// Graceful shutdown, part one: stop accepting, close idle keep-alive connections, let

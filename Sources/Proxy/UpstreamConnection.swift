@@ -156,6 +156,16 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Starts reading the socket (after backpressure paused it).
     func startReading() { if isConnected { connection?.startReading() } }
 
+    /// Starts reading the socket, buffering at most `readAhead` bytes the consumer has not taken.
+    func startReading(readAhead: Int) {
+        guard isConnected, let connection else { return }
+        connection.setReadHighWatermark(readAhead)
+        connection.startReading()
+    }
+
+    /// How many bytes the socket buffers ahead of the consumer from now on.
+    func setReadAhead(_ bytes: Int) { if isConnected { connection?.setReadHighWatermark(bytes) } }
+
     /// Pauses reading the socket (the client is not keeping up).
     func stopReading() { if isConnected { connection?.stopReading() } }
 

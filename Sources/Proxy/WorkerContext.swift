@@ -40,6 +40,8 @@ final class WorkerContext {
 
     /// The disk space response spools may use (shared by every worker).
     let spoolBudget: SpoolBudget
+    /// The memory sessions may hold in output beyond a small share each (shared by every worker).
+    let bufferBudget: BufferBudget
 
     /// HTTPS interception (the CA and its leaves), when the configuration has `intercept`.
     var interception: Interception?
@@ -56,8 +58,9 @@ final class WorkerContext {
     /// its responder, heads bounded by its limits).
     init(loop: EventLoop, router: Router, config: SidecarConfig, clientShare: Int, logger: Logger,
          worker: Int = 0, accessLogWriter: (any AccessLogWriter)? = nil, spoolBudget: SpoolBudget,
-         local: LocalService? = nil) {
+         bufferBudget: BufferBudget = BufferBudget(), local: LocalService? = nil) {
         self.spoolBudget = spoolBudget
+        self.bufferBudget = bufferBudget
         self.worker = worker
         self.accessLogWriter = accessLogWriter
         self.loop = loop

@@ -45,6 +45,9 @@ enum MetricsExporter {
                                  [MetricSample(value: Double(proxy.spooledResponses))]))
         families.append(.gauge("token_sidecar_spool_bytes", help: "Bytes held in response spool files now.",
                                [MetricSample(value: proxy.spoolBytes)]))
+        families.append(.gauge("token_sidecar_buffered_bytes",
+                               help: "Bytes queued in memory toward clients that fall behind (beyond 16 KiB each).",
+                               [MetricSample(value: proxy.bufferedBytes)]))
         families.append(.counter("token_sidecar_stalled_clients_cut_total",
                                  help: "Responses cut short because their client stopped reading while holding a backend connection another request waited for.",
                                  [MetricSample(value: Double(proxy.stalledClientsCut))]))

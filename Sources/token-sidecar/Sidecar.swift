@@ -18,6 +18,12 @@ final class Sidecar {
     let server: ProxyServer
     private var watchers: [SignalWatcher] = []
     private var drainTimer: Timer?
+    /// Looks every ``trimInterval`` whether client buffers gave back enough to trim the heap.
+    private var trimTimer: Timer?
+    /// How often freed buffer memory is looked at.
+    static let trimInterval: Duration = .seconds(2)
+    /// Buffer bytes given back (since the last look) that make it worth trimming the heap.
+    static let trimThreshold = 4 << 20
     private var draining = false
     private let environment: [String: String]
     /// Called on the control loop once the proxy listens (the admin listener hooks in here).
@@ -57,8 +63,17 @@ final class Sidecar {
         watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload() })
         try runtime.start()
         let address = try server.start()
+        trimTimer = Timer(on: control, after: Self.trimInterval, repeating: Self.trimInterval) { [unowned self] in trimHeap() }
         onStarted?(self)
         return address
+    }
+
+    /// After slow clients went away (their buffered responses freed), freed heap pages go back
+    /// to the system: RSS falls back instead of staying at the burst's peak.
+    private func trimHeap() {
+        if server.takeReleasedBufferBytes() >= Self.trimThreshold {
+            HeapTrim.release()
+        }
     }
 
     /// Runs the control loop until the process has drained (or was stopped).

@@ -290,6 +290,47 @@ final class ClientSessionTests: XCTestCase {
         XCTAssertTrue(backend.isReading, "the client caught up")
     }
 
+    /// Hundreds of slow readers must not each hold a full window: once the process's buffer
+    /// budget is spent, relays fill a client's output (and read the backend ahead) only
+    /// ``BufferBudget/floor`` bytes, until a client that catches up gives its bytes back.
+    func testOnceTheBufferBudgetIsSpentSlowClientsGetSmallWindowsUntilItIsGivenBack() throws {
+        let harness = try SessionHarness(bufferBytes: 200 * 1024)
+        let budget = harness.context.bufferBudget
+        let piece = [UInt8](repeating: 0x62, count: 4096)
+        /// A client asking for 4 MiB that reads nothing; the backend sends until it is paused.
+        func slowReader() throws -> (client: MemoryStream, backend: MemoryStream) {
+            let client = harness.connectClient()
+            client.receive(get)
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = received(backend)
+            backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 4194304\r\n\r\n")
+            for _ in 0..<1000 where backend.isReading { backend.receive(piece) }
+            XCTAssertFalse(backend.isReading, "the backend is paused for a client that does not read")
+            return (client, backend)
+        }
+        let first = try slowReader()
+        XCTAssertGreaterThan(first.client.output.count, 200 * 1024, "a full window while the budget had room")
+        XCTAssertEqual(budget.inUse, first.client.output.count - BufferBudget.floor, "what is queued beyond the floor is counted")
+
+        let second = try slowReader()
+        XCTAssertLessThanOrEqual(second.client.output.count, BufferBudget.floor + piece.count, "the budget is spent: a small window")
+        XCTAssertEqual(second.backend.readHighWatermark, BufferBudget.floor, "and a small read-ahead from its backend")
+
+        first.client.peerReads()
+        XCTAssertEqual(budget.inUse, max(0, second.client.output.count - BufferBudget.floor),
+                       "a client that caught up gives its bytes back (what is left is the second one's)")
+        second.client.peerReads()
+        XCTAssertEqual(second.backend.readHighWatermark, WorkerContext.readAhead, "with room again, full windows")
+        for _ in 0..<100 where second.backend.isReading { second.backend.receive(piece) }
+        XCTAssertGreaterThan(second.client.output.count, 200 * 1024)
+
+        first.client.end(.endOfStream)
+        second.client.end(.endOfStream)
+        XCTAssertEqual(budget.inUse, 0, "sessions that end hold nothing")
+        XCTAssertGreaterThan(budget.takeReleased(), 150 * 1024, "what was given back is reported once, for the heap trim")
+        XCTAssertEqual(budget.takeReleased(), 0)
+    }
+
     /// At the connection limit, a request that must queue takes the connection of the client
     /// that stopped reading first: that response is cut short (a reset, never a clean end), and
     /// the waiting request is served at once, not after `connect`.

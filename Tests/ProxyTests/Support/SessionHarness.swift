@@ -20,8 +20,10 @@ final class SessionHarness {
     let spoolDirectory: String?
 
     /// One route `api.test` → `http://backend.test:8080` with `credential` (a static token
-    /// `tok-1` unless another is given); `top`: extra top-level YAML lines.
-    init(credential: (any Credential)? = nil, top: String = "", spoolBytes: Int = 0) throws {
+    /// `tok-1` unless another is given); `top`: extra top-level YAML lines; `bufferBytes`: the
+    /// process's ``BufferBudget``.
+    init(credential: (any Credential)? = nil, top: String = "", spoolBytes: Int = 0,
+         bufferBytes: Int = BufferBudget.defaultLimit) throws {
         loop = try EventLoop()
         let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
         if let spoolDirectory { try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true) }
@@ -41,7 +43,8 @@ final class SessionHarness {
         logger.logLevel = .critical
         context = WorkerContext(loop: loop, router: try Router(config: config, credentials: credentials), config: config,
                                 clientShare: 1000, logger: logger,
-                                spoolBudget: SpoolBudget(directory: spoolDirectory ?? "/nonexistent", limit: spoolBytes))
+                                spoolBudget: SpoolBudget(directory: spoolDirectory ?? "/nonexistent", limit: spoolBytes),
+                                bufferBudget: BufferBudget(limit: bufferBytes))
         context.pool.connector = { [unowned self] target in
             let stream = MemoryStream(loop: loop, connected: false)
             backends.append(stream)
