@@ -53,8 +53,8 @@ struct Router: Sendable {
     private let otherHosts: OtherHostsPolicy
     private let connectPolicy: ConnectPolicy
     private let credentials: CredentialSet
-    /// Per route with an `upstream`, everything about its destination computed once (not per
-    /// request): the connection target, the Host value and the route's label.
+    /// Per route, everything computed once (not per request): its label and credential, and for
+    /// a route with an `upstream` or an exact host its connection target (and Host value).
     private let prepared: [HostPattern: PreparedRoute]
     /// Per route with per-request tokens (scope, audience, token exchange), built once.
     private let perRequest: [HostPattern: RouteTokens]
@@ -63,8 +63,11 @@ struct Router: Sendable {
     private let interceptTLS: [HostPattern: (context: TLSClientContext, key: String)]
 
     private struct PreparedRoute: Sendable {
-        let target: UpstreamTarget
-        let hostField: String
+        /// Nil: the request's own destination, made per request (a wildcard or intercepting
+        /// route without an upstream).
+        let target: UpstreamTarget?
+        /// Nil: the request's own authority.
+        let hostField: String?
         let label: String
         /// The route's credential, looked up once here rather than by name per request.
         let credential: (any Credential)?
@@ -105,6 +108,16 @@ struct Router: Sendable {
                 throw RouterError("routes '\(route.host)': the token exchange of this route was not built")
             }
             guard let upstream = route.upstream else {
+                // An exact host always goes to that very host: its target is the same for
+                // every request (the request's own authority stays its Host).
+                var target: UpstreamTarget?
+                if !route.intercept, case .exact(let name) = route.host.kind {
+                    target = Router.plainTarget(name, route.host.port)
+                }
+                prepared[route.host] = PreparedRoute(target: target, hostField: nil, label: route.host.description,
+                                                     credential: route.credential.flatMap { credentials[$0] },
+                                                     keepsClientAuthorization: route.clientAuthorization == .keep,
+                                                     perRequest: perRequest[route.host], certificateBound: nil)
                 if route.intercept {
                     let key = Router.tlsKey(route.tls)
                     if contexts[key] == nil {
@@ -236,11 +249,14 @@ struct Router: Sendable {
     @inline(__always)
     private func decision(_ route: RouteConfig, _ destination: Authority, host: String, port: Int) -> RouteDecision {
         if let ready = prepared[route.host] {
-            let hostField = route.preserveHost ? destination.description : ready.hostField
-            return RouteDecision(target: ready.target, hostField: hostField, credential: ready.credential,
+            let hostField = route.preserveHost ? destination.description : ready.hostField ?? destination.description
+            let target = ready.target
+                ?? interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
+            return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
                                  routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
                                  perRequest: ready.perRequest, certificateBound: ready.certificateBound)
         }
+        // Every route is prepared; a router built without routes has none to decide about.
         let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
         return RouteDecision(target: target, hostField: destination.description,
                              credential: route.credential.flatMap { credentials[$0] }, routeName: route.host.description,
