@@ -66,8 +66,11 @@ struct Router: Sendable {
         /// Nil: the request's own destination, made per request (a wildcard or intercepting
         /// route without an upstream).
         let target: UpstreamTarget?
-        /// Nil: the request's own authority.
+        /// Nil: the request's own authority (``ownHost`` when the route names it exactly).
         let hostField: String?
+        /// An exact route's own authority as a request names it, with and without its port
+        /// (`Authority.description` of any request it covers is one of the two).
+        var ownHost: (withPort: String, bare: String)?
         let label: String
         /// The route's credential, looked up once here rather than by name per request.
         let credential: (any Credential)?
@@ -111,10 +114,14 @@ struct Router: Sendable {
                 // An exact host always goes to that very host: its target is the same for
                 // every request (the request's own authority stays its Host).
                 var target: UpstreamTarget?
+                var ownHost: (withPort: String, bare: String)?
                 if !route.intercept, case .exact(let name) = route.host.kind {
                     target = Router.plainTarget(name, route.host.port)
+                    let bare = Authority(host: name, port: nil).description
+                    ownHost = (Authority(host: name, port: route.host.port).description, bare)
                 }
-                prepared[route.host] = PreparedRoute(target: target, hostField: nil, label: route.host.description,
+                prepared[route.host] = PreparedRoute(target: target, hostField: nil, ownHost: ownHost,
+                                                     label: route.host.description,
                                                      credential: route.credential.flatMap { credentials[$0] },
                                                      keepsClientAuthorization: route.clientAuthorization == .keep,
                                                      perRequest: perRequest[route.host], certificateBound: nil)
@@ -249,7 +256,16 @@ struct Router: Sendable {
     @inline(__always)
     private func decision(_ route: RouteConfig, _ destination: Authority, host: String, port: Int) -> RouteDecision {
         if let ready = prepared[route.host] {
-            let hostField = route.preserveHost ? destination.description : ready.hostField ?? destination.description
+            let hostField: String
+            if route.preserveHost {
+                hostField = destination.description
+            } else if let fixed = ready.hostField {
+                hostField = fixed
+            } else if let own = ready.ownHost {
+                hostField = destination.port == nil ? own.bare : own.withPort
+            } else {
+                hostField = destination.description
+            }
             let target = ready.target
                 ?? interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
             return RouteDecision(target: target, hostField: hostField, credential: ready.credential,

@@ -19,6 +19,8 @@ final class RouterTests: XCTestCase {
             preserveHost: true
             credential: api
           - host: "plain.test"
+          - host: "[::1]:8080"
+            credential: api
         """, file: "t.yaml", environment: [:])
         return try Router(config: config, credentials: try CredentialFactory.make(from: config, environment: [:]))
     }
@@ -57,5 +59,27 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(forwarded.target.host, "x.test")
         XCTAssertEqual(forwarded.target.port, 81)
         XCTAssertNil(forwarded.credential)
+    }
+
+    /// A route without an upstream sends the request to the host it names, with the Host the
+    /// request gave (its port written or not): prepared once, identical to the request's own.
+    func testAnExactRouteWithoutUpstreamKeepsTheRequestsOwnAuthority() throws {
+        let r = try router()
+        let cases = [("GET http://plain.test/ HTTP/1.1\r\nHost: plain.test\r\n\r\n", "plain.test"),
+                     ("GET http://PLAIN.test:80/ HTTP/1.1\r\nHost: plain.test\r\n\r\n", "plain.test:80"),
+                     ("GET / HTTP/1.1\r\nHost: Plain.Test\r\n\r\n", "plain.test"),
+                     ("GET http://[::1]:8080/ HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n", "[::1]:8080")]
+        for (text, hostField) in cases {
+            let head = try head(text)
+            let d = try r.decide(head).get()
+            XCTAssertEqual(d.hostField, hostField, text)
+            XCTAssertEqual(d.target.poolKey, "http|\(d.target.host)|\(d.target.port)|")
+            XCTAssertFalse(d.target.allowsLinkLocal)
+        }
+        let ipv6 = try r.decide(head(cases[3].0)).get()
+        XCTAssertEqual(ipv6.target.host, "::1")
+        XCTAssertEqual(ipv6.target.port, 8080)
+        XCTAssertEqual(ipv6.credential?.name, "api")
+        XCTAssertEqual(ipv6.routeName, "[::1]:8080")
     }
 }
