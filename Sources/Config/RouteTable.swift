@@ -41,7 +41,12 @@ public struct RouteTable: Sendable {
     /// The route for a destination, or nil. `host` may be in any case, with
     /// a trailing dot or IPv6 brackets; `port` must already be defaulted.
     public func route(host: String, port: Int) -> RouteConfig? {
-        let host = HostSyntax.normalize(host)
+        route(normalizedHost: HostSyntax.normalize(host), port: port)
+    }
+
+    /// The route for a destination whose `host` is normalized already (lowercase, no trailing
+    /// dot, IPv6 without brackets: an `Authority`'s host), or nil.
+    public func route(normalizedHost host: String, port: Int) -> RouteConfig? {
         if let route = exact[ExactKey(host: host, port: port)] {
             return route
         }

@@ -62,7 +62,8 @@ struct Router: Sendable {
     /// reach their own destination with.
     private let interceptTLS: [HostPattern: (context: TLSClientContext, key: String)]
 
-    private struct PreparedRoute: Sendable {
+    /// A class: a decision reads it through one reference instead of copying its fields.
+    private final class PreparedRoute: Sendable {
         /// Nil: the request's own destination, made per request (a wildcard or intercepting
         /// route without an upstream).
         let target: UpstreamTarget?
@@ -70,7 +71,7 @@ struct Router: Sendable {
         let hostField: String?
         /// An exact route's own authority as a request names it, with and without its port
         /// (`Authority.description` of any request it covers is one of the two).
-        var ownHost: (withPort: String, bare: String)?
+        let ownHost: (withPort: String, bare: String)?
         let label: String
         /// The route's credential, looked up once here rather than by name per request.
         let credential: (any Credential)?
@@ -80,6 +81,19 @@ struct Router: Sendable {
         let perRequest: RouteTokens?
         /// `clientCertificate: credential`.
         let certificateBound: CertificateBoundUpstream?
+
+        init(target: UpstreamTarget?, hostField: String?, ownHost: (withPort: String, bare: String)? = nil, label: String,
+             credential: (any Credential)?, keepsClientAuthorization: Bool, perRequest: RouteTokens?,
+             certificateBound: CertificateBoundUpstream?) {
+            self.target = target
+            self.hostField = hostField
+            self.ownHost = ownHost
+            self.label = label
+            self.credential = credential
+            self.keepsClientAuthorization = keepsClientAuthorization
+            self.perRequest = perRequest
+            self.certificateBound = certificateBound
+        }
     }
 
     /// A router without routes, for a ``LocalServer`` (whose requests are never routed).
@@ -193,7 +207,8 @@ struct Router: Sendable {
         }
         let host = destination.host
         let port = destination.port(default: 80)
-        if let route = table.route(host: host, port: port) {
+        // An Authority's host is normalized already.
+        if let route = table.route(normalizedHost: host, port: port) {
             return .success(decision(route, destination, host: host, port: port))
         }
         switch otherHosts {
