@@ -48,7 +48,7 @@ public enum AuthorizationUse: String, Sendable {
 
 /// Maps a request's destination to a ``RouteDecision`` using the configured routes.
 /// Immutable; one instance is shared by every worker.
-struct Router: Sendable {
+final class Router: Sendable {
     private let table: RouteTable
     private let otherHosts: OtherHostsPolicy
     private let connectPolicy: ConnectPolicy
