@@ -10,9 +10,10 @@ public struct RouteTable: Sendable {
         var port: Int
     }
 
-    private let exact: [ExactKey: RouteConfig]
-    /// Suffix routes, longest suffix first; equal lengths keep file order.
-    private let suffixes: [RouteConfig]
+    /// Exact patterns to their route's index in ``routes``.
+    private let exact: [ExactKey: Int]
+    /// Indices of the suffix routes, longest suffix first; equal lengths keep file order.
+    private let suffixes: [Int]
 
     /// The routes the table was built from, in the order given.
     public let routes: [RouteConfig]
@@ -21,37 +22,38 @@ public struct RouteTable: Sendable {
     /// loader rejects that) the first one wins.
     public init(_ routes: [RouteConfig]) {
         self.routes = routes
-        var exact: [ExactKey: RouteConfig] = [:]
-        var suffixes: [(length: Int, order: Int, route: RouteConfig)] = []
+        var exact: [ExactKey: Int] = [:]
+        var suffixes: [(length: Int, order: Int)] = []
         for (order, route) in routes.enumerated() {
             switch route.host.kind {
             case .exact(let name):
                 let key = ExactKey(host: name, port: route.host.port)
-                if exact[key] == nil { exact[key] = route }
+                if exact[key] == nil { exact[key] = order }
             case .suffix(let suffix):
-                suffixes.append((suffix.utf8.count, order, route))
+                suffixes.append((suffix.utf8.count, order))
             }
         }
         self.exact = exact
         self.suffixes = suffixes
             .sorted { $0.length != $1.length ? $0.length > $1.length : $0.order < $1.order }
-            .map(\.route)
+            .map(\.order)
     }
 
     /// The route for a destination, or nil. `host` may be in any case, with
     /// a trailing dot or IPv6 brackets; `port` must already be defaulted.
     public func route(host: String, port: Int) -> RouteConfig? {
-        route(normalizedHost: HostSyntax.normalize(host), port: port)
+        index(normalizedHost: HostSyntax.normalize(host), port: port).map { routes[$0] }
     }
 
-    /// The route for a destination whose `host` is normalized already (lowercase, no trailing
-    /// dot, IPv6 without brackets: an `Authority`'s host), or nil.
-    public func route(normalizedHost host: String, port: Int) -> RouteConfig? {
-        if let route = exact[ExactKey(host: host, port: port)] {
-            return route
+    /// The index in ``routes`` of the route for a destination whose `host` is normalized
+    /// already (lowercase, no trailing dot, IPv6 without brackets: an `Authority`'s host), or
+    /// nil. What the proxy looks up per request: no route is copied.
+    public func index(normalizedHost host: String, port: Int) -> Int? {
+        if let index = exact[ExactKey(host: host, port: port)] {
+            return index
         }
-        for route in suffixes where route.host.port == port && route.host.matchesNormalized(host: host) {
-            return route
+        for index in suffixes where routes[index].host.port == port && routes[index].host.matchesNormalized(host: host) {
+            return index
         }
         return nil
     }

@@ -53,14 +53,10 @@ final class Router: Sendable {
     private let otherHosts: OtherHostsPolicy
     private let connectPolicy: ConnectPolicy
     private let credentials: CredentialSet
-    /// Per route, everything computed once (not per request): its label and credential, and for
-    /// a route with an `upstream` or an exact host its connection target (and Host value).
-    private let prepared: [HostPattern: PreparedRoute]
-    /// Per route with per-request tokens (scope, audience, token exchange), built once.
-    private let perRequest: [HostPattern: RouteTokens]
-    /// Per intercepting route without an upstream (a wildcard), the TLS context its requests
-    /// reach their own destination with.
-    private let interceptTLS: [HostPattern: (context: TLSClientContext, key: String)]
+    /// Per route, in the table's order (a lookup yields an index, so nothing is hashed or copied
+    /// but the destination's key), everything computed once: its label and credential, and for a
+    /// route with an `upstream` or an exact host its connection target (and Host value).
+    private let prepared: [PreparedRoute]
 
     /// A class: a decision reads it through one reference instead of copying its fields.
     private final class PreparedRoute: Sendable {
@@ -81,18 +77,28 @@ final class Router: Sendable {
         let perRequest: RouteTokens?
         /// `clientCertificate: credential`.
         let certificateBound: CertificateBoundUpstream?
+        /// `preserveHost: true`.
+        let preserveHost: Bool
+        /// `intercept: true`.
+        let intercept: Bool
+        /// An intercepting route without an upstream (a wildcard): the TLS context its requests
+        /// reach their own destination with.
+        let interceptTLS: (context: TLSClientContext, key: String)?
 
-        init(target: UpstreamTarget?, hostField: String?, ownHost: (withPort: String, bare: String)? = nil, label: String,
-             credential: (any Credential)?, keepsClientAuthorization: Bool, perRequest: RouteTokens?,
-             certificateBound: CertificateBoundUpstream?) {
+        init(_ route: RouteConfig, target: UpstreamTarget?, hostField: String?, ownHost: (withPort: String, bare: String)? = nil,
+             credential: (any Credential)?, perRequest: RouteTokens?, certificateBound: CertificateBoundUpstream?,
+             interceptTLS: (context: TLSClientContext, key: String)? = nil) {
             self.target = target
             self.hostField = hostField
             self.ownHost = ownHost
-            self.label = label
+            self.label = route.host.description
             self.credential = credential
-            self.keepsClientAuthorization = keepsClientAuthorization
+            self.keepsClientAuthorization = route.clientAuthorization == .keep
             self.perRequest = perRequest
             self.certificateBound = certificateBound
+            self.preserveHost = route.preserveHost
+            self.intercept = route.intercept
+            self.interceptTLS = interceptTLS
         }
     }
 
@@ -102,9 +108,7 @@ final class Router: Sendable {
         otherHosts = .deny
         connectPolicy = .deny
         credentials = CredentialSet([])
-        prepared = [:]
-        interceptTLS = [:]
-        perRequest = [:]
+        prepared = []
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -115,15 +119,14 @@ final class Router: Sendable {
         self.credentials = credentials
         // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
-        var prepared: [HostPattern: PreparedRoute] = [:]
-        var interceptTLS: [HostPattern: (context: TLSClientContext, key: String)] = [:]
-        var perRequest: [HostPattern: RouteTokens] = [:]
-        for route in config.routes {
-            perRequest[route.host] = Router.perRequest(route, credentials)
-            if route.clientAuthorization == .exchange, route.credential != nil, perRequest[route.host] == nil {
+        var prepared: [PreparedRoute] = []
+        for route in table.routes {
+            let perRequest = Router.perRequest(route, credentials)
+            if route.clientAuthorization == .exchange, route.credential != nil, perRequest == nil {
                 // Never forward a caller's own token because its exchange is missing.
                 throw RouterError("routes '\(route.host)': the token exchange of this route was not built")
             }
+            let credential = route.credential.flatMap { credentials[$0] }
             guard let upstream = route.upstream else {
                 // An exact host always goes to that very host: its target is the same for
                 // every request (the request's own authority stays its Host).
@@ -134,11 +137,7 @@ final class Router: Sendable {
                     let bare = Authority(host: name, port: nil).description
                     ownHost = (Authority(host: name, port: route.host.port).description, bare)
                 }
-                prepared[route.host] = PreparedRoute(target: target, hostField: nil, ownHost: ownHost,
-                                                     label: route.host.description,
-                                                     credential: route.credential.flatMap { credentials[$0] },
-                                                     keepsClientAuthorization: route.clientAuthorization == .keep,
-                                                     perRequest: perRequest[route.host], certificateBound: nil)
+                var interceptTLS: (context: TLSClientContext, key: String)?
                 if route.intercept {
                     let key = Router.tlsKey(route.tls)
                     if contexts[key] == nil {
@@ -146,8 +145,10 @@ final class Router: Sendable {
                                                              clientKey: route.tls.clientKey,
                                                              insecureSkipVerify: route.tls.insecureSkipVerify)
                     }
-                    interceptTLS[route.host] = (contexts[key]!, key)
+                    interceptTLS = (contexts[key]!, key)
                 }
+                prepared.append(PreparedRoute(route, target: target, hostField: nil, ownHost: ownHost, credential: credential,
+                                              perRequest: perRequest, certificateBound: nil, interceptTLS: interceptTLS))
                 continue
             }
             let key = Router.tlsKey(route.tls)
@@ -165,14 +166,10 @@ final class Router: Sendable {
             let bound = route.presentsCredentialCertificate && upstream.isTLS
                 ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
                 : nil
-            prepared[route.host] = PreparedRoute(target: target, hostField: upstream.authority, label: route.host.description,
-                                                 credential: route.credential.flatMap { credentials[$0] },
-                                                 keepsClientAuthorization: route.clientAuthorization == .keep,
-                                                 perRequest: perRequest[route.host], certificateBound: bound)
+            prepared.append(PreparedRoute(route, target: target, hostField: upstream.authority, credential: credential,
+                                          perRequest: perRequest, certificateBound: bound))
         }
         self.prepared = prepared
-        self.interceptTLS = interceptTLS
-        self.perRequest = perRequest
     }
 
     /// The per-request tokens of `route`, if it has them.
@@ -208,8 +205,8 @@ final class Router: Sendable {
         let host = destination.host
         let port = destination.port(default: 80)
         // An Authority's host is normalized already.
-        if let route = table.route(normalizedHost: host, port: port) {
-            return .success(decision(route, destination, host: host, port: port))
+        if let index = table.index(normalizedHost: host, port: port) {
+            return .success(decision(prepared[index], destination, host: host, port: port))
         }
         switch otherHosts {
         case .deny:
@@ -257,42 +254,34 @@ final class Router: Sendable {
         guard destination.host == origin.host, destination.port(default: origin.port) == origin.port else {
             return .failure(.misdirected(origin, destination.description))
         }
-        guard let route = table.route(host: origin.host, port: origin.port), route.intercept else {
+        guard let index = table.index(normalizedHost: origin.host, port: origin.port), prepared[index].intercept else {
             // The route went away with a reload while the tunnel stayed open.
             return .failure(.misdirected(origin, destination.description))
         }
-        return .success(decision(route, destination, host: origin.host, port: origin.port))
+        return .success(decision(prepared[index], destination, host: origin.host, port: origin.port))
     }
 
     /// The decision for a request to `destination` (`host`, `port`: its normalized parts) that
-    /// `route` covers: the route's prepared upstream, or the destination itself — over verified
-    /// TLS for an intercepting route (also reached with a plain http:// URL: its token never
-    /// goes out in clear), plain otherwise.
+    /// the prepared route `ready` covers: its upstream, or the destination itself — over
+    /// verified TLS for an intercepting route (also reached with a plain http:// URL: its token
+    /// never goes out in clear), plain otherwise.
     @inline(__always)
-    private func decision(_ route: RouteConfig, _ destination: Authority, host: String, port: Int) -> RouteDecision {
-        if let ready = prepared[route.host] {
-            let hostField: String
-            if route.preserveHost {
-                hostField = destination.description
-            } else if let fixed = ready.hostField {
-                hostField = fixed
-            } else if let own = ready.ownHost {
-                hostField = destination.port == nil ? own.bare : own.withPort
-            } else {
-                hostField = destination.description
-            }
-            let target = ready.target
-                ?? interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
-            return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
-                                 routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
-                                 perRequest: ready.perRequest, certificateBound: ready.certificateBound)
+    private func decision(_ ready: PreparedRoute, _ destination: Authority, host: String, port: Int) -> RouteDecision {
+        let hostField: String
+        if ready.preserveHost {
+            hostField = destination.description
+        } else if let fixed = ready.hostField {
+            hostField = fixed
+        } else if let own = ready.ownHost {
+            hostField = destination.port == nil ? own.bare : own.withPort
+        } else {
+            hostField = destination.description
         }
-        // Every route is prepared; a router built without routes has none to decide about.
-        let target = interceptTLS[route.host].map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
-        return RouteDecision(target: target, hostField: destination.description,
-                             credential: route.credential.flatMap { credentials[$0] }, routeName: route.host.description,
-                             keepsClientAuthorization: route.clientAuthorization == .keep,
-                             perRequest: perRequest.isEmpty ? nil : perRequest[route.host])
+        let target = ready.target
+            ?? ready.interceptTLS.map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
+        return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
+                             routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
+                             perRequest: ready.perRequest, certificateBound: ready.certificateBound)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.
