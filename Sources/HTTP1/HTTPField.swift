@@ -20,6 +20,13 @@ public struct HTTPField: Sendable, Equatable, Hashable {
     @inline(__always)
     public func nameEquals(_ lowercase: StaticString) -> Bool {
         guard name.utf8.count == lowercase.utf8CodeUnitCount else { return false }
+        // A native string's bytes are read in place (a copy of the String would be retained
+        // and released: two calls per field and comparison).
+        if let equal = name.utf8.withContiguousStorageIfAvailable({
+            ASCII.equalsLowercase(UnsafeRawBufferPointer($0), 0..<$0.count, lowercase)
+        }) {
+            return equal
+        }
         var copy = name
         // Names were validated as tokens by the parser (or are the proxy's own), which is
         // what the case fold of equalsLowercase relies on.
