@@ -90,8 +90,8 @@ public struct HTTPFields: Sendable, Equatable, Hashable, Sequence {
     /// without allocating — for the usual `Connection: keep-alive` or no Connection field.
     public func connectionOptions() -> [String] {
         var result: [String] = []
-        for field in fields where field.nameEquals("connection") {
-            ASCII.forEachListElement(field.value) { buf, range in
+        for index in fields.indices where fields[index].nameEquals("connection") {
+            ASCII.forEachListElement(fields[index].value) { buf, range in
                 if !ASCII.equalsLowercase(buf, range, "keep-alive") && !ASCII.equalsLowercase(buf, range, "close") {
                     result.append(ASCII.lowercasedString(buf, range))
                 }

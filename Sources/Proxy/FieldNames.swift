@@ -37,9 +37,9 @@ enum FieldNames {
     /// Whether any `Via` field of `fields` names token-sidecar (a forwarding loop). A byte scan:
     /// `String.contains` goes through Foundation here and costs more than the whole request.
     static func viaMentionsSidecar(_ fields: HTTPFields) -> Bool {
-        for field in fields where field.nameEquals("via") {
+        for index in fields.fields.indices where fields.fields[index].nameEquals("via") {
             let needle = Array("token-sidecar".utf8)  // only for a request that has a Via
-            let bytes = Array(field.value.utf8)
+            let bytes = Array(fields.fields[index].value.utf8)
             guard bytes.count >= needle.count else { continue }
             for start in 0...(bytes.count - needle.count) where bytes[start] == needle[0] {
                 if Array(bytes[start..<start + needle.count]) == needle { return true }
