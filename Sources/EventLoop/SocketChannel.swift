@@ -54,8 +54,14 @@ final class SocketChannel {
     private var immediateConnectError: Int32 = 0
     private var readTimeout: timeval?
     private var writeTimeout: timeval?
-    /// Input is not read beyond this many bytes until consumed (0: no limit).
-    var highWatermark = 0
+    /// Input is not read beyond this many bytes until consumed (0: no limit). Raised while
+    /// reading is suspended at the old limit: reading resumes at once (the input may never
+    /// change on its own: a consumer waiting for more bytes than the old limit held).
+    var highWatermark = 0 {
+        didSet {
+            if suspendedByWatermark && highWatermark > oldValue { inputChanged() }
+        }
+    }
 
     /// `fd` must be non-blocking already (the listener accepts with `SOCK_NONBLOCK`; connects
     /// create it so).

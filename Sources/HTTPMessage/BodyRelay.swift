@@ -80,6 +80,14 @@ public struct BodyRelay {
     // A chunk-size line or trailer section is looked at through a bounded contiguous prefix.
     private static let framingWindow = 66 * 1024
 
+    /// The most bytes the relay may need buffered at once to make progress: a chunked body's
+    /// size line or trailer section is only read whole (up to 66 KiB); other framings need one
+    /// byte. A source must be allowed to buffer at least this much ahead, or it can stall.
+    public var bytesNeededAtOnce: Int {
+        if case .chunked = input { return Self.framingWindow }
+        return 1
+    }
+
     /// Moves as much as possible. Throws on malformed chunked framing.
     public mutating func pump(from source: EventBuffer, to destination: EventBuffer, limit: Int) throws(HTTPParseError) -> Progress {
         while true {

@@ -8,8 +8,11 @@ import Synchronization
 /// read-ahead: with hundreds of them that is hundreds of MiB. While the budget has room every
 /// exchange uses the full 256 KiB windows (throughput); once it is spent, relays and backend
 /// reads go in ``floor``-sized steps (like HAProxy's two 16 KiB buffers per stream) until
-/// sessions give bytes back. So the process's buffered bytes stay within about
-/// `limit + sessions × 2 × floor`, whatever the clients do.
+/// sessions give bytes back. So the buffered bytes of HTTP exchanges stay within about
+/// `limit + sessions × 2 × floor`, whatever the clients do. Exceptions: a chunked body is read
+/// ahead at least ``chunkedFloor`` (its trailers are read whole), a TLS backend the full 256
+/// KiB (libevent's OpenSSL filter cannot resume below a record), and CONNECT tunnels are not
+/// counted (they go only where `connect: allow` lists).
 ///
 /// Only a session whose queued output exceeds ``floor`` touches the counter (one relaxed atomic
 /// add per change); the fast path only loads it.
@@ -38,9 +41,18 @@ final class BufferBudget: Sendable {
     @inline(__always)
     var window: Int { used.load(ordering: .relaxed) < limit ? WorkerContext.highWatermark : BufferBudget.floor }
 
-    /// How many bytes a backend's response body is read ahead.
+    /// How many bytes a backend's response body is read ahead, for a relay that needs
+    /// `needed` bytes at once to make progress (``BodyRelay/bytesNeededAtOnce``: a chunked
+    /// body's trailers are read whole, so its read-ahead never drops below them).
     @inline(__always)
-    var readAhead: Int { used.load(ordering: .relaxed) < limit ? WorkerContext.readAhead : BufferBudget.floor }
+    func readAhead(needing needed: Int) -> Int {
+        if used.load(ordering: .relaxed) < limit { return WorkerContext.readAhead }
+        return needed <= BufferBudget.floor ? BufferBudget.floor : BufferBudget.chunkedFloor
+    }
+
+    /// The smallest read-ahead of a chunked relay: room for its largest size line or trailer
+    /// section (66 KiB), as one 128 KiB allocation.
+    static let chunkedFloor = 128 * 1024 - 128
 
     /// Changes what one session holds by `delta` bytes.
     func adjust(by delta: Int) {

@@ -151,6 +151,8 @@ extension ClientSession: UpstreamWaiter {
             let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
             context.adoptTunnel(tunnel)
+            // The tunnel takes the client's output over uncounted (see BufferBudget).
+            releaseOutputCharge()
             context.remove(self)
             client.delegate = nil
             tunnel.start()

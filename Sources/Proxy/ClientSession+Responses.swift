@@ -119,7 +119,7 @@ extension ClientSession: UpstreamConnectionOwner {
         io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts(io)
-        io.upstream?.startReading(readAhead: context.bufferBudget.readAhead)
+        io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)
     }
 
@@ -132,7 +132,7 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         guard let upstream = io.upstream else { return }
         unmarkStalled(io)
-        upstream.startReading(readAhead: context.bufferBudget.readAhead)
+        upstream.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)
     }
 
@@ -263,9 +263,10 @@ extension ClientSession: UpstreamConnectionOwner {
     /// whole once the backend is done.
     func deliverSpool(_ io: ExchangeIO) {
         guard let spool = io.spool else { return }
-        if spool.undelivered > 0 && client.output.count < WorkerContext.highWatermark {
+        let window = context.bufferBudget.window
+        if spool.undelivered > 0 && client.output.count < window {
             do {
-                try spool.deliver(to: client.output, max: WorkerContext.highWatermark - client.output.count)
+                try spool.deliver(to: client.output, max: window - client.output.count)
             } catch {
                 spoolFailed(error)
                 return

@@ -157,9 +157,12 @@ final class UpstreamConnection: ConnectionDelegate {
     func startReading() { if isConnected { connection?.startReading() } }
 
     /// Starts reading the socket, buffering at most `readAhead` bytes the consumer has not taken.
+    /// A TLS connection keeps its full read-ahead: libevent 2.1's OpenSSL filter stops at the
+    /// limit with the rest of a decrypted record (up to 16 KiB) held inside OpenSSL, and does not
+    /// read it when reading resumes (libevent issue 854).
     func startReading(readAhead: Int) {
         guard isConnected, let connection else { return }
-        connection.setReadHighWatermark(readAhead)
+        connection.setReadHighWatermark(connection.isTLS ? WorkerContext.readAhead : readAhead)
         connection.startReading()
     }
 

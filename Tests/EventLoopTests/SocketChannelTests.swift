@@ -41,6 +41,30 @@ final class SocketChannelTests: XCTestCase {
         withExtendedLifetime((listener, writer)) {}
     }
 
+    /// A consumer that needs more bytes at once than the high watermark lets in (a chunked
+    /// body's trailer section) waits with the input at the limit; raising the limit resumes
+    /// reading at once, though the input itself never changed.
+    func testRaisingTheHighWatermarkWhileSuspendedResumesReading() throws {
+        let loop = try EventLoop()
+        let waiter = WholeMessageWaiter(needs: 40_000, loop: loop)
+        let (listener, address) = try listen(on: loop) { connection in
+            connection.delegate = waiter
+            connection.setReadHighWatermark(16 * 1024)
+            connection.startReading()
+            waiter.connection = connection
+        }
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
+        client.write(Self.payload(40_000))
+        let raise = Timer(on: loop, after: .milliseconds(300)) {
+            waiter.heldAtOldLimit = waiter.connection?.input.count ?? -1
+            waiter.connection?.setReadHighWatermark(64 * 1024)
+        }
+        run(loop, seconds: 5)
+        XCTAssertEqual(waiter.heldAtOldLimit, 16 * 1024, "reading stopped at the old limit")
+        XCTAssertTrue(waiter.complete, "the whole message arrived once the limit was raised")
+        withExtendedLifetime((listener, client, raise)) {}
+    }
+
     /// Paused reading delivers nothing more, however much the peer sends; resuming delivers
     /// everything that waited.
     func testPausedReadingDeliversNothingUntilResumed() throws {
@@ -199,6 +223,25 @@ final class SocketChannelTests: XCTestCase {
 /// Ignores everything (a peer whose own events do not matter to the test).
 private final class Quiet: ConnectionDelegate {
     func connectionDidRead(_ connection: any ByteStream) { connection.input.drain(connection.input.count) }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
+}
+
+/// Takes nothing until `needs` bytes are buffered, then stops the loop.
+private final class WholeMessageWaiter: ConnectionDelegate {
+    let needs: Int
+    let loop: EventLoop
+    var connection: (any ByteStream)?
+    var heldAtOldLimit = 0
+    var complete = false
+    init(needs: Int, loop: EventLoop) {
+        self.needs = needs
+        self.loop = loop
+    }
+    func connectionDidRead(_ connection: any ByteStream) {
+        guard connection.input.count >= needs else { return }
+        complete = true
+        loop.stop()
+    }
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
 }
 

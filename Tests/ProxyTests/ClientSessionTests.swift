@@ -324,8 +324,20 @@ final class ClientSessionTests: XCTestCase {
         for _ in 0..<100 where second.backend.isReading { second.backend.receive(piece) }
         XCTAssertGreaterThan(second.client.output.count, 200 * 1024)
 
+        // A chunked response whose trailers are read whole (up to 66 KiB) is never read ahead
+        // less than that, whatever the budget.
+        let chunked = harness.connectClient()
+        chunked.receive(get)
+        let chunkedBackend = try XCTUnwrap(harness.connectedBackend())
+        _ = received(chunkedBackend)
+        XCTAssertGreaterThanOrEqual(budget.inUse, 200 * 1024, "the budget is spent again")
+        chunkedBackend.receive("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000\r\n")
+        XCTAssertEqual(chunkedBackend.readHighWatermark, BufferBudget.chunkedFloor)
+        XCTAssertGreaterThan(BufferBudget.chunkedFloor, 66 * 1024)
+
         first.client.end(.endOfStream)
         second.client.end(.endOfStream)
+        chunked.end(.endOfStream)
         XCTAssertEqual(budget.inUse, 0, "sessions that end hold nothing")
         XCTAssertGreaterThan(budget.takeReleased(), 150 * 1024, "what was given back is reported once, for the heap trim")
         XCTAssertEqual(budget.takeReleased(), 0)
