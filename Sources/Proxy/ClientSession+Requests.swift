@@ -270,7 +270,9 @@ extension ClientSession: UpstreamWaiter {
         io.requestQueued = head.count + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
-        upstream.startReading()
+        // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body
+        // before it on this connection was read with under the buffer budget.
+        upstream.startReading(readAhead: WorkerContext.readAhead)
         setExchangeTimeouts(io)
         armResponseTimer(io)
         if wasQueued && !exchange.requestComplete {

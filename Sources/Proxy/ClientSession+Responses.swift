@@ -328,8 +328,6 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.owner = nil
         switch disposal {
         case .release where !upstream.isClosed:
-            // The next exchange reads a response head of up to 64 KiB first.
-            upstream.setReadAhead(WorkerContext.readAhead)
             if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
         case .discardUnexpectedBytes:
             noteUnexpectedBytes(upstream)

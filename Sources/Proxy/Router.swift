@@ -52,7 +52,6 @@ final class Router: Sendable {
     private let table: RouteTable
     private let otherHosts: OtherHostsPolicy
     private let connectPolicy: ConnectPolicy
-    private let credentials: CredentialSet
     /// Per route, in the table's order (a lookup yields an index, so nothing is hashed or copied
     /// but the destination's key), everything computed once: its label and credential, and for a
     /// route with an `upstream` or an exact host its connection target (and Host value).
@@ -107,7 +106,6 @@ final class Router: Sendable {
         table = RouteTable([])
         otherHosts = .deny
         connectPolicy = .deny
-        credentials = CredentialSet([])
         prepared = []
     }
 
@@ -116,7 +114,6 @@ final class Router: Sendable {
         self.table = RouteTable(config.routes)
         self.otherHosts = config.otherHosts
         self.connectPolicy = config.connectPolicy
-        self.credentials = credentials
         // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
         var prepared: [PreparedRoute] = []

@@ -153,10 +153,8 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Whether TCP (and TLS) setup completed.
     var isConnected: Bool { pending == nil && connection != nil }
 
-    /// Starts reading the socket (after backpressure paused it).
-    func startReading() { if isConnected { connection?.startReading() } }
-
-    /// Starts reading the socket, buffering at most `readAhead` bytes the consumer has not taken.
+    /// Starts reading the socket (after backpressure paused it), buffering at most `readAhead`
+    /// bytes the consumer has not taken.
     /// A TLS connection keeps its full read-ahead: libevent 2.1's OpenSSL filter stops at the
     /// limit with the rest of a decrypted record (up to 16 KiB) held inside OpenSSL, and does not
     /// read it when reading resumes (libevent issue 854).
@@ -165,9 +163,6 @@ final class UpstreamConnection: ConnectionDelegate {
         connection.setReadHighWatermark(connection.isTLS ? WorkerContext.readAhead : readAhead)
         connection.startReading()
     }
-
-    /// How many bytes the socket buffers ahead of the consumer from now on.
-    func setReadAhead(_ bytes: Int) { if isConnected { connection?.setReadHighWatermark(bytes) } }
 
     /// Pauses reading the socket (the client is not keeping up).
     func stopReading() { if isConnected { connection?.stopReading() } }

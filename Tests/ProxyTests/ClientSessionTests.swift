@@ -343,6 +343,58 @@ final class ClientSessionTests: XCTestCase {
         XCTAssertEqual(budget.takeReleased(), 0)
     }
 
+    /// With the budget spent from the start (every relay in 16 KiB steps), a broken backend is
+    /// handled as with full windows: a body split at odd sizes arrives whole and in order to a
+    /// client reading in small pieces, bytes beyond it are never relayed, the reused connection
+    /// reads its next head with the full read-ahead, and a close mid-body truncates.
+    func testSmallWindowsKeepEveryEdgeOfTheRelay() throws {
+        let harness = try SessionHarness(bufferBytes: 0)
+        let client = harness.connectClient()
+        client.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        _ = received(backend)
+        let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 10) }
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n")
+        XCTAssertEqual(backend.readHighWatermark, BufferBudget.floor, "the body is read ahead in small steps")
+        var taken: [UInt8] = []
+        var offset = 0
+        for size in [1, 4095, 16_384, 3, 30_000, 777] where offset < body.count {
+            let end = min(offset + size, body.count)
+            backend.receive(Array(body[offset..<end]))
+            offset = end
+            XCTAssertLessThanOrEqual(client.output.count, BufferBudget.floor + 30_000, "never more than a window and a piece")
+            taken += client.peerReads(max: 5_000)
+        }
+        // The rest at once with bytes beyond the body (an overrun): the body ends where it says.
+        backend.receive(Array(body[offset...]) + Array("HTTP/1.1 200 OK\r\n\r\nforged".utf8))
+        while true {
+            let chunk = client.peerReads(max: 5_000)
+            if chunk.isEmpty { break }
+            taken += chunk
+        }
+        let headEnd = try XCTUnwrap(taken.firstRange(of: Array("\r\n\r\n".utf8))).upperBound
+        XCTAssertTrue(Array(taken[headEnd...]) == body, "every byte, in order, nothing beyond")
+        XCTAssertEqual(backend.ending, .closed, "a connection that overran is discarded")
+        XCTAssertEqual(harness.context.bufferBudget.inUse, 0)
+
+        client.clearDelivered()
+        client.receive(get)
+        let next = try XCTUnwrap(harness.connectedBackend())
+        _ = received(next)
+        next.receive("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc")
+        XCTAssertTrue(client.readAll().hasSuffix("\r\n\r\nabc"))
+        client.clearDelivered()
+        client.receive(get)
+        XCTAssertTrue(received(next).hasPrefix("GET /x "), "the pooled connection is reused")
+        XCTAssertEqual(next.readHighWatermark, WorkerContext.readAhead, "its next head is read with the full read-ahead")
+        next.receive("HTTP/1.1 200 OK\r\nContent-Length: 50000\r\n\r\n" + String(repeating: "x", count: 20_000))
+        next.end(.endOfStream)
+        let response = client.readAll()
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n"), response)
+        XCTAssertTrue(response.hasSuffix("\r\n\r\n" + String(repeating: "x", count: 20_000)), "the 20,000 bytes that came")
+        XCTAssertEqual(client.ending, .closedAfterFlush, "a body cut short ends with a close, never a clean end")
+    }
+
     /// At the connection limit, a request that must queue takes the connection of the client
     /// that stopped reading first: that response is cut short (a reset, never a clean end), and
     /// the waiting request is served at once, not after `connect`.
