@@ -41,6 +41,37 @@ enum ASCII {
         return (x &- ones) & ~x & highs
     }
 
+    /// The offset (0...7) of the byte that set the lowest high bit of `mask`, a non-zero
+    /// result of ``hasLess(_:_:)``, ``hasByte(_:_:)``, ``nameStopBytes(_:)`` or an OR of them:
+    /// their lowest set bit is exact (a borrow only reaches bytes above the first match), so
+    /// this is the first byte that matches; bytes above it may be false positives.
+    @inline(__always)
+    static func firstMarked(_ mask: UInt64) -> Int { mask.trailingZeroBitCount &>> 3 }
+
+    /// The high bit of every byte of `w` that is in `low...high` (both in 1...127), exact per
+    /// byte: the bytes are masked to 7 bits first, so no borrow or carry crosses a byte.
+    @inline(__always)
+    static func bytesIn(_ w: UInt64, _ low: UInt8, _ high: UInt8) -> UInt64 {
+        let t = w & 0x7F7F_7F7F_7F7F_7F7F
+        return ((ones &* UInt64(128 &+ high)) &- t) & ~w & (t &+ ones &* UInt64(128 &- low)) & highs
+    }
+
+    /// The high bit of every byte of `w` equal to `b`, exact per byte.
+    @inline(__always)
+    static func bytesEqual(_ w: UInt64, _ b: UInt8) -> UInt64 {
+        let t = w ^ (ones &* UInt64(b))
+        return ~(((t & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | t) & highs
+    }
+
+    /// The high bit of every byte of `w` that is not a letter, digit or `-` — the bytes of
+    /// almost every field name — exact per byte. A field name scan skips 8 bytes at a time while
+    /// this is zero and looks at the first marked byte alone (the colon, or a rarer tchar).
+    @inline(__always)
+    static func nameStopBytes(_ w: UInt64) -> UInt64 {
+        let letters = bytesIn(w | 0x2020_2020_2020_2020, 0x61, 0x7A)
+        return ~(letters | bytesIn(w, 0x30, 0x39) | bytesEqual(w, 0x2D)) & highs
+    }
+
     /// SP or HTAB (RFC 9110 §5.6.3 OWS).
     @inline(__always)
     static func isOWS(_ b: UInt8) -> Bool { b == sp || b == htab }

@@ -136,6 +136,13 @@ enum FieldSectionParser {
             // field-name = token (RFC 9110 §5.1); no whitespace before the colon (RFC 9112 §5.1).
             let nameStart = i
             while i < n {
+                // Skip 8 letters, digits or dashes at a time; stop at the first other byte.
+                while i &+ 8 <= n {
+                    let stop = ASCII.nameStopBytes(ASCII.word(buf, i))
+                    if stop != 0 { i &+= ASCII.firstMarked(stop); break }
+                    i &+= 8
+                }
+                guard i < n else { break }
                 let b = buf[i]
                 if b == ASCII.colon { break }
                 guard ASCII.isTchar(b) else {
@@ -156,10 +163,11 @@ enum FieldSectionParser {
             let valueStart = i
             var high = false
             while true {
-                // Skip 8 plain bytes (0x20...0x7E) at a time; stop at anything else.
+                // Skip 8 plain bytes (0x20...0x7E) at a time; stop at the first other byte.
                 while i &+ 8 <= n {
                     let w = ASCII.word(buf, i)
-                    if ASCII.hasLess(w, ASCII.sp) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) != 0 { break }
+                    let stop = ASCII.hasLess(w, ASCII.sp) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F)
+                    if stop != 0 { i &+= ASCII.firstMarked(stop); break }
                     i &+= 8
                 }
                 guard i < n else { throw .invalid("unterminated field section") }

@@ -44,8 +44,12 @@ public struct HeadScanner: Sendable {
         while i < end {
             if !pendingCR {
                 // Fast path: skip 8 bytes at a time while none of them is a control byte
-                // <= CR; the overwhelming majority of head bytes are printable.
-                while i &+ 8 <= end, ASCII.hasLess(ASCII.word(bytes, i), ASCII.cr &+ 1) == 0 { i &+= 8 }
+                // <= CR, then jump to the first one; most head bytes are printable.
+                while i &+ 8 <= end {
+                    let stop = ASCII.hasLess(ASCII.word(bytes, i), ASCII.cr &+ 1)
+                    if stop != 0 { i &+= ASCII.firstMarked(stop); break }
+                    i &+= 8
+                }
                 while i < end, bytes[i] > ASCII.cr { i &+= 1 }
                 if i == end { break }
             }

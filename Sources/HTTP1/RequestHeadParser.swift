@@ -27,7 +27,9 @@ public enum RequestHeadParser {
             // Skip 8 bytes at a time while all are in 0x21...0x7E and none is '#'.
             while i &+ 8 <= n {
                 let w = ASCII.word(head, i)
-                if ASCII.hasLess(w, 0x21) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) | ASCII.hasByte(w, 0x23) != 0 {
+                let stop = ASCII.hasLess(w, 0x21) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) | ASCII.hasByte(w, 0x23)
+                if stop != 0 {
+                    i &+= ASCII.firstMarked(stop)
                     break
                 }
                 i &+= 8

@@ -237,6 +237,36 @@ final class RequestHeadParserTests: XCTestCase {
         XCTAssertNoThrow(try parseRequest(request(["!#$%&'*+-.^_`|~09azAZ: v"])))
     }
 
+    /// Names and values are skipped 8 bytes at a time: every byte value, at every offset of a
+    /// word, must still be judged as the grammar says (tchar in a name; VCHAR, SP, HTAB or
+    /// UTF-8 in a value).
+    func testEveryByteAtEveryOffsetOfNameAndValue() throws {
+        let tchars = Set(Array("!#$%&'*+-.^_`|~0123456789".utf8) + Array("abcdefghijklmnopqrstuvwxyz".utf8)
+                         + Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8))
+        for offset in 0..<19 {
+            for byte in UInt8(0)...UInt8(255) where byte != 0x3A {
+                var name = Array("Abcdefghijklmnopqrs".utf8)
+                name[offset] = byte
+                let raw = bytes("GET / HTTP/1.1\r\nHost: a\r\n") + name + bytes(": v\r\n\r\n")
+                let parsed = try? raw.withUnsafeBytes { try RequestHeadParser.parse($0) }
+                XCTAssertEqual(parsed != nil, tchars.contains(byte), "name byte \(byte) at \(offset)")
+                if let parsed { XCTAssertEqual(parsed.fields.first(String(decoding: name, as: UTF8.self)), "v") }
+
+                var value = Array("abcdefghijklmnopqrs".utf8)
+                value[offset] = byte
+                let rawValue = bytes("GET / HTTP/1.1\r\nHost: a\r\nX-A: ") + value + bytes("\r\n\r\n")
+                let parsedValue = try? rawValue.withUnsafeBytes { try RequestHeadParser.parse($0) }
+                let allowed = byte == 0x09 || (byte >= 0x20 && byte < 0x7F)
+                XCTAssertEqual(parsedValue != nil, allowed, "value byte \(byte) at \(offset)")
+                if let parsedValue {
+                    // Only the first or last byte can be whitespace to trim.
+                    let trimmed = value.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+                    XCTAssertEqual(parsedValue.fields.first("x-a"), String(decoding: Array(trimmed), as: UTF8.self))
+                }
+            }
+        }
+    }
+
     func testLineWithoutColon() {
         assertInvalid(try parseRequest(request(["NoColonHere"])))
     }
