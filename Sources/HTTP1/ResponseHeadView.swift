@@ -19,6 +19,12 @@ public struct ResponseHeadView {
     /// The reason phrase's bytes (may be empty).
     public var reason: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[reasonRange]) }
 
+    /// Where the reason phrase starts in ``bytes``.
+    public var reasonStart: Int { reasonRange.lowerBound }
+
+    /// Where the reason phrase ends in ``bytes``: the status line's CRLF follows.
+    public var reasonEnd: Int { reasonRange.upperBound }
+
     /// The field lines, in order, as offsets into ``bytes``.
     public var fieldLines: [FieldLine] { lines }
 

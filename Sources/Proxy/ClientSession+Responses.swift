@@ -114,7 +114,7 @@ extension ClientSession: UpstreamConnectionOwner {
         // The head is staged with the first body bytes and handed to the client only once those
         // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
         // output cannot be taken back: libevent freezes its start.)
-        context.scratch.buffer.append(ResponseRewriter.head(for: head, clientVersion: io.head.version,
+        context.scratch.buffer.append(ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version,
                                                             keepAlive: keepClient))
         io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)

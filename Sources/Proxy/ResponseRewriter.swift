@@ -25,8 +25,9 @@ struct UpstreamResponse {
     let clientFraming: ClientFraming
     /// Whether the backend lets the connection be reused.
     let keepAlive: Bool
-    /// `HTTP/1.1 <status> <reason>` and every forwarded field line, CRLF-terminated.
-    let forwardedLines: [UInt8]
+    /// `HTTP/1.1 <status> <reason>` and every forwarded field line, CRLF-terminated; emptied
+    /// once ``ResponseRewriter/head(for:clientVersion:keepAlive:)`` has taken them.
+    var forwardedLines: [UInt8]
     /// Transfer codings besides `chunked`, in order (rare: e.g. `gzip, chunked`).
     let otherCodings: [String]
     /// A 401 asking for a DPoP nonce (``ResponseRewriter/readDPoP(_:nonces:origin:)``).
@@ -46,31 +47,49 @@ enum ResponseRewriter {
 
     /// Keeps what the client gets of `view` for a client of `clientVersion`: the status line
     /// and every field line except the hop-by-hop ones (those the Connection field names
-    /// included) and, when re-framed as chunked, Content-Length. Lines are copied as bytes.
+    /// included) and, when re-framed as chunked, Content-Length. Kept lines are copied as they
+    /// arrived, each run of consecutive kept lines in one copy.
     static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
         var out = [UInt8]()
-        out.reserveCapacity(view.bytes.count + 64)
+        // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
+        out.reserveCapacity(view.bytes.count + Self.tailCapacity)
         out.append(contentsOf: HeadBytes.http11Space)
-        out.appendDecimal(view.status)
+        out.append(UInt8(0x30 + view.status / 100))
+        out.append(UInt8(0x30 + view.status / 10 % 10))
+        out.append(UInt8(0x30 + view.status % 10))
         out.append(0x20)
-        out.append(contentsOf: view.reason)
-        out.append(contentsOf: HeadBytes.crlf)
+        // The reason phrase (maybe empty) and the status line's CRLF, as one copy.
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[view.reasonStart..<view.reasonEnd + 2]))
         let connectionNamed = view.connectionOptions()
-        for line in view.fieldLines {
-            if FieldNames.isHopByHop(line, in: view) { continue }
-            if !connectionNamed.isEmpty && view.name(of: line, isAmong: connectionNamed) { continue }
-            if framing == .chunked && view.name(of: line, equals: "content-length") { continue }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[line.name]))
-            out.append(0x3a)
-            out.append(0x20)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[line.value]))
-            out.append(contentsOf: HeadBytes.crlf)
+        let lines = view.fieldLines
+        // A line runs from its name to the next line's name; the last one to the section's CRLF.
+        var runStart: Int?
+        for line in lines {
+            let dropped = FieldNames.isHopByHop(line, in: view)
+                || (!connectionNamed.isEmpty && view.name(of: line, isAmong: connectionNamed))
+                || (framing == .chunked && view.name(of: line, equals: "content-length"))
+            if dropped {
+                if let start = runStart {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[start..<line.name.lowerBound]))
+                    runStart = nil
+                }
+            } else if runStart == nil {
+                runStart = line.name.lowerBound
+            }
+        }
+        if let start = runStart {
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[start..<view.bytes.count - 2]))
         }
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
                                 keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
     }
+
+    /// The most ``head(for:clientVersion:keepAlive:)`` appends without other codings:
+    /// `Transfer-Encoding: chunked`, a Connection line, Via and the final CRLF.
+    static let tailCapacity = HeadBytes.chunkedLine.count + HeadBytes.connectionKeepAlive.count
+        + RequestRewriter.viaLine.count + 2
 
     /// For a request that carried a DPoP proof: remembers the response's `DPoP-Nonce` for
     /// `origin` and says whether the response is a nonce challenge (RFC 9449 §9: a 401 with
@@ -91,9 +110,12 @@ enum ResponseRewriter {
         return nonce && asked
     }
 
-    /// The client-facing head. `keepAlive` says whether the client connection stays open after this response.
-    static func head(for response: UpstreamResponse, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
-        var out = response.forwardedLines
+    /// The client-facing head: `response`'s forwarded lines (moved out, so it is built in place
+    /// in the room ``response(_:clientVersion:)`` reserved) and the proxy's own lines.
+    /// `keepAlive` says whether the client connection stays open after this response.
+    static func head(for response: inout UpstreamResponse, clientVersion: HTTPVersion, keepAlive: Bool) -> [UInt8] {
+        var out: [UInt8] = []
+        swap(&out, &response.forwardedLines)
         if response.clientFraming == .chunked {
             // Codings other than chunked (e.g. gzip) stay: the relay only re-frames the chunks.
             if response.otherCodings.isEmpty {

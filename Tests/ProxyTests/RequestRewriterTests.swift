@@ -102,7 +102,9 @@ final class ResponseRewriterTests: XCTestCase {
     }
 
     private func head(_ response: UpstreamResponse, clientVersion: HTTPVersion, keepAlive: Bool) -> String {
-        String(decoding: ResponseRewriter.head(for: response, clientVersion: clientVersion, keepAlive: keepAlive), as: UTF8.self)
+        var response = response
+        return String(decoding: ResponseRewriter.head(for: &response, clientVersion: clientVersion, keepAlive: keepAlive),
+                      as: UTF8.self)
     }
 
     func testHopByHopRemovedAndFramingChosenPerClientVersion() throws {
@@ -136,6 +138,21 @@ final class ResponseRewriterTests: XCTestCase {
         XCTAssertEqual(kept.otherCodings, ["gzip"])
         XCTAssertEqual(head(kept, clientVersion: .http1_1, keepAlive: true),
                        "HTTP/1.1 200 Fine\r\ncontent-length-ish: 3\r\nx-Kept: a b\r\nTransfer-Encoding: gzip, chunked\r\nVia: 1.1 token-sidecar\r\n\r\n")
+    }
+
+    /// Kept lines go as they arrived (their own spacing), in runs around dropped lines at the
+    /// start, middle and end; an HTTP/1.0 status line or one without a reason is rewritten.
+    func testKeptLinesGoAsTheyArrivedAroundDroppedOnes() throws {
+        let text = "HTTP/1.0 204\r\nKeep-Alive: 5\r\nX-A:tight\r\nX-B:   spaced  \r\nUpgrade: h2c\r\nX-C: c\r\n"
+            + "X-D: d\r\nTE: trailers\r\n\r\n"
+        let kept = try response(text, clientVersion: .http1_1)
+        XCTAssertEqual(head(kept, clientVersion: .http1_1, keepAlive: false),
+                       "HTTP/1.1 204 \r\nX-A:tight\r\nX-B:   spaced  \r\nX-C: c\r\nX-D: d\r\nConnection: close\r\n"
+                       + "Via: 1.1 token-sidecar\r\n\r\n")
+        let none = try response("HTTP/1.1 404 Not  Found\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
+                                clientVersion: .http1_1)
+        XCTAssertEqual(head(none, clientVersion: .http1_1, keepAlive: true),
+                       "HTTP/1.1 404 Not  Found\r\nContent-Length: 0\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
 }
 
