@@ -31,36 +31,16 @@ public struct ResponseHeadView {
     /// Whether the head has a Transfer-Encoding line.
     public var hasTransferEncoding: Bool { known.count(.transferEncoding) > 0 }
 
+    /// The field section, read in place.
+    public var section: FieldSectionView {
+        FieldSectionView(bytes: bytes, lines: lines, connectionLines: known.count(.connection))
+    }
+
     /// Whether `line`'s name equals `lowercase` ignoring ASCII case (`lowercase`: letters,
     /// digits, `-`).
     @inline(__always)
     public func name(of line: FieldLine, equals lowercase: StaticString) -> Bool {
         ASCII.equalsLowercase(bytes, line.name, lowercase)
-    }
-
-    /// The options of the Connection lines other than `close` and `keep-alive`: further
-    /// field names that belong to this hop (RFC 9110 §7.6.1). Empty, without allocating, for
-    /// the usual `Connection: keep-alive` or none.
-    public func connectionOptions() -> [Range<Int>] {
-        var options: [Range<Int>] = []
-        guard known.count(.connection) > 0 else { return options }
-        for line in lines where ASCII.equalsLowercase(bytes, line.name, "connection") {
-            ASCII.forEachListElement(bytes, line.value) { buf, range in
-                if !ASCII.equalsLowercase(buf, range, "keep-alive") && !ASCII.equalsLowercase(buf, range, "close") {
-                    options.append(range)
-                }
-                return true
-            }
-        }
-        return options
-    }
-
-    /// Whether `line` is named by one of `options` (ranges from ``connectionOptions()``).
-    public func name(of line: FieldLine, isAmong options: [Range<Int>]) -> Bool {
-        options.contains { option in
-            option.count == line.name.count
-                && zip(option, line.name).allSatisfy { ASCII.lower(bytes[$0]) == ASCII.lower(bytes[$1]) }
-        }
     }
 
     /// The transfer codings, lowercased, in order, across all Transfer-Encoding lines.

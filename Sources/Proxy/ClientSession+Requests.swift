@@ -60,7 +60,7 @@ extension ClientSession: UpstreamWaiter {
             startTunnel(head)
             return
         }
-        if FieldNames.viaMentionsSidecar(head.fields) {
+        if head.withFieldSection(FieldNames.viaMentionsSidecar) {
             respondBeforeExchange(ProxyError(status: 508, type: "proxy_loop_detected",
                                              message: "the request already passed through token-sidecar"),
                                   head: head, close: !canContinue)
@@ -110,13 +110,10 @@ extension ClientSession: UpstreamWaiter {
     /// Whether the request has an `Authorization` that will be forwarded: one the client did not
     /// also name in `Connection` (such a field is hop-by-hop and stripped either way).
     static func carriesOwnAuthorization(_ head: borrowing RequestHead) -> Bool {
-        var found = false
-        for field in head.fields where field.nameEquals("authorization") {
-            found = true
-            break
+        head.withFieldSection { section in
+            section.lines.contains { section.name(of: $0, equals: "authorization") }
+                && !section.options(section.connectionOptions(), contain: "authorization")
         }
-        guard found else { return false }
-        return !head.fields.connectionOptions().contains("authorization")
     }
 
     /// RFC 9110 §9.2.2: methods whose repetition has the same effect as one request. (A switch:

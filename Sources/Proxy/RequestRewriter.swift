@@ -27,24 +27,25 @@ enum RequestRewriter {
         out.appendUTF8(decision.hostField)
         out.append(contentsOf: HeadBytes.crlf)
 
-        let connectionNamed = request.fields.connectionOptions()
         let stripAuthorization = decision.credential != nil
         let perRequest = decision.perRequest
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
-        for field in request.fields {
-            if field.nameEquals("host") { continue }
-            if field.nameEquals("content-length") {
-                // Re-emitted below from the parsed framing (one canonical line).
-                continue
+        // Kept lines are copied as they arrived, each run of consecutive kept lines in one copy.
+        request.withFieldSection { section in
+            let connectionNamed = section.connectionOptions()
+            var runStart: Int?
+            for line in section.lines {
+                if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
+                         perRequest: perRequest) {
+                    if runStart == nil { runStart = line.name.lowerBound }
+                } else if let start = runStart {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
+                    runStart = nil
+                }
             }
-            if FieldNames.isHopByHop(field) { continue }
-            if stripAuthorization && field.nameEquals("authorization") { continue }
-            if !connectionNamed.isEmpty && FieldNames.isNamed(field, in: connectionNamed) { continue }
-            if let perRequest, perRequest.consumes(field) { continue }
-            // The app's own proof goes with the app's own token (removed above): only ours goes,
-            // also when the server answered a DPoP token request with a bearer token.
-            if stripAuthorization && field.nameEquals("dpop") { continue }
-            out.appendField(field.name, field.value)
+            if let start = runStart {
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: section.bytes[start..<section.bytes.count - 2]))
+            }
         }
         switch request.framing {
         case .contentLength(let length):
@@ -65,6 +66,24 @@ enum RequestRewriter {
         out.append(contentsOf: viaLine)
         out.append(contentsOf: HeadBytes.crlf)
         return out
+    }
+
+    /// Whether a client's field line goes upstream: not Host or Content-Length (the proxy writes
+    /// its own), no hop-by-hop line or one the client named in `Connection`, not the client's
+    /// `Authorization` or `DPoP` on a credentialed route (the app's own proof goes with the app's
+    /// own token: only ours goes, also when the server answered a DPoP token request with a
+    /// bearer token), not a header that only selects the route's per-request token.
+    @inline(__always)
+    private static func keeps(_ line: FieldLine, in section: FieldSectionView, connectionNamed: [Range<Int>],
+                              stripAuthorization: Bool, perRequest: RouteTokens?) -> Bool {
+        if section.name(of: line, equals: "host") || section.name(of: line, equals: "content-length") { return false }
+        if FieldNames.isHopByHop(line, in: section) { return false }
+        if stripAuthorization && (section.name(of: line, equals: "authorization") || section.name(of: line, equals: "dpop")) {
+            return false
+        }
+        if !connectionNamed.isEmpty && section.name(of: line, isAmong: connectionNamed) { return false }
+        if let perRequest, perRequest.consumes(line, in: section) { return false }
+        return true
     }
 
     /// `scheme://authority` of the upstream as it sees itself (the `Host` it receives): where a

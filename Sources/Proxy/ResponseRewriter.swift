@@ -61,14 +61,14 @@ enum ResponseRewriter {
         out.append(0x20)
         // The reason phrase (maybe empty) and the status line's CRLF, as one copy.
         out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[view.reasonStart..<view.reasonEnd + 2]))
-        let connectionNamed = view.connectionOptions()
-        let lines = view.fieldLines
+        let section = view.section
+        let connectionNamed = section.connectionOptions()
         // A line runs from its name to the next line's name; the last one to the section's CRLF.
         var runStart: Int?
-        for line in lines {
-            let dropped = FieldNames.isHopByHop(line, in: view)
-                || (!connectionNamed.isEmpty && view.name(of: line, isAmong: connectionNamed))
-                || (framing == .chunked && view.name(of: line, equals: "content-length"))
+        for line in section.lines {
+            let dropped = FieldNames.isHopByHop(line, in: section)
+                || (!connectionNamed.isEmpty && section.name(of: line, isAmong: connectionNamed))
+                || (framing == .chunked && section.name(of: line, equals: "content-length"))
             if dropped {
                 if let start = runStart {
                     out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[start..<line.name.lowerBound]))

@@ -31,10 +31,10 @@ final class RouteTokens: Sendable {
         self.allowedAudiences = Set(allowedAudiences)
     }
 
-    /// Whether `field` is one of the route's own request fields, which never reach the upstream.
-    func consumes(_ field: HTTPField) -> Bool {
-        if let scopeHeader, field.nameEquals(ignoringCase: scopeHeader) { return true }
-        if let audienceHeader, field.nameEquals(ignoringCase: audienceHeader) { return true }
+    /// Whether `line` is one of the route's own request fields, which never reach the upstream.
+    func consumes(_ line: FieldLine, in section: FieldSectionView) -> Bool {
+        if let scopeHeader, section.name(of: line, equalsIgnoringCase: scopeHeader) { return true }
+        if let audienceHeader, section.name(of: line, equalsIgnoringCase: audienceHeader) { return true }
         return false
     }
 

@@ -36,6 +36,24 @@ final class RequestRewriterTests: XCTestCase {
         XCTAssertEqual(out, "GET /x?y=1 HTTP/1.1\r\nHost: backend:8080\r\nAccept: */*\r\nAuthorization: Bearer abc\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
 
+    /// Kept lines go as the client sent them (spacing included), in runs around the dropped ones
+    /// at the start, between and at the end of the section; a head built from fields the same.
+    func testKeptLinesGoAsTheClientSentThem() throws {
+        let head = try parse("GET / HTTP/1.1\r\nProxy-Connection: keep-alive\r\nX-A:tight\r\nHost: api.test\r\n"
+                             + "X-B:  spaced \t\r\nX-C: c\r\nAuthorization: Bearer app\r\nContent-Length: 0\r\n\r\n")
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "t")),
+                                                        token: AccessToken(value: "t")), as: UTF8.self)
+        XCTAssertEqual(out, "GET / HTTP/1.1\r\nHost: backend:8080\r\nX-A:tight\r\nX-B:  spaced \t\r\nX-C: c\r\n"
+                       + "Content-Length: 0\r\nAuthorization: Bearer t\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        let built = RequestHead(method: "GET", target: .origin("/b"), version: .http1_1,
+                                fields: HTTPFields([HTTPField(name: "Host", value: "api.test"), HTTPField(name: "X-Kept", value: "1"),
+                                                    HTTPField(name: "Connection", value: "x-gone"), HTTPField(name: "X-Gone", value: "2")]),
+                                framing: .none, host: Authority(host: "api.test", port: nil), keepAlive: true, expectsContinue: false)
+        XCTAssertEqual(String(decoding: RequestRewriter.head(for: built, decision: decision(credential: nil), token: nil), as: UTF8.self),
+                       "GET /b HTTP/1.1\r\nHost: backend:8080\r\nX-Kept: 1\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        XCTAssertEqual(built.fields.first("x-gone"), "2")
+    }
+
     func testRoutesWithoutCredentialKeepClientAuthorization() throws {
         let head = try parse("POST /u HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer mine\r\nContent-Length: 3\r\n\r\n")
         let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil, hostField: "other.test"), token: nil), as: UTF8.self)

@@ -1,0 +1,78 @@
+/// A field section as offsets into the bytes it was parsed from: the field lines of a request
+/// or response head, read in place (no String per name or value). Valid only while ``bytes``
+/// is.
+public struct FieldSectionView {
+    /// The bytes the offsets refer to; the section ends with its final CRLF at the end of them.
+    public let bytes: UnsafeRawBufferPointer
+    /// The field lines, in order.
+    public let lines: [FieldLine]
+    /// How many lines are named Connection (known from the parse: zero skips the search).
+    let connectionLines: Int
+
+    /// A view of `lines` over `bytes`.
+    init(bytes: UnsafeRawBufferPointer, lines: [FieldLine], connectionLines: Int) {
+        self.bytes = bytes
+        self.lines = lines
+        self.connectionLines = connectionLines
+    }
+
+    /// Whether `line`'s name equals `lowercase` ignoring ASCII case (`lowercase`: letters,
+    /// digits, `-`).
+    @inline(__always)
+    public func name(of line: FieldLine, equals lowercase: StaticString) -> Bool {
+        ASCII.equalsLowercase(bytes, line.name, lowercase)
+    }
+
+    /// Whether `line`'s name equals `name` ignoring ASCII case (a configured header name).
+    public func name(of line: FieldLine, equalsIgnoringCase name: String) -> Bool {
+        guard line.name.count == name.utf8.count else { return false }
+        var name = name
+        return name.withUTF8 { other in
+            for (index, offset) in line.name.enumerated() where ASCII.lower(bytes[offset]) != ASCII.lower(other[index]) {
+                return false
+            }
+            return true
+        }
+    }
+
+    /// The bytes of `line`'s value (trimmed of surrounding whitespace).
+    public func value(of line: FieldLine) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[line.value])
+    }
+
+    /// Where the line at `index` ends, its CRLF included: where the next line starts, or the
+    /// section's final CRLF. Consecutive lines `a...b` are `bytes[lines[a].name.lowerBound..<lineEnd(b)]`.
+    public func lineEnd(_ index: Int) -> Int {
+        index + 1 < lines.count ? lines[index + 1].name.lowerBound : bytes.count - 2
+    }
+
+    /// The options of the Connection lines other than `close` and `keep-alive`: further
+    /// field names that belong to this hop (RFC 9110 §7.6.1). Empty, without allocating, for
+    /// the usual `Connection: keep-alive` or none.
+    public func connectionOptions() -> [Range<Int>] {
+        var options: [Range<Int>] = []
+        guard connectionLines > 0 else { return options }
+        for line in lines where ASCII.equalsLowercase(bytes, line.name, "connection") {
+            ASCII.forEachListElement(bytes, line.value) { buf, range in
+                if !ASCII.equalsLowercase(buf, range, "keep-alive") && !ASCII.equalsLowercase(buf, range, "close") {
+                    options.append(range)
+                }
+                return true
+            }
+        }
+        return options
+    }
+
+    /// Whether `line` is named by one of `options` (ranges from ``connectionOptions()``).
+    public func name(of line: FieldLine, isAmong options: [Range<Int>]) -> Bool {
+        options.contains { option in
+            option.count == line.name.count
+                && zip(option, line.name).allSatisfy { ASCII.lower(bytes[$0]) == ASCII.lower(bytes[$1]) }
+        }
+    }
+
+    /// Whether one of `options` (ranges from ``connectionOptions()``) is `lowercase`.
+    public func options(_ options: [Range<Int>], contain lowercase: StaticString) -> Bool {
+        options.contains { ASCII.equalsLowercase(bytes, $0, lowercase) }
+    }
+}
