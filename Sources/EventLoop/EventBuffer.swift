@@ -59,6 +59,24 @@ public struct EventBuffer {
         if bytes.count > 0 { evbuffer_add(raw, bytes.baseAddress, bytes.count) }
     }
 
+    /// Appends what `body` writes in place into `maxCount` bytes reserved at the end of the
+    /// buffer (one contiguous extent: no intermediate array, no second copy); `body` returns how
+    /// many bytes it wrote, at most `maxCount`.
+    public func write(reserving maxCount: Int, _ body: (UnsafeMutableRawBufferPointer) -> Int) {
+        var extent = iovec()  // evbuffer_iovec is iovec here (EVENT__HAVE_SYS_UIO_H)
+        guard maxCount > 0, evbuffer_reserve_space(raw, maxCount, &extent, 1) == 1 else {
+            // Out of memory in libevent: write through an array instead.
+            var bytes = [UInt8](repeating: 0, count: maxCount)
+            let written = bytes.withUnsafeMutableBytes { body($0) }
+            bytes.withUnsafeBytes { append(UnsafeRawBufferPointer(rebasing: $0[..<written])) }
+            return
+        }
+        let written = body(UnsafeMutableRawBufferPointer(start: extent.iov_base, count: maxCount))
+        precondition(written <= maxCount, "wrote beyond the reserved space")
+        extent.iov_len = written
+        evbuffer_commit_space(raw, &extent, 1)
+    }
+
     /// Appends the UTF-8 bytes of `text`.
     public func append(_ text: String) {
         var text = text

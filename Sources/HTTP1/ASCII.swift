@@ -1,5 +1,6 @@
 /// Byte-level helpers shared by the parsers. Everything works on raw bytes so the hot paths
 /// never touch `Character`s or per-byte `String`s.
+@usableFromInline
 enum ASCII {
     static let cr: UInt8 = 0x0D
     static let lf: UInt8 = 0x0A
@@ -137,7 +138,7 @@ enum ASCII {
     /// Uses `b | 0x20` instead of a full case fold: that maps only a letter's two cases, `0x0D`
     /// and `0x10...0x19` onto the literal's characters, and callers only pass bytes that were
     /// already validated to contain no control characters except HTAB.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func equalsLowercase(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
         let count = range.count
         guard count == literal.utf8CodeUnitCount, let base = buf.baseAddress else { return false }

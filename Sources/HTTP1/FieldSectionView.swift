@@ -18,7 +18,7 @@ public struct FieldSectionView {
 
     /// Whether `line`'s name equals `lowercase` ignoring ASCII case (`lowercase`: letters,
     /// digits, `-`).
-    @inline(__always)
+    @inlinable @inline(__always)
     public func name(of line: FieldLine, equals lowercase: StaticString) -> Bool {
         ASCII.equalsLowercase(bytes, line.name, lowercase)
     }

@@ -38,6 +38,7 @@ enum HeadBytes {
     static let spaceHTTP11Host: [UInt8] = Array(" HTTP/1.1\r\nHost: ".utf8)
     static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
     static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
+    static let dpopPrefix: [UInt8] = Array("DPoP: ".utf8)
     static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
     static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
 }

@@ -262,9 +262,8 @@ extension ClientSession: UpstreamWaiter {
         // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
-        let head = RequestRewriter.head(for: io.head, decision: io.decision, token: io.token)
-        upstream.output.append(head)
-        io.requestQueued = head.count + body.moveAll(to: upstream.output)
+        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, to: upstream.output)
+        io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
         // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body

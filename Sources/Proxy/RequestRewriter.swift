@@ -1,3 +1,4 @@
+import EventLoop
 import HTTP1
 import TokenManager
 
@@ -13,59 +14,93 @@ enum RequestRewriter {
     /// The upstream request head: origin-form target, HTTP/1.1, `Host` per the route, the token
     /// line when `token` is given, `Via`, and chunked framing when the client's body is chunked.
     static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(512)
-        out.appendUTF8(request.method)
-        out.append(0x20)
-        switch request.target {
-        case .origin(let path): out.appendUTF8(path)
-        case .absolute(_, _, let path): out.appendUTF8(path)
-        case .asterisk: out.append(0x2a)
-        case .authority(let authority): out.appendUTF8(authority.description)
+        var out: [UInt8] = []
+        write(request, decision: decision, token: token) { maxCount, body in
+            out = HeadWriter.bytes(maxCount: maxCount, body)
         }
-        out.append(contentsOf: HeadBytes.spaceHTTP11Host)
-        out.appendUTF8(decision.hostField)
-        out.append(contentsOf: HeadBytes.crlf)
+        return out
+    }
 
+    /// Writes ``head(for:decision:token:)`` at the end of `output`, in place; returns its size.
+    static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, to output: EventBuffer) -> Int {
+        var written = 0
+        write(request, decision: decision, token: token) { maxCount, body in
+            output.write(reserving: maxCount) { buffer in
+                var writer = HeadWriter(buffer)
+                body(&writer)
+                written = writer.count
+                return written
+            }
+        }
+        return written
+    }
+
+    /// Computes an upper bound of the head's size and hands `reserve` that bound and the writer
+    /// of the head, for it to run over that much reserved memory.
+    private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?,
+                              reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
+        let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
+        let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
+        let path: String?
+        switch request.target {
+        case .origin(let target), .absolute(_, _, let target): path = target
+        case .asterisk: path = nil
+        case .authority(let authority): path = authority.description
+        }
         let stripAuthorization = decision.credential != nil
         let perRequest = decision.perRequest
-        let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
-        // Kept lines are copied as they arrived, each run of consecutive kept lines in one copy.
         request.withFieldSection { section in
-            let connectionNamed = section.connectionOptions()
-            var runStart: Int?
-            for line in section.lines {
-                if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
-                         perRequest: perRequest) {
-                    if runStart == nil { runStart = line.name.lowerBound }
-                } else if let start = runStart {
-                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
-                    runStart = nil
+            var maxCount = request.method.utf8.count + 1 + (path?.utf8.count ?? 1) + HeadBytes.spaceHTTP11Host.count
+                + decision.hostField.utf8.count + 2 + section.bytes.count + viaLine.count + 2
+            switch request.framing {
+            case .contentLength: maxCount += HeadBytes.contentLengthPrefix.count + HeadWriter.maxDecimalCount + 2
+            case .chunked: maxCount += HeadBytes.chunkedLine.count
+            case .none, .untilClose: break
+            }
+            if let token { maxCount += token.headerLine.count }
+            if let proof { maxCount += HeadBytes.dpopPrefix.count + proof.utf8.count + 2 }
+            reserve(maxCount) { out in
+                out.write(request.method)
+                out.write(byte: 0x20)
+                if let path { out.write(path) } else { out.write(byte: 0x2a) }
+                out.write(HeadBytes.spaceHTTP11Host)
+                out.write(decision.hostField)
+                out.write(HeadBytes.crlf)
+                // Kept lines are copied as they arrived, each run of consecutive kept lines in one copy.
+                let connectionNamed = section.connectionOptions()
+                var runStart: Int?
+                for line in section.lines {
+                    if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
+                             perRequest: perRequest) {
+                        if runStart == nil { runStart = line.name.lowerBound }
+                    } else if let start = runStart {
+                        out.write(UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
+                        runStart = nil
+                    }
                 }
-            }
-            if let start = runStart {
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: section.bytes[start..<section.bytes.count - 2]))
+                if let start = runStart {
+                    out.write(UnsafeRawBufferPointer(rebasing: section.bytes[start..<section.bytes.count - 2]))
+                }
+                switch request.framing {
+                case .contentLength(let length):
+                    out.write(HeadBytes.contentLengthPrefix)
+                    out.writeDecimal(length)
+                    out.write(HeadBytes.crlf)
+                case .chunked:
+                    out.write(HeadBytes.chunkedLine)
+                case .none, .untilClose:
+                    break
+                }
+                if let token { out.write(token.headerLine) }
+                if let proof {
+                    out.write(HeadBytes.dpopPrefix)
+                    out.write(proof)
+                    out.write(HeadBytes.crlf)
+                }
+                out.write(viaLine)
+                out.write(HeadBytes.crlf)
             }
         }
-        switch request.framing {
-        case .contentLength(let length):
-            out.append(contentsOf: HeadBytes.contentLengthPrefix)
-            out.appendDecimal(Int(length))
-            out.append(contentsOf: HeadBytes.crlf)
-        case .chunked:
-            out.append(contentsOf: HeadBytes.chunkedLine)
-        case .none, .untilClose:
-            break
-        }
-        if let token {
-            out.append(contentsOf: token.headerLine)
-            if let binding, let proof = dpopProof(for: request, decision: decision, token: token, binding: binding) {
-                out.appendField("DPoP", proof)
-            }
-        }
-        out.append(contentsOf: viaLine)
-        out.append(contentsOf: HeadBytes.crlf)
-        return out
     }
 
     /// Whether a client's field line goes upstream: not Host or Content-Length (the proxy writes

@@ -89,6 +89,29 @@ final class EventLoopTests: XCTestCase {
         XCTAssertEqual(b.buffer.withContiguousPrefix(3) { Array($0) }, Array("wor".utf8))
     }
 
+    /// Bytes written in place land after what is buffered, and only as many as were written
+    /// (not the space reserved); a reservation larger than a chain still comes in one piece.
+    func testBytesWrittenInPlaceFollowWhatIsBuffered() {
+        let a = OwnedEventBuffer()
+        a.buffer.append("head:")
+        a.buffer.write(reserving: 64) { space in
+            XCTAssertEqual(space.count, 64)
+            space.copyBytes(from: Array("abc".utf8))
+            return 3
+        }
+        XCTAssertEqual(a.buffer.peekBytes(max: 100), Array("head:abc".utf8))
+        let large = 300_000
+        a.buffer.write(reserving: large) { space in
+            for index in 0..<large { space[index] = UInt8(truncatingIfNeeded: index) }
+            return large
+        }
+        XCTAssertEqual(a.buffer.count, 8 + large)
+        a.buffer.drain(8)
+        XCTAssertEqual(a.buffer.withContiguousPrefix(large) { Array($0) }, (0..<large).map { UInt8(truncatingIfNeeded: $0) })
+        a.buffer.write(reserving: 10) { _ in 0 }
+        XCTAssertEqual(a.buffer.count, large, "nothing written, nothing added")
+    }
+
     func testSocketAddressParsing() throws {
         XCTAssertEqual(try SocketAddress(host: "::1", port: 8080).description, "[::1]:8080")
         XCTAssertEqual(try SocketAddress(host: "127.0.0.1", port: 0).description, "127.0.0.1:0")

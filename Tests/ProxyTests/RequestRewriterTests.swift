@@ -54,6 +54,20 @@ final class RequestRewriterTests: XCTestCase {
         XCTAssertEqual(built.fields.first("x-gone"), "2")
     }
 
+    /// The size computed for a request head bounds what is written, whatever the framing: the
+    /// largest Content-Length and a long field section included.
+    func testARequestHeadNeverOutgrowsItsReservation() throws {
+        let fields = (0..<50).map { "X-Field-\($0): \(String(repeating: "v", count: $0))\r\n" }.joined()
+        let text = "PUT http://api.test/\(String(repeating: "p", count: 300)) HTTP/1.1\r\nHost: api.test\r\n\(fields)"
+            + "Content-Length: 9223372036854775807\r\n\r\n"
+        let head = try Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) }
+        let decision = RouteDecision(target: UpstreamTarget(host: "b", port: 1, tls: nil, poolKey: "b", allowsLinkLocal: false),
+                                     hostField: String(repeating: "h", count: 200), credential: nil, routeName: nil)
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision, token: nil), as: UTF8.self)
+        XCTAssertTrue(out.hasSuffix("Content-Length: 9223372036854775807\r\nVia: 1.1 token-sidecar\r\n\r\n"))
+        XCTAssertTrue(out.contains("X-Field-49: \(String(repeating: "v", count: 49))\r\n"))
+    }
+
     func testRoutesWithoutCredentialKeepClientAuthorization() throws {
         let head = try parse("POST /u HTTP/1.1\r\nHost: other.test\r\nAuthorization: Bearer mine\r\nContent-Length: 3\r\n\r\n")
         let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil, hostField: "other.test"), token: nil), as: UTF8.self)
