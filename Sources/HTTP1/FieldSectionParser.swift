@@ -100,16 +100,15 @@ enum FieldSectionParser {
     }
 
     /// The field section of a whole head: it starts at `start` and must end exactly at the end
-    /// of `head` (a head parser is handed exactly what ``HeadScanner`` measured).
+    /// of `head` (a head parser is handed exactly what ``HeadScanner`` measured). Fills `lines`
+    /// and `known` in place (a returned tuple would be copied and destroyed once more).
     static func wholeSection(
-        _ head: UnsafeRawBufferPointer, from start: Int, maxFields: Int
-    ) throws(HTTPParseError) -> (lines: [FieldLine], known: KnownFields) {
-        var lines: [FieldLine] = []
+        _ head: UnsafeRawBufferPointer, from start: Int, maxFields: Int,
+        lines: inout [FieldLine], known: inout KnownFields
+    ) throws(HTTPParseError) {
         lines.reserveCapacity(16)
-        var known = KnownFields()
         let end = try scan(head, from: start, maxFields: maxFields, into: &lines, known: &known)
         if end != head.count { throw .invalid("bytes after end of head") }
-        return (lines, known)
     }
 
     /// Parses field lines starting at `start` into offsets (`lines`, no String is made) and

@@ -60,7 +60,9 @@ public enum RequestHeadParser {
         }
         i += 2
 
-        let (lines, known) = try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields)
+        var lines: [FieldLine] = []
+        var known = KnownFields()
+        try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
 
         let method = ASCII.string(head, methodRange)
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
@@ -72,10 +74,15 @@ public enum RequestHeadParser {
         case 0:
             if version == .http1_1 { throw .invalid("missing Host") }
         case 1:
-            guard let parsed = Authority.parse(head, known[.host].firstValue) else {
-                throw .invalid("invalid Host")
+            let value = known[.host].firstValue
+            if case .absolute(let scheme, let authority, _) = target,
+               sameBytes(head, value, authorityRange(head, targetRange, schemeLength: scheme.utf8.count)) {
+                // The usual absolute-form request repeats its authority as Host: parsed once.
+                host = authority
+            } else {
+                guard let parsed = Authority.parse(head, value) else { throw .invalid("invalid Host") }
+                host = parsed
             }
-            host = parsed
         default:
             throw .invalid("multiple Host fields")
         }
@@ -109,7 +116,10 @@ public enum RequestHeadParser {
             method: method,
             target: target,
             version: version,
-            fieldBytes: Array(head),
+            fieldBytes: [UInt8](unsafeUninitializedCapacity: n) { copy, count in
+                UnsafeMutableRawBufferPointer(copy).copyMemory(from: head)
+                count = n
+            },
             fieldLines: lines,
             connectionLines: known.count(.connection),
             framing: framing,
@@ -117,6 +127,22 @@ public enum RequestHeadParser {
             keepAlive: rules.keepAlive(version),
             expectsContinue: rules.expectsContinue()
         )
+    }
+
+    /// The authority of an absolute-form target in `buf[target]` whose scheme has `schemeLength`
+    /// bytes: after `scheme://`, up to the path or query.
+    private static func authorityRange(_ buf: UnsafeRawBufferPointer, _ target: Range<Int>, schemeLength: Int) -> Range<Int> {
+        let start = target.lowerBound + schemeLength + 3
+        var end = start
+        while end < target.upperBound, buf[end] != 0x2F, buf[end] != 0x3F { end += 1 }
+        return start..<end
+    }
+
+    /// Whether `buf[a]` and `buf[b]` hold the same bytes.
+    private static func sameBytes(_ buf: UnsafeRawBufferPointer, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        guard a.count == b.count else { return false }
+        for offset in 0..<a.count where buf[a.lowerBound &+ offset] != buf[b.lowerBound &+ offset] { return false }
+        return true
     }
 
     /// Classifies the request-target into its four forms (RFC 9112 §3.2.1-3.2.4).
@@ -173,7 +199,7 @@ public enum RequestHeadParser {
         let authorityStart = i
         while i < end, buf[i] != 0x2F, buf[i] != 0x3F { i += 1 }  // up to '/' or '?'
         let authorityRange = authorityStart..<i
-        if buf[authorityRange].contains(0x40) { throw .invalid("userinfo in request target") }
+        for offset in authorityRange where buf[offset] == 0x40 { throw .invalid("userinfo in request target") }
         guard let authority = Authority.parse(buf, authorityRange) else {
             throw .invalid("invalid authority in request target")
         }

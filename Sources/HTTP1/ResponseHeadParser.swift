@@ -61,7 +61,9 @@ public enum ResponseHeadParser {
         guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else { throw .invalid("malformed status line") }
         i += 2
 
-        let (lines, known) = try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields)
+        var lines: [FieldLine] = []
+        var known = KnownFields()
+        try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
 
         let hasTE = known.count(.transferEncoding) > 0
         let hasCL = known.count(.contentLength) > 0
