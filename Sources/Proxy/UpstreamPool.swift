@@ -162,7 +162,7 @@ final class UpstreamPool {
         // (bytes or a close may still sit in the kernel); one going idle only with what libevent
         // has already seen — no syscall on the hot path — because while idle any byte or close
         // retires it anyway.
-        let handedOver = state.hasWaiters(upstream.target.poolKey)
+        let handedOver = state.hasWaiters(forKeyOf: upstream.id)
         switch handedOver ? connection.peekPeer() : connection.seenPeerActivity {
         case .data:
             upstream.close()
@@ -311,6 +311,6 @@ final class UpstreamPool {
     }
 
     private func forgetLabelIfUnused(_ key: String) {
-        if state.keys[key] == nil { labels[key] = nil }
+        if !state.knows(key) { labels[key] = nil }
     }
 }

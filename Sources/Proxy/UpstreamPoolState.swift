@@ -40,6 +40,8 @@ struct UpstreamPoolState {
     struct Connection: Equatable {
         /// Its pool key.
         let key: String
+        /// Its key's slot in the state's key table.
+        let keySlot: Int
         /// Its state.
         var phase: Phase
         /// Leased, with its exchange paused on a client that does not read since then (after
@@ -116,8 +118,10 @@ struct UpstreamPoolState {
     let maxIdlePerKey: Int
     /// Every open connection.
     private(set) var connections: [ConnectionID: Connection] = [:]
-    /// Every key with connections or waiters.
-    private(set) var keys: [String: Key] = [:]
+    /// Every key with connections or waiters, in slots.
+    private var table = PoolKeyTable()
+    /// Every key with connections or waiters, by name (for reports and tests).
+    var keys: [String: Key] { table.byName }
     /// Keys whose backends close connections right after responding.
     private(set) var eagerCloses: EagerCloseMarks
     private var nextID: ConnectionID = 0
@@ -144,7 +148,7 @@ struct UpstreamPoolState {
     /// a key marked in ``eagerCloses`` (replacing the oldest idle connection when at the limit).
     mutating func request(key: String, waiter: WaiterID, checkStale: Bool, now: ContinuousClock.Instant) -> RequestAction {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
-        if !avoidReuse, let id = keys[key]?.idle.popLast() {
+        if !avoidReuse, let slot = table.slot(of: key), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
             return connections[id]!.take(peekingFor: checkStale ? waiter : nil) ? .peek(id) : .lease(id)
         }
@@ -176,38 +180,41 @@ struct UpstreamPoolState {
 
     /// A connection finished its TCP (and TLS) setup.
     mutating func connected(_ id: ConnectionID) {
-        guard case .connecting? = connections[id]?.phase else { return }
-        connections[id]!.phase = .leased
-        keys[connections[id]!.key]!.connecting -= 1
+        guard let index = connections.index(forKey: id), case .connecting = connections.values[index].phase else { return }
+        connections.values[index].phase = .leased
+        table[slot: connections.values[index].keySlot].connecting -= 1
     }
 
     /// A leased connection finished a clean exchange with nothing beyond the response: it goes
     /// to the oldest waiter, or idle, or is closed.
     mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
-        // On every keep-alive request: one lookup of the connection and one of its key, both
-        // modified in place (each dictionary access hashes; a copied Key would copy its arrays).
-        guard let connection = connections[id] else { return .close(id) }
-        let key = connection.key
-        switch connection.phase {
+        // On every keep-alive request: one lookup of the connection (its index then reaches it
+        // in place) and none of its key (the connection keeps its key's slot).
+        guard let index = connections.index(forKey: id) else { return .close(id) }
+        let slot = connections.values[index].keySlot
+        switch connections.values[index].phase {
         case .leased: break
-        case .connecting: connected(id)
+        case .connecting:
+            connections.values[index].phase = .leased
+            table[slot: slot].connecting -= 1
         case .idle, .peeking:
             // Idle or being checked: nothing the pool could lend out; close it.
             return .close(id)
         }
-        switch keys[key]!.release(id, limit: limit, maxIdle: maxIdlePerKey) {
+        switch table[slot: slot].release(id, limit: limit, maxIdle: maxIdlePerKey) {
         case .waiter(let waiter):
-            if waiter.checkStale && eagerCloses.contains(key, now: now) {
+            if waiter.checkStale && eagerCloses.contains(table.name(of: slot), now: now) {
+                let key = table.name(of: slot)
                 retire(id, closedByBackend: false, now: now)
                 return .replace(id, with: create(key), for: waiter.id)
             }
-            if connections[id]!.stalledSince != nil { connections[id]!.stalledSince = nil }
+            if connections.values[index].stalledSince != nil { connections.values[index].stalledSince = nil }
             return .handOver(id, to: waiter.id)
         case .overLimit:
             retire(id, closedByBackend: false, now: now)
             return .close(id)
         case .pooled:
-            connections[id]!.pool(since: now - origin)
+            connections.values[index].pool(since: now - origin)
             return .pool(id, idleTimeout: idleTimeout)
         }
     }
@@ -246,8 +253,21 @@ struct UpstreamPoolState {
 
     /// Whether requests wait for a connection to `key` (a released one goes straight to them).
     func hasWaiters(_ key: String) -> Bool {
-        !(keys[key]?.waiters.isEmpty ?? true)
+        !(table[key]?.waiters.isEmpty ?? true)
     }
+
+    /// Whether requests wait for a connection to the key of connection `id`.
+    func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
+        guard let slot = connections[id]?.keySlot else { return false }
+        return !table[slot: slot].waiters.isEmpty
+    }
+
+    /// The name of the key in `slot` of the key table (the invariant test checks connections
+    /// against it).
+    func keyName(ofSlot slot: Int) -> String { table.name(of: slot) }
+
+    /// Whether the state knows `key` (it has connections or waiters).
+    func knows(_ key: String) -> Bool { table.slot(of: key) != nil }
 
     /// The backend had already closed a leased connection when its exchange completed (seen at
     /// release): that is eager closing by definition. The state forgets the connection; the
@@ -281,9 +301,10 @@ struct UpstreamPoolState {
     /// A queued waiter gave up. Returns whether it was still queued.
     @discardableResult
     mutating func waiterCancelled(_ waiter: WaiterID, key: String) -> Bool {
-        guard let index = keys[key]?.waiters.firstIndex(where: { $0.id == waiter }) else { return false }
-        keys[key]!.waiters.remove(at: index)
-        dropKeyIfUnused(key)
+        guard let slot = table.slot(of: key),
+              let index = table[slot: slot].waiters.firstIndex(where: { $0.id == waiter }) else { return false }
+        table[slot: slot].waiters.remove(at: index)
+        table.dropIfUnused(slot)
         return true
     }
 
@@ -294,7 +315,7 @@ struct UpstreamPoolState {
         self.idleTimeout = idleTimeout
         var actions: [LimitsAction] = []
         for key in Array(keys.keys) {
-            while let state = keys[key], state.open > self.limit, let oldest = state.idle.first {
+            while let state = table[key], state.open > self.limit, let oldest = state.idle.first {
                 retire(oldest, closedByBackend: false, now: nil)
                 actions.append(.close(oldest))
             }
@@ -307,12 +328,14 @@ struct UpstreamPoolState {
     /// Leased connections stay until their sessions close them.
     mutating func closeAll() -> CloseAllActions {
         var actions = CloseAllActions()
-        for (key, state) in keys {
+        for slot in table.usedSlots {
+            let state = table[slot: slot]
             actions.close += state.idle
             actions.dropped += state.waiters.map(\.id)
+            // Waiters first: retiring the last connection drops the key.
+            table[slot: slot].waiters.removeAll()
             for id in state.idle { retire(id, closedByBackend: false, now: nil) }
-            keys[key]?.waiters.removeAll()
-            dropKeyIfUnused(key)
+            table.dropIfUnused(slot)
         }
         return actions
     }
@@ -321,7 +344,7 @@ struct UpstreamPoolState {
 
     /// Counts for `key` (zeros when unknown).
     func counts(for key: String) -> KeyCounts {
-        let state = keys[key] ?? Key()
+        let state = table[key] ?? Key()
         return KeyCounts(open: state.open, idle: state.idle.count, connecting: state.connecting, waiting: state.waiters.count)
     }
 
@@ -331,14 +354,14 @@ struct UpstreamPoolState {
     /// idle connection when the waiter must avoid reuse, or queues it (or rejects it when full).
     private mutating func openOrQueue(_ key: String, _ waiter: Waiter, avoidingReuse: Bool,
                                       now: ContinuousClock.Instant) -> RequestAction {
-        let state = keys[key] ?? Key()
+        let state = table[key] ?? Key()
         if state.open < limit { return .create(create(key), replacing: nil) }
         if avoidingReuse, let oldest = state.idle.first {
             retire(oldest, closedByBackend: false, now: now)
             return .create(create(key), replacing: oldest)
         }
         guard state.waiters.count < maxWaitersPerKey else { return .rejected }
-        keys[key, default: Key()].waiters.append(waiter)
+        table[slot: table.slotMaking(key)].waiters.append(waiter)
         return .enqueued
     }
 
@@ -346,9 +369,10 @@ struct UpstreamPoolState {
     private mutating func create(_ key: String) -> ConnectionID {
         let id = nextID
         nextID += 1
-        connections[id] = Connection(key: key, phase: .connecting)
-        keys[key, default: Key()].open += 1
-        keys[key]!.connecting += 1
+        let slot = table.slotMaking(key)
+        connections[id] = Connection(key: key, keySlot: slot, phase: .connecting)
+        table[slot: slot].open += 1
+        table[slot: slot].connecting += 1
         return id
     }
 
@@ -356,30 +380,27 @@ struct UpstreamPoolState {
     /// after its last response marks its key.
     private mutating func retire(_ id: ConnectionID, closedByBackend: Bool, now: ContinuousClock.Instant?) {
         guard let connection = connections.removeValue(forKey: id) else { return }
-        let key = connection.key
-        keys[key]!.open -= 1
+        let slot = connection.keySlot
+        table[slot: slot].open -= 1
         switch connection.phase {
         case .connecting:
-            keys[key]!.connecting -= 1
+            table[slot: slot].connecting -= 1
         case .idle(let since), .peeking(_, let since):
-            if case .idle = connection.phase, let index = keys[key]!.idle.firstIndex(of: id) {
-                keys[key]!.idle.remove(at: index)
+            if case .idle = connection.phase, let index = table[slot: slot].idle.firstIndex(of: id) {
+                table[slot: slot].idle.remove(at: index)
             }
-            if closedByBackend, let now { eagerCloses.noteClose(key, idleSince: origin + since, now: now) }
+            if closedByBackend, let now { eagerCloses.noteClose(connection.key, idleSince: origin + since, now: now) }
         case .leased:
             break
         }
-        dropKeyIfUnused(key)
+        table.dropIfUnused(slot)
     }
 
     /// Gives a free slot under the limit to the oldest waiter of `key`.
     private mutating func serveWaiter(_ key: String) -> SlotAction {
-        guard let state = keys[key], state.open < limit, let waiter = state.waiters.first else { return .none }
-        keys[key]!.waiters.removeFirst()
+        guard let slot = table.slot(of: key), table[slot: slot].open < limit,
+              let waiter = table[slot: slot].waiters.first else { return .none }
+        table[slot: slot].waiters.removeFirst()
         return .create(create(key), for: waiter.id)
-    }
-
-    private mutating func dropKeyIfUnused(_ key: String) {
-        if let state = keys[key], state.open == 0, state.waiters.isEmpty { keys[key] = nil }
     }
 }

@@ -173,6 +173,9 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
             var idleInState = false
             if case .idle = connection.phase { idleInState = true }
             if idleInState != model.idle.contains(id) { return "connection \(id) is \(connection.phase) in the state" }
+            if state.keyName(ofSlot: connection.keySlot) != connection.key {
+                return "connection \(id) of \(connection.key) keeps the slot of \(state.keyName(ofSlot: connection.keySlot))"
+            }
         }
         for (key, entry) in state.keys {
             if entry.open == 0 && entry.waiters.isEmpty { return "unused key \(key) kept" }
