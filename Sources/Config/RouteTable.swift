@@ -12,6 +12,11 @@ public struct RouteTable: Sendable {
 
     /// Exact patterns to their route's index in ``routes``.
     private let exact: [ExactKey: Int]
+    /// The same, as a list, when it is short enough that comparing each pattern costs less
+    /// than hashing the destination (a port, then usually a small string's raw bits).
+    private let exactList: [(key: ExactKey, index: Int)]?
+    /// Up to this many exact patterns are searched in order instead of hashed.
+    public static let maxScannedExact = 8
     /// Indices of the suffix routes, longest suffix first; equal lengths keep file order.
     private let suffixes: [Int]
 
@@ -34,6 +39,7 @@ public struct RouteTable: Sendable {
             }
         }
         self.exact = exact
+        self.exactList = exact.count <= Self.maxScannedExact ? exact.map { ($0.key, $0.value) }.sorted { $0.index < $1.index } : nil
         self.suffixes = suffixes
             .sorted { $0.length != $1.length ? $0.length > $1.length : $0.order < $1.order }
             .map(\.order)
@@ -49,7 +55,9 @@ public struct RouteTable: Sendable {
     /// already (lowercase, no trailing dot, IPv6 without brackets: an `Authority`'s host), or
     /// nil. What the proxy looks up per request: no route is copied.
     public func index(normalizedHost host: String, port: Int) -> Int? {
-        if let index = exact[ExactKey(host: host, port: port)] {
+        if let exactList {
+            for entry in exactList where entry.key.port == port && entry.key.host == host { return entry.index }
+        } else if let index = exact[ExactKey(host: host, port: port)] {
             return index
         }
         for index in suffixes where routes[index].host.port == port && routes[index].host.matchesNormalized(host: host) {

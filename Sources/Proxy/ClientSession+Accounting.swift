@@ -28,7 +28,7 @@ extension ClientSession {
     }
 
     private func count(route: String, status: Int, error: String?, seconds: Double?) {
-        context.metrics.requests[RequestCounterKey(route: route, code: status), default: 0] += 1
+        context.metrics.requestTally.count(RequestCounterKey(route: route, code: status))
         if let seconds { context.metrics.duration.observe(seconds) }
         if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
     }

@@ -20,7 +20,12 @@ public struct UpstreamGaugeKey: Hashable, Sendable {
 /// ``ProxyServer/collectMetrics(_:)`` merges copies taken on each worker's loop.
 public struct ProxyMetrics: Sendable, Equatable {
     /// Requests answered, by route and status.
-    public var requests: [RequestCounterKey: UInt64] = [:]
+    public var requests: [RequestCounterKey: UInt64] {
+        get { requestTally.counts }
+        set { requestTally = RequestTally(newValue) }
+    }
+    /// Where ``requests`` are counted.
+    public var requestTally = RequestTally()
     /// Time from a complete request head to the end of the response.
     public var duration = LatencyHistogram()
     /// Errors the proxy answered with, by RFC 9209 type.
@@ -63,7 +68,7 @@ public struct ProxyMetrics: Sendable, Equatable {
 
     /// Adds another worker's numbers.
     public mutating func merge(_ other: ProxyMetrics) {
-        requests.merge(other.requests, uniquingKeysWith: +)
+        requestTally.merge(other.requestTally)
         duration.merge(other.duration)
         upstreamErrors.merge(other.upstreamErrors, uniquingKeysWith: +)
         clientConnections += other.clientConnections

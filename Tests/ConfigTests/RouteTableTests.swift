@@ -38,6 +38,19 @@ final class RouteTableTests: XCTestCase {
         XCTAssertEqual(table.route(host: "x.aa.test", port: 80)?.credential, "aa")
     }
 
+    /// Few exact routes are searched in order, many are hashed: both find the same routes.
+    func testFewAndManyExactRoutesFindTheSame() {
+        for count in [1, RouteTable.maxScannedExact, RouteTable.maxScannedExact + 1, 40] {
+            let table = RouteTable((0..<count).map { route("host\($0).test", "c\($0)") } + [route("*.test", "suffix")])
+            for index in 0..<count {
+                XCTAssertEqual(table.route(host: "HOST\(index).test", port: 80)?.credential, "c\(index)", "\(count) routes")
+                XCTAssertEqual(table.index(normalizedHost: "host\(index).test", port: 80), index)
+            }
+            XCTAssertEqual(table.route(host: "host0.test", port: 81)?.credential, nil, "another port")
+            XCTAssertEqual(table.route(host: "host\(count).test", port: 80)?.credential, "suffix")
+        }
+    }
+
     func testEmptyTable() {
         XCTAssertNil(RouteTable([]).route(host: "a.test", port: 80))
     }
