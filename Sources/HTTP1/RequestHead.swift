@@ -1,23 +1,25 @@
-/// A parsed request line and header section.
+/// A parsed request line and header section. A class: an exchange passes its head around
+/// (to the router, the rewriter, the access log) by one reference instead of copying a
+/// dozen strings and arrays each time.
 ///
 /// The field lines stay as offsets into a copy of the head's bytes (``withFieldSection(_:)``
 /// reads them in place; a proxy copies kept lines as they arrived); ``fields`` makes Strings of
 /// them for code off the proxy's path.
-public struct RequestHead: Sendable {
+public final class RequestHead: Sendable {
     /// The method token, case preserved (methods are case-sensitive, RFC 9110 §9.1).
-    public var method: String
+    public let method: String
     /// The request target.
-    public var target: RequestTarget
+    public let target: RequestTarget
     /// The protocol version.
-    public var version: HTTPVersion
+    public let version: HTTPVersion
     /// `.none`, `.contentLength(n)` or `.chunked`; never `.untilClose` (RFC 9112 §6.3 item 7).
-    public var framing: BodyFraming
+    public let framing: BodyFraming
     /// The parsed Host field; nil only for an HTTP/1.0 request without Host.
-    public var host: Authority?
+    public let host: Authority?
     /// Whether the connection may be reused after this exchange (RFC 9112 §9.3).
-    public var keepAlive: Bool
+    public let keepAlive: Bool
     /// True when the request carries `Expect: 100-continue` (RFC 9110 §10.1.1).
-    public var expectsContinue: Bool
+    public let expectsContinue: Bool
     /// The bytes the field lines refer to (the whole head as received, or the lines of
     /// ``init(method:target:version:fields:framing:host:keepAlive:expectsContinue:)``); they end
     /// with the section's final CRLF.
@@ -28,7 +30,7 @@ public struct RequestHead: Sendable {
     let connectionLines: Int
 
     /// Memberwise initializer: `fields` are laid out as `name: value` lines.
-    public init(
+    public convenience init(
         method: String, target: RequestTarget, version: HTTPVersion, fields: HTTPFields,
         framing: BodyFraming, host: Authority?, keepAlive: Bool, expectsContinue: Bool
     ) {

@@ -3,8 +3,10 @@ import EventLoop
 import HTTP1
 import TokenManager
 
-/// Where one request goes and what it carries: the outcome of routing.
-struct RouteDecision {
+/// Where one request goes and what it carries: the outcome of routing. A class: the exchange
+/// hands it to the pool, the rewriter and the access log by one reference instead of copying
+/// its strings and references each time; each request gets its own (the router never shares one).
+final class RouteDecision {
     /// The connection to use (host, port, TLS, pool key); on a route presenting the credential's
     /// certificate, replaced by the one for the request's token (``ExchangeIO/token``).
     var target: UpstreamTarget
@@ -16,18 +18,31 @@ struct RouteDecision {
     /// The route's host pattern for logs (`nil` for unrouted forwarding).
     let routeName: String?
     /// Whether a client's own `Authorization` is forwarded instead of injecting (`clientAuthorization: keep`).
-    var keepsClientAuthorization = false
+    let keepsClientAuthorization: Bool
     /// Set when this request carried its own `Authorization` on a `keep` route: nothing is injected.
     private(set) var keptClientAuthorization = false
     /// The route's per-request tokens (scopes, audience, token exchange), if it has them.
-    var perRequest: RouteTokens?
+    let perRequest: RouteTokens?
     /// `clientCertificate: credential`: the upstream connection per certificate the token is bound to.
-    var certificateBound: CertificateBoundUpstream?
+    let certificateBound: CertificateBoundUpstream?
+
+    /// A decision; only the router makes them (and tests).
+    init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
+         keepsClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
+         certificateBound: CertificateBoundUpstream? = nil) {
+        self.target = target
+        self.hostField = hostField
+        self.credential = credential
+        self.routeName = routeName
+        self.keepsClientAuthorization = keepsClientAuthorization
+        self.perRequest = perRequest
+        self.certificateBound = certificateBound
+    }
 
     /// The decision for a request that brings its own `Authorization` to a `keep` route: the
     /// header is forwarded as it is, no token is looked up or injected.
     func keepingClientAuthorization() -> RouteDecision {
-        var kept = RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName)
+        let kept = RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName)
         kept.keptClientAuthorization = true
         return kept
     }

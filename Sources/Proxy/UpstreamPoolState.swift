@@ -256,8 +256,11 @@ struct UpstreamPoolState {
         !(table[key]?.waiters.isEmpty ?? true)
     }
 
-    /// Whether requests wait for a connection to the key of connection `id`.
-    func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
+    /// Whether requests wait for a connection to the key of connection `id`. `mutating` only so
+    /// that the driver's call reads its stored state in place: a non-mutating call on a class's
+    /// stored struct copied the whole state (a retain and a release of each of its collections)
+    /// on every release.
+    mutating func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
         guard let slot = connections[id]?.keySlot else { return false }
         return !table[slot: slot].waiters.isEmpty
     }
