@@ -38,9 +38,8 @@ struct UpstreamPoolState {
 
     /// One open connection.
     struct Connection: Equatable {
-        /// Its pool key.
-        let key: String
-        /// Its key's slot in the state's key table.
+        /// Its key's slot in the state's key table (the key's name is there: a connection holds
+        /// no String, so copying one retains nothing).
         let keySlot: Int
         /// Its state.
         var phase: Phase
@@ -167,8 +166,9 @@ struct UpstreamPoolState {
         }
         // The backend closed an idle connection: that may mark it as closing eagerly, which the
         // retried request (non-retryable, or it would not have peeked) then respects.
+        let key = table.name(of: connection.keySlot)
         retire(id, closedByBackend: true, now: now)
-        return .discard(id, then: request(key: connection.key, waiter: waiter, checkStale: true, now: now))
+        return .discard(id, then: request(key: key, waiter: waiter, checkStale: true, now: now))
     }
 
     /// A request that must get a new connection whatever the limit: the retry of a request whose
@@ -229,7 +229,8 @@ struct UpstreamPoolState {
     mutating func leaseStalled(_ id: ConnectionID, now: ContinuousClock.Instant) -> ConnectionID? {
         guard let connection = connections[id], connection.phase == .leased else { return nil }
         if connection.stalledSince == nil { connections[id]!.stalledSince = now - origin }
-        return hasWaiters(connection.key) ? takeOldestStalled(connection.key) : nil
+        let key = table.name(of: connection.keySlot)
+        return hasWaiters(key) ? takeOldestStalled(key) : nil
     }
 
     /// The exchange on `id` goes on (its client read again, or it ended): not a candidate any more.
@@ -241,8 +242,9 @@ struct UpstreamPoolState {
     /// first, if any, to reclaim (taken once; it stays leased until its exchange lets it go).
     /// Only the slow path scans: a request that queues at the limit, or a lease that stalls.
     mutating func takeOldestStalled(_ key: String) -> ConnectionID? {
+        guard let slot = table.slot(of: key) else { return nil }
         var oldest: (id: ConnectionID, since: Duration)?
-        for (id, connection) in connections where connection.key == key {
+        for (id, connection) in connections where connection.keySlot == slot {
             guard let since = connection.stalledSince else { continue }
             if oldest == nil || since < oldest!.since { oldest = (id, since) }
         }
@@ -261,12 +263,11 @@ struct UpstreamPoolState {
     /// stored struct copied the whole state (a retain and a release of each of its collections)
     /// on every release.
     mutating func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
-        guard let slot = connections[id]?.keySlot else { return false }
-        return !table[slot: slot].waiters.isEmpty
+        guard let index = connections.index(forKey: id) else { return false }
+        return !table[slot: connections.values[index].keySlot].waiters.isEmpty
     }
 
-    /// The name of the key in `slot` of the key table (the invariant test checks connections
-    /// against it).
+    /// The name of the key in `slot` of the key table (a connection's key: `keySlot`).
     func keyName(ofSlot slot: Int) -> String { table.name(of: slot) }
 
     /// Whether the state knows `key` (it has connections or waiters).
@@ -277,9 +278,10 @@ struct UpstreamPoolState {
     /// driver closes it.
     mutating func closedAtRelease(_ id: ConnectionID, now: ContinuousClock.Instant) -> SlotAction {
         guard let connection = connections[id] else { return .none }
-        eagerCloses.mark(connection.key, now: now)
+        let key = table.name(of: connection.keySlot)
+        eagerCloses.mark(key, now: now)
         retire(id, closedByBackend: false, now: now)
-        return serveWaiter(connection.key)
+        return serveWaiter(key)
     }
 
     /// A connection closed, for any reason (the session ended it, it failed, or its backend
@@ -290,8 +292,9 @@ struct UpstreamPoolState {
         if case .peeking = connection.phase {
             preconditionFailure("connection \(id) closed while being peeked at")
         }
+        let key = table.name(of: connection.keySlot)
         retire(id, closedByBackend: true, now: now)
-        return serveWaiter(connection.key)
+        return serveWaiter(key)
     }
 
     /// An idle connection's idle timeout expired (our own close: it does not mark the key).
@@ -373,7 +376,7 @@ struct UpstreamPoolState {
         let id = nextID
         nextID += 1
         let slot = table.slotMaking(key)
-        connections[id] = Connection(key: key, keySlot: slot, phase: .connecting)
+        connections[id] = Connection(keySlot: slot, phase: .connecting)
         table[slot: slot].open += 1
         table[slot: slot].connecting += 1
         return id
@@ -392,7 +395,7 @@ struct UpstreamPoolState {
             if case .idle = connection.phase, let index = table[slot: slot].idle.firstIndex(of: id) {
                 table[slot: slot].idle.remove(at: index)
             }
-            if closedByBackend, let now { eagerCloses.noteClose(connection.key, idleSince: origin + since, now: now) }
+            if closedByBackend, let now { eagerCloses.noteClose(table.name(of: slot), idleSince: origin + since, now: now) }
         case .leased:
             break
         }

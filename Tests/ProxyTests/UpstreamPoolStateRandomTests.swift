@@ -173,8 +173,8 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
             var idleInState = false
             if case .idle = connection.phase { idleInState = true }
             if idleInState != model.idle.contains(id) { return "connection \(id) is \(connection.phase) in the state" }
-            if state.keyName(ofSlot: connection.keySlot) != connection.key {
-                return "connection \(id) of \(connection.key) keeps the slot of \(state.keyName(ofSlot: connection.keySlot))"
+            if state.keyName(ofSlot: connection.keySlot) != model.keyOf[id] {
+                return "connection \(id) of \(model.keyOf[id] ?? "?") keeps the slot of \(state.keyName(ofSlot: connection.keySlot))"
             }
         }
         for (key, entry) in state.keys {
@@ -188,7 +188,7 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
             if entry.idle.contains(where: { model.closed.contains($0) }) { return "closed connection in \(key)'s idle list" }
             let modelOpen = open.filter { model.keyOf[$0] == key }.count
             if entry.open != modelOpen { return "\(key) counts \(entry.open) open, really \(modelOpen)" }
-            let connecting = state.connections.values.filter { $0.key == key && $0.phase == .connecting }.count
+            let connecting = state.connections.values.filter { state.keyName(ofSlot: $0.keySlot) == key && $0.phase == .connecting }.count
             if entry.connecting != connecting { return "\(key) counts \(entry.connecting) connecting, really \(connecting)" }
             if entry.waiters.map(\.id) != model.queued[key, default: []] {
                 return "\(key)'s queue \(entry.waiters.map(\.id)) vs \(model.queued[key, default: []])"
