@@ -24,8 +24,11 @@ public enum ResponseHeadParser {
     /// Parses a response head with exactly the rules of ``parse(_:requestMethod:maxFields:)``
     /// into offsets over `head`, making no String: for a proxy that copies the forwarded lines
     /// as bytes. The view is valid only while `head` is.
+    ///
+    /// `reusing`: an array to fill with the field lines (emptied first), so that a caller that
+    /// gives back ``ResponseHeadView/fieldLines`` once done parses every head without allocating.
     public static func view(
-        _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100
+        _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100, reusing lines: consuming [FieldLine] = []
     ) throws(HTTPParseError) -> ResponseHeadView {
         let n = head.count
         var i = 0
@@ -61,7 +64,8 @@ public enum ResponseHeadParser {
         guard i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf else { throw .invalid("malformed status line") }
         i += 2
 
-        var lines: [FieldLine] = []
+        var lines = lines
+        lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
         try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
 

@@ -42,7 +42,9 @@ extension ClientSession: UpstreamConnectionOwner {
             let parsed: Parsed
             do {
                 let read = try responseReader.read(from: input) { bytes throws(HTTPParseError) -> Parsed in
-                    let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method)
+                    let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method,
+                                                           reusing: context.takeFieldLines())
+                    defer { context.fieldLines = view.fieldLines }
                     if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version)
                     if let nonces = io.token?.binding?.nonces {

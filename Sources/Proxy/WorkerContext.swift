@@ -1,5 +1,6 @@
 import Config
 import EventLoop
+import HTTP1
 import Logging
 
 /// What every client session on one worker loop shares: the loop, routing, the upstream pool,
@@ -18,9 +19,19 @@ final class WorkerContext {
     var maxConnectionsPerUpstream: Int
     /// Staging area for the first bytes of a request body, validated before anything is sent upstream.
     let scratch = OwnedEventBuffer()
+    /// The field lines array response heads are parsed into, given back after each head so the
+    /// next one reuses its storage (``takeFieldLines()``).
+    var fieldLines: [FieldLine] = []
     let logger: Logger
     /// Whether a line is logged per request.
     let accessLog: Bool
+    /// ``fieldLines``, moved out (the context keeps no reference, so it is filled in place).
+    func takeFieldLines() -> [FieldLine] {
+        var lines: [FieldLine] = []
+        swap(&lines, &fieldLines)
+        return lines
+    }
+
     /// This worker's counters (only touched on this loop).
     var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
