@@ -45,7 +45,7 @@ final class UpstreamPool {
     private var state: UpstreamPoolState
     private var connectTimeout: Duration
     /// Every open connection the state machine knows, by ID.
-    private var connections: [UpstreamPoolState.ConnectionID: UpstreamConnection] = [:]
+    private var connections = SlotMirror<UpstreamConnection>()
     /// Queued requests by waiter ID, and the ID of each queued waiter object (for cancel).
     private var queued: [UpstreamPoolState.WaiterID: Queued] = [:]
     private var waiterIDs: [ObjectIdentifier: UpstreamPoolState.WaiterID] = [:]
@@ -287,7 +287,7 @@ final class UpstreamPool {
 
     /// Closes a connection the state machine has already forgotten.
     private func discard(_ id: UpstreamPoolState.ConnectionID) {
-        guard let upstream = connections.removeValue(forKey: id) else { return }
+        guard let upstream = connections.removeValue(forID: id) else { return }
         upstream.close()
         forgetLabelIfUnused(upstream.target.poolKey)
     }

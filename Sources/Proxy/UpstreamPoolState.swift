@@ -2,7 +2,7 @@
 /// clock (every event that needs the time carries `now`), events in, actions out. Modelled on
 /// async-http-client's `HTTPConnectionPool.StateMachine`; ``UpstreamPool`` is its driver.
 ///
-/// A connection, identified by a ``ConnectionID`` that is never reused, is in exactly one of
+/// A connection, identified by a ``ConnectionID`` that is never reused (a ``SlotMap`` ID), is in exactly one of
 /// these states while the state machine knows it, and is forgotten once closed:
 /// - **connecting**: created for a waiter (so already leased to it), TCP/TLS not up yet;
 /// - **leased**: carrying one waiter's exchange;
@@ -116,14 +116,13 @@ struct UpstreamPoolState {
     /// Bound on each key's idle list (a released connection beyond it is closed).
     let maxIdlePerKey: Int
     /// Every open connection.
-    private(set) var connections: [ConnectionID: Connection] = [:]
+    private(set) var connections = SlotMap<Connection>()
     /// Every key with connections or waiters, in slots.
     private var table = PoolKeyTable()
     /// Every key with connections or waiters, by name (for reports and tests).
     var keys: [String: Key] { table.byName }
     /// Keys whose backends close connections right after responding.
     private(set) var eagerCloses: EagerCloseMarks
-    private var nextID: ConnectionID = 0
 
     /// An empty pool.
     init(limit: Int, idleTimeout: Duration, maxWaitersPerKey: Int = 1024, maxIdlePerKey: Int = 128,
@@ -180,22 +179,22 @@ struct UpstreamPoolState {
 
     /// A connection finished its TCP (and TLS) setup.
     mutating func connected(_ id: ConnectionID) {
-        guard let index = connections.index(forKey: id), case .connecting = connections.values[index].phase else { return }
-        connections.values[index].phase = .leased
-        table[slot: connections.values[index].keySlot].connecting -= 1
+        guard case .connecting = connections[id]?.phase else { return }
+        connections[id]!.phase = .leased
+        table[slot: connections[id]!.keySlot].connecting -= 1
     }
 
     /// A leased connection finished a clean exchange with nothing beyond the response: it goes
     /// to the oldest waiter, or idle, or is closed.
     mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
-        // On every keep-alive request: one lookup of the connection (its index then reaches it
-        // in place) and none of its key (the connection keeps its key's slot).
-        guard let index = connections.index(forKey: id) else { return .close(id) }
-        let slot = connections.values[index].keySlot
-        switch connections.values[index].phase {
+        // On every keep-alive request: no hashing (the connection is in a slot, and it keeps
+        // its key's slot).
+        guard let connection = connections[id] else { return .close(id) }
+        let slot = connection.keySlot
+        switch connection.phase {
         case .leased: break
         case .connecting:
-            connections.values[index].phase = .leased
+            connections[id]!.phase = .leased
             table[slot: slot].connecting -= 1
         case .idle, .peeking:
             // Idle or being checked: nothing the pool could lend out; close it.
@@ -208,13 +207,13 @@ struct UpstreamPoolState {
                 retire(id, closedByBackend: false, now: now)
                 return .replace(id, with: create(key), for: waiter.id)
             }
-            if connections.values[index].stalledSince != nil { connections.values[index].stalledSince = nil }
+            if connection.stalledSince != nil { connections[id]!.stalledSince = nil }
             return .handOver(id, to: waiter.id)
         case .overLimit:
             retire(id, closedByBackend: false, now: now)
             return .close(id)
         case .pooled:
-            connections.values[index].pool(since: now - origin)
+            connections[id]!.pool(since: now - origin)
             return .pool(id, idleTimeout: idleTimeout)
         }
     }
@@ -263,8 +262,8 @@ struct UpstreamPoolState {
     /// stored struct copied the whole state (a retain and a release of each of its collections)
     /// on every release.
     mutating func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
-        guard let index = connections.index(forKey: id) else { return false }
-        return !table[slot: connections.values[index].keySlot].waiters.isEmpty
+        guard let connection = connections[id] else { return false }
+        return !table[slot: connection.keySlot].waiters.isEmpty
     }
 
     /// The name of the key in `slot` of the key table (a connection's key: `keySlot`).
@@ -373,10 +372,8 @@ struct UpstreamPoolState {
 
     /// Records a new connection (connecting, leased) and returns its ID.
     private mutating func create(_ key: String) -> ConnectionID {
-        let id = nextID
-        nextID += 1
         let slot = table.slotMaking(key)
-        connections[id] = Connection(keySlot: slot, phase: .connecting)
+        let id = connections.insert(Connection(keySlot: slot, phase: .connecting))
         table[slot: slot].open += 1
         table[slot: slot].connecting += 1
         return id
@@ -385,7 +382,7 @@ struct UpstreamPoolState {
     /// Forgets a connection. `closedByBackend` with the time: an idle connection closed soon
     /// after its last response marks its key.
     private mutating func retire(_ id: ConnectionID, closedByBackend: Bool, now: ContinuousClock.Instant?) {
-        guard let connection = connections.removeValue(forKey: id) else { return }
+        guard let connection = connections.removeValue(forID: id) else { return }
         let slot = connection.keySlot
         table[slot: slot].open -= 1
         switch connection.phase {

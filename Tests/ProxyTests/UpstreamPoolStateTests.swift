@@ -20,6 +20,19 @@ final class UpstreamPoolStateTests: XCTestCase {
         }
     }
 
+    /// The ID of the one connection `state` knows that is not in `used` (the one an event just
+    /// created); -1 and a failure when there is not exactly one. `used` lists closed IDs too, so
+    /// a reused ID fails here.
+    private func newID(_ state: State, besides used: [State.ConnectionID],
+                       file: StaticString = #filePath, line: UInt = #line) -> State.ConnectionID {
+        let new = state.connections.keys.filter { !used.contains($0) }
+        guard new.count == 1 else {
+            XCTFail("expected one new connection, found \(new)", file: file, line: line)
+            return -1
+        }
+        return new[0]
+    }
+
     // MARK: - request
 
     func testRequestOnAnEmptyKeyCreatesAConnectionThatIsConnectingUntilConnected() {
@@ -40,7 +53,8 @@ final class UpstreamPoolStateTests: XCTestCase {
         XCTAssertEqual(state.released(ids[1], now: at(20)), .pool(ids[1], idleTimeout: .seconds(30)))
         XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: false, now: at(30)), .lease(ids[1]))
         XCTAssertEqual(state.request(key: "a", waiter: 4, checkStale: false, now: at(30)), .lease(ids[0]))
-        XCTAssertEqual(state.request(key: "a", waiter: 5, checkStale: false, now: at(30)), .create(2, replacing: nil))
+        let fifth = state.request(key: "a", waiter: 5, checkStale: false, now: at(30))
+        XCTAssertEqual(fifth, .create(newID(state, besides: ids), replacing: nil))
     }
 
     func testANonRetryableRequestPeeksBeforeLeasing() {
@@ -61,7 +75,8 @@ final class UpstreamPoolStateTests: XCTestCase {
         XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: true, now: at(5000)), .peek(ids[1]))
         XCTAssertEqual(state.peekCompleted(ids[1], stale: true, now: at(5000)), .discard(ids[1], then: .peek(ids[0])))
         XCTAssertNil(state.connections[ids[1]])
-        XCTAssertEqual(state.peekCompleted(ids[0], stale: true, now: at(5000)), .discard(ids[0], then: .create(2, replacing: nil)))
+        let second = state.peekCompleted(ids[0], stale: true, now: at(5000))
+        XCTAssertEqual(second, .discard(ids[0], then: .create(newID(state, besides: ids), replacing: nil)))
         XCTAssertEqual(state.counts(for: "a"), .init(open: 1, idle: 0, connecting: 1, waiting: 0))
         XCTAssertTrue(state.eagerCloses.marks.isEmpty, "closed long after the last response: not eager")
     }
@@ -72,7 +87,8 @@ final class UpstreamPoolStateTests: XCTestCase {
         _ = state.released(ids[0], now: at(0))
         _ = state.released(ids[1], now: at(0))
         XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: true, now: at(200)), .peek(ids[1]))
-        XCTAssertEqual(state.peekCompleted(ids[1], stale: true, now: at(200)), .discard(ids[1], then: .create(2, replacing: nil)))
+        let peeked = state.peekCompleted(ids[1], stale: true, now: at(200))
+        XCTAssertEqual(peeked, .discard(ids[1], then: .create(newID(state, besides: ids), replacing: nil)))
         XCTAssertNotNil(state.eagerCloses.marks["a"])
         XCTAssertEqual(state.request(key: "a", waiter: 4, checkStale: false, now: at(300)), .lease(ids[0]),
                        "retryable requests still reuse")
@@ -107,11 +123,15 @@ final class UpstreamPoolStateTests: XCTestCase {
         let id = leased(&state, waiters: [1])[0]
         _ = state.request(key: "a", waiter: 2, checkStale: false, now: at(0))
         _ = state.request(key: "a", waiter: 3, checkStale: false, now: at(0))
-        XCTAssertEqual(state.connectionClosed(id, now: at(5)), .create(1, for: 2))
+        let first = state.connectionClosed(id, now: at(5))
+        let second = newID(state, besides: [id])
+        XCTAssertEqual(first, .create(second, for: 2))
         XCTAssertEqual(state.counts(for: "a"), .init(open: 1, idle: 0, connecting: 1, waiting: 1))
         XCTAssertEqual(state.connectionClosed(id, now: at(6)), .none, "a second close of the same ID is ignored")
-        XCTAssertEqual(state.connectionClosed(1, now: at(7)), .create(2, for: 3))
-        XCTAssertEqual(state.connectionClosed(2, now: at(8)), .none)
+        let next = state.connectionClosed(second, now: at(7))
+        let third = newID(state, besides: [id, second])
+        XCTAssertEqual(next, .create(third, for: 3))
+        XCTAssertEqual(state.connectionClosed(third, now: at(8)), .none)
         XCTAssertTrue(state.keys.isEmpty, "a key without connections or waiters is forgotten")
     }
 
@@ -185,7 +205,8 @@ final class UpstreamPoolStateTests: XCTestCase {
         var state = State(limit: 1, idleTimeout: .seconds(30))
         let id = leased(&state, waiters: [1])[0]
         _ = state.request(key: "a", waiter: 2, checkStale: false, now: at(0))
-        XCTAssertEqual(state.closedAtRelease(id, now: at(10)), .create(1, for: 2))
+        let slot = state.closedAtRelease(id, now: at(10))
+        XCTAssertEqual(slot, .create(newID(state, besides: [id]), for: 2))
         XCTAssertNotNil(state.eagerCloses.marks["a"])
         XCTAssertEqual(state.closedAtRelease(id, now: at(10)), .none, "unknown now")
     }
@@ -198,10 +219,12 @@ final class UpstreamPoolStateTests: XCTestCase {
         _ = state.released(ids[0], now: at(0))
         // A connection the backend has closed by the time it is released marks the key.
         XCTAssertEqual(state.closedAtRelease(ids[1], now: at(10)), .none)
-        XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: true, now: at(20)), .create(2, replacing: nil),
-                       "below the limit: a fresh connection, the idle one stays")
+        let third = state.request(key: "a", waiter: 3, checkStale: true, now: at(20))
+        let thirdID = newID(state, besides: ids)
+        XCTAssertEqual(third, .create(thirdID, replacing: nil), "below the limit: a fresh connection, the idle one stays")
         XCTAssertEqual(state.counts(for: "a"), .init(open: 2, idle: 1, connecting: 1, waiting: 0))
-        XCTAssertEqual(state.request(key: "a", waiter: 4, checkStale: true, now: at(30)), .create(3, replacing: ids[0]),
+        let fourth = state.request(key: "a", waiter: 4, checkStale: true, now: at(30))
+        XCTAssertEqual(fourth, .create(newID(state, besides: ids + [thirdID]), replacing: ids[0]),
                        "at the limit, the idle connection makes room for a fresh one")
         XCTAssertNil(state.connections[ids[0]])
         XCTAssertEqual(state.counts(for: "a"), .init(open: 2, idle: 0, connecting: 2, waiting: 0))
@@ -212,11 +235,14 @@ final class UpstreamPoolStateTests: XCTestCase {
         var state = State(limit: 1, idleTimeout: .seconds(30))
         let id = leased(&state, waiters: [1])[0]
         // A retry's connection (beyond the limit) found closed at release marks the key.
-        XCTAssertEqual(state.closedAtRelease(state.requestFresh(key: "a"), now: at(0)), .none)
+        let fresh = state.requestFresh(key: "a")
+        XCTAssertEqual(state.closedAtRelease(fresh, now: at(0)), .none)
         XCTAssertEqual(state.request(key: "a", waiter: 2, checkStale: true, now: at(0)), .enqueued)
         XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: false, now: at(0)), .enqueued)
-        XCTAssertEqual(state.released(id, now: at(10)), .replace(id, with: 2, for: 2))
-        XCTAssertEqual(state.released(2, now: at(20)), .handOver(2, to: 3))
+        let release = state.released(id, now: at(10))
+        let replacement = newID(state, besides: [id, fresh])
+        XCTAssertEqual(release, .replace(id, with: replacement, for: 2))
+        XCTAssertEqual(state.released(replacement, now: at(20)), .handOver(replacement, to: 3))
     }
 
     func testAMarkExpiresAfterFiveMinutes() {
@@ -224,7 +250,8 @@ final class UpstreamPoolStateTests: XCTestCase {
         let ids = leased(&state, waiters: [1, 2])
         _ = state.released(ids[0], now: at(0))
         _ = state.closedAtRelease(ids[1], now: at(0))
-        XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: true, now: at(299_000)), .create(2, replacing: nil))
+        let third = state.request(key: "a", waiter: 3, checkStale: true, now: at(299_000))
+        XCTAssertEqual(third, .create(newID(state, besides: ids), replacing: nil))
         XCTAssertEqual(state.request(key: "a", waiter: 4, checkStale: true, now: at(300_000)), .peek(ids[0]))
         XCTAssertNil(state.eagerCloses.marks["a"], "the expired mark is forgotten")
     }

@@ -1,0 +1,96 @@
+/// Values in reusable slots, each reached by an `Int` ID that is never reused: the slot in the
+/// low 32 bits, the slot's generation (bumped each time the slot is freed) above them. A lookup
+/// is an array index and a compare — no hashing — which is why the upstream pool keeps its
+/// connections here (several lookups per proxied request).
+///
+/// The first value inserted gets ID 0, the next 1, and so on while no slot has been freed.
+struct SlotMap<Value>: Sequence {
+    /// A stored value and its ID's generation; `nil` value when the slot is free.
+    private var slots: [(generation: Int, value: Value?)] = []
+    private var freeSlots: [Int] = []
+    /// Values stored.
+    private(set) var count = 0
+
+    /// An empty map.
+    init() {}
+
+    private static func slot(of id: Int) -> Int { id & 0xFFFF_FFFF }
+    private static func generation(of id: Int) -> Int { id >> 32 }
+
+    /// The ID the next ``insert(_:)`` returns.
+    var nextID: Int {
+        guard let slot = freeSlots.last else { return slots.count }
+        return slots[slot].generation << 32 | slot
+    }
+
+    /// Stores `value` in a free slot (or a new one) and returns its ID.
+    @discardableResult
+    mutating func insert(_ value: Value) -> Int {
+        count += 1
+        if let slot = freeSlots.popLast() {
+            slots[slot].value = value
+            return slots[slot].generation << 32 | slot
+        }
+        slots.append((0, value))
+        return slots.count - 1
+    }
+
+    /// The value with `id`, if it is still stored; setting `nil` removes it (and frees its
+    /// slot), setting a value replaces a stored one. IDs are only made by ``insert(_:)``.
+    subscript(id: Int) -> Value? {
+        @inline(__always) get {
+            let slot = Self.slot(of: id)
+            guard slot < slots.count, slots[slot].generation == Self.generation(of: id) else { return nil }
+            return slots[slot].value
+        }
+        @inline(__always) _modify {
+            let slot = Self.slot(of: id)
+            guard slot < slots.count, slots[slot].generation == Self.generation(of: id), slots[slot].value != nil else {
+                var absent: Value? = nil
+                yield &absent
+                precondition(absent == nil, "SlotMap: a value can only be added by insert")
+                return
+            }
+            yield &slots[slot].value
+            if slots[slot].value == nil { free(slot) }
+        }
+    }
+
+    /// Removes and returns the value with `id`, if it is still stored.
+    @discardableResult
+    mutating func removeValue(forID id: Int) -> Value? {
+        let slot = Self.slot(of: id)
+        guard slot < slots.count, slots[slot].generation == Self.generation(of: id),
+              let value = slots[slot].value else { return nil }
+        slots[slot].value = nil
+        free(slot)
+        return value
+    }
+
+    private mutating func free(_ slot: Int) {
+        slots[slot].generation += 1
+        freeSlots.append(slot)
+        count -= 1
+    }
+
+    /// Whether no value is stored.
+    var isEmpty: Bool { count == 0 }
+
+    /// The IDs of the stored values, in slot order.
+    var keys: [Int] { map(\.key) }
+
+    /// The stored values, in slot order.
+    var values: [Value] { map(\.value) }
+
+    /// The stored values with their IDs, in slot order.
+    func makeIterator() -> AnyIterator<(key: Int, value: Value)> {
+        var slot = 0
+        return AnyIterator { [slots] in
+            while slot < slots.count {
+                defer { slot += 1 }
+                if let value = slots[slot].value { return (slots[slot].generation << 32 | slot, value) }
+            }
+            return nil
+        }
+    }
+}
