@@ -4,9 +4,11 @@ import PackageDescription
 // Release builds drop the dynamic exclusivity checks (`swift_beginAccess` on every class
 // property access cost ~4k instructions per proxied request, 7% of the total); debug builds and
 // the test suites, plain and under TSan, keep them and would catch a violation.
+// Cross-module optimization lets the optimizer inline EventLoop and HTTP1 calls into Proxy
+// (generic and small functions across the module boundary): 35.4k -> 34.3k instructions/request.
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(
