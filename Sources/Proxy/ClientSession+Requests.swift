@@ -82,7 +82,7 @@ extension ClientSession: UpstreamWaiter {
         if let perRequest = decision.perRequest {
             switch perRequest.credential(for: head, wallClock: SystemTokenClock().wallClockSeconds) {
             case .success(let (credential, key)):
-                decision.credential = credential
+                decision = decision.with(credential: credential)
                 variant = key
             case .failure(let error):
                 respondBeforeExchange(error, head: head, close: !canContinue)

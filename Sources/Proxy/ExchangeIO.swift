@@ -20,7 +20,7 @@ final class ExchangeIO {
     var token: AccessToken? {
         didSet {
             if let bound = decision.certificateBound {
-                decision.target = bound.target(for: token?.binding?.certificate)
+                decision = decision.with(target: bound.target(for: token?.binding?.certificate))
             }
         }
     }

@@ -3,24 +3,26 @@ import EventLoop
 import HTTP1
 import TokenManager
 
-/// Where one request goes and what it carries: the outcome of routing. A class: the exchange
-/// hands it to the pool, the rewriter and the access log by one reference instead of copying
-/// its strings and references each time; each request gets its own (the router never shares one).
-final class RouteDecision {
+/// Where one request goes and what it carries: the outcome of routing. Immutable and shared:
+/// a route whose target and Host value are the same for every request hands each of them the
+/// same decision it built when the configuration loaded (no allocation per request); the rare
+/// request that needs another one (a per-request token, its own `Authorization`, a
+/// certificate-bound token) gets a copy made with ``with(target:)`` or ``with(credential:)``.
+final class RouteDecision: Sendable {
     /// The connection to use (host, port, TLS, pool key); on a route presenting the credential's
-    /// certificate, replaced by the one for the request's token (``ExchangeIO/token``).
-    var target: UpstreamTarget
+    /// certificate, the one for the request's token (``ExchangeIO/token``).
+    let target: UpstreamTarget
     /// Value for the forwarded `Host` field.
     let hostField: String
     /// The credential whose token is injected, if the route has one (for a route with
     /// per-request tokens, the variant chosen for this request).
-    var credential: (any Credential)?
+    let credential: (any Credential)?
     /// The route's host pattern for logs (`nil` for unrouted forwarding).
     let routeName: String?
     /// Whether a client's own `Authorization` is forwarded instead of injecting (`clientAuthorization: keep`).
     let keepsClientAuthorization: Bool
     /// Set when this request carried its own `Authorization` on a `keep` route: nothing is injected.
-    private(set) var keptClientAuthorization = false
+    let keptClientAuthorization: Bool
     /// The route's per-request tokens (scopes, audience, token exchange), if it has them.
     let perRequest: RouteTokens?
     /// `clientCertificate: credential`: the upstream connection per certificate the token is bound to.
@@ -28,13 +30,14 @@ final class RouteDecision {
 
     /// A decision; only the router makes them (and tests).
     init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
-         keepsClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
+         keepsClientAuthorization: Bool = false, keptClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
          certificateBound: CertificateBoundUpstream? = nil) {
         self.target = target
         self.hostField = hostField
         self.credential = credential
         self.routeName = routeName
         self.keepsClientAuthorization = keepsClientAuthorization
+        self.keptClientAuthorization = keptClientAuthorization
         self.perRequest = perRequest
         self.certificateBound = certificateBound
     }
@@ -42,9 +45,22 @@ final class RouteDecision {
     /// The decision for a request that brings its own `Authorization` to a `keep` route: the
     /// header is forwarded as it is, no token is looked up or injected.
     func keepingClientAuthorization() -> RouteDecision {
-        let kept = RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName)
-        kept.keptClientAuthorization = true
-        return kept
+        RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName,
+                      keptClientAuthorization: true)
+    }
+
+    /// This decision going to `target` instead.
+    func with(target: UpstreamTarget) -> RouteDecision {
+        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
+                      keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
+                      perRequest: perRequest, certificateBound: certificateBound)
+    }
+
+    /// This decision injecting `credential`'s tokens instead.
+    func with(credential: (any Credential)?) -> RouteDecision {
+        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
+                      keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
+                      perRequest: perRequest, certificateBound: certificateBound)
     }
 }
 
@@ -98,6 +114,9 @@ final class Router: Sendable {
         /// An intercepting route without an upstream (a wildcard): the TLS context its requests
         /// reach their own destination with.
         let interceptTLS: (context: TLSClientContext, key: String)?
+        /// The decisions every request of this route gets, when its target and Host value do not
+        /// depend on the request: for a destination named with its port and without it.
+        let fixed: (withPort: RouteDecision, bare: RouteDecision)?
 
         init(_ route: RouteConfig, target: UpstreamTarget?, hostField: String?, ownHost: (withPort: String, bare: String)? = nil,
              credential: (any Credential)?, perRequest: RouteTokens?, certificateBound: CertificateBoundUpstream?,
@@ -113,6 +132,22 @@ final class Router: Sendable {
             self.preserveHost = route.preserveHost
             self.intercept = route.intercept
             self.interceptTLS = interceptTLS
+            func decision(_ hostField: String) -> RouteDecision? {
+                target.map {
+                    RouteDecision(target: $0, hostField: hostField, credential: credential, routeName: route.host.description,
+                                  keepsClientAuthorization: route.clientAuthorization == .keep, perRequest: perRequest,
+                                  certificateBound: certificateBound)
+                }
+            }
+            if route.preserveHost {
+                fixed = nil
+            } else if let hostField, let shared = decision(hostField) {
+                fixed = (shared, shared)
+            } else if let ownHost, let withPort = decision(ownHost.withPort), let bare = decision(ownHost.bare) {
+                fixed = (withPort, bare)
+            } else {
+                fixed = nil
+            }
         }
     }
 
@@ -279,6 +314,7 @@ final class Router: Sendable {
     /// never goes out in clear), plain otherwise.
     @inline(__always)
     private func decision(_ ready: PreparedRoute, _ destination: Authority, host: String, port: Int) -> RouteDecision {
+        if let fixed = ready.fixed { return destination.port == nil ? fixed.bare : fixed.withPort }
         let hostField: String
         if ready.preserveHost {
             hostField = destination.description

@@ -40,6 +40,26 @@ final class RouterTests: XCTestCase {
         }
     }
 
+    func testAFixedRouteSharesOneDecisionAndACopyLeavesItAlone() throws {
+        let r = try router()
+        let first = try r.decide(head("GET http://api.test/a HTTP/1.1\r\nHost: api.test\r\n\r\n")).get()
+        let second = try r.decide(head("GET /b HTTP/1.1\r\nHost: api.test\r\n\r\n")).get()
+        XCTAssertTrue(first === second, "a route with a fixed target hands every request the decision built at load")
+        let kept = first.keepingClientAuthorization()
+        let other = first.with(credential: nil)
+        XCTAssertTrue(kept.keptClientAuthorization)
+        XCTAssertNil(other.credential)
+        XCTAssertFalse(first.keptClientAuthorization, "copies never change the shared decision")
+        XCTAssertEqual(first.credential?.name, "api")
+        // An exact route without upstream: the Host value follows whether the request named the port.
+        let bare = try r.decide(head("GET http://[::1]:8080/ HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n")).get()
+        XCTAssertEqual(bare.hostField, "[::1]:8080")
+        let wildcard = try r.decide(head("GET http://a.svc.test:8443/ HTTP/1.1\r\nHost: a.svc.test:8443\r\n\r\n")).get()
+        let wildcard2 = try r.decide(head("GET http://b.svc.test:8443/ HTTP/1.1\r\nHost: b.svc.test:8443\r\n\r\n")).get()
+        XCTAssertEqual(wildcard2.target.host, "b.svc.test", "a wildcard route decides per request")
+        XCTAssertFalse(wildcard === wildcard2)
+    }
+
     func testWildcardWithPortAndPreserveHostConnectsToRequestedHost() throws {
         let d = try router().decide(head("GET http://a.svc.test:8443/ HTTP/1.1\r\nHost: a.svc.test:8443\r\n\r\n")).get()
         XCTAssertEqual(d.target.host, "a.svc.test")
