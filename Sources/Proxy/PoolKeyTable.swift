@@ -7,9 +7,30 @@ struct PoolKeyTable {
     private var names: [String] = []
     private var slotByName: [String: Int] = [:]
     private var freeSlots: [Int] = []
+    /// Slots by the index a configured target's key was interned to when the configuration
+    /// loaded (``UpstreamTarget/poolKeyIndex``), -1 where unknown: a request to a configured
+    /// upstream finds its key without hashing the name. An entry is only a guess, confirmed by
+    /// comparing the slot's name (the same String storage, so one pointer comparison): a
+    /// reloaded configuration may number its keys differently, and a slot may be reused.
+    private var slotByIndex: [Int] = []
 
     /// The slot of `name`'s key, if it has one.
     func slot(of name: String) -> Int? { slotByName[name] }
+
+    /// The slot of `name`'s key, if it has one, found through `index` (the key's interned index,
+    /// or -1) when that can be done without hashing; remembers the slot for `index`.
+    mutating func slot(of name: String, index: Int) -> Int? {
+        guard index >= 0 else { return slotByName[name] }
+        if index < slotByIndex.count {
+            let guess = slotByIndex[index]
+            if guess >= 0, names[guess] == name { return guess }
+        } else {
+            slotByIndex.append(contentsOf: repeatElement(-1, count: index + 1 - slotByIndex.count))
+        }
+        guard let slot = slotByName[name] else { return nil }
+        slotByIndex[index] = slot
+        return slot
+    }
 
     /// The slot of `name`'s key, made (empty) if it has none.
     mutating func slotMaking(_ name: String) -> Int {

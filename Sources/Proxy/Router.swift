@@ -167,6 +167,18 @@ final class Router: Sendable {
         // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
         var prepared: [PreparedRoute] = []
+        // Each distinct pool key of a fixed target numbered once (``UpstreamTarget/poolKeyIndex``).
+        var keyIndexes: [String: Int] = [:]
+        func interned(_ target: UpstreamTarget) -> UpstreamTarget {
+            var target = target
+            if let index = keyIndexes[target.poolKey] {
+                target.poolKeyIndex = index
+            } else {
+                target.poolKeyIndex = keyIndexes.count
+                keyIndexes[target.poolKey] = keyIndexes.count
+            }
+            return target
+        }
         for route in table.routes {
             let perRequest = Router.perRequest(route, credentials)
             if route.clientAuthorization == .exchange, route.credential != nil, perRequest == nil {
@@ -180,7 +192,7 @@ final class Router: Sendable {
                 var target: UpstreamTarget?
                 var ownHost: (withPort: String, bare: String)?
                 if !route.intercept, case .exact(let name) = route.host.kind {
-                    target = Router.plainTarget(name, route.host.port)
+                    target = interned(Router.plainTarget(name, route.host.port))
                     let bare = Authority(host: name, port: nil).description
                     ownHost = (Authority(host: name, port: route.host.port).description, bare)
                 }
@@ -209,7 +221,8 @@ final class Router: Sendable {
                 tls = contexts[key]
             }
             let poolKey = "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)"
-            let target = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey, allowsLinkLocal: true)
+            let target = interned(UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey,
+                                                 allowsLinkLocal: true))
             let bound = route.presentsCredentialCertificate && upstream.isTLS
                 ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
                 : nil

@@ -80,7 +80,7 @@ final class UpstreamPool {
         let waiterID = nextWaiter
         nextWaiter &+= 1
         let now = ContinuousClock.now
-        var action = state.request(key: target.poolKey, waiter: waiterID, checkStale: checkStale, now: now)
+        var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale, now: now)
         while true {
             switch action {
             case .lease(let id):

@@ -144,9 +144,11 @@ struct UpstreamPoolState {
     /// `checkStale` marks a request that could not be retried if a reused connection turned out
     /// closed: it peeks at an idle connection before taking it, and it does not reuse at all for
     /// a key marked in ``eagerCloses`` (replacing the oldest idle connection when at the limit).
-    mutating func request(key: String, waiter: WaiterID, checkStale: Bool, now: ContinuousClock.Instant) -> RequestAction {
+    /// `keyIndex`: the key's interned index (``UpstreamTarget/poolKeyIndex``), -1 if it has none.
+    mutating func request(key: String, keyIndex: Int = -1, waiter: WaiterID, checkStale: Bool,
+                          now: ContinuousClock.Instant) -> RequestAction {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
-        if !avoidReuse, let slot = table.slot(of: key), let id = table[slot: slot].idle.popLast() {
+        if !avoidReuse, let slot = table.slot(of: key, index: keyIndex), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
             return connections[id]!.take(peekingFor: checkStale ? waiter : nil) ? .peek(id) : .lease(id)
         }

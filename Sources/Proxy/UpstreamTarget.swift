@@ -13,4 +13,7 @@ struct UpstreamTarget {
     /// Whether link-local / metadata addresses are allowed: only when a route's `upstream`
     /// names the destination explicitly.
     let allowsLinkLocal: Bool
+    /// The pool key's index among the configuration's distinct keys, numbered when it loaded
+    /// (-1: a target made per request); lets the pool find the key without hashing it.
+    var poolKeyIndex = -1
 }
