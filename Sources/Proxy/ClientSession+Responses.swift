@@ -46,7 +46,8 @@ extension ClientSession: UpstreamConnectionOwner {
                                                            reusing: context.takeFieldLines())
                     defer { context.fieldLines = view.fieldLines }
                     if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
-                    var response = ResponseRewriter.response(view, clientVersion: io.head.version)
+                    var response = ResponseRewriter.response(view, clientVersion: io.head.version,
+                                                             reusing: context.takeHeadBytes())
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
                                                                             origin: RequestRewriter.upstreamOrigin(io.decision))
@@ -116,8 +117,10 @@ extension ClientSession: UpstreamConnectionOwner {
         // The head is staged with the first body bytes and handed to the client only once those
         // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
         // output cannot be taken back: libevent freezes its start.)
-        context.scratch.buffer.append(ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version,
-                                                            keepAlive: keepClient))
+        var headBytes = ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version, keepAlive: keepClient)
+        context.scratch.buffer.append(headBytes)
+        headBytes.removeAll(keepingCapacity: true)
+        context.headBytes = headBytes
         io.responseCommitted = false
         io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts(io)

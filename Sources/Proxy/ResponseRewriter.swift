@@ -49,9 +49,12 @@ enum ResponseRewriter {
     /// and every field line except the hop-by-hop ones (those the Connection field names
     /// included) and, when re-framed as chunked, Content-Length. Kept lines are copied as they
     /// arrived, each run of consecutive kept lines in one copy.
-    static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion) -> UpstreamResponse {
+    /// `reusing`: an empty array whose storage the head is built in (no allocation when it is
+    /// large enough).
+    static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion,
+                         reusing out: consuming [UInt8] = []) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
-        var out = [UInt8]()
+        out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
         out.reserveCapacity(view.bytes.count + Self.tailCapacity)
         out.append(contentsOf: HeadBytes.http11Space)

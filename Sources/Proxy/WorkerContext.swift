@@ -22,6 +22,9 @@ final class WorkerContext {
     /// The field lines array response heads are parsed into, given back after each head so the
     /// next one reuses its storage (``takeFieldLines()``).
     var fieldLines: [FieldLine] = []
+    /// The bytes of the last client-facing response head, emptied and given back once they
+    /// were staged so the next head is built in the same storage (``takeHeadBytes()``).
+    var headBytes: [UInt8] = []
     let logger: Logger
     /// Whether a line is logged per request.
     let accessLog: Bool
@@ -30,6 +33,13 @@ final class WorkerContext {
         var lines: [FieldLine] = []
         swap(&lines, &fieldLines)
         return lines
+    }
+
+    /// ``headBytes``, moved out (the context keeps no reference, so it is filled in place).
+    func takeHeadBytes() -> [UInt8] {
+        var bytes: [UInt8] = []
+        swap(&bytes, &headBytes)
+        return bytes
     }
 
     /// This worker's counters (only touched on this loop).
