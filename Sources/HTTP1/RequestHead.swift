@@ -5,7 +5,12 @@
 /// The field lines stay as offsets into a copy of the head's bytes (``withFieldSection(_:)``
 /// reads them in place; a proxy copies kept lines as they arrived); ``fields`` makes Strings of
 /// them for code off the proxy's path.
-public final class RequestHead: Sendable {
+///
+/// Its two arrays can be taken back once the head is no longer used (``reclaimStorage(_:)``) so
+/// the next head is parsed into the same storage: a proxy allocates nothing per request head.
+public final class RequestHead: @unchecked Sendable {
+    // @unchecked: the arrays are `var` only so that ``reclaimStorage(_:)`` can move them out,
+    // which it does only when no other reference to the head exists; otherwise immutable.
     /// The method token, case preserved (methods are case-sensitive, RFC 9110 §9.1).
     public let method: String
     /// The request target.
@@ -23,9 +28,9 @@ public final class RequestHead: Sendable {
     /// The bytes the field lines refer to (the whole head as received, or the lines of
     /// ``init(method:target:version:fields:framing:host:keepAlive:expectsContinue:)``); they end
     /// with the section's final CRLF.
-    let fieldBytes: [UInt8]
+    private(set) var fieldBytes: [UInt8]
     /// The field lines as offsets into ``fieldBytes``.
-    let fieldLines: [FieldLine]
+    private(set) var fieldLines: [FieldLine]
     /// How many of them are named Connection.
     let connectionLines: Int
 
@@ -71,6 +76,17 @@ public final class RequestHead: Sendable {
         self.expectsContinue = expectsContinue
     }
 
+    /// The storage of `head`'s bytes and field lines, moved out for the next head to be parsed
+    /// into, when `head` is the only reference to it (nil otherwise: another owner may still
+    /// read it). `head` must not be read afterwards.
+    public static func reclaimStorage(_ head: inout RequestHead) -> RequestHeadStorage? {
+        guard isKnownUniquelyReferenced(&head) else { return nil }
+        var storage = RequestHeadStorage()
+        swap(&storage.bytes, &head.fieldBytes)
+        swap(&storage.lines, &head.fieldLines)
+        return storage
+    }
+
     /// All header field lines, in order, as Strings (made on each call: the proxy's path reads
     /// them in place with ``withFieldSection(_:)``).
     public var fields: HTTPFields {
@@ -83,4 +99,18 @@ public final class RequestHead: Sendable {
             try body(FieldSectionView(bytes: $0, lines: fieldLines, connectionLines: connectionLines))
         }
     }
+}
+
+/// The arrays a ``RequestHead`` keeps its bytes and field lines in, handed from a head that is
+/// done (``RequestHead/reclaimStorage(_:)``) to the parse of the next one
+/// (``RequestHeadParser/parse(_:maxFields:reusing:)``), which fills them in place.
+public struct RequestHeadStorage: Sendable {
+    var bytes: [UInt8] = []
+    var lines: [FieldLine] = []
+
+    /// Empty storage (the parse allocates).
+    public init() {}
+
+    /// Bytes of memory the storage holds on to.
+    public var capacity: Int { bytes.capacity + lines.capacity * MemoryLayout<FieldLine>.stride }
 }

@@ -8,7 +8,9 @@ public enum RequestHeadParser {
     ///   - maxFields: more field lines than this throw ``HTTPParseError/tooManyFields``.
     /// - Throws: ``HTTPParseError/tooManyFields``, or ``HTTPParseError/invalid(_:)`` for any
     ///   syntax, target, Host or framing violation (including bytes after the empty line).
-    public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
+    ///   - storage: arrays to parse into (their storage is reused when large enough).
+    public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100,
+                             reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
         let n = head.count
         var i = 0
         // RFC 9112 §2.2: ignore empty lines before the request line.
@@ -61,6 +63,8 @@ public enum RequestHeadParser {
         i += 2
 
         var lines: [FieldLine] = []
+        swap(&lines, &storage.lines)  // moved out: unique, so filled in place
+        lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
         try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
 
@@ -112,14 +116,13 @@ public enum RequestHeadParser {
             framing = .none
         }
 
+        var bytes: [UInt8] = []
+        swap(&bytes, &storage.bytes)
         return RequestHead(
             method: method,
             target: target,
             version: version,
-            fieldBytes: [UInt8](unsafeUninitializedCapacity: n) { copy, count in
-                UnsafeMutableRawBufferPointer(copy).copyMemory(from: head)
-                count = n
-            },
+            fieldBytes: copy(head, into: consume bytes),
             fieldLines: lines,
             connectionLines: known.count(.connection),
             framing: framing,
@@ -127,6 +130,20 @@ public enum RequestHeadParser {
             keepAlive: rules.keepAlive(version),
             expectsContinue: rules.expectsContinue()
         )
+    }
+
+    /// `bytes` holding a copy of `head` (in its own storage when that is unique and large enough).
+    private static func copy(_ head: UnsafeRawBufferPointer, into bytes: consuming [UInt8]) -> [UInt8] {
+        let n = head.count
+        guard bytes.capacity >= n else {
+            return [UInt8](unsafeUninitializedCapacity: n) { copy, count in
+                UnsafeMutableRawBufferPointer(copy).copyMemory(from: head)
+                count = n
+            }
+        }
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: head)
+        return bytes
     }
 
     /// The authority of an absolute-form target in `buf[target]` whose scheme has `schemeLength`

@@ -16,7 +16,7 @@ extension ClientSession: UpstreamWaiter {
                 // Bound in the `do` and moved out: an optional bound after it was copied (a
                 // retain and release per field array).
                 guard let parsed = try requestReader.read(from: client.input, { bytes throws(HTTPParseError) in
-                    try RequestHeadParser.parse(bytes, maxFields: fieldLimit)
+                    try RequestHeadParser.parse(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
                 }) else {
                     // Part of a head is here: from now on the client has clientHeader to finish it.
                     if headWait == .idle {
@@ -93,7 +93,7 @@ extension ClientSession: UpstreamWaiter {
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
         let request = Self.exchangeRequest(for: head, credential: credential)
         // The head moves into the exchange's I/O record (no copy of its fields).
-        current = ExchangeIO(head: head, decision: decision)
+        current = ExchangeIO(head: head, decision: decision, context: context)
         if let variant { current?.variant = variant }
         perform(exchange.start(request))
     }

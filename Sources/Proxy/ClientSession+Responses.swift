@@ -104,11 +104,14 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Writes the response head to the client and relays what is buffered of the body.
     func startRelay(_ io: ExchangeIO, reportRejection: Bool, keepClient: Bool) {
-        guard let head = io.responseHead else { return }
+        // Its facts, not a copy of the head: a copy would share the forwarded lines' storage,
+        // and completing the head in place below would then copy them.
+        guard let status = io.responseHead?.status, let framing = io.responseHead?.framing,
+              let clientFraming = io.responseHead?.clientFraming else { return }
         if reportRejection, let credential = io.decision.credential, let token = io.token {
             context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
-        } else if head.status >= 200 && head.status < 300, let credential = io.decision.credential, credential.refreshable,
+        } else if status >= 200 && status < 300, let credential = io.decision.credential, credential.refreshable,
                   let token = io.token {
             // A token that earned a success ends the credential's backoff for rejected tokens.
             // (Only fetched tokens have one: a static token is not even copied for the call.)
@@ -122,7 +125,7 @@ extension ClientSession: UpstreamConnectionOwner {
         headBytes.removeAll(keepingCapacity: true)
         context.headBytes = headBytes
         io.responseCommitted = false
-        io.responseRelay = BodyRelay(framing: head.framing, chunkedOutput: head.clientFraming == .chunked, forwardTrailers: true)
+        io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts(io)
         io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)

@@ -9,7 +9,9 @@ import TokenManager
 /// meaning that depends on the phase.
 final class ExchangeIO {
     /// The client's request head.
-    let head: RequestHead
+    private(set) var head: RequestHead
+    /// Where the head's storage goes back to when the exchange is over.
+    private unowned let context: WorkerContext
     /// Where it goes and which credential it uses (its target follows the token's certificate
     /// on a route presenting the credential's certificate).
     private(set) var decision: RouteDecision
@@ -50,10 +52,17 @@ final class ExchangeIO {
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false
 
-    init(head: consuming RequestHead, decision: consuming RouteDecision) {
+    init(head: consuming RequestHead, decision: consuming RouteDecision, context: WorkerContext) {
         self.head = head
+        self.context = context
         self.decision = decision
         self.startedAt = .now
         self.requestRelay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
+    }
+
+    deinit {
+        // The head is done with (unless something else still holds it): its arrays hold the
+        // next request's head.
+        if let storage = RequestHead.reclaimStorage(&head) { context.recycle(storage) }
     }
 }

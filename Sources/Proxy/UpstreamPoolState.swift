@@ -150,7 +150,7 @@ struct UpstreamPoolState {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
         if !avoidReuse, let slot = table.slot(of: key, index: keyIndex), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
-            return connections[id]!.take(peekingFor: checkStale ? waiter : nil) ? .peek(id) : .lease(id)
+            return connections.modify(id) { $0.take(peekingFor: checkStale ? waiter : nil) } ? .peek(id) : .lease(id)
         }
         return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale), avoidingReuse: avoidReuse, now: now)
     }
@@ -162,7 +162,7 @@ struct UpstreamPoolState {
             preconditionFailure("peekCompleted for connection \(id), which is not being peeked at")
         }
         guard stale else {
-            connections[id]!.phase = .leased
+            connections.modify(id) { $0.phase = .leased }
             return .lease(id)
         }
         // The backend closed an idle connection: that may mark it as closing eagerly, which the
@@ -182,7 +182,7 @@ struct UpstreamPoolState {
     /// A connection finished its TCP (and TLS) setup.
     mutating func connected(_ id: ConnectionID) {
         guard case .connecting = connections[id]?.phase else { return }
-        connections[id]!.phase = .leased
+        connections.modify(id) { $0.phase = .leased }
         table[slot: connections[id]!.keySlot].connecting -= 1
     }
 
@@ -196,7 +196,7 @@ struct UpstreamPoolState {
         switch connection.phase {
         case .leased: break
         case .connecting:
-            connections[id]!.phase = .leased
+            connections.modify(id) { $0.phase = .leased }
             table[slot: slot].connecting -= 1
         case .idle, .peeking:
             // Idle or being checked: nothing the pool could lend out; close it.
@@ -209,13 +209,14 @@ struct UpstreamPoolState {
                 retire(id, closedByBackend: false, now: now)
                 return .replace(id, with: create(key), for: waiter.id)
             }
-            if connection.stalledSince != nil { connections[id]!.stalledSince = nil }
+            if connection.stalledSince != nil { connections.modify(id) { $0.stalledSince = nil } }
             return .handOver(id, to: waiter.id)
         case .overLimit:
             retire(id, closedByBackend: false, now: now)
             return .close(id)
         case .pooled:
-            connections[id]!.pool(since: now - origin)
+            let since = now - origin
+            connections.modify(id) { $0.pool(since: since) }
             return .pool(id, idleTimeout: idleTimeout)
         }
     }
@@ -229,14 +230,17 @@ struct UpstreamPoolState {
     /// so clients that read are never starved by clients that do not.
     mutating func leaseStalled(_ id: ConnectionID, now: ContinuousClock.Instant) -> ConnectionID? {
         guard let connection = connections[id], connection.phase == .leased else { return nil }
-        if connection.stalledSince == nil { connections[id]!.stalledSince = now - origin }
+        if connection.stalledSince == nil {
+            let since = now - origin
+            connections.modify(id) { $0.stalledSince = since }
+        }
         let key = table.name(of: connection.keySlot)
         return hasWaiters(key) ? takeOldestStalled(key) : nil
     }
 
     /// The exchange on `id` goes on (its client read again, or it ended): not a candidate any more.
     mutating func leaseResumed(_ id: ConnectionID) {
-        if connections[id]?.stalledSince != nil { connections[id]!.stalledSince = nil }
+        if connections[id]?.stalledSince != nil { connections.modify(id) { $0.stalledSince = nil } }
     }
 
     /// A request had to queue for `key`: the connection of that key whose exchange stalled
@@ -250,7 +254,7 @@ struct UpstreamPoolState {
             if oldest == nil || since < oldest!.since { oldest = (id, since) }
         }
         guard let oldest else { return nil }
-        connections[oldest.id]!.stalledSince = nil
+        connections.modify(oldest.id) { $0.stalledSince = nil }
         return oldest.id
     }
 

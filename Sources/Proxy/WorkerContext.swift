@@ -35,6 +35,22 @@ final class WorkerContext {
         return lines
     }
 
+    /// Storage of request heads whose exchanges ended, for the next heads to be parsed into
+    /// (``takeHeadStorage()``, ``recycle(_:)``): a few, each small (see ``recycle(_:)``).
+    private var headStorages: [RequestHeadStorage] = []
+
+    /// Storage for the next request head: a recycled one if there is one.
+    func takeHeadStorage() -> RequestHeadStorage {
+        headStorages.popLast() ?? RequestHeadStorage()
+    }
+
+    /// Keeps `storage` for a later head, unless enough are kept already or it grew large (an
+    /// unusually large head's memory goes back rather than staying with the worker).
+    func recycle(_ storage: consuming RequestHeadStorage) {
+        guard headStorages.count < 16, storage.capacity <= 8192 else { return }
+        headStorages.append(storage)
+    }
+
     /// ``headBytes``, moved out (the context keeps no reference, so it is filled in place).
     func takeHeadBytes() -> [UInt8] {
         var bytes: [UInt8] = []

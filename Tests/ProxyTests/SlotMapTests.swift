@@ -12,19 +12,19 @@ final class SlotMapTests: XCTestCase {
         XCTAssertNotEqual(c, 0, "the freed slot is reused under a new ID")
         XCTAssertNil(map[0], "the old ID does not reach the slot's new value")
         XCTAssertEqual(map[c], "c")
-        map[0] = nil
+        XCTAssertNil(map.removeValue(forID: 0))
         XCTAssertEqual(map[c], "c", "removing under the old ID leaves the new value alone")
         XCTAssertEqual(map.count, 2)
         XCTAssertEqual(Set(map.keys), [c, 1])
         XCTAssertNil(map[1 << 40], "an ID beyond every slot finds nothing")
     }
 
-    func testValuesAreModifiedInPlaceAndSettingNilRemoves() {
+    func testValuesAreModifiedInPlaceAndRemovalFreesTheSlot() {
         var map = SlotMap<[Int]>()
         let id = map.insert([1])
-        map[id]!.append(2)
+        XCTAssertEqual(map.modify(id) { $0.append(2); return $0.count }, 2)
         XCTAssertEqual(map[id], [1, 2])
-        map[id] = nil
+        XCTAssertEqual(map.removeValue(forID: id), [1, 2])
         XCTAssertTrue(map.isEmpty)
         XCTAssertEqual(map.nextID, 1 << 32, "the slot comes back with the next generation")
         XCTAssertEqual(map.insert([3]), 1 << 32)
@@ -35,7 +35,7 @@ final class SlotMapTests: XCTestCase {
         var mirror = SlotMirror<String>()
         let first = map.insert(1)
         mirror[first] = "first"
-        map[first] = nil
+        map.removeValue(forID: first)
         let second = map.insert(2)
         mirror[second] = "second"
         XCTAssertNil(mirror[first], "the slot's older ID finds nothing")
