@@ -99,16 +99,20 @@ enum FieldSectionParser {
         return fields
     }
 
-    /// The field section of a whole head: it starts at `start` and must end exactly at the end
-    /// of `head` (a head parser is handed exactly what ``HeadScanner`` measured). Fills `lines`
-    /// and `known` in place (a returned tuple would be copied and destroyed once more).
-    static func wholeSection(
-        _ head: UnsafeRawBufferPointer, from start: Int, maxFields: Int,
+    /// The field section of a head: it starts at `start` and, when `exact`, must end exactly at
+    /// the end of `head` (a head parser handed what ``HeadScanner`` measured); otherwise it ends
+    /// at its empty line, before whatever follows in `head`. Fills `lines` and `known` in place
+    /// (a returned tuple would be copied and destroyed once more).
+    ///
+    /// - Returns: the length of the head (the offset just past the empty line's CRLF).
+    static func headSection(
+        _ head: UnsafeRawBufferPointer, from start: Int, maxFields: Int, exact: Bool,
         lines: inout [FieldLine], known: inout KnownFields
-    ) throws(HTTPParseError) {
+    ) throws(HTTPParseError) -> Int {
         lines.reserveCapacity(16)
         let end = try scan(head, from: start, maxFields: maxFields, into: &lines, known: &known)
-        if end != head.count { throw .invalid("bytes after end of head") }
+        if exact && end != head.count { throw .invalid("bytes after end of head") }
+        return end
     }
 
     /// Parses field lines starting at `start` into offsets (`lines`, no String is made) and

@@ -83,6 +83,9 @@ public struct HeadScanner: Sendable {
         return nil
     }
 
+    /// Whether nothing of the current message has been scanned yet.
+    public var isFresh: Bool { scanned == 0 && headLength == nil }
+
     /// Forgets all progress, ready for the next message.
     public mutating func reset() {
         scanned = 0

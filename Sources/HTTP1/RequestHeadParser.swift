@@ -11,6 +11,24 @@ public enum RequestHeadParser {
     ///   - storage: arrays to parse into (their storage is reused when large enough).
     public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100,
                              reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
+        try parse(head, maxFields: maxFields, reusing: storage, exact: true).head
+    }
+
+    /// Parses the request head at the start of `bytes`, which may go on past it (a body, the
+    /// next request), with exactly the rules of ``parse(_:maxFields:reusing:)``: the head ends at
+    /// its empty line. Bytes that end before the head does throw (as an unterminated head);
+    /// a reader that cannot tell the two apart measures the head with ``HeadScanner`` first.
+    ///
+    /// - Returns: the head and its length in `bytes`.
+    public static func parsePrefix(
+        _ bytes: UnsafeRawBufferPointer, maxFields: Int = 100, reusing storage: consuming RequestHeadStorage = RequestHeadStorage()
+    ) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
+        try parse(bytes, maxFields: maxFields, reusing: storage, exact: false)
+    }
+
+    private static func parse(
+        _ head: UnsafeRawBufferPointer, maxFields: Int, reusing storage: consuming RequestHeadStorage, exact: Bool
+    ) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
         let n = head.count
         var i = 0
         // RFC 9112 §2.2: ignore empty lines before the request line.
@@ -66,7 +84,8 @@ public enum RequestHeadParser {
         swap(&lines, &storage.lines)  // moved out: unique, so filled in place
         lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
-        try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
+        let length = try FieldSectionParser.headSection(head, from: i, maxFields: maxFields, exact: exact,
+                                                         lines: &lines, known: &known)
 
         let method = ASCII.string(head, methodRange)
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
@@ -118,11 +137,11 @@ public enum RequestHeadParser {
 
         var bytes: [UInt8] = []
         swap(&bytes, &storage.bytes)
-        return RequestHead(
+        let parsed = RequestHead(
             method: method,
             target: target,
             version: version,
-            fieldBytes: copy(head, into: consume bytes),
+            fieldBytes: copy(UnsafeRawBufferPointer(rebasing: head[0..<length]), into: consume bytes),
             fieldLines: lines,
             connectionLines: known.count(.connection),
             framing: framing,
@@ -130,6 +149,7 @@ public enum RequestHeadParser {
             keepAlive: rules.keepAlive(version),
             expectsContinue: rules.expectsContinue()
         )
+        return (parsed, length)
     }
 
     /// `bytes` holding a copy of `head` (in its own storage when that is unique and large enough).

@@ -30,6 +30,23 @@ public enum ResponseHeadParser {
     public static func view(
         _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100, reusing lines: consuming [FieldLine] = []
     ) throws(HTTPParseError) -> ResponseHeadView {
+        try view(head, requestMethod: requestMethod, maxFields: maxFields, reusing: lines, exact: true)
+    }
+
+    /// ``view(_:requestMethod:maxFields:reusing:)`` of the response head at the start of
+    /// `bytes`, which may go on past it (the body): the head ends at its empty line, and the
+    /// view's ``ResponseHeadView/bytes`` are exactly the head's. Bytes that end before the head
+    /// does throw (as an unterminated head); a reader that cannot tell the two apart measures
+    /// the head with ``HeadScanner`` first.
+    public static func viewPrefix(
+        _ bytes: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int = 100, reusing lines: consuming [FieldLine] = []
+    ) throws(HTTPParseError) -> ResponseHeadView {
+        try view(bytes, requestMethod: requestMethod, maxFields: maxFields, reusing: lines, exact: false)
+    }
+
+    private static func view(
+        _ head: UnsafeRawBufferPointer, requestMethod: String, maxFields: Int, reusing lines: consuming [FieldLine], exact: Bool
+    ) throws(HTTPParseError) -> ResponseHeadView {
         let n = head.count
         var i = 0
         while i + 1 < n, head[i] == ASCII.cr, head[i + 1] == ASCII.lf { i += 2 }
@@ -67,7 +84,9 @@ public enum ResponseHeadParser {
         var lines = lines
         lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
-        try FieldSectionParser.wholeSection(head, from: i, maxFields: maxFields, lines: &lines, known: &known)
+        let length = try FieldSectionParser.headSection(head, from: i, maxFields: maxFields, exact: exact,
+                                                         lines: &lines, known: &known)
+        let head = UnsafeRawBufferPointer(rebasing: head[0..<length])
 
         let hasTE = known.count(.transferEncoding) > 0
         let hasCL = known.count(.contentLength) > 0

@@ -15,8 +15,8 @@ extension ClientSession: UpstreamWaiter {
             do {
                 // Bound in the `do` and moved out: an optional bound after it was copied (a
                 // retain and release per field array).
-                guard let parsed = try requestReader.read(from: client.input, { bytes throws(HTTPParseError) in
-                    try RequestHeadParser.parse(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
+                guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
+                    try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
                 }) else {
                     // Part of a head is here: from now on the client has clientHeader to finish it.
                     if headWait == .idle {

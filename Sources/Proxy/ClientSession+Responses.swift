@@ -41,19 +41,21 @@ extension ClientSession: UpstreamConnectionOwner {
             enum Parsed { case interim(status: Int, reason: String), final(UpstreamResponse) }
             let parsed: Parsed
             do {
-                let read = try responseReader.read(from: input) { bytes throws(HTTPParseError) -> Parsed in
-                    let view = try ResponseHeadParser.view(bytes, requestMethod: io.head.method,
-                                                           reusing: context.takeFieldLines())
+                let read = try responseReader.read(from: input, prefix: { bytes throws(HTTPParseError) -> (head: Parsed, length: Int) in
+                    let view = try ResponseHeadParser.viewPrefix(bytes, requestMethod: io.head.method,
+                                                                 reusing: context.takeFieldLines())
                     defer { context.fieldLines = view.fieldLines }
-                    if view.status < 200 { return .interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)) }
+                    if view.status < 200 {
+                        return (.interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)), view.bytes.count)
+                    }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version,
                                                              reusing: context.takeHeadBytes())
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
                                                                             origin: RequestRewriter.upstreamOrigin(io.decision))
                     }
-                    return .final(response)
-                }
+                    return (.final(response), view.bytes.count)
+                })
                 guard let read else { return }
                 parsed = read
             } catch {

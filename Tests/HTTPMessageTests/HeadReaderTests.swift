@@ -55,4 +55,87 @@ final class HeadReaderTests: XCTestCase {
                              "a bare LF is refused (a smuggling vector)")
         XCTAssertEqual(bad.buffer.count, 26, "nothing drained")
     }
+
+    // MARK: - a parser that finds the end of its head itself
+
+    private func prefixParse(_ count: UnsafeMutablePointer<Int>) -> (UnsafeRawBufferPointer) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
+        { (bytes) throws(HTTPParseError) in
+            count.pointee += 1
+            return try RequestHeadParser.parsePrefix(bytes)
+        }
+    }
+
+    func testAWholeHeadIsParsedOnceWithoutAScanAndWhatFollowsStays() throws {
+        let input = OwnedEventBuffer()
+        var reader = HeadReader(limit: 4096)
+        input.buffer.append(wire)
+        var parses = 0
+        let head = try XCTUnwrap(reader.read(from: input.buffer, prefix: prefixParse(&parses)))
+        XCTAssertEqual(head.method, "GET")
+        XCTAssertEqual(parses, 1)
+        XCTAssertEqual(input.buffer.peekBytes(max: 10), Array("NEXT".utf8), "exactly the head was drained")
+    }
+
+    func testAPrefixParserGetsTheSameHeadsForEverySplit() throws {
+        for split in 1..<(wire.count - 4) {
+            let input = OwnedEventBuffer()
+            var reader = HeadReader(limit: 4096)
+            input.buffer.append(Array(wire[..<split]))
+            var parses = 0
+            XCTAssertNil(try reader.read(from: input.buffer, prefix: prefixParse(&parses)), "split \(split)")
+            XCTAssertEqual(input.buffer.count, split, "nothing drained while incomplete")
+            input.buffer.append(Array(wire[split...]))
+            let head = try XCTUnwrap(reader.read(from: input.buffer, prefix: prefixParse(&parses)))
+            XCTAssertEqual(head.fields.first("x-long")?.count, 300, "split \(split)")
+            XCTAssertEqual(input.buffer.peekBytes(max: 10), Array("NEXT".utf8), "split \(split)")
+            // The next head starts fresh: a whole one is again parsed without a scan.
+            input.buffer.drain(4)
+            input.buffer.append("GET /b HTTP/1.1\r\nHost: y\r\n\r\n")
+            XCTAssertEqual(try reader.read(from: input.buffer, prefix: prefixParse(&parses))?.target, .origin("/b"))
+        }
+    }
+
+    func testAPrefixParserRefusesWhatTheScannerRefusesWithTheSameError() {
+        let cases: [(String, Int, HTTPParseError)] = [
+            (String(decoding: wire, as: UTF8.self), 64, .headTooLarge),
+            ("GET / HTTP/1.1\nHost: x\r\n\r\n", 4096, .invalid("bare LF in message head")),
+            ("GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n", 4096, .invalid("bare CR in message head")),
+            ("GET / HTTP/1.1\r\nHost: x\r\nBad Name: z\r\n\r\n", 4096, .invalid("whitespace in field name")),
+            ("\r\n\r\n\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n", 4096, .invalid("too many empty lines before start line")),
+        ]
+        for (text, limit, expected) in cases {
+            for prefix in [false, true] {
+                let input = OwnedEventBuffer()
+                var reader = HeadReader(limit: limit)
+                input.buffer.append(text)
+                var parses = 0
+                XCTAssertThrowsError(prefix
+                    ? try reader.read(from: input.buffer, prefix: prefixParse(&parses))
+                    : try reader.read(from: input.buffer) { (bytes) throws(HTTPParseError) in try RequestHeadParser.parse(bytes) }) {
+                    XCTAssertEqual($0 as? HTTPParseError, expected, "\(text.debugDescription) prefix: \(prefix)")
+                }
+                XCTAssertEqual(input.buffer.count, text.utf8.count, "nothing drained")
+            }
+        }
+        // Leading empty lines (up to four) are skipped either way.
+        let input = OwnedEventBuffer()
+        var reader = HeadReader(limit: 4096)
+        input.buffer.append("\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+        var parses = 0
+        XCTAssertEqual(try reader.read(from: input.buffer, prefix: prefixParse(&parses))?.target, .origin("/c"))
+        XCTAssertTrue(input.buffer.isEmpty)
+    }
+
+    func testAResponsePrefixViewCoversExactlyItsHead() throws {
+        let input = OwnedEventBuffer()
+        var reader = HeadReader(limit: 4096)
+        input.buffer.append("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody")
+        let parse = { (bytes: UnsafeRawBufferPointer) throws(HTTPParseError) -> (head: [Int], length: Int) in
+            let view = try ResponseHeadParser.viewPrefix(bytes, requestMethod: "GET")
+            return ([view.status, view.bytes.count], view.bytes.count)
+        }
+        XCTAssertEqual(try reader.read(from: input.buffer, prefix: parse), [100, 25])
+        XCTAssertEqual(try reader.read(from: input.buffer, prefix: parse), [200, 38])
+        XCTAssertEqual(input.buffer.peekBytes(max: 10), Array("body".utf8))
+    }
 }
