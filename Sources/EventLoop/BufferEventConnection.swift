@@ -129,10 +129,10 @@ public final class BufferEventConnection: SocketStream {
         cachedSetTimeouts(read: read, write: write)
     }
 
-    func applyTimeouts(read: timeval?, write: timeval?) {
+    func applyTimeouts(read: Duration?, write: Duration?) {
         guard let bev else { return }
-        var readTV = read
-        var writeTV = write
+        var readTV = read.map(loop.timeval)
+        var writeTV = write.map(loop.timeval)
         withOptionalPointer(&readTV) { r in
             withOptionalPointer(&writeTV) { w in _ = bufferevent_set_timeouts(bev, r, w) }
         }

@@ -15,6 +15,11 @@ import Glibc
 ///   registration only if the peer sends while paused. A read high watermark suspends reading
 ///   until the consumer drains the input below it.
 ///
+/// - **The read timeout** is a lazy ``Timer``, not a timeout on the read event: libevent
+///   re-inserts a persistent event's timeout into its timer heap on every readiness, and each
+///   (re)start of reading or change of timeout is another `event_add`. Pushing a lazy timer's
+///   deadline back costs a clock read; the heap is touched only when an expiry comes due early.
+///
 /// Confined to the loop's thread, like its connection. The connection's `Unmanaged` pointer is
 /// every callback's context.
 final class SocketChannel {
@@ -52,7 +57,10 @@ final class SocketChannel {
     private(set) var connecting = false
     /// The error of a connect that failed at once (reported from the loop, like any other).
     private var immediateConnectError: Int32 = 0
-    private var readTimeout: timeval?
+    /// In nanoseconds (converted once per change: it is restarted on every read).
+    private var readTimeout: UInt64?
+    /// Runs out ``readTimeout`` after the last read (or start of reading); made when first needed.
+    private var readTimer: Timer?
     private var writeTimeout: timeval?
     /// Input is not read beyond this many bytes until consumed (0: no limit). Raised while
     /// reading is suspended at the old limit: reading resumes at once (the input may never
@@ -90,25 +98,43 @@ final class SocketChannel {
     func startReading() {
         readWanted = true
         guard !readEnded, !suspendedByWatermark else { return }
-        if !readArmed || readTimeout != nil { armRead() }
+        if !readArmed { armRead() }
+        restartReadTimer()
     }
 
     /// Wants no bytes for now. The registration stays (no syscall); only the timeout stops.
     func stopReading() {
         readWanted = false
-        if readArmed && readTimeout != nil { event_remove_timer(readEvent) }
+        readTimer?.suspend()
     }
 
     private func armRead() {
-        withOptionalPointer(&readTimeout) { _ = event_add(readEvent, $0) }
+        event_add(readEvent, nil)
         readArmed = true
     }
 
-    /// Drops the read registration (one `epoll_ctl`).
+    /// Drops the read registration (one `epoll_ctl`); the read timeout stops with it.
     func disarmRead() {
+        readTimer?.suspend()
         guard readArmed else { return }
         event_del(readEvent)
         readArmed = false
+    }
+
+    /// Starts the read timeout over, if there is one and reading is on.
+    private func restartReadTimer() {
+        guard let readTimeout, readWanted, readArmed else {
+            readTimer?.suspend()
+            return
+        }
+        if readTimer == nil {
+            let context = context
+            readTimer = Timer(on: loop) {
+                // What a read event's own timeout would have reported.
+                Unmanaged<SocketConnection>.fromOpaque(context).takeUnretainedValue().socketReadable(Int16(EV_TIMEOUT))
+            }
+        }
+        readTimer.unsafelyUnwrapped.schedule(nanoseconds: readTimeout)
     }
 
     /// What one read readiness led to.
@@ -147,6 +173,7 @@ final class SocketChannel {
         if got > 0 {
             vector.iov_len = got
             evbuffer_commit_space(input, &vector, 1)
+            if readTimeout != nil { restartReadTimer() }
             return .bytes
         }
         if got < 0 {
@@ -181,7 +208,10 @@ final class SocketChannel {
         guard suspendedByWatermark, evbuffer_get_length(input) < highWatermark else { return }
         suspendedByWatermark = false
         if let inputWatch { evbuffer_cb_clear_flags(input, inputWatch, UInt32(EVBUFFER_CB_ENABLED)) }
-        if readWanted && !readEnded { armRead() }
+        if readWanted && !readEnded {
+            armRead()
+            restartReadTimer()
+        }
     }
 
     /// Nothing more will be read (end of stream, error, timeout).
@@ -277,12 +307,10 @@ final class SocketChannel {
 
     /// Read timeout: no bytes for that long while reading is wanted. Write timeout: no progress
     /// for that long while bytes wait for the socket.
-    func setTimeouts(read: timeval?, write: timeval?) {
-        readTimeout = read
+    func setTimeouts(read: Duration?, write: timeval?) {
+        readTimeout = read.map(loop.nanoseconds)
         writeTimeout = write
-        if readArmed {
-            if readWanted && read != nil { armRead() } else { event_remove_timer(readEvent) }
-        }
+        restartReadTimer()
         if writeArmed && !connecting {
             if write != nil {
                 withOptionalPointer(&writeTimeout) { _ = event_add(writeEvent, $0) }
@@ -301,6 +329,7 @@ final class SocketChannel {
     /// Frees the events and closes the socket (the connection drops the channel after this);
     /// `keepingDescriptor`: the socket stays open for a new owner (a TLS layer taking over).
     func close(keepingDescriptor: Bool = false) {
+        readTimer?.cancel()
         event_free(readEvent)
         event_free(writeEvent)
         if let outputWatch { evbuffer_remove_cb_entry(output, outputWatch) }

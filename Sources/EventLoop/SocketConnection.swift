@@ -94,8 +94,8 @@ public final class SocketConnection: SocketStream {
         cachedSetTimeouts(read: read, write: write)
     }
 
-    func applyTimeouts(read: timeval?, write: timeval?) {
-        socket?.setTimeouts(read: read, write: write)
+    func applyTimeouts(read: Duration?, write: Duration?) {
+        socket?.setTimeouts(read: read, write: write.map(loop.timeval))
     }
 
     func shutdownSending() {

@@ -36,7 +36,7 @@ protocol SocketStream: ByteStream {
     /// Bytes are queued and will be written within this loop iteration (plain sockets).
     var writePending: Bool { get }
     /// Applies read/write inactivity timeouts to the carrier.
-    func applyTimeouts(read: timeval?, write: timeval?)
+    func applyTimeouts(read: Duration?, write: Duration?)
     /// Ends the sending side once everything queued is out (`SHUT_WR`; a TLS server first
     /// sends its `close_notify`).
     func shutdownSending()
@@ -57,7 +57,7 @@ extension SocketStream {
         // sets the same timeouts at several points of every exchange).
         if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
         appliedTimeouts = (read, write)
-        applyTimeouts(read: read.map(loop.timeval), write: write.map(loop.timeval))
+        applyTimeouts(read: read, write: write)
     }
 
     func socketPeekPeer() -> PeerActivity {

@@ -43,8 +43,18 @@ public final class Timer {
     /// (Re)arms the timer to fire once after `delay`, replacing any pending expiry.
     public func schedule(after delay: Duration) {
         scheduledDelay = delay
+        // Most timers are re-armed with the same delay each time: converted once.
+        if delay != lastDelay.duration { lastDelay = (delay, loop.nanoseconds(delay)) }
+        schedule(nanoseconds: lastDelay.nanoseconds)
+    }
+
+    /// The last delay scheduled, and in nanoseconds.
+    private var lastDelay: (duration: Duration, nanoseconds: UInt64) = (.zero, 0)
+
+    /// ``schedule(after:)`` with the delay in nanoseconds.
+    func schedule(nanoseconds delay: UInt64) {
         let now = Timer.monotonicNow()
-        let due = now &+ loop.nanoseconds(delay)
+        let due = now &+ delay
         deadline = due
         if let pending = pendingExpiry, pending <= due { return }
         arm(nanoseconds: due &- now, expiry: due)
