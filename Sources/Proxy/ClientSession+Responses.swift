@@ -62,7 +62,9 @@ extension ClientSession: UpstreamConnectionOwner {
                 perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
                 return
             }
-            switch parsed {
+            // Consumed, and the head moved into the exchange: a copy left here would share the
+            // forwarded lines' storage while ``startRelay`` completes them in place.
+            switch consume parsed {
             case .interim(let status, let reason):
                 let action = exchange.interimResponse(status: status)
                 guard case .forwardInterim(let toClient) = action else {
@@ -76,11 +78,12 @@ extension ClientSession: UpstreamConnectionOwner {
                 arm(.responseHead, after: context.timeouts.responseHeaders)
             case .final(let head):
                 disarm()
-                io.responseHead = head
-                perform(exchange.responseHead(Exchange.ResponseHeadFacts(
+                let facts = Exchange.ResponseHeadFacts(
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
-                    draining: context.draining, nonceChallenge: head.nonceChallenge)))
+                    draining: context.draining, nonceChallenge: head.nonceChallenge)
+                io.responseHead = consume head
+                perform(exchange.responseHead(facts))
                 return
             }
         }
