@@ -6,33 +6,34 @@
 /// reads them in place; a proxy copies kept lines as they arrived); ``fields`` makes Strings of
 /// them for code off the proxy's path.
 ///
-/// Its two arrays can be taken back once the head is no longer used (``reclaimStorage(_:)``) so
-/// the next head is parsed into the same storage: a proxy allocates nothing per request head.
+/// A head that is done with can be handed back (``reclaimStorage(_:)``) and the next head is
+/// parsed into the same object and arrays: a proxy allocates nothing per request head.
 public final class RequestHead: @unchecked Sendable {
-    // @unchecked: the arrays are `var` only so that ``reclaimStorage(_:)`` can move them out,
-    // which it does only when no other reference to the head exists; otherwise immutable.
+    // @unchecked: the properties are `var` only so that the parser can refill a head handed back
+    // by ``reclaimStorage(_:)``, which hands back only a head no one else holds; a head is never
+    // changed while anything can read it.
     /// The method token, case preserved (methods are case-sensitive, RFC 9110 §9.1).
-    public let method: String
+    public internal(set) var method: String
     /// The request target.
-    public let target: RequestTarget
+    public internal(set) var target: RequestTarget
     /// The protocol version.
-    public let version: HTTPVersion
+    public internal(set) var version: HTTPVersion
     /// `.none`, `.contentLength(n)` or `.chunked`; never `.untilClose` (RFC 9112 §6.3 item 7).
-    public let framing: BodyFraming
+    public internal(set) var framing: BodyFraming
     /// The parsed Host field; nil only for an HTTP/1.0 request without Host.
-    public let host: Authority?
+    public internal(set) var host: Authority?
     /// Whether the connection may be reused after this exchange (RFC 9112 §9.3).
-    public let keepAlive: Bool
+    public internal(set) var keepAlive: Bool
     /// True when the request carries `Expect: 100-continue` (RFC 9110 §10.1.1).
-    public let expectsContinue: Bool
+    public internal(set) var expectsContinue: Bool
     /// The bytes the field lines refer to (the whole head as received, or the lines of
     /// ``init(method:target:version:fields:framing:host:keepAlive:expectsContinue:)``); they end
     /// with the section's final CRLF.
-    private(set) var fieldBytes: [UInt8]
+    var fieldBytes: [UInt8]
     /// The field lines as offsets into ``fieldBytes``.
-    private(set) var fieldLines: [FieldLine]
+    var fieldLines: [FieldLine]
     /// How many of them are named Connection.
-    let connectionLines: Int
+    var connectionLines: Int
 
     /// Memberwise initializer: `fields` are laid out as `name: value` lines.
     public convenience init(
@@ -76,15 +77,29 @@ public final class RequestHead: @unchecked Sendable {
         self.expectsContinue = expectsContinue
     }
 
-    /// The storage of `head`'s bytes and field lines, moved out for the next head to be parsed
-    /// into, when `head` is the only reference to it (nil otherwise: another owner may still
-    /// read it). `head` must not be read afterwards.
+    /// `head` handed back for the next head to be parsed into, when `head` is the only
+    /// reference to it (nil otherwise: another owner may still read it). `head` must not be
+    /// read afterwards.
     public static func reclaimStorage(_ head: inout RequestHead) -> RequestHeadStorage? {
         guard isKnownUniquelyReferenced(&head) else { return nil }
-        var storage = RequestHeadStorage()
-        swap(&storage.bytes, &head.fieldBytes)
-        swap(&storage.lines, &head.fieldLines)
-        return storage
+        return RequestHeadStorage(head: head)
+    }
+
+    /// Takes the values of a new head (the parser refilling a reclaimed one).
+    func refill(
+        method: String, target: RequestTarget, version: HTTPVersion, fieldBytes: [UInt8], fieldLines: [FieldLine],
+        connectionLines: Int, framing: BodyFraming, host: Authority?, keepAlive: Bool, expectsContinue: Bool
+    ) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.fieldBytes = fieldBytes
+        self.fieldLines = fieldLines
+        self.connectionLines = connectionLines
+        self.framing = framing
+        self.host = host
+        self.keepAlive = keepAlive
+        self.expectsContinue = expectsContinue
     }
 
     /// All header field lines, in order, as Strings (made on each call: the proxy's path reads
@@ -101,16 +116,21 @@ public final class RequestHead: @unchecked Sendable {
     }
 }
 
-/// The arrays a ``RequestHead`` keeps its bytes and field lines in, handed from a head that is
-/// done (``RequestHead/reclaimStorage(_:)``) to the parse of the next one
-/// (``RequestHeadParser/parse(_:maxFields:reusing:)``), which fills them in place.
-public struct RequestHeadStorage: Sendable {
-    var bytes: [UInt8] = []
-    var lines: [FieldLine] = []
+/// A ``RequestHead`` that is done with, with its arrays, handed back
+/// (``RequestHead/reclaimStorage(_:)``) for the parse of the next one
+/// (``RequestHeadParser/parse(_:maxFields:reusing:)``), which refills it in place.
+public struct RequestHeadStorage: @unchecked Sendable {
+    // @unchecked: holds the only reference to its head (see ``RequestHead/reclaimStorage(_:)``).
+    var head: RequestHead?
 
-    /// Empty storage (the parse allocates).
+    /// No storage (the parse allocates).
     public init() {}
 
-    /// Bytes of memory the storage holds on to.
-    public var capacity: Int { bytes.capacity + lines.capacity * MemoryLayout<FieldLine>.stride }
+    init(head: RequestHead) { self.head = head }
+
+    /// Bytes of memory the storage holds on to in its arrays.
+    public var capacity: Int {
+        guard let head else { return 0 }
+        return head.fieldBytes.capacity + head.fieldLines.capacity * MemoryLayout<FieldLine>.stride
+    }
 }

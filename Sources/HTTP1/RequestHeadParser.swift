@@ -81,7 +81,14 @@ public enum RequestHeadParser {
         i += 2
 
         var lines: [FieldLine] = []
-        swap(&lines, &storage.lines)  // moved out: unique, so filled in place
+        var bytes: [UInt8] = []
+        let recycled = storage.head
+        storage.head = nil
+        if let recycled {
+            // Moved out: unique, so filled in place.
+            swap(&lines, &recycled.fieldLines)
+            swap(&bytes, &recycled.fieldBytes)
+        }
         lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
         let length = try FieldSectionParser.headSection(head, from: i, maxFields: maxFields, exact: exact,
@@ -135,8 +142,14 @@ public enum RequestHeadParser {
             framing = .none
         }
 
-        var bytes: [UInt8] = []
-        swap(&bytes, &storage.bytes)
+        if let recycled {
+            recycled.refill(
+                method: method, target: target, version: version,
+                fieldBytes: copy(UnsafeRawBufferPointer(rebasing: head[0..<length]), into: consume bytes),
+                fieldLines: lines, connectionLines: known.count(.connection), framing: framing, host: host,
+                keepAlive: rules.keepAlive(version), expectsContinue: rules.expectsContinue())
+            return (recycled, length)
+        }
         let parsed = RequestHead(
             method: method,
             target: target,

@@ -416,4 +416,35 @@ final class RequestHeadParserTests: XCTestCase {
             }
         }
     }
+
+    // MARK: - Reclaimed heads
+
+    /// A head handed back is refilled by the next parse: the same object, with nothing of the
+    /// old head left (fewer fields, another method, framing and Host); a head someone else
+    /// still holds is never handed back.
+    func testAReclaimedHeadIsRefilledWithNothingOfTheOldOneLeft() throws {
+        func parse(_ text: String, reusing storage: RequestHeadStorage) throws -> RequestHead {
+            try Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0, reusing: storage) }
+        }
+        var first = try parse("POST http://a.test:8080/upload HTTP/1.1\r\nHost: a.test:8080\r\nContent-Length: 5\r\n"
+                              + "X-One: 1\r\nX-Two: 2\r\nConnection: x-one\r\n\r\n", reusing: RequestHeadStorage())
+        let identity = ObjectIdentifier(first)
+        do {
+            let held = first
+            XCTAssertNil(RequestHead.reclaimStorage(&first), "another reference still reads it")
+            withExtendedLifetime(held) {}
+        }
+        let storage = try XCTUnwrap(RequestHead.reclaimStorage(&first))
+        XCTAssertGreaterThan(storage.capacity, 0)
+        let second = try parse("GET /b HTTP/1.0\r\nAccept: */*\r\n\r\n", reusing: storage)
+        XCTAssertEqual(ObjectIdentifier(second), identity, "the same object, refilled")
+        XCTAssertEqual(second.method, "GET")
+        XCTAssertEqual(second.target, .origin("/b"))
+        XCTAssertEqual(second.version, .http1_0)
+        XCTAssertNil(second.host)
+        XCTAssertEqual(second.framing, .none)
+        XCTAssertFalse(second.keepAlive)
+        XCTAssertEqual(second.fields.map(\.name), ["Accept"])
+        XCTAssertEqual(second.withFieldSection { $0.connectionOptions().count }, 0, "no Connection line is left over")
+    }
 }
