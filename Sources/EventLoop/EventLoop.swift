@@ -148,7 +148,22 @@ public final class EventLoop: @unchecked Sendable {
     /// the flush event, which runs after the callbacks already due in this iteration.
     func scheduleFlush(_ connection: SocketConnection) {
         flushQueue.append(connection)
-        if flushQueue.count == 1, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
+        // Inside a socket's read dispatch the flush runs when the dispatch ends (no event to
+        // activate and dispatch: the usual case, a request or response read and relayed).
+        if flushQueue.count == 1, !dispatchingRead, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
+    }
+
+    /// A socket's read callback is running (``dispatchRead(_:)``): flushes wait for its end.
+    private var dispatchingRead = false
+
+    /// Runs `body` (a socket's read callback), then writes what it queued.
+    @inline(__always)
+    func dispatchRead(_ body: () -> Void) {
+        let outer = dispatchingRead
+        dispatchingRead = true
+        body()
+        dispatchingRead = outer
+        if !outer && !flushQueue.isEmpty { runFlushes() }
     }
 
     /// Writes every connection on the flush list. A write may make a delegate queue bytes on
