@@ -55,7 +55,7 @@ extension SocketStream {
         guard isOpen else { return }
         // Re-arming costs event_add calls on both events: skip when nothing changes (the proxy
         // sets the same timeouts at several points of every exchange).
-        if appliedTimeouts?.read == read && appliedTimeouts?.write == write { return }
+        if let applied = appliedTimeouts, applied.read == read, applied.write == write { return }
         appliedTimeouts = (read, write)
         applyTimeouts(read: read, write: write)
     }
