@@ -1,3 +1,4 @@
+import EventLoop
 import HTTP1
 import Logging
 
@@ -7,7 +8,7 @@ extension ClientSession {
     /// never a token: only its fingerprint). Reads the head in place: a copy of a head costs
     /// a retain and a release per field.
     func account(_ io: ExchangeIO, status: Int, error: String?) {
-        let seconds = Self.seconds(ContinuousClock.now - io.startedAt)
+        let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
         count(route: route, status: status, error: error, seconds: seconds)
         guard context.accessLog else { return }
@@ -66,11 +67,6 @@ extension ClientSession {
     private static func authorizationUse(_ io: ExchangeIO?) -> AuthorizationUse {
         if io?.token != nil { return io?.decision.perRequest?.exchanges == true ? .exchanged : .injected }
         return io?.decision.keptClientAuthorization == true ? .kept : .none
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (s, atto) = duration.components
-        return Double(s) + Double(atto) / 1e18
     }
 
     private static func authority(_ head: RequestHead) -> String {

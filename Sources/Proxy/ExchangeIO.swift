@@ -10,13 +10,15 @@ import TokenManager
 final class ExchangeIO {
     /// The client's request head.
     private(set) var head: RequestHead
-    /// Where the head's storage goes back to when the exchange is over.
-    private unowned let context: WorkerContext
+    /// Where the head's storage goes back to when the exchange is over. (Strong: an unowned
+    /// reference costs more per exchange, and the exchange ends long before its worker.)
+    private let context: WorkerContext
     /// Where it goes and which credential it uses (its target follows the token's certificate
     /// on a route presenting the credential's certificate).
     private(set) var decision: RouteDecision
-    /// When the head was complete (for the duration metric and the access log).
-    let startedAt: ContinuousClock.Instant
+    /// When the head was complete, in ``Timer/monotonicNow()`` nanoseconds (for the duration
+    /// metric and the access log).
+    let startedAt: UInt64
     /// The injected token (replaced by a replay). On a route presenting the credential's
     /// certificate, the upstream becomes the one made with the certificate this token is bound to.
     var token: AccessToken? {
@@ -56,7 +58,7 @@ final class ExchangeIO {
         self.head = head
         self.context = context
         self.decision = decision
-        self.startedAt = .now
+        self.startedAt = Timer.monotonicNow()
         self.requestRelay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
     }
 
