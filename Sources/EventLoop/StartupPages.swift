@@ -44,20 +44,28 @@ public enum StartupPages {
         let text = readAll("/proc/self/smaps")
         var result: [Mapping] = []
         var current: Mapping?
-        var lineStart = 0
-        while lineStart < text.count {
-            var lineEnd = lineStart
-            while lineEnd < text.count && text[lineEnd] != 0x0a { lineEnd += 1 }
-            let line = text[lineStart..<lineEnd]
-            if let header = mappingHeader(line) {
-                if let done = current { result.append(done) }
-                current = header
-            } else if current != nil, startsWith(line, "Rss:") {
-                current?.rssKiB = number(line)
-            } else if current != nil, startsWith(line, "Anonymous:") {
-                current?.anonymousKiB = number(line)
+        text.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var lineStart = 0
+            while lineStart < raw.count {
+                // memchr finds each line's end (a byte loop cost ~5 instructions a byte, and the
+                // file is some 100 KiB); only lines that can matter become slices.
+                let found = memchr(base + lineStart, 0x0a, raw.count - lineStart)
+                let lineEnd = found.map { UnsafeRawPointer($0) - base } ?? raw.count
+                let first = raw[lineStart]
+                if (first >= 0x30 && first <= 0x39) || (first >= 0x61 && first <= 0x66) || first == 0x52 || first == 0x41 {
+                    let line = text[lineStart..<lineEnd]  // a mapping's header (hex), Rss: or Anonymous:
+                    if let header = mappingHeader(line) {
+                        if let done = current { result.append(done) }
+                        current = header
+                    } else if current != nil, startsWith(line, "Rss:") {
+                        current?.rssKiB = number(line)
+                    } else if current != nil, startsWith(line, "Anonymous:") {
+                        current?.anonymousKiB = number(line)
+                    }
+                }
+                lineStart = lineEnd + 1
             }
-            lineStart = lineEnd + 1
         }
         if let done = current { result.append(done) }
         return result
