@@ -311,6 +311,10 @@ extension ClientSession: UpstreamWaiter {
     /// The backend's read side uses the longer of bodyIdle and responseHeaders, so it never cuts
     /// a wait for the head that responseHeaders (its own timer) still allows.
     func setExchangeTimeouts(_ io: ExchangeIO) {
+        let state = (requestComplete: exchange.requestComplete, upstream: io.upstream.map(ObjectIdentifier.init),
+                     connected: io.upstream?.isConnected == true)
+        if let applied = io.timeoutsAppliedFor, applied == state { return }
+        io.timeoutsAppliedFor = state
         let idle = context.timeouts.bodyIdle
         client.setTimeouts(read: exchange.requestComplete ? nil : idle, write: idle)
         io.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)

@@ -50,6 +50,10 @@ final class ExchangeIO {
     /// The response is paused on the client while holding the upstream (marked stalled in the
     /// pool, ``UpstreamPoolState/leaseStalled(_:now:)``).
     var stalled = false
+    /// What ``ClientSession/setExchangeTimeouts(_:)`` last applied the timeouts for: whether the
+    /// request was complete, and to which upstream (connected or not); it does nothing while
+    /// these stay the same (it is called at several points of every exchange).
+    var timeoutsAppliedFor: (requestComplete: Bool, upstream: ObjectIdentifier?, connected: Bool)?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false
