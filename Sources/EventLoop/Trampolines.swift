@@ -69,9 +69,10 @@ func resolveTrampoline(_ result: Int32, _ list: UnsafeMutablePointer<addrinfo>?,
 func socketReadTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
     let connection = Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue()
-    // The loop outlives its connections (the connection may close in the callback).
-    let loop = connection.loop
-    loop.dispatchRead { connection.socketReadable(what) }
+    // The loop outlives its connections (the connection may close in the callback): borrowed.
+    Unmanaged.passUnretained(connection.loop)._withUnsafeGuaranteedRef { loop in
+        loop.dispatchRead { connection.socketReadable(what) }
+    }
 }
 
 func socketWriteTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {

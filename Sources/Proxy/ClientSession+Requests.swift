@@ -217,7 +217,10 @@ extension ClientSession: UpstreamWaiter {
 
     /// Takes a connection for the staged request (in the worker's scratch buffer).
     func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
-        switch context.pool.acquire(io.decision.target, waiter: self, checkStale: checkStale) {
+        // Through a local reference to the (immutable) decision: its target is then passed in
+        // place; read through the exchange's `var`, it was copied (three retains and releases).
+        let decision = io.decision
+        switch context.pool.acquire(decision.target, waiter: self, checkStale: checkStale) {
         case .ready(let upstream):
             io.upstream = upstream
             perform(exchange.upstreamAssigned())
