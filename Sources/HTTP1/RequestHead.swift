@@ -13,27 +13,27 @@ public final class RequestHead: @unchecked Sendable {
     // by ``reclaimStorage(_:)``, which hands back only a head no one else holds; a head is never
     // changed while anything can read it.
     /// The method token, case preserved (methods are case-sensitive, RFC 9110 §9.1).
-    public internal(set) var method: String
+    public internal(set) var method: String = ""
     /// The request target.
-    public internal(set) var target: RequestTarget
+    public internal(set) var target: RequestTarget = .asterisk
     /// The protocol version.
-    public internal(set) var version: HTTPVersion
+    public internal(set) var version: HTTPVersion = .http1_1
     /// `.none`, `.contentLength(n)` or `.chunked`; never `.untilClose` (RFC 9112 §6.3 item 7).
-    public internal(set) var framing: BodyFraming
+    public internal(set) var framing: BodyFraming = .none
     /// The parsed Host field; nil only for an HTTP/1.0 request without Host.
-    public internal(set) var host: Authority?
+    public internal(set) var host: Authority? = nil
     /// Whether the connection may be reused after this exchange (RFC 9112 §9.3).
-    public internal(set) var keepAlive: Bool
+    public internal(set) var keepAlive: Bool = false
     /// True when the request carries `Expect: 100-continue` (RFC 9110 §10.1.1).
-    public internal(set) var expectsContinue: Bool
+    public internal(set) var expectsContinue: Bool = false
     /// The bytes the field lines refer to (the whole head as received, or the lines of
     /// ``init(method:target:version:fields:framing:host:keepAlive:expectsContinue:)``); they end
     /// with the section's final CRLF.
-    var fieldBytes: [UInt8]
+    var fieldBytes: [UInt8] = []
     /// The field lines as offsets into ``fieldBytes``.
-    var fieldLines: [FieldLine]
+    var fieldLines: [FieldLine] = []
     /// How many of them are named Connection.
-    var connectionLines: Int
+    var connectionLines = 0
 
     /// Memberwise initializer: `fields` are laid out as `name: value` lines.
     public convenience init(
@@ -65,16 +65,9 @@ public final class RequestHead: @unchecked Sendable {
         method: String, target: RequestTarget, version: HTTPVersion, fieldBytes: [UInt8], fieldLines: [FieldLine],
         connectionLines: Int, framing: BodyFraming, host: Authority?, keepAlive: Bool, expectsContinue: Bool
     ) {
-        self.method = method
-        self.target = target
-        self.version = version
-        self.fieldBytes = fieldBytes
-        self.fieldLines = fieldLines
-        self.connectionLines = connectionLines
-        self.framing = framing
-        self.host = host
-        self.keepAlive = keepAlive
-        self.expectsContinue = expectsContinue
+        refill(method: method, target: target, version: version, fieldBytes: fieldBytes, fieldLines: fieldLines,
+               connectionLines: connectionLines, framing: framing, host: host, keepAlive: keepAlive,
+               expectsContinue: expectsContinue)
     }
 
     /// `head` handed back for the next head to be parsed into, when `head` is the only
@@ -85,7 +78,7 @@ public final class RequestHead: @unchecked Sendable {
         return RequestHeadStorage(head: head)
     }
 
-    /// Takes the values of a new head (the parser refilling a reclaimed one).
+    /// Takes the values of a new head (the parser refilling a reclaimed one, or a new head).
     func refill(
         method: String, target: RequestTarget, version: HTTPVersion, fieldBytes: [UInt8], fieldLines: [FieldLine],
         connectionLines: Int, framing: BodyFraming, host: Authority?, keepAlive: Bool, expectsContinue: Bool
