@@ -133,9 +133,9 @@ final class SocketChannelTests: XCTestCase {
         withExtendedLifetime((listener, client)) {}
     }
 
-    /// Bytes every 60 ms keep a 150 ms read timeout from firing (each read starts it over);
-    /// a pause stops it entirely; once reading is on again and the peer is quiet, it fires
-    /// 150 ms after that, and not before.
+    /// Bytes every 60 ms keep a 300 ms read timeout from firing (each read starts it over);
+    /// a pause longer than the timeout stops it entirely; once reading is on again and the peer
+    /// is quiet, it fires 300 ms after that, and not before.
     func testReadsPushTheReadTimeoutBackAndAPauseStopsIt() throws {
         let loop = try EventLoop()
         let pauser = Pauser()
@@ -146,32 +146,32 @@ final class SocketChannelTests: XCTestCase {
             server = connection
             pauser.connection = connection
             connection.delegate = pauser
-            connection.setTimeouts(read: .milliseconds(150), write: nil)
+            connection.setTimeouts(read: .milliseconds(300), write: nil)
             connection.startReading()
         }
         let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: Quiet()))
         let started = ContinuousClock.now
         var resumed: ContinuousClock.Instant?
         var sent = 0
-        // A byte every 60 ms for 480 ms, then a 400 ms pause of the reader (no timeout while paused),
-        // then reading again with nothing sent.
+        // A byte every 60 ms for 600 ms, then a 600 ms pause of the reader (no timeout while
+        // paused), then reading again with nothing sent.
         let ticker = Timer(on: loop, after: .milliseconds(60), repeating: .milliseconds(60)) {
-            if ContinuousClock.now - started < .milliseconds(480) {
+            if ContinuousClock.now - started < .milliseconds(600) {
                 client.write([0x61])
                 sent += 1
             }
         }
-        let pause = Timer(on: loop, after: .milliseconds(500)) { server?.stopReading() }
-        let resume = Timer(on: loop, after: .milliseconds(900)) {
+        let pause = Timer(on: loop, after: .milliseconds(650)) { server?.stopReading() }
+        let resume = Timer(on: loop, after: .milliseconds(1250)) {
             resumed = .now
             server?.startReading()
         }
         run(loop)
         XCTAssertEqual(pauser.ended, .timeout)
         XCTAssertEqual(pauser.total, sent, "every byte sent before the pause was read")
-        XCTAssertGreaterThanOrEqual(sent, 3, "bytes kept coming for longer than the timeout")
+        XCTAssertGreaterThanOrEqual(sent, 5, "bytes kept coming for longer than the timeout")
         let resumedAt = try XCTUnwrap(resumed, "the timeout did not fire while bytes came, nor while paused")
-        XCTAssertGreaterThanOrEqual(ContinuousClock.now - resumedAt, .milliseconds(150), "restarted when reading resumed")
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - resumedAt, .milliseconds(300), "restarted when reading resumed")
         withExtendedLifetime((listener, client, ticker, pause, resume)) {}
     }
 
