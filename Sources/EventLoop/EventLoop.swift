@@ -22,8 +22,6 @@ public final class EventLoop: @unchecked Sendable {
     /// `writev`, and a socket that takes everything never needs write interest.
     private var flushQueue: [SocketConnection] = []
     private var flushEvent: OpaquePointer?
-    private var timevals: [(duration: Duration, value: Glibc.timeval)] = []
-    private var nanosecondCache: [(duration: Duration, value: UInt64)] = []
     /// The thread running ``run()`` (a `pthread_t`), 0 while the loop is not running. Atomic:
     /// other threads read it to find out that they are not that thread.
     private let runningThread = Atomic<UInt>(0)
@@ -125,23 +123,22 @@ public final class EventLoop: @unchecked Sendable {
         for item in work { item() }
     }
 
-    /// `duration` as a `timeval`, remembered for the few timeouts a loop uses over and over
-    /// (`Duration.components` divides 128-bit integers: ~800 instructions a conversion).
+    /// `duration` as a `timeval` (see ``nanoseconds(_:)``).
     func timeval(_ duration: Duration) -> Glibc.timeval {
-        for entry in timevals where entry.duration == duration { return entry.value }
-        let (seconds, attoseconds) = duration.components
-        let value = Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
-        if timevals.count < 16 { timevals.append((duration, value)) }
-        return value
+        let nanoseconds = nanoseconds(duration)
+        let seconds = min(nanoseconds / 1_000_000_000, UInt64(Int.max))
+        return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
     }
 
-    /// `duration` in nanoseconds (negative durations count as zero), remembered like ``timeval(_:)``.
+    /// `duration` in whole nanoseconds (negative durations count as zero; saturating). Computed
+    /// through `Double`, exact for any timeout in whole microseconds under 100 days:
+    /// `Duration.components` divides 128-bit integers (~800 instructions a conversion), and the
+    /// cache of recent values that used to spare it cost ~100 a lookup (timeouts alternate).
     func nanoseconds(_ duration: Duration) -> UInt64 {
-        for entry in nanosecondCache where entry.duration == duration { return entry.value }
-        let (seconds, attoseconds) = duration.components
-        let value = seconds < 0 ? 0 : UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds / 1_000_000_000))
-        if nanosecondCache.count < 16 { nanosecondCache.append((duration, value)) }
-        return value
+        let value = duration / .nanoseconds(1)
+        guard value > 0 else { return 0 }  // also NaN
+        guard value < 18_446_744_073_709_549_568.0 else { return .max }
+        return UInt64(value)
     }
 
     /// Puts a connection with newly queued bytes on the flush list; the first one activates
