@@ -131,8 +131,8 @@ public final class BufferEventConnection: SocketStream {
 
     func applyTimeouts(read: Duration?, write: Duration?) {
         guard let bev else { return }
-        var readTV = read.map(loop.timeval)
-        var writeTV = write.map(loop.timeval)
+        var readTV = read.map(EventLoop.timeval)
+        var writeTV = write.map(EventLoop.timeval)
         withOptionalPointer(&readTV) { r in
             withOptionalPointer(&writeTV) { w in _ = bufferevent_set_timeouts(bev, r, w) }
         }

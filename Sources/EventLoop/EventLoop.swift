@@ -124,7 +124,7 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// `duration` as a `timeval` (see ``nanoseconds(_:)``).
-    func timeval(_ duration: Duration) -> Glibc.timeval {
+    static func timeval(_ duration: Duration) -> Glibc.timeval {
         let nanoseconds = nanoseconds(duration)
         let seconds = min(nanoseconds / 1_000_000_000, UInt64(Int.max))
         return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
@@ -135,7 +135,7 @@ public final class EventLoop: @unchecked Sendable {
     /// bit division (`Duration.components` and `Duration / Duration` go through generic 128-bit
     /// division and floating-point conversion: 400 to 800 instructions a conversion, and the
     /// timeouts alternate between two values on every request).
-    func nanoseconds(_ duration: Duration) -> UInt64 {
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         let attoseconds = duration.attoseconds
         guard attoseconds > 0 else { return 0 }
         let high = UInt64(truncatingIfNeeded: attoseconds >> 64)

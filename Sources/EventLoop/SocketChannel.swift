@@ -308,7 +308,7 @@ final class SocketChannel {
     /// Read timeout: no bytes for that long while reading is wanted. Write timeout: no progress
     /// for that long while bytes wait for the socket.
     func setTimeouts(read: Duration?, write: timeval?) {
-        readTimeout = read.map(loop.nanoseconds)
+        readTimeout = read.map(EventLoop.nanoseconds)
         writeTimeout = write
         restartReadTimer()
         if writeArmed && !connecting {

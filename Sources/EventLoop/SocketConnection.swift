@@ -95,7 +95,7 @@ public final class SocketConnection: SocketStream {
     }
 
     func applyTimeouts(read: Duration?, write: Duration?) {
-        socket?.setTimeouts(read: read, write: write.map(loop.timeval))
+        socket?.setTimeouts(read: read, write: write.map(EventLoop.timeval))
     }
 
     func shutdownSending() {

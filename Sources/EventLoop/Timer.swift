@@ -44,7 +44,7 @@ public final class Timer {
     public func schedule(after delay: Duration) {
         scheduledDelay = delay
         // Most timers are re-armed with the same delay each time: converted once.
-        if delay != lastDelay.duration { lastDelay = (delay, loop.nanoseconds(delay)) }
+        if delay != lastDelay.duration { lastDelay = (delay, EventLoop.nanoseconds(delay)) }
         schedule(nanoseconds: lastDelay.nanoseconds)
     }
 
