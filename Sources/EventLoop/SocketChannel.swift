@@ -26,11 +26,13 @@ final class SocketChannel {
     /// The socket.
     let fd: Int32
     private unowned(unsafe) let loop: EventLoop
-    private let readEvent: OpaquePointer
-    private let writeEvent: OpaquePointer
+    // The events and the context exist from ``attach(context:)`` on (the context is the
+    // connection's pointer, which exists only once the connection holding this channel does).
+    private var readEvent: OpaquePointer!
+    private var writeEvent: OpaquePointer!
     private let input: OpaquePointer
     private let output: OpaquePointer
-    private let context: UnsafeMutableRawPointer
+    private var context: UnsafeMutableRawPointer!
     private var inputWatch: OpaquePointer?
     private var outputWatch: OpaquePointer?
 
@@ -72,23 +74,30 @@ final class SocketChannel {
     }
 
     /// `fd` must be non-blocking already (the listener accepts with `SOCK_NONBLOCK`; connects
-    /// create it so).
-    init?(fd: Int32, loop: EventLoop, context: UnsafeMutableRawPointer, input: OpaquePointer, output: OpaquePointer) {
+    /// create it so). Nothing is registered until ``attach(context:)``.
+    init(fd: Int32, loop: EventLoop, input: OpaquePointer, output: OpaquePointer) {
+        self.fd = fd
+        self.loop = loop
+        self.input = input
+        self.output = output
+    }
+
+    /// Creates the events and the output watch, with `context` (the connection's `Unmanaged`
+    /// pointer) as every callback's argument. `false` when libevent could not allocate them
+    /// (nothing is left registered).
+    func attach(context: UnsafeMutableRawPointer) -> Bool {
         guard let readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), socketReadTrampoline, context) else {
-            return nil
+            return false
         }
         guard let writeEvent = event_new(loop.base, fd, Int16(EV_WRITE | EV_PERSIST), socketWriteTrampoline, context) else {
             event_free(readEvent)
-            return nil
+            return false
         }
-        self.fd = fd
-        self.loop = loop
         self.readEvent = readEvent
         self.writeEvent = writeEvent
-        self.input = input
-        self.output = output
         self.context = context
         outputWatch = evbuffer_add_cb(output, socketOutputTrampoline, context)
+        return true
     }
 
     // MARK: - reading
@@ -128,7 +137,7 @@ final class SocketChannel {
             return
         }
         if readTimer == nil {
-            let context = context
+            let context: UnsafeMutableRawPointer = context
             readTimer = Timer(on: loop) {
                 // What a read event's own timeout would have reported.
                 Unmanaged<SocketConnection>.fromOpaque(context).takeUnretainedValue().socketReadable(Int16(EV_TIMEOUT))

@@ -15,8 +15,11 @@ import Glibc
 public final class SocketConnection: SocketStream {
     public let loop: EventLoop
     public var delegate: (any ConnectionDelegate)?
-    /// The socket channel; `nil` once closed.
-    private(set) var socket: SocketChannel?
+    /// The socket channel. Lives as long as the connection (a `let`: calls into it retain
+    /// nothing); used only while ``isOpen``.
+    let channel: SocketChannel
+    /// The channel has not been closed (or given away).
+    public private(set) var isOpen = true
     private var selfRetain: Unmanaged<SocketConnection>?
     public private(set) var isConnected: Bool
     public var isTLS: Bool { false }
@@ -49,14 +52,14 @@ public final class SocketConnection: SocketStream {
         self.isConnected = connected
         self.input = EventBuffer(inputBuffer)
         self.output = EventBuffer(outputBuffer)
+        self.channel = SocketChannel(fd: fd, loop: loop, input: inputBuffer, output: outputBuffer)
         let retained = Unmanaged.passRetained(self)
-        guard let channel = SocketChannel(fd: fd, loop: loop, context: retained.toOpaque(),
-                                          input: inputBuffer, output: outputBuffer) else {
+        guard channel.attach(context: retained.toOpaque()) else {
+            isOpen = false
             retained.release()
             return nil
         }
         selfRetain = retained
-        socket = channel
     }
 
     deinit {
@@ -64,30 +67,29 @@ public final class SocketConnection: SocketStream {
         evbuffer_free(output.raw)
     }
 
-    var descriptor: Int32 { socket?.fd ?? -1 }
-    var writePending: Bool { socket?.flushPending ?? false }
-    public var isOpen: Bool { socket != nil }
+    var descriptor: Int32 { isOpen ? channel.fd : -1 }
+    var writePending: Bool { isOpen && channel.flushPending }
 
     /// Starts connecting to `address` (the outcome comes from the loop).
     func startConnect(to address: SocketAddress) {
-        socket?.startConnect(to: address)
+        if isOpen { channel.startConnect(to: address) }
     }
 
     // MARK: - ByteStream
 
     public func startReading() {
         closeWatch?.suspend()
-        socket?.startReading()
+        if isOpen { channel.startReading() }
     }
 
     /// Keeps read interest registered; it is dropped only if the peer sends while paused (most
     /// pauses end before it does, and cost no syscall).
     public func stopReading() {
-        socket?.stopReading()
+        if isOpen { channel.stopReading() }
     }
 
     public func setReadHighWatermark(_ bytes: Int) {
-        socket?.highWatermark = bytes
+        if isOpen { channel.highWatermark = bytes }
     }
 
     public func setTimeouts(read: Duration?, write: Duration?) {
@@ -95,7 +97,7 @@ public final class SocketConnection: SocketStream {
     }
 
     func applyTimeouts(read: Duration?, write: Duration?) {
-        socket?.setTimeouts(read: read, write: write.map(EventLoop.timeval))
+        if isOpen { channel.setTimeouts(read: read, write: write.map(EventLoop.timeval)) }
     }
 
     func shutdownSending() {
@@ -108,9 +110,9 @@ public final class SocketConnection: SocketStream {
 
     public func close() {
         endLifecycle()
-        guard let socket else { return }
-        socket.close()
-        self.socket = nil
+        guard isOpen else { return }
+        channel.close()
+        isOpen = false
         // Nothing more goes out or comes in: give the chunks back now, not at deinit.
         input.drain(input.count)
         output.drain(output.count)
@@ -126,11 +128,11 @@ public final class SocketConnection: SocketStream {
     /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
     /// they would be lost.
     func detachDescriptor() -> Int32? {
-        guard let socket, input.isEmpty, output.isEmpty, !socket.flushPending, !lingering, !halfClosing else { return nil }
-        let fd = socket.fd
+        guard isOpen, input.isEmpty, output.isEmpty, !channel.flushPending, !lingering, !halfClosing else { return nil }
+        let fd = channel.fd
         endLifecycle()
-        socket.close(keepingDescriptor: true)
-        self.socket = nil
+        channel.close(keepingDescriptor: true)
+        isOpen = false
         delegate = nil
         selfRetain?.release()
         selfRetain = nil
@@ -151,17 +153,17 @@ public final class SocketConnection: SocketStream {
 
     /// The socket is readable, or its read timeout expired.
     func socketReadable(_ what: Int16) {
-        guard let socket else { return }
+        guard isOpen else { return }
         if Int32(what) & EV_TIMEOUT != 0 {
-            socket.timedOut()
+            channel.timedOut()
             handleEnd(.timeout)
             return
         }
-        switch socket.read() {
+        switch channel.read() {
         case .bytes:
             handleReadable()
             // The delegate may have closed the connection.
-            self.socket?.suspendIfFull()
+            if isOpen { channel.suspendIfFull() }
         case .nothing, .suspended:
             break
         case .pausedWithData:
@@ -176,9 +178,9 @@ public final class SocketConnection: SocketStream {
 
     /// The socket is writable (or a connect completed), or the write timeout expired.
     func socketWritable(_ what: Int16) {
-        guard let socket else { return }
-        if socket.connecting {
-            if let failure = socket.finishConnect() {
+        guard isOpen else { return }
+        if channel.connecting {
+            if let failure = channel.finishConnect() {
                 handleEnd(failure)
                 return
             }
@@ -186,11 +188,11 @@ public final class SocketConnection: SocketStream {
             _ = shim_set_nodelay(descriptor)
             delegate?.connectionDidConnect(self)
             // Bytes queued while connecting go out now.
-            if let socket = self.socket, !socket.flushPending, !output.isEmpty { flushOutput() }
+            if isOpen, !channel.flushPending, !output.isEmpty { flushOutput() }
             return
         }
         if Int32(what) & EV_TIMEOUT != 0 {
-            socket.timedOut()
+            channel.timedOut()
             handleEnd(.timeout)
             return
         }
@@ -199,14 +201,14 @@ public final class SocketConnection: SocketStream {
 
     /// Called by the loop's flush pass for a stream that queued bytes this iteration.
     func flushScheduled() {
-        guard let socket else { return }
-        socket.flushPending = false
+        guard isOpen else { return }
+        channel.flushPending = false
         flushOutput()
     }
 
     private func flushOutput() {
-        guard let socket else { return }
-        switch socket.write() {
+        guard isOpen else { return }
+        switch channel.write() {
         case .drained: handleWritable()
         case .waiting: break
         case .failed(let reason): handleEnd(reason)

@@ -86,13 +86,14 @@ func socketOutputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbu
     // Only schedules a flush (which retains the connection itself): nothing in it can release
     // the connection, so the callback borrows it instead of retaining it.
     Unmanaged<SocketConnection>.fromOpaque(ctx)._withUnsafeGuaranteedRef { connection in
-        connection.socket?.outputChanged(info, connection: connection)
+        if connection.isOpen { connection.channel.outputChanged(info, connection: connection) }
     }
 }
 
 func socketInputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
-    Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue().socket?.inputChanged()
+    let connection = Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue()
+    if connection.isOpen { connection.channel.inputChanged() }
 }
 
 func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
