@@ -61,8 +61,9 @@ final class SocketChannel {
     private var immediateConnectError: Int32 = 0
     /// In nanoseconds (converted once per change: it is restarted on every read).
     private var readTimeout: UInt64?
-    /// Runs out ``readTimeout`` after the last read (or start of reading); made when first needed.
-    private var readTimer: Timer?
+    /// Runs out ``readTimeout`` after the last read (or start of reading). A `let` (calls through
+    /// an optional `var` retained it); its action is given in ``attach(context:)``.
+    private let readTimer: Timer
     private var writeTimeout: timeval?
     /// Input is not read beyond this many bytes until consumed (0: no limit). Raised while
     /// reading is suspended at the old limit: reading resumes at once (the input may never
@@ -80,6 +81,7 @@ final class SocketChannel {
         self.loop = loop
         self.input = input
         self.output = output
+        self.readTimer = Timer(on: loop) {}
     }
 
     /// Creates the events and the output watch, with `context` (the connection's `Unmanaged`
@@ -97,6 +99,10 @@ final class SocketChannel {
         self.writeEvent = writeEvent
         self.context = context
         outputWatch = evbuffer_add_cb(output, socketOutputTrampoline, context)
+        readTimer.action = {
+            // What a read event's own timeout would have reported.
+            Unmanaged<SocketConnection>.fromOpaque(context).takeUnretainedValue().socketReadable(Int16(EV_TIMEOUT))
+        }
         return true
     }
 
@@ -114,7 +120,7 @@ final class SocketChannel {
     /// Wants no bytes for now. The registration stays (no syscall); only the timeout stops.
     func stopReading() {
         readWanted = false
-        readTimer?.suspend()
+        readTimer.suspend()
     }
 
     private func armRead() {
@@ -124,7 +130,7 @@ final class SocketChannel {
 
     /// Drops the read registration (one `epoll_ctl`); the read timeout stops with it.
     func disarmRead() {
-        readTimer?.suspend()
+        readTimer.suspend()
         guard readArmed else { return }
         event_del(readEvent)
         readArmed = false
@@ -133,17 +139,10 @@ final class SocketChannel {
     /// Starts the read timeout over, if there is one and reading is on.
     private func restartReadTimer() {
         guard let readTimeout, readWanted, readArmed else {
-            readTimer?.suspend()
+            readTimer.suspend()
             return
         }
-        if readTimer == nil {
-            let context: UnsafeMutableRawPointer = context
-            readTimer = Timer(on: loop) {
-                // What a read event's own timeout would have reported.
-                Unmanaged<SocketConnection>.fromOpaque(context).takeUnretainedValue().socketReadable(Int16(EV_TIMEOUT))
-            }
-        }
-        readTimer.unsafelyUnwrapped.schedule(nanoseconds: readTimeout)
+        readTimer.schedule(nanoseconds: readTimeout)
     }
 
     /// What one read readiness led to.
@@ -338,7 +337,7 @@ final class SocketChannel {
     /// Frees the events and closes the socket (the connection drops the channel after this);
     /// `keepingDescriptor`: the socket stays open for a new owner (a TLS layer taking over).
     func close(keepingDescriptor: Bool = false) {
-        readTimer?.cancel()
+        readTimer.cancel()
         event_free(readEvent)
         event_free(writeEvent)
         if let outputWatch { evbuffer_remove_cb_entry(output, outputWatch) }

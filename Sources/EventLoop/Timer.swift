@@ -12,7 +12,10 @@ import Glibc
 public final class Timer {
     private var event: OpaquePointer?
     private unowned(unsafe) let loop: EventLoop
-    private let action: () -> Void
+    /// What runs when the timer expires. Settable, so that an owner can keep its timer in a
+    /// `let` (calls through a `var` retain the timer) and still give it an action that refers
+    /// to the owner once the owner is initialized.
+    public var action: () -> Void
     private let interval: Duration?
     /// When the action is due (monotonic nanoseconds); `nil` while not scheduled.
     private var deadline: UInt64?

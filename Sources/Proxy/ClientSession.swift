@@ -42,14 +42,21 @@ final class ClientSession: ConnectionDelegate {
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
-    private(set) lazy var headTimer = Timer(on: context.loop) { [unowned self] in headTimerFired() }
-    private(set) lazy var exchangeTimer = Timer(on: context.loop) { [unowned self] in exchangeTimerFired() }
+    /// Runs the keep-alive idle and request-head timeouts (see ``HeadWait``).
+    let headTimer: Timer
+    /// Runs the exchange timer that is armed (``armedTimer``).
+    let exchangeTimer: Timer
 
     init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
         self.client = client
         self.context = context
         self.intercepted = intercepted
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
+        // `let`s, given their actions once `self` exists (calls through a lazy `var` retained them).
+        self.headTimer = Timer(on: context.loop) {}
+        self.exchangeTimer = Timer(on: context.loop) {}
+        headTimer.action = { [unowned self] in headTimerFired() }
+        exchangeTimer.action = { [unowned self] in exchangeTimerFired() }
     }
 
     func start() {
