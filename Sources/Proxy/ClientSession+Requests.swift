@@ -93,9 +93,10 @@ extension ClientSession: UpstreamWaiter {
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
         let request = Self.exchangeRequest(for: head, credential: credential)
         // The head moves into the exchange's I/O record (no copy of its fields).
-        current = ExchangeIO(head: head, decision: decision, context: context)
-        if let variant { current?.variant = variant }
-        perform(exchange.start(request))
+        let io = ExchangeIO(head: head, decision: decision, context: context)
+        if let variant { io.variant = variant }
+        current = io
+        perform(exchange.start(request), continuing: io)
     }
 
     /// What the exchange needs to know about `head`.
@@ -162,7 +163,7 @@ extension ClientSession: UpstreamWaiter {
         guard let credential = io.decision.credential else { return }
         if let token = credential.currentToken() {
             io.token = token
-            perform(exchange.tokenResolved(available: true))
+            perform(exchange.tokenResolved(available: true), continuing: io)
             return
         }
         var returned = false
@@ -202,7 +203,7 @@ extension ClientSession: UpstreamWaiter {
         }
         // The body started (or the exchange ended): its start timer no longer applies.
         if action != .waitForBody && armedTimer == .bodyStart { disarm() }
-        perform(action)
+        perform(action, continuing: io)
     }
 
     /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
@@ -223,18 +224,18 @@ extension ClientSession: UpstreamWaiter {
         switch context.pool.acquire(decision.target, waiter: self, checkStale: checkStale) {
         case .ready(let upstream):
             io.upstream = upstream
-            perform(exchange.upstreamAssigned())
+            perform(exchange.upstreamAssigned(), continuing: io)
         case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
             context.scratch.buffer.moveAll(to: held.buffer)
             io.queuedBody = held
-            perform(exchange.upstreamQueued())
+            perform(exchange.upstreamQueued(), continuing: io)
             // A client that stopped reading must not keep this request waiting.
             context.pool.reclaimStalled(for: io.decision.target.poolKey)
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
-            perform(exchange.upstreamUnavailable())
+            perform(exchange.upstreamUnavailable(), continuing: io)
         }
         if pauseClient && exchange.isActive { client.stopReading() }
     }
@@ -252,7 +253,7 @@ extension ClientSession: UpstreamWaiter {
         }
         disarm()
         io.upstream = upstream
-        perform(action)
+        perform(action, continuing: io)
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
@@ -294,7 +295,7 @@ extension ClientSession: UpstreamWaiter {
             acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
             io.upstream = context.pool.acquireFresh(io.decision.target)
-            perform(exchange.upstreamAssigned())
+            perform(exchange.upstreamAssigned(), continuing: io)
         }
     }
 
@@ -353,7 +354,7 @@ extension ClientSession: UpstreamWaiter {
                 destination.moveAll(to: output)
             }
         }
-        perform(exchange.requestBodyForwarded(progress, movedBytes: moved, copy: copy))
+        perform(exchange.requestBodyForwarded(progress, movedBytes: moved, copy: copy), continuing: io)
     }
 }
 

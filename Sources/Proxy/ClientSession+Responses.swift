@@ -59,7 +59,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 guard let read else { return }
                 parsed = read
             } catch {
-                perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false))
+                perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false), continuing: io)
                 return
             }
             // Consumed, and the head moved into the exchange: a copy left here would share the
@@ -68,7 +68,7 @@ extension ClientSession: UpstreamConnectionOwner {
             case .interim(let status, let reason):
                 let action = exchange.interimResponse(status: status)
                 guard case .forwardInterim(let toClient) = action else {
-                    perform(action)
+                    perform(action, continuing: io)
                     return
                 }
                 if toClient {
@@ -83,7 +83,7 @@ extension ClientSession: UpstreamConnectionOwner {
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
                     draining: context.draining, nonceChallenge: head.nonceChallenge)
                 io.responseHead = consume head
-                perform(exchange.responseHead(facts))
+                perform(exchange.responseHead(facts), continuing: io)
                 return
             }
         }
@@ -94,7 +94,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
     func holdRejection(_ io: ExchangeIO) {
         guard let credential = io.decision.credential, let token = io.token else {
-            perform(exchange.rejectionResolved(newToken: false))
+            perform(exchange.rejectionResolved(newToken: false), continuing: io)
             return
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
@@ -171,7 +171,8 @@ extension ClientSession: UpstreamConnectionOwner {
         chargeOutput()
         perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                              responseBytesSent: io.responseCommitted,
-                                             spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))))
+                                             spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))),
+                continuing: io)
     }
 
     /// The backend's close ended a close-delimited body: finish the client's framing (after the
@@ -179,7 +180,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func endBodyAtClose(_ io: ExchangeIO) {
         let spool = io.spool.flatMap { $0.undelivered > 0 ? $0 : nil }
         let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? client.output)
-        perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0))
+        perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0), continuing: io)
     }
 
     // MARK: - a client that falls behind

@@ -155,6 +155,23 @@ final class ClientSession: ConnectionDelegate {
         }
     }
 
+    /// ``perform(_:)`` from a step of `io`'s exchange, which holds `io` already: while `io` is
+    /// still the exchange under way, it is used as it is instead of being looked up (and
+    /// retained) again for every action of the chain a single event sets off.
+    func perform(_ action: ExchangeAction, continuing io: ExchangeIO) {
+        guard current === io else {
+            perform(action)
+            return
+        }
+        switch action {
+        case .none: return
+        case .readRequests, .resumeRequests, .pauseClient, .abort, .close, .collectLocalBody, .answerLocally, .respondLocally:
+            perform(action)
+        default:
+            perform(action, on: io)
+        }
+    }
+
     private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
         switch action {
         case .none, .readRequests, .resumeRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
