@@ -36,7 +36,7 @@ extension ClientSession {
 
     private func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?, seconds: Double) {
         if let writer = context.accessLogWriter {
-            let upstream = io.map { "\($0.decision.target.host):\($0.decision.target.port)" }
+            let upstream = io.map { "\($0.target.host):\($0.target.port)" }
             writer.write(AccessRecord(
                 method: head.method, authority: Self.authority(head), path: Self.pathWithoutQuery(head.target),
                 status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
@@ -56,7 +56,7 @@ extension ClientSession {
             "duration_ms": .string(String(Int((seconds * 1000).rounded()))),
             "route": .string(route),
         ]
-        if let decision = io?.decision { metadata["upstream"] = .string("\(decision.target.host):\(decision.target.port)") }
+        if let target = io?.target { metadata["upstream"] = .string("\(target.host):\(target.port)") }
         if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
         if let scope = io?.variant?.scope { metadata["scope"] = .string(scope) }
         if let error { metadata["proxy_status"] = .string(error) }

@@ -218,10 +218,11 @@ extension ClientSession: UpstreamWaiter {
 
     /// Takes a connection for the staged request (in the worker's scratch buffer).
     func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
-        // Through a local reference to the (immutable) decision: its target is then passed in
-        // place; read through the exchange's `var`, it was copied (three retains and releases).
-        let decision = io.decision
-        switch context.pool.acquire(decision.target, waiter: self, checkStale: checkStale) {
+        // The routed target is passed in place (a `let` of an immutable decision); `target`,
+        // which may be the token's bound one, would be a copy (three retains and releases).
+        let result = io.boundTarget == nil ? context.pool.acquire(io.decision.target, waiter: self, checkStale: checkStale)
+            : context.pool.acquire(io.target, waiter: self, checkStale: checkStale)
+        switch result {
         case .ready(let upstream):
             io.upstream = upstream
             perform(exchange.upstreamAssigned(), continuing: io)
@@ -232,7 +233,7 @@ extension ClientSession: UpstreamWaiter {
             io.queuedBody = held
             perform(exchange.upstreamQueued(), continuing: io)
             // A client that stopped reading must not keep this request waiting.
-            context.pool.reclaimStalled(for: io.decision.target.poolKey)
+            context.pool.reclaimStalled(for: io.target.poolKey)
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
             perform(exchange.upstreamUnavailable(), continuing: io)
@@ -294,7 +295,7 @@ extension ClientSession: UpstreamWaiter {
         if let checkStale = replayCheckingStale {
             acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
-            io.upstream = context.pool.acquireFresh(io.decision.target)
+            io.upstream = context.pool.acquireFresh(io.target)
             perform(exchange.upstreamAssigned(), continuing: io)
         }
     }

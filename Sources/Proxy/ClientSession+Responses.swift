@@ -211,7 +211,7 @@ extension ClientSession: UpstreamConnectionOwner {
         io.stalled = false
         context.metrics.stalledClientsCut += 1
         context.logger.debug("a client that stopped reading gave up its backend connection to a waiting request",
-                             metadata: ["upstream": .string(io.decision.target.poolKey)])
+                             metadata: ["upstream": .string(io.target.poolKey)])
         perform(exchange.upstreamWanted())
     }
 
@@ -366,7 +366,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func fail(_ io: ExchangeIO, _ failure: ExchangeFailure, close: Bool, retryAfter: Int?) {
         disarm()
         if io.queuedBody != nil {
-            context.pool.cancel(self, key: io.decision.target.poolKey)
+            context.pool.cancel(self, key: io.target.poolKey)
             io.queuedBody = nil
         }
         discardUpstream(io)

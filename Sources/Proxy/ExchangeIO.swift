@@ -13,9 +13,12 @@ final class ExchangeIO {
     /// Where the head's storage goes back to when the exchange is over. (Strong: an unowned
     /// reference costs more per exchange, and the exchange ends long before its worker.)
     private let context: WorkerContext
-    /// Where it goes and which credential it uses (its target follows the token's certificate
-    /// on a route presenting the credential's certificate).
-    private(set) var decision: RouteDecision
+    /// Where it goes and which credential it uses, as routed. (A `let`: reading it retains
+    /// nothing. On a route presenting the credential's certificate, ``target`` follows the token.)
+    let decision: RouteDecision
+    /// On a route presenting the credential's certificate: the upstream made with the
+    /// certificate the current token is bound to. `nil` on every other route.
+    private(set) var boundTarget: UpstreamTarget?
     /// When the head was complete, in ``Timer/monotonicNow()`` nanoseconds (for the duration
     /// metric and the access log).
     let startedAt: UInt64
@@ -23,11 +26,11 @@ final class ExchangeIO {
     /// certificate, the upstream becomes the one made with the certificate this token is bound to.
     var token: AccessToken? {
         didSet {
-            if let bound = decision.certificateBound {
-                decision = decision.with(target: bound.target(for: token?.binding?.certificate))
-            }
+            if let bound = decision.certificateBound { boundTarget = bound.target(for: token?.binding?.certificate) }
         }
     }
+    /// Where the request goes: the routed target, or the one bound to the token's certificate.
+    var target: UpstreamTarget { boundTarget ?? decision.target }
     /// On a route with per-request tokens: which one this request uses (its scope set, audience,
     /// caller's fingerprint).
     var variant: TokenVariantKey?

@@ -6,11 +6,13 @@ import TokenManager
 /// Where one request goes and what it carries: the outcome of routing. Immutable and shared:
 /// a route whose target and Host value are the same for every request hands each of them the
 /// same decision it built when the configuration loaded (no allocation per request); the rare
-/// request that needs another one (a per-request token, its own `Authorization`, a
-/// certificate-bound token) gets a copy made with ``with(target:)`` or ``with(credential:)``.
+/// request that needs another one (a per-request token, its own `Authorization`) gets a copy
+/// made with ``with(credential:)`` or ``keepingClientAuthorization()``; a certificate-bound
+/// token changes only the exchange's target (``ExchangeIO/target``).
 final class RouteDecision: Sendable {
     /// The connection to use (host, port, TLS, pool key); on a route presenting the credential's
-    /// certificate, the one for the request's token (``ExchangeIO/token``).
+    /// certificate, the one without a certificate (the exchange's ``ExchangeIO/target`` is the
+    /// one for its token).
     let target: UpstreamTarget
     /// Value for the forwarded `Host` field.
     let hostField: String
@@ -47,13 +49,6 @@ final class RouteDecision: Sendable {
     func keepingClientAuthorization() -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName,
                       keptClientAuthorization: true)
-    }
-
-    /// This decision going to `target` instead.
-    func with(target: UpstreamTarget) -> RouteDecision {
-        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
-                      keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound)
     }
 
     /// This decision injecting `credential`'s tokens instead.
