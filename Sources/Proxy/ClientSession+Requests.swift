@@ -220,7 +220,8 @@ extension ClientSession: UpstreamWaiter {
     func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
         // The routed target is passed in place (a `let` of an immutable decision); `target`,
         // which may be the token's bound one, would be a copy (three retains and releases).
-        let result = io.boundTarget == nil ? context.pool.acquire(io.decision.target, waiter: self, checkStale: checkStale)
+        let decision = io.decision
+        let result = decision.certificateBound == nil ? context.pool.acquire(decision.target, waiter: self, checkStale: checkStale)
             : context.pool.acquire(io.target, waiter: self, checkStale: checkStale)
         switch result {
         case .ready(let upstream):
