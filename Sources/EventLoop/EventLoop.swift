@@ -19,8 +19,10 @@ public final class EventLoop: @unchecked Sendable {
     private var resolverBase: OpaquePointer?
     /// Plain-socket connections that queued bytes during this loop iteration; written by one
     /// pass at its end (``runFlushes()``), so a head and body queued separately leave in one
-    /// `writev`, and a socket that takes everything never needs write interest.
-    private var flushQueue: [SocketConnection] = []
+    /// `writev`, and a socket that takes everything never needs write interest. Each entry
+    /// holds one retain of its connection, given back once it is flushed (reading an element
+    /// of an array of references retained and released it once more).
+    private var flushQueue: [Unmanaged<SocketConnection>] = []
     private var flushEvent: OpaquePointer?
     /// The thread running ``run()`` (a `pthread_t`), 0 while the loop is not running. Atomic:
     /// other threads read it to find out that they are not that thread.
@@ -63,6 +65,7 @@ public final class EventLoop: @unchecked Sendable {
     deinit {
         if let wakeEvent { event_free(wakeEvent) }
         if let flushEvent { event_free(flushEvent) }
+        for entry in flushQueue { entry.release() }
         Glibc.close(wakeFD)
         if let resolverBase { evdns_base_free(resolverBase, 0) }
         event_base_free(base)
@@ -148,7 +151,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Puts a connection with newly queued bytes on the flush list; the first one activates
     /// the flush event, which runs after the callbacks already due in this iteration.
     func scheduleFlush(_ connection: SocketConnection) {
-        flushQueue.append(connection)
+        flushQueue.append(Unmanaged.passRetained(connection))
         // Inside a socket's read dispatch the flush runs when the dispatch ends (no event to
         // activate and dispatch: the usual case, a request or response read and relayed).
         if flushQueue.count == 1, !dispatchingRead, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
@@ -172,9 +175,10 @@ public final class EventLoop: @unchecked Sendable {
     func runFlushes() {
         var index = 0
         while index < flushQueue.count {
-            let connection = flushQueue[index]
+            let entry = flushQueue[index]
             index += 1
-            connection.flushScheduled()
+            entry._withUnsafeGuaranteedRef { $0.flushScheduled() }
+            entry.release()
         }
         flushQueue.removeAll(keepingCapacity: true)
     }
