@@ -38,8 +38,10 @@ public enum StartupPages {
         return released
     }
 
-    /// `/proc/self/smaps`, parsed on its bytes (a String per line costs ~20k instructions a line,
-    /// and the file has thousands).
+    /// `/proc/self/smaps`, parsed on its bytes in place: memchr finds each line's end, and only
+    /// the lines that can matter (a mapping's header, `Rss:`, `Anonymous:`) are looked at. (A
+    /// String per line cost ~20k instructions a line, and slices of the file ~250; the file has
+    /// thousands of lines, and this runs while the proxy serves its first requests.)
     private static func mappings() -> [Mapping] {
         let text = readAll("/proc/self/smaps")
         var result: [Mapping] = []
@@ -48,23 +50,21 @@ public enum StartupPages {
             guard let base = raw.baseAddress else { return }
             var lineStart = 0
             while lineStart < raw.count {
-                // memchr finds each line's end (a byte loop cost ~5 instructions a byte, and the
-                // file is some 100 KiB); only lines that can matter become slices.
                 let found = memchr(base + lineStart, 0x0a, raw.count - lineStart)
                 let lineEnd = found.map { UnsafeRawPointer($0) - base } ?? raw.count
-                let first = raw[lineStart]
-                if (first >= 0x30 && first <= 0x39) || (first >= 0x61 && first <= 0x66) || first == 0x52 || first == 0x41 {
-                    let line = text[lineStart..<lineEnd]  // a mapping's header (hex), Rss: or Anonymous:
+                let line = UnsafeRawBufferPointer(rebasing: raw[lineStart..<lineEnd])
+                lineStart = lineEnd + 1
+                guard let first = line.first else { continue }
+                if (first >= 0x30 && first <= 0x39) || (first >= 0x61 && first <= 0x66) {
                     if let header = mappingHeader(line) {
                         if let done = current { result.append(done) }
                         current = header
-                    } else if current != nil, startsWith(line, "Rss:") {
-                        current?.rssKiB = number(line)
-                    } else if current != nil, startsWith(line, "Anonymous:") {
-                        current?.anonymousKiB = number(line)
                     }
+                } else if current != nil, startsWith(line, "Rss:") {
+                    current?.rssKiB = number(line)
+                } else if current != nil, startsWith(line, "Anonymous:") {
+                    current?.anonymousKiB = number(line)
                 }
-                lineStart = lineEnd + 1
             }
         }
         if let done = current { result.append(done) }
@@ -73,23 +73,24 @@ public enum StartupPages {
 
     /// `start-end perms offset dev inode [path]`: a read-only private mapping of a file
     /// (`r-xp` or `r--p` with an absolute path) is eligible.
-    private static func mappingHeader(_ line: ArraySlice<UInt8>) -> Mapping? {
-        var index = line.startIndex
+    private static func mappingHeader(_ line: UnsafeRawBufferPointer) -> Mapping? {
+        var index = 0
         var start: UInt = 0, end: UInt = 0
-        guard parseHex(line, &index, &start), index < line.endIndex, line[index] == 0x2d else { return nil }
+        guard parseHex(line, &index, &start), index < line.count, line[index] == 0x2d else { return nil }
         index += 1
-        guard parseHex(line, &index, &end), index < line.endIndex, line[index] == 0x20 else { return nil }
+        guard parseHex(line, &index, &end), index < line.count, line[index] == 0x20 else { return nil }
         index += 1
-        guard index + 4 <= line.endIndex else { return nil }
-        let perms = Array(line[index..<index + 4])
-        let readOnly = perms == Array("r-xp".utf8) || perms == Array("r--p".utf8)
-        let hasPath = line[(index + 4)...].contains(0x2f)
+        guard index + 4 <= line.count else { return nil }
+        // "r-xp" or "r--p": readable, not writable, private.
+        let readOnly = line[index] == 0x72 && line[index + 1] == 0x2d
+            && (line[index + 2] == 0x78 || line[index + 2] == 0x2d) && line[index + 3] == 0x70
+        let hasPath = memchr(line.baseAddress! + index + 4, 0x2f, line.count - index - 4) != nil
         return Mapping(start: start, end: end, eligible: readOnly && hasPath)
     }
 
-    private static func parseHex(_ line: ArraySlice<UInt8>, _ index: inout Int, _ value: inout UInt) -> Bool {
+    private static func parseHex(_ line: UnsafeRawBufferPointer, _ index: inout Int, _ value: inout UInt) -> Bool {
         let first = index
-        while index < line.endIndex {
+        while index < line.count {
             let byte = line[index]
             let digit: UInt
             switch byte {
@@ -103,16 +104,13 @@ public enum StartupPages {
         return index > first
     }
 
-    private static func startsWith(_ line: ArraySlice<UInt8>, _ prefix: StaticString) -> Bool {
-        guard line.count >= prefix.utf8CodeUnitCount else { return false }
-        for offset in 0..<prefix.utf8CodeUnitCount where line[line.startIndex + offset] != prefix.utf8Start[offset] {
-            return false
-        }
-        return true
+    private static func startsWith(_ line: UnsafeRawBufferPointer, _ prefix: StaticString) -> Bool {
+        let count = prefix.utf8CodeUnitCount
+        return line.count >= count && memcmp(line.baseAddress!, prefix.utf8Start, count) == 0
     }
 
     /// The first decimal number on the line.
-    private static func number(_ line: ArraySlice<UInt8>) -> Int {
+    private static func number(_ line: UnsafeRawBufferPointer) -> Int {
         var value = 0
         var seen = false
         for byte in line {
@@ -126,21 +124,33 @@ public enum StartupPages {
         return value
     }
 
+    /// The whole file, read straight into the array's spare capacity (grown as needed).
     private static func readAll(_ path: String) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        var capacity = 256 * 1024
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes.append(contentsOf: chunk[0..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
-            } else {
-                return bytes
+            var failed = false
+            let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                count = 0
+                while count < buffer.count {
+                    let got = read(fd, buffer.baseAddress! + count, buffer.count - count)
+                    if got > 0 {
+                        count += got
+                    } else if got < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        failed = got < 0
+                        return
+                    }
+                }
             }
+            // Filled up: the file may be longer. Read it again from its start into more room
+            // (a /proc file is generated afresh by each read from offset 0).
+            guard bytes.count == capacity, !failed else { return failed ? [] : bytes }
+            capacity *= 2
+            guard lseek(fd, 0, SEEK_SET) == 0 else { return [] }
         }
     }
 }
