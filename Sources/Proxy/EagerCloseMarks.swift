@@ -16,7 +16,7 @@ struct EagerCloseMarks {
     /// The most keys remembered at once.
     let capacity: Int
     /// When each key was last marked.
-    private(set) var marks: [String: ContinuousClock.Instant] = [:]
+    private(set) var marks: [String: PoolInstant] = [:]
 
     /// An empty set of marks holding at most `capacity` keys (at least one).
     init(capacity: Int) {
@@ -25,13 +25,13 @@ struct EagerCloseMarks {
 
     /// Records that a connection of `key` that went idle at `idleSince` was closed by its
     /// backend at `now`; marks the key when that was within ``window``.
-    mutating func noteClose(_ key: String, idleSince: ContinuousClock.Instant, now: ContinuousClock.Instant) {
+    mutating func noteClose(_ key: String, idleSince: PoolInstant, now: PoolInstant) {
         guard now - idleSince < Self.window else { return }
         mark(key, now: now)
     }
 
     /// Marks `key` as of `now`, evicting the oldest mark if the map is full.
-    mutating func mark(_ key: String, now: ContinuousClock.Instant) {
+    mutating func mark(_ key: String, now: PoolInstant) {
         if marks[key] == nil && marks.count >= capacity {
             // Rare (a new key while full): a linear scan over at most `capacity` entries.
             if let oldest = marks.min(by: { $0.value < $1.value })?.key { marks[oldest] = nil }
@@ -40,7 +40,7 @@ struct EagerCloseMarks {
     }
 
     /// Whether `key` is marked as of `now`; forgets an expired mark.
-    mutating func contains(_ key: String, now: ContinuousClock.Instant) -> Bool {
+    mutating func contains(_ key: String, now: PoolInstant) -> Bool {
         // Most pools never see an eager close: skip hashing the key on the request path.
         guard !marks.isEmpty, let last = marks[key] else { return false }
         if now - last < Self.memory { return true }

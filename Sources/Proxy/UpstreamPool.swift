@@ -79,7 +79,7 @@ final class UpstreamPool {
     func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> PoolLease {
         let waiterID = nextWaiter
         nextWaiter &+= 1
-        let now = ContinuousClock.now
+        let now = PoolInstant.now
         var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale, now: now)
         while true {
             switch action {
@@ -120,7 +120,7 @@ final class UpstreamPool {
     /// `upstream`'s exchange paused on a client that does not read; if requests wait for its
     /// key, the connection that stalled first is reclaimed from its exchange now.
     func stalled(_ upstream: UpstreamConnection) {
-        if let id = state.leaseStalled(upstream.id, now: .now) { reclaim(id) }
+        if let id = state.leaseStalled(upstream.id, now: PoolInstant.now) { reclaim(id) }
     }
 
     /// `upstream`'s exchange goes on (its client reads again, or it ends).
@@ -157,7 +157,7 @@ final class UpstreamPool {
             upstream.close()
             return .closed
         }
-        let now = ContinuousClock.now
+        let now = PoolInstant.now
         // A connection handed straight to a queued request is checked with a non-blocking peek
         // (bytes or a close may still sit in the kernel); one going idle only with what libevent
         // has already seen — no syscall on the hot path — because while idle any byte or close
@@ -206,7 +206,7 @@ final class UpstreamPool {
     func connectionClosed(_ upstream: UpstreamConnection) {
         guard connections[upstream.id] === upstream else { return }
         connections[upstream.id] = nil
-        let slot = state.connectionClosed(upstream.id, now: .now)
+        let slot = state.connectionClosed(upstream.id, now: PoolInstant.now)
         forgetLabelIfUnused(upstream.target.poolKey)
         perform(slot)
     }
@@ -223,7 +223,7 @@ final class UpstreamPool {
 
     /// An idle connection's idle timeout expired.
     func idleTimedOut(_ upstream: UpstreamConnection) {
-        if case .close(let id) = state.idleTimeoutFired(upstream.id, now: .now) {
+        if case .close(let id) = state.idleTimeoutFired(upstream.id, now: PoolInstant.now) {
             discard(id)
         } else {
             upstream.close()
@@ -297,7 +297,7 @@ final class UpstreamPool {
         guard case .create(let id, let waiterID) = slot else { return }
         guard let next = take(waiterID) else {
             // Unreachable while the queues agree; give the slot back rather than leak it.
-            perform(state.connectionClosed(id, now: .now))
+            perform(state.connectionClosed(id, now: PoolInstant.now))
             return
         }
         next.waiter.pool(didProvide: open(id, next.target))

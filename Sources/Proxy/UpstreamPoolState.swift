@@ -27,13 +27,12 @@ struct UpstreamPoolState {
         case connecting
         /// Carrying an exchange.
         case leased
-        /// Taken from the idle list (idle since `idleSince`, after the state's ``origin``) and
-        /// being checked for staleness on behalf of a waiter.
-        case peeking(WaiterID, idleSince: Duration)
-        /// In its key's idle list since `since` (after the state's ``origin``). Durations, not
-        /// `Instant`s: a resilient `Instant` in the payload made every copy of a connection a
-        /// generic value-witness call (about 1k instructions per request in `released`).
-        case idle(since: Duration)
+        /// Taken from the idle list (idle since `idleSince`) and being checked for staleness on
+        /// behalf of a waiter.
+        case peeking(WaiterID, idleSince: PoolInstant)
+        /// In its key's idle list since `since`. (A ``PoolInstant``, not a resilient `Instant`,
+        /// which made every copy of a connection a generic value-witness call.)
+        case idle(since: PoolInstant)
     }
 
     /// One open connection.
@@ -43,15 +42,12 @@ struct UpstreamPoolState {
         let keySlot: Int
         /// Its state.
         var phase: Phase
-        /// Leased, with its exchange paused on a client that does not read since then (after
-        /// the state's ``origin``): a request that must queue for this key takes the connection
-        /// that stalled first. A `Duration`, not an `Instant`: an optional resilient `Instant`
-        /// makes every copy of the connection a generic value-witness call on the request path.
-        var stalledSince: Duration?
+        /// Leased, with its exchange paused on a client that does not read since then: a
+        /// request that must queue for this key takes the connection that stalled first.
+        var stalledSince: PoolInstant?
 
-        /// Back in the idle list since `now` (after the state's origin; no longer anyone's, so
-        /// no longer stalled).
-        mutating func pool(since now: Duration) {
+        /// Back in the idle list since `now` (no longer anyone's, so no longer stalled).
+        mutating func pool(since now: PoolInstant) {
             phase = .idle(since: now)
             stalledSince = nil
         }
@@ -134,9 +130,6 @@ struct UpstreamPoolState {
         self.eagerCloses = EagerCloseMarks(capacity: maxMarkedKeys)
     }
 
-    /// What stall times are measured from.
-    private let origin = ContinuousClock.now
-
     // MARK: - events
 
     /// A request for `key` wants a connection.
@@ -146,7 +139,7 @@ struct UpstreamPoolState {
     /// a key marked in ``eagerCloses`` (replacing the oldest idle connection when at the limit).
     /// `keyIndex`: the key's interned index (``UpstreamTarget/poolKeyIndex``), -1 if it has none.
     mutating func request(key: String, keyIndex: Int = -1, waiter: WaiterID, checkStale: Bool,
-                          now: ContinuousClock.Instant) -> RequestAction {
+                          now: PoolInstant) -> RequestAction {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
         if !avoidReuse, let slot = table.slot(of: key, index: keyIndex), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
@@ -157,7 +150,7 @@ struct UpstreamPoolState {
 
     /// The result of the peek a ``RequestAction/peek(_:)`` asked for: `stale` when the backend
     /// had closed the idle connection or sent something on it.
-    mutating func peekCompleted(_ id: ConnectionID, stale: Bool, now: ContinuousClock.Instant) -> PeekAction {
+    mutating func peekCompleted(_ id: ConnectionID, stale: Bool, now: PoolInstant) -> PeekAction {
         guard let connection = connections[id], case .peeking(let waiter, _) = connection.phase else {
             preconditionFailure("peekCompleted for connection \(id), which is not being peeked at")
         }
@@ -188,7 +181,7 @@ struct UpstreamPoolState {
 
     /// A leased connection finished a clean exchange with nothing beyond the response: it goes
     /// to the oldest waiter, or idle, or is closed.
-    mutating func released(_ id: ConnectionID, now: ContinuousClock.Instant) -> ReleaseAction {
+    mutating func released(_ id: ConnectionID, now: PoolInstant) -> ReleaseAction {
         // On every keep-alive request: no hashing (the connection is in a slot, and it keeps
         // its key's slot).
         guard let connection = connections[id] else { return .close(id) }
@@ -215,8 +208,7 @@ struct UpstreamPoolState {
             retire(id, closedByBackend: false, now: now)
             return .close(id)
         case .pooled:
-            let since = now - origin
-            connections.modify(id) { $0.pool(since: since) }
+            connections.modify(id) { $0.pool(since: now) }
             return .pool(id, idleTimeout: idleTimeout)
         }
     }
@@ -228,11 +220,10 @@ struct UpstreamPoolState {
     /// Returns the connection to reclaim when requests already wait for this key: the one of
     /// the key that stalled first (this one or an earlier one), whose exchange must give it up
     /// so clients that read are never starved by clients that do not.
-    mutating func leaseStalled(_ id: ConnectionID, now: ContinuousClock.Instant) -> ConnectionID? {
+    mutating func leaseStalled(_ id: ConnectionID, now: PoolInstant) -> ConnectionID? {
         guard let connection = connections[id], connection.phase == .leased else { return nil }
         if connection.stalledSince == nil {
-            let since = now - origin
-            connections.modify(id) { $0.stalledSince = since }
+            connections.modify(id) { $0.stalledSince = now }
         }
         let key = table.name(of: connection.keySlot)
         return hasWaiters(key) ? takeOldestStalled(key) : nil
@@ -248,7 +239,7 @@ struct UpstreamPoolState {
     /// Only the slow path scans: a request that queues at the limit, or a lease that stalls.
     mutating func takeOldestStalled(_ key: String) -> ConnectionID? {
         guard let slot = table.slot(of: key) else { return nil }
-        var oldest: (id: ConnectionID, since: Duration)?
+        var oldest: (id: ConnectionID, since: PoolInstant)?
         for (id, connection) in connections where connection.keySlot == slot {
             guard let since = connection.stalledSince else { continue }
             if oldest == nil || since < oldest!.since { oldest = (id, since) }
@@ -281,7 +272,7 @@ struct UpstreamPoolState {
     /// The backend had already closed a leased connection when its exchange completed (seen at
     /// release): that is eager closing by definition. The state forgets the connection; the
     /// driver closes it.
-    mutating func closedAtRelease(_ id: ConnectionID, now: ContinuousClock.Instant) -> SlotAction {
+    mutating func closedAtRelease(_ id: ConnectionID, now: PoolInstant) -> SlotAction {
         guard let connection = connections[id] else { return .none }
         let key = table.name(of: connection.keySlot)
         eagerCloses.mark(key, now: now)
@@ -292,7 +283,7 @@ struct UpstreamPoolState {
     /// A connection closed, for any reason (the session ended it, it failed, or its backend
     /// closed it or sent something while it was idle). Unknown IDs (connections the state told
     /// the driver to close) are ignored.
-    mutating func connectionClosed(_ id: ConnectionID, now: ContinuousClock.Instant) -> SlotAction {
+    mutating func connectionClosed(_ id: ConnectionID, now: PoolInstant) -> SlotAction {
         guard let connection = connections[id] else { return .none }
         if case .peeking = connection.phase {
             preconditionFailure("connection \(id) closed while being peeked at")
@@ -303,7 +294,7 @@ struct UpstreamPoolState {
     }
 
     /// An idle connection's idle timeout expired (our own close: it does not mark the key).
-    mutating func idleTimeoutFired(_ id: ConnectionID, now: ContinuousClock.Instant) -> IdleTimeoutAction {
+    mutating func idleTimeoutFired(_ id: ConnectionID, now: PoolInstant) -> IdleTimeoutAction {
         guard case .idle = connections[id]?.phase else { return .ignore }
         retire(id, closedByBackend: false, now: now)
         return .close(id)
@@ -364,7 +355,7 @@ struct UpstreamPoolState {
     /// Opens a connection for `waiter` if the limit allows, makes room by replacing the oldest
     /// idle connection when the waiter must avoid reuse, or queues it (or rejects it when full).
     private mutating func openOrQueue(_ key: String, _ waiter: Waiter, avoidingReuse: Bool,
-                                      now: ContinuousClock.Instant) -> RequestAction {
+                                      now: PoolInstant) -> RequestAction {
         let state = table[key] ?? Key()
         if state.open < limit { return .create(create(key), replacing: nil) }
         if avoidingReuse, let oldest = state.idle.first {
@@ -387,7 +378,7 @@ struct UpstreamPoolState {
 
     /// Forgets a connection. `closedByBackend` with the time: an idle connection closed soon
     /// after its last response marks its key.
-    private mutating func retire(_ id: ConnectionID, closedByBackend: Bool, now: ContinuousClock.Instant?) {
+    private mutating func retire(_ id: ConnectionID, closedByBackend: Bool, now: PoolInstant?) {
         guard let connection = connections.removeValue(forID: id) else { return }
         let slot = connection.keySlot
         table[slot: slot].open -= 1
@@ -398,7 +389,7 @@ struct UpstreamPoolState {
             if case .idle = connection.phase, let index = table[slot: slot].idle.firstIndex(of: id) {
                 table[slot: slot].idle.remove(at: index)
             }
-            if closedByBackend, let now { eagerCloses.noteClose(table.name(of: slot), idleSince: origin + since, now: now) }
+            if closedByBackend, let now { eagerCloses.noteClose(table.name(of: slot), idleSince: since, now: now) }
         case .leased:
             break
         }

@@ -7,8 +7,8 @@ import XCTest
 final class UpstreamPoolStateStallTests: XCTestCase {
     typealias State = UpstreamPoolState
 
-    private let start = ContinuousClock.now
-    private func at(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    private let start = PoolInstant.now
+    private func at(_ ms: Int) -> PoolInstant { start + .milliseconds(ms) }
 
     /// `count` leased (connected) connections for `key`.
     private func leased(_ state: inout State, key: String, count: Int, firstWaiter: Int = 0) -> [State.ConnectionID] {

@@ -5,9 +5,9 @@ import XCTest
 final class UpstreamPoolStateTests: XCTestCase {
     typealias State = UpstreamPoolState
 
-    private let start = ContinuousClock.now
+    private let start = PoolInstant.now
     /// The instant `ms` milliseconds into the test.
-    private func at(_ ms: Int) -> ContinuousClock.Instant { start + .milliseconds(ms) }
+    private func at(_ ms: Int) -> PoolInstant { start + .milliseconds(ms) }
 
     /// A state with one leased connection per waiter in `waiters`, all for `key`.
     private func leased(_ state: inout State, key: String = "a", waiters: [Int]) -> [State.ConnectionID] {

@@ -11,14 +11,14 @@ struct PoolStateModel {
 
     var state: UpstreamPoolState
     var rng: SplitMix64
-    var now: ContinuousClock.Instant
+    var now: PoolInstant
     /// The key of every connection ever created.
     var keyOf: [ID: String] = [:]
     var idle: Set<ID> = []
     var leased: [ID: Waiter] = [:]
     var closed: Set<ID> = []
     /// Leased connections whose exchange stalled on its client, and since when.
-    var stalled: [ID: ContinuousClock.Instant] = [:]
+    var stalled: [ID: PoolInstant] = [:]
     /// Queued waiters per key, oldest first, as the actions told us.
     var queued: [String: [Waiter]] = [:]
     /// Waiters that got a connection.
