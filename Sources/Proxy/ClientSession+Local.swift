@@ -26,6 +26,7 @@ extension ClientSession {
     private static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// Starts answering `head` with the local responder (no route, no upstream).
+    @inline(never)
     func beginLocal(_ head: consuming RequestHead, _ service: LocalService) {
         if case .authority = head.target {
             // No tunnels here; the bytes after a CONNECT head are not HTTP.

@@ -36,6 +36,9 @@ extension ClientSession: UpstreamWaiter {
         if exchange.isIdle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
     }
 
+    // Cold paths are kept out of line (`@inline(never)`): inlined into the loop of
+    // ``readRequests()``, their message strings were materialized on every call of it.
+    @inline(never)
     private func reject(_ error: any Error) {
         let parseError = error as? HTTPParseError ?? .invalid("malformed request")
         let proxyError: ProxyError
@@ -49,6 +52,8 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
+    /// Out of line: see ``reject(_:)``.
+    @inline(never)
     private func begin(_ head: consuming RequestHead) {
         if let service = context.local {
             beginLocal(head, service)
@@ -126,6 +131,7 @@ extension ClientSession: UpstreamWaiter {
         }
     }
 
+    @inline(never)
     private func startTunnel(_ head: RequestHead) {
         guard case .authority(let authority) = head.target else {
             respondBeforeExchange(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, close: true)

@@ -406,6 +406,7 @@ extension ClientSession: UpstreamConnectionOwner {
     }
 
     /// An error answered before any exchange started (malformed head, no route, loop).
+    @inline(never)
     func respondBeforeExchange(_ error: ProxyError, head: RequestHead?, close: Bool) {
         account(head, status: error.status, error: error.type)
         client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: nil))
