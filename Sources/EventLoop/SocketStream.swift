@@ -55,7 +55,7 @@ extension SocketStream {
         guard isOpen else { return }
         // Re-arming costs event_add calls on both events: skip when nothing changes (the proxy
         // sets the same timeouts at several points of every exchange).
-        if let applied = appliedTimeouts, applied.read == read, applied.write == write { return }
+        if let applied = appliedTimeouts, sameTimeout(applied.read, read), sameTimeout(applied.write, write) { return }
         appliedTimeouts = (read, write)
         applyTimeouts(read: read, write: write)
     }
@@ -226,5 +226,16 @@ extension SocketStream {
     func handleEnd(_ reason: ConnectionEnd) {
         if lingering { close(); return }
         reportEnd(reason)
+    }
+}
+
+/// Whether two optional timeouts are equal, compared inline on their attoseconds (`Duration`'s
+/// `==` is an out-of-line call, and this runs several times per request).
+@inline(__always)
+private func sameTimeout(_ a: Duration?, _ b: Duration?) -> Bool {
+    switch (a, b) {
+    case (nil, nil): return true
+    case let (a?, b?): return a.attoseconds == b.attoseconds
+    default: return false
     }
 }
