@@ -76,6 +76,11 @@ static inline int shim_errno(void) { return errno; }
 int malloc_trim(size_t pad);
 static inline int shim_malloc_trim(void) { return malloc_trim(0); }
 
+/// `malloc_usable_size` (how many bytes a block from malloc can hold; tells the chunk cache a
+/// chunk's size): also from <malloc.h>.
+size_t malloc_usable_size(void *pointer);
+static inline size_t shim_malloc_usable_size(void *pointer) { return malloc_usable_size(pointer); }
+
 /// Gives back the blocks of a byte range of a file, keeping its size (`fallocate` with
 /// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE). glibc declares `fallocate` only under
 /// _GNU_SOURCE, which Swift's Glibc module is built without, so it is declared here.

@@ -36,6 +36,7 @@ public final class EventLoop: @unchecked Sendable {
     private static let prepared: Bool = {
         // libevent does not ignore SIGPIPE; a peer closing mid-write must not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        ChunkCache.install()
         return true
     }()
 

@@ -6,7 +6,8 @@ import Glibc
 /// socket needs and no others.
 ///
 /// - **Reads** go straight into reserved space at the end of the input buffer, up to
-///   ``maxRead`` bytes per readiness (and never beyond the high watermark), with no `FIONREAD`
+///   ``maxRead`` bytes per readiness (``firstRead`` until a read fills what it asked for; never
+///   beyond the high watermark), with no `FIONREAD`
 ///   first (libevent's `evbuffer_read` asks for it and then caps every read at 4 KiB).
 /// - **Writes** happen once per loop iteration, as soon as bytes are queued (the output buffer's
 ///   callback puts the connection on the loop's flush list). Write interest is registered only
@@ -42,6 +43,15 @@ final class SocketChannel {
     /// throughput; 256 KiB reads take 18 and 0.93. A small message still costs one read, and an
     /// idle connection holds no chunk at all (drained chunks are freed).
     static let maxRead = 256 * 1024 - 128
+
+    /// What a read asks for first: 16 KiB minus the chunk header. glibc frees a chunk of 64 KiB
+    /// or more by consolidating its fast bins and checking whether to trim the heap (about 250
+    /// instructions a free, two per proxied request); a head and a small body fit in this.
+    /// A read that fills it asks for ``maxRead`` next, until a read returns less than this again.
+    static let firstRead = 16 * 1024 - 128
+
+    /// How much the next read asks for (``firstRead`` or ``maxRead``).
+    private var readSize = SocketChannel.firstRead
 
     /// The owner wants bytes (``startReading()`` called and not ``stopReading()``).
     private(set) var readWanted = false
@@ -165,7 +175,7 @@ final class SocketChannel {
             disarmRead()
             return .pausedWithData
         }
-        var room = SocketChannel.maxRead
+        var room = readSize
         if highWatermark > 0 {
             room = min(room, highWatermark - evbuffer_get_length(input))
             if room <= 0 {
@@ -177,8 +187,11 @@ final class SocketChannel {
         guard evbuffer_reserve_space(input, room, &vector, 1) == 1, let base = vector.iov_base else {
             return .nothing
         }
-        let got = Glibc.read(fd, base, min(room, vector.iov_len))
+        let asked = min(room, vector.iov_len)
+        let got = Glibc.read(fd, base, asked)
         if got > 0 {
+            // A stream that fills what it is offered gets the large reads; a trickle, small ones.
+            if got == asked { readSize = SocketChannel.maxRead } else if got < SocketChannel.firstRead { readSize = SocketChannel.firstRead }
             vector.iov_len = got
             evbuffer_commit_space(input, &vector, 1)
             if readTimeout != nil { restartReadTimer() }

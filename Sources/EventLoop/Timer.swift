@@ -47,7 +47,8 @@ public final class Timer {
     public func schedule(after delay: Duration) {
         scheduledDelay = delay
         // Most timers are re-armed with the same delay each time: converted once.
-        if delay != lastDelay.duration { lastDelay = (delay, EventLoop.nanoseconds(delay)) }
+        // (Compared on attoseconds: `Duration`'s `==` is an out-of-line call.)
+        if delay.attoseconds != lastDelay.duration.attoseconds { lastDelay = (delay, EventLoop.nanoseconds(delay)) }
         schedule(nanoseconds: lastDelay.nanoseconds)
     }
 
