@@ -122,14 +122,16 @@ extension ClientSession: UpstreamConnectionOwner {
             // (Only fetched tokens have one: a static token is not even copied for the call.)
             credential.accepted(token)
         }
-        // The head is staged with the first body bytes and handed to the client only once those
-        // parsed: a body that is malformed from its start still gets a clean 502. (A bufferevent's
-        // output cannot be taken back: libevent freezes its start.)
+        // A chunked body's head is staged with the first body bytes and handed to the client only
+        // once those parsed: a body that is malformed from its start still gets a clean 502. (A
+        // bufferevent's output cannot be taken back: libevent freezes its start.) No other
+        // framing can turn out malformed: that head goes to the client at once (a move fewer).
+        let staged = framing == .chunked
         var headBytes = ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version, keepAlive: keepClient)
-        context.scratch.buffer.append(headBytes)
+        (staged ? context.scratch.buffer : client.output).append(headBytes)
         headBytes.removeAll(keepingCapacity: true)
         context.headBytes = headBytes
-        io.responseCommitted = false
+        io.responseCommitted = !staged
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
         setExchangeTimeouts(io)
         io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
