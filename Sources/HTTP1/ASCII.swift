@@ -132,6 +132,20 @@ enum ASCII {
         }
     }
 
+    /// Whether `buf[range]` is exactly `literal`'s bytes (case-sensitive).
+    static func equals(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+        let count = range.count
+        guard count == literal.utf8CodeUnitCount, let base = buf.baseAddress else { return false }
+        let lit = UnsafeRawPointer(literal.utf8Start)
+        let p = base + range.lowerBound
+        var j = 0
+        while j < count {
+            if p.load(fromByteOffset: j, as: UInt8.self) != lit.load(fromByteOffset: j, as: UInt8.self) { return false }
+            j &+= 1
+        }
+        return true
+    }
+
     /// Compares `buf[range]` with a lowercase ASCII literal made of letters, digits and `-`,
     /// ignoring ASCII case in `buf`.
     ///

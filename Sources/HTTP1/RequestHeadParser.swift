@@ -94,7 +94,7 @@ public enum RequestHeadParser {
         let length = try FieldSectionParser.headSection(head, from: i, maxFields: maxFields, exact: exact,
                                                          lines: &lines, known: &known)
 
-        let method = ASCII.string(head, methodRange)
+        let method = Self.method(head, methodRange)
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
         var targetAuthority = 0..<0
         let target = try parseTarget(head, targetRange, method: method, isConnect: method == "CONNECT",
@@ -164,6 +164,29 @@ public enum RequestHeadParser {
             expectsContinue: rules.expectsContinue()
         )
         return (parsed, length)
+    }
+
+    /// The method token as a String: the common methods as literals (making a String from the
+    /// bytes costs some 60 instructions), any other from its bytes.
+    private static func method(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        switch range.count {
+        case 3:
+            if ASCII.equals(buf, range, "GET") { return "GET" }
+            if ASCII.equals(buf, range, "PUT") { return "PUT" }
+        case 4:
+            if ASCII.equals(buf, range, "POST") { return "POST" }
+            if ASCII.equals(buf, range, "HEAD") { return "HEAD" }
+        case 5:
+            if ASCII.equals(buf, range, "PATCH") { return "PATCH" }
+        case 6:
+            if ASCII.equals(buf, range, "DELETE") { return "DELETE" }
+        case 7:
+            if ASCII.equals(buf, range, "OPTIONS") { return "OPTIONS" }
+            if ASCII.equals(buf, range, "CONNECT") { return "CONNECT" }
+        default:
+            break
+        }
+        return ASCII.string(buf, range)
     }
 
     /// `bytes` holding a copy of `head` (in its own storage when that is unique and large enough).

@@ -86,6 +86,17 @@ final class RequestHeadParserTests: XCTestCase {
         XCTAssertEqual(try parseRequest(request([], requestLine: "M-SEARCH / HTTP/1.1")).method, "M-SEARCH")
     }
 
+    func testEveryMethodKeepsItsExactBytes() throws {
+        // The common methods come from literals, any other from the bytes: same result, case kept.
+        for method in ["GET", "PUT", "POST", "HEAD", "PATCH", "DELETE", "OPTIONS", "Get", "GETS", "PUTT", "POSt",
+                       "HEAd", "PATCh", "DELETe", "OPTIONs", "PROPFIND", "X", "TRACE"] {
+            XCTAssertEqual(try parseRequest(request([], requestLine: "\(method) / HTTP/1.1")).method, method)
+        }
+        XCTAssertEqual(try parseRequest(request([], requestLine: "CONNECT api.test:443 HTTP/1.1")).method, "CONNECT")
+        XCTAssertEqual(try parseRequest(request([], requestLine: "CONNECt / HTTP/1.1")).method, "CONNECt",
+                       "methods are case-sensitive: not a CONNECT")
+    }
+
     func testLeadingEmptyLines() throws {
         let head = try parseRequest("\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n")
         XCTAssertEqual(head.method, "GET")
