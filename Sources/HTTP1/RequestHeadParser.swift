@@ -97,7 +97,7 @@ public enum RequestHeadParser {
         let method = Self.method(head, methodRange)
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
         var targetAuthority = 0..<0
-        let target = try parseTarget(head, targetRange, method: method, isConnect: method == "CONNECT",
+        let target = try parseTarget(head, targetRange, method: method, isConnect: ASCII.equals(head, methodRange, "CONNECT"),
                                      authority: &targetAuthority)
 
         // Host (RFC 9112 §3.2): required in HTTP/1.1, at most one line, must be valid.

@@ -12,7 +12,7 @@ public enum RequestTarget: Sendable, Equatable, Hashable {
 
     /// The default port for a scheme (`80` for http, `443` for https).
     public static func defaultPort(scheme: String) -> Int {
-        scheme == "https" ? 443 : 80
+        scheme.utf8.count == 5 && scheme == "https" ? 443 : 80  // (the length first: a cheap mismatch)
     }
 
     /// The target as it would be written in origin-form to the next hop: the path for

@@ -97,8 +97,10 @@ public enum ResponseHeadParser {
 
         let rules = MessageRules(buf: head, lines: lines, known: known)
         let framing: BodyFraming
-        if requestMethod == "HEAD" || status < 200 || status == 204 || status == 304
-            || (requestMethod == "CONNECT" && status < 300) {
+        // (Lengths first: comparing Strings that differ is an out-of-line call.)
+        let methodLength = requestMethod.utf8.count
+        if (methodLength == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
+            || (methodLength == 7 && requestMethod == "CONNECT" && status < 300) {
             // Still validate a Content-Length so garbage cannot pass through unnoticed.
             if hasCL { _ = try rules.responseContentLength() }
             framing = .none
