@@ -70,7 +70,9 @@ enum ExchangeAction: Equatable {
     /// The exchange completed: dispose of the upstream as said, then keep or close the client.
     case finish(upstream: UpstreamDisposal, keepClient: Bool)
     /// Answer with a proxy-generated error (discarding the upstream), then keep or close the client.
-    case fail(ExchangeFailure, close: Bool, retryAfter: Int?)
+    /// (Boxed: its payload, a message String among it, would make every action 33 bytes, passed
+    /// in memory and loaded piece by piece at each dispatch; the other actions fit in registers.)
+    indirect case fail(ExchangeFailure, close: Bool, retryAfter: Int?)
     /// Response bytes already left: discard the upstream, flush what is queued for the client
     /// and close without completing the message, so the client sees a truncated response.
     case truncate
