@@ -8,12 +8,15 @@ public struct FieldSectionView {
     public let lines: [FieldLine]
     /// How many lines are named Connection (known from the parse: zero skips the search).
     let connectionLines: Int
+    /// The index of the first of them when the parse says (-1: search for them).
+    let firstConnectionLine: Int
 
     /// A view of `lines` over `bytes`.
-    init(bytes: UnsafeRawBufferPointer, lines: [FieldLine], connectionLines: Int) {
+    init(bytes: UnsafeRawBufferPointer, lines: [FieldLine], connectionLines: Int, firstConnectionLine: Int = -1) {
         self.bytes = bytes
         self.lines = lines
         self.connectionLines = connectionLines
+        self.firstConnectionLine = firstConnectionLine
     }
 
     /// Whether `line`'s name equals `lowercase` ignoring ASCII case (`lowercase`: letters,
@@ -52,13 +55,18 @@ public struct FieldSectionView {
     public func connectionOptions() -> [Range<Int>] {
         var options: [Range<Int>] = []
         guard connectionLines > 0 else { return options }
-        for line in lines where ASCII.equalsLowercase(bytes, line.name, "connection") {
+        func add(_ line: FieldLine) {
             ASCII.forEachListElement(bytes, line.value) { buf, range in
                 if !ASCII.equalsLowercase(buf, range, "keep-alive") && !ASCII.equalsLowercase(buf, range, "close") {
                     options.append(range)
                 }
                 return true
             }
+        }
+        if connectionLines == 1 && firstConnectionLine >= 0 {
+            add(lines[firstConnectionLine])  // the usual response: one line, and the parse knows which
+        } else {
+            for line in lines where ASCII.equalsLowercase(bytes, line.name, "connection") { add(line) }
         }
         return options
     }

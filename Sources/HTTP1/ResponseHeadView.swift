@@ -33,7 +33,8 @@ public struct ResponseHeadView {
 
     /// The field section, read in place.
     public var section: FieldSectionView {
-        FieldSectionView(bytes: bytes, lines: lines, connectionLines: known.count(.connection))
+        FieldSectionView(bytes: bytes, lines: lines, connectionLines: known.count(.connection),
+                         firstConnectionLine: known[.connection].firstIndex)
     }
 
     /// Whether `line`'s name equals `lowercase` ignoring ASCII case (`lowercase`: letters,

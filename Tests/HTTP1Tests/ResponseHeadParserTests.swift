@@ -109,3 +109,24 @@ final class ResponseHeadParserTests: XCTestCase {
         assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX: a\u{0}b\r\n\r\n"))
     }
 }
+
+/// The options a response's Connection lines name (hop-by-hop fields to drop), found through
+/// the line the parse recorded when there is one, by a search when there are several.
+final class ResponseConnectionOptionsTests: XCTestCase {
+    private func options(_ text: String) throws -> [String] {
+        let bytes = Array(text.utf8)
+        return try bytes.withUnsafeBytes { raw in
+            let view = try ResponseHeadParser.view(raw, requestMethod: "GET")
+            let section = view.section
+            return section.connectionOptions().map { String(decoding: section.bytes[$0], as: UTF8.self) }
+        }
+    }
+
+    func testOptionsOfOneOrSeveralConnectionLinesAnywhere() throws {
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"), [])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nConnection: keep-alive, X-Hop ,close\r\nContent-Length: 0\r\n\r\n"),
+                       ["X-Hop"])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nconnection: X-One\r\nA: 1\r\nCONNECTION: x-two, Keep-Alive\r\n\r\n"),
+                       ["X-One", "x-two"])
+    }
+}
