@@ -60,9 +60,9 @@ public enum StartupPages {
                         if let done = current { result.append(done) }
                         current = header
                     }
-                } else if current != nil, startsWith(line, "Rss:") {
+                } else if first == 0x52, current != nil, startsWith(line, "Rss:") {  // 'R' first: most lines are neither
                     current?.rssKiB = number(line)
-                } else if current != nil, startsWith(line, "Anonymous:") {
+                } else if first == 0x41, current != nil, startsWith(line, "Anonymous:") {
                     current?.anonymousKiB = number(line)
                 }
             }
