@@ -4,6 +4,7 @@ import HTTP1
 enum FieldNames {
     /// Whether a line describes one connection and is never forwarded as it is (RFC 9110
     /// §7.6.1), or is `Transfer-Encoding`, which the proxy re-frames itself.
+    @inline(__always)  // once per field line of every head: a call cost as much as the test
     static func isHopByHop(_ line: FieldLine, in section: FieldSectionView) -> Bool {
         isHopByHop(nameLength: line.name.count) { section.name(of: line, equals: $0) }
     }
