@@ -19,6 +19,15 @@ enum ASCII {
         return false
     }
 
+    /// A byte of a strict reg-name or IPv4 address (RFC 3986 §3.2.2, without pct-encoding and
+    /// sub-delims): ALPHA, DIGIT, `-`, `.`, `_`, `~`; a 128-bit set like ``isTchar(_:)``.
+    @inline(__always)
+    static func isHostByte(_ b: UInt8) -> Bool {
+        if b < 64 { return (0x03FF_6000_0000_0000 as UInt64) >> b & 1 != 0 }
+        if b < 128 { return (0x47FF_FFFE_87FF_FFFE as UInt64) >> (b &- 64) & 1 != 0 }
+        return false
+    }
+
     // MARK: SWAR (8 bytes at a time) helpers, see "Bit Twiddling Hacks" (haszero/hasless).
 
     static let ones: UInt64 = 0x0101_0101_0101_0101

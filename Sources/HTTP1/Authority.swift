@@ -68,10 +68,8 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
         } else {
             let start = i
             while i < end, buf[i] != ASCII.colon {
-                let b = buf[i]
                 // Strict reg-name / IPv4: ALPHA DIGIT - . _ ~ (this also rejects '@' userinfo).
-                guard (b | 0x20) &- 0x61 < 26 || ASCII.isDigit(b) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
-                else { return nil }
+                guard ASCII.isHostByte(buf[i]) else { return nil }
                 i += 1
             }
             hostRange = start..<i

@@ -22,6 +22,22 @@ final class AuthorityTests: XCTestCase {
         }
     }
 
+    func testEveryByteValueInAHostIsJudgedByTheRegNameRules() {
+        // ALPHA DIGIT - . _ ~ are accepted anywhere in a host (a trailing dot is the FQDN's);
+        // every other byte value, at the start, in the middle or at the end, is refused.
+        for value in 0...255 {
+            let byte = UInt8(value)
+            let allowed = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+            guard byte != 0x3A, byte != 0x5B else { continue }  // ':' ends the host; '[' opens an IP literal
+            for host in [[byte, 0x61], [0x61, byte, 0x62], [0x61, byte]] {
+                let text = String(decoding: host, as: UTF8.self)
+                guard Array(text.utf8) == host else { continue }  // not a whole UTF-8 string on its own
+                XCTAssertEqual(Authority.parse(text + ":80") != nil, allowed, "byte \(value) in \(host)")
+            }
+        }
+    }
+
     func testDescriptionAndDefaultPort() {
         XCTAssertEqual(Authority(host: "a.test", port: nil).description, "a.test")
         XCTAssertEqual(Authority(host: "a.test", port: 81).description, "a.test:81")
