@@ -19,6 +19,12 @@ extension Array where Element == UInt8 {
         append(UInt8(0x30 + value % 10))
     }
 
+    /// Appends the bytes of a literal (a ``HeadBytes`` constant).
+    @inline(__always)
+    mutating func append(_ literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     /// Appends a `name: value\r\n` field line.
     @inline(__always)
     mutating func appendField(_ name: String, _ value: String) {
@@ -31,14 +37,17 @@ extension Array where Element == UInt8 {
     }
 }
 
-/// Byte constants of the heads the proxy writes.
+/// Byte constants of the heads the proxy writes: literals (an array held in a global was
+/// initialized through `swift_once` and retained at each use, a few times per request).
 enum HeadBytes {
-    static let crlf: [UInt8] = [0x0d, 0x0a]
-    static let http11Space: [UInt8] = Array("HTTP/1.1 ".utf8)
-    static let spaceHTTP11Host: [UInt8] = Array(" HTTP/1.1\r\nHost: ".utf8)
-    static let chunkedLine: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
-    static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
-    static let dpopPrefix: [UInt8] = Array("DPoP: ".utf8)
-    static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
-    static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
+    static var crlf: StaticString { "\r\n" }
+    static var http11Space: StaticString { "HTTP/1.1 " }
+    static var spaceHTTP11Host: StaticString { " HTTP/1.1\r\nHost: " }
+    static var chunkedLine: StaticString { "Transfer-Encoding: chunked\r\n" }
+    static var contentLengthPrefix: StaticString { "Content-Length: " }
+    static var dpopPrefix: StaticString { "DPoP: " }
+    static var connectionClose: StaticString { "Connection: close\r\n" }
+    static var connectionKeepAlive: StaticString { "Connection: keep-alive\r\n" }
+    /// The `Via` line the proxy adds to every head it forwards.
+    static var viaLine: StaticString { "Via: 1.1 token-sidecar\r\n" }
 }

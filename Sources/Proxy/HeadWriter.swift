@@ -26,6 +26,12 @@ struct HeadWriter {
         bytes.withUnsafeBytes { write($0) }
     }
 
+    /// Writes the bytes of a literal (a ``HeadBytes`` constant).
+    @inline(__always)
+    mutating func write(_ literal: StaticString) {
+        write(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
     /// Writes the UTF-8 bytes of `text`.
     @inline(__always)
     mutating func write(_ text: String) {

@@ -9,8 +9,6 @@ import TokenManager
 /// first; only then is the single injected `Authorization` added — so `Connection: close,
 /// Authorization` from a client can never remove the token the proxy adds.
 enum RequestRewriter {
-    static let viaLine: [UInt8] = Array("Via: 1.1 token-sidecar\r\n".utf8)
-
     /// The upstream request head: origin-form target, HTTP/1.1, `Host` per the route, the token
     /// line when `token` is given, `Via`, and chunked framing when the client's body is chunked.
     static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?) -> [UInt8] {
@@ -50,15 +48,15 @@ enum RequestRewriter {
         let stripAuthorization = decision.credential != nil
         let perRequest = decision.perRequest
         request.withFieldSection { section in
-            var maxCount = request.method.utf8.count + 1 + (path?.utf8.count ?? 1) + HeadBytes.spaceHTTP11Host.count
-                + decision.hostField.utf8.count + 2 + section.bytes.count + viaLine.count + 2
+            var maxCount = request.method.utf8.count + 1 + (path?.utf8.count ?? 1) + HeadBytes.spaceHTTP11Host.utf8CodeUnitCount
+                + decision.hostField.utf8.count + 2 + section.bytes.count + HeadBytes.viaLine.utf8CodeUnitCount + 2
             switch request.framing {
-            case .contentLength: maxCount += HeadBytes.contentLengthPrefix.count + HeadWriter.maxDecimalCount + 2
-            case .chunked: maxCount += HeadBytes.chunkedLine.count
+            case .contentLength: maxCount += HeadBytes.contentLengthPrefix.utf8CodeUnitCount + HeadWriter.maxDecimalCount + 2
+            case .chunked: maxCount += HeadBytes.chunkedLine.utf8CodeUnitCount
             case .none, .untilClose: break
             }
             if let token { maxCount += token.headerLine.count }
-            if let proof { maxCount += HeadBytes.dpopPrefix.count + proof.utf8.count + 2 }
+            if let proof { maxCount += HeadBytes.dpopPrefix.utf8CodeUnitCount + proof.utf8.count + 2 }
             reserve(maxCount) { out in
                 out.write(request.method)
                 out.write(byte: 0x20)
@@ -97,7 +95,7 @@ enum RequestRewriter {
                     out.write(proof)
                     out.write(HeadBytes.crlf)
                 }
-                out.write(viaLine)
+                out.write(HeadBytes.viaLine)
                 out.write(HeadBytes.crlf)
             }
         }

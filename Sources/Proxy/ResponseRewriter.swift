@@ -57,7 +57,7 @@ enum ResponseRewriter {
         out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
         out.reserveCapacity(view.bytes.count + Self.tailCapacity)
-        out.append(contentsOf: HeadBytes.http11Space)
+        out.append(HeadBytes.http11Space)
         out.append(UInt8(0x30 + view.status / 100))
         out.append(UInt8(0x30 + view.status / 10 % 10))
         out.append(UInt8(0x30 + view.status % 10))
@@ -91,8 +91,10 @@ enum ResponseRewriter {
 
     /// The most ``head(for:clientVersion:keepAlive:)`` appends without other codings:
     /// `Transfer-Encoding: chunked`, a Connection line, Via and the final CRLF.
-    static let tailCapacity = HeadBytes.chunkedLine.count + HeadBytes.connectionKeepAlive.count
-        + RequestRewriter.viaLine.count + 2
+    static var tailCapacity: Int {
+        HeadBytes.chunkedLine.utf8CodeUnitCount + HeadBytes.connectionKeepAlive.utf8CodeUnitCount
+            + HeadBytes.viaLine.utf8CodeUnitCount + 2
+    }
 
     /// For a request that carried a DPoP proof: remembers the response's `DPoP-Nonce` for
     /// `origin` and says whether the response is a nonce challenge (RFC 9449 §9: a 401 with
@@ -122,18 +124,18 @@ enum ResponseRewriter {
         if response.clientFraming == .chunked {
             // Codings other than chunked (e.g. gzip) stay: the relay only re-frames the chunks.
             if response.otherCodings.isEmpty {
-                out.append(contentsOf: HeadBytes.chunkedLine)
+                out.append(HeadBytes.chunkedLine)
             } else {
                 out.appendField("Transfer-Encoding", (response.otherCodings + ["chunked"]).joined(separator: ", "))
             }
         }
         if !keepAlive {
-            out.append(contentsOf: HeadBytes.connectionClose)
+            out.append(HeadBytes.connectionClose)
         } else if clientVersion == .http1_0 {
-            out.append(contentsOf: HeadBytes.connectionKeepAlive)
+            out.append(HeadBytes.connectionKeepAlive)
         }
-        out.append(contentsOf: RequestRewriter.viaLine)
-        out.append(contentsOf: HeadBytes.crlf)
+        out.append(HeadBytes.viaLine)
+        out.append(HeadBytes.crlf)
         return out
     }
 }
