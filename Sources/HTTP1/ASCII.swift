@@ -142,17 +142,9 @@ enum ASCII {
     }
 
     /// Whether `buf[range]` is exactly `literal`'s bytes (case-sensitive).
+    @inline(__always)
     static func equals(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
-        let count = range.count
-        guard count == literal.utf8CodeUnitCount, let base = buf.baseAddress else { return false }
-        let lit = UnsafeRawPointer(literal.utf8Start)
-        let p = base + range.lowerBound
-        var j = 0
-        while j < count {
-            if p.load(fromByteOffset: j, as: UInt8.self) != lit.load(fromByteOffset: j, as: UInt8.self) { return false }
-            j &+= 1
-        }
-        return true
+        matches(buf, range, literal, fold: 0)
     }
 
     /// Compares `buf[range]` with a lowercase ASCII literal made of letters, digits and `-`,
@@ -163,21 +155,28 @@ enum ASCII {
     /// already validated to contain no control characters except HTAB.
     @inlinable @inline(__always)
     static func equalsLowercase(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+        matches(buf, range, literal, fold: 0x20)
+    }
+
+    /// `buf[range]` against `literal`, both with `fold` OR-ed into every byte (0: exact), 8 bytes
+    /// at a time.
+    @inlinable @inline(__always)
+    static func matches(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ literal: StaticString, fold: UInt8) -> Bool {
         let count = range.count
         guard count == literal.utf8CodeUnitCount, let base = buf.baseAddress else { return false }
         // ASCII literals always have a pointer representation.
         let lit = UnsafeRawPointer(literal.utf8Start)
         let p = base + range.lowerBound
+        let folds = 0x0101_0101_0101_0101 &* UInt64(fold)
         var j = 0
         while j &+ 8 <= count {
-            if p.loadUnaligned(fromByteOffset: j, as: UInt64.self) | 0x2020_2020_2020_2020
-                != lit.loadUnaligned(fromByteOffset: j, as: UInt64.self) | 0x2020_2020_2020_2020 {
+            if p.loadUnaligned(fromByteOffset: j, as: UInt64.self) | folds != lit.loadUnaligned(fromByteOffset: j, as: UInt64.self) | folds {
                 return false
             }
             j &+= 8
         }
         while j < count {
-            if p.load(fromByteOffset: j, as: UInt8.self) | 0x20 != lit.load(fromByteOffset: j, as: UInt8.self) | 0x20 {
+            if p.load(fromByteOffset: j, as: UInt8.self) | fold != lit.load(fromByteOffset: j, as: UInt8.self) | fold {
                 return false
             }
             j &+= 1
