@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Where a proxied request's user-space instructions go, from one callgrind dump.
+
+    instr-breakdown.py CALLGRIND_OUT REQUESTS [--top N]
+
+CALLGRIND_OUT is a dump written by `callgrind_control -d` (the shared ruler,
+`../shared/bench/instr.sh`, leaves it in its temporary directory as `cg.out.<pid>.1`);
+REQUESTS is how many requests the dump counted (instr.sh's N, 2000 by default).
+Prints each group's exclusive instructions per request (what ran in the function itself,
+not in what it called) and, with --top, the N most expensive functions.
+
+Groups, by the function's mangled module or its object file:
+  proxy logic      Proxy, TokenManager, Config, Admin, Sidecar modules
+  HTTP1            the HTTP1 and HTTPMessage modules
+  libevent         libevent's objects
+  Swift ARC        retain/release, bridge-object retain/release, uniqueness checks
+  EventLoop        the EventLoop module (channel, timers, flushes), start-up page release apart
+  libc             libc, libm, the dynamic loader, pthreads
+  Swift runtime    the rest of the Swift runtime and standard library
+"""
+import collections
+import re
+import subprocess
+import sys
+
+ARC = re.compile(r'^swift_(retain|release|bridgeObjectRetain|bridgeObjectRelease|'
+                 r'isUniquelyReferenced|unknownObjectRetain|unknownObjectRelease|nonatomic_)')
+MODULES = [
+    ('start-up page release (one-off)', re.compile(r'StartupPages')),
+    ('HTTP1', re.compile(r'^\$s(5HTTP1|11HTTPMessage)')),
+    ('EventLoop module', re.compile(r'^\$s9EventLoop')),
+    ('proxy logic', re.compile(r'^\$s(5Proxy|12TokenManager|6Config|5Admin|12TokenSidecar|13token_sidecar)')),
+]
+
+
+def parse(path):
+    """Exclusive cost per (object, function) of one callgrind file (name compression aware)."""
+    names, objects = {}, {}
+    cost = collections.Counter()
+    fn = ob = None
+    after_call = False
+    for line in open(path, encoding='utf-8', errors='replace'):
+        line = line.rstrip('\n')
+        if not line:
+            continue
+        head = line[0]
+        if head.isdigit() or head in '+-*':
+            if after_call:  # the inclusive cost of a call: not the caller's own
+                after_call = False
+                continue
+            parts = line.split()
+            if len(parts) >= 2 and fn is not None:
+                cost[(ob, fn)] += int(parts[-1])
+            continue
+        key, _, value = line.partition('=')
+        if key in ('ob', 'cob', 'fn', 'cfn'):
+            m = re.match(r'\((\d+)\)(?: (.*))?$', value)
+            if m:
+                table = objects if key in ('ob', 'cob') else names
+                if m.group(2) is not None:
+                    table[m.group(1)] = m.group(2)
+                value = table.get(m.group(1), value)
+            if key == 'ob':
+                ob = value
+            elif key == 'fn':
+                fn = value
+        elif key == 'calls':
+            after_call = True
+    return cost
+
+
+def group(ob, fn):
+    if ARC.match(fn):
+        return 'Swift ARC'
+    if ob and 'libevent' in ob:
+        return 'libevent'
+    for name, pattern in MODULES:
+        if pattern.search(fn):
+            return name
+    if ob and re.search(r'/(libc|libm|ld-linux|libpthread)[.-]', ob):
+        return 'libc'
+    if fn.startswith(('__', 'mem', 'str', 'malloc', 'free', 'clock_', 'epoll', 'read', 'write', 'cfree')):
+        return 'libc'
+    return 'Swift runtime and stdlib'
+
+
+def main():
+    args = sys.argv[1:]
+    top = 0
+    if '--top' in args:
+        i = args.index('--top')
+        top = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    path, requests = args[0], float(args[1])
+    cost = parse(path)
+    groups = collections.Counter()
+    for (ob, fn), c in cost.items():
+        groups[group(ob, fn)] += c
+    total = sum(groups.values())
+    print('| where | instructions/request |')
+    print('|---|--:|')
+    for name, c in groups.most_common():
+        print(f'| {name} | {c / requests:,.0f} |')
+    print(f'| **total** | **{total / requests:,.0f}** |')
+    if top:
+        rows = cost.most_common(top)
+        demangled = subprocess.run(['swift', 'demangle', '--simplified'], input='\n'.join(fn for (_, fn), _ in rows),
+                                   capture_output=True, text=True).stdout.splitlines()
+        print()
+        for ((ob, fn), c), name in zip(rows, demangled or [fn for (_, fn), _ in rows]):
+            print(f'{c / requests:8,.0f}  {group(ob, fn):<26} {name[:110]}')
+
+
+if __name__ == '__main__':
+    main()
