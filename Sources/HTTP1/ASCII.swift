@@ -116,15 +116,29 @@ enum ASCII {
     }
 
     /// Like ``string(_:_:)`` but ASCII-lowercased.
+    ///
+    /// The bytes are copied, then lowercased 8 at a time: the high bit ``bytesIn(_:_:_:)`` marks
+    /// on each `A`–`Z`, shifted down to 0x20, is the bit that lowercases it (per byte it cost
+    /// ~13 instructions, a host per request).
     static func lowercasedString(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         if range.isEmpty { return "" }
-        return String(unsafeUninitializedCapacity: range.count) { out in
+        let source = UnsafeRawBufferPointer(rebasing: buf[range])
+        let count = range.count
+        return String(unsafeUninitializedCapacity: count) { out in
+            let raw = UnsafeMutableRawBufferPointer(out)
+            raw.copyMemory(from: source)
+            guard let p = raw.baseAddress else { return 0 }
             var j = 0
-            for i in range {
-                out[j] = lower(buf[i])
-                j += 1
+            while j &+ 8 <= count {
+                let w = p.loadUnaligned(fromByteOffset: j, as: UInt64.self)
+                p.storeBytes(of: w | (bytesIn(w, 0x41, 0x5A) &>> 2), toByteOffset: j, as: UInt64.self)
+                j &+= 8
             }
-            return j
+            while j < count {
+                out[j] = lower(out[j])
+                j &+= 1
+            }
+            return count
         }
     }
 

@@ -38,6 +38,24 @@ final class AuthorityTests: XCTestCase {
         }
     }
 
+    func testHostsOfAnyLengthAreLowercasedAtEveryPosition() {
+        // Hosts are lowercased 8 bytes at a time, then byte by byte: every reg-name byte at
+        // every position of hosts that end inside a word, on a word's end and in the tail.
+        let bytes = Array("AZaz09-._~MQ".utf8) + (0x41...0x5A).map { UInt8($0) }
+        for length in 1...19 {
+            for position in 0..<length {
+                for byte in bytes where !(byte == 0x2E && position == length - 1) {  // (a trailing dot is dropped)
+                    var host = [UInt8](repeating: 0x61 + UInt8(position % 26), count: length)
+                    host[position] = byte
+                    if position + 1 < length { host[position + 1] = 0x5A }  // an uppercase neighbour
+                    let text = String(decoding: host, as: UTF8.self)
+                    let expected = String(decoding: host.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+                    XCTAssertEqual(Authority.parse(text + ":8080")?.host, expected, "\(text)")
+                }
+            }
+        }
+    }
+
     func testDescriptionAndDefaultPort() {
         XCTAssertEqual(Authority(host: "a.test", port: nil).description, "a.test")
         XCTAssertEqual(Authority(host: "a.test", port: 81).description, "a.test:81")
