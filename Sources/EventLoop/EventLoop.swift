@@ -161,14 +161,29 @@ public final class EventLoop: @unchecked Sendable {
     /// A socket's read callback is running (``dispatchRead(_:)``): flushes wait for its end.
     private var dispatchingRead = false
 
-    /// Runs `body` (a socket's read callback), then writes what it queued.
+    /// Runs `body` (a socket's read callback), then writes what it queued: at once when no
+    /// other callback is due in this iteration of the loop (one request at a time: no event to
+    /// activate and dispatch), else from the flush event, after the callbacks still due.
+    ///
+    /// Why not always at once: under load one `epoll_wait` hands the loop many ready sockets.
+    /// Written as each is read, every write wakes its reader (the backend, the client) while
+    /// the proxy still has sockets to read; on a shared CPU each wake-up can preempt the proxy,
+    /// and the readers take one response per wake-up. Written after the last read of the batch,
+    /// they are woken once for all of it (measured at c50 on one CPU: backend and client
+    /// context switches per request 0.24 and 0.28 → 0.18 and 0.19, requests/s +4–6%).
     @inline(__always)
     func dispatchRead(_ body: () -> Void) {
         let outer = dispatchingRead
         dispatchingRead = true
         body()
         dispatchingRead = outer
-        if !outer && !flushQueue.isEmpty { runFlushes() }
+        if !outer && !flushQueue.isEmpty {
+            if event_base_get_num_events(base, UInt32(EVENT_BASE_COUNT_ACTIVE)) == 0 {
+                runFlushes()
+            } else if let flushEvent {
+                event_active(flushEvent, Int32(EV_TIMEOUT), 0)
+            }
+        }
     }
 
     /// Writes every connection on the flush list. A write may make a delegate queue bytes on

@@ -175,6 +175,35 @@ final class SocketChannelTests: XCTestCase {
         withExtendedLifetime((listener, client, ticker, pause, resume)) {}
     }
 
+    /// Two sockets readable in one iteration of the loop: the reply the first read queued is
+    /// still queued while the second is read, and both leave after the last read (one wake-up of
+    /// their readers for the batch); each arrives whole.
+    func testRepliesQueuedByReadsOfOneIterationLeaveAfterItsLastRead() throws {
+        let loop = try EventLoop()
+        let echo = BatchEcho()
+        let (listener, address) = try listen(on: loop) { connection in
+            connection.delegate = echo
+            echo.servers.append(connection)
+            connection.startReading()
+        }
+        let replies = ReplyCollector(expected: 2, loop: loop)
+        let first = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: replies))
+        let second = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: replies))
+        first.startReading()
+        second.startReading()
+        // Both requests leave in one flush pass of this timer's iteration, so both server
+        // sockets are readable in the next iteration's one epoll_wait.
+        let send = Timer(on: loop, after: .milliseconds(200)) {
+            first.write(Array("one".utf8))
+            second.write(Array("two".utf8))
+        }
+        run(loop)
+        XCTAssertEqual(echo.reads, 2)
+        XCTAssertEqual(echo.queuedElsewhereAtRead, [0, 3], "the first reply was still queued while the second socket was read")
+        XCTAssertEqual(replies.received.sorted(), ["one", "two"])
+        withExtendedLifetime((listener, first, second, send)) {}
+    }
+
     // MARK: - writing
 
     /// 4 MiB written to a peer that does not read for a while: the writer hears that its output
@@ -373,5 +402,39 @@ private final class DrainCounter: ConnectionDelegate {
     var queuedAfterWrite = 0
     func connectionDidRead(_ connection: any ByteStream) {}
     func connectionDidDrain(_ connection: any ByteStream) { drains += 1 }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
+}
+
+/// Echoes what it reads, noting at each read how many bytes the other accepted connections
+/// still have queued (written by the loop, not yet by the kernel).
+private final class BatchEcho: ConnectionDelegate {
+    var servers: [any ByteStream] = []
+    var reads = 0
+    var queuedElsewhereAtRead: [Int] = []
+    func connectionDidRead(_ connection: any ByteStream) {
+        reads += 1
+        queuedElsewhereAtRead.append(servers.filter { $0 !== connection }.reduce(0) { $0 + $1.output.count })
+        let bytes = connection.input.peekBytes(max: connection.input.count)
+        connection.input.drain(bytes.count)
+        connection.write(bytes)
+    }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
+}
+
+/// Collects each connection's reply as a String; stops the loop once `expected` arrived.
+private final class ReplyCollector: ConnectionDelegate {
+    let expected: Int
+    let loop: EventLoop
+    var received: [String] = []
+    init(expected: Int, loop: EventLoop) {
+        self.expected = expected
+        self.loop = loop
+    }
+    func connectionDidRead(_ connection: any ByteStream) {
+        let bytes = connection.input.peekBytes(max: connection.input.count)
+        connection.input.drain(bytes.count)
+        received.append(String(decoding: bytes, as: UTF8.self))
+        if received.count == expected { loop.stop() }
+    }
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
 }
