@@ -7,8 +7,8 @@
 # wrk — is pinned to CPU 0 (CPU_LIST), so a process that is woken takes the CPU from another.
 # For ROUNDS rounds (interleaved), each target gets 1 s of warm-up and SECONDS_EACH s of wrk c50
 # (1 thread); prints per run: requests/s, the CPU time per request of the proxy, the backend
-# and wrk (user+sys), and the context switches per request of the backend and of wrk — how
-# often each was woken.
+# and wrk (user+sys), and the context switches per request of the proxy, the backend and wrk —
+# how often each was woken.
 #
 # Run:  Benchmarks/wakeups.sh            (release build first: make release)
 # Env:  BIN, BIN_B, ROUNDS (3), SECONDS_EACH (5), CPU_LIST (0)
@@ -112,18 +112,18 @@ switches() { cat /proc/"$1"/task/*/status | awk '/^(non)?voluntary_ctxt_switches
 TICK=$(getconf CLK_TCK)
 LUA="$TMP/abs.lua"
 echo "wrk.path = \"http://127.0.0.1:$BP/\"; wrk.headers[\"Host\"] = \"127.0.0.1:$BP\"" >"$LUA"
-printf '%-10s %9s %14s %16s %12s %14s %12s\n' target 'req/s' 'proxy µs/req' 'backend µs/req' 'wrk µs/req' 'backend cs/req' 'wrk cs/req'
+printf '%-10s %9s %14s %16s %12s %14s %16s %12s\n' target 'req/s' 'proxy µs/req' 'backend µs/req' 'wrk µs/req' 'proxy cs/req' 'backend cs/req' 'wrk cs/req'
 for round in $(seq "$ROUNDS"); do
   for i in "${!NAMES[@]}"; do
     url="http://127.0.0.1:${PORTS[$i]}/"; pid=${TPIDS[$i]}
     taskset -c "$CPUS" wrk -t1 -c50 -d1s -s "$LUA" "$url" >/dev/null
-    p0=$(cpu_ticks "$pid"); b0=$(cpu_ticks "$BACKEND"); s0=$(switches "$BACKEND")
+    p0=$(cpu_ticks "$pid"); b0=$(cpu_ticks "$BACKEND"); s0=$(switches "$BACKEND"); q0=$(switches "$pid")
     out=$(/usr/bin/time -f 'TIME %U %S %c %w' taskset -c "$CPUS" wrk -t1 -c50 -d"${SECS}s" -s "$LUA" "$url" 2>&1)
-    p1=$(cpu_ticks "$pid"); b1=$(cpu_ticks "$BACKEND"); s1=$(switches "$BACKEND")
+    p1=$(cpu_ticks "$pid"); b1=$(cpu_ticks "$BACKEND"); s1=$(switches "$BACKEND"); q1=$(switches "$pid")
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
     echo "$out" | awk -v name="${NAMES[$i]}" -v n="$requests" -v secs="$SECS" -v tick="$TICK" \
-      -v pc=$((p1 - p0)) -v bc=$((b1 - b0)) -v bs=$((s1 - s0)) '/^TIME/ {
-        printf "%-10s %9.0f %14.2f %16.2f %12.2f %14.3f %12.3f\n", name, n / secs, pc * 1e6 / tick / n,
-          bc * 1e6 / tick / n, ($2 + $3) * 1e6 / n, bs / n, ($4 + $5) / n }'
+      -v pc=$((p1 - p0)) -v bc=$((b1 - b0)) -v bs=$((s1 - s0)) -v ps=$((q1 - q0)) '/^TIME/ {
+        printf "%-10s %9.0f %14.2f %16.2f %12.2f %14.3f %16.3f %12.3f\n", name, n / secs, pc * 1e6 / tick / n,
+          bc * 1e6 / tick / n, ($2 + $3) * 1e6 / n, ps / n, bs / n, ($4 + $5) / n }'
   done
 done
