@@ -228,39 +228,6 @@ nginx_proxy() { # nginx_proxy NAME PORT [SERVER-EXTRA] [MAIN]
         }
     }" "${4:-}"
 }
-haproxy_cfg() { # haproxy_cfg NAME PORT LOG(0|1)
-  local d="$TMP/$1" g="" df=""
-  mkdir -p "$d"
-  [[ $3 = 1 ]] && g="    log stdout format raw local0 info" && df="    log global
-    option httplog"
-  cat >"$d/haproxy.cfg" <<EOF
-# forward proxy for absolute-form requests ("GET http://127.0.0.1:$BPORT/ HTTP/1.1"): the
-# destination comes from the URI (only the backend is allowed); injects the header; reuses connections
-global
-    nbthread 1
-    maxconn 4096
-$g
-defaults
-    mode http
-    option http-keep-alive
-    http-reuse always
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-$df
-frontend fe
-    bind 127.0.0.1:$2
-    http-request deny unless { url_ip 127.0.0.1 } { url_port $BPORT }
-    http-request set-header Authorization "Bearer $TOKEN"
-    default_backend be
-
-backend be
-    http-request set-dst url_ip
-    http-request set-dst-port url_port
-    server fwd 0.0.0.0:0
-EOF
-}
 start_haproxy() { # start_haproxy NAME PORT LOG(0|1) -> LAST_PID
   haproxy_cfg "$1" "$2" "$3"
   "$HAPROXY" -c -q -f "$TMP/$1/haproxy.cfg" >"$TMP/$1/check.log" 2>&1 || die "haproxy config: $(cat "$TMP/$1/check.log")"
