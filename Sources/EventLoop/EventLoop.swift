@@ -153,8 +153,8 @@ public final class EventLoop: @unchecked Sendable {
     /// the flush event, which runs after the callbacks already due in this iteration.
     func scheduleFlush(_ connection: SocketConnection) {
         flushQueue.append(Unmanaged.passRetained(connection))
-        // Inside a socket's read dispatch the flush runs when the dispatch ends (no event to
-        // activate and dispatch: the usual case, a request or response read and relayed).
+        // Inside a socket's read dispatch, ``dispatchRead(_:)`` decides when the dispatch ends:
+        // at once when no other callback is due, else after the batch (the flush event).
         if flushQueue.count == 1, !dispatchingRead, let flushEvent { event_active(flushEvent, Int32(EV_TIMEOUT), 0) }
     }
 
