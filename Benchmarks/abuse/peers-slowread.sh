@@ -7,11 +7,14 @@
 #            up to proxy_max_temp_file_size (1 GiB) per response, no upstream connection limit
 #   haproxy  absolute-form forward proxy (as in Benchmarks/peers.sh): streams, no disk, no
 #            server maxconn (a backend connection per client)
+#   direct   no proxy: the canary and the slow readers talk to the backend itself (it takes the
+#            absolute-form requests as they are), so what the backend alone does under the attack
+#            is the floor every proxy is read against
 #
 # Prints, per proxy: the canary's n, p50, p99 and failures over a baseline and over the attack
 # (same rule as run.sh: PASS = p99 < 2 x baseline p99 and no failure).
 # Env: ABUSE_SECONDS (30)  BASELINE_SECONDS (10)  SLOW_CONNS (1000)  SLOWREAD_SIZE (64M)
-#      SLOWREAD_RATE (500)  PEERS ("nginx haproxy")
+#      SLOWREAD_RATE (500)  PEERS ("nginx haproxy"; add "direct" for the backend alone)
 # Loopback only; every phase is bounded by timeout(1).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -95,6 +98,7 @@ CFG
       wait_port "$port" "$LAST_PID" 10 || { echo "haproxy failed: $(tail -5 "$TMP/haproxy/stdout")"; continue; }
       canary_and_attack haproxy "$port"
       kill "$LAST_PID" 2>/dev/null || true ;;
+    direct) canary_and_attack direct "$BPORT" ;;
     *) echo "unknown peer $peer" >&2; exit 2 ;;
   esac
   sleep 3
