@@ -92,8 +92,9 @@ final class TokenCommandTests: XCTestCase {
         process.standardError = err
         process.standardOutput = out
         try process.run()
-        // Lines up to the one that announces the address. At debug level that is not always the
-        // first: a worker's debug line (the first token fetch) can come before it.
+        // Lines up to the one that announces the address. It is not always the first: the
+        // credential's first token is fetched at start, and its "token fetched" line (from the
+        // token manager's thread) can come before it.
         var first = Data()
         var address: String?
         while address == nil {
