@@ -102,6 +102,7 @@ public final class BufferEventConnection: SocketStream {
 
     var descriptor: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
     var writePending: Bool { false }
+    var queuedOutput: EventBuffer { output }
     public var isOpen: Bool { bev != nil }
     public var isTLS: Bool {
         if case .plain = role { return false }

@@ -26,7 +26,18 @@ public final class SocketConnection: SocketStream {
     public var tlsSessionResumed: Bool { false }
     public var reportsCloseWhilePaused = false
     public let input: EventBuffer
-    public let output: EventBuffer
+    /// What is queued to send, without the flush scheduling of ``output``.
+    let queuedOutput: EventBuffer
+
+    /// The bytes to send. Asking for it puts the connection on the loop's flush list (once per
+    /// flush, and not while a write waits for the socket): whatever is queued by the time the
+    /// loop flushes, at the end of this read dispatch or iteration, goes out then. Every writer
+    /// reaches the buffer through here, so none can queue bytes that are not flushed; a caller
+    /// that only reads its length costs a flush that finds nothing (``flushScheduled()``).
+    public var output: EventBuffer {
+        if isOpen { channel.outputRequested(by: self) }
+        return queuedOutput
+    }
 
     // SocketStream state
     var lingering = false
@@ -51,7 +62,7 @@ public final class SocketConnection: SocketStream {
         self.loop = loop
         self.isConnected = connected
         self.input = EventBuffer(inputBuffer)
-        self.output = EventBuffer(outputBuffer)
+        self.queuedOutput = EventBuffer(outputBuffer)
         self.channel = SocketChannel(fd: fd, loop: loop, input: inputBuffer, output: outputBuffer)
         let retained = Unmanaged.passRetained(self)
         guard channel.attach(context: retained.toOpaque()) else {
@@ -64,7 +75,7 @@ public final class SocketConnection: SocketStream {
 
     deinit {
         evbuffer_free(input.raw)
-        evbuffer_free(output.raw)
+        evbuffer_free(queuedOutput.raw)
     }
 
     var descriptor: Int32 { isOpen ? channel.fd : -1 }
@@ -115,7 +126,7 @@ public final class SocketConnection: SocketStream {
         isOpen = false
         // Nothing more goes out or comes in: give the chunks back now, not at deinit.
         input.drain(input.count)
-        output.drain(output.count)
+        queuedOutput.drain(queuedOutput.count)
         delegate = nil
         selfRetain?.release()
         selfRetain = nil
@@ -126,9 +137,9 @@ public final class SocketConnection: SocketStream {
     /// Gives the socket to a new owner (``Connection/startTLSServer(on:context:)``): frees this
     /// stream's events without closing the descriptor and ends the stream without telling its
     /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
-    /// they would be lost.
+    /// they would be lost. (A flush still scheduled finds nothing to send, and a closed stream.)
     func detachDescriptor() -> Int32? {
-        guard isOpen, input.isEmpty, output.isEmpty, !channel.flushPending, !lingering, !halfClosing else { return nil }
+        guard isOpen, input.isEmpty, queuedOutput.isEmpty, !lingering, !halfClosing else { return nil }
         let fd = channel.fd
         endLifecycle()
         channel.close(keepingDescriptor: true)
@@ -188,7 +199,7 @@ public final class SocketConnection: SocketStream {
             _ = shim_set_nodelay(descriptor)
             delegate?.connectionDidConnect(self)
             // Bytes queued while connecting go out now.
-            if isOpen, !channel.flushPending, !output.isEmpty { flushOutput() }
+            if isOpen, !channel.flushPending, !queuedOutput.isEmpty { flushOutput() }
             return
         }
         if Int32(what) & EV_TIMEOUT != 0 {
@@ -203,6 +214,14 @@ public final class SocketConnection: SocketStream {
     func flushScheduled() {
         guard isOpen else { return }
         channel.flushPending = false
+        if queuedOutput.isEmpty {
+            // The output was asked for and nothing was queued (its length was read, say): no
+            // write, and no drain to report (a delegate that reads the length when told of a
+            // drain would otherwise be told again, and again). Only a close that waited for
+            // this flush goes on.
+            if lingering || halfClosing { shutdownWriting() }
+            return
+        }
         flushOutput()
     }
 

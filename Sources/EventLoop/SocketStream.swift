@@ -35,6 +35,9 @@ protocol SocketStream: ByteStream {
     var socketFailed: Bool { get set }
     /// Bytes are queued and will be written within this loop iteration (plain sockets).
     var writePending: Bool { get }
+    /// The output, for the stream's own checks: unlike ``ByteStream/output`` asking for it
+    /// schedules no flush (a check made from a flush would schedule the next one).
+    var queuedOutput: EventBuffer { get }
     /// Applies read/write inactivity timeouts to the carrier.
     func applyTimeouts(read: Duration?, write: Duration?)
     /// Ends the sending side once everything queued is out (`SHUT_WR`; a TLS server first
@@ -103,7 +106,7 @@ extension SocketStream {
         // linger clock starts once everything is with the kernel (see shutdownWriting).
         setTimeouts(read: nil, write: .seconds(30))
         startReading()
-        if output.isEmpty && !writePending { shutdownWriting() }
+        if queuedOutput.isEmpty && !writePending { shutdownWriting() }
     }
 
     /// Half-closes once everything queued is sent, but keeps reading and reporting to the
@@ -111,7 +114,7 @@ extension SocketStream {
     func halfClose() {
         guard isOpen else { return }
         halfClosing = true
-        if output.isEmpty { shutdownWriting() }
+        if queuedOutput.isEmpty { shutdownWriting() }
     }
 
     func shutdownWriting() {
@@ -211,11 +214,11 @@ extension SocketStream {
 
     /// Everything queued was handed to the kernel.
     func handleWritable() {
-        if halfClosing && output.isEmpty { shutdownWriting() }
+        if halfClosing && queuedOutput.isEmpty { shutdownWriting() }
         if lingering {
             // A write callback queued before the final bytes were added can arrive late: only
             // half-close once everything has really been handed to the kernel.
-            if output.isEmpty { shutdownWriting() }
+            if queuedOutput.isEmpty { shutdownWriting() }
             return
         }
         delegate?.connectionDidDrain(self)

@@ -80,16 +80,6 @@ func socketWriteTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPo
     Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue().socketWritable(what)
 }
 
-func socketOutputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
-    // Drains (every write) change nothing: no Swift object is touched for them.
-    guard let ctx, let info, info.pointee.n_added > 0 else { return }
-    // Only schedules a flush (which retains the connection itself): nothing in it can release
-    // the connection, so the callback borrows it instead of retaining it.
-    Unmanaged<SocketConnection>.fromOpaque(ctx)._withUnsafeGuaranteedRef { connection in
-        if connection.isOpen { connection.channel.outputChanged(info, connection: connection) }
-    }
-}
-
 func socketInputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuffer_cb_info>?, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
     let connection = Unmanaged<SocketConnection>.fromOpaque(ctx).takeUnretainedValue()

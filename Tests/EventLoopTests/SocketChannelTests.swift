@@ -229,6 +229,33 @@ final class SocketChannelTests: XCTestCase {
         withExtendedLifetime(listener) {}
     }
 
+    /// A writer that reads its output's length each time it hears of a drain (as a body pump
+    /// does before it queues more) and queues ten chunks, one per drain: every byte arrives,
+    /// it hears of exactly one drain per chunk, and of none while it only reads the length.
+    /// (Asking for the output schedules a flush; one that finds nothing queued reports no
+    /// drain, or such a writer would be told again and again within one pass of the loop.)
+    func testReadingTheOutputsLengthOnADrainReportsNoFurtherDrain() throws {
+        let loop = try EventLoop()
+        let chunk = Self.payload(100_000)
+        let writer = LengthCheckingWriter(chunk: chunk, chunks: 10)
+        let (listener, address) = try listen(on: loop) { connection in
+            writer.connection = connection
+            connection.delegate = writer
+            writer.queueNext(on: connection)
+        }
+        let reader = SlowReader(loop: loop, expected: chunk.count * 10, watermark: 0)
+        let client = try XCTUnwrap(Connection.connect(to: address, tls: nil, on: loop, delegate: reader))
+        reader.adopt(client)
+        run(loop, seconds: 10)
+        // A while longer with nothing to send: no more drain reports.
+        let quiet = Timer(on: loop, after: .milliseconds(200)) { loop.stop() }
+        run(loop)
+        XCTAssertTrue(reader.received == Array((0..<10).map { _ in chunk }.joined()), "every byte arrives in order")
+        XCTAssertEqual(writer.drains, 10, "one drain report per chunk")
+        XCTAssertGreaterThanOrEqual(writer.lengthReads, 10)
+        withExtendedLifetime((listener, quiet)) {}
+    }
+
     /// A client that reads nothing, with a small receive buffer: what the kernel takes of
     /// 8 MiB written to it stays near 256 KiB (`TCP_NOTSENT_LOWAT` on accepted sockets), so the
     /// rest waits in the proxy's output, where its limits see it. Without the option the send
@@ -402,6 +429,35 @@ private final class DrainCounter: ConnectionDelegate {
     var queuedAfterWrite = 0
     func connectionDidRead(_ connection: any ByteStream) {}
     func connectionDidDrain(_ connection: any ByteStream) { drains += 1 }
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
+}
+
+/// Queues `chunks` copies of `chunk`, the next one each time it hears its output drained, and
+/// reads the output's length on every drain report (also after the last chunk). Stops reading
+/// the length after far more reports than chunks, so a loop that keeps reporting ends the test
+/// with a failure instead of spinning forever.
+private final class LengthCheckingWriter: ConnectionDelegate {
+    let chunk: [UInt8]
+    let chunks: Int
+    var connection: (any ByteStream)?
+    var queued = 0
+    var drains = 0
+    var lengthReads = 0
+    init(chunk: [UInt8], chunks: Int) {
+        self.chunk = chunk
+        self.chunks = chunks
+    }
+    func queueNext(on connection: any ByteStream) {
+        connection.write(chunk)
+        queued += 1
+    }
+    func connectionDidRead(_ connection: any ByteStream) {}
+    func connectionDidDrain(_ connection: any ByteStream) {
+        drains += 1
+        guard drains < chunks + 100 else { return }
+        lengthReads += 1
+        if connection.output.count == 0 && queued < chunks { queueNext(on: connection) }
+    }
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {}
 }
 
