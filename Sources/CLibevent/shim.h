@@ -101,6 +101,17 @@ static inline int shim_set_notsent_lowat(int fd, int bytes) {
     return setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes));
 }
 
+/// Sets TCP_MAXSEG before a connect: the SYN then offers the peer segments of at most `bytes`.
+static inline int shim_set_max_segment(int fd, int bytes) {
+    return setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &bytes, sizeof(bytes));
+}
+
+/// Sets SO_RCVBUF (the kernel doubles it for its bookkeeping and caps it at net.core.rmem_max;
+/// the receive buffer is no longer autotuned afterwards).
+static inline int shim_set_receive_buffer(int fd, int bytes) {
+    return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 /// Sets SO_REUSEPORT so each worker loop can own a listener on the same port.
 static inline int shim_set_reuseport(int fd) {
     int one = 1;

@@ -49,9 +49,22 @@ public protocol ByteStream: AnyObject {
     func peekPeer() -> PeerActivity
     /// ``peekPeer()`` without looking at the socket: what has already been seen.
     var seenPeerActivity: PeerActivity { get }
+    /// The consumer of what this stream receives has taken `taken` bytes of the current message:
+    /// a stream whose receive window follows its consumer (``ReceiveWindow``) lets the peer send
+    /// more at once. Others ignore it.
+    func widenReceiveWindow(taken: Int)
+    /// A new message is about to be received: a stream whose receive window follows its
+    /// consumer starts it small again. Others ignore it.
+    func narrowReceiveWindow()
 }
 
 extension ByteStream {
+    /// The kernel sizes this stream's receive window: nothing to do.
+    public func widenReceiveWindow(taken: Int) {}
+
+    /// The kernel sizes this stream's receive window: nothing to do.
+    public func narrowReceiveWindow() {}
+
     /// The server name (SNI) a TLS client asked for when this stream is the server side of a
     /// completed handshake; nil otherwise.
     public var tlsServerName: String? { (self as? BufferEventConnection)?.requestedServerName }

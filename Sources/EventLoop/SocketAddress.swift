@@ -62,6 +62,19 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is a loopback address (127.0.0.0/8, ::1, and IPv4-mapped 127.0.0.0/8).
+    public var isLoopback: Bool {
+        switch storage {
+        case .v4(let address):
+            return UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+        case .v6(let address):
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+            let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+            return mapped && bytes[12] == 127
+        }
+    }
+
     /// Whether this is an IPv6 address (IPv4-mapped ones included).
     public var isIPv6: Bool {
         if case .v6 = storage { return true }

@@ -51,6 +51,9 @@ public final class SocketConnection: SocketStream {
     var peerEnded = false
     var peerClosedInput = false
     var socketFailed = false
+    /// The receive window of a connection to a loopback backend (set before the connect
+    /// completes); nil: the kernel autotunes it.
+    var receiveWindow: ReceiveWindow?
 
     /// A stream over `fd` (connected, or with a connect in progress).
     init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
@@ -160,6 +163,16 @@ public final class SocketConnection: SocketStream {
 
     public var seenPeerActivity: PeerActivity { socketSeenPeerActivity }
 
+    public func widenReceiveWindow(taken: Int) {
+        guard isOpen, isConnected, let size = receiveWindow?.grow(taken: taken) else { return }
+        _ = shim_set_receive_buffer(channel.fd, Int32(size))
+    }
+
+    public func narrowReceiveWindow() {
+        guard isOpen, isConnected, let size = receiveWindow?.reset() else { return }
+        _ = shim_set_receive_buffer(channel.fd, Int32(size))
+    }
+
     // MARK: - the channel's events (from Trampolines.swift)
 
     /// The socket is readable, or its read timeout expired.
@@ -197,6 +210,9 @@ public final class SocketConnection: SocketStream {
             }
             isConnected = true
             _ = shim_set_nodelay(descriptor)
+            // Set once connected, not before: a receive buffer fixed before the SYN would also
+            // fix the window scale it offers, and the window could never grow past 64 KiB.
+            if let window = receiveWindow { _ = shim_set_receive_buffer(descriptor, Int32(window.size)) }
             delegate?.connectionDidConnect(self)
             // Bytes queued while connecting go out now.
             if isOpen, !channel.flushPending, !queuedOutput.isEmpty { flushOutput() }

@@ -274,6 +274,7 @@ extension ClientSession: UpstreamWaiter {
         // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
+        upstream.responseStarts()
         let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, to: upstream.output)
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil

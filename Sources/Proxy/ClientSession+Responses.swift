@@ -147,6 +147,8 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         guard let upstream = io.upstream else { return }
         unmarkStalled(io)
+        // The client's output drained: it has everything relayed but what a spool still holds.
+        upstream.clientTook(Int(truncatingIfNeeded: io.responseRelay.bodyBytes) - (io.spool?.undelivered ?? 0))
         upstream.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)
     }

@@ -48,7 +48,11 @@ final class ResponseSpool {
     /// ahead first); returns whether nothing is left staged.
     func flush() throws(SpoolError) -> Bool {
         guard !staging.isEmpty else { return true }
-        if prepaid < staging.count { prepaid += budget.reserve(upTo: staging.count - prepaid) }
+        if prepaid < staging.count {
+            // A response of unknown length holds at most its share at a time, like one of known length.
+            let share = budget.responseLimit - file.held - prepaid
+            if share > 0 { prepaid += budget.reserve(upTo: min(staging.count - prepaid, share)) }
+        }
         guard prepaid > 0 else { return false }
         let before = file.size
         defer { prepaid -= file.size - before }

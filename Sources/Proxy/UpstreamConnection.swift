@@ -38,6 +38,8 @@ final class UpstreamConnection: ConnectionDelegate {
     /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
     private var racer: AddressRacer?
+    /// A client drained mid-response since the last response started (``clientTook(_:)``).
+    private var windowMayHaveGrown = false
     /// A stream from the pool's ``UpstreamPool/connector`` that has not connected yet.
     private var connecting: (any ByteStream)?
     /// Bounds resolution and racing together (`timeouts.connect`).
@@ -162,6 +164,23 @@ final class UpstreamConnection: ConnectionDelegate {
         guard isConnected, let connection else { return }
         connection.setReadHighWatermark(connection.isTLS ? WorkerContext.readAhead : readAhead)
         connection.startReading()
+    }
+
+    /// The client has taken `bytes` of this response: a loopback backend may send more at once
+    /// (``ReceiveWindow``).
+    func clientTook(_ bytes: Int) {
+        guard isConnected else { return }
+        windowMayHaveGrown = true
+        connection?.widenReceiveWindow(taken: bytes)
+    }
+
+    /// A new response starts: a loopback backend's window starts small again, so what an
+    /// earlier, fast client earned does not go to a client that does not read. (Only after a
+    /// response its client drained mid-way: most responses never reach the stream.)
+    func responseStarts() {
+        guard windowMayHaveGrown else { return }
+        windowMayHaveGrown = false
+        if isConnected { connection?.narrowReceiveWindow() }
     }
 
     /// Pauses reading the socket (the client is not keeping up).

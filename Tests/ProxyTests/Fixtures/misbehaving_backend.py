@@ -27,6 +27,9 @@ Paths:
   /revocable          401 with WWW-Authenticate when the Authorization was revoked (/revoke),
                       else 200 (JSON: Authorization)
   /revoke             revokes the Authorization it carries (for /revocable from now on); 200
+  /flood              200 with Content-Length: 64 MiB, sent as fast as the socket takes it until it
+                      takes nothing for 1 s; then logs {"event": "flood", "conn", "queued": bytes
+                      handed to the kernel} and waits for the proxy's close
   /infinite           200 chunked, a 16 KiB chunk every 10 ms until the proxy closes
   /trickle            200 chunked, a 16 KiB chunk every 2 s until the proxy closes (noticed at once:
                       it waits for EOF between chunks)
@@ -233,6 +236,26 @@ def handle(sock, conn):
                             return
                 except OSError:
                     log({"event": "closed", "conn": conn, "path": path, "at": time.time()})
+                return
+            elif path == "/flood":
+                size = 64 << 20
+                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % size)
+                sock.setblocking(False)
+                block = b"x" * 65536
+                queued = 0
+                while queued < size:
+                    _, writable, _ = select.select([], [sock], [], 1.0)
+                    if not writable:
+                        break
+                    try:
+                        queued += sock.send(block[:size - queued])
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        break
+                log({"event": "flood", "conn": conn, "queued": queued})
+                sock.setblocking(True)
+                wait_for_close(sock, conn, path, 30)
                 return
             elif path == "/infinite":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")

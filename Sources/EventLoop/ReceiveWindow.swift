@@ -1,0 +1,71 @@
+import Glibc
+
+/// The receive buffer of a connection to a loopback backend, sized by how much of the response
+/// its consumer (the client) has taken instead of by how fast the proxy reads.
+///
+/// Why: what a backend queues for a client that has stopped reading is bounded by the window the
+/// proxy offers it and by the backend's own send buffer, which the kernel sizes from the
+/// segment size and the congestion window it reaches. On loopback (64 KiB segments, RTTs of
+/// microseconds) the kernel's autotuning lets a backend push megabytes per connection into
+/// socket buffers before the client's stall reaches it (measured: 3–8 MiB per slow reader), and
+/// a burst of slow readers then saturates the backend for everybody. A window that starts at
+/// ``initial`` and grows only as the client takes bytes keeps a stalled client's share at tens of
+/// KiB, while a client that keeps up doubles it every time it has taken twice as much (like slow
+/// start, up to ``limit``). On loopback a small window costs little throughput: the round trip
+/// is microseconds. (Remote backends keep the kernel's autotuning: there a fixed buffer would
+/// cap every download at buffer ÷ RTT, and the network's segment size already keeps the
+/// backend's first send buffer small.)
+///
+/// A plain value: ``SocketConnection`` applies the sizes it returns with `SO_RCVBUF`.
+public struct ReceiveWindow: Sendable, Equatable {
+    /// The size each response starts with: 16 KiB, what HAProxy buffers per direction.
+    public static let initial = 16 * 1024
+    /// The segment size a loopback connection offers its backend (`TCP_MAXSEG`): Ethernet's.
+    /// The kernel sizes a new connection's send buffer at 20 segments; with loopback's 64 KiB
+    /// segments that is 2.6 MB per connection before a byte is read, with this one ~87 KB.
+    public static let loopbackSegmentSize = 1460
+    /// The largest size the kernel grants (`net.core.rmem_max`, read once; 4 MiB at most):
+    /// asking for more would cost a system call per step for nothing.
+    public static let systemLimit: Int = {
+        let fallback = 212_992  // Linux's default net.core.rmem_max
+        let fd = open("/proc/sys/net/core/rmem_max", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return fallback }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard got > 0, let value = Int(String(decoding: bytes[0..<got].prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self))
+        else { return fallback }
+        return min(max(value, 0), 4 << 20)
+    }()
+
+    /// The most the window grows to.
+    public let limit: Int
+    /// The size set now.
+    public private(set) var size: Int
+
+    /// A window at ``initial`` that grows up to `limit` (never below ``initial``).
+    public init(limit: Int = ReceiveWindow.systemLimit) {
+        self.limit = max(limit, ReceiveWindow.initial)
+        self.size = ReceiveWindow.initial
+    }
+
+    /// The consumer has taken `taken` bytes of the current response: the size to set when the
+    /// window should grow (the largest power-of-two multiple of ``initial`` not above `taken`,
+    /// at most ``limit``), nil when it stays. It grows only by doublings, so a response costs
+    /// at most log2(limit ÷ initial) system calls.
+    public mutating func grow(taken: Int) -> Int? {
+        guard size < limit, taken >= 2 * size else { return nil }
+        var next = size
+        while next < limit && taken >= 2 * next { next *= 2 }
+        size = min(next, limit)
+        return size
+    }
+
+    /// A new response starts: the size to set when the window had grown, nil when it is at
+    /// ``initial`` already.
+    public mutating func reset() -> Int? {
+        guard size != ReceiveWindow.initial else { return nil }
+        size = ReceiveWindow.initial
+        return size
+    }
+}
