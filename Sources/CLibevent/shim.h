@@ -76,6 +76,14 @@ static inline int shim_errno(void) { return errno; }
 int malloc_trim(size_t pad);
 static inline int shim_malloc_trim(void) { return malloc_trim(0); }
 
+/// `mallinfo2` (glibc 2.33+, also from <malloc.h>): only `fordblks` is read, the bytes in free
+/// chunks that the heap keeps.
+struct mallinfo2 {
+    size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+};
+struct mallinfo2 mallinfo2(void);
+static inline size_t shim_heap_free_bytes(void) { return mallinfo2().fordblks; }
+
 /// `malloc_usable_size` (how many bytes a block from malloc can hold; tells the chunk cache a
 /// chunk's size): also from <malloc.h>.
 size_t malloc_usable_size(void *pointer);

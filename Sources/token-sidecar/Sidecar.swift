@@ -18,12 +18,12 @@ final class Sidecar {
     let server: ProxyServer
     private var watchers: [SignalWatcher] = []
     private var drainTimer: Timer?
-    /// Looks every ``trimInterval`` whether client buffers gave back enough to trim the heap.
+    /// Looks every ``trimInterval`` whether enough memory was freed to trim the heap.
     private var trimTimer: Timer?
     /// How often freed buffer memory is looked at.
     static let trimInterval: Duration = .seconds(2)
-    /// Buffer bytes given back (since the last look) that make it worth trimming the heap.
-    static let trimThreshold = 4 << 20
+    /// When the heap is trimmed.
+    private var trimPolicy = HeapTrimPolicy()
     private var draining = false
     private let environment: [String: String]
     /// Called on the control loop once the proxy listens (the admin listener hooks in here).
@@ -68,10 +68,10 @@ final class Sidecar {
         return address
     }
 
-    /// After slow clients went away (their buffered responses freed), freed heap pages go back
-    /// to the system: RSS falls back instead of staying at the burst's peak.
+    /// After slow clients went away (their buffered responses or their sessions freed), freed
+    /// heap pages go back to the system: RSS falls back instead of staying at the burst's peak.
     private func trimHeap() {
-        if server.takeReleasedBufferBytes() >= Self.trimThreshold {
+        if trimPolicy.shouldTrim(released: server.takeReleasedBufferBytes(), free: HeapTrim.freeBytes()) {
             HeapTrim.release()
         }
     }
