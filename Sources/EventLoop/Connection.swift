@@ -79,7 +79,9 @@ public enum Connection {
 
     /// Starts connecting to an already-resolved address, with TLS when `tls` is given (the
     /// name is what the certificate must match and what SNI carries). The delegate hears the
-    /// outcome from the loop, never from inside this call.
+    /// outcome from the loop, never from inside this call. A plain connection to a loopback
+    /// address gets a receive window that follows its consumer (``ReceiveWindow``): its user
+    /// reports what the consumer took (``ByteStream/widenReceiveWindow(taken:)``).
     public static func connect(to address: SocketAddress, tls: (context: TLSClientContext, serverName: String)?,
                                on loop: EventLoop, delegate: any ConnectionDelegate) -> (any ByteStream)? {
         guard let tls else {
