@@ -53,8 +53,8 @@ public protocol ByteStream: AnyObject {
     /// a stream whose receive window follows its consumer (``ReceiveWindow``) lets the peer send
     /// more at once. Others ignore it.
     func widenReceiveWindow(taken: Int)
-    /// A new message is about to be received: a stream whose receive window follows its
-    /// consumer starts it small again. Others ignore it.
+    /// A new message is about to be received after a consumer that fell behind: a stream whose
+    /// receive window follows its consumer starts it small again. Others ignore it.
     func narrowReceiveWindow()
 }
 

@@ -11,7 +11,8 @@ import Glibc
 /// a burst of slow readers then saturates the backend for everybody. A window that starts at
 /// ``initial`` and grows only as the client takes bytes keeps a stalled client's share at tens of
 /// KiB, while a client that keeps up doubles it every time it has taken twice as much (like slow
-/// start, up to ``limit``). On loopback a small window costs little throughput: the round trip
+/// start, up to ``limit``); it stays grown for the connection's next responses unless a client
+/// fell behind. On loopback a small window costs little throughput: the round trip
 /// is microseconds. (Remote backends keep the kernel's autotuning: there a fixed buffer would
 /// cap every download at buffer ÷ RTT, and the network's segment size already keeps the
 /// backend's first send buffer small.)
@@ -61,8 +62,8 @@ public struct ReceiveWindow: Sendable, Equatable {
         return size
     }
 
-    /// A new response starts: the size to set when the window had grown, nil when it is at
-    /// ``initial`` already.
+    /// Back to the start (the proxy calls it when a response starts after a client that fell
+    /// behind): the size to set when the window had grown, nil when it is at ``initial`` already.
     public mutating func reset() -> Int? {
         guard size != ReceiveWindow.initial else { return nil }
         size = ReceiveWindow.initial

@@ -194,6 +194,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func pauseUpstream(_ io: ExchangeIO) {
         guard let upstream = io.upstream else { return }
         upstream.stopReading()
+        upstream.clientFellBehind()
         guard !io.stalled else { return }
         io.stalled = true
         // Requests already queued for this upstream are served first by the client that
