@@ -120,6 +120,17 @@ static inline int shim_set_receive_buffer(int fd, int bytes) {
     return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
+/// Hands a socket's buffer sizes back to the kernel's autotuning (clears the locks SO_RCVBUF and
+/// SO_SNDBUF set: SO_BUF_LOCK, Linux 5.14+; an older kernel answers ENOPROTOOPT and the sizes
+/// stay as set).
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
+static inline int shim_autotune_buffers(int fd) {
+    int locks = 0;
+    return setsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &locks, sizeof(locks));
+}
+
 /// Sets SO_REUSEPORT so each worker loop can own a listener on the same port.
 static inline int shim_set_reuseport(int fd) {
     int one = 1;

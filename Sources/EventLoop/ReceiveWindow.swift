@@ -11,13 +11,13 @@ import Glibc
 /// a burst of slow readers then saturates the backend for everybody. A window that starts at
 /// ``initial`` and grows only as the client takes bytes keeps a stalled client's share at tens of
 /// KiB, while a client that keeps up doubles it every time it has taken twice as much (like slow
-/// start, up to ``limit``); it stays grown for the connection's next responses unless a client
-/// fell behind. On loopback a small window costs little throughput: the round trip
+/// start) and, once it has taken ``autotuneAfter``, gives it back to the kernel's autotuning
+/// (`SO_BUF_LOCK`). It stays so for the connection's next responses unless a client fell behind. On loopback a small window costs little throughput: the round trip
 /// is microseconds. (Remote backends keep the kernel's autotuning: there a fixed buffer would
 /// cap every download at buffer ÷ RTT, and the network's segment size already keeps the
 /// backend's first send buffer small.)
 ///
-/// A plain value: ``SocketConnection`` applies the sizes it returns with `SO_RCVBUF`.
+/// A plain value: ``SocketConnection`` applies the changes it returns.
 public struct ReceiveWindow: Sendable, Equatable {
     /// The size each response starts with: 16 KiB, what HAProxy buffers per direction.
     public static let initial = 16 * 1024
@@ -39,10 +39,25 @@ public struct ReceiveWindow: Sendable, Equatable {
         return min(max(value, 0), 4 << 20)
     }()
 
-    /// The most the window grows to.
+    /// What the consumer must have taken of a response before the window goes back to the
+    /// kernel's autotuning: 1 MiB. A client that reads nothing has at most a few hundred KiB in
+    /// the kernel's buffers (its receive buffer and the proxy's not-yet-sent 16 KiB), so one that
+    /// took 1 MiB reads; from there a buffer the proxy fixes would only cost throughput (a
+    /// single loopback download: ~20% slower at 4 MiB than autotuned).
+    public static let autotuneAfter = 1 << 20
+
+    /// What to do to the socket.
+    public enum Change: Sendable, Equatable {
+        /// Set its receive buffer to this many bytes (`SO_RCVBUF`).
+        case size(Int)
+        /// Let the kernel autotune it again.
+        case autotune
+    }
+
+    /// The most the window grows to while the proxy sizes it.
     public let limit: Int
-    /// The size set now.
-    public private(set) var size: Int
+    /// The size set now; nil once the kernel autotunes it.
+    public private(set) var size: Int?
 
     /// A window at ``initial`` that grows up to `limit` (never below ``initial``).
     public init(limit: Int = ReceiveWindow.systemLimit) {
@@ -50,23 +65,29 @@ public struct ReceiveWindow: Sendable, Equatable {
         self.size = ReceiveWindow.initial
     }
 
-    /// The consumer has taken `taken` bytes of the current response: the size to set when the
-    /// window should grow (the largest power-of-two multiple of ``initial`` not above `taken`,
-    /// at most ``limit``), nil when it stays. It grows only by doublings, so a response costs
-    /// at most log2(limit ÷ initial) system calls.
-    public mutating func grow(taken: Int) -> Int? {
-        guard size < limit, taken >= 2 * size else { return nil }
-        var next = size
+    /// The consumer has taken `taken` bytes of the current response: how the window changes, nil
+    /// when it stays. It doubles (to the largest power-of-two multiple of ``initial`` not above
+    /// `taken`, at most ``limit``) and goes back to the kernel once `taken` reaches
+    /// ``autotuneAfter``: a response costs at most log2(1 MiB ÷ 16 KiB) + 1 = 7 system calls.
+    public mutating func grow(taken: Int) -> Change? {
+        guard let current = size, taken >= 2 * current || taken >= ReceiveWindow.autotuneAfter else { return nil }
+        if taken >= ReceiveWindow.autotuneAfter {
+            size = nil
+            return .autotune
+        }
+        guard current < limit else { return nil }
+        var next = current
         while next < limit && taken >= 2 * next { next *= 2 }
         size = min(next, limit)
-        return size
+        return .size(min(next, limit))
     }
 
     /// Back to the start (the proxy calls it when a response starts after a client that fell
-    /// behind): the size to set when the window had grown, nil when it is at ``initial`` already.
-    public mutating func reset() -> Int? {
+    /// behind): what to set when the window had grown or was autotuned, nil when it is at
+    /// ``initial`` already.
+    public mutating func reset() -> Change? {
         guard size != ReceiveWindow.initial else { return nil }
         size = ReceiveWindow.initial
-        return size
+        return .size(ReceiveWindow.initial)
     }
 }

@@ -164,13 +164,20 @@ public final class SocketConnection: SocketStream {
     public var seenPeerActivity: PeerActivity { socketSeenPeerActivity }
 
     public func widenReceiveWindow(taken: Int) {
-        guard isOpen, isConnected, let size = receiveWindow?.grow(taken: taken) else { return }
-        _ = shim_set_receive_buffer(channel.fd, Int32(size))
+        guard isOpen, isConnected, let change = receiveWindow?.grow(taken: taken) else { return }
+        apply(change)
     }
 
     public func narrowReceiveWindow() {
-        guard isOpen, isConnected, let size = receiveWindow?.reset() else { return }
-        _ = shim_set_receive_buffer(channel.fd, Int32(size))
+        guard isOpen, isConnected, let change = receiveWindow?.reset() else { return }
+        apply(change)
+    }
+
+    private func apply(_ change: ReceiveWindow.Change) {
+        switch change {
+        case .size(let bytes): _ = shim_set_receive_buffer(channel.fd, Int32(bytes))
+        case .autotune: _ = shim_autotune_buffers(channel.fd)
+        }
     }
 
     // MARK: - the channel's events (from Trampolines.swift)
@@ -212,7 +219,7 @@ public final class SocketConnection: SocketStream {
             _ = shim_set_nodelay(descriptor)
             // Set once connected, not before: a receive buffer fixed before the SYN would also
             // fix the window scale it offers, and the window could never grow past 64 KiB.
-            if let window = receiveWindow { _ = shim_set_receive_buffer(descriptor, Int32(window.size)) }
+            if receiveWindow != nil { _ = shim_set_receive_buffer(descriptor, Int32(ReceiveWindow.initial)) }
             delegate?.connectionDidConnect(self)
             // Bytes queued while connecting go out now.
             if isOpen, !channel.flushPending, !queuedOutput.isEmpty { flushOutput() }

@@ -2,8 +2,8 @@ import EventLoop
 import XCTest
 
 /// The receive window of a loopback backend connection: small until the client has taken
-/// bytes, then doubling with what it took, never past its limit, and small again for the next
-/// response.
+/// bytes, then doubling with what it took, back to the kernel's autotuning once the client
+/// has taken 1 MiB, and small again after a client that fell behind.
 final class ReceiveWindowTests: XCTestCase {
     func testItStartsAtSixteenKiBAndStaysThereUntilTheClientTookTwiceAsMuch() {
         var window = ReceiveWindow(limit: 4 << 20)
@@ -18,30 +18,42 @@ final class ReceiveWindowTests: XCTestCase {
 
     func testItGrowsByDoublingsToTheLargestNotAboveWhatWasTaken() {
         var window = ReceiveWindow(limit: 4 << 20)
-        XCTAssertEqual(window.grow(taken: 32 * 1024), 32 * 1024)
+        XCTAssertEqual(window.grow(taken: 32 * 1024), .size(32 * 1024))
         XCTAssertNil(window.grow(taken: 63 * 1024), "below twice the window: unchanged")
-        XCTAssertEqual(window.grow(taken: 64 * 1024), 64 * 1024)
+        XCTAssertEqual(window.grow(taken: 64 * 1024), .size(64 * 1024))
         // A client that took much more at once skips the steps in between: one call.
-        XCTAssertEqual(window.grow(taken: 1_000_000), 512 * 1024)
+        XCTAssertEqual(window.grow(taken: 1_000_000), .size(512 * 1024))
         XCTAssertNil(window.grow(taken: 1_000_000), "nothing new taken: unchanged")
     }
 
-    func testItNeverGrowsPastItsLimit() {
-        var window = ReceiveWindow(limit: 212_992)
-        XCTAssertEqual(window.grow(taken: 64 << 20), 212_992, "at most the limit, even between doublings")
-        XCTAssertNil(window.grow(taken: 128 << 20), "at the limit: no more system calls")
-        XCTAssertEqual(ReceiveWindow(limit: 1000).limit, 16 * 1024, "the limit is never below the start")
-        XCTAssertNil({ var w = ReceiveWindow(limit: 1000); return w.grow(taken: 1 << 20) }())
+    func testAClientThatTookOneMiBGetsTheKernelsAutotuningBack() {
+        var window = ReceiveWindow(limit: 4 << 20)
+        XCTAssertEqual(window.grow(taken: (1 << 20) - 1), .size(512 * 1024))
+        XCTAssertEqual(window.grow(taken: 1 << 20), .autotune)
+        XCTAssertNil(window.size)
+        XCTAssertNil(window.grow(taken: 64 << 20), "autotuned: no more system calls")
+        var fast = ReceiveWindow(limit: 4 << 20)
+        XCTAssertEqual(fast.grow(taken: 8 << 20), .autotune, "one step from the start")
     }
 
-    func testANewResponseStartsSmallAgainAndASmallWindowNeedsNoCall() {
+    func testItNeverGrowsPastItsLimitBeforeTheKernelTakesOver() {
+        var window = ReceiveWindow(limit: 100_000)
+        XCTAssertEqual(window.grow(taken: 900_000), .size(100_000), "at most the limit, even between doublings")
+        XCTAssertNil(window.grow(taken: 1_000_000), "at the limit: no more system calls")
+        XCTAssertEqual(window.grow(taken: 1 << 20), .autotune)
+        XCTAssertEqual(ReceiveWindow(limit: 1000).limit, 16 * 1024, "the limit is never below the start")
+    }
+
+    func testAfterAClientFellBehindTheNextResponseStartsSmall() {
         var window = ReceiveWindow(limit: 4 << 20)
         XCTAssertNil(window.reset(), "already at the start")
-        _ = window.grow(taken: 8 << 20)
-        XCTAssertEqual(window.size, 4 << 20)
-        XCTAssertEqual(window.reset(), 16 * 1024)
+        _ = window.grow(taken: 256 * 1024)
+        XCTAssertEqual(window.reset(), .size(16 * 1024))
         XCTAssertEqual(window.size, 16 * 1024)
         XCTAssertNil(window.reset())
+        _ = window.grow(taken: 2 << 20)
+        XCTAssertEqual(window.reset(), .size(16 * 1024), "an autotuned window is fixed small again")
+        XCTAssertEqual(window.grow(taken: 32 * 1024), .size(32 * 1024))
     }
 
     func testTheSystemLimitIsWhatTheKernelGrantsAtMostFourMiB() {
