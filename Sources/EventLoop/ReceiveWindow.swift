@@ -1,5 +1,3 @@
-import Glibc
-
 /// The receive buffer of a connection to a loopback backend, sized by how much of the response
 /// its consumer (the client) has taken instead of by how fast the proxy reads.
 ///
@@ -28,15 +26,11 @@ public struct ReceiveWindow: Sendable, Equatable {
     /// The largest size the kernel grants (`net.core.rmem_max`, read once; 4 MiB at most):
     /// asking for more would cost a system call per step for nothing.
     public static let systemLimit: Int = {
-        let fallback = 212_992  // Linux's default net.core.rmem_max
-        let fd = open("/proc/sys/net/core/rmem_max", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return fallback }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard got > 0, let value = Int(String(decoding: bytes[0..<got].prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self))
-        else { return fallback }
-        return min(max(value, 0), 4 << 20)
+        let text = StartupPages.readAll("/proc/sys/net/core/rmem_max")
+        guard let value = Int(String(decoding: text.prefix { $0 >= 0x30 && $0 <= 0x39 }, as: UTF8.self)), value > 0 else {
+            return 212_992  // Linux's default net.core.rmem_max
+        }
+        return min(value, 4 << 20)
     }()
 
     /// What the consumer must have taken of a response before the window goes back to the

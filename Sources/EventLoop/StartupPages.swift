@@ -124,8 +124,9 @@ public enum StartupPages {
         return value
     }
 
-    /// The whole file, read straight into the array's spare capacity (grown as needed).
-    private static func readAll(_ path: String) -> [UInt8] {
+    /// The whole file, read straight into the array's spare capacity (grown as needed); empty
+    /// when it cannot be read. (Also what ``ReceiveWindow/systemLimit`` reads `/proc` with.)
+    static func readAll(_ path: String) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }

@@ -6,16 +6,9 @@ import XCTest
 /// as the client takes bytes (``ReceiveWindow``), so a stalled client's response backs up into
 /// the backend's application, not into megabytes of socket buffers the backend had to fill.
 final class SlowReaderBackpressureTests: XCTestCase {
-    /// The backend's log line for its `/flood` response once it stopped making progress.
+    /// How many bytes the backend's `/flood` response handed the kernel before it stopped making progress.
     private func floodQueued(_ backend: MisbehavingBackend, within seconds: Double = 15) -> Int? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let event = backend.events().first(where: { $0["event"] as? String == "flood" }) {
-                return event["queued"] as? Int
-            }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return nil
+        backend.firstEvent(within: seconds) { $0["event"] as? String == "flood" }?["queued"] as? Int
     }
 
     /// A client with a 4 KiB receive buffer asks for 64 MiB (too large to spool: 16 MiB is a

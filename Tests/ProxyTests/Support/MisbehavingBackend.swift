@@ -27,11 +27,14 @@ final class MisbehavingBackend {
 
     /// When the proxy closed the connection serving `path` (Unix time), once it has.
     func closedAt(path: String, within seconds: Double = 5) -> Double? {
+        firstEvent(within: seconds) { $0["event"] as? String == "closed" && $0["path"] as? String == path }?["at"] as? Double
+    }
+
+    /// The first logged event that `matches`, waiting up to `seconds` for it.
+    func firstEvent(within seconds: Double, where matches: ([String: Any]) -> Bool) -> [String: Any]? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if let event = events().first(where: { $0["event"] as? String == "closed" && $0["path"] as? String == path }) {
-                return event["at"] as? Double
-            }
+            if let event = events().first(where: matches) { return event }
             Thread.sleep(forTimeInterval: 0.02)
         }
         return nil
