@@ -32,6 +32,9 @@ public final class InterceptAuthority: @unchecked Sendable {
     public let certificatePEM: String
     /// The SHA-256 of the CA certificate's DER encoding, lowercase hex (for logs).
     public let fingerprint: String
+    /// Whether the CA certificate carries a Name Constraints extension (a generated CA always
+    /// does; without one, an operator CA can vouch for any host name or address).
+    public let isNameConstrained: Bool
     /// When the CA certificate expires (seconds since the epoch); leaves never outlive it.
     public var expiresAt: Int { Int(notAfter) }
     /// Seconds until the CA certificate expires (negative once it has).
@@ -54,6 +57,7 @@ public final class InterceptAuthority: @unchecked Sendable {
         self.leafKey = leafKey
         self.notAfter = notAfter
         hasKeyIdentifier = X509_get0_subject_key_id(certificate) != nil
+        isNameConstrained = X509_get_ext_by_NID(certificate, NID_name_constraints, -1) >= 0
         certificatePEM = CertificateMint.pem(certificate)
         fingerprint = Digest.hex(Digest.sha256(CertificateMint.der(certificate)))
     }
@@ -66,9 +70,10 @@ public final class InterceptAuthority: @unchecked Sendable {
 
     /// Generates a new CA in memory: a P-256 key pair and a self-signed X.509 v3 certificate
     /// (CN "token-sidecar interception CA", CA:TRUE with path length 0, keyCertSign and cRLSign)
-    /// whose critical Name Constraints permit only `permittedNames` — `api.example.com` (and,
-    /// per RFC 5280, names below it), `*.example.com` as the subtree `.example.com` (subdomains
-    /// only), IPv4/IPv6 literals as single addresses — so even a stolen key signs for nothing else.
+    /// whose critical Name Constraints permit only `permittedNames` — `api.example.com` (not the
+    /// names below it), `*.example.com` as the subtree `.example.com` (subdomains only), IPv4/IPv6
+    /// literals as single addresses — and close every name type without a route
+    /// (``InterceptNameConstraints``), so even a stolen key signs for nothing else.
     /// Valid from an hour ago (clock skew) for `validity`.
     public static func generate(permittedNames: [String],
                                 validity: Duration = .seconds(30 * 24 * 3600)) throws(CryptoError) -> InterceptAuthority {
@@ -96,8 +101,7 @@ public final class InterceptAuthority: @unchecked Sendable {
             try CertificateMint.addExtension(NID_basic_constraints, "critical,CA:TRUE,pathlen:0", to: certificate, issuer: nil)
             try CertificateMint.addExtension(NID_key_usage, "critical,keyCertSign,cRLSign", to: certificate, issuer: nil)
             try CertificateMint.addExtension(NID_subject_key_identifier, "hash", to: certificate, issuer: nil)
-            try CertificateMint.addExtension(NID_name_constraints,
-                                             "critical," + names.map(\.permittedSubtree).joined(separator: ","),
+            try CertificateMint.addExtension(NID_name_constraints, InterceptNameConstraints(names).extensionValue,
                                              to: certificate, issuer: nil)
             try CertificateMint.sign(certificate, with: key)
         } catch {

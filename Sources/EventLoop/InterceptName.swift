@@ -36,18 +36,6 @@ enum InterceptName: Equatable {
         }
     }
 
-    /// The permitted subtree for a name constraint, in OpenSSL's configuration syntax: an exact
-    /// DNS name (OpenSSL also permits its subdomains, as RFC 5280 says), `.suffix` for a wildcard
-    /// (subdomains only), an address with a full-length mask.
-    var permittedSubtree: String {
-        switch self {
-        case .dns(let name): "permitted;DNS:\(name)"
-        case .wildcard(let suffix): "permitted;DNS:.\(suffix)"
-        case .ipv4(let address): "permitted;IP:\(address)/255.255.255.255"
-        case .ipv6(let address): "permitted;IP:\(address)/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
-        }
-    }
-
     /// The subjectAltName entry of a leaf for this name (a wildcard is not minted as such);
     /// critical for an address, whose leaf has an empty subject (RFC 5280 §4.2.1.6).
     var subjectAltName: String {

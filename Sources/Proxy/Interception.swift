@@ -37,6 +37,10 @@ final class Interception: Sendable {
         var warnedExpiry = false
     }
 
+    /// What `check` and the start-up log say once about an operator CA without Name Constraints.
+    static let unconstrainedWarning = "the interception CA has no X.509 Name Constraints: it can vouch for any host name "
+        + "or IP address, not only the intercepting routes; constrain it to them (README: Security model)"
+
     /// The names a generated CA is constrained to: each intercepting route's host.
     static func permittedNames(_ routes: [RouteConfig]) -> [String] {
         routes.filter(\.intercept).map { route in
@@ -140,6 +144,9 @@ final class Interception: Sendable {
                              retiredMints: $0.retiredMints + $0.leaves.minted)
             }
             logger.info("interception CA re-read", metadata: ["ca": .string(loaded.authority.fingerprint)])
+            if !loaded.authority.isNameConstrained {
+                logger.warning("\(Self.unconstrainedWarning)", metadata: ["ca": .string(loaded.authority.fingerprint)])
+            }
         } catch {
             current.withLock { $0.filesDigest = digest }  // logged once per change, not per CONNECT
             logger.error("interception CA files changed but cannot be used; keeping the previous CA",

@@ -37,6 +37,9 @@ public final class ProxyServer: @unchecked Sendable {
             logger.info("intercepting https for routes marked intercept: true",
                         metadata: ["ca": .string(interception.authority.fingerprint), "trust": .string(interception.caCertFile),
                                    "hosts": .string(Interception.permittedNames(config.routes).joined(separator: ","))])
+            if !interception.authority.isNameConstrained {
+                logger.warning("\(Interception.unconstrainedWarning)", metadata: ["ca": .string(interception.authority.fingerprint)])
+            }
         }
         // Found out now rather than when the first slow client arrives.
         try Self.checkSpool(config.spool)
@@ -48,8 +51,11 @@ public final class ProxyServer: @unchecked Sendable {
 
     /// Checks an operator-provided interception CA (`intercept.caKeyFile`): readable, a CA, its key
     /// matching. Nothing to check (and nothing written) for a generated one. Used by `check`.
-    public static func checkIntercept(_ config: InterceptConfig) throws(ProxyStartError) {
-        _ = try Interception.operatorAuthority(config)
+    /// Returns the warnings to show (`key: what`): an operator CA without Name Constraints.
+    @discardableResult
+    public static func checkIntercept(_ config: InterceptConfig) throws(ProxyStartError) -> [String] {
+        guard let loaded = try Interception.operatorAuthority(config) else { return [] }
+        return loaded.authority.isNameConstrained ? [] : ["intercept.caKeyFile: warning: \(Interception.unconstrainedWarning)"]
     }
 
     /// The interception CA certificate apps must trust (PEM): the operator's, or the one a running

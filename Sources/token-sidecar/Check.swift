@@ -19,16 +19,18 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
+        var warnings: [String] = []
         do {
             // Builds every credential (reads secrets and TLS files) without fetching anything.
             _ = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment,
                                       logger: Logger(label: "token-sidecar"))
             try ProxyServer.checkSpool(config.spool)
-            if let intercept = config.intercept { try ProxyServer.checkIntercept(intercept) }
+            if let intercept = config.intercept { warnings += try ProxyServer.checkIntercept(intercept) }
         } catch {
             FileHandle.standardError.write(Data("\(config.file): \(error)\n".utf8))
             throw ExitCode(2)
         }
+        for warning in warnings { FileHandle.standardError.write(Data("\(config.file): \(warning)\n".utf8)) }
         print(config.renderEffective(), terminator: "")
         if ping { try pingSharedCache(config) }
     }

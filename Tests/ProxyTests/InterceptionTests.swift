@@ -26,7 +26,7 @@ final class InterceptionTests: XCTestCase {
 
     /// A proxy intercepting `localhost:<nginx port>`, verifying nginx with `upstreamCA` (none: the system store).
     private func proxy(nginx: Nginx, upstreamCA: String?, timeouts: String = "connect: 5s, responseHeaders: 10s",
-                       extra: String = "") throws -> ProxyHarness {
+                       extra: String = "", host: String = "localhost") throws -> ProxyHarness {
         try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
             timeouts: {\(timeouts)}
@@ -36,7 +36,7 @@ final class InterceptionTests: XCTestCase {
             credentials:
               api: {type: static, token: "abc"}
             routes:
-              - host: "localhost:\(nginx.port)"
+              - host: "\(host):\(nginx.port)"
                 intercept: true
                 credential: api
             \(upstreamCA.map { "    caFile: \($0)" } ?? "")
@@ -87,6 +87,25 @@ final class InterceptionTests: XCTestCase {
                            environment: ["https_proxy": proxyURL])
         XCTAssertEqual(wget.out, "auth=Bearer abc host=localhost\n", wget.err)
         XCTAssertEqual(nginx.waitForLogLines(3).count, 3)
+    }
+
+    /// A route by address alone: its CA permits that address and only the reserved `.invalid`
+    /// DNS subtree, and clients still verify the leaf (an IP SAN, no subject).
+    func testClientsVerifyTheLeafOfAnAddressRoute() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
+        let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert, host: "127.0.0.1")
+        let target = "https://127.0.0.1:\(nginx.port)/ip"
+        let curl = try Curl.run(["--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, target])
+        XCTAssertEqual(curl.out, "auth=Bearer abc host=127.0.0.1\n", curl.err)
+        let requests = try run(["python3", "-c", """
+            import requests, sys
+            r = requests.get(sys.argv[1], proxies={"https": sys.argv[2]}, verify=sys.argv[3])
+            print(r.status_code, r.text, end="")
+            """, target, "http://127.0.0.1:\(proxy.port)", caFile])
+        XCTAssertEqual(requests.out, "200 auth=Bearer abc host=127.0.0.1\n", requests.err)
+        let text = try run(["openssl", "x509", "-in", caFile, "-noout", "-text"]).out
+        XCTAssertTrue(text.contains("DNS:invalid") && text.contains("IP:127.0.0.1/255.255.255.255"), text)
     }
 
     func testNodeHTTPSThroughAConnectAgentWithExtraCACerts() throws {

@@ -67,6 +67,32 @@ final class InterceptCommandTests: XCTestCase {
         }
     }
 
+    /// An operator CA without Name Constraints is accepted, and `check` and the start-up log say
+    /// once that it can vouch for any name; a constrained one draws no warning.
+    func testAnUnconstrainedOperatorCAIsAcceptedWithOneWarning() throws {
+        try makeOperatorCA()
+        let file = try config(intercept: "intercept: {caCertFile: \(path("ca.crt")), caKeyFile: \(path("ca.key"))}")
+        let check = try runSidecar(["check", "--config", file])
+        XCTAssertEqual(check.status, 0, check.err)
+        let warnings = check.err.split(separator: "\n").filter { $0.contains("vouch for any") }
+        XCTAssertEqual(warnings.count, 1, check.err)
+        XCTAssertTrue(warnings.first?.hasPrefix("\(file): intercept.caKeyFile: warning: the interception CA has no X.509 Name Constraints")
+                      ?? false, check.err)
+        let sidecar = try CapturedSidecar(configPath: file)
+        let log = sidecar.text()
+        sidecar.stop()
+        XCTAssertEqual(log.components(separatedBy: "vouch for any host name").count - 1, 1, log)
+
+        XCTAssertEqual(try Command.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                        "-keyout", path("nc.key"), "-out", path("nc.crt"), "-subj", "/CN=constrained CA", "-days", "2",
+                                        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+                                        "-addext", "nameConstraints=critical,permitted;DNS:example.com"]).status, 0)
+        let constrained = try config(intercept: "intercept: {caCertFile: \(path("nc.crt")), caKeyFile: \(path("nc.key"))}")
+        let quiet = try runSidecar(["check", "--config", constrained])
+        XCTAssertEqual(quiet.status, 0, quiet.err)
+        XCTAssertFalse(quiet.err.contains("vouch for any"), quiet.err)
+    }
+
     func testABadOperatorCAOrAnUnwritableDirectoryExits2NamingTheKey() throws {
         try makeOperatorCA()
         let notCA = try config(intercept: "intercept: {caCertFile: \(path("leaf.crt")), caKeyFile: \(path("leaf.key"))}")
@@ -116,8 +142,12 @@ final class InterceptCommandTests: XCTestCase {
         XCTAssertTrue(text.contains("X509v3 Name Constraints: critical"), text)
         XCTAssertTrue(text.contains("DNS:api.example.com"), text)
         XCTAssertTrue(text.contains("DNS:.svc.example.com"), text)
+        // No route is an address: every address is excluded, IPv4 and IPv6.
+        XCTAssertTrue(text.contains("Excluded:\n                  IP:0.0.0.0/0.0.0.0\n                  IP:0:0:0:0:0:0:0:0/0:0:0:0:0:0:0:0"),
+                      text)
         let log = sidecar.text()
         XCTAssertTrue(log.contains("intercepting https"), log)
+        XCTAssertFalse(log.contains("vouch for any"), "a generated CA is constrained: \(log)")
         XCTAssertFalse(log.contains("PRIVATE KEY"))
         XCTAssertFalse(log.contains("SENTINEL-TOKEN-7"))
     }
