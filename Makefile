@@ -32,11 +32,13 @@ H11_VERSION := 0.16.0
 # kubernetes-validate (from PyPI, in a test-only virtual environment with the PyYAML the example
 # checker reads manifests with) validates the manifests in config/ against the Kubernetes API
 # schema of KUBERNETES_VERSION (the newest the package bundles), offline.
-# pyca/cryptography (from PyPI, in a test-only virtual environment) is the third verifier of the
-# interception CA's name constraints, beside `openssl verify` and Python's ssl: its X.509
-# verifier (Rust) is its own code, not OpenSSL's.
+# The test peers' Python packages, from PyPI, in a test-only virtual environment (.build-peers):
+# pyca/cryptography is the third verifier of the interception CA's name constraints, beside
+# `openssl verify` and Python's ssl (its X.509 verifier, in Rust, is its own code, not OpenSSL's);
+# websockets is the WebSocket client and server of the upgrade tests.
 CRYPTOGRAPHY_VERSION := 48.0.0
-X509_VENV_STAMP := .build-x509/.installed-$(CRYPTOGRAPHY_VERSION)
+WEBSOCKETS_VERSION := 17.4
+PEERS_VENV_STAMP := .build-peers/.installed-$(CRYPTOGRAPHY_VERSION)-$(WEBSOCKETS_VERSION)
 KUBERNETES_VALIDATE_VERSION := 1.37.0
 PYYAML_VERSION := 6.0.3
 KUBERNETES_VERSION := 1.37.0
@@ -45,7 +47,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv x509-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv peers-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -74,11 +76,11 @@ h11-venv: .build-h11/bin/python3
 	python3 -m venv .build-h11
 	.build-h11/bin/pip install -q h11==$(H11_VERSION)
 
-x509-venv: $(X509_VENV_STAMP)
+peers-venv: $(PEERS_VENV_STAMP)
 
-$(X509_VENV_STAMP):
-	python3 -m venv .build-x509
-	.build-x509/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION)
+$(PEERS_VENV_STAMP):
+	python3 -m venv .build-peers
+	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION)
 	touch $@
 
 k8s-venv: $(K8S_VENV_STAMP)
@@ -89,7 +91,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv x509-venv test-examples test-sanitizers
+test: deps h11-venv peers-venv test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -98,7 +100,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv x509-venv
+test-plain: h11-venv peers-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -120,10 +122,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv x509-venv
+build-asan: h11-venv peers-venv
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv x509-venv
+build-tsan: h11-venv peers-venv
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
@@ -169,7 +171,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-x509 .build-k8s
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-k8s
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost

@@ -12,7 +12,7 @@ import XCTest
 /// asks three verifiers whether a client connecting to that name would accept them: `openssl
 /// verify -x509_strict`, Python's `ssl` (a real handshake between two in-memory TLS objects) and
 /// pyca/cryptography's own Rust verifier (from the test-only virtual environment `make
-/// x509-venv` builds; required in CI).
+/// peers-venv` builds; required in CI).
 final class InterceptNameConstraintsTests: XCTestCase {
     // MARK: - the subtrees
 
@@ -159,7 +159,7 @@ final class InterceptNameConstraintsTests: XCTestCase {
         XCTAssertEqual(report["twin_constraints_equal"] as? Bool, true, "the twin carries the CA's constraints", file: file, line: line)
         let ran = report["verifiers"] as? [String] ?? []
         if ProcessInfo.processInfo.environment["CI"] == "true" && only == nil {
-            XCTAssertTrue(ran.contains("cryptography"), "CI runs pyca/cryptography's verifier (make x509-venv)", file: file, line: line)
+            XCTAssertTrue(ran.contains("cryptography"), "CI runs pyca/cryptography's verifier (make peers-venv)", file: file, line: line)
         }
         let asked = ran.filter { only?.contains($0) ?? true }
         let results = report["results"] as? [String: [String: [String: Any]]] ?? [:]
@@ -182,10 +182,10 @@ final class InterceptNameConstraintsTests: XCTestCase {
     private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/twin_ca_verify.py")
 
-    /// X509_PYTHON, else the test-only virtual environment `make x509-venv` builds, else `python3`.
+    /// PEERS_PYTHON, else the test-only virtual environment `make peers-venv` builds, else `python3`.
     private static var python: String {
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidate = ProcessInfo.processInfo.environment["X509_PYTHON"] ?? repo.appendingPathComponent(".build-x509/bin/python3").path
+        let candidate = ProcessInfo.processInfo.environment["PEERS_PYTHON"] ?? repo.appendingPathComponent(".build-peers/bin/python3").path
         return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : "python3"
     }
 }
