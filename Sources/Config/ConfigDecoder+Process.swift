@@ -22,7 +22,7 @@ extension ConfigDecoder {
         let fields = Self.index(entries)
         let keys: [(name: String, keyPath: WritableKeyPath<Timeouts, Duration>)] = [
             ("connect", \.connect), ("responseHeaders", \.responseHeaders), ("clientHeader", \.clientHeader),
-            ("idle", \.idle), ("upstreamIdle", \.upstreamIdle), ("bodyIdle", \.bodyIdle),
+            ("idle", \.idle), ("upstreamIdle", \.upstreamIdle), ("bodyIdle", \.bodyIdle), ("upgradedIdle", \.upgradedIdle),
         ]
         for key in keys {
             let path = "timeouts.\(key.name)"

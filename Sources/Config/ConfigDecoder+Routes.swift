@@ -96,17 +96,36 @@ extension ConfigDecoder {
             case .value(let value): intercept = value
             }
             if intercept, let chosen = pattern {
-                if chosen.port == 80 {
-                    report("\(path).intercept", "an intercepting route names the port apps CONNECT to, e.g. host: \"\(chosen.description.dropLast(3)):443\"", at: fields["host"])
+                // Port 80 only when written out: `host: api.example.com` alone is a plain route's
+                // form, and the usual mistake for `:443`. Apps CONNECT to port 80 for `ws://` URLs
+                // (RFC 6455 §4.1), and speak plaintext HTTP inside (`Interception`).
+                let plaintextPort = chosen.port == 80
+                if plaintextPort, case .value(let text) = string(fields["host"], path: "\(path).host"), !text.hasSuffix(":80") {
+                    report("\(path).intercept", "an intercepting route names the port apps CONNECT to, e.g. host: \"\(chosen.description.dropLast(3)):443\" (or :80, written out, for ws:// and http:// URLs)", at: fields["host"])
                     valid = false
                 }
-                if let given = upstream, !given.isTLS {
-                    report("\(path).upstream", "an intercepting route sends to an https:// upstream (never weaker than the app's own connection); got \(given)", at: fields["upstream"])
+                if let given = upstream, !given.isTLS, !plaintextPort {
+                    report("\(path).upstream", "an intercepting route on a TLS port sends to an https:// upstream (never weaker than the app's own connection); got \(given)", at: fields["upstream"])
                     valid = false
                 }
                 if upstream == nil, !upstreamInvalid, case .exact(let name) = chosen.kind {
-                    // The app's own destination, over TLS the sidecar verifies.
-                    upstream = UpstreamAddress(scheme: "https", host: name, port: chosen.port)
+                    // The app's own destination: over TLS the sidecar verifies, or on port 80 as
+                    // plaintext as the app itself would have sent it.
+                    upstream = UpstreamAddress(scheme: plaintextPort ? "http" : "https", host: name, port: chosen.port)
+                }
+            }
+            let upgrades = decodeUpgrades(fields["upgrades"], path: "\(path).upgrades")
+            if upgrades == nil { valid = false }
+            var maxUpgradedLifetime: Duration?
+            switch duration(fields["maxUpgradedLifetime"], path: "\(path).maxUpgradedLifetime") {
+            case .absent: break
+            case .invalid: valid = false
+            case .value(let value):
+                if value > .zero {
+                    maxUpgradedLifetime = value
+                } else {
+                    report("\(path).maxUpgradedLifetime", "must be greater than 0", at: fields["maxUpgradedLifetime"])
+                    valid = false
                 }
             }
 
@@ -168,7 +187,8 @@ extension ConfigDecoder {
                 routes.append(RouteConfig(
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
                     clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
-                    requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false))
+                    requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false,
+                    upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime))
             }
         }
         return routes
@@ -213,6 +233,36 @@ extension ConfigDecoder {
             return nil
         }
         return true
+    }
+
+    /// `upgrades:` — protocols besides `websocket` a request may upgrade to: HTTP tokens, stored
+    /// lowercase. `h2c` is refused: HTTP/2 is not relayed as an upgraded byte stream. Nil on a problem.
+    private mutating func decodeUpgrades(_ node: Node?, path: String) -> [String]? {
+        guard let node, !Self.isNull(node) else { return [] }
+        guard case .sequence(let sequence) = node else {
+            report(path, "expected a list of protocol names (e.g. [websocket]), got \(Self.describe(node))", at: node)
+            return nil
+        }
+        var names: [String] = []
+        var valid = true
+        for (index, item) in sequence.enumerated() {
+            let itemPath = "\(path)[\(index)]"
+            guard case .value(let text) = string(item, path: itemPath) else { valid = false; continue }
+            let name = text.lowercased()
+            let token = !name.isEmpty && name.unicodeScalars.allSatisfy { scalar in
+                (0x21...0x7E).contains(scalar.value) && !"\"(),/:;<=>?@[\\]{}".unicodeScalars.contains(scalar)
+            }
+            if !token {
+                report(itemPath, "'\(text)' is not a protocol name (an HTTP token such as websocket; no version)", at: item)
+                valid = false
+            } else if name == "h2c" {
+                report(itemPath, "h2c is never passed on: HTTP/2 cannot be relayed as an upgraded byte stream (the request is served as HTTP/1.1)", at: item)
+                valid = false
+            } else if !names.contains(name) {
+                names.append(name)
+            }
+        }
+        return valid ? names.filter { $0 != "websocket" } : nil
     }
 
     private static func unknownCredentialMessage(_ name: String, known: [String]) -> String {

@@ -33,12 +33,13 @@ enum ConfigKeys {
         return keys
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
-                        "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate"] + tls
+                        "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
+                        "maxUpgradedLifetime"] + tls
     /// Keys of an oauth2 credential's `dpop` mapping.
     static let dpop = ["keyFile"]
     /// Keys of `routes[].exchange`.
     static let exchange = ["audience", "scope", "resource", "requestedTokenType", "subjectTokenType", "actorTokenFile", "actorTokenType"]
-    static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
+    static let timeouts = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle", "upgradedIdle"]
     static let connect = ["allow"]
     /// Form parameters the sidecar sets itself (or that have their own key).
     static let reservedParams = ["grant_type", "client_id", "client_secret", "client_assertion", "client_assertion_type",

@@ -15,6 +15,12 @@ public struct RouteConfig: Sendable, Equatable {
     /// A CONNECT to this route's host is answered by the sidecar as the TLS server for that name
     /// (a leaf minted by its CA), and the requests inside run through the route like plain ones.
     public var intercept: Bool
+    /// Protocols besides `websocket` a request may upgrade to (`upgrades:`, lowercase tokens):
+    /// any other `Upgrade` is removed and the request served as plain HTTP (RFC 9110 §7.8).
+    public var upgrades: [String]
+    /// How long an upgraded connection may last (`maxUpgradedLifetime:`); nil: as long as both
+    /// sides keep it open. A WebSocket then gets a `1001 Going Away` close at a frame boundary.
+    public var maxUpgradedLifetime: Duration?
     /// `clientCertificate: credential`: the upstream TLS connection presents the certificate the
     /// credential's current token was requested with (RFC 8705 §3 certificate-bound tokens).
     public var presentsCredentialCertificate: Bool
@@ -56,9 +62,11 @@ public struct RouteConfig: Sendable, Equatable {
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
         exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil,
-        presentsCredentialCertificate: Bool = false
+        presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil
     ) {
         self.presentsCredentialCertificate = presentsCredentialCertificate
+        self.upgrades = upgrades
+        self.maxUpgradedLifetime = maxUpgradedLifetime
         self.perRequest = PerRequestSettings.make(exchange: exchange, requested: requested)
         self.intercept = intercept
         self.host = host

@@ -34,6 +34,7 @@ extension SidecarConfig {
             "  idle: \(DurationText.format(timeouts.idle))",
             "  upstreamIdle: \(DurationText.format(timeouts.upstreamIdle))",
             "  bodyIdle: \(DurationText.format(timeouts.bodyIdle))",
+            "  upgradedIdle: \(DurationText.format(timeouts.upgradedIdle))",
             "spool:",
             "  directory: \(Self.quote(spool.directory))",
             "  maxBytes: \(ByteSize.format(spool.maxBytes))",
@@ -79,6 +80,10 @@ extension SidecarConfig {
                                                  : "    upstream: null  # the requested destination")
                 }
                 if route.intercept { lines.append("    intercept: true") }
+                lines.append("    upgrades: [\((["websocket"] + route.upgrades).map(Self.quote).joined(separator: ", "))]")
+                if let lifetime = route.maxUpgradedLifetime {
+                    lines.append("    maxUpgradedLifetime: \(DurationText.format(lifetime))")
+                }
                 lines.append("    preserveHost: \(route.preserveHost)")
                 lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? route.intercept)
                 if let credential = route.credential {

@@ -12,6 +12,9 @@ public struct Timeouts: Sendable, Equatable {
     public var upstreamIdle: Duration
     /// No body bytes moving in either direction during an exchange (default 60s).
     public var bodyIdle: Duration
+    /// An upgraded connection (a WebSocket after its `101`) with no byte in either direction
+    /// (default 1h): long-lived connections are quiet for long, so not `idle`.
+    public var upgradedIdle: Duration
 
     /// Creates timeouts; every parameter defaults to the loader's default.
     public init(
@@ -20,7 +23,8 @@ public struct Timeouts: Sendable, Equatable {
         clientHeader: Duration = .seconds(10),
         idle: Duration = .seconds(60),
         upstreamIdle: Duration = .seconds(30),
-        bodyIdle: Duration = .seconds(60)
+        bodyIdle: Duration = .seconds(60),
+        upgradedIdle: Duration = .seconds(3600)
     ) {
         self.connect = connect
         self.responseHeaders = responseHeaders
@@ -28,6 +32,7 @@ public struct Timeouts: Sendable, Equatable {
         self.idle = idle
         self.upstreamIdle = upstreamIdle
         self.bodyIdle = bodyIdle
+        self.upgradedIdle = upgradedIdle
     }
 
     /// The loader's defaults.

@@ -54,6 +54,15 @@ public enum Connection {
         return acceptTLS(socket: fd, context: context, on: plain.loop)
     }
 
+    /// Calls `body` once, from the loop, with the first byte the peer of `stream` sends, left
+    /// unread (``SocketConnection/peekFirstByte(_:)``): how an intercepted tunnel tells a TLS
+    /// ClientHello (`0x16`) from plaintext HTTP. `false` when `stream` is not a plain socket
+    /// stream, or has unread bytes.
+    public static func peekFirstByte(of stream: any ByteStream, _ body: @escaping (UInt8?) -> Void) -> Bool {
+        guard let plain = stream as? SocketConnection else { return false }
+        return plain.peekFirstByte(body)
+    }
+
     /// Starts connecting to `host:port` (a name is resolved asynchronously, A and AAAA).
     /// The delegate hears ``ConnectionDelegate/connectionDidConnect(_:)`` or
     /// ``ConnectionDelegate/connection(_:didEnd:)``. Bytes written before the connect completes are

@@ -54,6 +54,8 @@ public final class SocketConnection: SocketStream {
     /// The receive window of a connection to a loopback backend (set before the connect
     /// completes); nil: the kernel autotunes it.
     var receiveWindow: ReceiveWindow?
+    /// Waits for the peer's first byte without reading it (``peekFirstByte(_:)``).
+    private var firstByteWaiter: ((UInt8?) -> Void)?
 
     /// A stream over `fd` (connected, or with a connect in progress).
     init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
@@ -137,6 +139,18 @@ public final class SocketConnection: SocketStream {
 
     public func reset() { resetSocket() }
 
+    /// Calls `body` once, from the loop, with the first byte the peer sends, peeked: it stays in
+    /// the kernel for whoever reads next (a TLS server, or this stream once reading starts
+    /// again). `nil` when the peer closes or fails first; the read timeout still ends the stream
+    /// through its delegate. Reading is stopped when `body` runs. `false` (nothing armed) when
+    /// the stream is closed or has unread input.
+    func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
+        guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
+        firstByteWaiter = body
+        channel.startReading()
+        return true
+    }
+
     /// Gives the socket to a new owner (``Connection/startTLSServer(on:context:)``): frees this
     /// stream's events without closing the descriptor and ends the stream without telling its
     /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
@@ -186,8 +200,18 @@ public final class SocketConnection: SocketStream {
     func socketReadable(_ what: Int16) {
         guard isOpen else { return }
         if Int32(what) & EV_TIMEOUT != 0 {
+            firstByteWaiter = nil
             channel.timedOut()
             handleEnd(.timeout)
+            return
+        }
+        if let waiter = firstByteWaiter {
+            var byte: UInt8 = 0
+            let got = recv(channel.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+            if got < 0, [EAGAIN, EWOULDBLOCK, EINTR].contains(shim_errno()) { return }
+            firstByteWaiter = nil
+            channel.stopReading()
+            waiter(got == 1 ? byte : nil)
             return
         }
         switch channel.read() {

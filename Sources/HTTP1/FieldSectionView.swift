@@ -79,6 +79,23 @@ public struct FieldSectionView {
         }
     }
 
+    /// The protocol a request asks to switch to (RFC 9110 §7.8): `upgrade` among the Connection
+    /// options and an `Upgrade` line; its first protocol's name, lowercase, without a version
+    /// (`websocket`, `h2c`). Nil, without looking at a line, when there is no Connection line.
+    public func upgradeProtocol() -> String? {
+        guard connectionLines > 0, options(connectionOptions(), contain: "upgrade") else { return nil }
+        for line in lines where ASCII.equalsLowercase(bytes, line.name, "upgrade") {
+            var name: String?
+            _ = ASCII.forEachListElement(bytes, line.value) { buf, range in
+                let end = buf[range].firstIndex(of: UInt8(ascii: "/")) ?? range.upperBound
+                name = ASCII.lowercasedString(buf, range.lowerBound..<end)
+                return false
+            }
+            if let name, !name.isEmpty { return name }
+        }
+        return nil
+    }
+
     /// Whether one of `options` (ranges from ``connectionOptions()``) is `lowercase`.
     public func options(_ options: [Range<Int>], contain lowercase: StaticString) -> Bool {
         options.contains { ASCII.equalsLowercase(bytes, $0, lowercase) }

@@ -8,11 +8,19 @@ extension ClientSession {
     /// never a token: only its fingerprint). Reads the head in place: a copy of a head costs
     /// a retain and a release per field.
     func account(_ io: ExchangeIO, status: Int, error: String?) {
+        Self.account(io, context: context, status: status, error: error)
+    }
+
+    /// ``account(_:status:error:)`` for an exchange that outlived its session (an upgraded
+    /// connection's, when its tunnel ends): `bytesIn` and `bytesOut` replace the bodies' sizes.
+    static func account(_ io: ExchangeIO, context: WorkerContext, status: Int, error: String?,
+                        bytesIn: Int? = nil, bytesOut: Int? = nil) {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
-        count(route: route, status: status, error: error, seconds: seconds)
+        count(route: route, status: status, error: error, seconds: seconds, context: context)
         guard context.accessLog else { return }
-        logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds)
+        logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds, context: context,
+                  bytesIn: bytesIn, bytesOut: bytesOut)
     }
 
     /// Counts a request answered before any exchange started (malformed head, no route, loop),
@@ -20,26 +28,29 @@ extension ClientSession {
     func account(_ head: RequestHead?, status: Int, error: String?) {
         guard let head else {
             // A request rejected before its head parsed: counted, but there is nothing to log.
-            count(route: "unrouted", status: status, error: error, seconds: nil)
+            Self.count(route: "unrouted", status: status, error: error, seconds: nil, context: context)
             return
         }
-        count(route: "unrouted", status: status, error: error, seconds: 0)
+        Self.count(route: "unrouted", status: status, error: error, seconds: 0, context: context)
         guard context.accessLog else { return }
-        logAccess(head, io: nil, route: "unrouted", status: status, error: error, seconds: 0)
+        Self.logAccess(head, io: nil, route: "unrouted", status: status, error: error, seconds: 0, context: context)
     }
 
-    private func count(route: String, status: Int, error: String?, seconds: Double?) {
+    private static func count(route: String, status: Int, error: String?, seconds: Double?, context: WorkerContext) {
         context.metrics.requestTally.count(RequestCounterKey(route: route, code: status))
         if let seconds { context.metrics.duration.observe(seconds) }
         if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
     }
 
-    private func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?, seconds: Double) {
+    private static func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?,
+                                  seconds: Double, context: WorkerContext, bytesIn: Int? = nil, bytesOut: Int? = nil) {
+        let bytesIn = bytesIn ?? Int(io?.requestRelay.bodyBytes ?? 0)
+        let bytesOut = bytesOut ?? Int(io?.responseRelay.bodyBytes ?? 0)
         if let writer = context.accessLogWriter {
             let upstream = io.map { "\($0.target.host):\($0.target.port)" }
             writer.write(AccessRecord(
                 method: head.method, authority: Self.authority(head), path: Self.pathWithoutQuery(head.target),
-                status: status, bytesIn: Int(io?.requestRelay.bodyBytes ?? 0), bytesOut: Int(io?.responseRelay.bodyBytes ?? 0),
+                status: status, bytesIn: bytesIn, bytesOut: bytesOut,
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
                 tokenFingerprint: io?.token?.fingerprint, auth: Self.authorizationUse(io),
                 proxyStatus: error, worker: context.worker, scope: io?.variant?.scope))
@@ -51,8 +62,8 @@ extension ClientSession {
             "authority": .string(Self.authority(head)),
             "path": .string(Self.pathWithoutQuery(head.target)),
             "status": .stringConvertible(status),
-            "bytes_in": .stringConvertible(io?.requestRelay.bodyBytes ?? 0),
-            "bytes_out": .stringConvertible(io?.responseRelay.bodyBytes ?? 0),
+            "bytes_in": .stringConvertible(bytesIn),
+            "bytes_out": .stringConvertible(bytesOut),
             "duration_ms": .string(String(Int((seconds * 1000).rounded()))),
             "route": .string(route),
         ]

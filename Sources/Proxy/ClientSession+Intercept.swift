@@ -1,9 +1,12 @@
 import EventLoop
 import HTTP1
 
-/// HTTPS interception: a CONNECT to an intercepting route's host is answered `200`, then the
-/// same socket continues as the TLS server for that name (a leaf minted by the sidecar's CA) in
-/// a new session whose requests must all be for that origin.
+/// Interception: a CONNECT to an intercepting route's host is answered `200`, then the app's
+/// first byte decides what the tunnel carries: a TLS handshake record (`0x16`, a ClientHello)
+/// and the same socket continues as the TLS server for that name (a leaf minted by the
+/// sidecar's CA); anything else is plaintext HTTP/1.1 (a `ws://` or `http://` URL behind an HTTP
+/// proxy, RFC 6455 §4.1). Either way a new session reads the requests, which must all be for
+/// that origin.
 extension ClientSession {
     /// Sent before the TLS handshake (RFC 9110 §9.3.6: any 2xx; the reason phrase is customary).
     private static let established = Array("HTTP/1.1 200 Connection established\r\n\r\n".utf8)
@@ -13,12 +16,21 @@ extension ClientSession {
     final class PendingInterception {
         let server: TLSServerContext
         let origin: InterceptedOrigin
+        /// The route's upstream is TLS: an app speaking TLS may use it (one speaking plaintext
+        /// always may).
+        let acceptsTLS: Bool
+        /// The `200` left; the app's first byte is awaited.
+        var answered = false
 
-        init(server: TLSServerContext, origin: InterceptedOrigin) {
+        init(server: TLSServerContext, origin: InterceptedOrigin, acceptsTLS: Bool) {
             self.server = server
             self.origin = origin
+            self.acceptsTLS = acceptsTLS
         }
     }
+
+    /// The first byte of a TLS record carrying a handshake message (RFC 8446 §5.1).
+    static let tlsHandshakeRecord: UInt8 = 0x16
 
     /// Answers the CONNECT and arranges for TLS to start once the answer is with the kernel.
     func startInterception(_ head: RequestHead, _ authority: Authority, _ interception: Interception) {
@@ -44,19 +56,49 @@ extension ClientSession {
         headTimer.cancel()
         // A client that does not take the answer does not hold the connection.
         client.setTimeouts(read: nil, write: context.timeouts.clientHeader)
-        pendingInterception = PendingInterception(server: server, origin: origin)
+        pendingInterception = PendingInterception(server: server, origin: origin,
+                                                  acceptsTLS: context.router.interceptsOverTLS(authority))
         client.write(Self.established)
     }
 
-    /// The `200` is with the kernel: the socket continues as TLS in a new session.
+    /// The `200` is with the kernel: the app's first byte (left unread) says what the tunnel
+    /// carries. It must come within `clientHeader`, like a request head.
     func completeInterception(_ pending: PendingInterception) {
-        pendingInterception = nil
-        guard let tls = Connection.startTLSServer(on: client, context: pending.server) else {
-            abort()
+        guard !pending.answered else { return }
+        pending.answered = true
+        client.setTimeouts(read: context.timeouts.clientHeader, write: context.timeouts.clientHeader)
+        let waiting = Connection.peekFirstByte(of: client) { [self] byte in
+            guard pendingInterception === pending else { return }
+            pendingInterception = nil
+            classify(byte, pending)
+        }
+        if !waiting { abort() }
+    }
+
+    /// Continues the tunnel as TLS or as plaintext HTTP, in a new session.
+    private func classify(_ first: UInt8?, _ pending: PendingInterception) {
+        guard let first else {
+            abort()  // the app left without a byte
             return
         }
-        // Adopt first: a drain must never see a moment with neither session.
-        context.adopt(tls, intercepted: pending.origin)
+        let next: any ByteStream
+        if first == Self.tlsHandshakeRecord {
+            guard pending.acceptsTLS, let tls = Connection.startTLSServer(on: client, context: pending.server) else {
+                if !pending.acceptsTLS {
+                    context.logger.warning("an app spoke TLS in a tunnel whose route sends plaintext (http:// upstream); closed",
+                                           metadata: ["host": .string(pending.origin.host)])
+                }
+                abort()
+                return
+            }
+            next = tls
+        } else {
+            next = client
+            client.setTimeouts(read: nil, write: nil)
+        }
+        // Adopt first: a drain must never see a moment with neither session. (The new session
+        // takes the stream's delegate.)
+        context.adopt(next, intercepted: pending.origin)
         context.remove(self)
     }
 

@@ -74,7 +74,8 @@ extension ClientSession: UpstreamWaiter {
         var decision: RouteDecision
         // A ternary, not `Optional.map ?? …`: the decision is not copied through an optional.
         switch intercepted == nil ? context.router.decide(head)
-            : context.router.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName) {
+            : context.router.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName,
+                                    secure: client.isTLS) {
         case .success(let routed): decision = routed
         case .failure(let error):
             respondBeforeExchange(error, head: head, close: !canContinue)
@@ -96,10 +97,17 @@ extension ClientSession: UpstreamWaiter {
         }
         let credential: Exchange.CredentialUse
         if let routed = decision.credential { credential = routed.refreshable ? .refreshable : .fixed } else { credential = .none }
-        let request = Self.exchangeRequest(for: head, credential: credential)
+        // An upgrade goes on only from a bodyless HTTP/1.1 request to a protocol the route
+        // allows; any other keeps the request plain HTTP, its Upgrade fields removed (RFC 9110
+        // §7.8), so no body and no refused protocol can ever become a tunnel.
+        let upgrade = bodyless && head.version == .http1_1
+            ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0) ? $0 : nil } : nil
+        var request = Self.exchangeRequest(for: head, credential: credential)
+        request.upgrade = upgrade != nil
         // The head moves into the exchange's I/O record (no copy of its fields).
         let io = ExchangeIO(head: head, decision: decision, context: context)
         if let variant { io.variant = variant }
+        io.upgrade = upgrade
         current = io
         perform(exchange.start(request), continuing: io)
     }
@@ -275,7 +283,8 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
-        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, to: upstream.output)
+        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade != nil,
+                                              to: upstream.output)
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil

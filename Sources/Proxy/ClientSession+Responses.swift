@@ -38,7 +38,7 @@ extension ClientSession: UpstreamConnectionOwner {
         while !input.isEmpty {
             // The head is read as offsets over the buffered bytes and the forwarded lines copied
             // out before the bytes are drained: no String per field.
-            enum Parsed { case interim(status: Int, reason: String), final(UpstreamResponse) }
+            enum Parsed { case interim(status: Int, reason: String, switching: [UInt8]?), final(UpstreamResponse) }
             let parsed: Parsed
             do {
                 let read = try responseReader.read(from: input, prefix: { bytes throws(HTTPParseError) -> (head: Parsed, length: Int) in
@@ -46,7 +46,9 @@ extension ClientSession: UpstreamConnectionOwner {
                                                                  reusing: context.takeFieldLines())
                     defer { context.fieldLines = view.fieldLines }
                     if view.status < 200 {
-                        return (.interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self)), view.bytes.count)
+                        let switching = view.status == 101 ? ResponseRewriter.switchingProtocols(view) : nil
+                        return (.interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self),
+                                         switching: switching), view.bytes.count)
                     }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version,
                                                              reusing: context.takeHeadBytes())
@@ -65,7 +67,8 @@ extension ClientSession: UpstreamConnectionOwner {
             // Consumed, and the head moved into the exchange: a copy left here would share the
             // forwarded lines' storage while ``startRelay`` completes them in place.
             switch consume parsed {
-            case .interim(let status, let reason):
+            case .interim(let status, let reason, let switching):
+                io.switchingHead = switching
                 let action = exchange.interimResponse(status: status)
                 guard case .forwardInterim(let toClient) = action else {
                     perform(action, continuing: io)

@@ -51,6 +51,8 @@ final class ClientSession: ConnectionDelegate {
         self.client = client
         self.context = context
         self.intercepted = intercepted
+        // A plaintext intercepted tunnel has no handshake to wait for.
+        self.handshakeDone = intercepted == nil || !client.isTLS
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
         // `let`s, given their actions once `self` exists (calls through a lazy `var` retained them).
         self.headTimer = Timer(on: context.loop) {}
@@ -65,7 +67,7 @@ final class ClientSession: ConnectionDelegate {
         client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
         awaitNextRequest()
-        if intercepted != nil {
+        if !handshakeDone {
             // The app's TLS handshake must complete as soon as a request head would.
             headTimer.schedule(after: context.timeouts.clientHeader)
         }
@@ -192,6 +194,7 @@ final class ClientSession: ConnectionDelegate {
             armResponseTimer(io)
         case .readResponseHead: readResponseHead(io)
         case .forwardInterim: break  // written by readResponseHead, which holds the interim head
+        case .switchProtocols: switchProtocols(io)
         case .pauseUpstream: pauseUpstream(io)
         case .spoolResponse: startSpooling(io)
         case .releaseUpstream(let disposal):

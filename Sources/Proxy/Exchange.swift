@@ -59,6 +59,9 @@ struct Exchange {
         var credential: CredentialUse
         /// The client speaks HTTP/1.1 (interim responses reach it; an HTTP/1.0 client gets none).
         var http11 = true
+        /// The request asks to switch to a protocol the route allows (its `Upgrade` goes on): a
+        /// `101` turns both connections into one byte stream.
+        var upgrade = false
     }
 
     /// How the request uses a credential.
@@ -409,12 +412,21 @@ struct Exchange {
     }
 
     /// An interim (1xx) response head arrived while the request waits for its final one.
-    /// `101 Switching Protocols` was never asked for (no `Upgrade` is forwarded): a malformed
-    /// response. Others go on to HTTP/1.1 clients, and the response-head clock starts again.
+    /// `101 Switching Protocols` to a request that asked to upgrade ends the exchange: the
+    /// connections leave HTTP (`switchProtocols`). Asked for by no one (no `Upgrade` was
+    /// forwarded), it is a malformed response. Others go on to HTTP/1.1 clients, and the
+    /// response-head clock starts again.
     mutating func interimResponse(status: Int) -> ExchangeAction {
         guard state == .forwarding, let request else { return .none }
         if status == 101 {
-            return responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false)
+            guard request.upgrade && requestComplete else {
+                return responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false)
+            }
+            // Nothing about this client connection is HTTP any more: every later event is ignored.
+            state = .closed
+            self.request = nil
+            resend = .notKept
+            return .switchProtocols
         }
         return .forwardInterim(toClient: request.http11)
     }

@@ -49,6 +49,10 @@ enum ExchangeAction: Equatable {
     /// Pass an interim (1xx) response on to the client when `toClient`, and restart the
     /// response-head clock.
     case forwardInterim(toClient: Bool)
+    /// The backend answered `101 Switching Protocols` to an upgrade: write the `101` to the
+    /// client, take the upstream connection out of the pool, and relay bytes both ways until
+    /// either side ends (the token counts as accepted, as with a 2xx).
+    case switchProtocols
     /// Read the next request heads from the client's input.
     case readRequests
     /// The client took the answers that had piled up: read it again, then its requests.

@@ -57,6 +57,11 @@ final class ExchangeIO {
     /// request was complete, and to which upstream (connected or not); it does nothing while
     /// these stay the same (it is called at several points of every exchange).
     var timeoutsAppliedFor: (requestComplete: Bool, upstream: ObjectIdentifier?, connected: Bool)?
+    /// The protocol the request switches to when the backend agrees (a `101`): one the route
+    /// allows, asked for by a bodyless HTTP/1.1 request. Nil for every other request.
+    var upgrade: String?
+    /// The client-facing `101` head, between reading it and switching protocols.
+    var switchingHead: [UInt8]?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false

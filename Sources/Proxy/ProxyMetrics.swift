@@ -57,6 +57,10 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Responses cut short because their client had stopped reading while holding a backend
     /// connection another request was waiting for.
     public var stalledClientsCut: UInt64 = 0
+    /// Connections upgraded after a `101` (WebSocket), by route.
+    public var upgradedConnections: [String: UInt64] = [:]
+    /// Upgraded connections open now, by route (a gauge).
+    public var upgradedOpen: [String: Int] = [:]
     /// TLS handshakes apps refused or broke off on intercepted tunnels, by host and reason
     /// (process-wide: filled in once, not merged).
     public var interceptHandshakeFailures: [InterceptFailureKey: Int] = [:]
@@ -80,5 +84,7 @@ public struct ProxyMetrics: Sendable, Equatable {
         acceptErrors += other.acceptErrors
         spooledResponses += other.spooledResponses
         stalledClientsCut += other.stalledClientsCut
+        upgradedConnections.merge(other.upgradedConnections, uniquingKeysWith: +)
+        upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
     }
 }

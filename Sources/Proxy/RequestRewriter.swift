@@ -11,18 +11,21 @@ import TokenManager
 enum RequestRewriter {
     /// The upstream request head: origin-form target, HTTP/1.1, `Host` per the route, the token
     /// line when `token` is given, `Via`, and chunked framing when the client's body is chunked.
-    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?) -> [UInt8] {
+    /// `upgrade`: the request switches protocols (its `Upgrade` lines and `Connection: upgrade`
+    /// go on; every other hop-by-hop field is still dropped).
+    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
-        write(request, decision: decision, token: token) { maxCount, body in
+        write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
             out = HeadWriter.bytes(maxCount: maxCount, body)
         }
         return out
     }
 
     /// Writes ``head(for:decision:token:)`` at the end of `output`, in place; returns its size.
-    static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, to output: EventBuffer) -> Int {
+    static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool = false,
+                      to output: EventBuffer) -> Int {
         var written = 0
-        write(request, decision: decision, token: token) { maxCount, body in
+        write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
             output.write(reserving: maxCount) { buffer in
                 var writer = HeadWriter(buffer)
                 body(&writer)
@@ -35,7 +38,7 @@ enum RequestRewriter {
 
     /// Computes an upper bound of the head's size and hands `reserve` that bound and the writer
     /// of the head, for it to run over that much reserved memory.
-    private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?,
+    private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool,
                               reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
@@ -56,6 +59,7 @@ enum RequestRewriter {
             case .none, .untilClose: break
             }
             if let token { maxCount += token.headerLine.count }
+            if upgrade { maxCount += HeadBytes.connectionUpgrade.utf8CodeUnitCount }
             if let proof { maxCount += HeadBytes.dpopPrefix.utf8CodeUnitCount + proof.utf8.count + 2 }
             reserve(maxCount) { out in
                 out.write(request.method)
@@ -69,7 +73,8 @@ enum RequestRewriter {
                 var runStart: Int?
                 for line in section.lines {
                     if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
-                             perRequest: perRequest) {
+                             perRequest: perRequest)
+                        || (upgrade && section.name(of: line, equals: "upgrade")) {
                         if runStart == nil { runStart = line.name.lowerBound }
                     } else if let start = runStart {
                         out.write(UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
@@ -90,6 +95,7 @@ enum RequestRewriter {
                     break
                 }
                 if let token { out.write(token.headerLine) }
+                if upgrade { out.write(HeadBytes.connectionUpgrade) }
                 if let proof {
                     out.write(HeadBytes.dpopPrefix)
                     out.write(proof)

@@ -115,6 +115,21 @@ enum ResponseRewriter {
         return nonce && asked
     }
 
+    /// The client-facing head of a `101 Switching Protocols`: the status line and every field
+    /// line but the hop-by-hop ones, then the backend's `Upgrade` lines, `Connection: upgrade`
+    /// and Via (RFC 9110 §7.8: the switch is this hop's, and the client asked for it).
+    static func switchingProtocols(_ view: ResponseHeadView) -> [UInt8] {
+        var out = response(view, clientVersion: .http1_1).forwardedLines
+        for line in view.fieldLines where view.name(of: line, equals: "upgrade") {
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: view.bytes[line.name.lowerBound..<line.value.upperBound]))
+            out.append(HeadBytes.crlf)
+        }
+        out.append(HeadBytes.connectionUpgrade)
+        out.append(HeadBytes.viaLine)
+        out.append(HeadBytes.crlf)
+        return out
+    }
+
     /// The client-facing head: `response`'s forwarded lines (moved out, so it is built in place
     /// in the room ``response(_:clientVersion:)`` reserved) and the proxy's own lines.
     /// `keepAlive` says whether the client connection stays open after this response.

@@ -29,11 +29,14 @@ final class RouteDecision: Sendable {
     let perRequest: RouteTokens?
     /// `clientCertificate: credential`: the upstream connection per certificate the token is bound to.
     let certificateBound: CertificateBoundUpstream?
+    /// Which protocols a request may switch to, and for how long (`upgrades`, `maxUpgradedLifetime`).
+    let upgrades: UpgradePolicy
 
     /// A decision; only the router makes them (and tests).
     init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
          keepsClientAuthorization: Bool = false, keptClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
-         certificateBound: CertificateBoundUpstream? = nil) {
+         certificateBound: CertificateBoundUpstream? = nil, upgrades: UpgradePolicy = UpgradePolicy()) {
+        self.upgrades = upgrades
         self.target = target
         self.hostField = hostField
         self.credential = credential
@@ -48,14 +51,14 @@ final class RouteDecision: Sendable {
     /// header is forwarded as it is, no token is looked up or injected.
     func keepingClientAuthorization() -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName,
-                      keptClientAuthorization: true)
+                      keptClientAuthorization: true, upgrades: upgrades)
     }
 
     /// This decision injecting `credential`'s tokens instead.
     func with(credential: (any Credential)?) -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound)
+                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades)
     }
 }
 
@@ -106,6 +109,8 @@ final class Router: Sendable {
         let preserveHost: Bool
         /// `intercept: true`.
         let intercept: Bool
+        /// `upgrades`, `maxUpgradedLifetime`.
+        let upgrades: UpgradePolicy
         /// An intercepting route without an upstream (a wildcard): the TLS context its requests
         /// reach their own destination with.
         let interceptTLS: (context: TLSClientContext, key: String)?
@@ -127,11 +132,13 @@ final class Router: Sendable {
             self.preserveHost = route.preserveHost
             self.intercept = route.intercept
             self.interceptTLS = interceptTLS
+            let upgrades = UpgradePolicy(route)
+            self.upgrades = upgrades
             func decision(_ hostField: String) -> RouteDecision? {
                 target.map {
                     RouteDecision(target: $0, hostField: hostField, credential: credential, routeName: route.host.description,
                                   keepsClientAuthorization: route.clientAuthorization == .keep, perRequest: perRequest,
-                                  certificateBound: certificateBound)
+                                  certificateBound: certificateBound, upgrades: upgrades)
                 }
             }
             if route.preserveHost {
@@ -192,7 +199,7 @@ final class Router: Sendable {
                     ownHost = (Authority(host: name, port: route.host.port).description, bare)
                 }
                 var interceptTLS: (context: TLSClientContext, key: String)?
-                if route.intercept {
+                if route.intercept && route.host.port != 80 {  // port 80: plaintext, as the app sent it
                     let key = Router.tlsKey(route.tls)
                     if contexts[key] == nil {
                         contexts[key] = try TLSClientContext(caFile: route.tls.caFile, clientCert: route.tls.clientCert,
@@ -286,17 +293,28 @@ final class Router: Sendable {
         table.route(host: authority.host, port: authority.port(default: 443))?.intercept ?? false
     }
 
+    /// Whether the intercepting route for `authority` sends its requests over TLS: an app that
+    /// speaks TLS inside its tunnel is refused by a route with an `http://` upstream (allowed on
+    /// port 80 only, for `ws://` and `http://` URLs), which would be weaker than the app's own
+    /// connection.
+    func interceptsOverTLS(_ authority: Authority) -> Bool {
+        guard let route = table.route(host: authority.host, port: authority.port(default: 443)) else { return false }
+        return route.upstream?.isTLS ?? (route.host.port != 80)
+    }
+
     /// Decides where a request read inside an intercepted tunnel to `origin` goes: only to that
     /// origin (anything else is `421 Misdirected Request`), through its intercepting route.
     /// `serverName`: the SNI the app sent in its handshake (a different name is misdirected too).
-    func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin, serverName: String?) -> Result<RouteDecision, ProxyError> {
+    /// `secure`: the app speaks TLS in the tunnel (else plaintext HTTP, as for a `ws://` URL).
+    func decide(_ head: RequestHead, intercepted origin: InterceptedOrigin, serverName: String?,
+                secure: Bool = true) -> Result<RouteDecision, ProxyError> {
         if let serverName, Self.normalizedServerName(serverName) != origin.host {
             return .failure(.misdirected(origin, "\(serverName) (its TLS server name)"))
         }
         let destination: Authority
         switch head.target {
         case .absolute(let scheme, let authority, _):
-            guard scheme == "https" else { return .failure(.misdirected(origin, "an \(scheme):// URL")) }
+            guard scheme == (secure ? "https" : "http") else { return .failure(.misdirected(origin, "an \(scheme):// URL")) }
             destination = authority
         case .origin, .asterisk:
             guard let host = head.host else {
@@ -337,7 +355,7 @@ final class Router: Sendable {
             ?? ready.interceptTLS.map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
         return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
-                             perRequest: ready.perRequest, certificateBound: ready.certificateBound)
+                             perRequest: ready.perRequest, certificateBound: ready.certificateBound, upgrades: ready.upgrades)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

@@ -1,10 +1,30 @@
 import EventLoop
 
-/// A CONNECT tunnel to an allowed destination: after `200 Connection Established`, bytes are
-/// relayed both ways untouched (nothing is injected: the proxy cannot see inside TLS), with the
-/// same watermark backpressure as the HTTP relay. Either side closing ends the tunnel after
-/// flushing what the other side still has to receive.
+/// A client connection that left HTTP: bytes relayed both ways untouched, with the same
+/// watermark backpressure as the HTTP relay. Either side closing ends the tunnel after flushing
+/// what the other side still has to receive.
+///
+/// Two kinds: a CONNECT tunnel to an allowed destination (the tunnel connects, then answers
+/// `200 Connection Established`; nothing is injected: the proxy cannot see inside TLS), and an
+/// upgraded connection (``Upgrade``): after a `101` to a request that asked for it, the client
+/// and the upstream connection that carried the request, with an idle timeout and an optional
+/// lifetime of its own, counted and logged when it ends.
 final class Tunnel: ConnectionDelegate {
+    /// What an upgraded connection carries beyond a CONNECT tunnel.
+    struct Upgrade {
+        /// The route's label (metrics).
+        let route: String
+        /// No byte either way for this long ends it (`timeouts.upgradedIdle`).
+        let idle: Duration
+        /// The route's `maxUpgradedLifetime`, if any.
+        let lifetime: Duration?
+        /// The protocol is WebSocket: a lifetime ends with a `1001 Going Away` close frame sent to
+        /// the client at a frame boundary (other protocols are simply closed).
+        let websocket: Bool
+        /// Called once when it ends, with the bytes relayed client → upstream and upstream → client.
+        let ended: (_ bytesUp: Int, _ bytesDown: Int) -> Void
+    }
+
     private let client: any ByteStream
     private var upstream: (any ByteStream)?
     private let context: WorkerContext
@@ -13,21 +33,56 @@ final class Tunnel: ConnectionDelegate {
     private var finished = false
     private var clientDone = false
     private var upstreamDone = false
+    /// The CONNECT destination (nil for an upgraded connection, whose upstream exists).
+    private let destination: (host: String, port: Int)?
+    private let upgrade: Upgrade?
+    /// Bytes relayed each way (upgraded connections: the access log).
+    private var bytesUp = 0
+    private var bytesDown = 0
+    /// Frame boundaries of what the upstream sends, tracked when a WebSocket has a lifetime.
+    private var frames: WebSocketFrameCursor?
+    /// The lifetime is over: at the next frame boundary the client gets `1001 Going Away`.
+    private var expired = false
+    private var lifetimeTimer: Timer?
 
-    private let host: String
-    private let port: Int
-
+    /// A CONNECT tunnel to `host:port`.
     init(client: any ByteStream, host: String, port: Int, context: WorkerContext) {
         self.client = client
         self.context = context
-        self.host = host
-        self.port = port
+        destination = (host, port)
+        upgrade = nil
     }
 
-    /// Takes over the client connection and connects to the destination.
+    /// An upgraded connection between `client` and `upstream` (both connected; each may hold
+    /// bytes already: what followed the request head, and what followed the `101`).
+    init(client: any ByteStream, upstream: any ByteStream, context: WorkerContext, upgrade: Upgrade) {
+        self.client = client
+        self.upstream = upstream
+        self.context = context
+        destination = nil
+        self.upgrade = upgrade
+        if upgrade.websocket && upgrade.lifetime != nil { frames = WebSocketFrameCursor() }
+    }
+
+    /// Takes over the client connection and connects to the destination (a CONNECT tunnel), or
+    /// starts relaying (an upgraded connection).
     func start() {
         client.delegate = self
-        upstream = Connection.connect(host: host, port: port, on: context.loop, delegate: self)
+        if let upgrade, let upstream {
+            upstream.delegate = self
+            context.metrics.upgradedConnections[upgrade.route, default: 0] += 1
+            context.metrics.upgradedOpen[upgrade.route, default: 0] += 1
+            if let lifetime = upgrade.lifetime {
+                lifetimeTimer = Timer(on: context.loop, after: lifetime) { [unowned self] in lifetimeEnded() }
+            }
+            established(idle: upgrade.idle)
+            // The upstream may have closed right after its 101 (the close was read with it, and
+            // reported to the pool's connection, not here).
+            if !finished && upstream.seenPeerActivity == .closed { connection(upstream, didEnd: .endOfStream) }
+            return
+        }
+        guard let destination else { return }
+        upstream = Connection.connect(host: destination.host, port: destination.port, on: context.loop, delegate: self)
         connectTimer = Timer(on: context.loop, after: context.timeouts.connect) { [unowned self] in
             fail(ProxyError(status: 504, type: "connection_timeout", message: "could not connect to the tunnel destination in time"))
         }
@@ -37,15 +92,24 @@ final class Tunnel: ConnectionDelegate {
     }
 
     func connectionDidConnect(_ connection: any ByteStream) {
-        guard connection === upstream, let upstream else { return }
+        guard connection === upstream, !established else { return }
         connectTimer = nil
+        client.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
+        established(idle: context.timeouts.idle)
+    }
+
+    /// Both sides are connected: relay what each already holds, then read both.
+    private func established(idle: Duration) {
+        guard let upstream else { return }
         established = true
         upstream.setReadHighWatermark(WorkerContext.readAhead)
         // A tunnel silent in both directions for `idle` ends (so a half-closed one cannot linger).
-        for side in [client, upstream] { side.setTimeouts(read: context.timeouts.idle, write: context.timeouts.bodyIdle) }
-        client.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))
-        // Bytes the client sent right after its CONNECT head (a TLS ClientHello) go first.
+        for side in [client, upstream] { side.setTimeouts(read: idle, write: context.timeouts.bodyIdle) }
+        // Bytes the client sent right after its head (a TLS ClientHello, WebSocket frames) go
+        // first; for an upgraded connection, also what the upstream sent right after its 101.
         relay(from: client, to: upstream)
+        relay(from: upstream, to: client)
+        guard !finished else { return }
         upstream.startReading()
         client.startReading()
     }
@@ -71,7 +135,7 @@ final class Tunnel: ConnectionDelegate {
             // Half-close: pass on what this side sent, then end the other side's write direction
             // once it is flushed; bytes keep flowing the other way until that side ends too.
             let other = connection === client ? upstream : client
-            connection.input.moveAll(to: other.output)
+            relay(from: connection, to: other)
             other.finishWriting()
             if connection === client { clientDone = true } else { upstreamDone = true }
             if clientDone && upstreamDone { finish() }
@@ -85,8 +149,72 @@ final class Tunnel: ConnectionDelegate {
     }
 
     private func relay(from source: any ByteStream, to destination: any ByteStream) {
-        source.input.moveAll(to: destination.output)
+        if source === client {
+            bytesUp += source.input.moveAll(to: destination.output)
+        } else if frames != nil {
+            relayFrames()
+        } else {
+            bytesDown += source.input.moveAll(to: destination.output)
+        }
         if destination.output.count >= WorkerContext.highWatermark { source.stopReading() }
+    }
+
+    /// Relays the upstream's bytes frame by frame (their headers read, payloads moved whole), so
+    /// that an expired lifetime can put a close frame between two of them.
+    private func relayFrames() {
+        guard var cursor = frames, let upstream else { return }
+        let input = upstream.input
+        while !input.isEmpty || (expired && cursor.atBoundary) {
+            if cursor.atBoundary {
+                if expired {
+                    goAway()
+                    return
+                }
+                switch cursor.begin(input.peekBytes(max: WebSocketFrameCursor.maxHeaderLength)) {
+                case .needMore:
+                    frames = cursor
+                    return
+                case .malformed:
+                    // Not WebSocket as expected: no boundaries to find; relay as it comes.
+                    frames = nil
+                    bytesDown += input.moveAll(to: client.output)
+                    return
+                case .frame:
+                    break
+                }
+            }
+            let moved = input.move(to: client.output, max: cursor.remaining)
+            bytesDown += moved
+            cursor.advance(moved)
+            if moved == 0 { break }
+        }
+        frames = cursor
+    }
+
+    /// The route's `maxUpgradedLifetime` is over: a WebSocket client gets `1001 Going Away` at the
+    /// next frame boundary of what the upstream sends; any other protocol is closed.
+    private func lifetimeEnded() {
+        lifetimeTimer = nil
+        guard !finished else { return }
+        expired = true
+        guard frames != nil else {
+            finish()
+            return
+        }
+        relayFrames()
+    }
+
+    /// Sends the client the close frame, closes the upstream, and closes the client once the
+    /// frame is flushed (it answers with its own close, which nobody needs to read).
+    private func goAway() {
+        guard !finished else { return }
+        finished = true
+        lifetimeTimer = nil
+        client.output.append(WebSocketFrameCursor.closeFrame(code: 1001))
+        upstream?.close()
+        upstream = nil
+        client.closeAfterFlush()
+        ended()
     }
 
     private func fail(_ error: ProxyError) {
@@ -97,7 +225,7 @@ final class Tunnel: ConnectionDelegate {
         finished = true
         connectTimer = nil
         client.closeAfterFlush()
-        context.removeTunnel(self)
+        ended()
     }
 
     /// Flushes what each side still has to receive, then closes both.
@@ -105,21 +233,38 @@ final class Tunnel: ConnectionDelegate {
         guard !finished else { return }
         finished = true
         connectTimer = nil
+        lifetimeTimer = nil
         if let upstream {
-            client.input.moveAll(to: upstream.output)
-            upstream.input.moveAll(to: client.output)
+            bytesUp += client.input.moveAll(to: upstream.output)
+            bytesDown += upstream.input.moveAll(to: client.output)
             upstream.closeAfterFlush()
         }
         upstream = nil
         client.closeAfterFlush()
+        ended()
+    }
+
+    /// Counts the end of an upgraded connection and lets the worker forget the tunnel.
+    private func ended() {
+        if let upgrade {
+            context.metrics.upgradedOpen[upgrade.route, default: 1] -= 1
+            if context.metrics.upgradedOpen[upgrade.route] == 0 { context.metrics.upgradedOpen[upgrade.route] = nil }
+            upgrade.ended(bytesUp, bytesDown)
+        }
         context.removeTunnel(self)
     }
 
     /// Closes both sides now (loop shutdown).
     func abort() {
+        guard !finished else { return }
         finished = true
         connectTimer = nil
+        lifetimeTimer = nil
         upstream?.close()
         client.close()
+        if let upgrade {
+            context.metrics.upgradedOpen[upgrade.route, default: 1] -= 1
+            upgrade.ended(bytesUp, bytesDown)
+        }
     }
 }

@@ -212,6 +212,23 @@ final class UpstreamConnection: ConnectionDelegate {
         pool.connectionClosed(self)
     }
 
+    /// Leaves the pool for good with its socket, which the caller now owns (an upgraded
+    /// connection: no longer HTTP, never reused): the pool counts it as closed, so its slot
+    /// serves other requests. Nil (and closed) when it is not connected.
+    func handOver() -> (any ByteStream)? {
+        guard !isClosed, isConnected, let stream = connection else {
+            close()
+            return nil
+        }
+        isClosed = true
+        owner = nil
+        connectTimer = nil
+        connection = nil
+        stream.delegate = nil
+        pool.connectionClosed(self)
+        return stream
+    }
+
     // MARK: - ConnectionDelegate (only the winning connection reports here)
 
     func connectionDidConnect(_ connection: any ByteStream) {

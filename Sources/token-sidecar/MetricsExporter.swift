@@ -51,6 +51,11 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_stalled_clients_cut_total",
                                  help: "Responses cut short because their client stopped reading while holding a backend connection another request waited for.",
                                  [MetricSample(value: Double(proxy.stalledClientsCut))]))
+        families.append(.counter("token_sidecar_upgraded_connections_total",
+                                 help: "Connections that switched protocols after a 101 (WebSocket), by route.",
+                                 samples(proxy.upgradedConnections, label: "route")))
+        families.append(.gauge("token_sidecar_upgraded_connections_open", help: "Upgraded connections open now, by route.",
+            proxy.upgradedOpen.sorted { $0.key < $1.key }.map { MetricSample(labels: [MetricLabel("route", $0.key)], value: $0.value) }))
         families.append(.counter("token_sidecar_intercept_handshake_failures_total",
                                  help: "TLS handshakes apps refused or broke off on intercepted tunnels (not trusting the CA, pinning), by host and reason.",
             proxy.interceptHandshakeFailures.sorted { ($0.key.host, $0.key.reason) < ($1.key.host, $1.key.reason) }.map {
