@@ -43,7 +43,8 @@ final class Tunnel: ConnectionDelegate {
     private var frames: WebSocketFrameCursor?
     /// The lifetime is over: at the next frame boundary the client gets `1001 Going Away`.
     private var expired = false
-    private var lifetimeTimer: Timer?
+    /// Runs out the route's `maxUpgradedLifetime` (internal: a test expires it).
+    private(set) var lifetimeTimer: Timer?
 
     /// A CONNECT tunnel to `host:port`.
     init(client: any ByteStream, host: String, port: Int, context: WorkerContext) {

@@ -61,7 +61,7 @@ final class WorkerContext {
     /// This worker's counters (only touched on this loop).
     var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
-    private var tunnels: [ObjectIdentifier: Tunnel] = [:]
+    private(set) var tunnels: [ObjectIdentifier: Tunnel] = [:]
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?

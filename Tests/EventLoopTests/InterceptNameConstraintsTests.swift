@@ -151,7 +151,7 @@ final class InterceptNameConstraintsTests: XCTestCase {
         let cases: [[String: Any]] = (accepted + rejected).map { leaf in
             ["id": leaf.id, "host": leaf.host, "sans": leaf.sans, "cn": leaf.cn ?? NSNull()]
         }
-        let outcome = try Command.run([Self.python, Self.script.path, ca.path, directory.path],
+        let outcome = try Command.run([PeersPython.path, Self.script.path, ca.path, directory.path],
                                       stdin: try JSONSerialization.data(withJSONObject: cases), timeout: 120)
         XCTAssertEqual(outcome.status, 0, String(outcome.err.suffix(2000)), file: file, line: line)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(outcome.out.utf8)) as? [String: Any],
@@ -181,11 +181,4 @@ final class InterceptNameConstraintsTests: XCTestCase {
 
     private static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/twin_ca_verify.py")
-
-    /// PEERS_PYTHON, else the test-only virtual environment `make peers-venv` builds, else `python3`.
-    private static var python: String {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let candidate = ProcessInfo.processInfo.environment["PEERS_PYTHON"] ?? repo.appendingPathComponent(".build-peers/bin/python3").path
-        return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : "python3"
-    }
 }

@@ -18,17 +18,18 @@ public final class FixtureProcess: @unchecked Sendable {
         public let description: String
     }
 
-    /// Runs `python3 <script> <arguments>` and reads its `PORT <n>` line (at most 10 s).
+    /// Runs `python3 <script> <arguments>` (`python`: another interpreter, such as
+    /// ``PeersPython/path``) and reads its `PORT <n>` line (at most 10 s).
     /// `{dir}` in an argument is replaced by ``directory``; `prepare` runs before the process
     /// starts (to write its first control file, say).
-    public init(script: URL, arguments: [String] = [], quiet: Bool = true,
+    public init(script: URL, arguments: [String] = [], quiet: Bool = true, python: String = "python3",
                 prepare: (URL) throws -> Void = { _ in }) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString)")
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try prepare(directory)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
+        process.arguments = [python, script.path]
             + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory.path) }
         let out = Pipe()
         process.standardOutput = out

@@ -20,9 +20,9 @@ final class SessionHarness {
     let spoolDirectory: String?
 
     /// One route `api.test` → `http://backend.test:8080` with `credential` (a static token
-    /// `tok-1` unless another is given); `top`: extra top-level YAML lines; `bufferBytes`: the
-    /// process's ``BufferBudget``.
-    init(credential: (any Credential)? = nil, top: String = "", spoolBytes: Int = 0,
+    /// `tok-1` unless another is given); `top`: extra top-level YAML lines; `route`: extra keys
+    /// of the route (flow style, e.g. `upgrades: [foo]`); `bufferBytes`: the process's ``BufferBudget``.
+    init(credential: (any Credential)? = nil, top: String = "", route: [String] = [], spoolBytes: Int = 0,
          bufferBytes: Int = BufferBudget.defaultLimit) throws {
         loop = try EventLoop()
         let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
@@ -37,6 +37,7 @@ final class SessionHarness {
               - host: "api.test"
                 upstream: "http://backend.test:8080"
                 credential: api
+            \(route.map { "    " + $0 }.joined(separator: "\n"))
             """, file: "session.yaml", environment: [:])
         let credentials = CredentialSet([credential ?? FixedCredential()])
         var logger = Logger(label: "session-test")
