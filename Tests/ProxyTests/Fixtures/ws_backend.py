@@ -54,7 +54,7 @@ def main():
         authorizations = request.headers.get_all("Authorization")
         token = authorizations[0][len("Bearer "):] if len(authorizations) == 1 and authorizations[0].startswith("Bearer ") else None
         valid = token is not None and (token in args.accept or (token.startswith("tok-") and token not in revoked()))
-        log({"path": request.path, "authorization": authorizations,
+        log({"event": "handshake", "path": request.path, "authorization": authorizations,
              "upgrade": request.headers.get_all("Upgrade"), "connection": request.headers.get_all("Connection"),
              "via": request.headers.get_all("Via"), "status": 101 if valid else 401, "time": time.time()})
         if not valid:
@@ -62,6 +62,12 @@ def main():
         return None
 
     async def handler(websocket):
+        try:
+            await serve_messages(websocket)
+        finally:
+            log({"event": "closed", "code": websocket.close_code, "time": time.time()})
+
+    async def serve_messages(websocket):
         async for message in websocket:
             if isinstance(message, str) and message.startswith("close "):
                 await websocket.close(int(message.split()[1]), "closed by the backend")
