@@ -23,6 +23,24 @@ final class ConfigDecoderInterceptTests: XCTestCase {
         XCTAssertFalse(config.routes[2].intercept)
     }
 
+    /// Port 80, written out: apps CONNECT there for `ws://` and `http://` URLs and speak
+    /// plaintext inside, so the default upstream is the destination over plain HTTP, and an
+    /// `http://` upstream is allowed.
+    func testAnInterceptingRouteOnPort80IsPlaintext() throws {
+        let directory = try makeTemporaryDirectory(self)
+        let config = try XCTUnwrap(parseOK("""
+            intercept: {caCertFile: \(directory.path)/ca.crt}
+            routes:
+              - host: "ws.example.com:80"
+                intercept: true
+              - host: "b.example.com:80"
+                intercept: true
+                upstream: "http://b.internal:8080"
+            """))
+        XCTAssertEqual(config.routes[0].upstream?.description, "http://ws.example.com:80")
+        XCTAssertEqual(config.routes[1].upstream?.description, "http://b.internal:8080")
+    }
+
     func testMistakesAreNamedByKey() throws {
         let directory = try makeTemporaryDirectory(self)
         XCTAssertEqual(problemLines("""
@@ -37,8 +55,8 @@ final class ConfigDecoderInterceptTests: XCTestCase {
                 intercept: true
                 insecureSkipVerify: true
             """), [
-            "c.yaml: routes[0].intercept: an intercepting route names the port apps CONNECT to, e.g. host: \"api.example.com:443\"",
-            "c.yaml: routes[1].upstream: an intercepting route sends to an https:// upstream (never weaker than the app's own connection); got http://b.internal:80",
+            "c.yaml: routes[0].intercept: an intercepting route names the port apps CONNECT to, e.g. host: \"api.example.com:443\" (or :80, written out, for ws:// and http:// URLs)",
+            "c.yaml: routes[1].upstream: an intercepting route on a TLS port sends to an https:// upstream (never weaker than the app's own connection); got http://b.internal:80",
             "c.yaml: routes[2].insecureSkipVerify: an intercepting route always verifies its upstream (the app's own connection would have); use caFile to trust a private CA",
         ])
         XCTAssertEqual(problemLines("""

@@ -82,4 +82,42 @@ final class ConfigDecoderRoutesTests: XCTestCase {
             "c.yaml: routes[0].preserveHost: expected true or false, got 'maybe'",
         ])
     }
+
+    // MARK: - upgrades
+
+    func testUpgradesAndTheirLifetime() throws {
+        let config = try XCTUnwrap(parseOK("""
+            timeouts: {upgradedIdle: 10m}
+            routes:
+              - host: "a.test"
+                upgrades: [websocket, Foo, foo]
+                maxUpgradedLifetime: 1h
+              - host: "b.test"
+            """))
+        XCTAssertEqual(config.timeouts.upgradedIdle, .seconds(600))
+        XCTAssertEqual(config.routes[0].upgrades, ["foo"], "websocket is always allowed; names are lowercase, listed once")
+        XCTAssertEqual(config.routes[0].maxUpgradedLifetime, .seconds(3600))
+        XCTAssertEqual(config.routes[1].upgrades, [])
+        XCTAssertNil(config.routes[1].maxUpgradedLifetime)
+        XCTAssertEqual(try XCTUnwrap(parseOK("routes: []\n")).timeouts.upgradedIdle, .seconds(3600), "1h by default")
+    }
+
+    func testUpgradeMistakesAreNamedByKey() {
+        XCTAssertEqual(problemLines("""
+            timeouts: {upgradedIdle: 0s}
+            routes:
+              - host: "a.test"
+                upgrades: [h2c, "foo/1", ""]
+                maxUpgradedLifetime: 0s
+              - host: "b.test"
+                upgrades: websocket
+            """), [
+            "c.yaml: timeouts.upgradedIdle: must be greater than 0",
+            "c.yaml: routes[0].upgrades[0]: h2c is never passed on: HTTP/2 cannot be relayed as an upgraded byte stream (the request is served as HTTP/1.1)",
+            "c.yaml: routes[0].upgrades[1]: 'foo/1' is not a protocol name (an HTTP token such as websocket; no version)",
+            "c.yaml: routes[0].upgrades[2]: '' is not a protocol name (an HTTP token such as websocket; no version)",
+            "c.yaml: routes[0].maxUpgradedLifetime: must be greater than 0",
+            "c.yaml: routes[1].upgrades: expected a list of protocol names (e.g. [websocket]), got a scalar value",
+        ])
+    }
 }

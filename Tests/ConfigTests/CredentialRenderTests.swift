@@ -113,6 +113,7 @@ final class CredentialRenderTests: XCTestCase {
               idle: 2h
               upstreamIdle: 30s
               bodyIdle: 1500ms
+              upgradedIdle: 1h
             spool:
               directory: "/tmp"
               maxBytes: 1GiB
@@ -144,6 +145,7 @@ final class CredentialRenderTests: XCTestCase {
             """), text)
         XCTAssertTrue(text.contains("""
                 upstream: "https://api.example.com:443"
+                upgrades: ["websocket"]
                 preserveHost: false
                 caFile: null  # the system trust store
                 clientCert: null  # no client certificate

@@ -50,6 +50,7 @@ final class SidecarConfigRenderTests: XCTestCase {
               idle: 1m
               upstreamIdle: 30s
               bodyIdle: 1m
+              upgradedIdle: 1h
             spool:
               directory: "/tmp"
               maxBytes: 1GiB
@@ -62,11 +63,13 @@ final class SidecarConfigRenderTests: XCTestCase {
             routes:
               - host: "*.example.com:80"
                 upstream: "http://127.0.0.1:18080"
+                upgrades: ["websocket"]
                 preserveHost: false
                 credential: "env"
                 clientAuthorization: replace
               - host: "plain.test:80"
                 upstream: null  # the requested destination
+                upgrades: ["websocket"]
                 preserveHost: false
                 credential: null  # no token injected
 
