@@ -11,7 +11,7 @@ public enum EnvironmentOverrides {
         "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
     ]
     /// Keys under `timeouts:` that can be overridden.
-    public static let timeoutKeys = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle"]
+    public static let timeoutKeys = ["connect", "responseHeaders", "clientHeader", "idle", "upstreamIdle", "bodyIdle", "upgradedIdle"]
     /// Keys under `spool:` that can be overridden.
     public static let spoolKeys = ["directory", "maxBytes"]
     /// Sections whose keys can be overridden one by one.

@@ -78,7 +78,8 @@ extension ClientSession {
     /// Continues the tunnel as TLS or as plaintext HTTP, in a new session.
     private func classify(_ first: UInt8?, _ pending: PendingInterception) {
         guard let first else {
-            abort()  // the app left without a byte
+            noteInterceptEnd(.endOfStream, origin: pending.origin)  // the app left without a byte
+            abort()
             return
         }
         let next: any ByteStream
@@ -110,8 +111,16 @@ extension ClientSession {
 
     /// An intercepted session that ends before its handshake completed: the app refused the
     /// certificate (or is not speaking TLS); counted and logged once per host.
-    func noteInterceptEnd(_ reason: ConnectionEnd) {
-        guard let origin = intercepted, !handshakeDone, let interception = context.interception else { return }
+    /// `origin`: the tunnel's, for a session still waiting for the app's first byte in it.
+    func noteInterceptEnd(_ reason: ConnectionEnd, origin tunnel: InterceptedOrigin? = nil) {
+        let origin: InterceptedOrigin
+        if let tunnel {
+            origin = tunnel
+        } else {
+            guard let intercepted, !handshakeDone else { return }
+            origin = intercepted
+        }
+        guard let interception = context.interception else { return }
         handshakeDone = true
         interception.handshakeFailed(host: origin.host, end: reason, logger: context.logger)
     }

@@ -121,8 +121,15 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
-        if pendingInterception != nil || (intercepted != nil && !handshakeDone) {
+        if let pending = pendingInterception {
+            // Ended before the app's first byte in the tunnel (counted like a refused handshake),
+            // or before the 200 left.
             pendingInterception = nil
+            if pending.answered { noteInterceptEnd(reason, origin: pending.origin) }
+            abort()
+            return
+        }
+        if intercepted != nil && !handshakeDone {
             noteInterceptEnd(reason)
             abort()
             return

@@ -94,6 +94,23 @@ final class ExchangeDecisionTests: XCTestCase {
         XCTAssertEqual(exchange.state, .idle)
     }
 
+    /// A 101 to a request that asked to upgrade ends the exchange: the connections leave HTTP.
+    func testSwitchingProtocolsThatWasAskedForLeavesHTTP() {
+        var upgrade = request()
+        upgrade.upgrade = true
+        var exchange = forwarding(upgrade)
+        XCTAssertEqual(exchange.interimResponse(status: 101), .switchProtocols)
+        XCTAssertEqual(exchange.state, .closed, "no later event does anything")
+        XCTAssertEqual(exchange.clientReadable(), .none)
+        XCTAssertEqual(exchange.upstreamReadable(), .none)
+        XCTAssertFalse(exchange.isActive)
+        // Other interim responses still go on while it waits.
+        var waiting = forwarding(upgrade)
+        XCTAssertEqual(waiting.interimResponse(status: 100), .forwardInterim(toClient: true))
+        // An ordinary final response keeps it HTTP (a refused handshake).
+        XCTAssertEqual(waiting.responseHead(facts(status: 403)), .relay(reportRejection: false, keepClient: true))
+    }
+
     // MARK: - the client connection after a response
 
     func testTheClientStaysOpenOnlyWhenBothAskAndTheProcessIsNotDraining() {

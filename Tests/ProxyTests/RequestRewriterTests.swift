@@ -38,6 +38,20 @@ final class RequestRewriterTests: XCTestCase {
 
     /// Kept lines go as the client sent them (spacing included), in runs around the dropped ones
     /// at the start, between and at the end of the section; a head built from fields the same.
+    /// An upgrade keeps its `Upgrade` line and says `Connection: upgrade`; every other
+    /// hop-by-hop field (and one the client named in Connection) is still dropped, and the token
+    /// is still the only Authorization.
+    func testAnUpgradeKeepsOnlyItsUpgradeFields() throws {
+        let head = try parse("GET /ws HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade, X-Hop\r\nX-Hop: 1\r\n"
+                             + "Upgrade: websocket\r\nSec-WebSocket-Key: k\r\nKeep-Alive: 5\r\nAuthorization: Bearer evil\r\n\r\n")
+        let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "t")),
+                                                        token: AccessToken(value: "t"), upgrade: true), as: UTF8.self)
+        XCTAssertEqual(out, "GET /ws HTTP/1.1\r\nHost: backend:8080\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n"
+                       + "Authorization: Bearer t\r\nConnection: upgrade\r\nVia: 1.1 token-sidecar\r\n\r\n")
+        let plain = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil), token: nil), as: UTF8.self)
+        XCTAssertFalse(plain.contains("Upgrade") || plain.contains("Connection"), plain)
+    }
+
     func testKeptLinesGoAsTheClientSentThem() throws {
         let head = try parse("GET / HTTP/1.1\r\nProxy-Connection: keep-alive\r\nX-A:tight\r\nHost: api.test\r\n"
                              + "X-B:  spaced \t\r\nX-C: c\r\nAuthorization: Bearer app\r\nContent-Length: 0\r\n\r\n")

@@ -175,6 +175,30 @@ final class WebSocketTests: XCTestCase {
         XCTAssertEqual(metrics.requests[RequestCounterKey(route: "api.test:80", code: 101)], 1)
     }
 
+    /// A tunnel to a route that sends plaintext upstream (`http://`, port 80) carries no TLS: an
+    /// app that starts a handshake there is closed (it would be weaker than its own connection),
+    /// and one that leaves without a byte is counted like a refused handshake.
+    func testAPlaintextRouteRefusesTLSInItsTunnel() throws {
+        let backend = try WebSocketBackend(accept: ["abc"])
+        let proxy = try proxy(backend)
+        let tls = try RawClient(port: proxy.port)
+        tls.send("CONNECT api.test:80 HTTP/1.1\r\nHost: api.test:80\r\n\r\n")
+        XCTAssertEqual(try tls.readResponse(head: true).status, 200)
+        tls.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])
+        let sent = Date()
+        // Closed at once (with a reset: the ClientHello is left unread), nothing answered.
+        XCTAssertEqual(tls.readAll(), [], "a ClientHello on a plaintext route is refused")
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 5, "at once, not at timeouts.clientHeader")
+
+        let gone = try RawClient(port: proxy.port)
+        gone.send("CONNECT api.test:80 HTTP/1.1\r\nHost: api.test:80\r\n\r\n")
+        XCTAssertEqual(try gone.readResponse(head: true).status, 200)
+        gone.close()
+        XCTAssertTrue(waitUntil { proxy.server.interceptHandshakeFailures()[InterceptFailureKey(host: "api.test", reason: "closed")] == 1 },
+                      "\(proxy.server.interceptHandshakeFailures())")
+        XCTAssertEqual(backend.handshakes().count, 0)
+    }
+
     // MARK: - helpers
 
     private func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
