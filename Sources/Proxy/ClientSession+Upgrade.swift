@@ -39,5 +39,6 @@ extension ClientSession {
         context.remove(self)
         client.delegate = nil
         tunnel.start()
+        context.drainIfDraining(tunnel)
     }
 }

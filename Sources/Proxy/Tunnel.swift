@@ -18,8 +18,8 @@ final class Tunnel: ConnectionDelegate {
         let idle: Duration
         /// The route's `maxUpgradedLifetime`, if any.
         let lifetime: Duration?
-        /// The protocol is WebSocket: a lifetime ends with a `1001 Going Away` close frame sent to
-        /// the client at a frame boundary (other protocols are simply closed).
+        /// The protocol is WebSocket: a lifetime or a drain ends with a `1001 Going Away` close
+        /// frame sent to the client at a frame boundary (other protocols are simply closed).
         let websocket: Bool
         /// Called once when it ends, with the bytes relayed client → upstream and upstream → client.
         let ended: (_ bytesUp: Int, _ bytesDown: Int) -> Void
@@ -39,9 +39,11 @@ final class Tunnel: ConnectionDelegate {
     /// Bytes relayed each way (upgraded connections: the access log).
     private var bytesUp = 0
     private var bytesDown = 0
-    /// Frame boundaries of what the upstream sends, tracked when a WebSocket has a lifetime.
+    /// Frame boundaries of what the upstream sends (a WebSocket's), so that it can be ended
+    /// between two frames.
     private var frames: WebSocketFrameCursor?
-    /// The lifetime is over: at the next frame boundary the client gets `1001 Going Away`.
+    /// The lifetime is over, or the process drains: at the next frame boundary the client gets
+    /// `1001 Going Away`.
     private var expired = false
     /// Runs out the route's `maxUpgradedLifetime` (internal: a test expires it).
     private(set) var lifetimeTimer: Timer?
@@ -62,7 +64,7 @@ final class Tunnel: ConnectionDelegate {
         self.context = context
         destination = nil
         self.upgrade = upgrade
-        if upgrade.websocket && upgrade.lifetime != nil { frames = WebSocketFrameCursor() }
+        if upgrade.websocket { frames = WebSocketFrameCursor() }
     }
 
     /// Takes over the client connection and connects to the destination (a CONNECT tunnel), or
@@ -74,7 +76,7 @@ final class Tunnel: ConnectionDelegate {
             context.metrics.upgradedConnections[upgrade.route, default: 0] += 1
             context.metrics.upgradedOpen[upgrade.route, default: 0] += 1
             if let lifetime = upgrade.lifetime {
-                lifetimeTimer = Timer(on: context.loop, after: lifetime) { [unowned self] in lifetimeEnded() }
+                lifetimeTimer = Timer(on: context.loop, after: lifetime) { [unowned self] in goAwaySoon() }
             }
             established(idle: upgrade.idle)
             // The upstream may have closed right after its 101 (the close was read with it, and
@@ -192,11 +194,19 @@ final class Tunnel: ConnectionDelegate {
         frames = cursor
     }
 
-    /// The route's `maxUpgradedLifetime` is over: a WebSocket client gets `1001 Going Away` at the
-    /// next frame boundary of what the upstream sends; any other protocol is closed.
-    private func lifetimeEnded() {
+    /// The process drains: an upgraded connection ends as at the end of its lifetime (so its app
+    /// reconnects, to another instance); a CONNECT tunnel, whose bytes the proxy cannot read,
+    /// runs on until it ends or the drain times out.
+    func drain() {
+        if upgrade != nil { goAwaySoon() }
+    }
+
+    /// The route's `maxUpgradedLifetime` is over, or the process drains: a WebSocket client gets
+    /// `1001 Going Away` at the next frame boundary of what the upstream sends; any other
+    /// protocol is closed.
+    private func goAwaySoon() {
         lifetimeTimer = nil
-        guard !finished else { return }
+        guard !finished, !expired else { return }
         expired = true
         guard frames != nil else {
             finish()

@@ -184,6 +184,7 @@ final class WorkerContext {
         draining = true
         self.onDrained = onDrained
         for session in Array(sessions.values) { session.drainIfIdle() }
+        for tunnel in Array(tunnels.values) { tunnel.drain() }
         checkDrained()
     }
 
@@ -208,6 +209,11 @@ final class WorkerContext {
     func adoptTunnel(_ tunnel: Tunnel) {
         tunnels[ObjectIdentifier(tunnel)] = tunnel
         updateAdmission()
+    }
+
+    /// A connection upgraded while the process drains ends as the others did.
+    func drainIfDraining(_ tunnel: Tunnel) {
+        if draining { tunnel.drain() }
     }
 
     /// Forgets a tunnel that has ended.

@@ -204,6 +204,22 @@ final class ClientSessionUpgradeTests: XCTestCase {
         XCTAssertNotEqual(backend.ending, .open)
     }
 
+    /// A drain ends every upgraded WebSocket with `1001 Going Away` at a frame boundary, so its
+    /// app reconnects to another instance instead of being cut at the drain timeout.
+    func testADrainEndsUpgradedConnectionsWithGoingAway() throws {
+        let harness = try SessionHarness()
+        let (client, backend) = try upgraded(harness)
+        backend.receive([0x81, 0x03, 0x61])
+        var drained = false
+        harness.context.beginDrain { drained = true }
+        XCTAssertFalse(drained, "the frame under way is finished first")
+        backend.receive([0x62, 0x63])
+        XCTAssertEqual(delivered(client), [0x81, 0x03, 0x61, 0x62, 0x63, 0x88, 0x02, 0x03, 0xE9])
+        XCTAssertNotEqual(backend.ending, .open)
+        client.peerReads()
+        XCTAssertTrue(drained, "no connection is left")
+    }
+
     /// `timeouts.upgradedIdle`: a tunnel silent both ways ends (the read timeout of either side).
     func testAnIdleUpgradedConnectionEnds() throws {
         let harness = try SessionHarness(top: "timeouts: {upgradedIdle: 2s}")
