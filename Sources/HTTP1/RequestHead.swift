@@ -35,6 +35,10 @@ public final class RequestHead: @unchecked Sendable {
     /// How many of them are named Connection.
     var connectionLines = 0
 
+    /// Whether the head has a Connection line: without one it asks for no upgrade (a test that
+    /// spares the common request a look at its fields).
+    public var hasConnectionField: Bool { connectionLines > 0 }
+
     /// Memberwise initializer: `fields` are laid out as `name: value` lines.
     public convenience init(
         method: String, target: RequestTarget, version: HTTPVersion, fields: HTTPFields,

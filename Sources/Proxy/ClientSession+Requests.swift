@@ -100,7 +100,7 @@ extension ClientSession: UpstreamWaiter {
         // An upgrade goes on only from a bodyless HTTP/1.1 request to a protocol the route
         // allows; any other keeps the request plain HTTP, its Upgrade fields removed (RFC 9110
         // §7.8), so no body and no refused protocol can ever become a tunnel.
-        let upgrade = bodyless && head.version == .http1_1
+        let upgrade = bodyless && head.hasConnectionField && head.version == .http1_1
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
