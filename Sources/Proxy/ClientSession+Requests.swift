@@ -19,10 +19,7 @@ extension ClientSession: UpstreamWaiter {
                     try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
                 }) else {
                     // Part of a head is here: from now on the client has clientHeader to finish it.
-                    if headWait == .idle {
-                        headWait = .head
-                        headTimer.schedule(after: context.timeouts.clientHeader)
-                    }
+                    perform(connection.headIncomplete())
                     return
                 }
                 head = parsed
@@ -30,10 +27,9 @@ extension ClientSession: UpstreamWaiter {
                 reject(error)
                 return
             }
-            headTimer.suspend()
+            perform(connection.headComplete())
             begin(head)
         }
-        if exchange.isIdle && client.input.isEmpty && headWait == .head { awaitNextRequest() }
     }
 
     // Cold paths are kept out of line (`@inline(never)`): inlined into the loop of

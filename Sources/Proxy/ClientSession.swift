@@ -12,19 +12,18 @@ import TokenManager
 /// closes. Reading heads and sending requests is in `ClientSession+Requests.swift`, relaying
 /// responses in `ClientSession+Responses.swift`.
 final class ClientSession: ConnectionDelegate {
-    /// What the head timer is measuring.
-    enum HeadWait { case idle, head }
-
     /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
     let client: any ByteStream
     let context: WorkerContext
+    /// The state machine of the connection itself: waits for heads and handshakes, interception,
+    /// drain, and the head timer.
+    var connection: ClientConnectionStateMachine
     /// The state machine of the current (or next) exchange.
     var exchange = Exchange()
     /// The bytes and handles of the exchange under way; `nil` between requests.
     var current: ExchangeIO?
     var requestReader: HeadReader
     var responseReader = HeadReader(limit: HeadLimits.responseHead)
-    var headWait = HeadWait.idle
     /// The exchange timer that is armed, if any.
     var armedTimer: ExchangeTimer?
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
@@ -32,17 +31,13 @@ final class ClientSession: ConnectionDelegate {
     /// The origin of the intercepted tunnel this session reads requests from (its stream is the
     /// TLS server side); nil for a plain client connection.
     let intercepted: InterceptedOrigin?
-    /// A CONNECT answered for interception, waiting for its `200` to be sent.
-    var pendingInterception: PendingInterception?
-    /// The intercepted session's TLS handshake completed (or its failure was counted).
-    var handshakeDone = false
     /// Bytes of the client's output counted against the process's ``BufferBudget`` (what is
     /// queued beyond ``BufferBudget/floor``, as of the last relay or drain).
     var outputCharge = 0
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
-    /// Runs the keep-alive idle and request-head timeouts (see ``HeadWait``).
+    /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
     /// Runs the exchange timer that is armed (``armedTimer``).
     let exchangeTimer: Timer
@@ -52,7 +47,7 @@ final class ClientSession: ConnectionDelegate {
         self.context = context
         self.intercepted = intercepted
         // A plaintext intercepted tunnel has no handshake to wait for.
-        self.handshakeDone = intercepted == nil || !client.isTLS
+        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
         // `let`s, given their actions once `self` exists (calls through a lazy `var` retained them).
         self.headTimer = Timer(on: context.loop) {}
@@ -66,11 +61,7 @@ final class ClientSession: ConnectionDelegate {
         client.reportsCloseWhilePaused = true
         client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
-        awaitNextRequest()
-        if !handshakeDone {
-            // The app's TLS handshake must complete as soon as a request head would.
-            headTimer.schedule(after: context.timeouts.clientHeader)
-        }
+        perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty))
     }
 
     /// Drops everything now (loop shutdown, client gone mid-exchange).
@@ -84,6 +75,7 @@ final class ClientSession: ConnectionDelegate {
             current = nil
         }
         local = nil
+        connection.closed()
         exchange.close()
         headTimer.cancel()
         exchangeTimer.cancel()
@@ -94,6 +86,7 @@ final class ClientSession: ConnectionDelegate {
 
     /// Flushes what is queued for the client, then closes.
     func close() {
+        connection.closed()
         exchange.close()
         headTimer.cancel()
         exchangeTimer.cancel()
@@ -111,33 +104,42 @@ final class ClientSession: ConnectionDelegate {
         perform(exchange.clientReadable())
     }
 
-    func connectionDidDrain(_ connection: any ByteStream) {
+    func connectionDidDrain(_ stream: any ByteStream) {
         if outputCharge != 0 { chargeOutput() }
-        if pendingInterception != nil {
-            completeInterception(pendingInterception.unsafelyUnwrapped)
-            return
-        }
-        perform(exchange.clientDrained())
+        perform(connection.outputDrained()) { $0.clientDrained() }
     }
 
-    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
-        if let pending = pendingInterception {
-            // Ended before the app's first byte in the tunnel (counted like a refused handshake),
-            // or before the 200 left.
-            pendingInterception = nil
-            if pending.answered { noteInterceptEnd(reason, origin: pending.origin) }
-            abort()
-            return
+    func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) {
+        perform(connection.clientEnded(reason)) {
+            reason == .timeout ? $0.clientStalled() : $0.clientEnded(cleanly: reason == .endOfStream)
         }
-        if intercepted != nil && !handshakeDone {
-            noteInterceptEnd(reason)
-            abort()
-            return
-        }
-        perform(reason == .timeout ? exchange.clientStalled() : exchange.clientEnded(cleanly: reason == .endOfStream))
     }
 
     // MARK: - performing actions
+
+    /// Performs what the connection decided; `exchangeEvent`: the event as the exchange's, for
+    /// when the connection leaves it to the exchange.
+    func perform(_ action: ClientConnectionStateMachine.Action,
+                 otherwise exchangeEvent: (inout Exchange) -> ExchangeAction = { _ in .none }) {
+        switch action {
+        case .none: break
+        case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
+        case .armHeadTimer(.clientHeader): headTimer.schedule(after: context.timeouts.clientHeader)
+        case .stopHeadTimer: headTimer.suspend()
+        case .close: close()
+        case .answer(let error): respondBeforeExchange(error, head: nil, close: true)
+        case .abort(let failure):
+            if let failure, let interception = context.interception {
+                interception.handshakeFailed(host: failure.origin.host, end: failure.reason, logger: context.logger)
+            }
+            abort()
+        case .peekFirstByte: awaitFirstByte()
+        case .continueAsTLS(let tunnel): continueAsTLS(tunnel)
+        case .continueAsPlaintext(let tunnel): continueAsPlaintext(tunnel)
+        case .refuseTLS(let tunnel): refuseTLS(tunnel)
+        case .toExchange: perform(exchangeEvent(&exchange))
+        }
+    }
 
     /// Performs what the exchange decided. Every action but reading heads, pausing and closing
     /// acts on the exchange under way (``current``), looked up once here.
@@ -228,34 +230,17 @@ final class ClientSession: ConnectionDelegate {
 
     /// While draining, a connection between requests is closed (busy ones finish first).
     func drainIfIdle() {
-        if exchange.isIdle && client.input.isEmpty { close() }
+        perform(connection.drainBegan(inputEmpty: client.input.isEmpty))
     }
 
-    /// Between requests: the keep-alive idle timeout runs until the next head starts.
+    /// A request was answered and the connection stays open: the keep-alive idle timeout runs
+    /// until the next head starts.
     func awaitNextRequest() {
-        if context.draining && client.input.isEmpty {
-            close()
-            return
-        }
-        headWait = .idle
-        headTimer.schedule(after: context.timeouts.idle)
+        perform(connection.requestEnded(draining: context.draining, inputEmpty: client.input.isEmpty))
     }
 
     private func headTimerFired() {
-        if intercepted != nil && !handshakeDone {
-            noteInterceptEnd(.timeout)
-            abort()
-            return
-        }
-        guard exchange.isIdle else { return }
-        switch headWait {
-        case .idle:
-            close()
-        case .head:
-            respondBeforeExchange(ProxyError(status: 408, type: "http_request_error",
-                                             message: "the request head did not arrive completely within timeouts.clientHeader"),
-                                  head: nil, close: true)
-        }
+        perform(connection.headTimerFired())
     }
 
     func arm(_ timer: ExchangeTimer, after duration: Duration) {
