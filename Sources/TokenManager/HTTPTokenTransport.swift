@@ -38,13 +38,13 @@ public final class HTTPTokenTransport: TokenTransport {
     /// Sends `request`; `completion` runs once on ``loop``, never inside this call.
     public func send(_ request: TokenEndpointRequest,
                      completion: @escaping (Result<TokenHTTPResponse, TokenTransportError>) -> Void) {
-        let exchange = TokenExchange(maxBodyBytes: maxBodyBytes, requestMethod: request.method, completion: completion)
+        let call = TokenHTTPCall(maxBodyBytes: maxBodyBytes, requestMethod: request.method, completion: completion)
         let endpoint = request.endpoint
-        guard let connection = connector(endpoint.host, endpoint.port, endpoint.isTLS, request.binding?.certificate, loop, exchange) else {
+        guard let connection = connector(endpoint.host, endpoint.port, endpoint.isTLS, request.binding?.certificate, loop, call) else {
             let error: TokenTransportError = endpoint.isTLS ? .tlsUnavailable : .couldNotConnect
-            exchange.failLater(error, on: loop)
+            call.failLater(error, on: loop)
             return
         }
-        exchange.start(connection: connection, request: request.bytes, timeout: timeout, on: loop)
+        call.start(connection: connection, request: request.bytes, timeout: timeout, on: loop)
     }
 }

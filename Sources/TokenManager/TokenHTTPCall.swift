@@ -7,7 +7,7 @@ import HTTPMessage
 ///
 /// The connection (holding this object as its delegate) and the timeout timer (capturing it)
 /// keep it alive until ``finish(_:)`` closes and cancels both.
-final class TokenExchange: ConnectionDelegate {
+final class TokenHTTPCall: ConnectionDelegate {
     private enum Phase {
         case head
         case body(ResponseHead, BodyCollector)
@@ -23,7 +23,7 @@ final class TokenExchange: ConnectionDelegate {
     private var connection: (any ByteStream)?
     private var timer: Timer?
     private var phase = Phase.head
-    private var reader = HeadReader(limit: TokenExchange.maxHead)
+    private var reader = HeadReader(limit: TokenHTTPCall.maxHead)
 
     init(maxBodyBytes: Int, requestMethod: String,
          completion: @escaping (Result<TokenHTTPResponse, TokenTransportError>) -> Void) {
