@@ -103,10 +103,10 @@ extension ClientSession: UpstreamConnectionOwner {
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
         credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
+            // While this exchange is current it holds the rejection: a new token is the replay's.
             guard current === io else { return }
-            let action = exchange.rejectionResolved(newToken: newToken != nil)
-            if case .replay = action, let newToken { io.token = newToken }
-            perform(action)
+            if let newToken { io.token = newToken }
+            perform(exchange.rejectionResolved(newToken: newToken != nil))
         }
     }
 
