@@ -70,8 +70,8 @@ public final class InterceptAuthority: @unchecked Sendable {
 
     /// Generates a new CA in memory: a P-256 key pair and a self-signed X.509 v3 certificate
     /// (CN "token-sidecar interception CA", CA:TRUE with path length 0, keyCertSign and cRLSign)
-    /// whose critical Name Constraints permit only `permittedNames` — `api.example.com` (not the
-    /// names below it), `*.example.com` as the subtree `.example.com` (subdomains only), IPv4/IPv6
+    /// whose critical Name Constraints permit only `permittedNames` — `api.example.com` (and, as
+    /// RFC 5280 has it, the names below it), `*.example.com` as the subtree `.example.com` (subdomains only), IPv4/IPv6
     /// literals as single addresses — and close every name type without a route
     /// (``InterceptNameConstraints``), so even a stolen key signs for nothing else.
     /// Valid from an hour ago (clock skew) for `validity`.

@@ -125,6 +125,8 @@ public final class SocketConnection: SocketStream {
     }
 
     public func close() {
+        // The waiter's closure holds its owner: never past the stream's end.
+        firstByteWaiter = nil
         endLifecycle()
         guard isOpen else { return }
         channel.close()
@@ -158,6 +160,7 @@ public final class SocketConnection: SocketStream {
     func detachDescriptor() -> Int32? {
         guard isOpen, input.isEmpty, queuedOutput.isEmpty, !lingering, !halfClosing else { return nil }
         let fd = channel.fd
+        firstByteWaiter = nil
         endLifecycle()
         channel.close(keepingDescriptor: true)
         isOpen = false
@@ -208,7 +211,8 @@ public final class SocketConnection: SocketStream {
         if let waiter = firstByteWaiter {
             var byte: UInt8 = 0
             let got = recv(channel.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-            if got < 0, [EAGAIN, EWOULDBLOCK, EINTR].contains(shim_errno()) { return }
+            let code = got < 0 ? shim_errno() : 0
+            if got < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == EINTR) { return }
             firstByteWaiter = nil
             channel.stopReading()
             waiter(got == 1 ? byte : nil)

@@ -80,18 +80,33 @@ public struct FieldSectionView {
     }
 
     /// The protocol a request asks to switch to (RFC 9110 §7.8): `upgrade` among the Connection
-    /// options and an `Upgrade` line; its first protocol's name, lowercase, without a version
-    /// (`websocket`, `h2c`). Nil, without looking at a line, when there is no Connection line.
-    public func upgradeProtocol() -> String? {
+    /// options and an `Upgrade` line; its first protocol (``firstUpgradeProtocol()``). Nil,
+    /// without looking at a line, when there is no Connection line.
+    public func upgradeProtocol() -> UpgradeProtocol? {
         guard connectionLines > 0, options(connectionOptions(), contain: "upgrade") else { return nil }
+        return firstUpgradeProtocol()
+    }
+
+    /// The first protocol of the first `Upgrade` line (a request's choice, or the one a `101`
+    /// switched to); nil when there is none, or it is not `name[/version]` made of token characters.
+    public func firstUpgradeProtocol() -> UpgradeProtocol? {
         for line in lines where ASCII.equalsLowercase(bytes, line.name, "upgrade") {
-            var name: String?
+            var found: UpgradeProtocol?
+            var seen = false
             _ = ASCII.forEachListElement(bytes, line.value) { buf, range in
-                let end = buf[range].firstIndex(of: UInt8(ascii: "/")) ?? range.upperBound
-                name = ASCII.lowercasedString(buf, range.lowerBound..<end)
+                seen = true
+                let slash = buf[range].firstIndex(of: UInt8(ascii: "/"))
+                let nameEnd = slash ?? range.upperBound
+                let valid = nameEnd > range.lowerBound
+                    && buf[range].allSatisfy { ASCII.isTchar($0) || $0 == UInt8(ascii: "/") }
+                    && (slash.map { $0 + 1 < range.upperBound && !buf[($0 + 1)..<range.upperBound].contains(UInt8(ascii: "/")) } ?? true)
+                if valid {
+                    found = UpgradeProtocol(name: ASCII.lowercasedString(buf, range.lowerBound..<nameEnd),
+                                            text: String(decoding: UnsafeRawBufferPointer(rebasing: buf[range]), as: UTF8.self))
+                }
                 return false
             }
-            if let name, !name.isEmpty { return name }
+            if seen { return found }
         }
         return nil
     }

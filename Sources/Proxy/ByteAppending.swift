@@ -44,7 +44,9 @@ enum HeadBytes {
     static var http11Space: StaticString { "HTTP/1.1 " }
     static var spaceHTTP11Host: StaticString { " HTTP/1.1\r\nHost: " }
     static var chunkedLine: StaticString { "Transfer-Encoding: chunked\r\n" }
-    /// The Connection line of a request that asks to upgrade (its `Upgrade` line is kept).
+    /// The start of the `Upgrade` line of a request that switches protocols.
+    static var upgradePrefix: StaticString { "Upgrade: " }
+    /// The Connection line of a request that asks to upgrade (after its `Upgrade` line).
     static var connectionUpgrade: StaticString { "Connection: upgrade\r\n" }
     static var contentLengthPrefix: StaticString { "Content-Length: " }
     static var dpopPrefix: StaticString { "DPoP: " }

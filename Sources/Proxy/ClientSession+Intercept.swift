@@ -63,7 +63,7 @@ extension ClientSession {
     /// stream (and takes its delegate).
     func continueAsPlaintext(_ tunnel: ClientConnectionStateMachine.InterceptedTunnel) {
         client.setTimeouts(read: nil, write: nil)
-        context.adopt(client, intercepted: tunnel.origin)
+        context.adopt(client, intercepted: tunnel.origin, pendingInput: true)
         context.remove(self)
     }
 

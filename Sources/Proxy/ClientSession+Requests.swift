@@ -97,7 +97,7 @@ extension ClientSession: UpstreamWaiter {
         // allows; any other keeps the request plain HTTP, its Upgrade fields removed (RFC 9110
         // §7.8), so no body and no refused protocol can ever become a tunnel.
         let upgrade = bodyless && head.hasConnectionField && head.version == .http1_1
-            ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0) ? $0 : nil } : nil
+            ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
         // The head moves into the exchange's I/O record (no copy of its fields).
@@ -279,7 +279,7 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
-        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade != nil,
+        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
                                               to: upstream.output)
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil

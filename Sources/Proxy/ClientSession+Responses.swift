@@ -46,7 +46,10 @@ extension ClientSession: UpstreamConnectionOwner {
                                                                  reusing: context.takeFieldLines())
                     defer { context.fieldLines = view.fieldLines }
                     if view.status < 200 {
-                        let switching = view.status == 101 ? ResponseRewriter.switchingProtocols(view) : nil
+                        // A 101 switches to the protocol asked for, or is refused (never a tunnel).
+                        let asked = view.status == 101 && io.upgrade != nil
+                            && view.section.firstUpgradeProtocol()?.name == io.upgrade?.name
+                        let switching = asked ? ResponseRewriter.switchingProtocols(view) : nil
                         return (.interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self),
                                          switching: switching), view.bytes.count)
                     }
@@ -69,7 +72,7 @@ extension ClientSession: UpstreamConnectionOwner {
             switch consume parsed {
             case .interim(let status, let reason, let switching):
                 io.switchingHead = switching
-                let action = exchange.interimResponse(status: status)
+                let action = exchange.interimResponse(status: status, switchesAsAsked: switching != nil)
                 guard case .forwardInterim(let toClient) = action else {
                     perform(action, continuing: io)
                     return

@@ -28,7 +28,7 @@ extension ClientSession {
         let context = self.context
         let tunnel = Tunnel(client: client, upstream: stream, context: context, upgrade: Tunnel.Upgrade(
             route: io.decision.routeName ?? "unrouted", idle: context.timeouts.upgradedIdle,
-            lifetime: io.decision.upgrades.lifetime, websocket: io.upgrade == "websocket",
+            lifetime: io.decision.upgrades.lifetime, websocket: io.upgrade?.name == "websocket",
             ended: { bytesUp, bytesDown in
                 ClientSession.account(io, context: context, status: 101, error: nil, bytesIn: bytesUp, bytesOut: bytesDown)
             }))

@@ -56,12 +56,14 @@ final class ClientSession: ConnectionDelegate {
         exchangeTimer.action = { [unowned self] in exchangeTimerFired() }
     }
 
-    func start() {
+    /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
+    /// byte, peeked but left in the kernel), so a draining process still reads them.
+    func start(pendingInput: Bool = false) {
         client.delegate = self
         client.reportsCloseWhilePaused = true
         client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
-        perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty))
+        perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty && !pendingInput))
     }
 
     /// Drops everything now (loop shutdown, client gone mid-exchange).

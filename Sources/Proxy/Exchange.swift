@@ -412,15 +412,19 @@ struct Exchange {
     }
 
     /// An interim (1xx) response head arrived while the request waits for its final one.
-    /// `101 Switching Protocols` to a request that asked to upgrade ends the exchange: the
-    /// connections leave HTTP (`switchProtocols`). Asked for by no one (no `Upgrade` was
-    /// forwarded), it is a malformed response. Others go on to HTTP/1.1 clients, and the
+    /// `101 Switching Protocols` to a request that asked to upgrade, to the protocol it asked
+    /// for (`switchesAsAsked`), ends the exchange: the connections leave HTTP
+    /// (`switchProtocols`). Asked for by no one (no `Upgrade` was forwarded), or to another
+    /// protocol, it is a malformed response. Others go on to HTTP/1.1 clients, and the
     /// response-head clock starts again.
-    mutating func interimResponse(status: Int) -> ExchangeAction {
+    mutating func interimResponse(status: Int, switchesAsAsked: Bool = false) -> ExchangeAction {
         guard state == .forwarding, let request else { return .none }
         if status == 101 {
             guard request.upgrade && requestComplete else {
                 return responseMalformed("the backend switched protocols, which was not requested", responseBytesSent: false)
+            }
+            guard switchesAsAsked else {
+                return responseMalformed("the backend switched to a protocol that was not requested", responseBytesSent: false)
             }
             // Nothing about this client connection is HTTP any more: every later event is ignored.
             state = .closed

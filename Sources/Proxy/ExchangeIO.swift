@@ -59,7 +59,7 @@ final class ExchangeIO {
     var timeoutsAppliedFor: (requestComplete: Bool, upstream: ObjectIdentifier?, connected: Bool)?
     /// The protocol the request switches to when the backend agrees (a `101`): one the route
     /// allows, asked for by a bodyless HTTP/1.1 request. Nil for every other request.
-    var upgrade: String?
+    var upgrade: UpgradeProtocol?
     /// The client-facing `101` head, between reading it and switching protocols.
     var switchingHead: [UInt8]?
     /// Whether the response head (and what followed) has been handed to the client's output;

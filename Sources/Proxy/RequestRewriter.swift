@@ -11,9 +11,10 @@ import TokenManager
 enum RequestRewriter {
     /// The upstream request head: origin-form target, HTTP/1.1, `Host` per the route, the token
     /// line when `token` is given, `Via`, and chunked framing when the client's body is chunked.
-    /// `upgrade`: the request switches protocols (its `Upgrade` lines and `Connection: upgrade`
-    /// go on; every other hop-by-hop field is still dropped).
-    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool = false) -> [UInt8] {
+    /// `upgrade`: the protocol the request switches to, as the app named it: the request says
+    /// `Upgrade: <it>` and `Connection: upgrade`, and nothing else of the app's `Upgrade` lines
+    /// goes on (a list could name a protocol the route does not allow).
+    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil) -> [UInt8] {
         var out: [UInt8] = []
         write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
             out = HeadWriter.bytes(maxCount: maxCount, body)
@@ -22,7 +23,7 @@ enum RequestRewriter {
     }
 
     /// Writes ``head(for:decision:token:)`` at the end of `output`, in place; returns its size.
-    static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool = false,
+    static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                       to output: EventBuffer) -> Int {
         var written = 0
         write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
@@ -38,7 +39,7 @@ enum RequestRewriter {
 
     /// Computes an upper bound of the head's size and hands `reserve` that bound and the writer
     /// of the head, for it to run over that much reserved memory.
-    private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: Bool,
+    private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String?,
                               reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
@@ -59,7 +60,8 @@ enum RequestRewriter {
             case .none, .untilClose: break
             }
             if let token { maxCount += token.headerLine.count }
-            if upgrade { maxCount += HeadBytes.connectionUpgrade.utf8CodeUnitCount }
+            if let upgrade { maxCount += HeadBytes.upgradePrefix.utf8CodeUnitCount + upgrade.utf8.count + 2
+                + HeadBytes.connectionUpgrade.utf8CodeUnitCount }
             if let proof { maxCount += HeadBytes.dpopPrefix.utf8CodeUnitCount + proof.utf8.count + 2 }
             reserve(maxCount) { out in
                 out.write(request.method)
@@ -73,8 +75,7 @@ enum RequestRewriter {
                 var runStart: Int?
                 for line in section.lines {
                     if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
-                             perRequest: perRequest)
-                        || (upgrade && section.name(of: line, equals: "upgrade")) {
+                             perRequest: perRequest) {
                         if runStart == nil { runStart = line.name.lowerBound }
                     } else if let start = runStart {
                         out.write(UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
@@ -95,7 +96,12 @@ enum RequestRewriter {
                     break
                 }
                 if let token { out.write(token.headerLine) }
-                if upgrade { out.write(HeadBytes.connectionUpgrade) }
+                if let upgrade {
+                    out.write(HeadBytes.upgradePrefix)
+                    out.write(upgrade)
+                    out.write(HeadBytes.crlf)
+                    out.write(HeadBytes.connectionUpgrade)
+                }
                 if let proof {
                     out.write(HeadBytes.dpopPrefix)
                     out.write(proof)

@@ -336,8 +336,9 @@ final class Router: Sendable {
 
     /// The decision for a request to `destination` (`host`, `port`: its normalized parts) that
     /// the prepared route `ready` covers: its upstream, or the destination itself — over
-    /// verified TLS for an intercepting route (also reached with a plain http:// URL: its token
-    /// never goes out in clear), plain otherwise.
+    /// verified TLS for an intercepting route on a TLS port (also reached with a plain http://
+    /// URL: its token never goes out in clear), plain otherwise (an intercepting route on port
+    /// 80 sends as the app would have: its token goes in clear, as on any http:// route).
     @inline(__always)
     private func decision(_ ready: PreparedRoute, _ destination: Authority, host: String, port: Int) -> RouteDecision {
         if let fixed = ready.fixed { return destination.port == nil ? fixed.bare : fixed.withPort }

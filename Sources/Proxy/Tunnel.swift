@@ -47,6 +47,12 @@ final class Tunnel: ConnectionDelegate {
     private var expired = false
     /// Runs out the route's `maxUpgradedLifetime` (internal: a test expires it).
     private(set) var lifetimeTimer: Timer?
+    /// Ends the tunnel after its idle timeout with no byte in either direction: restarted by
+    /// every relay, whichever way (a per-side read timeout would cut a one-way stream, such as a
+    /// WebSocket that only pushes). Internal: a test expires it.
+    let idleTimer: Timer
+    /// The idle timeout (`timeouts.idle` for CONNECT, `upgradedIdle` for an upgrade).
+    private var idle: Duration = .zero
 
     /// A CONNECT tunnel to `host:port`.
     init(client: any ByteStream, host: String, port: Int, context: WorkerContext) {
@@ -54,6 +60,8 @@ final class Tunnel: ConnectionDelegate {
         self.context = context
         destination = (host, port)
         upgrade = nil
+        idleTimer = Timer(on: context.loop) {}
+        idleTimer.action = { [unowned self] in finish() }
     }
 
     /// An upgraded connection between `client` and `upstream` (both connected; each may hold
@@ -65,6 +73,8 @@ final class Tunnel: ConnectionDelegate {
         destination = nil
         self.upgrade = upgrade
         if upgrade.websocket { frames = WebSocketFrameCursor() }
+        idleTimer = Timer(on: context.loop) {}
+        idleTimer.action = { [unowned self] in finish() }
     }
 
     /// Takes over the client connection and connects to the destination (a CONNECT tunnel), or
@@ -106,8 +116,11 @@ final class Tunnel: ConnectionDelegate {
         guard let upstream else { return }
         established = true
         upstream.setReadHighWatermark(WorkerContext.readAhead)
-        // A tunnel silent in both directions for `idle` ends (so a half-closed one cannot linger).
-        for side in [client, upstream] { side.setTimeouts(read: idle, write: context.timeouts.bodyIdle) }
+        // A tunnel silent in both directions for `idle` ends (so a half-closed one cannot linger);
+        // a side that does not take what is queued for it for bodyIdle ends it too.
+        self.idle = idle
+        idleTimer.schedule(after: idle)
+        for side in [client, upstream] { side.setTimeouts(read: nil, write: context.timeouts.bodyIdle) }
         // Bytes the client sent right after its head (a TLS ClientHello, WebSocket frames) go
         // first; for an upgraded connection, also what the upstream sent right after its 101.
         relay(from: client, to: upstream)
@@ -152,6 +165,7 @@ final class Tunnel: ConnectionDelegate {
     }
 
     private func relay(from source: any ByteStream, to destination: any ByteStream) {
+        if !source.input.isEmpty { idleTimer.schedule(after: idle) }
         if source === client {
             bytesUp += source.input.moveAll(to: destination.output)
         } else if frames != nil {
@@ -216,15 +230,21 @@ final class Tunnel: ConnectionDelegate {
     }
 
     /// Sends the client the close frame, closes the upstream, and closes the client once the
-    /// frame is flushed (it answers with its own close, which nobody needs to read).
+    /// frame is flushed (it answers with its own close, which nobody needs to read). After the
+    /// upstream's half-close the client's sending side is shut: it just ends.
     private func goAway() {
         guard !finished else { return }
+        guard !upstreamDone else {
+            finish()
+            return
+        }
         finished = true
         lifetimeTimer = nil
+        idleTimer.suspend()
         client.output.append(WebSocketFrameCursor.closeFrame(code: 1001))
         upstream?.close()
         upstream = nil
-        client.closeAfterFlush()
+        closeClientThenForget()
         ended()
     }
 
@@ -235,7 +255,8 @@ final class Tunnel: ConnectionDelegate {
         client.write(ErrorResponse.bytes(for: error, close: true))
         finished = true
         connectTimer = nil
-        client.closeAfterFlush()
+        idleTimer.suspend()
+        closeClientThenForget()
         ended()
     }
 
@@ -245,24 +266,30 @@ final class Tunnel: ConnectionDelegate {
         finished = true
         connectTimer = nil
         lifetimeTimer = nil
+        idleTimer.suspend()
         if let upstream {
             bytesUp += client.input.moveAll(to: upstream.output)
             bytesDown += upstream.input.moveAll(to: client.output)
             upstream.closeAfterFlush()
         }
         upstream = nil
-        client.closeAfterFlush()
+        closeClientThenForget()
         ended()
     }
 
-    /// Counts the end of an upgraded connection and lets the worker forget the tunnel.
+    /// Closes the client once what is queued for it has left, and only then lets the worker
+    /// forget the tunnel: a drain must not end the process under a close frame or the last
+    /// bytes of a response still on their way.
+    private func closeClientThenForget() {
+        client.closeAfterFlush { [self] in context.removeTunnel(self) }
+    }
+
+    /// Counts the end of an upgraded connection (once: every path that ends it sets `finished`).
     private func ended() {
-        if let upgrade {
-            context.metrics.upgradedOpen[upgrade.route, default: 1] -= 1
-            if context.metrics.upgradedOpen[upgrade.route] == 0 { context.metrics.upgradedOpen[upgrade.route] = nil }
-            upgrade.ended(bytesUp, bytesDown)
-        }
-        context.removeTunnel(self)
+        guard let upgrade else { return }
+        context.metrics.upgradedOpen[upgrade.route, default: 1] -= 1
+        if context.metrics.upgradedOpen[upgrade.route] == 0 { context.metrics.upgradedOpen[upgrade.route] = nil }
+        upgrade.ended(bytesUp, bytesDown)
     }
 
     /// Closes both sides now (loop shutdown).
@@ -271,11 +298,9 @@ final class Tunnel: ConnectionDelegate {
         finished = true
         connectTimer = nil
         lifetimeTimer = nil
+        idleTimer.cancel()
         upstream?.close()
         client.close()
-        if let upgrade {
-            context.metrics.upgradedOpen[upgrade.route, default: 1] -= 1
-            upgrade.ended(bytesUp, bytesDown)
-        }
+        ended()
     }
 }

@@ -20,7 +20,7 @@ struct UpgradePolicy: Sendable, Equatable {
         self.init(others: route.upgrades, lifetime: route.maxUpgradedLifetime)
     }
 
-    /// Whether `protocolName` (lowercase, from ``FieldSectionView/upgradeProtocol()``) may go on.
+    /// Whether `protocolName` (``UpgradeProtocol/name``: lowercase, no version) may go on.
     func allows(_ protocolName: String) -> Bool {
         protocolName == "websocket" || others.contains(protocolName)
     }

@@ -142,11 +142,11 @@ final class WorkerContext {
     }
 
     /// Takes a freshly accepted client connection.
-    func adopt(_ connection: any ByteStream, intercepted: InterceptedOrigin? = nil) {
+    func adopt(_ connection: any ByteStream, intercepted: InterceptedOrigin? = nil, pendingInput: Bool = false) {
         let session = ClientSession(client: connection, context: self, intercepted: intercepted)
         sessions[ObjectIdentifier(session)] = session
         updateAdmission()
-        session.start()
+        session.start(pendingInput: pendingInput)
     }
 
     /// Forgets a session that has closed (or became a tunnel).

@@ -70,7 +70,7 @@ final class ClientSessionUpgradeTests: XCTestCase {
         XCTAssertEqual(received(backend), "early-frame")
         XCTAssertEqual(harness.context.tunnels.count, 1)
         XCTAssertEqual(harness.pooled("active") + harness.pooled("idle"), 0, "the connection left the pool for good")
-        XCTAssertEqual(client.timeouts.read, .seconds(3600), "timeouts.upgradedIdle, not idle")
+        XCTAssertEqual(client.timeouts.read, nil, "no read timeout per side: one clock for both ways")
 
         // Bytes both ways, then a close from the client ends the backend side too.
         client.clearDelivered()
@@ -214,20 +214,49 @@ final class ClientSessionUpgradeTests: XCTestCase {
         harness.context.beginDrain { drained = true }
         XCTAssertFalse(drained, "the frame under way is finished first")
         backend.receive([0x62, 0x63])
+        XCTAssertFalse(drained, "not while the close frame is still queued for the app")
         XCTAssertEqual(delivered(client), [0x81, 0x03, 0x61, 0x62, 0x63, 0x88, 0x02, 0x03, 0xE9])
         XCTAssertNotEqual(backend.ending, .open)
         client.peerReads()
         XCTAssertTrue(drained, "no connection is left")
     }
 
-    /// `timeouts.upgradedIdle`: a tunnel silent both ways ends (the read timeout of either side).
+    /// `timeouts.upgradedIdle`: one clock for both directions, restarted by bytes either way
+    /// (a stream that only pushes is not idle); a tunnel silent both ways ends.
     func testAnIdleUpgradedConnectionEnds() throws {
         let harness = try SessionHarness(top: "timeouts: {upgradedIdle: 2s}")
         let (client, backend) = try upgraded(harness)
-        XCTAssertEqual(client.timeouts.read, .seconds(2))
-        XCTAssertEqual(backend.timeouts.read, .seconds(2))
-        client.end(.timeout)
+        let tunnel = try XCTUnwrap(harness.context.tunnels.values.first)
+        XCTAssertTrue(tunnel.idleTimer.isScheduled)
+        XCTAssertEqual(client.timeouts.read, nil)
+        XCTAssertEqual(backend.timeouts.read, nil)
+        backend.receive([0x81, 0x01, 0x41])
+        XCTAssertEqual(delivered(client), [0x81, 0x01, 0x41])
+        tunnel.idleTimer.expire()
         XCTAssertNotEqual(backend.ending, .open)
+        XCTAssertNotEqual(client.ending, .open)
         XCTAssertEqual(harness.context.tunnels.count, 0)
+    }
+
+    /// The backend switched to another protocol than the one asked for: a 502, never a tunnel.
+    func testA101ToAnotherProtocolIsA502() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(upgrade())
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(received(backend).contains("Upgrade: websocket\r\n"))
+        backend.receive("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n")
+        XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 502 "))
+        XCTAssertEqual(harness.context.tunnels.count, 0)
+    }
+
+    /// `Upgrade: websocket, h2c` asks for websocket: only that goes on.
+    func testOnlyTheChosenProtocolGoesOn() throws {
+        let harness = try SessionHarness()
+        let client = harness.connectClient()
+        client.receive(upgrade("websocket, h2c", extra: "Upgrade: h2c\r\n"))
+        let request = received(try XCTUnwrap(harness.connectedBackend()))
+        XCTAssertTrue(request.contains("Upgrade: websocket\r\n"), request)
+        XCTAssertFalse(request.contains("h2c"), request)
     }
 }

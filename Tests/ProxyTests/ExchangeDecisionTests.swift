@@ -98,8 +98,13 @@ final class ExchangeDecisionTests: XCTestCase {
     func testSwitchingProtocolsThatWasAskedForLeavesHTTP() {
         var upgrade = request()
         upgrade.upgrade = true
+        var other = forwarding(upgrade)
+        guard case .fail(.malformedResponse(let problem), close: false, retryAfter: nil) = other.interimResponse(status: 101) else {
+            return XCTFail("a switch to another protocol than the one asked for is a 502")
+        }
+        XCTAssertTrue(problem.contains("not requested"))
         var exchange = forwarding(upgrade)
-        XCTAssertEqual(exchange.interimResponse(status: 101), .switchProtocols)
+        XCTAssertEqual(exchange.interimResponse(status: 101, switchesAsAsked: true), .switchProtocols)
         XCTAssertEqual(exchange.state, .closed, "no later event does anything")
         XCTAssertEqual(exchange.clientReadable(), .none)
         XCTAssertEqual(exchange.upstreamReadable(), .none)

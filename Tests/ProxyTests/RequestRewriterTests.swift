@@ -38,16 +38,17 @@ final class RequestRewriterTests: XCTestCase {
 
     /// Kept lines go as the client sent them (spacing included), in runs around the dropped ones
     /// at the start, between and at the end of the section; a head built from fields the same.
-    /// An upgrade keeps its `Upgrade` line and says `Connection: upgrade`; every other
-    /// hop-by-hop field (and one the client named in Connection) is still dropped, and the token
-    /// is still the only Authorization.
-    func testAnUpgradeKeepsOnlyItsUpgradeFields() throws {
+    /// An upgrade says `Upgrade: <the protocol chosen>` and `Connection: upgrade`; nothing else
+    /// of the app's Upgrade lines (a list could name a protocol the route does not allow), no
+    /// other hop-by-hop field, and the token is still the only Authorization.
+    func testAnUpgradeSaysOnlyItsChosenProtocol() throws {
         let head = try parse("GET /ws HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade, X-Hop\r\nX-Hop: 1\r\n"
-                             + "Upgrade: websocket\r\nSec-WebSocket-Key: k\r\nKeep-Alive: 5\r\nAuthorization: Bearer evil\r\n\r\n")
+                             + "Upgrade: websocket, h2c\r\nSec-WebSocket-Key: k\r\nKeep-Alive: 5\r\nUpgrade: h2c\r\n"
+                             + "Authorization: Bearer evil\r\n\r\n")
         let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: StaticCredential(name: "api", token: "t")),
-                                                        token: AccessToken(value: "t"), upgrade: true), as: UTF8.self)
-        XCTAssertEqual(out, "GET /ws HTTP/1.1\r\nHost: backend:8080\r\nUpgrade: websocket\r\nSec-WebSocket-Key: k\r\n"
-                       + "Authorization: Bearer t\r\nConnection: upgrade\r\nVia: 1.1 token-sidecar\r\n\r\n")
+                                                        token: AccessToken(value: "t"), upgrade: "websocket"), as: UTF8.self)
+        XCTAssertEqual(out, "GET /ws HTTP/1.1\r\nHost: backend:8080\r\nSec-WebSocket-Key: k\r\n"
+                       + "Authorization: Bearer t\r\nUpgrade: websocket\r\nConnection: upgrade\r\nVia: 1.1 token-sidecar\r\n\r\n")
         let plain = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil), token: nil), as: UTF8.self)
         XCTAssertFalse(plain.contains("Upgrade") || plain.contains("Connection"), plain)
     }
