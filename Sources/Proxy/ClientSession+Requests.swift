@@ -200,25 +200,21 @@ extension ClientSession: UpstreamWaiter {
         }
         let copy = exchange.wantsBodyCopy && !staged.isEmpty && staged.count <= Exchange.resendLimit
             ? staged.peekBytes(max: staged.count) : nil
-        let action = exchange.bodyStaged(progress, stagedBytes: staged.count, heldBytes: io.heldBody?.buffer.count ?? 0,
-                                         copy: copy)
-        if case .fail = action {
-            staged.drain(staged.count)
-            io.heldBody = nil
-        } else if action != .holdBody, let held = io.heldBody {
-            // The collected bytes go first: the scratch buffer holds the newest.
-            staged.moveAll(to: held.buffer)
-            held.buffer.moveAll(to: staged)
-            io.heldBody = nil
-        }
-        // The body started (or the exchange ended): its start timer no longer applies.
-        if action != .waitForBody && armedTimer == .bodyStart { disarm() }
-        perform(action, continuing: io)
+        // What the exchange decides is done with the staged bytes by the action itself: held
+        // (`holdBody`), sent after the collected ones (`acquireUpstream`), dropped (`fail`).
+        perform(exchange.bodyStaged(progress, stagedBytes: staged.count, heldBytes: io.heldBody?.buffer.count ?? 0,
+                                    copy: copy), continuing: io)
+    }
+
+    /// The body started (or the exchange ended): its start timer no longer applies.
+    private func stopBodyStartTimer() {
+        if armedTimer == .bodyStart { disarm() }
     }
 
     /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
     /// until the body is complete or long enough to take a backend connection for.
     func holdBody(_ io: ExchangeIO) {
+        stopBodyStartTimer()
         let held = io.heldBody ?? OwnedEventBuffer()
         context.scratch.buffer.moveAll(to: held.buffer)
         io.heldBody = held
@@ -226,8 +222,17 @@ extension ClientSession: UpstreamWaiter {
         client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
     }
 
-    /// Takes a connection for the staged request (in the worker's scratch buffer).
+    /// Takes a connection for the staged request (in the worker's scratch buffer, after the
+    /// bytes collected before it).
     func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
+        if let held = io.heldBody {
+            // The collected bytes go first: the scratch buffer holds the newest.
+            let staged = context.scratch.buffer
+            staged.moveAll(to: held.buffer)
+            held.buffer.moveAll(to: staged)
+            io.heldBody = nil
+        }
+        stopBodyStartTimer()
         // The routed target is passed in place (a `let` of an immutable decision); `target`,
         // which may be the token's bound one, would be a copy (three retains and releases).
         let decision = io.decision

@@ -381,8 +381,10 @@ extension ClientSession: UpstreamConnectionOwner {
             io.queuedBody = nil
         }
         discardUpstream(io)
-        // A staged response head (its body turned out malformed) never reaches the client.
-        if io.responseHead != nil && !io.responseCommitted { context.scratch.buffer.drain(context.scratch.buffer.count) }
+        // Nothing staged for this exchange goes anywhere: a request body (it failed while being
+        // staged or collected), a response head whose body turned out malformed.
+        io.heldBody = nil
+        context.scratch.buffer.drain(context.scratch.buffer.count)
         let error = proxyError(for: failure, io: io)
         account(io, status: error.status, error: error.type)
         current = nil
