@@ -19,6 +19,14 @@ final class ClientSessionUpgradeTests: XCTestCase {
 
     private func received(_ backend: MemoryStream) -> String { String(decoding: backend.peerReads(), as: UTF8.self) }
 
+    /// `request` from a new client, as the backend received it.
+    private func sent(_ harness: SessionHarness, _ request: String) throws -> (client: MemoryStream, backend: MemoryStream, text: String) {
+        let client = harness.connectClient()
+        client.receive(request)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        return (client, backend, received(backend))
+    }
+
     /// A WebSocket handshake through the proxy, then frames both ways.
     private func upgraded(_ harness: SessionHarness) throws -> (client: MemoryStream, backend: MemoryStream) {
         let client = harness.connectClient()
@@ -132,10 +140,8 @@ final class ClientSessionUpgradeTests: XCTestCase {
         }
         // Listed, it goes on.
         let harness = try SessionHarness(route: ["upgrades: [foo]"])
-        let client = harness.connectClient()
-        client.receive(upgrade("foo/1"))
-        let backend = try XCTUnwrap(harness.connectedBackend())
-        XCTAssertTrue(received(backend).contains("Upgrade: foo/1\r\n"))
+        let (client, backend, request) = try sent(harness, upgrade("foo/1"))
+        XCTAssertTrue(request.contains("Upgrade: foo/1\r\n"))
         backend.receive("HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo/1\r\nConnection: Upgrade\r\n\r\n")
         XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 101 "))
         XCTAssertEqual(harness.context.tunnels.count, 1)
@@ -238,13 +244,34 @@ final class ClientSessionUpgradeTests: XCTestCase {
         XCTAssertEqual(harness.context.tunnels.count, 0)
     }
 
+    /// A backend's 101 split at every byte switches alike (the frame after it included); one
+    /// that leaves in the middle of its 101 is a 502, never a tunnel.
+    func testA101SplitAnywhereOrCutShort() throws {
+        let reply = Array((switching + "after").utf8)
+        for cut in 1..<(reply.count - 5) {
+            let harness = try SessionHarness()
+            let (client, backend, _) = try sent(harness, upgrade())
+            backend.receive(Array(reply[..<cut]))
+            backend.receive(Array(reply[cut...]))
+            let answer = client.readAll()
+            XCTAssertTrue(answer.hasPrefix("HTTP/1.1 101 ") && answer.hasSuffix("\r\n\r\nafter"), "cut at \(cut): \(answer)")
+            XCTAssertEqual(harness.context.tunnels.count, 1, "cut at \(cut)")
+        }
+        for cut in [1, 20, reply.count - 7] {
+            let harness = try SessionHarness()
+            let (client, backend, _) = try sent(harness, upgrade())
+            backend.receive(Array(reply[..<cut]))
+            backend.end(.endOfStream)
+            XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 502 "), "cut at \(cut)")
+            XCTAssertEqual(harness.context.tunnels.count, 0)
+        }
+    }
+
     /// The backend switched to another protocol than the one asked for: a 502, never a tunnel.
     func testA101ToAnotherProtocolIsA502() throws {
         let harness = try SessionHarness()
-        let client = harness.connectClient()
-        client.receive(upgrade())
-        let backend = try XCTUnwrap(harness.connectedBackend())
-        XCTAssertTrue(received(backend).contains("Upgrade: websocket\r\n"))
+        let (client, backend, request) = try sent(harness, upgrade())
+        XCTAssertTrue(request.contains("Upgrade: websocket\r\n"))
         backend.receive("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n")
         XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 502 "))
         XCTAssertEqual(harness.context.tunnels.count, 0)
@@ -252,10 +279,7 @@ final class ClientSessionUpgradeTests: XCTestCase {
 
     /// `Upgrade: websocket, h2c` asks for websocket: only that goes on.
     func testOnlyTheChosenProtocolGoesOn() throws {
-        let harness = try SessionHarness()
-        let client = harness.connectClient()
-        client.receive(upgrade("websocket, h2c", extra: "Upgrade: h2c\r\n"))
-        let request = received(try XCTUnwrap(harness.connectedBackend()))
+        let (_, _, request) = try sent(try SessionHarness(), upgrade("websocket, h2c", extra: "Upgrade: h2c\r\n"))
         XCTAssertTrue(request.contains("Upgrade: websocket\r\n"), request)
         XCTAssertFalse(request.contains("h2c"), request)
     }

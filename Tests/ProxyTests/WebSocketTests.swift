@@ -64,7 +64,7 @@ final class WebSocketTests: XCTestCase {
             XCTAssertEqual(handshake["status"] as? Int, 101)
         }
         // The app's close reaches the backend with its code (4000), once per way of reaching us.
-        XCTAssertTrue(waitUntil { backend.closeCodes().filter { $0 == 4000 }.count == 2 }, "\(backend.closeCodes())")
+        XCTAssertTrue(eventually { backend.closeCodes().filter { $0 == 4000 }.count == 2 }, "\(backend.closeCodes())")
     }
 
     func testWSSThroughAnInterceptedTunnel() throws {
@@ -89,7 +89,7 @@ final class WebSocketTests: XCTestCase {
         let handshakes = backend.handshakes()
         XCTAssertEqual(handshakes.count, 5)
         XCTAssertTrue(handshakes.allSatisfy { $0["authorization"] as? [String] == ["Bearer abc"] }, "\(handshakes)")
-        XCTAssertTrue(waitUntil { backend.closeCodes().contains(4000) })
+        XCTAssertTrue(eventually { backend.closeCodes().contains(4000) })
     }
 
     /// 64 MiB pushed at a client that reads nothing for 3 s: the tunnel stops reading the
@@ -102,11 +102,11 @@ final class WebSocketTests: XCTestCase {
         let client = try WebSocketClient.start(proxyPort: proxy.port, url: "ws://api.test/ws", how: "connect",
                                                scenario: "slow-read", output: output)
         defer { if client.isRunning { client.terminate() } }
-        XCTAssertTrue(waitUntil(seconds: 15) { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("STALLED") })
+        XCTAssertTrue(eventually(timeout: .seconds(15)) { ((try? String(contentsOf: output, encoding: .utf8)) ?? "").contains("STALLED") })
         Thread.sleep(forTimeInterval: 1)
         let grown = Self.residentBytes() - before
         XCTAssertLessThan(grown, 24 << 20, "the sidecar held \(grown >> 20) MiB of a 64 MiB flood")
-        XCTAssertTrue(waitUntil(seconds: 60) { !client.isRunning })
+        XCTAssertTrue(eventually(timeout: .seconds(60)) { !client.isRunning })
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         XCTAssertTrue(text.contains("\"ok\": true") && text.contains("\"received\": 67108864"), text.suffix(500).description)
     }
@@ -163,13 +163,13 @@ final class WebSocketTests: XCTestCase {
         let records = AccessRecords()
         let proxy = try proxy(backend, accessLog: records)
         assertOK(try WebSocketClient.run(proxyPort: proxy.port, url: "ws://api.test/ws", how: "connect", scenario: "big"), "big")
-        XCTAssertTrue(waitUntil { records.all.contains { $0.status == 101 } })
+        XCTAssertTrue(eventually { records.all.contains { $0.status == 101 } })
         let record = try XCTUnwrap(records.all.first { $0.status == 101 })
         XCTAssertEqual(record.path, "/ws")
         XCTAssertGreaterThan(record.bytesIn, 16 << 20, "the app's bytes, frames included")
         XCTAssertGreaterThan(record.bytesOut, 16 << 20)
         XCTAssertEqual(record.tokenFingerprint?.isEmpty, false)
-        XCTAssertTrue(waitUntil { proxy.metrics().upgradedOpen["api.test:80"] == nil })
+        XCTAssertTrue(eventually { proxy.metrics().upgradedOpen["api.test:80"] == nil })
         let metrics = proxy.metrics()
         XCTAssertEqual(metrics.upgradedConnections["api.test:80"], 1)
         XCTAssertEqual(metrics.requests[RequestCounterKey(route: "api.test:80", code: 101)], 1)
@@ -194,21 +194,12 @@ final class WebSocketTests: XCTestCase {
         gone.send("CONNECT api.test:80 HTTP/1.1\r\nHost: api.test:80\r\n\r\n")
         XCTAssertEqual(try gone.readResponse(head: true).status, 200)
         gone.close()
-        XCTAssertTrue(waitUntil { proxy.server.interceptHandshakeFailures()[InterceptFailureKey(host: "api.test", reason: "closed")] == 1 },
+        XCTAssertTrue(eventually { proxy.server.interceptHandshakeFailures()[InterceptFailureKey(host: "api.test", reason: "closed")] == 1 },
                       "\(proxy.server.interceptHandshakeFailures())")
         XCTAssertEqual(backend.handshakes().count, 0)
     }
 
     // MARK: - helpers
-
-    private func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return true
-    }
 
     /// This process's resident set (the in-process proxy's memory with the test's own).
     private static func residentBytes() -> Int {
