@@ -23,13 +23,22 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
-        // libevent (core, extra, pthreads, openssl) and OpenSSL, plus a C shim for macros.
+        // libevent (core, extra, pthreads, openssl), plus a C shim for macros.
         .systemLibrary(
             name: "CLibevent",
             pkgConfig: "libevent",
-            providers: [.apt(["libevent-dev", "libssl-dev"])]
+            providers: [.apt(["libevent-dev"])]
         ),
-        .target(name: "EventLoop", dependencies: ["CLibevent"], swiftSettings: strict),
+        // OpenSSL (libssl, libcrypto), plus a C shim for macros.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // OpenSSL outside the transports: signing keys and JWS, AES-GCM, digests, X.509 parsing
+        // and minting (the interception CA). Usable without an event loop.
+        .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        .target(name: "EventLoop", dependencies: ["CLibevent", "COpenSSL", "Crypto"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
         // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
         // body reader, used by the proxy, the admin server and the token client.
@@ -46,7 +55,7 @@ let package = Package(
         ),
         .target(
             name: "TokenManager",
-            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "JSON", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "Crypto", "JSON", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin endpoints, answered by the proxy's own client session (a local responder
@@ -59,13 +68,13 @@ let package = Package(
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
             name: "Credentials",
-            dependencies: ["Config", "TokenManager", "EventLoop", "Redis", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Config", "TokenManager", "EventLoop", "Crypto", "Redis", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON",
+                "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -73,14 +82,14 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Admin", "Demo", "JSON", "Redis",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "Admin", "Demo", "JSON", "Redis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         // Helpers shared by test targets (loopback clients, loop helpers); linked only into tests.
-        .target(name: "TestSupport", dependencies: ["EventLoop"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["EventLoop", "Crypto"], path: "Tests/TestSupport", swiftSettings: strict),
         // The properties the fuzzers in Fuzz/ check, also run over their corpus by HTTP1Tests.
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
@@ -88,21 +97,21 @@ let package = Package(
         .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Proxy", "EventLoop", "HTTP1", "HTTPMessage", "JSON", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "HTTPMessage", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "TestSupport"], exclude: ["Fixtures"],
-                    swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Crypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         // The RESP client, and the shared token cache's Redis store, against a real redis-server.
-        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Credentials", "TokenManager", "TestSupport"],
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Crypto", "Credentials", "TokenManager", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], swiftSettings: strict),
         .testTarget(
             name: "TokenManagerTests",
-            dependencies: ["TokenManager", "EventLoop", "HTTP1", "TestSupport"],
+            dependencies: ["TokenManager", "EventLoop", "Crypto", "HTTP1", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "HTTP1", "HTTPMessage", "TestSupport"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

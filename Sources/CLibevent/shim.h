@@ -1,6 +1,6 @@
 // C shim for token-sidecar's EventLoop module.
 //
-// Swift cannot see function-like macros, and a few libevent/OpenSSL entry points are macros.
+// Swift cannot see function-like macros, and a few libevent entry points are macros.
 // Each wrapper here exists only because the thing it wraps is a macro (or needs a constant
 // that Swift imports with an awkward type). Nothing else belongs in this file.
 #ifndef TOKEN_SIDECAR_CLIBEVENT_SHIM_H
@@ -33,39 +33,7 @@
 #include <event2/dns.h>
 #include <event2/thread.h>
 #include <event2/util.h>
-#include <openssl/ssl.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/x509v3.h>
-#include <openssl/pem.h>
-#include <openssl/hmac.h>
-#include <openssl/ec.h>
-#include <openssl/rand.h>
-
-/// `SSL_set_tlsext_host_name` is a macro over SSL_ctrl (SNI).
-static inline long shim_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
-    return SSL_set_tlsext_host_name(ssl, name);
-}
-
-/// `SSL_CTX_set_min_proto_version` is a macro over SSL_CTX_ctrl.
-static inline long shim_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
-    return SSL_CTX_set_min_proto_version(ctx, version);
-}
-
-/// `SSL_CTX_set_session_cache_mode` is a macro over SSL_CTX_ctrl: a client cache whose sessions
-/// the application keeps itself (per peer), not in OpenSSL's internal store.
-static inline long shim_SSL_CTX_enable_client_session_callback(SSL_CTX *ctx) {
-    return SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-}
-
-/// `EVP_EC_gen` is a macro over the variadic `EVP_PKEY_Q_keygen`: a new EC key pair on `curve`.
-static inline EVP_PKEY *shim_EVP_EC_gen(const char *curve) { return EVP_EC_gen(curve); }
-
-/// `SSL_CTX_add1_chain_cert` is a macro over SSL_CTX_ctrl: adds `x509` (reference taken) to the
-/// chain sent after the current certificate.
-static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) {
-    return SSL_CTX_add1_chain_cert(ctx, x509);
-}
+// OpenSSL has its own module (COpenSSL): bufferevent_ssl.h only names `struct ssl_st`.
 
 /// `errno` is a macro expanding to a thread-local lvalue; Swift's Glibc overlay has it, but keeping
 /// the read here makes the libevent error path independent of the overlay.

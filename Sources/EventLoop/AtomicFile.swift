@@ -1,4 +1,5 @@
 import CLibevent
+import COpenSSL
 import Glibc
 
 /// Writing a whole file so that readers see the old content or the new, never a part: the bytes

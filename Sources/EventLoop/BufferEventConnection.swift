@@ -1,4 +1,6 @@
 import CLibevent
+import COpenSSL
+import Crypto
 import Glibc
 
 /// A ``ByteStream`` carried by a libevent bufferevent: TLS (OpenSSL stays behind
@@ -234,7 +236,7 @@ public final class BufferEventConnection: SocketStream {
             return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
         }
         // SSL_get_error codes (small numbers) are mixed into the queue: keep real library errors.
-        let messages = codes.filter { $0 > 0xff }.map(TLSClientContext.errorString)
+        let messages = codes.filter { $0 > 0xff }.map(CryptoError.openSSLErrorString)
         if messages.isEmpty && !isConnected {
             return .tlsProtocol(message: "the TLS handshake failed")
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Glibc
 
 /// The TLS server contexts HTTPS interception presents, one per host, minted on demand by an
@@ -54,7 +55,7 @@ public final class LeafCache: Sendable {
             return entry.context
         }
         if let cached { return cached }
-        let context = try authority.mintLeaf(for: key, validity: Self.leafValidity)
+        let context = try TLSServerContext(leaf: authority.mintLeaf(for: key, validity: Self.leafValidity))
         let expires = min(now + time_t(Self.leafValidity.components.seconds), time_t(authority.expiresAt))
         let renewAt = now + (expires - now) / 2
         return state.withLock { state in

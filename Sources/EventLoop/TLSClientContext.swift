@@ -1,4 +1,6 @@
 import CLibevent
+import COpenSSL
+import Crypto
 import Glibc
 
 /// An OpenSSL client context (`SSL_CTX`): trust store, client certificate, TLS 1.2 minimum.
@@ -37,20 +39,20 @@ public final class TLSClientContext: @unchecked Sendable {
             SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
             if let caFile {
                 guard SSL_CTX_load_verify_locations(ctx, caFile, nil) == 1 else {
-                    throw .system("cannot load CA file \(caFile): \(TLSClientContext.lastError())")
+                    throw .system("cannot load CA file \(caFile): \(CryptoError.openSSLErrors())")
                 }
             } else if SSL_CTX_set_default_verify_paths(ctx) != 1 {
-                throw .system("cannot load the system CA store: \(TLSClientContext.lastError())")
+                throw .system("cannot load the system CA store: \(CryptoError.openSSLErrors())")
             }
         }
         if let cert = clientCert {
             guard SSL_CTX_use_certificate_chain_file(ctx, cert) == 1 else {
-                throw .system("cannot load client certificate \(cert): \(TLSClientContext.lastError())")
+                throw .system("cannot load client certificate \(cert): \(CryptoError.openSSLErrors())")
             }
         }
         if let key = clientKey {
             guard SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
-                throw .system("cannot load client key \(key) (or it does not match the certificate): \(TLSClientContext.lastError())")
+                throw .system("cannot load client key \(key) (or it does not match the certificate): \(CryptoError.openSSLErrors())")
             }
         }
     }
@@ -97,21 +99,6 @@ public final class TLSClientContext: @unchecked Sendable {
     static func isIPAddress(_ host: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
-    }
-
-    /// The most recent OpenSSL error, as text (drains the thread's error queue).
-    static func lastError() -> String {
-        var messages: [String] = []
-        while case let code = ERR_get_error(), code != 0 {
-            messages.append(errorString(code))
-        }
-        return messages.isEmpty ? "unknown error" : messages.joined(separator: "; ")
-    }
-
-    static func errorString(_ code: UInt) -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

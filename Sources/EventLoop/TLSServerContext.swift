@@ -1,4 +1,6 @@
 import CLibevent
+import COpenSSL
+import Crypto
 import Glibc
 
 /// An OpenSSL server context (`SSL_CTX`): the certificate chain and key a TLS server presents,
@@ -18,11 +20,16 @@ public final class TLSServerContext: @unchecked Sendable {
         guard let ctx = TLSServerContext.newContext() else { throw .system("SSL_CTX_new failed") }
         raw = ctx
         guard SSL_CTX_use_certificate_chain_file(ctx, certificateFile) == 1 else {
-            throw .system("cannot load certificate \(certificateFile): \(TLSClientContext.lastError())")
+            throw .system("cannot load certificate \(certificateFile): \(CryptoError.openSSLErrors())")
         }
         guard SSL_CTX_use_PrivateKey_file(ctx, keyFile, SSL_FILETYPE_PEM) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
-            throw .system("cannot load key \(keyFile) (or it does not match the certificate): \(TLSClientContext.lastError())")
+            throw .system("cannot load key \(keyFile) (or it does not match the certificate): \(CryptoError.openSSLErrors())")
         }
+    }
+
+    /// Presents a leaf minted for interception, followed by its chain, with its key.
+    public convenience init(leaf: InterceptLeaf) throws(CryptoError) {
+        try self.init(certificate: leaf.certificate, chain: leaf.chain, key: leaf.key)
     }
 
     /// Presents `certificate` (an `X509*`) followed by `chain` (issuers, nearest first), with
@@ -34,7 +41,7 @@ public final class TLSServerContext: @unchecked Sendable {
         guard SSL_CTX_use_certificate(ctx, certificate) == 1,
               chain.allSatisfy({ shim_SSL_CTX_add1_chain_cert(ctx, $0) == 1 }),
               SSL_CTX_use_PrivateKey(ctx, key) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
-            throw CryptoError("cannot use the certificate and key: \(TLSClientContext.lastError())")
+            throw CryptoError("cannot use the certificate and key: \(CryptoError.openSSLErrors())")
         }
     }
 

@@ -1,4 +1,5 @@
 import CLibevent
+import COpenSSL
 import Glibc
 
 // Every C callback of the module lives in this file. Each one captures nothing (so it converts to

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 import TokenManager
 

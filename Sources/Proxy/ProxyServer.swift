@@ -1,4 +1,5 @@
 import Config
+import Crypto
 import EventLoop
 import Logging
 import TokenManager

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// An access token ready to inject, with what the proxy needs precomputed once per token

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// The JWT a client signs to authenticate itself (RFC 7523 §3, OpenID Connect Core §9 for

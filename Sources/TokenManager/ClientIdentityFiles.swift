@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// A credential's TLS client certificate and key files (`clientCert`, `clientKey`) as a

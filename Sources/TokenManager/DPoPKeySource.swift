@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Where a credential's DPoP key comes from (`dpop: true` or `dpop: {keyFile}`). A generated

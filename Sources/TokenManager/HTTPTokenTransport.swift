@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Sends token requests over the project's own HTTP/1.1 codec on an ``EventLoop``: one

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Signs a JWS signing input: a private key (RS256, ES256) or a shared secret (HS256).

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// The `IMFCert` assertion of the MCA certificate flow (the SDK's

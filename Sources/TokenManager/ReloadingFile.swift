@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// A value parsed from a ``CredentialFile`` (a signing key, a certificate), re-read before

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// The process's connection to the fleet's shared token cache: the store, the sealing key,

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// What a sender-constrained token is bound to: the DPoP key its proofs are signed with (RFC

@@ -1,3 +1,5 @@
+import Crypto
+
 /// Makes the token request for each fetch of a credential. A secret request is the same every
 /// time; an assertion-based one is signed anew (a fresh `jti`, a current `iat`) or re-read from
 /// its file, so a credential asks its source before every fetch.

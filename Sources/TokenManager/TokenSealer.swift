@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Seals shared-cache entries with AES-256-GCM: `version (1) ‖ nonce (12) ‖ ciphertext ‖ tag (16)`,

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Sends one token request and delivers the complete response. A seam for tests: the state

@@ -1,3 +1,4 @@
+import Crypto
 import EventLoop
 
 /// Which variant of a credential's token a request needs: the scopes and audience it asked

@@ -1,6 +1,7 @@
 import Admin
 import ArgumentParser
 import Config
+import Crypto
 import Demo
 import EventLoop
 import Foundation

@@ -118,8 +118,4 @@ final class EventLoopTests: XCTestCase {
         XCTAssertThrowsError(try SocketAddress(host: "localhost", port: 80))
         XCTAssertThrowsError(try SocketAddress(host: "127.0.0.1", port: 70000))
     }
-
-    func testSHA256() {
-        XCTAssertEqual(Digest.sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-    }
 }

@@ -1,7 +1,8 @@
+import Crypto
 import EventLoop
 import HTTP1
-import XCTest
 @testable import Proxy
+import XCTest
 
 /// The client connection's own machine, with no loop, no stream and no clock: every event in
 /// every state it can happen in.
@@ -9,8 +10,8 @@ final class ClientConnectionStateMachineTests: XCTestCase {
     typealias Machine = ClientConnectionStateMachine
 
     private let origin = InterceptedOrigin(Authority(host: "api.test", port: 443))
-    private static let server: TLSServerContext? = try? InterceptAuthority.generate(permittedNames: ["api.test"])
-        .mintLeaf(for: "api.test")
+    private static let server: TLSServerContext? = try? TLSServerContext(
+        leaf: InterceptAuthority.generate(permittedNames: ["api.test"]).mintLeaf(for: "api.test"))
 
     private func tunnel(acceptsTLS: Bool = true) throws -> Machine.InterceptedTunnel {
         Machine.InterceptedTunnel(origin: origin, server: try XCTUnwrap(Self.server), acceptsTLS: acceptsTLS)

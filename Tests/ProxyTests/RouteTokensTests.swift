@@ -1,10 +1,11 @@
+import Crypto
 import EventLoop
 import Foundation
 import HTTP1
 import Logging
+@testable import Proxy
 import TokenManager
 import XCTest
-@testable import Proxy
 
 /// How a route with per-request tokens reads a request: the caller's bearer token, the scope
 /// and audience fields within the allowed lists, and what it answers when they are missing,

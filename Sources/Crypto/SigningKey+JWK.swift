@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 
 extension SigningKey {
     /// A new EC P-256 key, in memory only (a DPoP key that is never written anywhere).

@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 import Glibc
 
 /// Hashes through OpenSSL's EVP interface (OpenSSL is reached only from this module).

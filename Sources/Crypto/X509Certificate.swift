@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 
 /// An X.509 certificate read through OpenSSL: its DER encoding (for a JWS `x5c` header) and
 /// its subject's common name.

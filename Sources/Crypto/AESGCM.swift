@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 
 /// AES-256-GCM through OpenSSL's EVP interface (OpenSSL is reached only from this module).
 ///

@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 import Glibc
 
 /// The OpenSSL steps ``InterceptAuthority`` builds certificates from: key pairs, an unsigned v3
@@ -6,7 +6,7 @@ import Glibc
 ///
 /// Every function that returns an OpenSSL object hands over its only reference; on failure it
 /// frees what it allocated and clears OpenSSL's error queue.
-enum CertificateMint {
+package enum CertificateMint {
     /// A new P-256 key pair (caller frees with `EVP_PKEY_free`).
     static func newP256Key() throws(CryptoError) -> OpaquePointer {
         guard let key = shim_EVP_EC_gen("P-256") else {
@@ -72,7 +72,7 @@ enum CertificateMint {
     }
 
     /// The certificate as PEM text.
-    static func pem(_ certificate: OpaquePointer) -> String {
+    package static func pem(_ certificate: OpaquePointer) -> String {
         guard let bio = BIO_new(BIO_s_mem()) else { return "" }
         defer { BIO_free(bio) }
         guard PEM_write_bio_X509(bio, certificate) == 1 else {

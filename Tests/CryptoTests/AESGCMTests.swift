@@ -1,4 +1,4 @@
-import EventLoop
+import Crypto
 import XCTest
 
 /// AES-256-GCM through OpenSSL: a known-answer vector, round trips and every kind of tampering.

@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 import Glibc
 
 /// A name the interception CA is constrained to, or a leaf is minted for: a DNS name, a

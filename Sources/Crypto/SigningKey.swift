@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 
 /// A private key that signs JWS (RFC 7515) through OpenSSL: an RSA key (at least 2048 bits)
 /// signs RS256, an EC P-256 key signs ES256 with the raw `r‖s` signature of RFC 7518 §3.4.

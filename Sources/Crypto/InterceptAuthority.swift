@@ -1,4 +1,4 @@
-import CLibevent
+import COpenSSL
 import Glibc
 
 /// The certificate authority HTTPS interception signs leaf certificates with: generated in
@@ -136,13 +136,13 @@ public final class InterceptAuthority: @unchecked Sendable {
         try self.init(certificate: parsed.raw, key: key)
     }
 
-    /// Mints a TLS server context for `host` (a DNS name, or an IPv4/IPv6 literal, brackets
+    /// Mints a leaf certificate for `host` (a DNS name, or an IPv4/IPv6 literal, brackets
     /// allowed): a leaf certificate with subject CN `host` (at most 64 characters) and SAN
     /// `DNS:host` — for an address, an empty subject and a critical SAN `IP:host` instead (see
     /// `InterceptName.commonName` for why) — CA:FALSE, digitalSignature, serverAuth, a random
-    /// serial, valid from an hour ago for `validity` but never past the CA's own expiry. The
-    /// context presents it with the CA certificate. Costs one signature.
-    public func mintLeaf(for host: String, validity: Duration = .seconds(7 * 24 * 3600)) throws(CryptoError) -> TLSServerContext {
+    /// serial, valid from an hour ago for `validity` but never past the CA's own expiry, to be
+    /// presented with the CA certificate (``InterceptLeaf/chain``). Costs one signature.
+    public func mintLeaf(for host: String, validity: Duration = .seconds(7 * 24 * 3600)) throws(CryptoError) -> InterceptLeaf {
         let name = try InterceptName(host)
         if case .wildcard = name { throw CryptoError("a leaf is minted for a host name, not a wildcard: \(host)") }
         guard validity > .zero else { throw CryptoError("a leaf certificate's validity must be positive") }
@@ -151,7 +151,8 @@ public final class InterceptAuthority: @unchecked Sendable {
         let leaf = try CertificateMint.newCertificate(commonName: name.commonName, issuer: certificate,
                                                       publicKey: leafKey, notBefore: now - InterceptAuthority.clockSkew,
                                                       notAfter: min(now + time_t(validity.components.seconds), notAfter))
-        defer { X509_free(leaf) }
+        // The leaf owns `leaf` from here: freed with it, also when a step below throws.
+        let minted = InterceptLeaf(certificate: leaf, chain: [certificate], key: leafKey)
         try CertificateMint.addExtension(NID_basic_constraints, "critical,CA:FALSE", to: leaf, issuer: certificate)
         try CertificateMint.addExtension(NID_key_usage, "critical,digitalSignature", to: leaf, issuer: certificate)
         try CertificateMint.addExtension(NID_ext_key_usage, "serverAuth", to: leaf, issuer: certificate)
@@ -159,7 +160,7 @@ public final class InterceptAuthority: @unchecked Sendable {
         try CertificateMint.addExtension(NID_authority_key_identifier, hasKeyIdentifier ? "keyid:always" : "issuer:always",
                                          to: leaf, issuer: certificate)
         try CertificateMint.sign(leaf, with: key)
-        return try TLSServerContext(certificate: leaf, chain: [certificate], key: leafKey)
+        return minted
     }
 
     /// The curve of an EC key (`prime256v1`, `secp384r1`, …), empty when unknown.

@@ -1,4 +1,4 @@
-@testable import EventLoop
+@testable import Crypto
 import Foundation
 import TestSupport
 import XCTest

@@ -1,4 +1,4 @@
-import EventLoop
+import Crypto
 import Foundation
 import XCTest
 
