@@ -33,7 +33,8 @@ public final class BufferEventConnection: SocketStream {
     public private(set) var isConnected: Bool
     public private(set) var tlsSessionResumed = false
     /// The SNI name a client sent to this TLS server side, read when the handshake completed.
-    private(set) var requestedServerName: String?
+    public private(set) var tlsServerName: String?
+    public private(set) var tlsApplicationProtocol: String?
     /// A TLS error ended the connection (its session must not be resumed).
     private var tlsFailed = false
     public var reportsCloseWhilePaused = false
@@ -194,7 +195,13 @@ public final class BufferEventConnection: SocketStream {
             if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
                 tlsSessionResumed = SSL_session_reused(ssl) == 1
                 if case .tlsServer = role, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) {
-                    requestedServerName = String(cString: name)
+                    tlsServerName = String(cString: name)
+                }
+                var selected: UnsafePointer<UInt8>?
+                var length: UInt32 = 0
+                SSL_get0_alpn_selected(ssl, &selected, &length)
+                if let selected, length > 0 {
+                    tlsApplicationProtocol = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
                 }
             }
             isConnected = true

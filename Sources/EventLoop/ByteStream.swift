@@ -56,6 +56,22 @@ public protocol ByteStream: AnyObject {
     /// A new message is about to be received after a consumer that fell behind: a stream whose
     /// receive window follows its consumer starts it small again. Others ignore it.
     func narrowReceiveWindow()
+    /// The server name (SNI) a TLS client asked for when this stream is the server side of a
+    /// completed handshake; nil otherwise.
+    var tlsServerName: String? { get }
+    /// The application protocol (ALPN) a completed TLS handshake agreed on; nil otherwise.
+    var tlsApplicationProtocol: String? { get }
+    /// Calls `body` once, from the loop, with the first byte the peer sends, left unread for
+    /// whoever reads next: how an intercepted tunnel tells a TLS ClientHello (`0x16`) from
+    /// plaintext HTTP. `nil` when the peer leaves first. `false` (nothing armed) when the stream
+    /// cannot peek, is closed or has unread input.
+    func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool
+    /// Goes on with this accepted plain stream as the server side of TLS with `context` (HTTPS
+    /// interception, after a CONNECT was answered): the stream to read and write from now on,
+    /// which reports ``ConnectionDelegate/connectionDidConnect(_:)`` once the handshake
+    /// completes. `nil` (and this stream unchanged) when it cannot: bytes unread or unsent, or a
+    /// stream that is TLS already.
+    func startTLSServer(context: TLSServerContext) -> (any ByteStream)?
 }
 
 extension ByteStream {
@@ -65,9 +81,17 @@ extension ByteStream {
     /// The kernel sizes this stream's receive window: nothing to do.
     public func narrowReceiveWindow() {}
 
-    /// The server name (SNI) a TLS client asked for when this stream is the server side of a
-    /// completed handshake; nil otherwise.
-    public var tlsServerName: String? { (self as? BufferEventConnection)?.requestedServerName }
+    /// Not TLS: no server name.
+    public var tlsServerName: String? { nil }
+
+    /// Not TLS: no application protocol.
+    public var tlsApplicationProtocol: String? { nil }
+
+    /// Cannot peek: nothing armed.
+    public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool { false }
+
+    /// Cannot become a TLS server.
+    public func startTLSServer(context: TLSServerContext) -> (any ByteStream)? { nil }
 
     /// ``closeAfterFlush(linger:flushed:)`` with a 2 s linger.
     public func closeAfterFlush(flushed: (() -> Void)? = nil) {

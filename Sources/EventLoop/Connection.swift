@@ -45,24 +45,6 @@ public enum Connection {
         return connection
     }
 
-    /// Goes on with an accepted plain stream as the server side of TLS (HTTPS interception,
-    /// after a CONNECT was answered): the socket moves to a new stream, as ``acceptTLS(socket:context:on:)``
-    /// makes, and `stream` is closed. `nil` — `stream` left as it was — when it is not a plain
-    /// socket stream, or still has unread or unsent bytes.
-    public static func startTLSServer(on stream: any ByteStream, context: TLSServerContext) -> (any ByteStream)? {
-        guard let plain = stream as? SocketConnection, let fd = plain.detachDescriptor() else { return nil }
-        return acceptTLS(socket: fd, context: context, on: plain.loop)
-    }
-
-    /// Calls `body` once, from the loop, with the first byte the peer of `stream` sends, left
-    /// unread (``SocketConnection/peekFirstByte(_:)``): how an intercepted tunnel tells a TLS
-    /// ClientHello (`0x16`) from plaintext HTTP. `false` when `stream` is not a plain socket
-    /// stream, or has unread bytes.
-    public static func peekFirstByte(of stream: any ByteStream, _ body: @escaping (UInt8?) -> Void) -> Bool {
-        guard let plain = stream as? SocketConnection else { return false }
-        return plain.peekFirstByte(body)
-    }
-
     /// Starts connecting to `host:port` (a name is resolved asynchronously, A and AAAA).
     /// The delegate hears ``ConnectionDelegate/connectionDidConnect(_:)`` or
     /// ``ConnectionDelegate/connection(_:didEnd:)``. Bytes written before the connect completes are

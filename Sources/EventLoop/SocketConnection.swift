@@ -146,14 +146,21 @@ public final class SocketConnection: SocketStream {
     /// again). `nil` when the peer closes or fails first; the read timeout still ends the stream
     /// through its delegate. Reading is stopped when `body` runs. `false` (nothing armed) when
     /// the stream is closed or has unread input.
-    func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
+    public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
         guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
         firstByteWaiter = body
         channel.startReading()
         return true
     }
 
-    /// Gives the socket to a new owner (``Connection/startTLSServer(on:context:)``): frees this
+    /// The socket moves to a new TLS server stream, as ``Connection/acceptTLS(socket:context:on:)``
+    /// makes, and this stream ends (its delegate is not told).
+    public func startTLSServer(context: TLSServerContext) -> (any ByteStream)? {
+        guard let fd = detachDescriptor() else { return nil }
+        return Connection.acceptTLS(socket: fd, context: context, on: loop)
+    }
+
+    /// Gives the socket to a new owner (``startTLSServer(context:)``): frees this
     /// stream's events without closing the descriptor and ends the stream without telling its
     /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
     /// they would be lost. (A flush still scheduled finds nothing to send, and a closed stream.)

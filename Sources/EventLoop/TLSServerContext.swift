@@ -51,7 +51,7 @@ public final class TLSServerContext: @unchecked Sendable {
     func makeSSL() -> OpaquePointer? { SSL_new(raw) }
 
     /// The certificate this context presents, as PEM (for tests and diagnostics).
-    var leafCertificatePEM: String? {
+    package var leafCertificatePEM: String? {
         SSL_CTX_get0_certificate(raw).map { CertificateMint.pem($0) }
     }
 

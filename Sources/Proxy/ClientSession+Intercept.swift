@@ -43,14 +43,14 @@ extension ClientSession {
     /// carries. It must come within `clientHeader`, like a request head.
     func awaitFirstByte() {
         client.setTimeouts(read: context.timeouts.clientHeader, write: context.timeouts.clientHeader)
-        let waiting = Connection.peekFirstByte(of: client) { [self] byte in perform(connection.firstByte(byte)) }
+        let waiting = client.peekFirstByte { [self] byte in perform(connection.firstByte(byte)) }
         if !waiting { abort() }
     }
 
     /// The app speaks TLS in the tunnel: the socket continues as the TLS server for its origin,
     /// in a new session.
     func continueAsTLS(_ tunnel: ClientConnectionStateMachine.InterceptedTunnel) {
-        guard let tls = Connection.startTLSServer(on: client, context: tunnel.server) else {
+        guard let tls = client.startTLSServer(context: tunnel.server) else {
             abort()
             return
         }

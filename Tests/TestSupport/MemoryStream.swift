@@ -8,6 +8,12 @@ import EventLoop
 ///
 /// Like a socket, bytes that arrive while reading is paused wait "in the kernel" (``unread``)
 /// until the owner reads again and the test calls ``deliver()``.
+///
+/// It can be intercepted as a socket can: the owner peeks at the first byte
+/// (``peekFirstByte(_:)``) and continues as a TLS server (``startTLSServer(context:)``); the
+/// test plays the app's side of TLS with ``sendClientHello(serverName:applicationProtocol:)``
+/// and ``completeHandshake()``. No bytes are encrypted: after the handshake the stream carries
+/// the same plaintext, and reports the server name and protocol the "client" asked for.
 public final class MemoryStream: ByteStream {
     /// How the stream was ended by its owner.
     public enum Ending: Equatable, Sendable {
@@ -31,7 +37,11 @@ public final class MemoryStream: ByteStream {
     public var output: EventBuffer { outputBuffer.buffer }
     public private(set) var isConnected: Bool
     public var isOpen: Bool { ending == .open || ending == .flushing }
-    public var isTLS: Bool { false }
+    public private(set) var isTLS = false
+    public private(set) var tlsServerName: String?
+    public private(set) var tlsApplicationProtocol: String?
+    /// The TLS server context the owner continued with (``startTLSServer(context:)``).
+    public private(set) var tlsServerContext: TLSServerContext?
     public var tlsSessionResumed: Bool { false }
     public var reportsCloseWhilePaused = false
     /// Whether the owner wants bytes.
@@ -52,6 +62,12 @@ public final class MemoryStream: ByteStream {
     public private(set) var finishedWriting = false
     private var flushed: (() -> Void)?
     private var peerGone = false
+    /// The owner's wait for the first byte (``peekFirstByte(_:)``).
+    private var firstByteWaiter: ((UInt8?) -> Void)?
+    /// What the app's ClientHello asked for, until the owner starts TLS.
+    private var clientHello: (serverName: String?, applicationProtocol: String?)?
+    /// The handshake started by ``startTLSServer(context:)``, until ``completeHandshake()``.
+    private var handshaking = false
 
     /// An accepted stream (`connected`), or an outgoing one that connects on ``connect()``.
     public init(loop: EventLoop, connected: Bool = true) {
@@ -74,6 +90,7 @@ public final class MemoryStream: ByteStream {
         input.drain(input.count)
         ending = .closed
         delegate = nil
+        firstByteWaiter = nil
         reportFlushed()
     }
 
@@ -102,6 +119,30 @@ public final class MemoryStream: ByteStream {
 
     public func peekPeer() -> PeerActivity { seenPeerActivity }
 
+    public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
+        guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
+        firstByteWaiter = body
+        if peerGone || !unread.isEmpty { answerFirstByte() }
+        return true
+    }
+
+    /// Continues as the TLS server once the app's ClientHello is all that arrived (the stream
+    /// itself, as the socket moves to a TLS stream): its handshake completes when the test says
+    /// (``completeHandshake()``).
+    public func startTLSServer(context: TLSServerContext) -> (any ByteStream)? {
+        guard isOpen, !isTLS, input.isEmpty, output.isEmpty, let hello = clientHello,
+              unread == [Self.clientHelloByte] else { return nil }
+        unread.removeAll()
+        clientHello = nil
+        isTLS = true
+        isConnected = false
+        handshaking = true
+        tlsServerContext = context
+        tlsServerName = hello.serverName
+        tlsApplicationProtocol = hello.applicationProtocol
+        return self
+    }
+
     public var seenPeerActivity: PeerActivity {
         if !isOpen || peerGone { return .closed }
         return input.isEmpty && unread.isEmpty ? .quiet : .data
@@ -113,7 +154,30 @@ public final class MemoryStream: ByteStream {
     /// else kept until ``deliver()``.
     public func receive(_ bytes: [UInt8]) {
         unread.append(contentsOf: bytes)
+        if firstByteWaiter != nil {
+            answerFirstByte()
+            return
+        }
         deliver()
+    }
+
+    /// The first byte of a TLS record carrying a handshake message (RFC 8446 §5.1).
+    public static let clientHelloByte: UInt8 = 0x16
+
+    /// The app starts TLS in the tunnel: its ClientHello (one handshake-record byte here) asks
+    /// for `serverName` (SNI) and offers `applicationProtocol` (ALPN).
+    public func sendClientHello(serverName: String?, applicationProtocol: String? = "http/1.1") {
+        clientHello = (serverName, applicationProtocol)
+        receive([Self.clientHelloByte])
+    }
+
+    /// The TLS handshake the owner started completes: it hears
+    /// ``ConnectionDelegate/connectionDidConnect(_:)``.
+    public func completeHandshake() {
+        guard handshaking, isOpen else { return }
+        handshaking = false
+        isConnected = true
+        delegate?.connectionDidConnect(self)
     }
 
     /// The peer sends `text` (UTF-8).
@@ -157,6 +221,10 @@ public final class MemoryStream: ByteStream {
     /// The stream ends from the peer's side (end of stream, reset, timeout): reported at once.
     public func end(_ reason: ConnectionEnd) {
         peerGone = true
+        if firstByteWaiter != nil {
+            answerFirstByte()
+            return
+        }
         guard isOpen, let delegate else { return }
         delegate.connection(self, didEnd: reason)
     }
@@ -166,6 +234,14 @@ public final class MemoryStream: ByteStream {
         guard !isConnected, isOpen else { return }
         isConnected = true
         delegate?.connectionDidConnect(self)
+    }
+
+    /// Tells the owner's first-byte wait what came (the bytes stay unread); reading stops.
+    private func answerFirstByte() {
+        guard let waiter = firstByteWaiter else { return }
+        firstByteWaiter = nil
+        isReading = false
+        waiter(unread.first)
     }
 
     private func reportFlushed() {

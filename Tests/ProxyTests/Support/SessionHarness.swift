@@ -18,19 +18,33 @@ final class SessionHarness {
     /// The upstream target each backend stream was opened for.
     private(set) var targets: [UpstreamTarget] = []
     let spoolDirectory: String?
+    /// Where the intercepting CA's certificate was written (`intercepting` only).
+    let caCertFile: String?
+
+    private static let interceptingRoute = """
+          - host: "secure.test:443"
+            intercept: true
+            upstream: "https://backend.test:8443"
+            credential: api
+        """
 
     /// One route `api.test` → `http://backend.test:8080` with `credential` (a static token
     /// `tok-1` unless another is given); `top`: extra top-level YAML lines; `route`: extra keys
-    /// of the route (flow style, e.g. `upgrades: [foo]`); `bufferBytes`: the process's ``BufferBudget``.
+    /// of the route (flow style, e.g. `upgrades: [foo]`); `bufferBytes`: the process's ``BufferBudget``;
+    /// `intercepting`: a second route, `secure.test:443` → `https://backend.test:8443` with the
+    /// same credential, intercepts CONNECTs (a CA generated for it, its certificate in a
+    /// temporary directory).
     init(credential: (any Credential)? = nil, top: String = "", route: [String] = [], spoolBytes: Int = 0,
-         bufferBytes: Int = BufferBudget.defaultLimit) throws {
+         bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false) throws {
         loop = try EventLoop()
         let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
         if let spoolDirectory { try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true) }
         self.spoolDirectory = spoolDirectory
+        caCertFile = intercepting ? NSTemporaryDirectory() + "session-ca-\(UUID().uuidString).pem" : nil
         let config = try ConfigLoader.parse(yaml: """
             listen: "127.0.0.1:0"
             \(top)
+            \(caCertFile.map { "intercept: {caCertFile: \"\($0)\"}" } ?? "")
             credentials:
               api: {type: static, token: "tok-1"}
             routes:
@@ -38,6 +52,7 @@ final class SessionHarness {
                 upstream: "http://backend.test:8080"
                 credential: api
             \(route.map { "    " + $0 }.joined(separator: "\n"))
+            \(intercepting ? Self.interceptingRoute : "")
             """, file: "session.yaml", environment: [:])
         let credentials = CredentialSet([credential ?? FixedCredential()])
         var logger = Logger(label: "session-test")
@@ -46,6 +61,9 @@ final class SessionHarness {
                                 clientShare: 1000, logger: logger,
                                 spoolBudget: SpoolBudget(directory: spoolDirectory ?? "/nonexistent", limit: spoolBytes),
                                 bufferBudget: BufferBudget(limit: bufferBytes))
+        if let intercept = config.intercept {
+            context.interception = try Interception(config: intercept, routes: config.routes)
+        }
         context.pool.connector = { [unowned self] target in
             let stream = MemoryStream(loop: loop, connected: false)
             backends.append(stream)
@@ -58,12 +76,14 @@ final class SessionHarness {
     init(limits: LocalServerLimits = LocalServerLimits(), responder: @escaping LocalServer.Responder) throws {
         loop = try EventLoop()
         spoolDirectory = nil
+        caCertFile = nil
         context = WorkerContext(loop: loop, local: LocalService(responder: responder, limits: limits))
     }
 
     deinit {
         context.closeAll()
         if let spoolDirectory { try? FileManager.default.removeItem(atPath: spoolDirectory) }
+        if let caCertFile { try? FileManager.default.removeItem(atPath: caCertFile) }
     }
 
     /// A client connection accepted now.
