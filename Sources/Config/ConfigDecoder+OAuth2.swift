@@ -178,14 +178,14 @@ extension ConfigDecoder {
                 file = resolve(path: text)
             }
         }
-        var type = TokenExchangeSettings.jwtTokenType
+        var type = STSSettings.jwtTokenType
         switch tokenTypeURI(fields["subjectTokenType"], path: Self.join(path, "subjectTokenType")) {
         case .absent: break
         case .invalid: return nil
         case .value(let uri): type = uri
         }
         guard let file else { return nil }
-        return .tokenExchange(subjectTokenFile: file, subjectTokenType: type)
+        return .sts(subjectTokenFile: file, subjectTokenType: type)
     }
 
     /// A token type identifier (RFC 8693 §3): an absolute URI such as

@@ -137,9 +137,9 @@ extension ConfigDecoder {
                 valid = false
             }
 
-            var exchange: TokenExchangeSettings?
+            var exchange: STSSettings?
             if clientAuthorization == .exchange {
-                exchange = decodeExchange(fields["exchange"], path: "\(path).exchange")
+                exchange = decodeSTS(fields["exchange"], path: "\(path).exchange")
                 if exchange == nil { valid = false }
                 if let name = credential, let kind = kinds[name] {
                     guard case .oauth2(let oauth) = kind, oauth.grant == .clientCredentials else {

@@ -4,13 +4,13 @@ public enum OAuth2Grant: Sendable, Equatable {
     case clientCredentials
     /// RFC 8693 token exchange with a token read from a file as the subject (workload identity
     /// federation: a Kubernetes projected service-account token), re-read before every exchange.
-    case tokenExchange(subjectTokenFile: String, subjectTokenType: String)
+    case sts(subjectTokenFile: String, subjectTokenType: String)
 
     /// The name used in the configuration.
     public var name: String {
         switch self {
         case .clientCredentials: return "client_credentials"
-        case .tokenExchange: return "token_exchange"
+        case .sts: return "token_exchange"
         }
     }
 }

@@ -25,7 +25,7 @@ public struct RouteConfig: Sendable, Equatable {
     /// credential's current token was requested with (RFC 8705 §3 certificate-bound tokens).
     public var presentsCredentialCertificate: Bool
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
-    public var exchange: TokenExchangeSettings? {
+    public var exchange: STSSettings? {
         get { perRequest?.exchange }
         set { perRequest = PerRequestSettings.make(exchange: newValue, requested: requested) }
     }
@@ -40,15 +40,15 @@ public struct RouteConfig: Sendable, Equatable {
 
     /// The rarely used per-request settings of a route, immutable (replaced when set).
     private final class PerRequestSettings: Sendable, Equatable {
-        let exchange: TokenExchangeSettings?
+        let exchange: STSSettings?
         let requested: RequestedTokenSettings?
 
-        private init(exchange: TokenExchangeSettings?, requested: RequestedTokenSettings?) {
+        private init(exchange: STSSettings?, requested: RequestedTokenSettings?) {
             self.exchange = exchange
             self.requested = requested
         }
 
-        static func make(exchange: TokenExchangeSettings?, requested: RequestedTokenSettings?) -> PerRequestSettings? {
+        static func make(exchange: STSSettings?, requested: RequestedTokenSettings?) -> PerRequestSettings? {
             exchange == nil && requested == nil ? nil : PerRequestSettings(exchange: exchange, requested: requested)
         }
 
@@ -61,7 +61,7 @@ public struct RouteConfig: Sendable, Equatable {
     public init(
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
-        exchange: TokenExchangeSettings? = nil, requested: RequestedTokenSettings? = nil,
+        exchange: STSSettings? = nil, requested: RequestedTokenSettings? = nil,
         presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil
     ) {
         self.presentsCredentialCertificate = presentsCredentialCertificate

@@ -31,7 +31,7 @@ extension SidecarConfig {
             switch config.grant {
             case .clientCredentials:
                 lines.append("    grant: client_credentials")
-            case .tokenExchange(let file, let type):
+            case .sts(let file, let type):
                 lines.append("    grant: token_exchange")
                 lines.append("    subjectTokenFile: \(quote(file))  # re-read before every exchange")
                 lines.append("    subjectTokenType: \(quote(type))")

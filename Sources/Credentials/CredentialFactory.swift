@@ -128,14 +128,14 @@ public enum CredentialFactory {
                     try build(current, .clientCredentials, oauth.scope, oauth.audience, oauth.resource)
                 }
             }
-        case .tokenExchange(let path, let type):
+        case .sts(let path, let type):
             // Workload identity federation: the file (a projected service-account token) is
             // the subject, re-read before every exchange (the kubelet rotates it).
-            let subject = AssertionFile(path: path, key: "subjectTokenFile", requiresJWT: type == TokenExchangeSettings.jwtTokenType)
+            let subject = AssertionFile(path: path, key: "subjectTokenFile", requiresJWT: type == STSSettings.jwtTokenType)
             let wallClock = SystemTokenClock()
             return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
                 let current = try proof()
-                let grant = TokenEndpointRequest.Grant.tokenExchange(TokenExchangeParameters(
+                let grant = TokenEndpointRequest.Grant.sts(STSParameters(
                     subjectToken: try subject.current(now: wallClock.wallClockSeconds), subjectTokenType: type))
                 return try TokenRequestSource.building { () throws(TokenEndpointError) in
                     try build(current, grant, oauth.scope, oauth.audience, oauth.resource)

@@ -23,7 +23,7 @@ public enum RouteVariantsFactory {
         let connector = TokenLoopConnector(try CredentialFactory.connector(for: oauth.tls, name: name, logger: logger))
         let exchange = route.exchange
         let actor = exchange?.actorTokenFile.map {
-            AssertionFile(path: $0, key: "actorTokenFile", requiresJWT: exchange?.actorTokenType == TokenExchangeSettings.jwtTokenType)
+            AssertionFile(path: $0, key: "actorTokenFile", requiresJWT: exchange?.actorTokenType == STSSettings.jwtTokenType)
         }
         let wallClock = SystemTokenClock()
         // An exchange route asks for what its `exchange:` names; a per-request route for the
@@ -39,7 +39,7 @@ public enum RouteVariantsFactory {
                 let current = try proof()
                 var grant = TokenEndpointRequest.Grant.clientCredentials
                 if let subject, let exchange {
-                    grant = .tokenExchange(TokenExchangeParameters(
+                    grant = .sts(STSParameters(
                         subjectToken: subject, subjectTokenType: exchange.subjectTokenType,
                         actorToken: try actor?.current(now: wallClock.wallClockSeconds), actorTokenType: exchange.actorTokenType,
                         requestedTokenType: exchange.requestedTokenType))

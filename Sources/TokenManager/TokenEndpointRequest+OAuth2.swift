@@ -21,11 +21,11 @@ extension TokenEndpointRequest {
         /// RFC 6749 §4.4: the client's own credentials.
         case clientCredentials
         /// RFC 8693 §2.1: a subject token (and optionally an actor token) exchanged for a token.
-        case tokenExchange(TokenExchangeParameters)
+        case sts(STSParameters)
     }
 
     /// The `grant_type` of RFC 8693 token exchange.
-    public static let tokenExchangeGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
+    public static let stsGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
 
     /// The `client_assertion_type` of a JWT client assertion (RFC 7523 §2.2).
     public static let jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -70,7 +70,7 @@ extension TokenEndpointRequest {
         var form: [(name: String, value: String)]
         switch grant {
         case .clientCredentials: form = [("grant_type", "client_credentials")]
-        case .tokenExchange: form = [("grant_type", tokenExchangeGrantType)]
+        case .sts: form = [("grant_type", stsGrantType)]
         }
         var authorization: String?
         switch proof {
@@ -91,7 +91,7 @@ extension TokenEndpointRequest {
         case .none:
             if !clientId.isEmpty { form.append(("client_id", clientId)) }
         }
-        if case .tokenExchange(let exchange) = grant {
+        if case .sts(let exchange) = grant {
             guard !exchange.subjectToken.isEmpty else { throw .missingSetting("subject_token") }
             form.append(("subject_token", exchange.subjectToken))
             form.append(("subject_token_type", exchange.subjectTokenType))

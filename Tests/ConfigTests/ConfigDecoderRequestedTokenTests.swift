@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// `scopeHeader`/`allowedScopes` and `audienceHeader`/`allowedAudiences` beyond the basics in
-/// `ConfigDecoderExchangeTests`: each pair alone, the field names a route may not take, the
+/// `ConfigDecoderSTSTests`: each pair alone, the field names a route may not take, the
 /// scope-token and audience rules, and the credential the headers choose from.
 final class ConfigDecoderRequestedTokenTests: XCTestCase {
     private let credentials = "credentials:\n  sts:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    clientId: gw\n    secret: s\n"

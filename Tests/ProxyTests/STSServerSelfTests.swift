@@ -15,7 +15,7 @@ final class STSServerSelfTests: XCTestCase {
                                          "allowed_audiences": ["https://api.test"]])
         XCTAssertNotEqual(sts.port, sts.backendPort)
         let subject = try sts.mint(subject: "alice", ttl: 300)
-        let exchanged = try Curl.run(["--data-urlencode", "grant_type=\(STSServer.tokenExchangeGrant)",
+        let exchanged = try Curl.run(["--data-urlencode", "grant_type=\(STSServer.grantType)",
                                       "--data-urlencode", "subject_token=\(subject)",
                                       "--data-urlencode", "subject_token_type=\(STSServer.jwtTokenType)",
                                       "--data-urlencode", "audience=https://api.test",

@@ -22,7 +22,7 @@ import TestSupport
 /// the first 16 hex digits of its SHA-256.
 final class STSServer {
     /// The RFC 8693 grant type.
-    static let tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+    static let grantType = "urn:ietf:params:oauth:grant-type:token-exchange"
     /// The RFC 8693 token type of an access token (the type of every token the STS issues).
     static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
     /// The RFC 8693 token type of a JWT.

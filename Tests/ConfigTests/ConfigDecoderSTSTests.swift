@@ -5,7 +5,7 @@ import XCTest
 /// Token exchange and per-request tokens in the configuration: `grant: token_exchange`,
 /// `auth: none`, `clientAuthorization: exchange` with `exchange:`, and `scopeHeader` /
 /// `audienceHeader` with their allowed lists — decoded, refused with the key named, rendered.
-final class ConfigDecoderExchangeTests: XCTestCase {
+final class ConfigDecoderSTSTests: XCTestCase {
     private let sts = "  sts:\n    type: oauth2\n    tokenUrl: https://sts.test/token\n    clientId: gw\n    secret: s\n"
 
     private func config(credentials: String? = nil, route: String) -> String {
@@ -25,12 +25,12 @@ final class ConfigDecoderExchangeTests: XCTestCase {
                   actorTokenType: urn:ietf:params:oauth:token-type:access_token
             """)))
         XCTAssertEqual(full.routes.first?.clientAuthorization, .exchange)
-        XCTAssertEqual(full.routes.first?.exchange, TokenExchangeSettings(
+        XCTAssertEqual(full.routes.first?.exchange, STSSettings(
             audience: "orders", scope: "orders.read orders.write", resource: "https://orders.test",
             requestedTokenType: "urn:ietf:params:oauth:token-type:jwt", subjectTokenType: "urn:ietf:params:oauth:token-type:id_token",
             actorTokenFile: "/var/run/secrets/tokens/sa", actorTokenType: "urn:ietf:params:oauth:token-type:access_token"))
         let plain = try XCTUnwrap(parseOK(config(route: "    clientAuthorization: exchange\n")))
-        XCTAssertEqual(plain.routes.first?.exchange, TokenExchangeSettings(), "every key optional, type URNs defaulted")
+        XCTAssertEqual(plain.routes.first?.exchange, STSSettings(), "every key optional, type URNs defaulted")
         XCTAssertEqual(plain.routes.first?.exchange?.subjectTokenType, "urn:ietf:params:oauth:token-type:access_token")
     }
 
@@ -63,7 +63,7 @@ final class ConfigDecoderExchangeTests: XCTestCase {
                 auth: none
             """))
         guard case .oauth2(let oauth) = parsed.credentials.first?.kind else { return XCTFail("not oauth2") }
-        XCTAssertEqual(oauth.grant, .tokenExchange(subjectTokenFile: "/var/run/secrets/tokens/sa",
+        XCTAssertEqual(oauth.grant, .sts(subjectTokenFile: "/var/run/secrets/tokens/sa",
                                                    subjectTokenType: "urn:ietf:params:oauth:token-type:jwt"))
         XCTAssertEqual(oauth.auth, .none)
         XCTAssertEqual(oauth.clientId, "", "a public client need not name itself")
@@ -217,7 +217,7 @@ final class ConfigDecoderExchangeTests: XCTestCase {
             return XCTFail("not oauth2")
         }
         XCTAssertEqual(cloud.clientId, "pool")
-        XCTAssertEqual(cloud.grant, .tokenExchange(subjectTokenFile: "/f", subjectTokenType: "urn:x:id"))
+        XCTAssertEqual(cloud.grant, .sts(subjectTokenFile: "/f", subjectTokenType: "urn:x:id"))
         XCTAssertEqual(sts.grant, .clientCredentials)
     }
 
@@ -236,8 +236,8 @@ final class ConfigDecoderExchangeTests: XCTestCase {
             """.write(toFile: path, atomically: true, encoding: .utf8)
         let config = try ConfigLoader.load(path: path, environment: [:])
         guard case .oauth2(let cloud) = config.credentials.first?.kind else { return XCTFail("not oauth2") }
-        XCTAssertEqual(cloud.grant, .tokenExchange(subjectTokenFile: directory.appendingPathComponent("tokens/sa").standardizedFileURL.path,
-                                                   subjectTokenType: TokenExchangeSettings.jwtTokenType))
+        XCTAssertEqual(cloud.grant, .sts(subjectTokenFile: directory.appendingPathComponent("tokens/sa").standardizedFileURL.path,
+                                                   subjectTokenType: STSSettings.jwtTokenType))
         XCTAssertEqual(config.routes.first?.exchange?.actorTokenFile,
                        directory.deletingLastPathComponent().appendingPathComponent("actor").standardizedFileURL.path)
     }

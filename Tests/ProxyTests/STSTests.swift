@@ -9,7 +9,7 @@ import XCTest
 /// client authentication, the subject's signature, issuer and expiry, the actor token, an
 /// audience policy) and a backend that accepts only tokens that STS issued: each caller's
 /// requests carry a token exchanged for that caller, never another's, never the subject.
-final class TokenExchangeTests: XCTestCase {
+final class STSTests: XCTestCase {
     private static var client: [String: Any] { ["client_id": "orders-proxy", "client_secret": "s3cret-for-sts", "allowed_audiences": ["orders"]] }
 
     private func yaml(_ sts: STSServer, tokenURL: String? = nil, exchange: String = "{audience: orders}", top: String = "") -> String {
@@ -43,7 +43,7 @@ final class TokenExchangeTests: XCTestCase {
     }
 
     private func exchanges(_ sts: STSServer) -> [[String: Any]] {
-        sts.tokenRequests().filter { $0["grant_type"] as? String == STSServer.tokenExchangeGrant }
+        sts.tokenRequests().filter { $0["grant_type"] as? String == STSServer.grantType }
     }
 
     private func fingerprint16(_ text: String) -> String { String(Digest.sha256Hex(text).prefix(16)) }

@@ -1,6 +1,6 @@
 /// The token-exchange parameters of one request (RFC 8693 §2.1). Holds the subject and actor
 /// tokens: never log it (its ``description`` shows only the types).
-public struct TokenExchangeParameters: Sendable, Equatable, CustomStringConvertible {
+public struct STSParameters: Sendable, Equatable, CustomStringConvertible {
     /// The `subject_token`: the token of whoever the new token acts for.
     public var subjectToken: String
     /// The `subject_token_type` URN.

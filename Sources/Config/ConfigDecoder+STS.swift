@@ -2,8 +2,8 @@ import Yams
 
 extension ConfigDecoder {
     /// `routes[].exchange` of a route with `clientAuthorization: exchange` (every key optional).
-    mutating func decodeExchange(_ node: Node?, path: String) -> TokenExchangeSettings? {
-        var settings = TokenExchangeSettings()
+    mutating func decodeSTS(_ node: Node?, path: String) -> STSSettings? {
+        var settings = STSSettings()
         guard let node, !Self.isNull(node) else { return settings }
         guard let entries = mapping(node, path: path, expected: "a mapping (audience, scope, resource, requestedTokenType, subjectTokenType, actorTokenFile, actorTokenType)") else {
             return nil
@@ -11,22 +11,22 @@ extension ConfigDecoder {
         checkKeys(entries, allowed: ConfigKeys.exchange, path: path)
         let fields = Self.index(entries)
         var valid = true
-        for (key, keyPath) in [("audience", \TokenExchangeSettings.audience), ("scope", \TokenExchangeSettings.scope),
-                               ("resource", \TokenExchangeSettings.resource)] {
+        for (key, keyPath) in [("audience", \STSSettings.audience), ("scope", \STSSettings.scope),
+                               ("resource", \STSSettings.resource)] {
             switch optionalParameter(fields[key], path: Self.join(path, key), name: key) {
             case .absent: break
             case .invalid: valid = false
             case .value(let text): settings[keyPath: keyPath] = text
             }
         }
-        for (key, keyPath) in [("requestedTokenType", \TokenExchangeSettings.requestedTokenType)] {
+        for (key, keyPath) in [("requestedTokenType", \STSSettings.requestedTokenType)] {
             switch tokenTypeURI(fields[key], path: Self.join(path, key)) {
             case .absent: break
             case .invalid: valid = false
             case .value(let uri): settings[keyPath: keyPath] = uri
             }
         }
-        for (key, keyPath) in [("subjectTokenType", \TokenExchangeSettings.subjectTokenType), ("actorTokenType", \TokenExchangeSettings.actorTokenType)] {
+        for (key, keyPath) in [("subjectTokenType", \STSSettings.subjectTokenType), ("actorTokenType", \STSSettings.actorTokenType)] {
             switch tokenTypeURI(fields[key], path: Self.join(path, key)) {
             case .absent: break
             case .invalid: valid = false

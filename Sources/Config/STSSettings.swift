@@ -1,6 +1,8 @@
 /// `routes[].exchange`: how a route with `clientAuthorization: exchange` trades the app's own
 /// bearer token (the subject) for a token for the upstream (OAuth 2.0 Token Exchange, RFC 8693).
-public struct TokenExchangeSettings: Sendable, Equatable {
+/// Named for the RFC's security token service (STS) that makes the trade: in the code,
+/// "exchange" is the proxy's request/response machine only.
+public struct STSSettings: Sendable, Equatable {
     /// The `subject_token_type` sent with the app's token.
     public static let accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
     /// The default `actor_token_type`: a Kubernetes projected service-account token is a JWT.
@@ -23,8 +25,8 @@ public struct TokenExchangeSettings: Sendable, Equatable {
 
     /// Creates settings; every parameter has the documented default.
     public init(audience: String? = nil, scope: String? = nil, resource: String? = nil, requestedTokenType: String? = nil,
-                subjectTokenType: String = TokenExchangeSettings.accessTokenType, actorTokenFile: String? = nil,
-                actorTokenType: String = TokenExchangeSettings.jwtTokenType) {
+                subjectTokenType: String = STSSettings.accessTokenType, actorTokenFile: String? = nil,
+                actorTokenType: String = STSSettings.jwtTokenType) {
         self.audience = audience
         self.scope = scope
         self.resource = resource

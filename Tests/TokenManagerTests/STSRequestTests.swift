@@ -6,7 +6,7 @@ import XCTest
 /// for each way the client proves itself, the actor token only for a delegation, nothing sent
 /// for an empty subject, and no token in anything a log line could show; plus what the response
 /// side accepts for an exchanged token (`token_type` `N_A`, a lifetime cut to the subject's).
-final class TokenExchangeRequestTests: XCTestCase {
+final class STSRequestTests: XCTestCase {
     private let url = "https://sts.test/oauth/token"
     private let grantType = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
     /// `subject_token=eyJ.a+b/c=` and its access-token type, form-urlencoded.
@@ -17,7 +17,7 @@ final class TokenExchangeRequestTests: XCTestCase {
 
     private func exchange(subject: String = "eyJ.a+b/c=", actor: String? = nil,
                           requested: String? = nil) -> TokenEndpointRequest.Grant {
-        .tokenExchange(TokenExchangeParameters(subjectToken: subject, subjectTokenType: accessTokenType,
+        .sts(STSParameters(subjectToken: subject, subjectTokenType: accessTokenType,
                                                actorToken: actor, requestedTokenType: requested))
     }
 
@@ -83,12 +83,12 @@ final class TokenExchangeRequestTests: XCTestCase {
     }
 
     func testNoTokenShowsInADescription() throws {
-        let parameters = TokenExchangeParameters(subjectToken: "subject-secret", subjectTokenType: accessTokenType,
+        let parameters = STSParameters(subjectToken: "subject-secret", subjectTokenType: accessTokenType,
                                                  actorToken: "actor-secret")
         XCTAssertEqual(parameters.description, "exchange(subject: \(accessTokenType), actor: \(jwtType))")
-        XCTAssertEqual(TokenExchangeParameters(subjectToken: "subject-secret", subjectTokenType: jwtType).description,
+        XCTAssertEqual(STSParameters(subjectToken: "subject-secret", subjectTokenType: jwtType).description,
                        "exchange(subject: \(jwtType))")
-        let grant = TokenEndpointRequest.Grant.tokenExchange(parameters)
+        let grant = TokenEndpointRequest.Grant.sts(parameters)
         let request = try TokenEndpointRequest.oauth2(tokenURL: url, clientId: "c", proof: .none, grant: grant)
         for shown in [String(describing: parameters), String(reflecting: parameters), "\(grant)", "\(request)", String(reflecting: request)] {
             XCTAssertFalse(shown.contains("subject-secret"), shown)
