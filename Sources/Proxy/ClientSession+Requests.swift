@@ -190,7 +190,7 @@ extension ClientSession: UpstreamWaiter {
 
     /// Validates (and stages) the body bytes already buffered before anything goes upstream,
     /// so a malformed chunked body sent with its head never reaches the backend.
-    func stageBody(_ io: ExchangeIO) {
+    func stageBody(_ io: ExchangeIO, copy copying: Bool) {
         let staged = context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
@@ -198,7 +198,7 @@ extension ClientSession: UpstreamWaiter {
         } catch {
             progress = .malformed
         }
-        let copy = exchange.wantsBodyCopy && !staged.isEmpty && staged.count <= Exchange.resendLimit
+        let copy = copying && !staged.isEmpty && staged.count <= Exchange.resendLimit
             ? staged.peekBytes(max: staged.count) : nil
         // What the exchange decides is done with the staged bytes by the action itself: held
         // (`holdBody`), sent after the collected ones (`acquireUpstream`), dropped (`fail`).
@@ -292,24 +292,20 @@ extension ClientSession: UpstreamWaiter {
         // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body
         // before it on this connection was read with under the buffer budget.
         upstream.startReading(readAhead: WorkerContext.readAhead)
-        setExchangeTimeouts(io)
-        armResponseTimer(io)
-        if wasQueued && !exchange.requestComplete {
-            client.startReading()
-            pumpRequest(io)
-        }
+        perform(exchange.clocks(upstreamConnected: upstream.isConnected), continuing: io)
+        if wasQueued { perform(exchange.queuedRequestSent(), continuing: io) }
     }
 
     /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
     /// replay with the new token (`replayCheckingStale`: as the exchange decided), or a retry
     /// (`nil`) after a pooled connection turned out closed, on a fresh connection.
-    func resend(_ io: ExchangeIO, replayCheckingStale: Bool?) {
+    func resend(_ io: ExchangeIO, body: [UInt8], replayCheckingStale: Bool?) {
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
         responseReader.reset()
         disarm()
-        context.scratch.buffer.append(exchange.resendBody)
+        context.scratch.buffer.append(body)
         if let checkStale = replayCheckingStale {
             acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
@@ -318,9 +314,11 @@ extension ClientSession: UpstreamWaiter {
         }
     }
 
-    /// responseHeaders runs while the exchange says so (``Exchange/responseTimerRuns(upstreamConnected:)``).
-    func armResponseTimer(_ io: ExchangeIO) {
-        if exchange.responseTimerRuns(upstreamConnected: io.upstream?.isConnected == true) {
+    /// Applies the exchange's clocks (``Exchange/clocks(upstreamConnected:)``): the timeouts of
+    /// both connections, and the response-head timer run or stopped.
+    func setClocks(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) {
+        setExchangeTimeouts(io, readingBody: readingBody)
+        if responseTimer {
             arm(.responseHead, after: context.timeouts.responseHeaders)
         } else if armedTimer == .responseHead {
             disarm()
@@ -333,24 +331,23 @@ extension ClientSession: UpstreamWaiter {
     /// The values rarely change between exchanges, so the (cached) calls usually cost nothing.
     /// The backend's read side uses the longer of bodyIdle and responseHeaders, so it never cuts
     /// a wait for the head that responseHeaders (its own timer) still allows.
-    func setExchangeTimeouts(_ io: ExchangeIO) {
-        let state = (requestComplete: exchange.requestComplete, upstream: io.upstream.map(ObjectIdentifier.init),
+    private func setExchangeTimeouts(_ io: ExchangeIO, readingBody: Bool) {
+        let state = (requestComplete: !readingBody, upstream: io.upstream.map(ObjectIdentifier.init),
                      connected: io.upstream?.isConnected == true)
         if let applied = io.timeoutsAppliedFor, applied == state { return }
         io.timeoutsAppliedFor = state
         let idle = context.timeouts.bodyIdle
-        client.setTimeouts(read: exchange.requestComplete ? nil : idle, write: idle)
+        client.setTimeouts(read: readingBody ? idle : nil, write: idle)
         io.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
     }
 
     /// Moves request body bytes from the client to the upstream.
-    func pumpRequest(_ io: ExchangeIO) {
-        guard let upstream = io.upstream, !exchange.requestComplete else { return }
+    func pumpRequest(_ io: ExchangeIO, copy copying: Bool) {
+        guard let upstream = io.upstream else { return }
         let output = upstream.output
         // While the request may be sent again, its body passes through the (empty) scratch
         // buffer to be copied: a connected bufferevent's output cannot be read back (libevent
         // freezes its start, and evbuffer_copyout_from refuses a frozen buffer).
-        let copying = exchange.wantsBodyCopy
         let destination = copying ? context.scratch.buffer : output
         let before = destination.count
         var progress: Exchange.BodyProgress
@@ -364,7 +361,8 @@ extension ClientSession: UpstreamWaiter {
         io.requestQueued += moved
         var copy: [UInt8]?
         if copying {
-            if progress != .malformed && moved > 0 && exchange.resendBody.count + moved <= Exchange.resendLimit {
+            // (The exchange stops keeping a copy that grows past its limit.)
+            if progress != .malformed && moved > 0 && moved <= Exchange.resendLimit {
                 copy = destination.peekBytes(max: moved)
             }
             if progress == .malformed {

@@ -7,8 +7,7 @@ import TokenManager
 extension ClientSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
         guard let io = current else { return }
-        setExchangeTimeouts(io)
-        armResponseTimer(io)
+        perform(exchange.clocks(upstreamConnected: upstream.isConnected), continuing: io)
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
@@ -72,16 +71,9 @@ extension ClientSession: UpstreamConnectionOwner {
             switch consume parsed {
             case .interim(let status, let reason, let switching):
                 io.switchingHead = switching
-                let action = exchange.interimResponse(status: status, switchesAsAsked: switching != nil)
-                guard case .forwardInterim(let toClient) = action else {
-                    perform(action, continuing: io)
-                    return
-                }
-                if toClient {
-                    // Interim responses (100 Continue for `Expect`) go on as they are.
-                    client.write(HeadSerializer.response(version: .http1_1, status: status, reason: reason, fields: HTTPFields()))
-                }
-                arm(.responseHead, after: context.timeouts.responseHeaders)
+                io.interimHead = (status, reason)
+                perform(exchange.interimResponse(status: status, switchesAsAsked: switching != nil), continuing: io)
+                guard current === io, io.upstream === upstream else { return }
             case .final(let head):
                 disarm()
                 let facts = Exchange.ResponseHeadFacts(
@@ -95,6 +87,16 @@ extension ClientSession: UpstreamConnectionOwner {
         }
     }
 
+
+    /// An interim response arrived: to an HTTP/1.1 client it goes on as it is (`100 Continue`
+    /// for `Expect`); the response-head clock starts again.
+    func forwardInterim(_ io: ExchangeIO, toClient: Bool) {
+        if toClient, let interim = io.interimHead {
+            client.write(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
+        }
+        io.interimHead = nil
+        arm(.responseHead, after: context.timeouts.responseHeaders)
+    }
 
     /// A 401 answered our token: park it unread and ask the credential for a different token.
     /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
@@ -139,7 +141,7 @@ extension ClientSession: UpstreamConnectionOwner {
         context.headBytes = headBytes
         io.responseCommitted = !staged
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
-        setExchangeTimeouts(io)
+        perform(exchange.clocks(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
         io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)
     }

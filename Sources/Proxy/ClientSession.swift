@@ -190,21 +190,20 @@ final class ClientSession: ConnectionDelegate {
         case .none, .readRequests, .resumeRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
         case .collectLocalBody, .answerLocally, .respondLocally: break  // never here: only for a local call
         case .lookUpToken: lookUpToken(io)
-        case .stageBody: stageBody(io)
+        case .stageBody(let copy): stageBody(io, copy: copy)
         case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }
         case .holdBody: holdBody(io)
         case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
         case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
         case .send: sendRequest(io)
-        case .pumpRequest: pumpRequest(io)
-        case .resumeRequest:
+        case .pumpRequest(let copy): pumpRequest(io, copy: copy)
+        case .resumeRequest(let copy):
             client.startReading()
-            pumpRequest(io)
-        case .requestComplete:
-            setExchangeTimeouts(io)
-            armResponseTimer(io)
+            pumpRequest(io, copy: copy)
+        case .requestComplete: perform(exchange.clocks(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
+        case .setClocks(let readingBody, let responseTimer): setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         case .readResponseHead: readResponseHead(io)
-        case .forwardInterim: break  // written by readResponseHead, which holds the interim head
+        case .forwardInterim(let toClient): forwardInterim(io, toClient: toClient)
         case .switchProtocols: switchProtocols(io)
         case .pauseUpstream: pauseUpstream(io)
         case .spoolResponse: startSpooling(io)
@@ -217,11 +216,11 @@ final class ClientSession: ConnectionDelegate {
         case .pumpResponse: pumpResponse(io)
         case .resumeResponse: resumeResponse(io)
         case .endBodyAtClose: endBodyAtClose(io)
-        case .replay(let checkStale): resend(io, replayCheckingStale: checkStale)
-        case .nonceReplay(let checkStale):
+        case .replay(let checkStale, let body): resend(io, body: body, replayCheckingStale: checkStale)
+        case .nonceReplay(let checkStale, let body):
             io.token?.binding?.nonces?.countResourceRetry()
-            resend(io, replayCheckingStale: checkStale)
-        case .retry: resend(io, replayCheckingStale: nil)
+            resend(io, body: body, replayCheckingStale: checkStale)
+        case .retry(let body): resend(io, body: body, replayCheckingStale: nil)
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
         case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
         case .truncate: truncate(io)

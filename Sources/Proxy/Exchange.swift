@@ -248,7 +248,7 @@ struct Exchange {
         resend = .keeping([])
         if request.credential == .none {
             state = .awaitingBody
-            return .stageBody
+            return .stageBody(copy: wantsBodyCopy)
         }
         state = .awaitingToken
         return .lookUpToken
@@ -312,7 +312,7 @@ struct Exchange {
             return fail(.tokenUnavailable, close: !(request.bodyless && request.keepAlive), retryAfter: 1)
         }
         state = .awaitingBody
-        return .stageBody
+        return .stageBody(copy: wantsBodyCopy)
     }
 
     /// The body bytes buffered so far were validated and staged (`copy`: those bytes, when
@@ -403,7 +403,7 @@ struct Exchange {
                 nonceReplayed = true
                 upstreamEnded = false
                 state = .awaitingUpstream
-                return .nonceReplay(checkStale: !retryable)
+                return .nonceReplay(checkStale: !retryable, body: resendBody)
             }
             state = .relaying(response)
             return .relay(reportRejection: false, keepClient: keepClient)
@@ -463,7 +463,7 @@ struct Exchange {
         replayed = true
         upstreamEnded = false
         state = .awaitingUpstream
-        return .replay(checkStale: !retryable)
+        return .replay(checkStale: !retryable, body: resendBody)
     }
 
     /// Response body bytes moved toward the client (its output or the spool); `trailingBytes`
@@ -587,7 +587,7 @@ struct Exchange {
             if !facts.partialHead && mayRetry(after: facts) {
                 retried = true
                 state = .awaitingUpstream
-                return .retry
+                return .retry(body: resendBody)
             }
             return fail(.upstreamEnd(facts.reason, connected: facts.connected, partial: facts.partialHead),
                         close: !requestComplete || !request.keepAlive)
@@ -626,9 +626,9 @@ struct Exchange {
     func clientReadable() -> ExchangeAction {
         switch state {
         case .idle: return .readRequests
-        case .awaitingBody: return .stageBody
+        case .awaitingBody: return .stageBody(copy: wantsBodyCopy)
         case .collectingLocal: return .collectLocalBody(sendContinue: false)
-        default: return isSendingRequestBody ? .pumpRequest : .none
+        default: return isSendingRequestBody ? .pumpRequest(copy: wantsBodyCopy) : .none
         }
     }
 
@@ -657,18 +657,26 @@ struct Exchange {
 
     /// The upstream took what was queued for it: more of the request body may go.
     func upstreamDrained() -> ExchangeAction {
-        isSendingRequestBody ? .resumeRequest : .none
+        isSendingRequestBody ? .resumeRequest(copy: wantsBodyCopy) : .none
+    }
+
+    /// A request that waited in the pool's queue (its client not read meanwhile) was handed to
+    /// its upstream: the rest of its body, if any, comes from the client again.
+    func queuedRequestSent() -> ExchangeAction {
+        isSendingRequestBody ? .resumeRequest(copy: wantsBodyCopy) : .none
+    }
+
+    /// The timeouts of the phase the exchange is in: the client's read side is timed by
+    /// `bodyIdle` while its body is still coming, and the response-head clock
+    /// (`responseHeaders`) runs while the whole request is with a connected backend and no
+    /// final head has arrived (connecting is timed by `connect`, a long upload by `bodyIdle`).
+    func clocks(upstreamConnected: Bool) -> ExchangeAction {
+        .setClocks(readingBody: !requestComplete,
+                   responseTimer: requestComplete && state == .forwarding && upstreamConnected)
     }
 
     /// Whether the exchange waits between requests (a new head may start one).
     var isIdle: Bool { state == .idle }
-
-    /// Whether the response-head clock (`responseHeaders`) runs: the whole request is with a
-    /// connected backend and no final head has arrived. Connecting is timed by `connect`, a long
-    /// upload by `bodyIdle`.
-    func responseTimerRuns(upstreamConnected: Bool) -> Bool {
-        requestComplete && state == .forwarding && upstreamConnected
-    }
 
     /// Whether the backend's end must be looked at for a response head first: bytes that
     /// arrived with the close are still buffered and may complete one.

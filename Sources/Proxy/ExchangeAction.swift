@@ -4,8 +4,9 @@ enum ExchangeAction: Equatable {
     case none
     /// Ask the route's credential for its current token (waiting, bounded, if there is none).
     case lookUpToken
-    /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:heldBytes:copy:)``.
-    case stageBody
+    /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:heldBytes:copy:)``
+    /// (`copy`: with a copy of the staged bytes: the request may be sent again).
+    case stageBody(copy: Bool)
     /// A chunked body has not started: wait (bounded by `clientHeader`) for more client bytes.
     case waitForBody
     /// Keep the staged body bytes with the session and wait (bounded by `bodyIdle`) for more:
@@ -16,10 +17,17 @@ enum ExchangeAction: Equatable {
     case acquireUpstream(checkStale: Bool, pauseClient: Bool)
     /// The request is queued for a connection: arm the queue timer (`connect`).
     case armQueueTimer
-    /// Write the request head and the staged body to the assigned upstream.
+    /// Write the request head and the staged body to the assigned upstream, then apply the
+    /// exchange's clocks (``Exchange/clocks(upstreamConnected:)``) and, for a request that
+    /// waited in the pool's queue, report ``Exchange/queuedRequestSent()``.
     case send
-    /// The whole request is upstream: arm the response-head timer.
+    /// The whole request is upstream: apply the exchange's clocks
+    /// (``Exchange/clocks(upstreamConnected:)``).
     case requestComplete
+    /// Set the connections' inactivity timeouts for this phase (`readingBody`: the client's
+    /// body is still coming, so its read side is timed by `bodyIdle`), and run the
+    /// response-head timer (`responseHeaders`) or stop it.
+    case setClocks(readingBody: Bool, responseTimer: Bool)
     /// Pause reading the client (the upstream is not keeping up).
     case pauseClient
     /// Pause reading the upstream (the client is not keeping up and the spool has no room).
@@ -59,18 +67,22 @@ enum ExchangeAction: Equatable {
     case resumeRequests
     /// Read the response head from the upstream's input.
     case readResponseHead
-    /// Move request body bytes from the client to the upstream.
-    case pumpRequest
-    /// The upstream took the queued request bytes: resume reading the client and move more.
-    case resumeRequest
-    /// Discard the upstream and send the request again, exactly as it was, with the new token
-    /// (`checkStale`: the request could not be retried if a reused connection turned out closed).
-    case replay(checkStale: Bool)
+    /// Move request body bytes from the client to the upstream (`copy`: keeping a copy of
+    /// them, reported with ``Exchange/requestBodyForwarded(_:movedBytes:copy:)``).
+    case pumpRequest(copy: Bool)
+    /// The upstream took the queued request bytes (or a queued request was sent): resume
+    /// reading the client and move more, as ``pumpRequest(copy:)``.
+    case resumeRequest(copy: Bool)
+    /// Discard the upstream and send the request again, exactly as it was — `body` is every
+    /// byte of its body — with the new token (`checkStale`: the request could not be retried
+    /// if a reused connection turned out closed). (Boxed, like ``fail(_:close:retryAfter:)``.)
+    indirect case replay(checkStale: Bool, body: [UInt8])
     /// A resource server demanded a DPoP nonce: discard the upstream and send the request again,
-    /// exactly as it was, with a fresh proof carrying the nonce (counted).
-    case nonceReplay(checkStale: Bool)
-    /// Discard the upstream and send the request again on a fresh connection.
-    case retry
+    /// exactly as it was (`body`), with a fresh proof carrying the nonce (counted).
+    indirect case nonceReplay(checkStale: Bool, body: [UInt8])
+    /// Discard the upstream and send the request again, exactly as it was (`body`), on a fresh
+    /// connection.
+    indirect case retry(body: [UInt8])
     /// The exchange completed: dispose of the upstream as said, then keep or close the client.
     case finish(upstream: UpstreamDisposal, keepClient: Bool)
     /// Answer with a proxy-generated error (discarding the upstream), then keep or close the client.

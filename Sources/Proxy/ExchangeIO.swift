@@ -61,6 +61,8 @@ final class ExchangeIO {
     /// allows, asked for by a bodyless HTTP/1.1 request. Nil for every other request.
     var upgrade: UpgradeProtocol?
     /// The client-facing `101` head, between reading it and switching protocols.
+    /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
+    var interimHead: (status: Int, reason: String)?
     var switchingHead: [UInt8]?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.

@@ -38,11 +38,11 @@ final class ExchangeDecisionTests: XCTestCase {
         _ = exchange.start(request(bodyless: false))
         XCTAssertEqual(exchange.clientReadable(), .none, "no body is read before the token is known")
         _ = exchange.tokenResolved(available: true)
-        XCTAssertEqual(exchange.clientReadable(), .stageBody)
+        XCTAssertEqual(exchange.clientReadable(), .stageBody(copy: true))
 
         var streaming = forwarding(request(bodyless: false), complete: false)
-        XCTAssertEqual(streaming.clientReadable(), .pumpRequest)
-        XCTAssertEqual(streaming.upstreamDrained(), .resumeRequest)
+        XCTAssertEqual(streaming.clientReadable(), .pumpRequest(copy: true))
+        XCTAssertEqual(streaming.upstreamDrained(), .resumeRequest(copy: true))
         _ = streaming.requestBodyForwarded(.complete, movedBytes: 1, copy: [0])
         XCTAssertEqual(streaming.clientReadable(), .none, "a pipelined request waits until this response is done")
         XCTAssertEqual(streaming.upstreamDrained(), .none)
@@ -186,12 +186,22 @@ final class ExchangeDecisionTests: XCTestCase {
 
     func testTheResponseClockRunsOnlyForAWholeRequestWithAConnectedBackend() {
         var exchange = forwarding(request(bodyless: false), complete: false)
-        XCTAssertFalse(exchange.responseTimerRuns(upstreamConnected: true), "an upload is timed by bodyIdle")
+        XCTAssertEqual(exchange.clocks(upstreamConnected: true), .setClocks(readingBody: true, responseTimer: false),
+                       "an upload is timed by bodyIdle")
         _ = exchange.requestBodyForwarded(.complete, movedBytes: 1, copy: [1])
-        XCTAssertFalse(exchange.responseTimerRuns(upstreamConnected: false), "connecting is timed by connect")
-        XCTAssertTrue(exchange.responseTimerRuns(upstreamConnected: true))
+        XCTAssertEqual(exchange.clocks(upstreamConnected: false), .setClocks(readingBody: false, responseTimer: false),
+                       "connecting is timed by connect")
+        XCTAssertEqual(exchange.clocks(upstreamConnected: true), .setClocks(readingBody: false, responseTimer: true))
         _ = exchange.responseHead(facts())
-        XCTAssertFalse(exchange.responseTimerRuns(upstreamConnected: true), "the head arrived")
+        XCTAssertEqual(exchange.clocks(upstreamConnected: true), .setClocks(readingBody: false, responseTimer: false),
+                       "the head arrived")
+    }
+
+    func testAQueuedRequestReadsTheRestOfItsBodyOnceSent() {
+        var streaming = forwarding(request(bodyless: false), complete: false)
+        XCTAssertEqual(streaming.queuedRequestSent(), .resumeRequest(copy: true))
+        _ = streaming.requestBodyForwarded(.complete, movedBytes: 1, copy: [1])
+        XCTAssertEqual(streaming.queuedRequestSent(), .none, "the whole body went with the head")
     }
 
     func testAcquiringAndReplayingUseOneStaleConnectionFormula() {
@@ -203,7 +213,7 @@ final class ExchangeDecisionTests: XCTestCase {
             XCTAssertEqual(acquire, .acquireUpstream(checkStale: !idempotent, pauseClient: false))
             _ = exchange.upstreamAssigned()
             _ = exchange.responseHead(facts(status: 401))
-            XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: !idempotent),
+            XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: !idempotent, body: []),
                            "a replay checks a pooled connection exactly when the first send did")
         }
     }

@@ -28,9 +28,8 @@ final class ExchangeNonceTests: XCTestCase {
 
     func testAChallengeIsReplayedOnceWithTheWholeBody() {
         var exchange = forwarding(request(idempotent: false, bodyless: false), body: Array("pay 10".utf8))
-        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: true),
-                       "a POST is never retried on a reused connection that might be stale")
-        XCTAssertEqual(exchange.resendBody, Array("pay 10".utf8))
+        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: true, body: Array("pay 10".utf8)),
+                       "a POST is never retried on a reused connection that might be stale; the whole body goes again")
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         XCTAssertEqual(exchange.responseHead(challenge()), .relay(reportRejection: false, keepClient: true),
                        "a second challenge goes to the app, and the token is not reported as rejected")
@@ -38,10 +37,10 @@ final class ExchangeNonceTests: XCTestCase {
 
     func testAfterANonceReplayATokenRejectionStillGetsItsOwnReplay() {
         var exchange = forwarding(request())
-        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false))
+        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []))
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         XCTAssertEqual(exchange.responseHead(challenge(nonce: false)), .holdRejection, "an ordinary 401 to the token")
-        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: false))
+        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: false, body: []))
     }
 
     func testARequestThatCannotBeSentAgainGetsTheChallenge() {
@@ -57,7 +56,7 @@ final class ExchangeNonceTests: XCTestCase {
 
     func testEveryRequestGetsItsOwnOneReplay() {
         var exchange = forwarding(request())
-        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false))
+        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []))
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         _ = exchange.responseHead(challenge(status: 200, nonce: false))
         _ = exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true)
@@ -66,6 +65,6 @@ final class ExchangeNonceTests: XCTestCase {
         _ = exchange.tokenResolved(available: true)
         _ = exchange.bodyStaged(.complete, stagedBytes: 0, copy: [])
         _ = exchange.upstreamAssigned()
-        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false), "the next request starts afresh")
+        XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []), "the next request starts afresh")
     }
 }

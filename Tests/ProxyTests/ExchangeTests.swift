@@ -16,10 +16,10 @@ final class ExchangeTests: XCTestCase {
     private func forwarding(_ request: Exchange.Request, staged body: [UInt8] = [], complete: Bool = true) -> Exchange {
         var exchange = Exchange()
         if request.credential == .none {
-            XCTAssertEqual(exchange.start(request), .stageBody)
+            XCTAssertEqual(exchange.start(request), .stageBody(copy: true))
         } else {
             XCTAssertEqual(exchange.start(request), .lookUpToken)
-            XCTAssertEqual(exchange.tokenResolved(available: true), .stageBody)
+            XCTAssertEqual(exchange.tokenResolved(available: true), .stageBody(copy: true))
         }
         // An incomplete body streams once ``Exchange/collectLimit`` bytes were collected.
         let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count,
@@ -34,7 +34,7 @@ final class ExchangeTests: XCTestCase {
 
     func testWithoutCredentialStartsStagingAtOnce() {
         var exchange = Exchange()
-        XCTAssertEqual(exchange.start(request(credential: .none)), .stageBody)
+        XCTAssertEqual(exchange.start(request(credential: .none)), .stageBody(copy: true))
         XCTAssertEqual(exchange.state, .awaitingBody)
         XCTAssertTrue(exchange.isActive)
     }
@@ -197,8 +197,8 @@ final class ExchangeTests: XCTestCase {
         _ = exchange.requestBodyForwarded(.complete, movedBytes: 6, copy: Array(body[4...]))
         XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
         XCTAssertEqual(exchange.state, .holdingRejection(unauthorized))
-        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: true))
-        XCTAssertEqual(exchange.resendBody, body)
+        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: true, body: body),
+                       "the replay carries every byte of the original body")
         XCTAssertEqual(exchange.state, .awaitingUpstream)
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         // A second 401 is passed on: one replay per request.
@@ -410,7 +410,7 @@ final class ExchangeTests: XCTestCase {
 
     func testStalePooledConnectionRetriesIdempotentRequestsOnce() {
         var exchange = forwarding(request())
-        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)), .retry)
+        XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)), .retry(body: []))
         XCTAssertEqual(exchange.state, .awaitingUpstream)
         XCTAssertEqual(exchange.upstreamAssigned(), .send)
         XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)),
@@ -422,12 +422,12 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(sent.upstreamEnded(end(.connection(.endOfStream), reused: true)),
                        .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: false), close: false, retryAfter: nil))
         var unsent = forwarding(request(idempotent: false))
-        XCTAssertEqual(unsent.upstreamEnded(end(.connection(.endOfStream), reused: true, nothingSent: true)), .retry)
+        XCTAssertEqual(unsent.upstreamEnded(end(.connection(.endOfStream), reused: true, nothingSent: true)), .retry(body: []))
     }
 
     func testRefusedNewConnectionIsRetriedAndAPartialHeadIsNot() {
         var refused = forwarding(request(idempotent: false))
-        XCTAssertEqual(refused.upstreamEnded(end(.connection(.refused), connected: false)), .retry)
+        XCTAssertEqual(refused.upstreamEnded(end(.connection(.refused), connected: false)), .retry(body: []))
         var partial = forwarding(request())
         XCTAssertEqual(partial.upstreamEnded(end(.connection(.endOfStream), partial: true, reused: true)),
                        .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: true), close: false, retryAfter: nil))
