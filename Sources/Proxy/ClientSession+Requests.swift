@@ -5,31 +5,49 @@ import TokenManager
 
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
+    /// Reads the next request head, and the next one as long as each request ends at once (an
+    /// error answered with keep-alive, a local answer given at once): called whenever a
+    /// request ended and the connection stays open, and when bytes arrive between requests.
+    ///
+    /// A trampoline, not a recursion: a request that ends inside ``begin(_:)`` calls this again,
+    /// which only asks the running loop for one more turn (``readAgain``), so thousands of
+    /// pipelined requests answered at once take no stack.
     func readRequests() {
-        guard !readingRequests else { return }
+        guard !readingRequests else {
+            readAgain = true
+            return
+        }
         readingRequests = true
         defer { readingRequests = false }
-        let fieldLimit = context.requestFieldLimit
-        while exchange.isIdle && !client.input.isEmpty {
-            let head: RequestHead
-            do {
-                // Bound in the `do` and moved out: an optional bound after it was copied (a
-                // retain and release per field array).
-                guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
-                    try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
-                }) else {
-                    // Part of a head is here: from now on the client has clientHeader to finish it.
-                    perform(connection.headIncomplete())
-                    return
-                }
-                head = parsed
-            } catch {
-                reject(error)
+        repeat {
+            readAgain = false
+            readNextHead()
+        } while readAgain
+    }
+
+    /// Reads one request head, if a whole one is buffered and no request is under way (one
+    /// request at a time: pipelined ones wait in the input), and begins its request.
+    private func readNextHead() {
+        guard current == nil, local == nil, !client.input.isEmpty else { return }
+        let head: RequestHead
+        do {
+            // Bound in the `do` and moved out: an optional bound after it was copied (a
+            // retain and release per field array).
+            let fieldLimit = context.requestFieldLimit
+            guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
+                try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
+            }) else {
+                // Part of a head is here: from now on the client has clientHeader to finish it.
+                perform(connection.headIncomplete())
                 return
             }
-            perform(connection.headComplete())
-            begin(head)
+            head = parsed
+        } catch {
+            reject(error)
+            return
         }
+        perform(connection.headComplete())
+        begin(head)
     }
 
     // Cold paths are kept out of line (`@inline(never)`): inlined into the loop of
@@ -176,15 +194,11 @@ extension ClientSession: UpstreamWaiter {
             perform(exchange.tokenResolved(available: true), continuing: io)
             return
         }
-        var returned = false
-        defer { returned = true }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard current === io else { return }
             io.token = token
+            // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
             perform(exchange.tokenResolved(available: token != nil, refused: token == nil && credential.refusal() != nil))
-            // Called back later: resume reading pipelined requests. Called back at once: the
-            // readRequests loop that called us continues (no recursion per request).
-            if returned && exchange.isIdle { readRequests() }
         }
     }
 
@@ -233,6 +247,9 @@ extension ClientSession: UpstreamWaiter {
             io.heldBody = nil
         }
         stopBodyStartTimer()
+        // Staging filled up: the client waits until the upstream takes the staged bytes. (Before
+        // acquiring: a request that gets no connection fails and closes the client anyway.)
+        if pauseClient { client.stopReading() }
         // The routed target is passed in place (a `let` of an immutable decision); `target`,
         // which may be the token's bound one, would be a copy (three retains and releases).
         let decision = io.decision
@@ -254,7 +271,6 @@ extension ClientSession: UpstreamWaiter {
             context.scratch.buffer.drain(context.scratch.buffer.count)
             perform(exchange.upstreamUnavailable(), continuing: io)
         }
-        if pauseClient && exchange.isActive { client.stopReading() }
     }
 
     /// A queued request got its connection.

@@ -397,6 +397,7 @@ extension ClientSession: UpstreamConnectionOwner {
             client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             client.startReading()
             awaitNextRequest()
+            readRequests()
         }
     }
 
@@ -430,6 +431,7 @@ extension ClientSession: UpstreamConnectionOwner {
         } else {
             client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()
+            readRequests()
         }
     }
 

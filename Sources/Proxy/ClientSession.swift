@@ -37,6 +37,8 @@ final class ClientSession: ConnectionDelegate {
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
+    /// A request ended while ``readRequests()`` ran: it reads one more head.
+    var readAgain = false
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
     /// Runs the exchange timer that is armed (``armedTimer``).
@@ -90,6 +92,8 @@ final class ClientSession: ConnectionDelegate {
     func close() {
         connection.closed()
         exchange.close()
+        // Nothing more is read from a closing connection (a lingering close discards it).
+        client.input.drain(client.input.count)
         headTimer.cancel()
         exchangeTimer.cancel()
         // The session stays registered until its last bytes are with the kernel, so a drain
@@ -258,7 +262,7 @@ final class ClientSession: ConnectionDelegate {
     private func exchangeTimerFired() {
         guard let timer = armedTimer else { return }
         armedTimer = nil
+        // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
         perform(exchange.timerFired(timer))
-        if exchange.isIdle && current == nil { readRequests() }
     }
 }
