@@ -54,34 +54,34 @@ final class AdminServerTests: XCTestCase {
 
     func testHealthz() throws {
         let port = try startAdmin()
-        let ok = try XCTUnwrap(fetch(port: port, "/healthz"))
+        let ok = try fetch(port: port, "/healthz")
         XCTAssertEqual(ok.status, 200)
         XCTAssertEqual(ok.header("Content-Type"), "application/json")
         XCTAssertEqual(ok.text, #"{"status":"ok"}"#)
         serving.withLock { $0 = false }
-        XCTAssertEqual(fetch(port: port, "/healthz")?.status, 503)
+        XCTAssertEqual(try fetch(port: port, "/healthz").status, 503)
     }
 
     func testReadyz() throws {
         let port = try startAdmin()
-        let notReady = try XCTUnwrap(fetch(port: port, "/readyz"))
+        let notReady = try fetch(port: port, "/readyz")
         XCTAssertEqual(notReady.status, 503)
-        XCTAssertEqual(notReady.jsonObject?["ready"] as? Bool, false)
-        XCTAssertEqual(notReady.jsonObject?["missing"] as? [String],
+        XCTAssertEqual(notReady.json?["ready"] as? Bool, false)
+        XCTAssertEqual(notReady.json?["missing"] as? [String],
                        ["credential partner: no valid token (last error: connection refused)"])
         readiness.withLock { $0 = Readiness(ready: true) }
-        let ready = try XCTUnwrap(fetch(port: port, "/readyz"))
+        let ready = try fetch(port: port, "/readyz")
         XCTAssertEqual(ready.status, 200)
         XCTAssertEqual(ready.text, #"{"ready":true}"#)
         serving.withLock { $0 = false }
-        let draining = try XCTUnwrap(fetch(port: port, "/readyz"))
+        let draining = try fetch(port: port, "/readyz")
         XCTAssertEqual(draining.status, 503, "not ready while shutting down")
-        XCTAssertEqual(draining.jsonObject?["missing"] as? [String], ["shutting down"])
+        XCTAssertEqual(draining.json?["missing"] as? [String], ["shutting down"])
     }
 
     func testMetricsParseAsPrometheusText() throws {
         let port = try startAdmin()
-        let response = try XCTUnwrap(fetch(port: port, "/metrics"))
+        let response = try fetch(port: port, "/metrics")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8")
         let families = try PrometheusTextParser.parse(response.text)
@@ -92,10 +92,10 @@ final class AdminServerTests: XCTestCase {
 
     func testTokensNeverCarryValues() throws {
         let port = try startAdmin()
-        let response = try XCTUnwrap(fetch(port: port, "/tokens"))
+        let response = try fetch(port: port, "/tokens")
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("Cache-Control"), "no-store")
-        let reports = try XCTUnwrap(response.json as? [[String: Any]])
+        let reports = try XCTUnwrap(response.jsonValue as? [[String: Any]])
         XCTAssertEqual(reports.count, 2)
         XCTAssertEqual(reports[0]["name"] as? String, "partner")
         XCTAssertEqual(reports[0]["state"] as? String, "valid")
@@ -114,14 +114,14 @@ final class AdminServerTests: XCTestCase {
 
     func testUnknownPathsAndMethods() throws {
         let port = try startAdmin()
-        let missing = try XCTUnwrap(fetch(port: port, "/nope"))
+        let missing = try fetch(port: port, "/nope")
         XCTAssertEqual(missing.status, 404)
-        XCTAssertEqual(missing.jsonObject?["error"] as? String, "not found")
-        let post = try XCTUnwrap(fetch(port: port, "/metrics", method: "POST"))
+        XCTAssertEqual(missing.json?["error"] as? String, "not found")
+        let post = try fetch(port: port, "/metrics", method: "POST")
         XCTAssertEqual(post.status, 405)
         XCTAssertEqual(post.header("Allow"), "GET, HEAD")
         XCTAssertEqual(metricsCalls.withLock { $0 }, 0, "a rejected method does not touch the provider")
-        let head = try XCTUnwrap(fetch(port: port, "/healthz", method: "HEAD"))
+        let head = try fetch(port: port, "/healthz", method: "HEAD")
         XCTAssertEqual(head.status, 200)
         XCTAssertTrue(head.body.isEmpty)
     }
@@ -131,19 +131,18 @@ final class AdminServerTests: XCTestCase {
         for (name, raw, status) in MalformedRequests.vectors {
             let client = try RawClient(port: port)
             client.send(raw)
-            let response = client.readResponse()
-            XCTAssertEqual(response?.status, status, name)
-            XCTAssertTrue(client.waitForClose(), "\(name): connection not closed")
+            XCTAssertEqual(try client.readResponse().status, status, name)
+            XCTAssertTrue(client.waitForClose(acceptingReset: true), "\(name): connection not closed")
         }
-        XCTAssertEqual(fetch(port: port, "/healthz")?.status, 200, "still serving")
+        XCTAssertEqual(try fetch(port: port, "/healthz").status, 200, "still serving")
     }
 
     func testManyAsyncRequestsOnOneConnection() throws {
         let port = try startAdmin()
         let client = try RawClient(port: port)
         for _ in 0..<50 {
-            XCTAssertEqual(client.request("GET", "/tokens")?.status, 200)
-            XCTAssertEqual(client.request("GET", "/metrics")?.status, 200)
+            XCTAssertEqual(try client.request("GET", "/tokens").status, 200)
+            XCTAssertEqual(try client.request("GET", "/metrics").status, 200)
         }
     }
 }

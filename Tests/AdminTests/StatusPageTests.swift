@@ -40,7 +40,7 @@ final class StatusPageTests: XCTestCase {
 
     func testHTMLShowsEveryPartEscapedAndRefreshesItself() throws {
         let port = try start()
-        let page = try XCTUnwrap(fetch(port: port, "/"))
+        let page = try fetch(port: port, "/")
         XCTAssertEqual(page.status, 200)
         XCTAssertEqual(page.header("Content-Type"), "text/html; charset=utf-8")
         let html = page.text
@@ -57,10 +57,10 @@ final class StatusPageTests: XCTestCase {
 
     func testJSONCarriesTheSameData() throws {
         let port = try start()
-        let response = try XCTUnwrap(fetch(port: port, "/", headers: [("Accept", "application/json")]))
+        let response = try fetch(port: port, "/", headers: [("Accept", "application/json")])
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("Content-Type"), "application/json")
-        let object = try XCTUnwrap(response.jsonObject)
+        let object = try XCTUnwrap(response.json)
         XCTAssertEqual(object["requests"] as? Int, 42)
         XCTAssertEqual(object["uptimeSeconds"] as? Int, 3725)
         XCTAssertEqual((object["errors"] as? [String: Int])?["destination_unavailable"], 2)
@@ -78,6 +78,6 @@ final class StatusPageTests: XCTestCase {
         let thread = try ServerThread { loop in [try AdminServer(address: loopback, loop: loop, provider: AdminProvider())] }
         try thread.start()
         self.thread = thread
-        XCTAssertEqual(fetch(port: thread.addresses[0].port, "/")?.status, 503)
+        XCTAssertEqual(try fetch(port: thread.addresses[0].port, "/").status, 503)
     }
 }

@@ -24,12 +24,12 @@ final class DemoBackendTests: XCTestCase {
     func testValidTokenIsEchoedRedacted() throws {
         let port = try startBackend()
         let token = registry.issue(lifetime: .seconds(60))
-        let response = try XCTUnwrap(fetch(port: port, "/db/doc?rev=1", method: "POST",
-                                           headers: [("Authorization", "Bearer \(token)"), ("X-App", "demo")],
-                                           body: Array("{}".utf8)))
+        let response = try fetch(port: port, "/db/doc?rev=1", method: "POST",
+                                 headers: [("Authorization", "Bearer \(token)"), ("X-App", "demo")],
+                                 body: Array("{}".utf8))
         XCTAssertEqual(response.status, 200)
         XCTAssertFalse(response.text.contains(token), "the whole token is never echoed")
-        let object = try XCTUnwrap(response.jsonObject)
+        let object = try XCTUnwrap(response.json)
         XCTAssertEqual(object["ok"] as? Bool, true)
         XCTAssertEqual(object["method"] as? String, "POST")
         XCTAssertEqual(object["path"] as? String, "/db/doc")
@@ -43,7 +43,7 @@ final class DemoBackendTests: XCTestCase {
 
     func testMissingTokenIs401WithoutErrorCode() throws {
         let port = try startBackend()
-        let response = try XCTUnwrap(fetch(port: port, "/x"))
+        let response = try fetch(port: port, "/x")
         XCTAssertEqual(response.status, 401)
         XCTAssertEqual(response.header("WWW-Authenticate"), #"Bearer realm="token-sidecar-demo""#)
     }
@@ -52,7 +52,7 @@ final class DemoBackendTests: XCTestCase {
         let port = try startBackend()
         registry.insert("demo-expired", expiresAt: .now - .seconds(1))
         for value in ["Bearer demo-unknown", "Bearer demo-expired", "Basic abc", "Bearer"] {
-            let response = try XCTUnwrap(fetch(port: port, "/x", headers: [("Authorization", value)]))
+            let response = try fetch(port: port, "/x", headers: [("Authorization", value)])
             XCTAssertEqual(response.status, 401, value)
             XCTAssertEqual(response.header("WWW-Authenticate"),
                            #"Bearer realm="token-sidecar-demo", error="invalid_token""#, value)
@@ -70,9 +70,9 @@ final class DemoBackendTests: XCTestCase {
         }
         try thread.start()
         defer { thread.stop() }
-        let issued = try XCTUnwrap(fetch(port: thread.addresses[0].port, "/oauth/token", method: "POST",
-                                         body: Array("grant_type=client_credentials&client_id=app&client_secret=pw".utf8)))
-        let token = try XCTUnwrap(issued.jsonObject?["access_token"] as? String)
-        XCTAssertEqual(fetch(port: thread.addresses[1].port, "/", headers: [("Authorization", "bearer \(token)")])?.status, 200)
+        let issued = try fetch(port: thread.addresses[0].port, "/oauth/token", method: "POST",
+                               body: Array("grant_type=client_credentials&client_id=app&client_secret=pw".utf8))
+        let token = try XCTUnwrap(issued.json?["access_token"] as? String)
+        XCTAssertEqual(try fetch(port: thread.addresses[1].port, "/", headers: [("Authorization", "bearer \(token)")]).status, 200)
     }
 }

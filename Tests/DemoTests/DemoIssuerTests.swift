@@ -48,12 +48,12 @@ final class DemoIssuerTests: XCTestCase {
 
     func testClientSecretBasic() throws {
         let port = try startIssuer()
-        let response = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                           headers: [("Authorization", basic(clientID, secret)), formType],
-                                           body: form([("grant_type", "client_credentials")])))
+        let response = try fetch(port: port, "/oauth/token", method: "POST",
+                                 headers: [("Authorization", basic(clientID, secret)), formType],
+                                 body: form([("grant_type", "client_credentials")]))
         XCTAssertEqual(response.status, 200)
         XCTAssertEqual(response.header("Cache-Control"), "no-store")
-        let object = try XCTUnwrap(response.jsonObject)
+        let object = try XCTUnwrap(response.json)
         let token = try XCTUnwrap(object["access_token"] as? String)
         XCTAssertTrue(token.hasPrefix("demo-"))
         XCTAssertEqual(token.count, 5 + 32)
@@ -68,64 +68,64 @@ final class DemoIssuerTests: XCTestCase {
         let port = try startIssuer()
         let unpadded = basic(clientID, secret).replacingOccurrences(of: "=", with: "")
         for (authorization, status) in [(unpadded, 200), ("Basic ab!c", 401), ("Basic a", 401), ("Bearer x", 401)] {
-            let response = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                               headers: [("Authorization", authorization), formType],
-                                               body: form([("grant_type", "client_credentials")])))
+            let response = try fetch(port: port, "/oauth/token", method: "POST",
+                                     headers: [("Authorization", authorization), formType],
+                                     body: form([("grant_type", "client_credentials")]))
             XCTAssertEqual(response.status, status, authorization)
         }
     }
 
     func testClientSecretPost() throws {
         let port = try startIssuer()
-        let response = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
-                                           body: form([("grant_type", "client_credentials"),
-                                                       ("client_id", clientID), ("client_secret", secret)])))
+        let response = try fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
+                                 body: form([("grant_type", "client_credentials"),
+                                             ("client_id", clientID), ("client_secret", secret)]))
         XCTAssertEqual(response.status, 200)
-        let token = try XCTUnwrap(response.jsonObject?["access_token"] as? String)
+        let token = try XCTUnwrap(response.json?["access_token"] as? String)
         XCTAssertTrue(registry.isValid(token))
     }
 
     func testWrongSecretIsInvalidClient() throws {
         let port = try startIssuer()
-        let viaBasic = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                           headers: [("Authorization", basic(clientID, "wrong")), formType],
-                                           body: form([("grant_type", "client_credentials")])))
+        let viaBasic = try fetch(port: port, "/oauth/token", method: "POST",
+                                 headers: [("Authorization", basic(clientID, "wrong")), formType],
+                                 body: form([("grant_type", "client_credentials")]))
         XCTAssertEqual(viaBasic.status, 401)
-        XCTAssertEqual(viaBasic.jsonObject?["error"] as? String, "invalid_client")
+        XCTAssertEqual(viaBasic.json?["error"] as? String, "invalid_client")
         XCTAssertEqual(viaBasic.header("WWW-Authenticate"), #"Basic realm="token-sidecar-demo""#)
-        let viaPost = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
-                                          body: form([("grant_type", "client_credentials"),
-                                                      ("client_id", clientID), ("client_secret", secret + "x")])))
+        let viaPost = try fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
+                                body: form([("grant_type", "client_credentials"),
+                                            ("client_id", clientID), ("client_secret", secret + "x")]))
         XCTAssertEqual(viaPost.status, 401)
-        XCTAssertEqual(viaPost.jsonObject?["error"] as? String, "invalid_client")
-        let anonymous = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
-                                            body: form([("grant_type", "client_credentials")])))
+        XCTAssertEqual(viaPost.json?["error"] as? String, "invalid_client")
+        let anonymous = try fetch(port: port, "/oauth/token", method: "POST", headers: [formType],
+                                  body: form([("grant_type", "client_credentials")]))
         XCTAssertEqual(anonymous.status, 401)
-        let garbage = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                          headers: [("Authorization", "Basic !!!"), formType],
-                                          body: form([("grant_type", "client_credentials")])))
+        let garbage = try fetch(port: port, "/oauth/token", method: "POST",
+                                headers: [("Authorization", "Basic !!!"), formType],
+                                body: form([("grant_type", "client_credentials")]))
         XCTAssertEqual(garbage.status, 401)
         XCTAssertEqual(registry.issuedCount, 0)
     }
 
     func testOtherGrantsAndBadRequests() throws {
         let port = try startIssuer()
-        let password = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                           headers: [("Authorization", basic(clientID, secret)), formType],
-                                           body: form([("grant_type", "password")])))
+        let password = try fetch(port: port, "/oauth/token", method: "POST",
+                                 headers: [("Authorization", basic(clientID, secret)), formType],
+                                 body: form([("grant_type", "password")]))
         XCTAssertEqual(password.status, 400)
-        XCTAssertEqual(password.jsonObject?["error"] as? String, "unsupported_grant_type")
-        let noGrant = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                          headers: [("Authorization", basic(clientID, secret)), formType], body: []))
-        XCTAssertEqual(noGrant.jsonObject?["error"] as? String, "invalid_request")
-        let both = try XCTUnwrap(fetch(port: port, "/oauth/token", method: "POST",
-                                       headers: [("Authorization", basic(clientID, secret)), formType],
-                                       body: form([("grant_type", "client_credentials"),
-                                                   ("client_id", clientID), ("client_secret", secret)])))
+        XCTAssertEqual(password.json?["error"] as? String, "unsupported_grant_type")
+        let noGrant = try fetch(port: port, "/oauth/token", method: "POST",
+                                headers: [("Authorization", basic(clientID, secret)), formType], body: [])
+        XCTAssertEqual(noGrant.json?["error"] as? String, "invalid_request")
+        let both = try fetch(port: port, "/oauth/token", method: "POST",
+                             headers: [("Authorization", basic(clientID, secret)), formType],
+                             body: form([("grant_type", "client_credentials"),
+                                         ("client_id", clientID), ("client_secret", secret)]))
         XCTAssertEqual(both.status, 400)
-        XCTAssertEqual(both.jsonObject?["error"] as? String, "invalid_request")
-        XCTAssertEqual(fetch(port: port, "/oauth/token")?.status, 405)
-        XCTAssertEqual(fetch(port: port, "/elsewhere", method: "POST")?.status, 404)
+        XCTAssertEqual(both.json?["error"] as? String, "invalid_request")
+        XCTAssertEqual(try fetch(port: port, "/oauth/token").status, 405)
+        XCTAssertEqual(try fetch(port: port, "/elsewhere", method: "POST").status, 404)
         XCTAssertEqual(registry.issuedCount, 0)
     }
 }

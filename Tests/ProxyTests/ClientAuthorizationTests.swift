@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TestSupport
 import XCTest
 
 /// `routes[].clientAuthorization`: `replace` (default) drops a client's Authorization and

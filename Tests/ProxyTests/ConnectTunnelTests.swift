@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `CONNECT`: refused by default, tunnelled (untouched) only to `connect: {allow: [...]}` destinations.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Destinations the proxy refuses to connect to (cloud metadata, link-local, "this network"),

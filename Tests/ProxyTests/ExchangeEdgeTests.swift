@@ -1,5 +1,6 @@
 import Foundation
 import Proxy
+import TestSupport
 import XCTest
 
 /// The exchange at its edges, against a backend that misbehaves on purpose: bytes beyond a

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 /// Acceptance 2 and 3: exactly one injected token for routed hosts, none for others.

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 /// Keep-alive toward the client, pooling toward the backend, pipelining in order.

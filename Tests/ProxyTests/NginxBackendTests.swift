@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 /// The proxy in front of a real nginx (Debian), as apps will use it.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `auth: private_key_jwt` and `auth: client_secret_jwt` against an authorization server that

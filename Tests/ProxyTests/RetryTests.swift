@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// A backend that closes every connection right after responding, without saying so: the proxy must

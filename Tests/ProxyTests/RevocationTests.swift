@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The token in use revoked at the backend while requests flow: replaced within one token

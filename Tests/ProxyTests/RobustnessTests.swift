@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Slow peers and half-closes: nothing is cut short that should not be.

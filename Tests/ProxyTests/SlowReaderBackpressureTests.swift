@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// What a client that stops reading can make a backend on this host send on its behalf: the

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Bodies both ways, framings, interim responses, and failures mid-stream.

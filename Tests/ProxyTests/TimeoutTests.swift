@@ -11,7 +11,7 @@ final class TimeoutTests: XCTestCase {
 
     func testUpstreamThatNeverCompletesTLSHandshakeIs504ConnectionTimeout() throws {
         let ca = try TestCA()
-        let blackhole = try FixtureProcess(script: "blackhole.py")
+        let blackhole = try FixtureProcess(script: "ProxyTests/Fixtures/blackhole.py")
         let proxy = try ProxyHarness(yaml: Self.yaml(upstream: "https://127.0.0.1:\(blackhole.port)", tls: "caFile: \(ca.caCert)"))
         let client = try RawClient(port: proxy.port, timeout: 10)
         let start = Date()

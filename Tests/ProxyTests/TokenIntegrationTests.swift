@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The token manager behind the proxy, against a local token server over real sockets.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// https token servers: verified with the credential's caFile; a bad certificate means the

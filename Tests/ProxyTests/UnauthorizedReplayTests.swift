@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Upstream 401s: a replay sends exactly the original request with a new token, a body past the

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 import Glibc
 

@@ -1,4 +1,5 @@
 import EventLoop
+import TestSupport
 import XCTest
 @testable import Proxy
 

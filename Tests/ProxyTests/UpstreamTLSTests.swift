@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// TLS originated by the proxy toward `https://` upstreams (Debian nginx with a test CA).

@@ -68,8 +68,7 @@ final class RedisClientTests: XCTestCase {
     }
 
     func testSilentServerTimesOutThenFailsFastDuringBackoff() throws {
-        let silent = try FixtureProcess(script: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("TokenManagerTests/Fixtures/silent_server.py"))
+        let silent = try FixtureProcess(script: "TokenManagerTests/Fixtures/silent_server.py")
         let settings = RedisClientSettings(host: "127.0.0.1", port: silent.port, timeout: .milliseconds(200),
                                            reconnectDelay: .seconds(1))
         let started = Date()

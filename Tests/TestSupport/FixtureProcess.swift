@@ -45,6 +45,19 @@ public final class FixtureProcess: @unchecked Sendable {
         self.port = port
     }
 
+    /// Runs `<python> Tests/<script> <arguments>`: `script` is a path relative to ``testsDirectory``,
+    /// such as `ProxyTests/Fixtures/backend.py` (otherwise as the URL initializer).
+    public convenience init(script: String, arguments: [String] = [], quiet: Bool = true, python: String = "python3",
+                            prepare: (URL) throws -> Void = { _ in }) throws {
+        try self.init(script: FixtureProcess.testsDirectory.appendingPathComponent(script), arguments: arguments,
+                      quiet: quiet, python: python, prepare: prepare)
+    }
+
+    /// The package's `Tests` directory, where every test target's `Fixtures` live.
+    public static var testsDirectory: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)

@@ -6,15 +6,6 @@ import XCTest
 typealias FixtureServer = FixtureProcess
 
 extension FixtureProcess {
-    static var testsDirectory: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    }
-
-    /// Starts `script` (relative to Tests/) with `arguments`; `{dir}` in an argument is the fixture's temp directory.
-    convenience init(script: String, arguments: [String] = []) throws {
-        try self.init(script: FixtureProcess.testsDirectory.appendingPathComponent(script), arguments: arguments)
-    }
-
     /// Lines of a JSON-lines log file in the fixture's directory.
     func log(_ name: String) -> [[String: Any]] { jsonLines(name) }
 }

@@ -12,7 +12,7 @@ final class Backend {
     }
 
     init() throws {
-        fixture = try FixtureProcess(script: "backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
+        fixture = try FixtureProcess(script: "ProxyTests/Fixtures/backend.py", arguments: ["--port", "0", "--log", "{dir}/backend.jsonl"])
     }
 
     /// Every logged event, in order.

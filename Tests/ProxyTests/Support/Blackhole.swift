@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// A loopback address whose connects never complete: a listener on 127.0.0.2 with backlog 0
 /// that never accepts, its accept queue filled first. Linux then drops further SYNs, so a new

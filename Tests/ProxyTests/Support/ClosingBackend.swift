@@ -8,7 +8,7 @@ final class ClosingBackend {
     var port: Int { fixture.port }
 
     init() throws {
-        fixture = try FixtureProcess(script: "closing_backend.py", arguments: ["--port", "0", "--log", "{dir}/log.jsonl"])
+        fixture = try FixtureProcess(script: "ProxyTests/Fixtures/closing_backend.py", arguments: ["--port", "0", "--log", "{dir}/log.jsonl"])
     }
 
     func events() -> [[String: Any]] { fixture.jsonLines("log.jsonl") }

@@ -12,7 +12,7 @@ final class MisbehavingBackend {
     /// `receiveBuffer`: the socket receive buffer of every connection it accepts (small:
     /// uploads back up into the proxy quickly).
     init(receiveBuffer: Int? = nil) throws {
-        fixture = try FixtureProcess(script: "misbehaving_backend.py",
+        fixture = try FixtureProcess(script: "ProxyTests/Fixtures/misbehaving_backend.py",
                                      arguments: ["{dir}/log.jsonl"] + (receiveBuffer.map { [String($0)] } ?? []))
     }
 

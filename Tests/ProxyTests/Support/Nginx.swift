@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A Debian nginx as a real backend on 127.0.0.1 (plain, or HTTPS with a given certificate),
 /// with its own prefix directory and access log.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A directory laid out like a Kubernetes secret or projected volume: each file name is a
 /// symlink into `..data`, itself a symlink to a timestamped directory. ``publish(_:)`` swaps

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A throwaway certificate authority made with the `openssl` CLI in a temporary directory:
 /// the CA itself, a server certificate for `localhost` (SAN DNS:localhost and IP:127.0.0.1)

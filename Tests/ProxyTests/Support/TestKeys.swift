@@ -1,6 +1,7 @@
 import Crypto
 import EventLoop
 import Foundation
+import TestSupport
 import TokenManager
 
 /// Keys made with the `openssl` CLI for client-authentication tests, in a temporary directory:
