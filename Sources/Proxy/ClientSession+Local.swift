@@ -42,20 +42,13 @@ extension ClientSession {
         perform(exchange.startLocal(request, bodyTooLarge: tooLarge))
     }
 
-    /// Performs an action of the exchange answering `call`.
-    func perform(_ action: ExchangeAction, answering call: LocalCall) {
-        switch action {
-        case .collectLocalBody(let sendContinue): collectBody(call, sendContinue: sendContinue)
-        case .answerLocally: answer(call)
-        case .respondLocally(let keepClient): respond(call, keepClient: keepClient)
-        case .fail(let failure, let close, _):
-            local = nil
-            respondBeforeExchange(proxyError(for: failure, io: nil), head: nil, close: close)
-        default: break  // the exchange decides nothing else for a local request
-        }
+    /// The exchange answering `call` failed (a body too large or malformed, or stalled).
+    func fail(_ call: LocalCall, _ failure: ExchangeFailure, close: Bool) {
+        local = nil
+        respondBeforeExchange(proxyError(for: failure, io: nil), head: nil, close: close)
     }
 
-    private func collectBody(_ call: LocalCall, sendContinue: Bool) {
+    func collectBody(_ call: LocalCall, sendContinue: Bool) {
         if sendContinue { client.write(Self.continueBytes) }
         // A client that stops sending its body is ended by its read timeout (a 408).
         client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
@@ -71,7 +64,7 @@ extension ClientSession {
         perform(exchange.localBodyCollected(progress))
     }
 
-    private func answer(_ call: LocalCall) {
+    func answer(_ call: LocalCall) {
         guard let service = context.local else { return }
         // The responder may take its time (a token status, readiness): no read deadline meanwhile.
         client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
@@ -89,7 +82,7 @@ extension ClientSession {
         }
     }
 
-    private func respond(_ call: LocalCall, keepClient: Bool) {
+    func respond(_ call: LocalCall, keepClient: Bool) {
         local = nil
         disarm()
         guard let response = call.response else { return }

@@ -279,14 +279,15 @@ extension ClientSession: UpstreamWaiter {
             context.pool.release(upstream)
             return
         }
-        let action = exchange.upstreamAssigned()
-        guard action != .none else {
-            context.pool.release(upstream)
-            return
-        }
-        disarm()
         io.upstream = upstream
-        perform(action, continuing: io)
+        perform(exchange.queuedUpstreamProvided(), continuing: io)
+    }
+
+    /// The exchange has no use for the connection the pool handed it: back to the pool.
+    func declineUpstream(_ io: ExchangeIO) {
+        guard let upstream = io.upstream else { return }
+        io.upstream = nil
+        context.pool.release(upstream)
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
@@ -305,6 +306,8 @@ extension ClientSession: UpstreamWaiter {
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
+        // The wait in the queue is over (its timer, `connect`, no longer applies).
+        if wasQueued { disarm() }
         // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body
         // before it on this connection was read with under the buffer budget.
         upstream.startReading(readAhead: WorkerContext.readAhead)

@@ -21,12 +21,12 @@ extension ClientSession: UpstreamConnectionOwner {
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
         guard let io = current, upstream === io.upstream else { return }
         // Bytes that arrived with the close are still buffered: consume them first.
-        if exchange.readsHeadAtUpstreamEnd { readResponseHead(io) }
+        perform(exchange.upstreamEnding(), continuing: io)
         guard current === io, io.upstream === upstream else { return }
-        // What is left unread is part of a head (a relayed body was left to the pump).
-        let partial = exchange.readsHeadAtUpstreamEnd && !(upstream.input?.isEmpty ?? true)
+        // While forwarding, what is left unread is part of a head (a relayed body is left to
+        // the pump, and only a forwarding exchange looks at this).
         perform(exchange.upstreamEnded(Exchange.UpstreamEndFacts(
-            reason: reason, partialHead: partial, connected: upstream.isConnected, reused: upstream.requestsServed > 1,
+            reason: reason, partialHead: !(upstream.input?.isEmpty ?? true), connected: upstream.isConnected, reused: upstream.requestsServed > 1,
             nothingSent: upstream.unsentCount >= io.requestQueued)))
     }
 

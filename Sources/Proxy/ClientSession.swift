@@ -160,15 +160,16 @@ final class ClientSession: ConnectionDelegate {
         case .pauseClient: client.stopReading()
         case .abort: abort()
         case .close: close()
-        case .collectLocalBody, .answerLocally, .respondLocally:
-            if let call = local { perform(action, answering: call) }
+        case .collectLocalBody(let sendContinue): if let call = local { collectBody(call, sendContinue: sendContinue) }
+        case .answerLocally: if let call = local { answer(call) }
+        case .respondLocally(let keepClient): if let call = local { respond(call, keepClient: keepClient) }
         default:
-            guard let io = current else {
-                // A locally answered request's failure (the cold path).
-                if let call = local { perform(action, answering: call) }
-                return
+            if let io = current {
+                perform(action, on: io)
+            } else if let call = local, case .fail(let failure, let close, _) = action {
+                // A locally answered request's failure (the cold path; it decides nothing else).
+                fail(call, failure, close: close)
             }
-            perform(action, on: io)
         }
     }
 
@@ -199,6 +200,7 @@ final class ClientSession: ConnectionDelegate {
         case .holdBody: holdBody(io)
         case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
         case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
+        case .declineUpstream: declineUpstream(io)
         case .send: sendRequest(io)
         case .pumpRequest(let copy): pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):

@@ -359,6 +359,19 @@ struct Exchange {
         return .send
     }
 
+    /// The pool hands a queued request the connection it waited for: sent on it, or — when the
+    /// exchange no longer waits for one — the connection goes back to the pool.
+    mutating func queuedUpstreamProvided() -> ExchangeAction {
+        guard state == .awaitingUpstream else { return .declineUpstream }
+        return upstreamAssigned()
+    }
+
+    /// The upstream connection ended or failed: bytes that arrived with the close may still
+    /// complete a response head, to be read first.
+    func upstreamEnding() -> ExchangeAction {
+        state == .forwarding ? .readResponseHead : .none
+    }
+
     /// Request body bytes moved from the client to the upstream (`copy`: those bytes, when
     /// ``wantsBodyCopy``).
     mutating func requestBodyForwarded(_ progress: BodyProgress, movedBytes: Int, copy: [UInt8]?) -> ExchangeAction {
@@ -569,7 +582,7 @@ struct Exchange {
     struct UpstreamEndFacts: Equatable {
         /// Why it ended.
         var reason: UpstreamEnd
-        /// Part of a response head had arrived.
+        /// Bytes were left unread: while forwarding, part of a response head.
         var partialHead: Bool
         /// TCP (and TLS) setup had completed.
         var connected: Bool

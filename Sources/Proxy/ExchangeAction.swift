@@ -17,6 +17,8 @@ enum ExchangeAction: Equatable {
     case acquireUpstream(checkStale: Bool, pauseClient: Bool)
     /// The request is queued for a connection: arm the queue timer (`connect`).
     case armQueueTimer
+    /// The exchange has no use for the connection the pool handed it: give it back.
+    case declineUpstream
     /// Write the request head and the staged body to the assigned upstream, then apply the
     /// exchange's clocks (``Exchange/clocks(upstreamConnected:)``) and, for a request that
     /// waited in the pool's queue, report ``Exchange/queuedRequestSent()``.
