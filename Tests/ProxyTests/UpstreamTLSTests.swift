@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// TLS originated by the proxy toward `https://` upstreams (Debian nginx with a test CA).
+/// TLS originated by the proxy toward `https://` upstreams (Debian nginx with a test CA), and
+/// the connect timeout for a TLS handshake that never completes (a blackhole).
 final class UpstreamTLSTests: XCTestCase {
     static let echoAuthorization = #"location / { return 200 "auth=$http_authorization\n"; }"#
 
@@ -17,6 +18,25 @@ final class UpstreamTLSTests: XCTestCase {
         let field = authorization.map { "Authorization: \($0)\r\n" } ?? ""
         client.send("GET /tls HTTP/1.1\r\nHost: api.test\r\n\(field)\r\n")
         return try client.readResponse()
+    }
+
+    /// An upstream that accepts TCP and never completes the TLS handshake (a blackhole): the
+    /// 1 s connect timeout covers TCP and TLS together, and its expiry is a 504.
+    func testUpstreamThatNeverCompletesTLSHandshakeIs504ConnectionTimeout() throws {
+        let ca = try TestCA()
+        let blackhole = try FixtureProcess(script: "ProxyTests/Fixtures/blackhole.py")
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "https://127.0.0.1:\(blackhole.port)", tls: "caFile: \(ca.caCert)",
+                                                             timeouts: "{connect: 1s, responseHeaders: 1s, clientHeader: 1s}"))
+        let client = try RawClient(port: proxy.port, timeout: 10)
+        let start = Date()
+        client.send("GET /hang HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let response = try client.readResponse()
+        let elapsed = Date().timeIntervalSince(start)
+        XCTAssertEqual(response.status, 504, "body: \(response.text)")
+        XCTAssertEqual(response.json?["error"] as? String, "connection_timeout", "body: \(response.text)")
+        XCTAssertTrue(response.header("Proxy-Status")?.contains("error=connection_timeout") ?? false)
+        XCTAssertGreaterThanOrEqual(elapsed, 0.8, "answered before the 1 s connect timeout could have fired")
+        XCTAssertLessThan(elapsed, 5, "the 1 s connect timeout (TCP + TLS handshake) was not applied")
     }
 
     func testTrustedCAFileInjectsTokenOverTLS() throws {

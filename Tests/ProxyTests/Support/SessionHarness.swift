@@ -33,9 +33,10 @@ final class SessionHarness {
     /// of the route (flow style, e.g. `upgrades: [foo]`); `bufferBytes`: the process's ``BufferBudget``;
     /// `intercepting`: a second route, `secure.test:443` → `https://backend.test:8443` with the
     /// same credential, intercepts CONNECTs (a CA generated for it, its certificate in a
-    /// temporary directory).
+    /// temporary directory); `routes`: further route entries (YAML list items, each line indented
+    /// by two spaces, e.g. `  - host: "*.svc.test"`).
     init(credential: (any Credential)? = nil, top: String = "", route: [String] = [], spoolBytes: Int = 0,
-         bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false) throws {
+         bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false, routes: String = "") throws {
         loop = try EventLoop()
         let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
         if let spoolDirectory { try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true) }
@@ -53,6 +54,7 @@ final class SessionHarness {
                 credential: api
             \(route.map { "    " + $0 }.joined(separator: "\n"))
             \(intercepting ? Self.interceptingRoute : "")
+            \(routes)
             """, file: "session.yaml", environment: [:])
         let credentials = CredentialSet([credential ?? FixedCredential()])
         var logger = Logger(label: "session-test")

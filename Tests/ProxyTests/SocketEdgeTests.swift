@@ -2,11 +2,12 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Destinations the proxy refuses to connect to (cloud metadata, link-local, "this network"),
-/// whatever `otherHosts:` says, while loopback upstreams keep working.
-final class DestinationPolicyTests: XCTestCase {
+/// What only a real sidecar on loopback shows: several worker threads serving concurrent clients,
+/// and destinations refused after the real resolver answered (cloud metadata, link-local,
+/// "this network"), whatever `otherHosts:` says, while loopback upstreams keep working.
+final class SocketEdgeTests: XCTestCase {
     /// `otherHosts: forward` with a 1 s connect timeout, so that a missing check fails fast.
-    static func yaml(backendPort: Int) -> String {
+    private static func destinationYAML(backendPort: Int) -> String {
         ProxyHarness.yaml(backendPort: backendPort, otherHosts: "forward") + "\ntimeouts: {connect: 1s, responseHeaders: 5s}\n"
     }
 
@@ -16,9 +17,32 @@ final class DestinationPolicyTests: XCTestCase {
         return try client.readResponse()
     }
 
+    func testSeveralWorkersServeConcurrentClients() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port, workers: 2))
+        let port = proxy.port
+        let group = DispatchGroup()
+        let failures = LockedCounter()
+        for c in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let client = try RawClient(port: port)
+                    for i in 0..<25 {
+                        client.send("GET /w/\(c)/\(i) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                        if try client.readResponse().status != 200 { failures.increment() }
+                    }
+                } catch { failures.increment() }
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(failures.value, 0)
+        XCTAssertEqual(backend.requests().count, 200)
+        withExtendedLifetime(proxy) {}
+    }
+
     func testProhibitedDestinationIPsAreRefusedBeforeConnecting() throws {
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: Self.yaml(backendPort: backend.port))
+        let proxy = try ProxyHarness(yaml: Self.destinationYAML(backendPort: backend.port))
         // The addresses go from least to most able to leave this machine: 0.0.0.0/8 and an unscoped
         // fe80:: address cannot be connected to, 169.254.169.254 might. The metadata address is only
         // tried once the proxy has shown it refuses the other two, so a missing check never contacts it.
@@ -45,11 +69,19 @@ final class DestinationPolicyTests: XCTestCase {
 
     func testLoopbackRouteUpstreamStillWorks() throws {
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: Self.yaml(backendPort: backend.port))
+        let proxy = try ProxyHarness(yaml: Self.destinationYAML(backendPort: backend.port))
         let response = try send(proxy, target: "http://api.test/loop", host: "api.test")
         XCTAssertEqual(response.status, 200, "body: \(response.text)")
         let requests = backend.requests()
         XCTAssertEqual(requests.count, 1)
         XCTAssertEqual(requests.first.map { Backend.headerValues($0, "Authorization") }, ["Bearer abc"])
     }
+}
+
+/// A thread-safe counter for tests that fan out.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
