@@ -258,7 +258,7 @@ extension ClientSession: UpstreamWaiter {
         switch result {
         case .ready(let upstream):
             io.upstream = upstream
-            perform(exchange.upstreamAssigned(), continuing: io)
+            perform(exchange.upstreamAssigned(upstreamConnected: upstream.isConnected), continuing: io)
         case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
@@ -280,7 +280,7 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         io.upstream = upstream
-        perform(exchange.queuedUpstreamProvided(), continuing: io)
+        perform(exchange.queuedUpstreamProvided(upstreamConnected: upstream.isConnected), continuing: io)
     }
 
     /// The exchange has no use for the connection the pool handed it: back to the pool.
@@ -291,7 +291,7 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
-    func sendRequest(_ io: ExchangeIO) {
+    func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) {
         guard let upstream = io.upstream else { return }
         let body: EventBuffer
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
@@ -311,7 +311,7 @@ extension ClientSession: UpstreamWaiter {
         // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body
         // before it on this connection was read with under the buffer budget.
         upstream.startReading(readAhead: WorkerContext.readAhead)
-        perform(exchange.clocks(upstreamConnected: upstream.isConnected), continuing: io)
+        setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         if wasQueued { perform(exchange.queuedRequestSent(), continuing: io) }
     }
 
@@ -329,7 +329,7 @@ extension ClientSession: UpstreamWaiter {
             acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
             io.upstream = context.pool.acquireFresh(io.target)
-            perform(exchange.upstreamAssigned(), continuing: io)
+            perform(exchange.upstreamAssigned(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
         }
     }
 

@@ -73,7 +73,10 @@ extension ClientSession: UpstreamConnectionOwner {
                 io.switchingHead = switching
                 io.interimHead = (status, reason)
                 perform(exchange.interimResponse(status: status, switchesAsAsked: switching != nil), continuing: io)
-                guard current === io, io.upstream === upstream else { return }
+                // Went on (interim forwarded) unless the exchange ended or left HTTP: then the
+                // upstream is no longer this exchange's. (`upstream` itself is not touched after
+                // the loop's first line: keeping it alive costs two retains per response.)
+                guard current === io, io.upstream != nil else { return }
             case .final(let head):
                 disarm()
                 let facts = Exchange.ResponseHeadFacts(
@@ -141,7 +144,8 @@ extension ClientSession: UpstreamConnectionOwner {
         context.headBytes = headBytes
         io.responseCommitted = !staged
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
-        perform(exchange.clocks(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
+        // (The clocks need no change: the relay starts in the phase the send or the request's
+        // completion set them for.)
         io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
         pumpResponse(io)
     }

@@ -201,7 +201,7 @@ final class ClientSession: ConnectionDelegate {
         case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
         case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
         case .declineUpstream: declineUpstream(io)
-        case .send: sendRequest(io)
+        case .send(let readingBody, let responseTimer): sendRequest(io, readingBody: readingBody, responseTimer: responseTimer)
         case .pumpRequest(let copy): pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):
             client.startReading()

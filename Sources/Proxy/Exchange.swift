@@ -352,18 +352,20 @@ struct Exchange {
         return fail(.connectionLimit, close: true, retryAfter: 1)
     }
 
-    /// An upstream connection is the exchange's: send the head and what is staged.
-    mutating func upstreamAssigned() -> ExchangeAction {
+    /// An upstream connection (`upstreamConnected`: set up already, as a pooled one is) is the
+    /// exchange's: send the head and what is staged, and run the clocks of that phase
+    /// (``clocks(upstreamConnected:)``).
+    mutating func upstreamAssigned(upstreamConnected: Bool) -> ExchangeAction {
         guard state == .awaitingUpstream else { return .none }
         state = .forwarding
-        return .send
+        return .send(readingBody: !requestComplete, responseTimer: requestComplete && upstreamConnected)
     }
 
     /// The pool hands a queued request the connection it waited for: sent on it, or — when the
     /// exchange no longer waits for one — the connection goes back to the pool.
-    mutating func queuedUpstreamProvided() -> ExchangeAction {
+    mutating func queuedUpstreamProvided(upstreamConnected: Bool) -> ExchangeAction {
         guard state == .awaitingUpstream else { return .declineUpstream }
-        return upstreamAssigned()
+        return upstreamAssigned(upstreamConnected: upstreamConnected)
     }
 
     /// The upstream connection ended or failed: bytes that arrived with the close may still

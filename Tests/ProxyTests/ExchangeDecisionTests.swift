@@ -26,7 +26,7 @@ final class ExchangeDecisionTests: XCTestCase {
         if request.credential != .none { _ = exchange.tokenResolved(available: true) }
         _ = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: 0,
                                 heldBytes: complete ? 0 : Exchange.collectLimit, copy: [])
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: !complete, responseTimer: complete))
         return exchange
     }
 
@@ -211,7 +211,7 @@ final class ExchangeDecisionTests: XCTestCase {
             _ = exchange.tokenResolved(available: true)
             let acquire = exchange.bodyStaged(.complete, stagedBytes: 0, copy: [])
             XCTAssertEqual(acquire, .acquireUpstream(checkStale: !idempotent, pauseClient: false))
-            _ = exchange.upstreamAssigned()
+            _ = exchange.upstreamAssigned(upstreamConnected: true)
             _ = exchange.responseHead(facts(status: 401))
             XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: !idempotent, body: []),
                            "a replay checks a pooled connection exactly when the first send did")

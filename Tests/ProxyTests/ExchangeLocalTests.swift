@@ -104,7 +104,7 @@ final class ExchangeLocalTests: XCTestCase {
     func testProxyEventsDoNothingToALocalExchange() {
         var exchange = Exchange()
         _ = exchange.startLocal(request(), bodyTooLarge: false)
-        XCTAssertEqual(exchange.upstreamAssigned(), .none)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .none)
         XCTAssertEqual(exchange.tokenResolved(available: true), .none)
         XCTAssertEqual(exchange.start(request()), .none, "one exchange at a time")
         XCTAssertEqual(exchange.timerFired(.responseHead), .none)

@@ -22,7 +22,7 @@ final class ExchangeNonceTests: XCTestCase {
         _ = exchange.tokenResolved(available: true)
         _ = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count,
                                 heldBytes: complete ? 0 : Exchange.collectLimit, copy: body)
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: !complete, responseTimer: complete))
         return exchange
     }
 
@@ -30,7 +30,7 @@ final class ExchangeNonceTests: XCTestCase {
         var exchange = forwarding(request(idempotent: false, bodyless: false), body: Array("pay 10".utf8))
         XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: true, body: Array("pay 10".utf8)),
                        "a POST is never retried on a reused connection that might be stale; the whole body goes again")
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         XCTAssertEqual(exchange.responseHead(challenge()), .relay(reportRejection: false, keepClient: true),
                        "a second challenge goes to the app, and the token is not reported as rejected")
     }
@@ -38,7 +38,7 @@ final class ExchangeNonceTests: XCTestCase {
     func testAfterANonceReplayATokenRejectionStillGetsItsOwnReplay() {
         var exchange = forwarding(request())
         XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []))
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         XCTAssertEqual(exchange.responseHead(challenge(nonce: false)), .holdRejection, "an ordinary 401 to the token")
         XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: false, body: []))
     }
@@ -57,14 +57,14 @@ final class ExchangeNonceTests: XCTestCase {
     func testEveryRequestGetsItsOwnOneReplay() {
         var exchange = forwarding(request())
         XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []))
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         _ = exchange.responseHead(challenge(status: 200, nonce: false))
         _ = exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true)
         XCTAssertFalse(exchange.isActive)
         _ = exchange.start(request())
         _ = exchange.tokenResolved(available: true)
         _ = exchange.bodyStaged(.complete, stagedBytes: 0, copy: [])
-        _ = exchange.upstreamAssigned()
+        _ = exchange.upstreamAssigned(upstreamConnected: true)
         XCTAssertEqual(exchange.responseHead(challenge()), .nonceReplay(checkStale: false, body: []), "the next request starts afresh")
     }
 }

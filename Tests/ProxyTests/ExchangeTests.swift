@@ -25,7 +25,7 @@ final class ExchangeTests: XCTestCase {
         let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count,
                                          heldBytes: complete ? 0 : Exchange.collectLimit, copy: body)
         XCTAssertEqual(action, .acquireUpstream(checkStale: !(request.idempotent), pauseClient: false))
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: !complete, responseTimer: complete))
         XCTAssertEqual(exchange.state, .forwarding)
         return exchange
     }
@@ -136,7 +136,7 @@ final class ExchangeTests: XCTestCase {
         _ = queued.start(request(credential: .none))
         _ = queued.bodyStaged(.complete, stagedBytes: 0, copy: [])
         XCTAssertEqual(queued.upstreamQueued(), .armQueueTimer)
-        XCTAssertEqual(queued.upstreamAssigned(), .send)
+        XCTAssertEqual(queued.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         var timedOut = Exchange()
         _ = timedOut.start(request(credential: .none))
         _ = timedOut.bodyStaged(.complete, stagedBytes: 0, copy: [])
@@ -200,7 +200,7 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: true, body: body),
                        "the replay carries every byte of the original body")
         XCTAssertEqual(exchange.state, .awaitingUpstream)
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         // A second 401 is passed on: one replay per request.
         XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
@@ -412,7 +412,7 @@ final class ExchangeTests: XCTestCase {
         var exchange = forwarding(request())
         XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)), .retry(body: []))
         XCTAssertEqual(exchange.state, .awaitingUpstream)
-        XCTAssertEqual(exchange.upstreamAssigned(), .send)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
         XCTAssertEqual(exchange.upstreamEnded(end(.connection(.endOfStream), reused: true)),
                        .fail(.upstreamEnd(.connection(.endOfStream), connected: true, partial: false), close: false, retryAfter: nil))
     }
@@ -484,7 +484,7 @@ final class ExchangeTests: XCTestCase {
             let phase = exchange.state
             XCTAssertEqual(exchange.clientEnded(), .abort, "\(phase)")
             XCTAssertEqual(exchange.state, .closed)
-            XCTAssertEqual(exchange.upstreamAssigned(), .none, "nothing happens after an abort")
+            XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .none, "nothing happens after an abort")
             XCTAssertEqual(exchange.rejectionResolved(newToken: true), .none)
         }
     }
@@ -493,7 +493,7 @@ final class ExchangeTests: XCTestCase {
         var exchange = Exchange()
         XCTAssertEqual(exchange.tokenResolved(available: true), .none)
         XCTAssertEqual(exchange.bodyStaged(.complete, stagedBytes: 0, copy: nil), .none)
-        XCTAssertEqual(exchange.upstreamAssigned(), .none)
+        XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .none)
         XCTAssertEqual(exchange.responseHead(ok), .none)
         XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: false), .none)
         XCTAssertEqual(exchange.timerFired(.responseHead), .none)
