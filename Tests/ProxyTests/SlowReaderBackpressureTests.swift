@@ -6,6 +6,9 @@ import XCTest
 /// proxy offers a loopback backend network-sized segments and a receive window that grows only
 /// as the client takes bytes (``ReceiveWindow``), so a stalled client's response backs up into
 /// the backend's application, not into megabytes of socket buffers the backend had to fill.
+/// The other way too: an upload backed up into a slow backend pauses the client's socket, and
+/// a close or reset the paused socket then gets is noticed at once (the kernel's part; the
+/// session's part: ``ClientSessionClientAbortTests``).
 final class SlowReaderBackpressureTests: XCTestCase {
     /// How many bytes the backend's `/flood` response handed the kernel before it stopped making progress.
     private func floodQueued(_ backend: MisbehavingBackend, within seconds: Double = 15) -> Int? {
@@ -57,5 +60,78 @@ final class SlowReaderBackpressureTests: XCTestCase {
             received += try client.receive(count: min(1 << 20, (64 << 20) - received)).count
         }
         XCTAssertEqual(floodQueued(backend), 64 << 20, "the backend sent everything without a 1 s stall")
+    }
+
+    // MARK: - an uploader that leaves
+
+    /// A backend that reads 16 KiB every 20 ms: the upload backs up; the client closes or resets
+    /// and the upstream connection closes at once.
+    func testClientCloseStopsTheUpload() throws {
+        for reset in [false, true] {
+            let backend = try MisbehavingBackend()
+            let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+            let client = try RawClient(port: proxy.port)
+            client.send("POST /slow-upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 50000000\r\n\r\n")
+            client.send([UInt8](repeating: 0x61, count: 1024 * 1024))
+            XCTAssertTrue(eventually { proxy.upstreamConnections() == 1 })
+            Thread.sleep(forTimeInterval: 0.2)  // the proxy is paused: the backend reads slowly
+            let left = Date()
+            client.close(reset: reset)
+            // The backend itself notices only after reading what is already in its socket buffer,
+            // so the proxy's own count of open upstream connections is the witness here.
+            XCTAssertTrue(eventually(timeout: 2) { proxy.upstreamConnections() == 0 }, "the upstream request was not aborted")
+            let elapsed = Date().timeIntervalSince(left)
+            print("upstream connection closed \(Int(elapsed * 1000)) ms after the uploading client \(reset ? "reset" : "closed")")
+            XCTAssertLessThan(elapsed, 0.5)
+        }
+    }
+
+
+    func testClientResetWhileItsUploadIsPausedAbortsTheUpstream() throws {
+        let backend = try MisbehavingBackend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        let client = try RawClient(port: proxy.port)
+        client.setSendTimeout(1)
+        client.send("POST /stall HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000000\r\n\r\n")
+        // The backend reads nothing: its socket buffers fill, the proxy's output reaches its
+        // watermark, the proxy stops reading the client, and this send gives up after 1 s.
+        client.send([UInt8](repeating: 0x61, count: 64 * 1024 * 1024))
+        XCTAssertEqual(proxy.upstreamConnections(), 1)
+        let left = Date()
+        client.close(reset: true)
+        XCTAssertTrue(eventually(timeout: 3) { proxy.upstreamConnections() == 0 },
+                      "a client that left while its upload was paused must not keep the backend request open")
+        let elapsed = Date().timeIntervalSince(left)
+        print("upstream connection closed \(Int(elapsed * 1000)) ms after the paused uploader reset")
+        XCTAssertLessThan(elapsed, 0.5)
+    }
+
+    func testBackendLearnsAtOnceWhenAPausedUploaderResets() throws {
+        let backend = try MisbehavingBackend(receiveBuffer: 32 * 1024)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        let client = try RawClient(port: proxy.port)
+        client.setSendTimeout(0.2)
+        client.send("POST /slow-upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1000000000\r\n\r\n")
+        // The backend reads 16 KiB every 20 ms through a 32 KiB buffer: the proxy soon holds
+        // megabytes for it and stops reading the client. Upload for 1.5 s (a blocked send gives
+        // up after 0.2 s).
+        let chunk = [UInt8](repeating: 0x61, count: 64 * 1024)
+        let until = Date().addingTimeInterval(1.5)
+        while Date() < until { client.send(chunk) }
+        let left = Date().timeIntervalSince1970
+        client.close(reset: true)
+        // The upstream is reset, not closed behind the bytes still queued toward the backend.
+        let closed = try XCTUnwrap(backend.closedAt(path: "/slow-upload", within: 5), "the backend kept receiving the abandoned upload")
+        print("backend saw the abandoned upload end \(Int((closed - left) * 1000)) ms after the client reset")
+        XCTAssertLessThan(closed - left, 0.5)
+    }
+
+    private func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return condition()
     }
 }

@@ -3,29 +3,6 @@ import TestSupport
 import XCTest
 @testable import Proxy
 
-/// A backend on 127.0.0.1 that does `onAccept` to each connection and keeps it open.
-private final class ScriptedBackend: ConnectionDelegate {
-    private(set) var listener: Listener!
-    private var accepted: [any ByteStream] = []
-    var connections: Int { accepted.count }
-
-    init(loop: EventLoop, onAccept: @escaping (any ByteStream) -> Void) throws {
-        listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { [unowned self] connection in
-            connection.delegate = self
-            accepted.append(connection)
-            onAccept(connection)
-        }
-    }
-
-    func connectionDidRead(_ connection: any ByteStream) { connection.input.drain(connection.input.count) }
-    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
-
-    func closeAll() {
-        for connection in accepted { connection.close() }
-        listener.close()
-    }
-}
-
 /// Stands in for a session: owns an upstream connection's events and waits in the queue.
 private final class FakeSession: UpstreamConnectionOwner, UpstreamWaiter {
     func upstreamWanted(_ upstream: UpstreamConnection) {}
@@ -39,113 +16,119 @@ private final class FakeSession: UpstreamConnectionOwner, UpstreamWaiter {
     func pool(didProvide upstream: UpstreamConnection) { provided = upstream }
 }
 
-/// ``UpstreamPool`` as a driver, over real loopback sockets.
+/// ``UpstreamPool`` as a driver, over in-memory backend streams (its `connector`): what a
+/// release does with a quiet connection, one with bytes beyond the response, or one the backend
+/// closed; the queue at the limit, and a freed slot going to the oldest waiter.
 final class UpstreamPoolTests: XCTestCase {
-    /// Runs `loop` until `done` holds (checked every 10 ms) or 5 s pass.
-    private func run(_ loop: EventLoop, until done: @escaping () -> Bool) {
-        let deadline = ContinuousClock.now + .seconds(5)
-        let poll = Timer(on: loop, after: .milliseconds(10), repeating: .milliseconds(10)) {
-            if done() || ContinuousClock.now >= deadline { loop.stop() }
+    private let target = UpstreamTarget(host: "backend.test", port: 8080, tls: nil, poolKey: "http://backend.test:8080",
+                                        allowsLinkLocal: false)
+
+    /// A pool whose connections are in-memory streams, and the streams it opened, in order.
+    private final class Pool {
+        let loop: EventLoop
+        let pool: UpstreamPool
+        private(set) var streams: [MemoryStream] = []
+
+        init(limit: Int, maxWaitersPerKey: Int = 1024) throws {
+            loop = try EventLoop()
+            pool = UpstreamPool(loop: loop, limit: limit, connectTimeout: .seconds(5), idleTimeout: .seconds(30),
+                                maxWaitersPerKey: maxWaitersPerKey)
+            pool.connector = { [unowned self] _ in
+                let stream = MemoryStream(loop: loop, connected: false)
+                streams.append(stream)
+                return stream
+            }
         }
-        loop.run()
-        poll.cancel()
+
+        deinit { pool.closeAll() }
     }
 
-    private func target(_ backend: ScriptedBackend) -> UpstreamTarget {
-        let port = backend.listener.address.port
-        return UpstreamTarget(host: "127.0.0.1", port: port, tls: nil, poolKey: "http://127.0.0.1:\(port)", allowsLinkLocal: false)
-    }
-
-    /// Acquires a new connection for `session` and runs the loop until it is connected.
-    private func connect(_ pool: UpstreamPool, _ target: UpstreamTarget, _ session: FakeSession, loop: EventLoop) throws -> UpstreamConnection {
-        guard case .ready(let upstream) = pool.acquire(target, waiter: session, checkStale: false) else {
+    /// Acquires a new connection for `session` and completes its connect.
+    private func connect(_ pool: Pool, _ session: FakeSession, file: StaticString = #filePath, line: UInt = #line) throws
+        -> (upstream: UpstreamConnection, stream: MemoryStream) {
+        guard case .ready(let upstream) = pool.pool.acquire(target, waiter: session, checkStale: false) else {
             throw TestClientError.malformed("no connection")
         }
         upstream.owner = session
-        run(loop) { session.connected || session.ended != nil }
-        XCTAssertTrue(session.connected)
-        return upstream
+        let stream = try XCTUnwrap(pool.streams.last, file: file, line: line)
+        stream.connect()
+        XCTAssertTrue(session.connected, file: file, line: line)
+        return (upstream, stream)
     }
 
     func testAQuietConnectionIsPooledAndReused() throws {
-        let loop = try EventLoop()
-        let backend = try ScriptedBackend(loop: loop) { _ in }
-        let pool = UpstreamPool(loop: loop, limit: 2, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let pool = try Pool(limit: 2)
         let session = FakeSession()
-        let upstream = try connect(pool, target(backend), session, loop: loop)
-        XCTAssertEqual(pool.gauges()[UpstreamGaugeKey(upstream: "127.0.0.1:\(backend.listener.address.port)", state: "active")], 1)
-        XCTAssertEqual(pool.release(upstream), .pooled)
+        let (upstream, _) = try connect(pool, session)
+        XCTAssertEqual(pool.pool.gauges()[UpstreamGaugeKey(upstream: "backend.test:8080", state: "active")], 1)
+        XCTAssertEqual(pool.pool.release(upstream), .pooled)
         XCTAssertTrue(upstream.isIdle)
-        guard case .ready(let again) = pool.acquire(target(backend), waiter: session, checkStale: true) else {
+        guard case .ready(let again) = pool.pool.acquire(target, waiter: session, checkStale: true) else {
             return XCTFail("no connection")
         }
         XCTAssertTrue(again === upstream, "the idle connection was reused after a clean peek")
+        XCTAssertEqual(pool.streams.count, 1)
         upstream.close()
-        XCTAssertTrue(pool.gauges().values.allSatisfy { $0 == 0 })
-        backend.closeAll()
+        XCTAssertTrue(pool.pool.gauges().values.allSatisfy { $0 == 0 })
     }
 
     func testBytesBeyondTheResponseDiscardTheConnection() throws {
-        let loop = try EventLoop()
-        let backend = try ScriptedBackend(loop: loop) { $0.write(Array("HTTP/1.1 200 OK\r\n\r\n".utf8)) }
-        let pool = UpstreamPool(loop: loop, limit: 2, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
-        let session = FakeSession()
-        let upstream = try connect(pool, target(backend), session, loop: loop)
-        // Let the bytes reach the socket (read into the input, or still in the kernel).
-        let settle = ContinuousClock.now + .milliseconds(100)
-        run(loop) { ContinuousClock.now >= settle }
-        XCTAssertEqual(pool.release(upstream), .discardedUnexpectedBytes)
+        let pool = try Pool(limit: 2)
+        let (upstream, stream) = try connect(pool, FakeSession())
+        stream.receive("HTTP/1.1 200 OK\r\n\r\n")
+        XCTAssertEqual(pool.pool.release(upstream), .discardedUnexpectedBytes)
         XCTAssertTrue(upstream.isClosed)
-        backend.closeAll()
+        XCTAssertEqual(stream.ending, .closed)
     }
 
+    /// The backend's close reported to the session before the release, or seen but not yet
+    /// reported.
     func testABackendThatClosedAfterTheResponseIsNotPooled() throws {
-        let loop = try EventLoop()
-        let backend = try ScriptedBackend(loop: loop) { $0.closeAfterFlush(linger: .zero) }
-        let pool = UpstreamPool(loop: loop, limit: 2, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
-        let session = FakeSession()
-        let upstream = try connect(pool, target(backend), session, loop: loop)
-        let settle = ContinuousClock.now + .milliseconds(100)
-        run(loop) { ContinuousClock.now >= settle }
-        XCTAssertEqual(pool.release(upstream), .closed)
-        XCTAssertTrue(upstream.isClosed)
-        backend.closeAll()
+        for reported in [true, false] {
+            let pool = try Pool(limit: 2)
+            let session = FakeSession()
+            let (upstream, stream) = try connect(pool, session)
+            if reported {
+                stream.end(.endOfStream)
+                XCTAssertEqual(session.ended, .connection(.endOfStream))
+            } else {
+                stream.endUnreported()
+            }
+            XCTAssertEqual(pool.pool.release(upstream), .closed, "reported: \(reported)")
+            XCTAssertTrue(upstream.isClosed)
+            XCTAssertEqual(stream.ending, .closed)
+            XCTAssertTrue(pool.pool.gauges().values.allSatisfy { $0 == 0 })
+        }
     }
 
     func testAtTheLimitRequestsQueueThenOverflowAndAReleaseHandsOver() throws {
-        let loop = try EventLoop()
-        let backend = try ScriptedBackend(loop: loop) { _ in }
-        let pool = UpstreamPool(loop: loop, limit: 1, connectTimeout: .seconds(5), idleTimeout: .seconds(30), maxWaitersPerKey: 1)
+        let pool = try Pool(limit: 1, maxWaitersPerKey: 1)
         let first = FakeSession(), second = FakeSession(), third = FakeSession()
-        let upstream = try connect(pool, target(backend), first, loop: loop)
-        guard case .queued = pool.acquire(target(backend), waiter: second, checkStale: false) else { return XCTFail("not queued") }
-        guard case .overloaded = pool.acquire(target(backend), waiter: third, checkStale: false) else { return XCTFail("not overloaded") }
-        XCTAssertEqual(pool.release(upstream), .handedOver)
+        let (upstream, _) = try connect(pool, first)
+        guard case .queued = pool.pool.acquire(target, waiter: second, checkStale: false) else { return XCTFail("not queued") }
+        guard case .overloaded = pool.pool.acquire(target, waiter: third, checkStale: false) else { return XCTFail("not overloaded") }
+        XCTAssertEqual(pool.pool.release(upstream), .handedOver)
         XCTAssertTrue(second.provided === upstream)
         XCTAssertNil(third.provided)
         // A cancelled waiter is not served: the next release pools.
-        guard case .queued = pool.acquire(target(backend), waiter: third, checkStale: false) else { return XCTFail("not queued") }
-        pool.cancel(third, key: target(backend).poolKey)
-        XCTAssertEqual(pool.release(upstream), .pooled)
+        guard case .queued = pool.pool.acquire(target, waiter: third, checkStale: false) else { return XCTFail("not queued") }
+        pool.pool.cancel(third, key: target.poolKey)
+        XCTAssertEqual(pool.pool.release(upstream), .pooled)
         XCTAssertNil(third.provided)
-        upstream.close()
-        backend.closeAll()
+        XCTAssertEqual(pool.streams.count, 1)
     }
 
     func testClosingALeasedConnectionOpensOneForTheOldestWaiter() throws {
-        let loop = try EventLoop()
-        let backend = try ScriptedBackend(loop: loop) { _ in }
-        let pool = UpstreamPool(loop: loop, limit: 1, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let pool = try Pool(limit: 1)
         let first = FakeSession(), second = FakeSession()
-        let upstream = try connect(pool, target(backend), first, loop: loop)
-        guard case .queued = pool.acquire(target(backend), waiter: second, checkStale: false) else { return XCTFail("not queued") }
+        let (upstream, _) = try connect(pool, first)
+        guard case .queued = pool.pool.acquire(target, waiter: second, checkStale: false) else { return XCTFail("not queued") }
         upstream.close()
         let fresh = try XCTUnwrap(second.provided)
         XCTAssertFalse(fresh === upstream)
+        XCTAssertEqual(pool.streams.count, 2, "a new connection was opened for the waiter")
         fresh.owner = second
-        run(loop) { second.connected || second.ended != nil }
+        pool.streams[1].connect()
         XCTAssertTrue(second.connected)
-        fresh.close()
-        backend.closeAll()
     }
 }

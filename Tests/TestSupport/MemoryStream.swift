@@ -229,6 +229,11 @@ public final class MemoryStream: ByteStream {
         delegate.connection(self, didEnd: reason)
     }
 
+    /// The peer's close has arrived but is not reported yet (it came with the last bytes, or
+    /// waits in the kernel for the next loop iteration): the owner sees it in
+    /// ``seenPeerActivity`` and with a peek, and hears of it on ``end(_:)``.
+    public func endUnreported() { peerGone = true }
+
     /// An outgoing stream completes its connect.
     public func connect() {
         guard !isConnected, isOpen else { return }

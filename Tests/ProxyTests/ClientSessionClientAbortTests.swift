@@ -1,0 +1,75 @@
+import EventLoop
+import Foundation
+import TestSupport
+import XCTest
+@testable import Proxy
+
+/// A client that leaves mid-transfer over in-memory streams (``SessionHarness``): a download
+/// it stops reading, or an upload the proxy had paused on a backend that reads slowly, ends
+/// the backend side at once, by a reset that drops what was still queued for the backend.
+/// (Leaving in each phase of an exchange: ``ClientSessionTests``; a paused socket that notices
+/// its peer leaving, with real kernel buffers: ``SlowReaderBackpressureTests``.)
+final class ClientSessionClientAbortTests: XCTestCase {
+    private let leavings: [(name: String, end: ConnectionEnd)] = [("close", .endOfStream), ("reset", .socketError(errno: ECONNRESET))]
+
+    private func chunk(_ size: Int) -> [UInt8] { Array(String(size, radix: 16).utf8) + [13, 10] + [UInt8](repeating: 0x78, count: size) + [13, 10] }
+
+    /// A chunked download (16 KiB chunks): the client reads its whole first chunk and leaves
+    /// (a trickle), or reads 1 KiB of a flood that has paused the backend and leaves.
+    func testAClientThatLeavesStopsADownload() throws {
+        for (name, end) in leavings {
+            for flood in [false, true] {
+                let harness = try SessionHarness()
+                let client = harness.connectClient()
+                client.receive("GET http://api.test/stream HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                let backend = try XCTUnwrap(harness.connectedBackend())
+                _ = backend.peerReads()
+                backend.receive("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+                backend.receive(chunk(16384))
+                if flood {
+                    for _ in 0..<1000 where backend.isReading { backend.receive(chunk(16384)) }
+                    XCTAssertFalse(backend.isReading, "a client that does not read pauses the flood")
+                    XCTAssertEqual(client.peerReads(max: 1024).count, 1024)
+                } else {
+                    let response = client.readAll()
+                    XCTAssertTrue(response.hasPrefix("HTTP/1.1 200 OK\r\n"), response)
+                    XCTAssertTrue(response.hasSuffix("\r\n\r\n4000\r\n" + String(repeating: "x", count: 16384) + "\r\n"), "the whole first chunk")
+                }
+                XCTAssertTrue(client.isReading, "the client is read during the response: its leaving is an ordinary read")
+                client.end(end)
+                let label = "\(name), \(flood ? "flood" : "trickle")"
+                XCTAssertEqual(backend.ending, .reset, "the backend request must not outlive its client (\(label))")
+                XCTAssertEqual(client.ending, .closed, label)
+                XCTAssertEqual(harness.pooled("active") + harness.pooled("idle") + harness.pooled("connecting"), 0, label)
+            }
+        }
+    }
+
+    /// An upload larger than the window to a backend that reads 16 KiB at a time: the proxy
+    /// stops reading the client; the client leaves (close or reset) and the upstream request is
+    /// reset at once, not closed behind the bytes still queued toward the backend.
+    func testAClientThatLeavesStopsItsPausedUpload() throws {
+        for (name, end) in leavings {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("POST http://api.test/slow-upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 50000000\r\n\r\n")
+            // 1 MiB, 64 KiB per read as a socket hands it over.
+            for _ in 0..<16 { client.receive([UInt8](repeating: 0x61, count: 64 * 1024)) }
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            XCTAssertFalse(client.isReading, "the backend is behind: the proxy paused the upload (\(name))")
+            for _ in 0..<3 {
+                XCTAssertEqual(backend.peerReads(max: 16384).count, 16384)
+                client.deliver()
+            }
+            XCTAssertFalse(client.isReading, "the backend reads slowly: still paused (\(name))")
+            XCTAssertFalse(client.unread.isEmpty, "the rest of the upload waits in the client's socket (\(name))")
+            XCTAssertEqual(harness.pooled("active"), 1)
+            let queued = backend.output.count
+            XCTAssertGreaterThan(queued, 0)
+            client.end(end)
+            XCTAssertEqual(backend.ending, .reset, "the upstream request was not aborted (\(name))")
+            XCTAssertEqual(backend.droppedAtClose, queued, "what was queued for the backend is dropped, not sent (\(name))")
+            XCTAssertEqual(harness.pooled("active") + harness.pooled("idle") + harness.pooled("connecting"), 0, name)
+        }
+    }
+}
