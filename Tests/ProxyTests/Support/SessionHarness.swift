@@ -34,9 +34,11 @@ final class SessionHarness {
     /// `intercepting`: a second route, `secure.test:443` → `https://backend.test:8443` with the
     /// same credential, intercepts CONNECTs (a CA generated for it, its certificate in a
     /// temporary directory); `routes`: further route entries (YAML list items, each line indented
-    /// by two spaces, e.g. `  - host: "*.svc.test"`).
+    /// by two spaces, e.g. `  - host: "*.svc.test"`); `accessLog`: where the worker writes its
+    /// access records (e.g. ``AccessRecords``).
     init(credential: (any Credential)? = nil, top: String = "", route: [String] = [], spoolBytes: Int = 0,
-         bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false, routes: String = "") throws {
+         bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false, routes: String = "",
+         accessLog: (any AccessLogWriter)? = nil) throws {
         loop = try EventLoop()
         let spoolDirectory = spoolBytes > 0 ? NSTemporaryDirectory() + "session-spool-\(UUID().uuidString)" : nil
         if let spoolDirectory { try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true) }
@@ -60,7 +62,7 @@ final class SessionHarness {
         var logger = Logger(label: "session-test")
         logger.logLevel = .critical
         context = WorkerContext(loop: loop, router: try Router(config: config, credentials: credentials), config: config,
-                                clientShare: 1000, logger: logger,
+                                clientShare: 1000, logger: logger, accessLogWriter: accessLog,
                                 spoolBudget: SpoolBudget(directory: spoolDirectory ?? "/nonexistent", limit: spoolBytes),
                                 bufferBudget: BufferBudget(limit: bufferBytes))
         if let intercept = config.intercept {
@@ -143,4 +145,23 @@ final class RotatingCredential: Credential, @unchecked Sendable {
     /// Tokens that earned a 2xx, in order.
     private(set) var acceptedTokens: [String] = []
     func accepted(_ token: AccessToken) { acceptedTokens.append(token.value) }
+}
+
+/// A fetched credential whose token server never answers: no token now, and every wait ends
+/// without one (as when `tokenWait` passes). Counts the waits. Confined to the test's thread.
+final class UnavailableCredential: Credential, @unchecked Sendable {
+    let name = "api"
+    let tokenWait: Duration = .seconds(2)
+    let refreshable = true
+    /// How many times a request waited for a token.
+    private(set) var waits = 0
+    func currentToken() -> AccessToken? { nil }
+    func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) {
+        waits += 1
+        completion(nil)
+    }
+    func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
+        completion?(nil)
+    }
+    func accepted(_ token: AccessToken) {}
 }
