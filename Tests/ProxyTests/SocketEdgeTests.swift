@@ -85,3 +85,69 @@ final class LockedCounter: @unchecked Sendable {
     func increment() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
 }
+
+/// Slow peers, half-closes and early closes that only a kernel shows: a closing response's
+/// tail outlives the lingering close for a slow reader, a tunnel relays after the client's
+/// half-close, and a client that closes first releases its descriptor at once. (Slow uploads
+/// and stalled bodies in memory: ``ClientSessionBodyCollectionTests``.)
+final class RobustnessTests: XCTestCase {
+    func testSlowReaderOfAClosingResponseStillGetsEverything() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        let client = try RawClient(port: proxy.port, timeout: 20)
+        // HTTP/1.0 + chunked upstream body: relayed close-delimited, then the proxy closes.
+        let size = 8 * 1024 * 1024
+        client.send("GET /download?size=\(size)&mode=chunked HTTP/1.0\r\nHost: api.test\r\n\r\n")
+        Thread.sleep(forTimeInterval: 3) // longer than the 2 s linger
+        let response = try client.readResponse()
+        XCTAssertEqual(response.body.count, size, "the tail of a closing response must not be dropped")
+    }
+
+    func testTunnelKeepsRelayingAfterTheClientHalfCloses() throws {
+        let backend = try Backend()
+        let yaml = ProxyHarness.yaml(backendPort: backend.port) + "\nconnect: {allow: [\"127.0.0.1:\(backend.port)\"]}\n"
+        let proxy = try ProxyHarness(yaml: yaml)
+        let client = try RawClient(port: proxy.port)
+        client.send("CONNECT 127.0.0.1:\(backend.port) HTTP/1.1\r\nHost: 127.0.0.1:\(backend.port)\r\n\r\n")
+        XCTAssertEqual(try client.readResponse(head: true).status, 200)
+        client.send("GET /through-tunnel HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.shutdownWrite()
+        let response = try client.readResponse()
+        XCTAssertEqual(response.status, 200, "the answer to a request sent before the half-close arrives")
+        XCTAssertEqual(response.json?["target"] as? String, "/through-tunnel")
+        XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), [], "nothing injected into tunnels")
+    }
+
+    /// A client that closes or resets first (after a keep-alive exchange, or before sending
+    /// anything) leaves nothing to linger for: its descriptor is released at once, not after the
+    /// lingering close's cap (3 × 2 s), which let closing clients pile up descriptors that no
+    /// connection limit counted.
+    func testClientThatClosesFirstReleasesItsDescriptorAtOnce() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+        // Warm up: the pooled upstream connection exists from now on.
+        let first = try RawClient(port: proxy.port)
+        first.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try first.readResponse().status, 200)
+        first.close()
+        Thread.sleep(forTimeInterval: 0.5)
+        let baseline = openDescriptors()
+        for index in 0..<40 {
+            let client = try RawClient(port: proxy.port)
+            if index % 2 == 0 {
+                client.send("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                XCTAssertEqual(try client.readResponse().status, 200)
+            }
+            // Half leave with FIN, half with a reset (RST), each after an exchange or none.
+            client.close(reset: index % 4 >= 2)
+        }
+        let closed = Date()
+        while openDescriptors() > baseline && Date().timeIntervalSince(closed) < 10 {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let elapsed = Date().timeIntervalSince(closed)
+        XCTAssertLessThanOrEqual(openDescriptors(), baseline, "descriptors of closed clients are still open")
+        XCTAssertLessThan(elapsed, 1.5, "descriptors were held \(elapsed) s after the clients closed (the linger cap is 6 s)")
+    }
+}

@@ -354,3 +354,88 @@ private final class RevocationLoad: @unchecked Sendable {
         return body()
     }
 }
+
+/// Upstream 401s against the real token manager and a token server: a backend that rejects
+/// everything never makes the proxy storm the token server, and requests are not delayed
+/// while a 401's refetch runs. (The replay itself, in every framing: ``ClientSessionReplayTests``.)
+final class UnauthorizedStormTests: XCTestCase {
+    private func yaml(tokens: TokenServer, backend: MisbehavingBackend, extra: String = "") -> String {
+        """
+        listen: "127.0.0.1:0"
+        workers: 1
+        credentials:
+          partner:
+            type: oauth2
+            tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+            clientId: "client-1"
+            secret: "s3cret"
+        \(extra)
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: partner
+        """
+    }
+
+    func testABackendThatRejectsEverythingDoesNotStormTheTokenServer() throws {
+        let tokens = try TokenServer()
+        let backend = try MisbehavingBackend()
+        let proxy = try ProxyHarness(yaml: yaml(tokens: tokens, backend: backend,
+                                                extra: "    unauthorizedRefetchInterval: 2s"))
+        let seconds = 5.0
+        let deadline = Date().addingTimeInterval(seconds)
+        let results = ResultCounter()
+        let port = proxy.port
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            guard let client = try? RawClient(port: port, timeout: 10) else { results.add(0); return }
+            var count = 0
+            while Date() < deadline && count < 2000 {
+                client.send("GET /401-always HTTP/1.1\r\nHost: api.test\r\n\r\n")
+                guard let response = try? client.readResponse() else { results.add(-1); return }
+                results.add(response.status)
+                count += 1
+            }
+        }
+        let statuses = results.all()
+        print("401 storm: \(statuses.count) requests, \(tokens.requests().count) token fetches in \(seconds) s")
+        XCTAssertGreaterThan(statuses.count, 100)
+        XCTAssertEqual(Set(statuses), [401], "every request answered with the backend's 401, never 503/504")
+        // The first token; the refetch its first 401 starts at once; then, the tokens being
+        // rejected before any success, refetches 1 s and 2 s (the 2 s interval caps it) apart.
+        XCTAssertLessThanOrEqual(tokens.requests().count, 5)
+        XCTAssertGreaterThanOrEqual(Int(proxy.metrics().upstreamUnauthorized["partner"] ?? 0), statuses.count,
+                                    "every 401 counted (a replay's second 401 too)")
+    }
+
+    func testRequestsAreNotDelayedWhileA401RefetchRuns() throws {
+        let tokens = try TokenServer()
+        let backend = try MisbehavingBackend()
+        let proxy = try ProxyHarness(yaml: yaml(tokens: tokens, backend: backend))
+        let warm = try RawClient(port: proxy.port)
+        warm.send("GET /ok HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try warm.readResponse().status, 200)
+        try tokens.setControl(["delay": 1.5])
+        let rejected = try RawClient(port: proxy.port)
+        rejected.send("GET /401-always HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.2)  // the refetch is running now
+        for index in 0..<5 {
+            let started = Date()
+            warm.send("GET /ok?n=\(index) HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            XCTAssertEqual(try warm.readResponse().status, 200)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 0.5, "the current token stays in use")
+        }
+        XCTAssertEqual(Set(backend.requests(path: "/ok").compactMap { $0["authorization"] as? String }), ["Bearer tok-1"])
+        // The held request is replayed with the new token and its second 401 is passed on.
+        XCTAssertEqual(try rejected.readResponse().status, 401)
+        XCTAssertEqual(backend.requests(path: "/401-always").compactMap { $0["authorization"] as? String },
+                       ["Bearer tok-1", "Bearer tok-2"])
+    }
+}
+
+/// Statuses collected from concurrent clients.
+private final class ResultCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var statuses: [Int] = []
+    func add(_ status: Int) { lock.lock(); statuses.append(status); lock.unlock() }
+    func all() -> [Int] { lock.lock(); defer { lock.unlock() }; return statuses }
+}
