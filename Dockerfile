@@ -19,8 +19,10 @@ WORKDIR /build
 COPY Package.swift Package.resolve[d] ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product token-sidecar \
- && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/token-sidecar" /out/token-sidecar
+# The same release build as `make release` (its flags are in that script only).
+COPY scripts/release-build.sh ./scripts/
+RUN scripts/release-build.sh \
+ && install -D -m 0755 "$(scripts/release-build.sh bin-path)/token-sidecar" /out/token-sidecar
 
 # ---- runtime stage --------------------------------------------------------------
 FROM debian:bookworm-slim

@@ -12,8 +12,9 @@
 # Dockerfile (one per line), except packages always present in debian:bookworm-slim
 # (BASE_PACKAGES below). Swift runtime libraries from the toolchain (libswift*,
 # Foundation*, libdispatch, libBlocksRuntime — present when the binary was built
-# WITHOUT --static-swift-stdlib, e.g. by `make release`) are accepted only if the
-# Dockerfile builds with --static-swift-stdlib, which links them into the binary.
+# WITHOUT --static-swift-stdlib, e.g. by a plain `swift build`) are accepted only if the
+# Dockerfile builds with scripts/release-build.sh and its flags have --static-swift-stdlib,
+# which links them into the binary.
 # Exit 0 = covered; 1 = something missing (listed), "not found" in ldd, a library no
 # Debian package owns, or an unreadable Dockerfile/marker list; 2 = usage error.
 set -euo pipefail
@@ -50,7 +51,11 @@ done
 declare -A IN_BASE=()
 for p in "${BASE_PACKAGES[@]}"; do IN_BASE["$p"]=1; done
 STATIC_STDLIB=0
-grep -Eq '^[^#]*swift[[:space:]]+build[^#]*--static-swift-stdlib' "$DOCKERFILE" && STATIC_STDLIB=1
+# The image builds with scripts/release-build.sh (the one place of the release flags), which
+# must link the Swift runtime statically.
+RELEASE_BUILD="$ROOT/scripts/release-build.sh"
+grep -Eq '^[^#]*(RUN|&&)[[:space:]]+scripts/release-build\.sh' "$DOCKERFILE" \
+  && grep -Eq '^RELEASE_FLAGS=\(.*--static-swift-stdlib' "$RELEASE_BUILD" && STATIC_STDLIB=1
 
 echo "binary:     $BINARY"
 echo "dockerfile: $DOCKERFILE"
