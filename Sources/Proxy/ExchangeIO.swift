@@ -53,7 +53,7 @@ final class ExchangeIO {
     /// The response is paused on the client while holding the upstream (marked stalled in the
     /// pool, ``UpstreamPoolState/leaseStalled(_:now:)``).
     var stalled = false
-    /// What ``ClientSession/setExchangeTimeouts(_:)`` last applied the timeouts for: whether the
+    /// What ``ClientSession/setClocks(_:readingBody:responseTimer:)`` last applied the timeouts for: whether the
     /// request was complete, and to which upstream (connected or not); it does nothing while
     /// these stay the same (it is called at several points of every exchange).
     var timeoutsAppliedFor: (requestComplete: Bool, upstream: ObjectIdentifier?, connected: Bool)?

@@ -7,15 +7,9 @@ import XCTest
 /// nothing and waits for no token, but still strips an Authorization named in `Connection`.
 final class ClientSessionClientAuthorizationTests: XCTestCase {
     /// `request` sent by `client`; the backend's view of it, answered with a 200 that reaches the client.
-    private func forwarded(_ harness: SessionHarness, _ client: MemoryStream, _ request: String) throws -> MemoryRequest {
-        client.clearDelivered()
-        client.receive(request)
-        let backend = try XCTUnwrap(harness.connectedBackend())
-        let requests = MemoryMessages.requests(backend.peerReads())
-        XCTAssertEqual(requests.count, 1, request)
-        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        XCTAssertEqual(MemoryMessages.response(client.readAll()).status, 200, request)
-        return try XCTUnwrap(requests.first)
+    private func forwarded(_ harness: SessionHarness, _ client: MemoryStream, _ request: String,
+                           file: StaticString = #filePath, line: UInt = #line) throws -> MemoryRequest {
+        try harness.forward(request, from: client, file: file, line: line)
     }
 
     func testKeepForwardsTheClientsOwnAuthorizationWithoutWaitingForAToken() throws {

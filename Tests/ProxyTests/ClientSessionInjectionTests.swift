@@ -7,15 +7,9 @@ import XCTest
 /// forwarded by `otherHosts: forward`, where the app's own `Authorization` passes.
 final class ClientSessionInjectionTests: XCTestCase {
     /// `request` from a new client, as the backend received it, answered with a 200.
-    private func forwarded(_ harness: SessionHarness, _ request: String) throws -> MemoryRequest {
-        let client = harness.connectClient()
-        client.receive(request)
-        let backend = try XCTUnwrap(harness.connectedBackend())
-        let requests = MemoryMessages.requests(backend.peerReads())
-        XCTAssertEqual(requests.count, 1, request)
-        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        XCTAssertEqual(MemoryMessages.response(client.readAll()).status, 200, request)
-        return try XCTUnwrap(requests.first)
+    private func forwarded(_ harness: SessionHarness, _ request: String,
+                           file: StaticString = #filePath, line: UInt = #line) throws -> MemoryRequest {
+        try harness.forward(request, from: harness.connectClient(), file: file, line: line)
     }
 
     /// A request as curl sends it through a proxy (`curl -x … http://<authority><path>`), with `extra` lines.

@@ -130,4 +130,42 @@ final class ClientSessionResponseEdgeTests: XCTestCase {
             XCTAssertEqual(backend.ending, .closed, framing)
         }
     }
+
+    // MARK: - interim heads
+
+    /// A `100 Continue` and the final head after it, split at every byte across two reads: the
+    /// client gets the interim head, then the final response, alike every time.
+    func testAnInterimAndAFinalHeadSplitAtEveryByteAreRelayedAlike() throws {
+        let answer = Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
+        for cut in 1..<answer.count {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = received(backend)
+            backend.receive(Array(answer[..<cut]))
+            backend.receive(Array(answer[cut...]))
+            let got = client.readAll()
+            XCTAssertTrue(got.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"), "cut at \(cut): \(got)")
+            XCTAssertTrue(got.hasSuffix("\r\n\r\nok"), "cut at \(cut): \(got)")
+            XCTAssertEqual(harness.pooled("idle"), 1, "cut at \(cut): the connection goes back to the pool")
+        }
+    }
+
+    /// A backend that sends an interim head and then closes, or closes inside the final head
+    /// after it: a 502 (nothing final was sent), the connection never pooled.
+    func testABackendThatClosesAfterAnInterimHeadIs502() throws {
+        for rest in ["", "HTTP/1.1 200 OK\r\nContent-Le"] {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = received(backend)
+            backend.receive("HTTP/1.1 100 Continue\r\n\r\n" + rest)
+            backend.end(.endOfStream)
+            let got = client.readAll()
+            XCTAssertTrue(got.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 502 "), "after \(rest.debugDescription): \(got)")
+            XCTAssertEqual(harness.pooled("idle"), 0)
+        }
+    }
 }

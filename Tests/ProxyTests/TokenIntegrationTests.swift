@@ -242,20 +242,7 @@ final class TokenServerTLSTests: XCTestCase {
 /// round trip, one token fetch per revocation, every replayable request answered 200.
 final class RevocationTests: XCTestCase {
     private func yaml(tokens: TokenServer, backend: MisbehavingBackend) -> String {
-        """
-        listen: "127.0.0.1:0"
-        workers: 2
-        credentials:
-          partner:
-            type: oauth2
-            tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
-            clientId: "client-1"
-            secret: "s3cret"
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backend.port)"
-            credential: partner
-        """
+        partnerYAML(tokens: tokens, backend: backend, workers: 2)
     }
 
     func testARevokedTokenIsReplacedAtOnceAndEveryReplayableRequestSucceeds() throws {
@@ -360,21 +347,7 @@ private final class RevocationLoad: @unchecked Sendable {
 /// while a 401's refetch runs. (The replay itself, in every framing: ``ClientSessionReplayTests``.)
 final class UnauthorizedStormTests: XCTestCase {
     private func yaml(tokens: TokenServer, backend: MisbehavingBackend, extra: String = "") -> String {
-        """
-        listen: "127.0.0.1:0"
-        workers: 1
-        credentials:
-          partner:
-            type: oauth2
-            tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
-            clientId: "client-1"
-            secret: "s3cret"
-        \(extra)
-        routes:
-          - host: "api.test"
-            upstream: "http://127.0.0.1:\(backend.port)"
-            credential: partner
-        """
+        partnerYAML(tokens: tokens, backend: backend, workers: 1, extra: extra)
     }
 
     func testABackendThatRejectsEverythingDoesNotStormTheTokenServer() throws {
@@ -438,4 +411,24 @@ private final class ResultCounter: @unchecked Sendable {
     private var statuses: [Int] = []
     func add(_ status: Int) { lock.lock(); statuses.append(status); lock.unlock() }
     func all() -> [Int] { lock.lock(); defer { lock.unlock() }; return statuses }
+}
+
+/// Route `api.test` → `backend` with the oauth2 credential `partner` of `tokens`, on `workers`
+/// loops; `extra`: more lines under `credentials.partner` (indented four spaces).
+private func partnerYAML(tokens: TokenServer, backend: MisbehavingBackend, workers: Int, extra: String = "") -> String {
+    """
+    listen: "127.0.0.1:0"
+    workers: \(workers)
+    credentials:
+      partner:
+        type: oauth2
+        tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+        clientId: "client-1"
+        secret: "s3cret"
+    \(extra)
+    routes:
+      - host: "api.test"
+        upstream: "http://127.0.0.1:\(backend.port)"
+        credential: partner
+    """
 }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import TestSupport
 import TokenManager
+import XCTest
 @testable import Proxy
 
 /// One worker's proxy without sockets: a ``WorkerContext`` whose client and backend streams are
@@ -105,6 +106,19 @@ final class SessionHarness {
         guard let backend = backends.last else { return nil }
         backend.connect()
         return backend
+    }
+
+    /// `request` sent by `client`: what the backend received (exactly one request), answered
+    /// with a 200 that reaches the client.
+    func forward(_ request: String, from client: MemoryStream, file: StaticString = #filePath, line: UInt = #line) throws -> MemoryRequest {
+        client.clearDelivered()
+        client.receive(request)
+        let backend = try XCTUnwrap(connectedBackend(), file: file, line: line)
+        let requests = MemoryMessages.requests(backend.peerReads())
+        XCTAssertEqual(requests.count, 1, request, file: file, line: line)
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        XCTAssertEqual(MemoryMessages.response(client.readAll()).status, 200, request, file: file, line: line)
+        return try XCTUnwrap(requests.first, file: file, line: line)
     }
 
     /// The pool's connections by state (`connecting`, `active`, `idle`).
