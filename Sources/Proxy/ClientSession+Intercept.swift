@@ -20,18 +20,16 @@ extension ClientSession {
         } catch {
             context.logger.error("cannot mint a certificate for an intercepted host",
                                  metadata: ["host": .string(origin.host), "error": "\(error)"])
-            respondBeforeExchange(ProxyError(status: 502, type: "proxy_internal_error",
-                                             message: "no certificate could be made for \(origin.description)"),
-                                  head: head, close: true)
+            refuse(ProxyError(status: 502, type: "proxy_internal_error",
+                              message: "no certificate could be made for \(origin.description)"),
+                   head: head, connect: true)
             return
         }
         guard client.input.isEmpty else {
             // TLS bytes sent before the tunnel was established: nothing safe to do with them.
-            respondBeforeExchange(.badRequest("bytes arrived after the CONNECT head before the tunnel was established"),
-                                  head: head, close: true)
+            refuse(.badRequest("bytes arrived after the CONNECT head before the tunnel was established"), head: head, connect: true)
             return
         }
-        exchange.close()
         perform(connection.connectIntercepted(ClientConnectionStateMachine.InterceptedTunnel(
             origin: origin, server: server, acceptsTLS: context.router.interceptsOverTLS(authority))))
         // A client that does not take the answer does not hold the connection.

@@ -3,8 +3,9 @@ import HTTP1
 import HTTPMessage
 
 /// A request answered by the session itself (a ``LocalServer``'s): the body is collected, the
-/// local responder is asked, its answer written. The ``Exchange`` decides each step, as for a
-/// proxied request.
+/// local responder is asked, its answer written. The connection's machine decides each step
+/// (``LocalAnswer`` is its state); this is the request's I/O record, as ``ExchangeIO`` is a
+/// proxied one's.
 final class LocalCall {
     /// The request head.
     let head: RequestHead
@@ -30,29 +31,32 @@ extension ClientSession {
     func beginLocal(_ head: consuming RequestHead, _ service: LocalService) {
         if case .authority = head.target {
             // No tunnels here; the bytes after a CONNECT head are not HTTP.
-            respondBeforeExchange(ProxyError(status: 405, type: "http_request_denied",
-                                             message: "CONNECT is not supported by this server"),
-                                  head: nil, close: true)
+            refuse(ProxyError(status: 405, type: "http_request_denied", message: "CONNECT is not supported by this server"),
+                   head: head, connect: true)
             return
         }
         let request = Self.exchangeRequest(for: head, credential: .none)
         let collector = BodyCollector(framing: head.framing, limit: service.limits.maxBodyBytes)
         let tooLarge = collector.declaredTooLarge
         local = LocalCall(head: head, collector: collector)
-        perform(exchange.startLocal(request, bodyTooLarge: tooLarge))
+        perform(connection.localRequestStarted(request, bodyTooLarge: tooLarge))
     }
 
-    /// The exchange answering `call` failed (a body too large or malformed, or stalled).
-    func fail(_ call: LocalCall, _ failure: ExchangeFailure, close: Bool) {
+    /// The locally answered request failed (a body too large or malformed, or stalled):
+    /// counted and logged, answered, closed.
+    func failLocally(_ failure: ExchangeFailure) {
+        let head = local?.head
         local = nil
-        respondBeforeExchange(proxyError(for: failure, io: nil), head: nil, close: close)
+        let error = proxyError(for: failure, io: nil)
+        account(head, status: error.status, error: error.type)
+        answer(error, keepClient: false)
     }
 
     func collectBody(_ call: LocalCall, sendContinue: Bool) {
         if sendContinue { client.write(Self.continueBytes) }
         // A client that stops sending its body is ended by its read timeout (a 408).
         client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
-        let progress: Exchange.LocalBodyProgress
+        let progress: LocalAnswer.BodyProgress
         switch call.collector.read(from: client.input) {
         case .needMore: progress = .needMore
         case .complete(let body):
@@ -61,7 +65,7 @@ extension ClientSession {
         case .tooLarge: progress = .tooLarge
         case .invalid: progress = .malformed
         }
-        perform(exchange.localBodyCollected(progress))
+        perform(connection.localBodyCollected(progress))
     }
 
     func answer(_ call: LocalCall) {
@@ -71,14 +75,14 @@ extension ClientSession {
         let request = LocalRequest(head: call.head, body: call.body)
         call.body = []
         // Bounded: a responder that never answers does not hold the connection forever.
-        arm(.localAnswer, after: context.timeouts.idle)
+        arm(after: context.timeouts.idle)
         let loop = context.loop
         service.responder(request) { [weak self] response in
             loop.assertConfined()
             // A late answer (the client left) or a second one is ignored.
             guard let self, self.local === call, call.response == nil else { return }
             call.response = response
-            self.perform(self.exchange.localAnswered(closeRequested: response.asksToClose))
+            self.perform(self.connection.localAnswered(closeRequested: response.asksToClose))
         }
     }
 
@@ -93,14 +97,8 @@ extension ClientSession {
             close()
             return
         }
-        if client.output.count >= WorkerContext.highWatermark {
-            perform(exchange.localAnswersBacklogged())
-            return
-        }
-        client.startReading()
-        awaitNextRequest()
-        // An answer given at once returns into the readRequests loop, which goes on with
-        // pipelined requests; a later one starts it again.
-        readRequests()
+        // Not backlogged: `resumeRequests`. An answer given at once returns into the
+        // readRequests loop, which goes on with pipelined requests; a later one starts it again.
+        perform(connection.localAnswerWritten(backlogged: client.output.count >= WorkerContext.highWatermark))
     }
 }

@@ -62,7 +62,7 @@ extension ClientSession: UpstreamWaiter {
         case .tooManyFields: proxyError = .headTooLarge("the request has more than \(context.requestFieldLimit) header fields")
         case .invalid(let message): proxyError = .badRequest("malformed request: \(message)")
         }
-        respondBeforeExchange(proxyError, head: nil, close: true)
+        perform(connection.headMalformed(proxyError))
     }
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
@@ -73,16 +73,13 @@ extension ClientSession: UpstreamWaiter {
             beginLocal(head, service)
             return
         }
-        let bodyless = head.framing == .none || head.framing == .contentLength(0)
-        let canContinue = bodyless && head.keepAlive
         if head.method.utf8.count == 7 && head.method == "CONNECT" {  // (the length first: a cheap mismatch)
             startTunnel(head)
             return
         }
         if head.withFieldSection(FieldNames.viaMentionsSidecar) {
-            respondBeforeExchange(ProxyError(status: 508, type: "proxy_loop_detected",
-                                             message: "the request already passed through token-sidecar"),
-                                  head: head, close: !canContinue)
+            refuse(ProxyError(status: 508, type: "proxy_loop_detected", message: "the request already passed through token-sidecar"),
+                   head: head)
             return
         }
         var decision: RouteDecision
@@ -92,7 +89,7 @@ extension ClientSession: UpstreamWaiter {
                                     secure: client.isTLS) {
         case .success(let routed): decision = routed
         case .failure(let error):
-            respondBeforeExchange(error, head: head, close: !canContinue)
+            refuse(error, head: head)
             return
         }
         if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
@@ -105,7 +102,7 @@ extension ClientSession: UpstreamWaiter {
                 decision = decision.with(credential: credential)
                 variant = key
             case .failure(let error):
-                respondBeforeExchange(error, head: head, close: !canContinue)
+                refuse(error, head: head)
                 return
             }
         }
@@ -114,6 +111,7 @@ extension ClientSession: UpstreamWaiter {
         // An upgrade goes on only from a bodyless HTTP/1.1 request to a protocol the route
         // allows; any other keeps the request plain HTTP, its Upgrade fields removed (RFC 9110
         // §7.8), so no body and no refused protocol can ever become a tunnel.
+        let bodyless = head.framing == .none || head.framing == .contentLength(0)
         let upgrade = bodyless && head.hasConnectionField && head.version == .http1_1
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
@@ -123,7 +121,7 @@ extension ClientSession: UpstreamWaiter {
         if let variant { io.variant = variant }
         io.upgrade = upgrade
         current = io
-        perform(exchange.start(request), continuing: io)
+        perform(connection.startExchange(request), continuing: io)
     }
 
     /// What the exchange needs to know about `head`.
@@ -156,12 +154,12 @@ extension ClientSession: UpstreamWaiter {
     @inline(never)
     private func startTunnel(_ head: RequestHead) {
         guard case .authority(let authority) = head.target else {
-            respondBeforeExchange(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, close: true)
+            refuse(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, connect: true)
             return
         }
         if let origin = intercepted {
             // Inside an intercepted tunnel every request is for its origin: no tunnel within it.
-            respondBeforeExchange(.misdirected(origin, "a CONNECT to \(authority.description)"), head: head, close: true)
+            refuse(.misdirected(origin, "a CONNECT to \(authority.description)"), head: head, connect: true)
             return
         }
         if let interception = context.interception, context.router.intercepts(authority) {
@@ -170,9 +168,9 @@ extension ClientSession: UpstreamWaiter {
         }
         switch context.router.tunnelDecision(for: authority) {
         case .failure(let error):
-            respondBeforeExchange(error, head: head, close: true)
+            refuse(error, head: head, connect: true)
         case .success(let destination):
-            exchange.close()
+            connection.tunnelStarted()
             headTimer.cancel()
             let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
@@ -191,14 +189,15 @@ extension ClientSession: UpstreamWaiter {
         guard let credential = io.decision.credential else { return }
         if let token = credential.currentToken() {
             io.token = token
-            perform(exchange.tokenResolved(available: true), continuing: io)
+            perform(connection.exchangeEvent { $0.tokenResolved(available: true) }, continuing: io)
             return
         }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard current === io else { return }
             io.token = token
             // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
-            perform(exchange.tokenResolved(available: token != nil, refused: token == nil && credential.refusal() != nil))
+            let refused = token == nil && credential.refusal() != nil
+            perform(connection.exchangeEvent { $0.tokenResolved(available: token != nil, refused: refused) })
         }
     }
 
@@ -216,19 +215,16 @@ extension ClientSession: UpstreamWaiter {
             ? staged.peekBytes(max: staged.count) : nil
         // What the exchange decides is done with the staged bytes by the action itself: held
         // (`holdBody`), sent after the collected ones (`acquireUpstream`), dropped (`fail`).
-        perform(exchange.bodyStaged(progress, stagedBytes: staged.count, heldBytes: io.heldBody?.buffer.count ?? 0,
-                                    copy: copy), continuing: io)
-    }
-
-    /// The body started (or the exchange ended): its start timer no longer applies.
-    private func stopBodyStartTimer() {
-        if armedTimer == .bodyStart { disarm() }
+        let stagedBytes = staged.count, heldBytes = io.heldBody?.buffer.count ?? 0
+        perform(connection.exchangeEvent { $0.bodyStaged(progress, stagedBytes: stagedBytes, heldBytes: heldBytes, copy: copy) },
+                continuing: io)
     }
 
     /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
     /// until the body is complete or long enough to take a backend connection for.
     func holdBody(_ io: ExchangeIO) {
-        stopBodyStartTimer()
+        // The body started: its start timer no longer applies.
+        disarm()
         let held = io.heldBody ?? OwnedEventBuffer()
         context.scratch.buffer.moveAll(to: held.buffer)
         io.heldBody = held
@@ -246,7 +242,7 @@ extension ClientSession: UpstreamWaiter {
             held.buffer.moveAll(to: staged)
             io.heldBody = nil
         }
-        stopBodyStartTimer()
+        disarm()
         // Staging filled up: the client waits until the upstream takes the staged bytes. (Before
         // acquiring: a request that gets no connection fails and closes the client anyway.)
         if pauseClient { client.stopReading() }
@@ -258,18 +254,18 @@ extension ClientSession: UpstreamWaiter {
         switch result {
         case .ready(let upstream):
             io.upstream = upstream
-            perform(exchange.upstreamAssigned(upstreamConnected: upstream.isConnected), continuing: io)
+            perform(connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: upstream.isConnected) }, continuing: io)
         case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
             context.scratch.buffer.moveAll(to: held.buffer)
             io.queuedBody = held
-            perform(exchange.upstreamQueued(), continuing: io)
+            perform(connection.exchangeEvent { $0.upstreamQueued() }, continuing: io)
             // A client that stopped reading must not keep this request waiting.
             context.pool.reclaimStalled(for: io.target.poolKey)
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
-            perform(exchange.upstreamUnavailable(), continuing: io)
+            perform(connection.exchangeEvent { $0.upstreamUnavailable() }, continuing: io)
         }
     }
 
@@ -280,7 +276,7 @@ extension ClientSession: UpstreamWaiter {
             return
         }
         io.upstream = upstream
-        perform(exchange.queuedUpstreamProvided(upstreamConnected: upstream.isConnected), continuing: io)
+        perform(connection.exchangeEvent { $0.queuedUpstreamProvided(upstreamConnected: upstream.isConnected) }, continuing: io)
     }
 
     /// The exchange has no use for the connection the pool handed it: back to the pool.
@@ -312,7 +308,7 @@ extension ClientSession: UpstreamWaiter {
         // before it on this connection was read with under the buffer budget.
         upstream.startReading(readAhead: WorkerContext.readAhead)
         setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
-        if wasQueued { perform(exchange.queuedRequestSent(), continuing: io) }
+        if wasQueued { perform(connection.exchangeEvent { $0.queuedRequestSent() }, continuing: io) }
     }
 
     /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
@@ -329,7 +325,8 @@ extension ClientSession: UpstreamWaiter {
             acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         } else {
             io.upstream = context.pool.acquireFresh(io.target)
-            perform(exchange.upstreamAssigned(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
+            let connected = io.upstream?.isConnected == true
+            perform(connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: connected) }, continuing: io)
         }
     }
 
@@ -338,8 +335,8 @@ extension ClientSession: UpstreamWaiter {
     func setClocks(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) {
         setExchangeTimeouts(io, readingBody: readingBody)
         if responseTimer {
-            arm(.responseHead, after: context.timeouts.responseHeaders)
-        } else if armedTimer == .responseHead {
+            arm(after: context.timeouts.responseHeaders)
+        } else {
             disarm()
         }
     }
@@ -390,7 +387,7 @@ extension ClientSession: UpstreamWaiter {
                 destination.moveAll(to: output)
             }
         }
-        perform(exchange.requestBodyForwarded(progress, movedBytes: moved, copy: copy), continuing: io)
+        perform(connection.exchangeEvent { $0.requestBodyForwarded(progress, movedBytes: moved, copy: copy) }, continuing: io)
     }
 }
 

@@ -7,27 +7,28 @@ import TokenManager
 extension ClientSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
         guard let io = current else { return }
-        perform(exchange.clocks(upstreamConnected: upstream.isConnected), continuing: io)
+        perform(connection.exchangeEvent { $0.clocks(upstreamConnected: upstream.isConnected) }, continuing: io)
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
-        perform(exchange.upstreamDrained())
+        perform(connection.exchangeEvent { $0.upstreamDrained() })
     }
 
     func upstreamDidRead(_ upstream: UpstreamConnection) {
-        perform(exchange.upstreamReadable())
+        perform(connection.exchangeEvent { $0.upstreamReadable() })
     }
 
     func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
         guard let io = current, upstream === io.upstream else { return }
         // Bytes that arrived with the close are still buffered: consume them first.
-        perform(exchange.upstreamEnding(), continuing: io)
+        perform(connection.exchangeEvent { $0.upstreamEnding() }, continuing: io)
         guard current === io, io.upstream === upstream else { return }
         // While forwarding, what is left unread is part of a head (a relayed body is left to
         // the pump, and only a forwarding exchange looks at this).
-        perform(exchange.upstreamEnded(Exchange.UpstreamEndFacts(
+        let facts = Exchange.UpstreamEndFacts(
             reason: reason, partialHead: !(upstream.input?.isEmpty ?? true), connected: upstream.isConnected, reused: upstream.requestsServed > 1,
-            nothingSent: upstream.unsentCount >= io.requestQueued)))
+            nothingSent: upstream.unsentCount >= io.requestQueued)
+        perform(connection.exchangeEvent { $0.upstreamEnded(facts) })
     }
 
     /// Reads response heads while they arrive: interim ones are passed on as the exchange says,
@@ -63,7 +64,7 @@ extension ClientSession: UpstreamConnectionOwner {
                 guard let read else { return }
                 parsed = read
             } catch {
-                perform(exchange.responseMalformed("the backend sent a malformed response", responseBytesSent: false), continuing: io)
+                perform(connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }, continuing: io)
                 return
             }
             // Consumed, and the head moved into the exchange: a copy left here would share the
@@ -72,19 +73,18 @@ extension ClientSession: UpstreamConnectionOwner {
             case .interim(let status, let reason, let switching):
                 io.switchingHead = switching
                 io.interimHead = (status, reason)
-                perform(exchange.interimResponse(status: status, switchesAsAsked: switching != nil), continuing: io)
+                perform(connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: switching != nil) }, continuing: io)
                 // Went on (interim forwarded) unless the exchange ended or left HTTP: then the
                 // upstream is no longer this exchange's. (`upstream` itself is not touched after
                 // the loop's first line: keeping it alive costs two retains per response.)
                 guard current === io, io.upstream != nil else { return }
             case .final(let head):
-                disarm()
                 let facts = Exchange.ResponseHeadFacts(
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
                     draining: context.draining, nonceChallenge: head.nonceChallenge)
                 io.responseHead = consume head
-                perform(exchange.responseHead(facts), continuing: io)
+                perform(connection.exchangeEvent { $0.responseHead(facts) }, continuing: io)
                 return
             }
         }
@@ -98,14 +98,15 @@ extension ClientSession: UpstreamConnectionOwner {
             client.write(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
         }
         io.interimHead = nil
-        arm(.responseHead, after: context.timeouts.responseHeaders)
+        arm(after: context.timeouts.responseHeaders)
     }
 
     /// A 401 answered our token: park it unread and ask the credential for a different token.
     /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
     func holdRejection(_ io: ExchangeIO) {
+        disarm()  // the head arrived
         guard let credential = io.decision.credential, let token = io.token else {
-            perform(exchange.rejectionResolved(newToken: false), continuing: io)
+            perform(connection.exchangeEvent { $0.rejectionResolved(newToken: false) }, continuing: io)
             return
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
@@ -114,12 +115,13 @@ extension ClientSession: UpstreamConnectionOwner {
             // While this exchange is current it holds the rejection: a new token is the replay's.
             guard current === io else { return }
             if let newToken { io.token = newToken }
-            perform(exchange.rejectionResolved(newToken: newToken != nil))
+            perform(connection.exchangeEvent { $0.rejectionResolved(newToken: newToken != nil) })
         }
     }
 
     /// Writes the response head to the client and relays what is buffered of the body.
     func startRelay(_ io: ExchangeIO, reportRejection: Bool, keepClient: Bool) {
+        disarm()  // the head arrived
         // Its facts, not a copy of the head: a copy would share the forwarded lines' storage,
         // and completing the head in place below would then copy them.
         guard let status = io.responseHead?.status, let framing = io.responseHead?.framing,
@@ -185,9 +187,9 @@ extension ClientSession: UpstreamConnectionOwner {
             io.responseCommitted = true
         }
         chargeOutput()
-        perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                             responseBytesSent: io.responseCommitted,
-                                             spool: Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))),
+        let spool = Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))
+        perform(connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                                                  responseBytesSent: io.responseCommitted, spool: spool) },
                 continuing: io)
     }
 
@@ -196,7 +198,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func endBodyAtClose(_ io: ExchangeIO) {
         let spool = io.spool.flatMap { $0.undelivered > 0 ? $0 : nil }
         let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? client.output)
-        perform(exchange.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0), continuing: io)
+        perform(connection.exchangeEvent { $0.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0) }, continuing: io)
     }
 
     // MARK: - a client that falls behind
@@ -229,7 +231,7 @@ extension ClientSession: UpstreamConnectionOwner {
         context.metrics.stalledClientsCut += 1
         context.logger.debug("a client that stopped reading gave up its backend connection to a waiting request",
                              metadata: ["upstream": .string(io.target.poolKey)])
-        perform(exchange.upstreamWanted())
+        perform(connection.exchangeEvent { $0.upstreamWanted() })
     }
 
     /// The client fell behind: open the exchange's spool (once) and relay into it, so the
@@ -285,9 +287,9 @@ extension ClientSession: UpstreamConnectionOwner {
                 return
             }
         } while progress == .blocked && flushed
-        perform(exchange.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                             responseBytesSent: true,
-                                             spool: Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)))
+        perform(connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                                                  responseBytesSent: true,
+                                                                  spool: Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)) })
     }
 
     /// Tops up the client's output from the spool; reports a spool that has been delivered
@@ -304,13 +306,13 @@ extension ClientSession: UpstreamConnectionOwner {
             }
             chargeOutput()
         }
-        if spool.undelivered == 0 { perform(exchange.spoolDelivered()) }
+        if spool.undelivered == 0 { perform(connection.exchangeEvent { $0.spoolDelivered() }) }
     }
 
     /// The disk refused a spool write or read: the client gets a truncated response.
     private func spoolFailed(_ error: SpoolError) {
         context.logger.error("response spool failed; the response is cut short", metadata: ["error": .string(error.description)])
-        perform(exchange.spoolFailed())
+        perform(connection.exchangeEvent { $0.spoolFailed() })
     }
 
     // MARK: - the process's buffer budget
@@ -425,17 +427,23 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.close(reset: reset)
     }
 
-    /// An error answered before any exchange started (malformed head, no route, loop).
+    /// Refuses the request read with `error` before any exchange started (no route, a loop, a
+    /// bad target): counted and logged with its head; the connection decides whether it stays.
     @inline(never)
-    func respondBeforeExchange(_ error: ProxyError, head: RequestHead?, close: Bool) {
+    func refuse(_ error: ProxyError, head: RequestHead, connect: Bool = false) {
         account(head, status: error.status, error: error.type)
-        client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: nil))
-        if close {
-            self.close()
-        } else {
+        perform(connection.refused(error, request: Self.exchangeRequest(for: head, credential: .none), connect: connect))
+    }
+
+    /// Writes a proxy-generated error, then waits for the next request or closes, as decided.
+    func answer(_ error: ProxyError, keepClient: Bool) {
+        client.write(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil))
+        if keepClient {
             client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()
             readRequests()
+        } else {
+            close()
         }
     }
 

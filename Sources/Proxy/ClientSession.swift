@@ -15,17 +15,13 @@ final class ClientSession: ConnectionDelegate {
     /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
     let client: any ByteStream
     let context: WorkerContext
-    /// The state machine of the connection itself: waits for heads and handshakes, interception,
-    /// drain, and the head timer.
+    /// The state machine of the connection: waits for heads and handshakes, refusals, local
+    /// answers, interception, drain, the head timer, and the exchange under way (which it holds).
     var connection: ClientConnectionStateMachine
-    /// The state machine of the current (or next) exchange.
-    var exchange = Exchange()
     /// The bytes and handles of the exchange under way; `nil` between requests.
     var current: ExchangeIO?
     var requestReader: HeadReader
     var responseReader = HeadReader(limit: HeadLimits.responseHead)
-    /// The exchange timer that is armed, if any.
-    var armedTimer: ExchangeTimer?
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
     var local: LocalCall?
     /// The origin of the intercepted tunnel this session reads requests from (its stream is the
@@ -41,7 +37,7 @@ final class ClientSession: ConnectionDelegate {
     var readAgain = false
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
-    /// Runs the exchange timer that is armed (``armedTimer``).
+    /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
     init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
@@ -80,7 +76,6 @@ final class ClientSession: ConnectionDelegate {
         }
         local = nil
         connection.closed()
-        exchange.close()
         headTimer.cancel()
         exchangeTimer.cancel()
         client.close()
@@ -91,7 +86,6 @@ final class ClientSession: ConnectionDelegate {
     /// Flushes what is queued for the client, then closes.
     func close() {
         connection.closed()
-        exchange.close()
         // Nothing more is read from a closing connection (a lingering close discards it).
         client.input.drain(client.input.count)
         headTimer.cancel()
@@ -107,7 +101,7 @@ final class ClientSession: ConnectionDelegate {
     // MARK: - client events
 
     func connectionDidRead(_ connection: any ByteStream) {
-        perform(exchange.clientReadable())
+        perform(self.connection.clientReadable()) { $0.clientReadable() }
     }
 
     func connectionDidDrain(_ stream: any ByteStream) {
@@ -133,7 +127,10 @@ final class ClientSession: ConnectionDelegate {
         case .armHeadTimer(.clientHeader): headTimer.schedule(after: context.timeouts.clientHeader)
         case .stopHeadTimer: headTimer.suspend()
         case .close: close()
-        case .answer(let error): respondBeforeExchange(error, head: nil, close: true)
+        case .answer(let error, let keepClient): answer(error, keepClient: keepClient)
+        case .rejectHead(let error):
+            account(nil, status: error.status, error: error.type)
+            answer(error, keepClient: false)
         case .abort(let failure):
             if let failure, let interception = context.interception {
                 interception.handshakeFailed(host: failure.origin.host, end: failure.reason, logger: context.logger)
@@ -143,33 +140,30 @@ final class ClientSession: ConnectionDelegate {
         case .continueAsTLS(let tunnel): continueAsTLS(tunnel)
         case .continueAsPlaintext(let tunnel): continueAsPlaintext(tunnel)
         case .refuseTLS(let tunnel): refuseTLS(tunnel)
-        case .toExchange: perform(exchangeEvent(&exchange))
-        }
-    }
-
-    /// Performs what the exchange decided. Every action but reading heads, pausing and closing
-    /// acts on the exchange under way (``current``), looked up once here.
-    func perform(_ action: ExchangeAction) {
-        switch action {
-        case .none: return
-        case .readRequests: readRequests()
+        case .collectLocalBody(let sendContinue): if let call = local { collectBody(call, sendContinue: sendContinue) }
+        case .answerLocally: if let call = local { answer(call) }
+        case .respondLocally(let keepClient): if let call = local { respond(call, keepClient: keepClient) }
+        case .failLocally(let failure): failLocally(failure)
+        case .pauseClient: client.stopReading()
         case .resumeRequests:
             client.startReading()
             awaitNextRequest()
             readRequests()
+        case .toExchange: perform(connection.exchangeEvent(exchangeEvent))
+        }
+    }
+
+    /// Performs what the exchange decided. Every action but reading heads, pausing and closing
+    /// acts on the exchange under way (``current``), looked up once here. (With the connection's
+    /// ``perform(_:otherwise:)``, the one place where actions are looked at.)
+    func perform(_ action: ExchangeAction) {
+        switch action {
+        case .none: return
+        case .readRequests: readRequests()
         case .pauseClient: client.stopReading()
         case .abort: abort()
         case .close: close()
-        case .collectLocalBody(let sendContinue): if let call = local { collectBody(call, sendContinue: sendContinue) }
-        case .answerLocally: if let call = local { answer(call) }
-        case .respondLocally(let keepClient): if let call = local { respond(call, keepClient: keepClient) }
-        default:
-            if let io = current {
-                perform(action, on: io)
-            } else if let call = local, case .fail(let failure, let close, _) = action {
-                // A locally answered request's failure (the cold path; it decides nothing else).
-                fail(call, failure, close: close)
-            }
+        default: if let io = current { perform(action, on: io) }
         }
     }
 
@@ -183,7 +177,7 @@ final class ClientSession: ConnectionDelegate {
         }
         switch action {
         case .none: return
-        case .readRequests, .resumeRequests, .pauseClient, .abort, .close, .collectLocalBody, .answerLocally, .respondLocally:
+        case .readRequests, .pauseClient, .abort, .close:
             perform(action)
         default:
             perform(action, on: io)
@@ -192,21 +186,20 @@ final class ClientSession: ConnectionDelegate {
 
     private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
         switch action {
-        case .none, .readRequests, .resumeRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
-        case .collectLocalBody, .answerLocally, .respondLocally: break  // never here: only for a local call
+        case .none, .readRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
         case .lookUpToken: lookUpToken(io)
         case .stageBody(let copy): stageBody(io, copy: copy)
-        case .waitForBody: if armedTimer != .bodyStart { arm(.bodyStart, after: context.timeouts.clientHeader) }
+        case .waitForBody: arm(after: context.timeouts.clientHeader)
         case .holdBody: holdBody(io)
         case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
-        case .armQueueTimer: arm(.queue, after: context.timeouts.connect)
+        case .armQueueTimer: arm(after: context.timeouts.connect)
         case .declineUpstream: declineUpstream(io)
         case .send(let readingBody, let responseTimer): sendRequest(io, readingBody: readingBody, responseTimer: responseTimer)
         case .pumpRequest(let copy): pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):
             client.startReading()
             pumpRequest(io, copy: copy)
-        case .requestComplete: perform(exchange.clocks(upstreamConnected: io.upstream?.isConnected == true), continuing: io)
+        case .requestComplete: perform(connection.exchangeEvent { $0.clocks(upstreamConnected: io.upstream?.isConnected == true) }, continuing: io)
         case .setClocks(let readingBody, let responseTimer): setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         case .readResponseHead: readResponseHead(io)
         case .forwardInterim(let toClient): forwardInterim(io, toClient: toClient)
@@ -250,21 +243,18 @@ final class ClientSession: ConnectionDelegate {
         perform(connection.headTimerFired())
     }
 
-    func arm(_ timer: ExchangeTimer, after duration: Duration) {
-        armedTimer = timer
+    /// Arms the exchange timer (the exchange, or the local answer, knows which it is).
+    func arm(after duration: Duration) {
         exchangeTimer.schedule(after: duration)
     }
 
+    /// Stops the exchange timer (a cheap no-op when it is not armed).
     func disarm() {
-        guard armedTimer != nil else { return }
-        armedTimer = nil
         exchangeTimer.suspend()
     }
 
     private func exchangeTimerFired() {
-        guard let timer = armedTimer else { return }
-        armedTimer = nil
         // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
-        perform(exchange.timerFired(timer))
+        perform(connection.timerFired()) { $0.timerFired() }
     }
 }

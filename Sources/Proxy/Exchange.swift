@@ -21,9 +21,9 @@
 ///                                      closed
 /// ```
 ///
-/// A ``LocalServer``'s requests take a shorter path: `startLocal` collects the body
-/// (`collectingLocal`, answering `Expect: 100-continue` itself), hands the request to the local
-/// responder (`answeringLocal`) and writes its answer (`localAnswered`), then back to `idle`.
+/// It is held by its connection's machine (``ClientConnectionStateMachine``), which feeds it
+/// the events of a proxied request; a request the sidecar answers itself is a state of the
+/// connection (``LocalAnswer``), not of this machine.
 ///
 /// While relaying, a client that falls behind (its output reaches the high watermark) does
 /// not stop the backend: the rest of the response goes to a spool file, within the process's
@@ -148,28 +148,8 @@ struct Exchange {
         /// The backend sent the whole response and its connection was released; the client is
         /// still being served from the spool. `keepClient`: read the next request afterwards.
         case deliveringSpool(keepClient: Bool)
-        /// A request the session answers itself: its body is being collected.
-        case collectingLocal
-        /// The local responder has the request; `clientEnded`: the client half-closed since
-        /// (it still gets the answer, then the connection closes).
-        case answeringLocal(clientEnded: Bool)
-        /// Answers to pipelined local requests piled up unread: no request is read until the
-        /// client has taken them.
-        case drainingLocal
         /// The connection is closing; every later event is ignored.
         case closed
-    }
-
-    /// How far collecting a locally answered request's body got.
-    enum LocalBodyProgress: Equatable {
-        /// The whole body is here.
-        case complete
-        /// More bytes are needed.
-        case needMore
-        /// The body is larger than the server's limit.
-        case tooLarge
-        /// The chunked framing was malformed.
-        case malformed
     }
 
     /// What is kept of the request body for sending it again.
@@ -199,6 +179,10 @@ struct Exchange {
     private(set) var retried = false
     /// The backend closed while the response was being relayed.
     private(set) var upstreamEnded = false
+    /// The timer the exchange runs (armed and stopped by its actions: `waitForBody`,
+    /// `holdBody`, `acquireUpstream`, `armQueueTimer`, `send`, `setClocks`, and every action
+    /// that ends or restarts the exchange); ``timerFired()`` is its expiry.
+    private(set) var timer: ExchangeTimer?
 
     /// Whether an exchange is under way (a request was started and has not finished).
     var isActive: Bool {
@@ -254,55 +238,6 @@ struct Exchange {
         return .lookUpToken
     }
 
-    /// A request head arrived on a ``LocalServer``: it is answered by the local responder once
-    /// its body is collected. `bodyTooLarge`: its Content-Length is above the limit (answered
-    /// before reading the body).
-    mutating func startLocal(_ request: Request, bodyTooLarge: Bool) -> ExchangeAction {
-        guard state == .idle else { return .none }
-        self.request = request
-        requestComplete = false
-        resend = .notKept
-        guard !bodyTooLarge else { return fail(.bodyTooLarge, close: true) }
-        state = .collectingLocal
-        // RFC 9110 §10.1.1: the server that reads the body says 100 Continue (an HTTP/1.0
-        // client never gets an interim response; a bodyless request needs none).
-        return .collectLocalBody(sendContinue: request.expectsContinue && request.http11 && !request.bodyless)
-    }
-
-    /// The session read what it could of a local request's body.
-    mutating func localBodyCollected(_ progress: LocalBodyProgress) -> ExchangeAction {
-        guard state == .collectingLocal else { return .none }
-        switch progress {
-        case .needMore:
-            return .none
-        case .complete:
-            requestComplete = true
-            state = .answeringLocal(clientEnded: false)
-            return .answerLocally
-        case .tooLarge:
-            return fail(.bodyTooLarge, close: true)
-        case .malformed:
-            return fail(.malformedBody, close: true)
-        }
-    }
-
-    /// The local responder answered (`closeRequested`: its answer says `Connection: close`).
-    mutating func localAnswered(closeRequested: Bool) -> ExchangeAction {
-        guard case .answeringLocal(let clientEnded) = state, let request else { return .none }
-        let keepClient = request.keepAlive && !clientEnded && !closeRequested
-        state = keepClient ? .idle : .closed
-        self.request = nil
-        return .respondLocally(keepClient: keepClient)
-    }
-
-    /// A local answer was written and the client's output is above its high watermark (it
-    /// pipelines requests without reading the answers): stop reading it until it catches up.
-    mutating func localAnswersBacklogged() -> ExchangeAction {
-        guard state == .idle else { return .none }
-        state = .drainingLocal
-        return .pauseClient
-    }
-
     /// The token lookup (immediate or after waiting) ended; `refused`: no token because the
     /// token server refused what this request asked for (its subject, scope or audience).
     mutating func tokenResolved(available: Bool, refused: Bool = false) -> ExchangeAction {
@@ -325,17 +260,22 @@ struct Exchange {
         }
         if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue {
             // Not even the first chunk-size line is complete: wait for it rather than open a
-            // backend request that might have to be aborted. Bounded by clientHeader.
+            // backend request that might have to be aborted. Bounded by clientHeader, from the
+            // first wait (more bytes of the size line do not restart the clock).
+            guard timer != .bodyStart else { return .none }
+            timer = .bodyStart
             return .waitForBody
         }
         if progress == .needMore && !request.expectsContinue && heldBytes + stagedBytes < Self.collectLimit {
             // Collect more before taking a backend connection (bounded by bodyIdle). With
             // `Expect: 100-continue` the client waits for the backend before sending: never held.
             keep(copy, count: stagedBytes)
+            timer = nil
             return .holdBody
         }
         keep(copy, count: stagedBytes)
         requestComplete = progress == .complete
+        timer = nil
         state = .awaitingUpstream
         return .acquireUpstream(checkStale: !retryable, pauseClient: progress == .blocked)
     }
@@ -343,6 +283,7 @@ struct Exchange {
     /// The pool queued the request (the upstream is at its connection limit).
     mutating func upstreamQueued() -> ExchangeAction {
         guard state == .awaitingUpstream else { return .none }
+        timer = .queue
         return .armQueueTimer
     }
 
@@ -358,7 +299,9 @@ struct Exchange {
     mutating func upstreamAssigned(upstreamConnected: Bool) -> ExchangeAction {
         guard state == .awaitingUpstream else { return .none }
         state = .forwarding
-        return .send(readingBody: !requestComplete, responseTimer: requestComplete && upstreamConnected)
+        let responseTimer = requestComplete && upstreamConnected
+        timer = responseTimer ? .responseHead : nil
+        return .send(readingBody: !requestComplete, responseTimer: responseTimer)
     }
 
     /// The pool hands a queued request the connection it waited for: sent on it, or — when the
@@ -417,6 +360,7 @@ struct Exchange {
             if !nonceReplayed && requestComplete && wantsBodyCopy {
                 nonceReplayed = true
                 upstreamEnded = false
+                timer = nil
                 state = .awaitingUpstream
                 return .nonceReplay(checkStale: !retryable, body: resendBody)
             }
@@ -442,11 +386,13 @@ struct Exchange {
                 return responseMalformed("the backend switched to a protocol that was not requested", responseBytesSent: false)
             }
             // Nothing about this client connection is HTTP any more: every later event is ignored.
+            timer = nil
             state = .closed
             self.request = nil
             resend = .notKept
             return .switchProtocols
         }
+        timer = .responseHead
         return .forwardInterim(toClient: request.http11)
     }
 
@@ -454,6 +400,8 @@ struct Exchange {
     /// rejection of that token.
     mutating func responseHead(_ response: Response) -> ExchangeAction {
         guard state == .forwarding, let request else { return .none }
+        // The head arrived: its clock stops (every action from here stops it).
+        timer = nil
         if response.status == 401 && request.credential != .none {
             if request.credential == .refreshable && !replayed && requestComplete && wantsBodyCopy {
                 // Park the 401 unread: replay if the credential comes up with another token,
@@ -477,6 +425,7 @@ struct Exchange {
         }
         replayed = true
         upstreamEnded = false
+        timer = nil
         state = .awaitingUpstream
         return .replay(checkStale: !retryable, body: resendBody)
     }
@@ -569,6 +518,7 @@ struct Exchange {
     /// The whole response body has been relayed: finish, or — with spooled bytes still to
     /// deliver — release the upstream now and finish once the spool is delivered.
     private mutating func complete(_ response: Response, upstream: UpstreamDisposal, undelivered: Int) -> ExchangeAction {
+        timer = nil
         let keepClient = response.clientKeepAlive && requestComplete && (request?.keepAlive ?? false)
         request = nil
         resend = .notKept
@@ -601,6 +551,7 @@ struct Exchange {
             guard let request else { return .none }
             if !facts.partialHead && mayRetry(after: facts) {
                 retried = true
+                timer = nil
                 state = .awaitingUpstream
                 return .retry(body: resendBody)
             }
@@ -642,7 +593,6 @@ struct Exchange {
         switch state {
         case .idle: return .readRequests
         case .awaitingBody: return .stageBody(copy: wantsBodyCopy)
-        case .collectingLocal: return .collectLocalBody(sendContinue: false)
         default: return isSendingRequestBody ? .pumpRequest(copy: wantsBodyCopy) : .none
         }
     }
@@ -653,9 +603,6 @@ struct Exchange {
         switch state {
         case .relaying: return .resumeResponse
         case .deliveringSpool: return .deliverSpool
-        case .drainingLocal:
-            state = .idle
-            return .resumeRequests
         default: return .none
         }
     }
@@ -685,9 +632,10 @@ struct Exchange {
     /// `bodyIdle` while its body is still coming, and the response-head clock
     /// (`responseHeaders`) runs while the whole request is with a connected backend and no
     /// final head has arrived (connecting is timed by `connect`, a long upload by `bodyIdle`).
-    func clocks(upstreamConnected: Bool) -> ExchangeAction {
-        .setClocks(readingBody: !requestComplete,
-                   responseTimer: requestComplete && state == .forwarding && upstreamConnected)
+    mutating func clocks(upstreamConnected: Bool) -> ExchangeAction {
+        let responseTimer = requestComplete && state == .forwarding && upstreamConnected
+        timer = responseTimer ? .responseHead : nil
+        return .setClocks(readingBody: !requestComplete, responseTimer: responseTimer)
     }
 
     /// Whether the exchange waits between requests (a new head may start one).
@@ -701,17 +649,13 @@ struct Exchange {
 
     /// The client ended (EOF or error; `cleanly`: an EOF). Between requests the connection just
     /// closes; during an exchange the upstream side is aborted at once (a client that leaves
-    /// stops the transfer). A client that half-closes after a request answered locally still
-    /// gets its answer.
+    /// stops the transfer).
     mutating func clientEnded(cleanly: Bool = false) -> ExchangeAction {
         switch state {
         case .closed: return .none
         case .idle:
             state = .closed
             return .close
-        case .answeringLocal(false) where cleanly:
-            state = .answeringLocal(clientEnded: true)
-            return .none
         default:
             return abort()
         }
@@ -721,13 +665,14 @@ struct Exchange {
     /// collected the client gets a 408; in any other phase this ends the exchange like a
     /// client that left.
     mutating func clientStalled() -> ExchangeAction {
-        guard state == .awaitingBody || state == .collectingLocal else { return clientEnded() }
+        guard state == .awaitingBody else { return clientEnded() }
         return fail(.bodyIdleTimeout, close: true)
     }
 
-    /// A timer of the exchange fired.
-    mutating func timerFired(_ timer: ExchangeTimer) -> ExchangeAction {
-        guard let request else { return .none }
+    /// The exchange's timer (``timer``) expired.
+    mutating func timerFired() -> ExchangeAction {
+        guard let timer, let request else { return .none }
+        self.timer = nil
         switch (timer, state) {
         case (.bodyStart, .awaitingBody):
             return fail(.bodyStartTimeout, close: true)
@@ -735,9 +680,6 @@ struct Exchange {
             return fail(.connectionLimit, close: true, retryAfter: 1)
         case (.responseHead, .forwarding):
             return fail(.responseTimeout, close: !requestComplete || !request.keepAlive)
-        case (.localAnswer, .answeringLocal):
-            // The responder never answered (or the client half-closed and waits in vain).
-            return abort()
         default:
             return .none
         }
@@ -746,6 +688,7 @@ struct Exchange {
     /// The session's closing (drain, shutdown): nothing more happens.
     mutating func close() {
         state = .closed
+        timer = nil
     }
 
     // MARK: - helpers
@@ -773,6 +716,7 @@ struct Exchange {
     }
 
     private mutating func fail(_ failure: ExchangeFailure, close: Bool, retryAfter: Int? = nil) -> ExchangeAction {
+        timer = nil
         state = close ? .closed : .idle
         request = nil
         resend = .notKept
@@ -780,6 +724,7 @@ struct Exchange {
     }
 
     private mutating func abort() -> ExchangeAction {
+        timer = nil
         state = .closed
         request = nil
         resend = .notKept
@@ -795,6 +740,4 @@ enum ExchangeTimer: Equatable {
     case queue
     /// The response head must arrive within `responseHeaders` of a complete request.
     case responseHead
-    /// A local responder must answer within the server's idle timeout.
-    case localAnswer
 }

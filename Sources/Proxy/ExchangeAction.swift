@@ -7,13 +7,16 @@ enum ExchangeAction: Equatable {
     /// Validate and stage the body bytes already buffered, then report ``Exchange/bodyStaged(_:stagedBytes:heldBytes:copy:)``
     /// (`copy`: with a copy of the staged bytes: the request may be sent again).
     case stageBody(copy: Bool)
-    /// A chunked body has not started: wait (bounded by `clientHeader`) for more client bytes.
+    /// A chunked body has not started: arm the body-start timer (`clientHeader`) and wait for
+    /// more client bytes (said once per wait: later bytes of the size line do not restart it).
     case waitForBody
-    /// Keep the staged body bytes with the session and wait (bounded by `bodyIdle`) for more:
-    /// the body is neither complete nor ``Exchange/collectLimit`` bytes long yet.
+    /// Stop the body-start timer, keep the staged body bytes with the session and wait (bounded
+    /// by `bodyIdle`) for more: the body is neither complete nor ``Exchange/collectLimit``
+    /// bytes long yet.
     case holdBody
-    /// Take a connection from the pool (`checkStale`: the request could not be retried if a
-    /// reused connection turned out closed); pause reading the client when staging filled up.
+    /// The body wait is over (stop the body-start timer): take a connection from the pool
+    /// (`checkStale`: the request could not be retried if a reused connection turned out
+    /// closed); pause reading the client when staging filled up.
     case acquireUpstream(checkStale: Bool, pauseClient: Bool)
     /// The request is queued for a connection: arm the queue timer (`connect`).
     case armQueueTimer
@@ -41,9 +44,11 @@ enum ExchangeAction: Equatable {
     /// The whole response is spooled: dispose of the upstream as said and go on serving the
     /// client from the spool.
     case releaseUpstream(UpstreamDisposal)
-    /// A 401 is parked: stop reading the upstream and ask the credential for a different token.
+    /// A 401 is parked: stop the response-head timer and reading the upstream, and ask the
+    /// credential for a different token.
     case holdRejection
-    /// Write the response head to the client and relay the body; `reportRejection`: tell the
+    /// Stop the response-head timer, write the response head to the client and relay the
+    /// body; `reportRejection`: tell the
     /// credential its token was rejected first (the 401 is passed on); `keepClient`: the head
     /// says the connection stays open.
     case relay(reportRejection: Bool, keepClient: Bool)
@@ -66,8 +71,6 @@ enum ExchangeAction: Equatable {
     case switchProtocols
     /// Read the next request heads from the client's input.
     case readRequests
-    /// The client took the answers that had piled up: read it again, then its requests.
-    case resumeRequests
     /// Read the response head from the upstream's input.
     case readResponseHead
     /// Move request body bytes from the client to the upstream (`copy`: keeping a copy of
@@ -95,13 +98,6 @@ enum ExchangeAction: Equatable {
     /// Response bytes already left: discard the upstream, flush what is queued for the client
     /// and close without completing the message, so the client sees a truncated response.
     case truncate
-    /// Read a locally answered request's body from the client's input (first writing
-    /// `100 Continue` when `sendContinue`), then report ``Exchange/localBodyCollected(_:)``.
-    case collectLocalBody(sendContinue: Bool)
-    /// Hand the complete request to the local responder.
-    case answerLocally
-    /// Write the local responder's answer, then keep or close the client.
-    case respondLocally(keepClient: Bool)
     /// Close both sides now (the client left).
     case abort
     /// Close the client connection (between requests).

@@ -61,8 +61,50 @@ final class ExchangeTests: XCTestCase {
         _ = exchange.start(request(bodyless: false, chunked: true, credential: .none))
         XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .waitForBody)
         XCTAssertEqual(exchange.state, .awaitingBody)
-        XCTAssertEqual(exchange.timerFired(.bodyStart), .fail(.bodyStartTimeout, close: true, retryAfter: nil))
+        XCTAssertEqual(exchange.timerFired(), .fail(.bodyStartTimeout, close: true, retryAfter: nil))
         XCTAssertEqual(exchange.state, .closed)
+    }
+
+    /// Each timer is the exchange's: armed by one action, stopped by the next phase's, and an
+    /// expiry with none armed (a late one) does nothing.
+    func testEachTimerIsArmedAndStoppedByTheExchangesOwnActions() {
+        var chunked = Exchange()
+        _ = chunked.start(request(bodyless: false, chunked: true, credential: .none))
+        XCTAssertEqual(chunked.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .waitForBody)
+        XCTAssertEqual(chunked.timer, .bodyStart)
+        XCTAssertEqual(chunked.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .none,
+                       "more bytes of the size line do not restart the body-start clock")
+        XCTAssertEqual(chunked.bodyStaged(.complete, stagedBytes: 5, copy: Array("0\r\n\r\n".utf8)),
+                       .acquireUpstream(checkStale: false, pauseClient: false))
+        XCTAssertNil(chunked.timer, "the body started: its timer stops with acquireUpstream")
+        XCTAssertEqual(chunked.timerFired(), .none, "a late expiry finds nothing armed")
+        XCTAssertEqual(chunked.upstreamQueued(), .armQueueTimer)
+        XCTAssertEqual(chunked.timer, .queue)
+        XCTAssertEqual(chunked.queuedUpstreamProvided(upstreamConnected: false), .send(readingBody: false, responseTimer: false))
+        XCTAssertNil(chunked.timer, "connecting is timed by connect, not by the response-head clock")
+        XCTAssertEqual(chunked.clocks(upstreamConnected: true), .setClocks(readingBody: false, responseTimer: true))
+        XCTAssertEqual(chunked.timer, .responseHead)
+        XCTAssertEqual(chunked.interimResponse(status: 100), .forwardInterim(toClient: true))
+        XCTAssertEqual(chunked.timer, .responseHead, "an interim head restarts the clock")
+        XCTAssertEqual(chunked.responseHead(ok), .relay(reportRejection: false, keepClient: true))
+        XCTAssertNil(chunked.timer, "the final head stops it")
+        XCTAssertEqual(chunked.timerFired(), .none)
+
+        var held = Exchange()
+        _ = held.start(request(bodyless: false, chunked: true, credential: .none))
+        _ = held.bodyStaged(.needMore, stagedBytes: 0, copy: nil)
+        XCTAssertEqual(held.bodyStaged(.needMore, stagedBytes: 10, copy: Array(repeating: 0x61, count: 10)), .holdBody)
+        XCTAssertNil(held.timer, "collecting the body is timed by bodyIdle on the client's stream")
+
+        var replayed = forwarding(request())
+        XCTAssertEqual(replayed.timer, .responseHead)
+        XCTAssertEqual(replayed.responseHead(unauthorized), .holdRejection)
+        XCTAssertNil(replayed.timer)
+        XCTAssertEqual(replayed.rejectionResolved(newToken: true), .replay(checkStale: false, body: []))
+        XCTAssertNil(replayed.timer, "the replay starts over")
+        var failed = forwarding(request())
+        XCTAssertEqual(failed.timerFired(), .fail(.responseTimeout, close: false, retryAfter: nil))
+        XCTAssertNil(failed.timer)
     }
 
     func testABodyIsCollectedUntilCompleteBeforeAConnectionIsTaken() {
@@ -141,7 +183,7 @@ final class ExchangeTests: XCTestCase {
         _ = timedOut.start(request(credential: .none))
         _ = timedOut.bodyStaged(.complete, stagedBytes: 0, copy: [])
         _ = timedOut.upstreamQueued()
-        XCTAssertEqual(timedOut.timerFired(.queue), .fail(.connectionLimit, close: true, retryAfter: 1))
+        XCTAssertEqual(timedOut.timerFired(), .fail(.connectionLimit, close: true, retryAfter: 1))
         var overloaded = Exchange()
         _ = overloaded.start(request(credential: .none))
         _ = overloaded.bodyStaged(.complete, stagedBytes: 0, copy: [])
@@ -450,10 +492,10 @@ final class ExchangeTests: XCTestCase {
 
     func testResponseHeadTimeout() {
         var exchange = forwarding(request())
-        XCTAssertEqual(exchange.timerFired(.responseHead), .fail(.responseTimeout, close: false, retryAfter: nil))
+        XCTAssertEqual(exchange.timerFired(), .fail(.responseTimeout, close: false, retryAfter: nil))
         var relaying = forwarding(request())
         _ = relaying.responseHead(ok)
-        XCTAssertEqual(relaying.timerFired(.responseHead), .none, "a late timer is ignored")
+        XCTAssertEqual(relaying.timerFired(), .none, "a late timer is ignored")
     }
 
     // MARK: - client side (invariant: a client that leaves aborts the upstream at once)
@@ -496,7 +538,7 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .none)
         XCTAssertEqual(exchange.responseHead(ok), .none)
         XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: false), .none)
-        XCTAssertEqual(exchange.timerFired(.responseHead), .none)
+        XCTAssertEqual(exchange.timerFired(), .none)
         XCTAssertEqual(exchange.state, .idle)
     }
 }
