@@ -119,10 +119,26 @@ final class ClientSession: ConnectionDelegate {
 
     /// Performs what the connection decided; `exchangeEvent`: the event as the exchange's, for
     /// when the connection leaves it to the exchange.
+    ///
+    /// Inlined into each event handler, with the cases of every request first (an event left to
+    /// the exchange, the head timer): the rest, out of line, would otherwise make every client
+    /// read pay for a large function's prologue.
+    @inline(__always)
     func perform(_ action: ClientConnectionStateMachine.Action,
                  otherwise exchangeEvent: (inout Exchange) -> ExchangeAction = { _ in .none }) {
         switch action {
-        case .none: break
+        case .toExchange: perform(connection.exchangeEvent(exchangeEvent))
+        case .stopHeadTimer: headTimer.suspend()
+        case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
+        default: performConnectionAction(action)
+        }
+    }
+
+    /// The connection's actions that no request in the common case sets off.
+    @inline(never)
+    private func performConnectionAction(_ action: ClientConnectionStateMachine.Action) {
+        switch action {
+        case .none, .toExchange: break
         case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
         case .armHeadTimer(.clientHeader): headTimer.schedule(after: context.timeouts.clientHeader)
         case .stopHeadTimer: headTimer.suspend()
@@ -149,7 +165,6 @@ final class ClientSession: ConnectionDelegate {
             client.startReading()
             awaitNextRequest()
             readRequests()
-        case .toExchange: perform(connection.exchangeEvent(exchangeEvent))
         }
     }
 
