@@ -1,10 +1,14 @@
+import EventLoop
 import Foundation
 import TestSupport
 import XCTest
+@testable import Proxy
 
 /// What only a real sidecar on loopback shows: several worker threads serving concurrent clients,
-/// and destinations refused after the real resolver answered (cloud metadata, link-local,
-/// "this network"), whatever `otherHosts:` says, while loopback upstreams keep working.
+/// destinations refused after the real resolver answered (cloud metadata, link-local,
+/// "this network"), whatever `otherHosts:` says, while loopback upstreams keep working, and a
+/// connect the kernel keeps under way (a blackholed address) raced past or cut by the connect
+/// timeout.
 final class SocketEdgeTests: XCTestCase {
     /// `otherHosts: forward` with a 1 s connect timeout, so that a missing check fails fast.
     private static func destinationYAML(backendPort: Int) -> String {
@@ -75,6 +79,123 @@ final class SocketEdgeTests: XCTestCase {
         let requests = backend.requests()
         XCTAssertEqual(requests.count, 1)
         XCTAssertEqual(requests.first.map { Backend.headerValues($0, "Authorization") }, ["Bearer abc"])
+    }
+
+    // MARK: - connection racing (RFC 8305) over the kernel's connects
+
+    /// Records what an upstream connection reports.
+    private final class Recorder: UpstreamConnectionOwner {
+        func upstreamWanted(_ upstream: UpstreamConnection) {}
+        let started = ContinuousClock.now
+        var connectedAfter: Duration?
+        var ended: UpstreamEnd?
+        var endedAfter: Duration?
+        func upstreamDidConnect(_ upstream: UpstreamConnection) { connectedAfter = .now - started }
+        func upstreamDidRead(_ upstream: UpstreamConnection) {}
+        func upstreamDidDrain(_ upstream: UpstreamConnection) {}
+        func upstream(_ upstream: UpstreamConnection, didEnd reason: UpstreamEnd) {
+            ended = reason
+            endedAfter = .now - started
+        }
+    }
+
+    /// A loopback listener that keeps what each accepted connection sends.
+    private final class Sink: ConnectionDelegate {
+        private(set) var listener: Listener!
+        private var accepted: [any ByteStream] = []
+        var received: [UInt8] = []
+        var connections: Int { accepted.count }
+
+        init(loop: EventLoop) throws {
+            listener = try Listener(address: SocketAddress(host: "127.0.0.1", port: 0), on: loop) { [unowned self] connection in
+                connection.delegate = self
+                connection.startReading()
+                accepted.append(connection)
+            }
+        }
+
+        func connectionDidRead(_ connection: any ByteStream) {
+            received += connection.input.peekBytes(max: connection.input.count)
+            connection.input.drain(connection.input.count)
+        }
+
+        func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
+
+        func closeAll() {
+            for connection in accepted { connection.close() }
+            listener.close()
+        }
+    }
+
+    /// Runs `loop` until `done` holds (checked every 10 ms) or `limit` passes.
+    private func run(_ loop: EventLoop, limit: Duration = .seconds(8), until done: @escaping () -> Bool) {
+        let deadline = ContinuousClock.now + limit
+        let poll = LoopTimer(on: loop, after: .milliseconds(10), repeating: .milliseconds(10)) {
+            if done() || ContinuousClock.now >= deadline { loop.stop() }
+        }
+        loop.run()
+        poll.cancel()
+    }
+
+    private func makeUpstream(_ loop: EventLoop, pool: UpstreamPool) -> UpstreamConnection {
+        let target = UpstreamTarget(host: "backend.test", port: 80, tls: nil, poolKey: "http://backend.test:80",
+                                    allowsLinkLocal: true)
+        return UpstreamConnection(id: 0, target: target, pool: pool, loop: loop)
+    }
+
+    /// A name whose first address is blackholed (the kernel's connect stays under way) and whose
+    /// second answers: the request staged before the race reaches the second address within a
+    /// second, once, and the blackholed connect, under way during the race, is closed once the
+    /// second wins. (The racing decisions, without sockets: ``AddressRaceStateTests``.)
+    func testABlackholedFirstAddressDoesNotHoldUpTheNextOneAndIsClosed() throws {
+        let loop = try EventLoop()
+        let blackhole = try Blackhole()
+        let sink = try Sink(loop: loop)
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        let request = Array("GET / HTTP/1.1\r\nHost: backend.test\r\n\r\n".utf8)
+        upstream.output.append(request)
+        let before = Blackhole.pendingConnects(toPort: blackhole.port)
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.2", port: blackhole.port), sink.listener.address],
+                      timeout: .seconds(5))
+        var duringRace = 0
+        run(loop) {
+            duringRace = max(duringRace, Blackhole.pendingConnects(toPort: blackhole.port))
+            return recorder.ended != nil || (recorder.connectedAfter != nil && sink.received.count >= request.count)
+        }
+
+        XCTAssertNil(recorder.ended, "the connection failed instead of using the second address")
+        let connectedAfter = try XCTUnwrap(recorder.connectedAfter, "never connected")
+        XCTAssertLessThan(connectedAfter, .seconds(1), "the blackholed first address delayed the second one")
+        XCTAssertEqual(sink.received, request, "the staged request went to the winning connection, once")
+        XCTAssertEqual(sink.connections, 1)
+        XCTAssertEqual(duringRace, before + 1, "the blackholed attempt was under way during the race")
+        XCTAssertEqual(Blackhole.pendingConnects(toPort: blackhole.port), before, "the losing attempt was closed")
+        upstream.close()
+        sink.closeAll()
+    }
+
+    /// A name whose only address is blackholed: the kernel would go on retrying the SYN for
+    /// minutes; the connect timeout ends it then, as a connect timeout, and closes the attempt.
+    func testOnlyABlackholedAddressFailsWithConnectTimeoutAfterTheTimeout() throws {
+        let loop = try EventLoop()
+        let blackhole = try Blackhole()
+        let pool = UpstreamPool(loop: loop, limit: 8, connectTimeout: .seconds(5), idleTimeout: .seconds(30))
+        let upstream = makeUpstream(loop, pool: pool)
+        let recorder = Recorder()
+        upstream.owner = recorder
+        let before = Blackhole.pendingConnects(toPort: blackhole.port)
+        upstream.open(addresses: [try SocketAddress(host: "127.0.0.2", port: blackhole.port)], timeout: .milliseconds(1500))
+        run(loop) { recorder.ended != nil || recorder.connectedAfter != nil }
+
+        XCTAssertNil(recorder.connectedAfter, "connected to the blackhole?")
+        XCTAssertEqual(recorder.ended, .connectTimeout)
+        let endedAfter = try XCTUnwrap(recorder.endedAfter)
+        XCTAssertGreaterThanOrEqual(endedAfter, .milliseconds(1450))
+        XCTAssertLessThan(endedAfter, .seconds(3))
+        XCTAssertEqual(Blackhole.pendingConnects(toPort: blackhole.port), before, "the timed-out attempt was closed")
     }
 }
 
