@@ -6,9 +6,9 @@ import XCTest
 
 /// What only a real sidecar on loopback shows: several worker threads serving concurrent clients,
 /// destinations refused after the real resolver answered (cloud metadata, link-local,
-/// "this network"), whatever `otherHosts:` says, while loopback upstreams keep working, and a
+/// "this network"), whatever `otherHosts:` says, while loopback upstreams keep working; a
 /// connect the kernel keeps under way (a blackholed address) raced past or cut by the connect
-/// timeout.
+/// timeout; and server-sent events flushed to a real client as they come.
 final class SocketEdgeTests: XCTestCase {
     /// `otherHosts: forward` with a 1 s connect timeout, so that a missing check fails fast.
     private static func destinationYAML(backendPort: Int) -> String {
@@ -79,6 +79,61 @@ final class SocketEdgeTests: XCTestCase {
         let requests = backend.requests()
         XCTAssertEqual(requests.count, 1)
         XCTAssertEqual(requests.first.map { Backend.headerValues($0, "Authorization") }, ["Bearer abc"])
+    }
+
+    // MARK: - server-sent events to a real client
+
+    private func events(proxy: ProxyHarness, url: String, cafile: String? = nil) throws -> [String: Any] {
+        var arguments = ["python3", Backend.fixtures.appendingPathComponent("sse_client.py").path,
+                         "--proxy", String(proxy.port), "--url", url]
+        if let cafile { arguments += ["--cafile", cafile] }
+        let outcome = try Command.run(arguments, timeout: 60)
+        let object = try? JSONSerialization.jsonObject(with: Data(outcome.out.utf8)) as? [String: Any]
+        return object ?? ["error": outcome.err]
+    }
+
+    private func assertEveryEventOnTime(_ result: [String: Any], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(result["status"] as? Int, 200, "\(what): \(result)", file: file, line: line)
+        XCTAssertEqual(result["events"] as? Int, 20, "\(what): \(result)", file: file, line: line)
+        XCTAssertLessThan(result["p99_ms"] as? Double ?? 999, 20, "\(what): \(result)", file: file, line: line)
+    }
+
+    /// A response without a length that arrives in pieces (server-sent events, one every 100 ms)
+    /// reaches a real client (Python's http.client) piece by piece, with the spool on: each
+    /// event's delay from the backend's send to the app's read stays under 20 ms (p99) — no
+    /// piece waits in a socket buffer (Nagle, a missing flush) — over plain HTTP and through
+    /// interception (OpenSSL both ways). (That the proxy relays each piece at once and never
+    /// spools it, without sockets: ``ClientSessionEventStreamTests``.)
+    func testEventsArriveAsTheyAreSentOverPlainHTTPAndThroughInterception() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sse-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = try FixtureProcess(script: Backend.fixtures.appendingPathComponent("sse_backend.py"))
+        let ca = try TestCA()
+        let tls = try FixtureProcess(script: Backend.fixtures.appendingPathComponent("sse_backend.py"),
+                                     arguments: ["--tls-cert", ca.localhostCert, "--tls-key", ca.localhostKey])
+        let caFile = directory.appendingPathComponent("ca.crt").path
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            spool: {directory: "\(directory.path)", maxBytes: 64MiB}
+            intercept: {caCertFile: "\(caFile)"}
+            credentials:
+              api: {type: static, token: abc}
+            routes:
+              - host: "api.test"
+                upstream: "http://127.0.0.1:\(plain.port)"
+                credential: api
+              - host: "localhost:\(tls.port)"
+                intercept: true
+                credential: api
+                caFile: "\(ca.caCert)"
+            """)
+        for path in ["/sse", "/sse-close"] {
+            assertEveryEventOnTime(try events(proxy: proxy, url: "http://api.test\(path)?n=20&interval=100"), "plain \(path)")
+            assertEveryEventOnTime(try events(proxy: proxy, url: "https://localhost:\(tls.port)\(path)?n=20&interval=100",
+                                              cafile: caFile), "intercepted \(path)")
+        }
+        XCTAssertEqual(proxy.metrics().spooledResponses, 0, "a client that keeps up is never spooled")
     }
 
     // MARK: - connection racing (RFC 8305) over the kernel's connects
