@@ -88,7 +88,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Helpers shared by test targets (loopback clients, loop helpers); linked only into tests.
+        // Helpers shared by test targets (loopback clients, loop helpers, a throwaway CA); linked only into tests.
         .target(name: "TestSupport", dependencies: ["EventLoop", "Crypto"], path: "Tests/TestSupport", swiftSettings: strict),
         // The properties the fuzzers in Fuzz/ check, also run over their corpus by HTTP1Tests.
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),

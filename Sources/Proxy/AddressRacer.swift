@@ -7,6 +7,9 @@ import EventLoop
 /// closed. A blackholed address (often IPv6) then costs 250 ms instead of the whole connect
 /// timeout.
 ///
+/// The decisions are ``AddressRaceState``'s; this class performs them over sockets and a timer
+/// and reports what the sockets and the timer did.
+///
 /// It has no overall deadline: its owner (``UpstreamConnection``) bounds resolution and racing
 /// together with `timeouts.connect` and calls ``cancel()``.
 final class AddressRacer: ConnectionDelegate {
@@ -26,16 +29,15 @@ final class AddressRacer: ConnectionDelegate {
     private let addresses: [SocketAddress]
     private let tls: (context: TLSClientContext, serverName: String)?
     private let attemptDelay: Duration
-    /// The index of the next address to try.
-    private var next = 0
-    /// Attempts started and not yet failed.
-    private var attempts: [any ByteStream] = []
+    private var state: AddressRaceState
+    /// Attempts started and not yet failed or closed, with their address's index.
+    private var attempts: [(index: Int, stream: any ByteStream)] = []
     private var delayTimer: Timer?
-    private var lastFailure: ConnectionEnd?
     private var completion: ((Outcome) -> Void)?
 
-    /// Prepares a race over `addresses` (tried in this order; see ``interleaved(_:)``).
-    /// `completion` runs once, on the loop, with the outcome; never after ``cancel()``.
+    /// Prepares a race over `addresses` (tried in this order; see
+    /// ``AddressRaceState/interleaved(_:)``). `completion` runs once, on the loop, with the
+    /// outcome; never after ``cancel()``.
     init(addresses: [SocketAddress], tls: (context: TLSClientContext, serverName: String)?, loop: EventLoop,
          attemptDelay: Duration = AddressRacer.defaultAttemptDelay,
          completion: @escaping (Outcome) -> Void) {
@@ -44,79 +46,72 @@ final class AddressRacer: ConnectionDelegate {
         self.loop = loop
         self.attemptDelay = attemptDelay
         self.completion = completion
+        state = AddressRaceState(addressCount: addresses.count)
     }
 
     /// Starts the first attempt.
     func start() {
-        startNextAttempt()
+        handle(.start)
     }
 
     /// Closes every attempt; the completion will not run.
     func cancel() {
         completion = nil
-        closeAttempts()
+        handle(.cancel)
     }
 
-    /// RFC 8305 §4: alternates address families, starting with the family of the resolver's
-    /// first answer, keeping the resolver's order within each family.
-    static func interleaved(_ addresses: [SocketAddress]) -> [SocketAddress] {
-        guard let first = addresses.first else { return [] }
-        let preferred = addresses.filter { $0.isIPv6 == first.isIPv6 }
-        let other = addresses.filter { $0.isIPv6 != first.isIPv6 }
-        var result: [SocketAddress] = []
-        result.reserveCapacity(addresses.count)
-        for index in 0..<max(preferred.count, other.count) {
-            if index < preferred.count { result.append(preferred[index]) }
-            if index < other.count { result.append(other[index]) }
-        }
-        return result
+    private func handle(_ event: AddressRaceState.Event) {
+        for action in state.handle(event) { perform(action) }
     }
 
-    private func startNextAttempt() {
-        delayTimer?.suspend()
-        while next < addresses.count {
-            let address = addresses[next]
-            next += 1
-            guard let attempt = Connection.connect(to: address, tls: tls, on: loop, delegate: self) else {
-                // No socket or TLS object for this one (resources): go on with the next.
-                lastFailure = .socketError(errno: 0)
-                continue
+    private func perform(_ action: AddressRaceState.Action) {
+        switch action {
+        case .armDelay:
+            if delayTimer == nil {
+                delayTimer = Timer(on: loop) { [unowned self] in handle(.delayElapsed) }
             }
-            attempts.append(attempt)
-            if next < addresses.count {
-                if delayTimer == nil {
-                    delayTimer = Timer(on: loop) { [unowned self] in startNextAttempt() }
+            delayTimer?.schedule(after: attemptDelay)
+        case .startAttempt(let index):
+            guard let attempt = Connection.connect(to: addresses[index], tls: tls, on: loop, delegate: self) else {
+                // No socket or TLS object for this one (resources): go on with the next. (The
+                // state's last action, so reporting from here is in order.)
+                handle(.attemptFailed(index: index, end: .socketError(errno: 0)))
+                return
+            }
+            attempts.append((index, attempt))
+        case .closeAttempts(let kept):
+            delayTimer?.cancel()
+            delayTimer = nil
+            let losers = attempts.filter { $0.index != kept }
+            attempts.removeAll { $0.index != kept }
+            for loser in losers { loser.stream.close() }
+        case .complete(let outcome):
+            let completion = self.completion
+            self.completion = nil
+            switch outcome {
+            case .failed(let end):
+                completion?(.failed(end))
+            case .connected(let index):
+                guard let position = attempts.firstIndex(where: { $0.index == index }) else {
+                    return assertionFailure("the winning attempt \(index) is not in flight")
                 }
-                delayTimer?.schedule(after: attemptDelay)
+                let winner = attempts.remove(at: position).stream
+                winner.delegate = nil
+                completion?(.connected(winner))
             }
-            return
         }
-        // Nothing left to start: the race is lost once the last attempt in flight fails.
-        if attempts.isEmpty { finish(.failed(lastFailure ?? .refused)) }
     }
 
-    private func finish(_ result: Outcome) {
-        let completion = self.completion
-        self.completion = nil
-        closeAttempts()
-        completion?(result)
-    }
-
-    private func closeAttempts() {
-        delayTimer?.cancel()
-        delayTimer = nil
-        let losers = attempts
-        attempts.removeAll()
-        for attempt in losers { attempt.close() }
+    /// The index of `connection`'s address, while it is an attempt in flight.
+    private func index(of connection: any ByteStream) -> Int? {
+        attempts.first { $0.stream === connection }?.index
     }
 
     // MARK: - ConnectionDelegate
 
     func connectionDidConnect(_ connection: any ByteStream) {
-        guard let index = attempts.firstIndex(where: { $0 === connection }) else { return }
-        let winner = attempts.remove(at: index)
-        winner.delegate = nil
-        finish(.connected(winner))
+        guard let index = index(of: connection) else { return }
+        handle(.attemptConnected(index: index))
     }
 
     func connectionDidRead(_ connection: any ByteStream) {
@@ -125,15 +120,8 @@ final class AddressRacer: ConnectionDelegate {
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         connection.close()
-        guard let index = attempts.firstIndex(where: { $0 === connection }) else { return }
-        attempts.remove(at: index)
-        lastFailure = reason
-        switch reason {
-        case .tlsCertificate, .tlsProtocol, .timeout:
-            // Another address of the same name will not fix a certificate (nor a TLS mismatch).
-            finish(.failed(reason))
-        default:
-            startNextAttempt()
-        }
+        guard let index = index(of: connection) else { return }
+        attempts.removeAll { $0.index == index }
+        handle(.attemptFailed(index: index, end: reason))
     }
 }

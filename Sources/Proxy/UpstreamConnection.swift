@@ -102,7 +102,7 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Races the addresses, address families interleaved (RFC 8305 §4 and §5).
     private func race(_ addresses: [SocketAddress], attemptDelay: Duration = AddressRacer.defaultAttemptDelay) {
         let tls = target.tls.map { (context: $0, serverName: target.host) }
-        let racer = AddressRacer(addresses: AddressRacer.interleaved(addresses), tls: tls, loop: loop,
+        let racer = AddressRacer(addresses: AddressRaceState.interleaved(addresses), tls: tls, loop: loop,
                                  attemptDelay: attemptDelay) { [self] result in
             // Strong on purpose (the cycle ends when the race ends or close() cancels it): a weak
             // reference would give every connection a side table and make each of its many

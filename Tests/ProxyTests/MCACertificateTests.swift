@@ -3,6 +3,7 @@ import Credentials
 import Foundation
 import Logging
 import Proxy
+import TestSupport
 import XCTest
 
 /// The MCA certificate flow (`type: mca`, `auth: certificate`): `Authorization: IMFCert <JWS>`,

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// `auth: tls_client_auth` (RFC 8705 §2): the client certificate of the TLS handshake to an

@@ -1,22 +1,21 @@
 import Foundation
-import TestSupport
 
 /// A throwaway certificate authority made with the `openssl` CLI in a temporary directory:
 /// the CA itself, a server certificate for `localhost` (SAN DNS:localhost and IP:127.0.0.1)
 /// and a server certificate for `other.test` only, both signed by the CA. EC P-256 keys keep it fast.
-final class TestCA {
-    let directory: URL
+public final class TestCA {
+    public let directory: URL
     /// The CA certificate (PEM): the `caFile` that trusts both server certificates.
-    var caCert: String { path("ca.pem") }
-    var caKey: String { path("ca.key") }
+    public var caCert: String { path("ca.pem") }
+    public var caKey: String { path("ca.key") }
     /// Server certificate for `localhost` with SAN `DNS:localhost, IP:127.0.0.1`.
-    var localhostCert: String { path("localhost.pem") }
-    var localhostKey: String { path("localhost.key") }
+    public var localhostCert: String { path("localhost.pem") }
+    public var localhostKey: String { path("localhost.key") }
     /// Server certificate whose only name is `other.test`.
-    var otherCert: String { path("other.pem") }
-    var otherKey: String { path("other.key") }
+    public var otherCert: String { path("other.pem") }
+    public var otherKey: String { path("other.key") }
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("testca-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do {
@@ -36,11 +35,11 @@ final class TestCA {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// A client certificate `<name>.pem` / `<name>.key` with subject CN `commonName`, signed by
     /// the CA: an RSA 2048 key when `rsa` (the MCA certificate flow signs RS256), else EC P-256.
-    func issueClient(name: String, commonName: String, rsa: Bool = false) throws {
+    public func issueClient(name: String, commonName: String, rsa: Bool = false) throws {
         try issue(name: name, subject: "/CN=\(commonName)", subjectAltName: nil, usage: "clientAuth", rsa: rsa)
     }
 
@@ -66,7 +65,7 @@ final class TestCA {
     }
 
     /// Runs `openssl` with `arguments`; throws with its stderr when it fails.
-    static func openssl(_ arguments: [String]) throws {
+    public static func openssl(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["openssl"] + arguments
