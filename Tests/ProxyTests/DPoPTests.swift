@@ -206,4 +206,12 @@ final class DPoPTests: XCTestCase {
                       "requests after the rotation prove the new key with the new token")
         XCTAssertTrue(server.resourceRequests().allSatisfy { $0["verdict"] as? String == "ok" })
     }
+
+    /// The verifying DPoP authorization and resource server (Fixtures/dpop_server.py) must refuse
+    /// what a real one refuses — bad signatures, replayed or stale proofs, wrong `htm`/`htu`/`ath`,
+    /// another key, missing nonces, the wrong client certificate — or the tests above could pass
+    /// for the wrong reason. Its self-test runs with them.
+    func testTheVerifyingDPoPServerAcceptsGoodAndRefusesBadProofs() throws {
+        try assertFixtureSelfTestPasses("dpop_server_selftest.py")
+    }
 }

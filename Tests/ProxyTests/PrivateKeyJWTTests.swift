@@ -187,4 +187,12 @@ extension Data {
         while text.count % 4 != 0 { text += "=" }
         self.init(base64Encoded: text)
     }
+
+    /// The verifying authorization server (Fixtures/client_auth_server.py, which every
+    /// client-authentication test uses) must refuse what a real one refuses, or those tests
+    /// could pass for the wrong reason: its self-test (87 cases, bad signatures, claims,
+    /// replays, certificates) runs with them.
+    func testTheVerifyingServerAcceptsGoodAndRefusesBadClientAuthentication() throws {
+        try assertFixtureSelfTestPasses("client_auth_server_selftest.py")
+    }
 }
