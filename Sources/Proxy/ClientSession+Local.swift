@@ -52,7 +52,7 @@ extension ClientSession {
         answer(error, keepClient: false)
     }
 
-    func collectBody(_ call: LocalCall, sendContinue: Bool) {
+    func collectBody(_ call: LocalCall, sendContinue: Bool) -> ClientConnectionStateMachine.Action {
         if sendContinue { client.write(Self.continueBytes) }
         // A client that stops sending its body is ended by its read timeout (a 408).
         client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
@@ -65,7 +65,7 @@ extension ClientSession {
         case .tooLarge: progress = .tooLarge
         case .invalid: progress = .malformed
         }
-        perform(connection.localBodyCollected(progress))
+        return connection.localBodyCollected(progress)
     }
 
     func answer(_ call: LocalCall) {
@@ -86,19 +86,19 @@ extension ClientSession {
         }
     }
 
-    func respond(_ call: LocalCall, keepClient: Bool) {
+    func respond(_ call: LocalCall, keepClient: Bool) -> ClientConnectionStateMachine.Action {
         local = nil
         disarm()
-        guard let response = call.response else { return }
+        guard let response = call.response else { return .none }
         let encoded = LocalResponseEncoder.encode(response, method: call.head.method, version: call.head.version,
                                                   keepAlive: keepClient)
         client.write(encoded.bytes)
         guard keepClient else {
             close()
-            return
+            return .none
         }
         // Not backlogged: `resumeRequests`. An answer given at once returns into the
         // readRequests loop, which goes on with pipelined requests; a later one starts it again.
-        perform(connection.localAnswerWritten(backlogged: client.output.count >= WorkerContext.highWatermark))
+        return connection.localAnswerWritten(backlogged: client.output.count >= WorkerContext.highWatermark)
     }
 }

@@ -185,12 +185,11 @@ extension ClientSession: UpstreamWaiter {
 
     /// The credential's current token, or a bounded wait on this loop for its first one.
     /// A credentialed request is never forwarded without a token.
-    func lookUpToken(_ io: ExchangeIO) {
-        guard let credential = io.decision.credential else { return }
+    func lookUpToken(_ io: ExchangeIO) -> ExchangeAction {
+        guard let credential = io.decision.credential else { return .none }
         if let token = credential.currentToken() {
             io.token = token
-            perform(connection.exchangeEvent { $0.tokenResolved(available: true) }, continuing: io)
-            return
+            return connection.exchangeEvent { $0.tokenResolved(available: true) }
         }
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard current === io else { return }
@@ -199,11 +198,12 @@ extension ClientSession: UpstreamWaiter {
             let refused = token == nil && credential.refusal() != nil
             perform(connection.exchangeEvent { $0.tokenResolved(available: token != nil, refused: refused) })
         }
+        return .none
     }
 
     /// Validates (and stages) the body bytes already buffered before anything goes upstream,
     /// so a malformed chunked body sent with its head never reaches the backend.
-    func stageBody(_ io: ExchangeIO, copy copying: Bool) {
+    func stageBody(_ io: ExchangeIO, copy copying: Bool) -> ExchangeAction {
         let staged = context.scratch.buffer
         var progress: Exchange.BodyProgress
         do {
@@ -216,8 +216,7 @@ extension ClientSession: UpstreamWaiter {
         // What the exchange decides is done with the staged bytes by the action itself: held
         // (`holdBody`), sent after the collected ones (`acquireUpstream`), dropped (`fail`).
         let stagedBytes = staged.count, heldBytes = io.heldBody?.buffer.count ?? 0
-        perform(connection.exchangeEvent { $0.bodyStaged(progress, stagedBytes: stagedBytes, heldBytes: heldBytes, copy: copy) },
-                continuing: io)
+        return connection.exchangeEvent { $0.bodyStaged(progress, stagedBytes: stagedBytes, heldBytes: heldBytes, copy: copy) }
     }
 
     /// Keeps the staged body bytes with the exchange (the worker's scratch buffer is shared)
@@ -234,7 +233,7 @@ extension ClientSession: UpstreamWaiter {
 
     /// Takes a connection for the staged request (in the worker's scratch buffer, after the
     /// bytes collected before it).
-    func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) {
+    func acquireUpstream(_ io: ExchangeIO, checkStale: Bool, pauseClient: Bool) -> ExchangeAction {
         if let held = io.heldBody {
             // The collected bytes go first: the scratch buffer holds the newest.
             let staged = context.scratch.buffer
@@ -254,18 +253,16 @@ extension ClientSession: UpstreamWaiter {
         switch result {
         case .ready(let upstream):
             io.upstream = upstream
-            perform(connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: upstream.isConnected) }, continuing: io)
+            return connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: upstream.isConnected) }
         case .queued:
             // At the connection limit: keep the staged body here while queued.
             let held = OwnedEventBuffer()
             context.scratch.buffer.moveAll(to: held.buffer)
             io.queuedBody = held
-            perform(connection.exchangeEvent { $0.upstreamQueued() }, continuing: io)
-            // A client that stopped reading must not keep this request waiting.
-            context.pool.reclaimStalled(for: io.target.poolKey)
+            return connection.exchangeEvent { $0.upstreamQueued() }
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
-            perform(connection.exchangeEvent { $0.upstreamUnavailable() }, continuing: io)
+            return connection.exchangeEvent { $0.upstreamUnavailable() }
         }
     }
 
@@ -287,8 +284,8 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
-    func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) {
-        guard let upstream = io.upstream else { return }
+    func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) -> ExchangeAction {
+        guard let upstream = io.upstream else { return .none }
         let body: EventBuffer
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
@@ -308,13 +305,13 @@ extension ClientSession: UpstreamWaiter {
         // before it on this connection was read with under the buffer budget.
         upstream.startReading(readAhead: WorkerContext.readAhead)
         setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
-        if wasQueued { perform(connection.exchangeEvent { $0.queuedRequestSent() }, continuing: io) }
+        return wasQueued ? connection.exchangeEvent { $0.queuedRequestSent() } : .none
     }
 
     /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
     /// replay with the new token (`replayCheckingStale`: as the exchange decided), or a retry
     /// (`nil`) after a pooled connection turned out closed, on a fresh connection.
-    func resend(_ io: ExchangeIO, body: [UInt8], replayCheckingStale: Bool?) {
+    func resend(_ io: ExchangeIO, body: [UInt8], replayCheckingStale: Bool?) -> ExchangeAction {
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
@@ -322,12 +319,11 @@ extension ClientSession: UpstreamWaiter {
         disarm()
         context.scratch.buffer.append(body)
         if let checkStale = replayCheckingStale {
-            acquireUpstream(io, checkStale: checkStale, pauseClient: false)
-        } else {
-            io.upstream = context.pool.acquireFresh(io.target)
-            let connected = io.upstream?.isConnected == true
-            perform(connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: connected) }, continuing: io)
+            return acquireUpstream(io, checkStale: checkStale, pauseClient: false)
         }
+        io.upstream = context.pool.acquireFresh(io.target)
+        let connected = io.upstream?.isConnected == true
+        return connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: connected) }
     }
 
     /// Applies the exchange's clocks (``Exchange/clocks(upstreamConnected:)``): the timeouts of
@@ -358,8 +354,8 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Moves request body bytes from the client to the upstream.
-    func pumpRequest(_ io: ExchangeIO, copy copying: Bool) {
-        guard let upstream = io.upstream else { return }
+    func pumpRequest(_ io: ExchangeIO, copy copying: Bool) -> ExchangeAction {
+        guard let upstream = io.upstream else { return .none }
         let output = upstream.output
         // While the request may be sent again, its body passes through the (empty) scratch
         // buffer to be copied: a connected bufferevent's output cannot be read back (libevent
@@ -387,7 +383,7 @@ extension ClientSession: UpstreamWaiter {
                 destination.moveAll(to: output)
             }
         }
-        perform(connection.exchangeEvent { $0.requestBodyForwarded(progress, movedBytes: moved, copy: copy) }, continuing: io)
+        return connection.exchangeEvent { $0.requestBodyForwarded(progress, movedBytes: moved, copy: copy) }
     }
 }
 

@@ -31,11 +31,12 @@ extension ClientSession: UpstreamConnectionOwner {
         perform(connection.exchangeEvent { $0.upstreamEnded(facts) })
     }
 
-    /// Reads response heads while they arrive: interim ones are passed on as the exchange says,
-    /// the final one hands the exchange the facts it decides on.
-    func readResponseHead(_ io: ExchangeIO) {
-        guard let upstream = io.upstream, let input = upstream.input else { return }
-        while !input.isEmpty {
+    /// Reads the next response head, if a whole one is buffered: an interim one is passed on
+    /// as the exchange says (whose ``forwardInterim(_:toClient:)`` then reads the next one), the
+    /// final one hands the exchange the facts it decides on.
+    func readResponseHead(_ io: ExchangeIO) -> ExchangeAction {
+        guard let upstream = io.upstream, let input = upstream.input, !input.isEmpty else { return .none }
+        do {
             // The head is read as offsets over the buffered bytes and the forwarded lines copied
             // out before the bytes are drained: no String per field.
             enum Parsed { case interim(status: Int, reason: String, switching: [UInt8]?), final(UpstreamResponse) }
@@ -61,11 +62,10 @@ extension ClientSession: UpstreamConnectionOwner {
                     }
                     return (.final(response), view.bytes.count)
                 })
-                guard let read else { return }
+                guard let read else { return .none }
                 parsed = read
             } catch {
-                perform(connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }, continuing: io)
-                return
+                return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
             }
             // Consumed, and the head moved into the exchange: a copy left here would share the
             // forwarded lines' storage while ``startRelay`` completes them in place.
@@ -73,41 +73,37 @@ extension ClientSession: UpstreamConnectionOwner {
             case .interim(let status, let reason, let switching):
                 io.switchingHead = switching
                 io.interimHead = (status, reason)
-                perform(connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: switching != nil) }, continuing: io)
-                // Went on (interim forwarded) unless the exchange ended or left HTTP: then the
-                // upstream is no longer this exchange's. (`upstream` itself is not touched after
-                // the loop's first line: keeping it alive costs two retains per response.)
-                guard current === io, io.upstream != nil else { return }
+                return connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: switching != nil) }
             case .final(let head):
                 let facts = Exchange.ResponseHeadFacts(
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
                     draining: context.draining, nonceChallenge: head.nonceChallenge)
                 io.responseHead = consume head
-                perform(connection.exchangeEvent { $0.responseHead(facts) }, continuing: io)
-                return
+                return connection.exchangeEvent { $0.responseHead(facts) }
             }
         }
     }
 
 
     /// An interim response arrived: to an HTTP/1.1 client it goes on as it is (`100 Continue`
-    /// for `Expect`); the response-head clock starts again.
-    func forwardInterim(_ io: ExchangeIO, toClient: Bool) {
+    /// for `Expect`); the response-head clock starts again, and the next head (often the
+    /// final one, in the same read) is read.
+    func forwardInterim(_ io: ExchangeIO, toClient: Bool) -> ExchangeAction {
         if toClient, let interim = io.interimHead {
             client.write(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
         }
         io.interimHead = nil
         arm(after: context.timeouts.responseHeaders)
+        return readResponseHead(io)
     }
 
     /// A 401 answered our token: park it unread and ask the credential for a different token.
     /// A new token replays the request; none (same token, rate limit, timeout) relays the 401.
-    func holdRejection(_ io: ExchangeIO) {
+    func holdRejection(_ io: ExchangeIO) -> ExchangeAction {
         disarm()  // the head arrived
         guard let credential = io.decision.credential, let token = io.token else {
-            perform(connection.exchangeEvent { $0.rejectionResolved(newToken: false) }, continuing: io)
-            return
+            return connection.exchangeEvent { $0.rejectionResolved(newToken: false) }
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
@@ -117,15 +113,16 @@ extension ClientSession: UpstreamConnectionOwner {
             if let newToken { io.token = newToken }
             perform(connection.exchangeEvent { $0.rejectionResolved(newToken: newToken != nil) })
         }
+        return .none
     }
 
     /// Writes the response head to the client and relays what is buffered of the body.
-    func startRelay(_ io: ExchangeIO, reportRejection: Bool, keepClient: Bool) {
+    func startRelay(_ io: ExchangeIO, reportRejection: Bool, keepClient: Bool) -> ExchangeAction {
         disarm()  // the head arrived
         // Its facts, not a copy of the head: a copy would share the forwarded lines' storage,
         // and completing the head in place below would then copy them.
         guard let status = io.responseHead?.status, let framing = io.responseHead?.framing,
-              let clientFraming = io.responseHead?.clientFraming else { return }
+              let clientFraming = io.responseHead?.clientFraming else { return .none }
         if reportRejection, let credential = io.decision.credential, let token = io.token {
             context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
             credential.rejected(token, on: context.loop, timeout: .zero, nil)
@@ -149,31 +146,31 @@ extension ClientSession: UpstreamConnectionOwner {
         // (The clocks need no change: the relay starts in the phase the send or the request's
         // completion set them for.)
         io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
-        pumpResponse(io)
+        return pumpResponse(io)
     }
 
     /// The client caught up with the response: the spool's next part first (if there is a
     /// spool), then the backend is read again and what it has buffered relayed.
-    func resumeResponse(_ io: ExchangeIO) {
-        if io.spool != nil {
-            deliverSpool(io)
-            guard current === io else { return }
+    func resumeResponse(_ io: ExchangeIO) -> ExchangeAction {
+        if let spool = io.spool {
+            if let error = writeSpool(spool) { return spoolFailed(error) }
+            // The backend is done (its connection released): only the spool was left.
+            if io.upstream == nil { return spoolWritten(spool) }
         }
-        guard let upstream = io.upstream else { return }
+        guard let upstream = io.upstream else { return .none }
         unmarkStalled(io)
         // The client's output drained: it has everything relayed but what a spool still holds.
         upstream.clientTook(Int(truncatingIfNeeded: io.responseRelay.bodyBytes) - (io.spool?.undelivered ?? 0))
         upstream.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
-        pumpResponse(io)
+        return pumpResponse(io)
     }
 
     /// Relays what the backend has buffered toward the client (or behind a spool's bytes).
-    func pumpResponse(_ io: ExchangeIO) {
-        guard let upstream = io.upstream, let input = upstream.input else { return }
+    func pumpResponse(_ io: ExchangeIO) -> ExchangeAction {
+        guard let upstream = io.upstream, let input = upstream.input else { return .none }
         if let spool = io.spool, spool.undelivered > 0 {
             // Bytes are waiting in the spool: new ones go behind them.
-            pumpIntoSpool(io, spool, from: input)
-            return
+            return pumpIntoSpool(io, spool, from: input)
         }
         let destination = io.responseCommitted ? client.output : context.scratch.buffer
         var progress: Exchange.BodyProgress
@@ -188,17 +185,17 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         chargeOutput()
         let spool = Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))
-        perform(connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                                                  responseBytesSent: io.responseCommitted, spool: spool) },
-                continuing: io)
+        return connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                                                 responseBytesSent: io.responseCommitted, spool: spool) }
     }
 
     /// The backend's close ended a close-delimited body: finish the client's framing (after the
     /// spool's bytes, if the response goes through one) and complete.
-    func endBodyAtClose(_ io: ExchangeIO) {
+    func endBodyAtClose(_ io: ExchangeIO) -> ExchangeAction {
         let spool = io.spool.flatMap { $0.undelivered > 0 ? $0 : nil }
         let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? client.output)
-        perform(connection.exchangeEvent { $0.responseEndedAtClose(clean: clean, undelivered: spool?.undelivered ?? 0) }, continuing: io)
+        let undelivered = spool?.undelivered ?? 0
+        return connection.exchangeEvent { $0.responseEndedAtClose(clean: clean, undelivered: undelivered) }
     }
 
     // MARK: - a client that falls behind
@@ -236,8 +233,8 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// The client fell behind: open the exchange's spool (once) and relay into it, so the
     /// backend can finish sending. Without a spool file the backend is paused, as before.
-    func startSpooling(_ io: ExchangeIO) {
-        guard let upstream = io.upstream, let input = upstream.input else { return }
+    func startSpooling(_ io: ExchangeIO) -> ExchangeAction {
+        guard let upstream = io.upstream, let input = upstream.input else { return .none }
         let spool: ResponseSpool
         if let existing = io.spool {
             spool = existing
@@ -253,13 +250,13 @@ extension ClientSession: UpstreamConnectionOwner {
             guard let created else {
                 // Another worker took the budget meanwhile, or no file: wait for the client.
                 pauseUpstream(io)
-                return
+                return .none
             }
             spool = created
             io.spool = spool
             context.metrics.spooledResponses += 1
         }
-        pumpIntoSpool(io, spool, from: input)
+        return pumpIntoSpool(io, spool, from: input)
     }
 
     /// Whether a response whose client fell behind can go (on) through a spool: it has one
@@ -271,7 +268,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Relays what the backend sent into the spool, writing it to the file while the budget
     /// has room; a full budget pauses the backend (the staged bytes wait in memory).
-    private func pumpIntoSpool(_ io: ExchangeIO, _ spool: ResponseSpool, from input: EventBuffer) {
+    private func pumpIntoSpool(_ io: ExchangeIO, _ spool: ResponseSpool, from input: EventBuffer) -> ExchangeAction {
         var progress: Exchange.BodyProgress
         var flushed: Bool
         repeat {
@@ -283,36 +280,44 @@ extension ClientSession: UpstreamConnectionOwner {
             do {
                 flushed = try spool.flush()
             } catch {
-                spoolFailed(error)
-                return
+                return spoolFailed(error)
             }
         } while progress == .blocked && flushed
-        perform(connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
-                                                                  responseBytesSent: true,
-                                                                  spool: Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)) })
+        let facts = Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)
+        return connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
+                                                                 responseBytesSent: true, spool: facts) }
     }
 
     /// Tops up the client's output from the spool; reports a spool that has been delivered
     /// whole once the backend is done.
-    func deliverSpool(_ io: ExchangeIO) {
-        guard let spool = io.spool else { return }
+    func deliverSpool(_ io: ExchangeIO) -> ExchangeAction {
+        guard let spool = io.spool else { return .none }
+        if let error = writeSpool(spool) { return spoolFailed(error) }
+        return spoolWritten(spool)
+    }
+
+    /// Moves what the client's output has room for from the spool; the error the disk gave, if any.
+    private func writeSpool(_ spool: ResponseSpool) -> SpoolError? {
         let window = context.bufferBudget.window
-        if spool.undelivered > 0 && client.output.count < window {
-            do {
-                try spool.deliver(to: client.output, max: window - client.output.count)
-            } catch {
-                spoolFailed(error)
-                return
-            }
-            chargeOutput()
+        guard spool.undelivered > 0 && client.output.count < window else { return nil }
+        do {
+            try spool.deliver(to: client.output, max: window - client.output.count)
+        } catch {
+            return error
         }
-        if spool.undelivered == 0 { perform(connection.exchangeEvent { $0.spoolDelivered() }) }
+        chargeOutput()
+        return nil
+    }
+
+    /// The event after a spool write: all of it delivered, or nothing yet.
+    private func spoolWritten(_ spool: ResponseSpool) -> ExchangeAction {
+        spool.undelivered == 0 ? connection.exchangeEvent { $0.spoolDelivered() } : .none
     }
 
     /// The disk refused a spool write or read: the client gets a truncated response.
-    private func spoolFailed(_ error: SpoolError) {
+    private func spoolFailed(_ error: SpoolError) -> ExchangeAction {
         context.logger.error("response spool failed; the response is cut short", metadata: ["error": .string(error.description)])
-        perform(connection.exchangeEvent { $0.spoolFailed() })
+        return connection.exchangeEvent { $0.spoolFailed() }
     }
 
     // MARK: - the process's buffer budget

@@ -134,9 +134,21 @@ final class ClientSession: ConnectionDelegate {
         }
     }
 
-    /// The connection's actions that no request in the common case sets off.
+    /// The connection's actions that no request in the common case sets off. A loop, as for the
+    /// exchange: a local answer's steps return the action of the event they produced.
     @inline(never)
-    private func performConnectionAction(_ action: ClientConnectionStateMachine.Action) {
+    private func performConnectionAction(_ first: ClientConnectionStateMachine.Action) {
+        var action = first
+        while true {
+            switch step(action) {
+            case .none: return
+            case let next: action = next
+            }
+        }
+    }
+
+    /// One connection step: performs `action`, returns the action of the event it produced.
+    private func step(_ action: ClientConnectionStateMachine.Action) -> ClientConnectionStateMachine.Action {
         switch action {
         case .none, .toExchange: break
         case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
@@ -156,9 +168,9 @@ final class ClientSession: ConnectionDelegate {
         case .continueAsTLS(let tunnel): continueAsTLS(tunnel)
         case .continueAsPlaintext(let tunnel): continueAsPlaintext(tunnel)
         case .refuseTLS(let tunnel): refuseTLS(tunnel)
-        case .collectLocalBody(let sendContinue): if let call = local { collectBody(call, sendContinue: sendContinue) }
+        case .collectLocalBody(let sendContinue): if let call = local { return collectBody(call, sendContinue: sendContinue) }
         case .answerLocally: if let call = local { answer(call) }
-        case .respondLocally(let keepClient): if let call = local { respond(call, keepClient: keepClient) }
+        case .respondLocally(let keepClient): if let call = local { return respond(call, keepClient: keepClient) }
         case .failLocally(let failure): failLocally(failure)
         case .pauseClient: client.stopReading()
         case .resumeRequests:
@@ -166,6 +178,7 @@ final class ClientSession: ConnectionDelegate {
             awaitNextRequest()
             readRequests()
         }
+        return .none
     }
 
     /// Performs what the exchange decided. Every action but reading heads, pausing and closing
@@ -178,67 +191,82 @@ final class ClientSession: ConnectionDelegate {
         case .pauseClient: client.stopReading()
         case .abort: abort()
         case .close: close()
-        default: if let io = current { perform(action, on: io) }
+        default: if let io = current { perform(action, continuing: io) }
         }
     }
 
-    /// ``perform(_:)`` from a step of `io`'s exchange, which holds `io` already: while `io` is
-    /// still the exchange under way, it is used as it is instead of being looked up (and
-    /// retained) again for every action of the chain a single event sets off.
-    func perform(_ action: ExchangeAction, continuing io: ExchangeIO) {
-        guard current === io else {
-            perform(action)
-            return
+    /// Performs `first` and every action the steps it sets off lead to, as a loop: each step
+    /// (``step(_:on:)``) does its I/O and returns the action of the exchange event it produced,
+    /// instead of performing it itself, so a request's chain (start, token, body, upstream,
+    /// send, head, relay, finish) takes no stack. `io` is the exchange under way, used as it is
+    /// instead of being looked up (and retained) again for every action; the loop ends with the
+    /// exchange, or when an action needs nothing more.
+    func perform(_ first: ExchangeAction, continuing io: ExchangeIO) {
+        var action = first
+        while current === io {
+            switch action {
+            case .none: return
+            case .readRequests, .pauseClient, .abort, .close:
+                perform(action)
+                return
+            default:
+                action = step(action, on: io)
+            }
         }
-        switch action {
-        case .none: return
-        case .readRequests, .pauseClient, .abort, .close:
-            perform(action)
-        default:
-            perform(action, on: io)
-        }
+        // The exchange ended or gave way to the next one (an answer that kept the connection
+        // went on with a pipelined request): what is left is not `io`'s.
+        perform(action)
     }
 
-    private func perform(_ action: ExchangeAction, on io: ExchangeIO) {
+    /// One step of `io`'s exchange: performs `action` and returns the action of the event it
+    /// produced (`.none` when it produced none, or waits for one: a token, a connection, bytes).
+    private func step(_ action: ExchangeAction, on io: ExchangeIO) -> ExchangeAction {
         switch action {
-        case .none, .readRequests, .pauseClient, .abort, .close: break  // never here: perform(_:) does these
-        case .lookUpToken: lookUpToken(io)
-        case .stageBody(let copy): stageBody(io, copy: copy)
+        case .none, .readRequests, .pauseClient, .abort, .close: return .none  // never here: perform(_:) does these
+        case .lookUpToken: return lookUpToken(io)
+        case .stageBody(let copy): return stageBody(io, copy: copy)
         case .waitForBody: arm(after: context.timeouts.clientHeader)
         case .holdBody: holdBody(io)
-        case .acquireUpstream(let checkStale, let pauseClient): acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
-        case .armQueueTimer: arm(after: context.timeouts.connect)
+        case .acquireUpstream(let checkStale, let pauseClient): return acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
+        case .armQueueTimer:
+            arm(after: context.timeouts.connect)
+            // A client that stopped reading must not keep this request waiting (the pool may
+            // hand over such a connection at once: after the timer, which the send stops).
+            context.pool.reclaimStalled(for: io.target.poolKey)
         case .declineUpstream: declineUpstream(io)
-        case .send(let readingBody, let responseTimer): sendRequest(io, readingBody: readingBody, responseTimer: responseTimer)
-        case .pumpRequest(let copy): pumpRequest(io, copy: copy)
+        case .send(let readingBody, let responseTimer): return sendRequest(io, readingBody: readingBody, responseTimer: responseTimer)
+        case .pumpRequest(let copy): return pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):
             client.startReading()
-            pumpRequest(io, copy: copy)
-        case .requestComplete: perform(connection.exchangeEvent { $0.clocks(upstreamConnected: io.upstream?.isConnected == true) }, continuing: io)
+            return pumpRequest(io, copy: copy)
+        case .requestComplete:
+            let connected = io.upstream?.isConnected == true
+            return connection.exchangeEvent { $0.clocks(upstreamConnected: connected) }
         case .setClocks(let readingBody, let responseTimer): setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
-        case .readResponseHead: readResponseHead(io)
-        case .forwardInterim(let toClient): forwardInterim(io, toClient: toClient)
+        case .readResponseHead: return readResponseHead(io)
+        case .forwardInterim(let toClient): return forwardInterim(io, toClient: toClient)
         case .switchProtocols: switchProtocols(io)
         case .pauseUpstream: pauseUpstream(io)
-        case .spoolResponse: startSpooling(io)
+        case .spoolResponse: return startSpooling(io)
         case .releaseUpstream(let disposal):
             dispose(upstreamOf: io, disposal)
-            deliverSpool(io)
-        case .deliverSpool: deliverSpool(io)
-        case .holdRejection: holdRejection(io)
-        case .relay(let reportRejection, let keepClient): startRelay(io, reportRejection: reportRejection, keepClient: keepClient)
-        case .pumpResponse: pumpResponse(io)
-        case .resumeResponse: resumeResponse(io)
-        case .endBodyAtClose: endBodyAtClose(io)
-        case .replay(let checkStale, let body): resend(io, body: body, replayCheckingStale: checkStale)
+            return deliverSpool(io)
+        case .deliverSpool: return deliverSpool(io)
+        case .holdRejection: return holdRejection(io)
+        case .relay(let reportRejection, let keepClient): return startRelay(io, reportRejection: reportRejection, keepClient: keepClient)
+        case .pumpResponse: return pumpResponse(io)
+        case .resumeResponse: return resumeResponse(io)
+        case .endBodyAtClose: return endBodyAtClose(io)
+        case .replay(let checkStale, let body): return resend(io, body: body, replayCheckingStale: checkStale)
         case .nonceReplay(let checkStale, let body):
             io.token?.binding?.nonces?.countResourceRetry()
-            resend(io, body: body, replayCheckingStale: checkStale)
-        case .retry(let body): resend(io, body: body, replayCheckingStale: nil)
+            return resend(io, body: body, replayCheckingStale: checkStale)
+        case .retry(let body): return resend(io, body: body, replayCheckingStale: nil)
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
         case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
         case .truncate: truncate(io)
         }
+        return .none
     }
 
     // MARK: - timers

@@ -18,7 +18,8 @@ enum ExchangeAction: Equatable {
     /// (`checkStale`: the request could not be retried if a reused connection turned out
     /// closed); pause reading the client when staging filled up.
     case acquireUpstream(checkStale: Bool, pauseClient: Bool)
-    /// The request is queued for a connection: arm the queue timer (`connect`).
+    /// The request is queued for a connection: arm the queue timer (`connect`), then let the
+    /// pool take back a connection that a client which stopped reading holds.
     case armQueueTimer
     /// The exchange has no use for the connection the pool handed it: give it back.
     case declineUpstream
