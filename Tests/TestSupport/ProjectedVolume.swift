@@ -1,15 +1,16 @@
 import Foundation
-import TestSupport
 
 /// A directory laid out like a Kubernetes secret or projected volume: each file name is a
 /// symlink into `..data`, itself a symlink to a timestamped directory. ``publish(_:)`` swaps
 /// the whole set atomically the way the kubelet does (new directory, new `..data` symlink
 /// renamed over the old one).
-final class ProjectedVolume {
-    let directory: URL
+public final class ProjectedVolume {
+    /// The volume's directory (removed with the volume).
+    public let directory: URL
     private var generation = 0
 
-    init() throws {
+    /// An empty volume in a new temporary directory.
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("projected-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -17,10 +18,10 @@ final class ProjectedVolume {
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// The path a config names: `<dir>/<name>` (a symlink through `..data`).
-    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Publishes a new generation of files (name → contents) with one atomic `..data` swap.
-    func publish(_ files: [String: [UInt8]]) throws {
+    public func publish(_ files: [String: [UInt8]]) throws {
         generation += 1
         let versioned = "..2026_11_23_\(generation)"
         let target = directory.appendingPathComponent(versioned)
@@ -40,7 +41,7 @@ final class ProjectedVolume {
     }
 
     /// Publishes files given as text.
-    func publish(text files: [String: String]) throws {
+    public func publish(text files: [String: String]) throws {
         try publish(files.mapValues { Array($0.utf8) })
     }
 }
