@@ -194,8 +194,10 @@ public final class BufferEventConnection: SocketStream {
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
             if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
                 tlsSessionResumed = SSL_session_reused(ssl) == 1
-                if case .tlsServer = role, let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) {
-                    tlsServerName = String(cString: name)
+                if case .tlsServer = role {
+                    if let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) { tlsServerName = String(cString: name) }
+                    // One TLS 1.3 ticket, sent with the first bytes written (see TLSServerContext).
+                    if SSL_version(ssl) == TLS1_3_VERSION { _ = SSL_new_session_ticket(ssl) }
                 }
                 var selected: UnsafePointer<UInt8>?
                 var length: UInt32 = 0

@@ -56,10 +56,16 @@ public final class TLSServerContext: @unchecked Sendable {
     }
 
     /// A server `SSL_CTX` with what every server context shares: TLS 1.2 minimum and the ALPN
-    /// choice. Session tickets stay as OpenSSL sets them (on).
+    /// choice. Sessions resume by ticket, but a TLS 1.3 ticket is not sent right after the
+    /// handshake (OpenSSL's default): the stream asks for one then, and it leaves with the
+    /// first bytes the server writes (``BufferEventConnection``). A ticket that arrives on its
+    /// own, while the app is writing its first request, hangs clients that read and write one
+    /// TLS connection from two threads (the `websockets` package's sync client, over `wss://`,
+    /// which never sent its handshake in about one run in four on a loaded machine).
     private static func newContext() -> OpaquePointer? {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { return nil }
         _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        _ = SSL_CTX_set_num_tickets(ctx, 0)
         SSL_CTX_set_alpn_select_cb(ctx, tlsALPNSelectTrampoline, nil)
         return ctx
     }

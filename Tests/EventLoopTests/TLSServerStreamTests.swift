@@ -78,6 +78,38 @@ final class TLSServerStreamTests: XCTestCase {
         server.streams.forEach { $0.close() }
     }
 
+    /// Sessions resume by ticket, and a TLS 1.3 ticket leaves with the server's first bytes,
+    /// never on its own right after the handshake: a lone ticket arriving while the app writes
+    /// its first request hangs clients that read and write one TLS connection from two threads.
+    func testATicketLeavesWithTheFirstAnswerAndResumesTheNextConnection() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let trust = try TLSClientContext(caFile: ca.caCert)
+        func connect() throws -> (Collector, any ByteStream) {
+            let collector = Collector()
+            let stream = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port, context: trust,
+                                                             on: loop, delegate: collector))
+            stream.startReading()
+            XCTAssertTrue(runLoop(loop) { collector.connected })
+            return (collector, stream)
+        }
+        let (first, firstStream) = try connect()
+        let quietUntil = ContinuousClock.now + .milliseconds(200)
+        _ = runLoop(loop) { ContinuousClock.now >= quietUntil }
+        XCTAssertTrue(first.received.isEmpty)
+        let (_, early) = try connect()
+        XCTAssertFalse(early.tlsSessionResumed, "no ticket reached the client before the server wrote")
+        firstStream.write(Array("ping".utf8))
+        XCTAssertTrue(runLoop(loop) { first.received.count >= 9 })
+        let (_, later) = try connect()
+        XCTAssertTrue(later.tlsSessionResumed, "the ticket that came with the answer resumes the next connection")
+        [firstStream, early, later].forEach { $0.close() }
+        server.streams.forEach { $0.close() }
+    }
+
     func testAClientThatDoesNotTrustTheCertificateIsRefused() throws {
         let ca = try TestCA()
         let other = try TestCA()
