@@ -36,12 +36,4 @@ final class TestKeys {
 
     /// The bytes of a file in this directory.
     func bytes(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: directory.appendingPathComponent(name))) }
-
-    /// A JWT signed with `<name>.key` (as an external issuer such as Kubernetes would sign one).
-    func jwt(signedBy name: String, claims: [String: Any], keyId: String? = nil) throws -> String {
-        let key = try SigningKey(pem: try bytes("\(name).key"))
-        var header: [String: Any] = ["typ": "JWT"]
-        if let keyId { header["kid"] = keyId }
-        return try JWS.compact(header: header, payload: claims, signer: .key(key))
-    }
 }
