@@ -422,6 +422,21 @@ extension ClientSession: UpstreamConnectionOwner {
         close()
     }
 
+    /// The client left with a short rest of the response to come: the exchange is counted as an
+    /// abort is, the upstream goes to an ``UpstreamDrain`` (pooled once the response is
+    /// complete), and the client side closes at once.
+    func drainUpstream(_ io: ExchangeIO) {
+        account(io, status: io.responseHead?.status ?? 499, error: nil)
+        unmarkStalled(io)
+        if let upstream = io.upstream {
+            io.upstream = nil
+            context.metrics.drainedResponses += 1
+            UpstreamDrain.start(upstream, relay: io.responseRelay, context: context)
+        }
+        current = nil
+        abort()
+    }
+
     /// Closes the exchange's upstream connection (never pooled); `reset` abandons it with a
     /// TCP reset (the client left: nothing more of this exchange should reach the backend).
     func discardUpstream(_ io: ExchangeIO, reset: Bool = false) {

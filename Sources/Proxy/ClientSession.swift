@@ -110,8 +110,11 @@ final class ClientSession: ConnectionDelegate {
     }
 
     func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) {
+        // What is left of a response being relayed, when its length says (the exchange may
+        // drain a short rest to keep the backend connection).
+        let responseLeft = current?.responseRelay.remainingLength
         perform(connection.clientEnded(reason)) {
-            reason == .timeout ? $0.clientStalled() : $0.clientEnded(cleanly: reason == .endOfStream)
+            reason == .timeout ? $0.clientStalled() : $0.clientEnded(cleanly: reason == .endOfStream, responseLeft: responseLeft)
         }
     }
 
@@ -265,6 +268,7 @@ final class ClientSession: ConnectionDelegate {
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
         case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
         case .truncate: truncate(io)
+        case .drainUpstream: drainUpstream(io)
         }
         return .none
     }

@@ -162,6 +162,10 @@ struct Exchange {
 
     /// Largest request body kept for sending again (401 replay, retry on a fresh connection).
     static let resendLimit = 64 * 1024
+    /// Most bytes of a response whose client left that are read and dropped to keep the
+    /// backend connection (``clientEnded(cleanly:responseLeft:)``): about what a new TLS
+    /// connection costs the backend and the sidecar to set up, far less than a full response.
+    static let drainLimit = 1024 * 1024
     /// A request body is collected up to this many bytes (or until complete) before a backend
     /// connection is taken, as nginx does by default: a client dripping its body holds only
     /// its own connection, never one of the upstream's `maxConnectionsPerUpstream`. Larger
@@ -649,13 +653,21 @@ struct Exchange {
 
     /// The client ended (EOF or error; `cleanly`: an EOF). Between requests the connection just
     /// closes; during an exchange the upstream side is aborted at once (a client that leaves
-    /// stops the transfer).
-    mutating func clientEnded(cleanly: Bool = false) -> ExchangeAction {
+    /// stops the transfer) — except a response whose length says that at most ``drainLimit``
+    /// bytes are still to come (`responseLeft`), to a request sent whole, on a connection the
+    /// backend keeps: its rest is read and dropped and the connection pooled, which costs less
+    /// than a new connection and TLS handshake for the next request. (A body of unknown length,
+    /// a stream, is never drained: the backend learns at once that nobody reads it.)
+    mutating func clientEnded(cleanly: Bool = false, responseLeft: Int? = nil) -> ExchangeAction {
         switch state {
         case .closed: return .none
         case .idle:
             state = .closed
             return .close
+        case .relaying(let response) where requestComplete && response.upstreamKeepAlive && !response.endsAtClose
+            && !upstreamEnded && responseLeft.map({ $0 <= Self.drainLimit }) == true:
+            _ = abort()
+            return .drainUpstream
         default:
             return abort()
         }

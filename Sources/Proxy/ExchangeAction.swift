@@ -101,6 +101,10 @@ enum ExchangeAction: Equatable {
     case truncate
     /// Close both sides now (the client left).
     case abort
+    /// The client left during a response whose rest (at most ``Exchange/drainLimit`` bytes, its
+    /// length known) is read and dropped: count the exchange, hand the upstream to an
+    /// ``UpstreamDrain`` that pools it once the response is complete, and close the client.
+    case drainUpstream
     /// Close the client connection (between requests).
     case close
 }

@@ -57,6 +57,9 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Responses cut short because their client had stopped reading while holding a backend
     /// connection another request was waiting for.
     public var stalledClientsCut: UInt64 = 0
+    /// Responses whose client left with at most `Exchange.drainLimit` bytes to come: read to
+    /// their end and dropped, so their backend connection was kept.
+    public var drainedResponses: UInt64 = 0
     /// Connections upgraded after a `101` (WebSocket), by route.
     public var upgradedConnections: [String: UInt64] = [:]
     /// Upgraded connections open now, by route (a gauge).
@@ -84,6 +87,7 @@ public struct ProxyMetrics: Sendable, Equatable {
         acceptErrors += other.acceptErrors
         spooledResponses += other.spooledResponses
         stalledClientsCut += other.stalledClientsCut
+        drainedResponses += other.drainedResponses
         upgradedConnections.merge(other.upgradedConnections, uniquingKeysWith: +)
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
     }

@@ -51,6 +51,9 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_stalled_clients_cut_total",
                                  help: "Responses cut short because their client stopped reading while holding a backend connection another request waited for.",
                                  [MetricSample(value: Double(proxy.stalledClientsCut))]))
+        families.append(.counter("token_sidecar_drained_responses_total",
+                                 help: "Responses whose client left with at most 1 MiB to come, read to their end and dropped to keep the backend connection.",
+                                 [MetricSample(value: Double(proxy.drainedResponses))]))
         families.append(.counter("token_sidecar_upgraded_connections_total",
                                  help: "Connections that switched protocols after a 101 (WebSocket), by route.",
                                  samples(proxy.upgradedConnections, label: "route")))

@@ -72,4 +72,66 @@ final class ClientSessionClientAbortTests: XCTestCase {
             XCTAssertEqual(harness.pooled("active") + harness.pooled("idle") + harness.pooled("connecting"), 0, name)
         }
     }
+
+    /// A download of known length whose client leaves with at most 1 MiB to come: the rest is
+    /// read and dropped, and the connection serves the next request (no new connection, no new
+    /// TLS handshake). Counted, and the exchange logged as the client's abort.
+    func testAClientThatLeavesAShortRestKeepsTheBackendConnection() throws {
+        for (name, end) in leavings {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("GET http://api.test/file HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = backend.peerReads()
+            backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 300000\r\n\r\n" + String(repeating: "a", count: 100_000))
+            XCTAssertTrue(client.readAll().hasPrefix("HTTP/1.1 200 OK\r\n"))
+            client.end(end)
+            XCTAssertEqual(client.ending, .closed, name)
+            XCTAssertEqual(backend.ending, .open, "the rest is drained, not reset (\(name))")
+            XCTAssertEqual(harness.pooled("active"), 1, "the drain holds it until the response ends (\(name))")
+            // The rest arrives split, the last piece with the end of the body.
+            backend.receive(String(repeating: "b", count: 150_000))
+            backend.receive(String(repeating: "c", count: 50_000))
+            XCTAssertEqual(harness.pooled("idle"), 1, "back in the pool once the response is complete (\(name))")
+            XCTAssertEqual(harness.context.metrics.drainedResponses, 1)
+            let next = harness.connectClient()
+            next.receive("GET http://api.test/again HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            XCTAssertEqual(harness.backends.count, 1, "the next request takes the kept connection (\(name))")
+            XCTAssertTrue(String(decoding: backend.peerReads(), as: UTF8.self).hasPrefix("GET /again HTTP/1.1\r\n"), name)
+            backend.receive("HTTP/1.1 204 No Content\r\n\r\n")
+            XCTAssertTrue(next.readAll().hasPrefix("HTTP/1.1 204 No Content\r\n"), name)
+        }
+    }
+
+    /// What a drain does not keep: more than 1 MiB left (reset at once, as before), bytes beyond
+    /// the response, a backend that closes or stalls during the drain (closed, never pooled),
+    /// and a connection a queued request needs.
+    func testADrainKeepsOnlyAConnectionThatEndsItsResponseCleanly() throws {
+        func leaving(left: Int) throws -> (SessionHarness, MemoryStream) {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("GET http://api.test/file HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = backend.peerReads()
+            backend.receive("HTTP/1.1 200 OK\r\nContent-Length: \(left + 10)\r\n\r\n0123456789")
+            _ = client.readAll()
+            client.end(.endOfStream)
+            return (harness, backend)
+        }
+        let (big, bigBackend) = try leaving(left: Exchange.drainLimit + 1)
+        XCTAssertEqual(bigBackend.ending, .reset, "more than the limit left: the backend learns at once")
+        XCTAssertEqual(big.pooled("active") + big.pooled("idle"), 0)
+        let (beyond, beyondBackend) = try leaving(left: 5)
+        beyondBackend.receive("abcdeHTTP/1.1 200 OK\r\n")
+        XCTAssertNotEqual(beyondBackend.ending, .open, "bytes beyond the response: never pooled")
+        XCTAssertEqual(beyond.pooled("idle"), 0)
+        let (closes, closesBackend) = try leaving(left: 1000)
+        closesBackend.end(.endOfStream)
+        XCTAssertNotEqual(closesBackend.ending, .open)
+        XCTAssertEqual(closes.pooled("active") + closes.pooled("idle"), 0, "a backend that closes mid-drain is closed")
+        let (stalls, stallsBackend) = try leaving(left: 1000)
+        stallsBackend.end(.timeout)
+        XCTAssertNotEqual(stallsBackend.ending, .open)
+        XCTAssertEqual(stalls.pooled("active") + stalls.pooled("idle"), 0, "a backend that stalls is ended by its read timeout")
+    }
 }

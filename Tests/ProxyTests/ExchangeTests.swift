@@ -107,6 +107,40 @@ final class ExchangeTests: XCTestCase {
         XCTAssertNil(failed.timer)
     }
 
+    /// A client that leaves mid-response: a short rest of known length, on a connection the
+    /// backend keeps, after a request sent whole, is drained to keep the connection; anything
+    /// else aborts the backend side at once.
+    func testAClientThatLeavesDrainsOnlyAShortRestOfKnownLength() {
+        func relaying(_ response: Exchange.Response, complete: Bool = true) -> Exchange {
+            var exchange = self.forwarding(request(), complete: complete)
+            XCTAssertEqual(exchange.responseHead(response), .relay(reportRejection: false, keepClient: response.clientKeepAlive))
+            return exchange
+        }
+        var short = relaying(ok)
+        XCTAssertEqual(short.clientEnded(cleanly: true, responseLeft: 1000), .drainUpstream)
+        XCTAssertEqual(short.state, .closed)
+        XCTAssertEqual(short.upstreamReadable(), .none, "the drain owns the upstream now")
+        var limit = relaying(ok)
+        XCTAssertEqual(limit.clientEnded(cleanly: false, responseLeft: Exchange.drainLimit), .drainUpstream, "a reset client too")
+        for (label, response, left, complete) in [
+            ("more than the limit", ok, Exchange.drainLimit + 1, true),
+            ("a body of unknown length (chunked: a stream)", ok, nil, true),
+            ("a backend that closes after it", Exchange.Response(status: 200, upstreamKeepAlive: false, clientKeepAlive: true), 10, true),
+            ("a body that ends at the close", Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: false, endsAtClose: true), 10, true),
+            ("an upload still under way", ok, 10, false)] as [(String, Exchange.Response, Int?, Bool)] {
+            var exchange = relaying(response, complete: complete)
+            XCTAssertEqual(exchange.clientEnded(cleanly: true, responseLeft: left), .abort, label)
+        }
+        var headless = self.forwarding(request())
+        XCTAssertEqual(headless.clientEnded(cleanly: true, responseLeft: 0), .abort, "no head yet: nothing to drain toward")
+        var ended = relaying(ok)
+        XCTAssertEqual(ended.upstreamEnded(Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false,
+                                                                       connected: true, reused: false, nothingSent: false)), .pumpResponse)
+        XCTAssertEqual(ended.clientEnded(cleanly: true, responseLeft: 10), .abort, "the backend already closed")
+        var stalled = relaying(ok)
+        XCTAssertEqual(stalled.clientStalled(), .abort, "a client that stopped reading is cut, not drained for")
+    }
+
     func testABodyIsCollectedUntilCompleteBeforeAConnectionIsTaken() {
         var exchange = Exchange()
         _ = exchange.start(request(idempotent: false, bodyless: false, credential: .none))

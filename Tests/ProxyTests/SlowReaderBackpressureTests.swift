@@ -37,7 +37,10 @@ final class SlowReaderBackpressureTests: XCTestCase {
         client.send("GET /flood HTTP/1.1\r\nHost: api.test\r\n\r\n")
         guard let queued = floodQueued(backend) else { return XCTFail("the backend never stopped sending", file: file, line: line) }
         XCTAssertGreaterThan(queued, 64 * 1024, "the backend sent the response's start", file: file, line: line)
-        XCTAssertLessThan(queued, 1536 * 1024, "a stalled client's response backs up into the backend, not into socket buffers",
+        // 1.0 MiB on a fresh machine; 1.5 MiB once heavy loopback traffic (a benchmark) has left
+        // a large congestion window in the kernel's cache of TCP metrics for 127.0.0.1, which
+        // grows the backend's own send buffer (`ip tcp_metrics show`); 4.4 MiB before the window.
+        XCTAssertLessThan(queued, 2048 * 1024, "a stalled client's response backs up into the backend, not into socket buffers",
                           file: file, line: line)
         // The client still gets what it reads, in order.
         let head = try client.readResponse(head: true)
