@@ -240,6 +240,11 @@ final class UpstreamConnection: ConnectionDelegate {
 
     func connectionDidRead(_ connection: any ByteStream) {
         if let owner, !isIdle { owner.upstreamDidRead(self); return }
+        // A read callback with nothing to read says nothing: a deferred one whose bytes the
+        // exchange had already taken (the client's drain pumped them) before it ran, after the
+        // connection went back to the pool. Closing there cost a steady 1 MiB run over TLS one
+        // new connection and handshake about every 4,000 requests per connection.
+        guard !connection.input.isEmpty else { return }
         // An idle connection must not receive anything: the backend is closing it or misbehaving.
         close()
     }

@@ -72,6 +72,21 @@ final class UpstreamPoolTests: XCTestCase {
         XCTAssertTrue(pool.pool.gauges().values.allSatisfy { $0 == 0 })
     }
 
+    /// While idle, a byte from the backend retires the connection, but a read callback with
+    /// nothing to read (a deferred one whose bytes the exchange took first) does not.
+    func testAnIdleConnectionIsRetiredByABytesNotByAnEmptyReadCallback() throws {
+        let pool = try Pool(limit: 2)
+        let session = FakeSession()
+        let (upstream, stream) = try connect(pool, session)
+        XCTAssertEqual(pool.pool.release(upstream), .pooled)
+        stream.repeatReadCallback()
+        XCTAssertFalse(upstream.isClosed, "nothing arrived")
+        XCTAssertEqual(pool.pool.gauges()[UpstreamGaugeKey(upstream: "backend.test:8080", state: "idle")], 1)
+        stream.receive("x")
+        XCTAssertTrue(upstream.isClosed, "a byte while idle: the backend is closing it or misbehaving")
+        XCTAssertEqual(stream.ending, .closed)
+    }
+
     func testBytesBeyondTheResponseDiscardTheConnection() throws {
         let pool = try Pool(limit: 2)
         let (upstream, stream) = try connect(pool, FakeSession())

@@ -183,6 +183,13 @@ public final class MemoryStream: ByteStream {
     /// The peer sends `text` (UTF-8).
     public func receive(_ text: String) { receive(Array(text.utf8)) }
 
+    /// The owner hears ``ConnectionDelegate/connectionDidRead(_:)`` with nothing new to read:
+    /// what a deferred read callback does when another callback already took its bytes.
+    public func repeatReadCallback() {
+        guard isOpen, let delegate else { return }
+        delegate.connectionDidRead(self)
+    }
+
     /// Hands what arrived while paused to an owner that reads again (one loop iteration).
     public func deliver() {
         guard isOpen, isReading, !unread.isEmpty, let delegate else { return }
