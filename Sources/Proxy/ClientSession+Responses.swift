@@ -422,16 +422,18 @@ extension ClientSession: UpstreamConnectionOwner {
         close()
     }
 
-    /// The client left with a short rest of the response to come: the exchange is counted as an
-    /// abort is, the upstream goes to an ``UpstreamDrain`` (pooled once the response is
-    /// complete), and the client side closes at once.
-    func drainUpstream(_ io: ExchangeIO) {
+    /// The client left with the rest of the response cheaper to read than a new connection:
+    /// the exchange is counted as an abort is, the upstream goes to an ``UpstreamDrain``
+    /// (`awaitingHead`: it reads the head first; pooled once the response is complete), and the
+    /// client side closes at once.
+    func drainUpstream(_ io: ExchangeIO, awaitingHead: Bool) {
         account(io, status: io.responseHead?.status ?? 499, error: nil)
         unmarkStalled(io)
         if let upstream = io.upstream {
             io.upstream = nil
-            context.metrics.drainedResponses += 1
-            UpstreamDrain.start(upstream, relay: io.responseRelay, context: context)
+            // Bytes of a head already read into the exchange's reader are in the input still
+            // (the reader scans without consuming): the drain reads the head from its start.
+            UpstreamDrain.start(upstream, relay: awaitingHead ? nil : io.responseRelay, method: io.head.method, context: context)
         }
         current = nil
         abort()

@@ -268,7 +268,7 @@ final class ClientSession: ConnectionDelegate {
         case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
         case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
         case .truncate: truncate(io)
-        case .drainUpstream: drainUpstream(io)
+        case .drainUpstream(let awaitingHead): drainUpstream(io, awaitingHead: awaitingHead)
         }
         return .none
     }

@@ -653,21 +653,26 @@ struct Exchange {
 
     /// The client ended (EOF or error; `cleanly`: an EOF). Between requests the connection just
     /// closes; during an exchange the upstream side is aborted at once (a client that leaves
-    /// stops the transfer) — except a response whose length says that at most ``drainLimit``
-    /// bytes are still to come (`responseLeft`), to a request sent whole, on a connection the
-    /// backend keeps: its rest is read and dropped and the connection pooled, which costs less
-    /// than a new connection and TLS handshake for the next request. (A body of unknown length,
-    /// a stream, is never drained: the backend learns at once that nobody reads it.)
+    /// stops the transfer) — except where the rest of the response is cheaper to read and drop
+    /// than a new connection (and TLS handshake) for the next request: the request was sent
+    /// whole, and either no head has come yet (it is awaited briefly, then its body drained if
+    /// short) or the response's length says that at most ``drainLimit`` bytes are still to come
+    /// (`responseLeft`) on a connection the backend keeps. A body of unknown length, a stream,
+    /// is never drained: the backend learns at once that nobody reads it. An upgrade request's
+    /// connection is never kept.
     mutating func clientEnded(cleanly: Bool = false, responseLeft: Int? = nil) -> ExchangeAction {
         switch state {
         case .closed: return .none
         case .idle:
             state = .closed
             return .close
+        case .forwarding where requestComplete && !upstreamEnded && request?.upgrade == false:
+            _ = abort()
+            return .drainUpstream(awaitingHead: true)
         case .relaying(let response) where requestComplete && response.upstreamKeepAlive && !response.endsAtClose
             && !upstreamEnded && responseLeft.map({ $0 <= Self.drainLimit }) == true:
             _ = abort()
-            return .drainUpstream
+            return .drainUpstream(awaitingHead: false)
         default:
             return abort()
         }

@@ -101,10 +101,11 @@ enum ExchangeAction: Equatable {
     case truncate
     /// Close both sides now (the client left).
     case abort
-    /// The client left during a response whose rest (at most ``Exchange/drainLimit`` bytes, its
-    /// length known) is read and dropped: count the exchange, hand the upstream to an
-    /// ``UpstreamDrain`` that pools it once the response is complete, and close the client.
-    case drainUpstream
+    /// The client left with the rest of the response cheaper to read and drop than a new
+    /// connection (``Exchange/clientEnded(cleanly:responseLeft:)``): count the exchange, hand the
+    /// upstream to an ``UpstreamDrain`` (`awaitingHead`: no final head yet) that pools it once
+    /// the response is complete, and close the client.
+    case drainUpstream(awaitingHead: Bool)
     /// Close the client connection (between requests).
     case close
 }

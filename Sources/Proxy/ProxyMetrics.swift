@@ -57,8 +57,8 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Responses cut short because their client had stopped reading while holding a backend
     /// connection another request was waiting for.
     public var stalledClientsCut: UInt64 = 0
-    /// Responses whose client left with at most `Exchange.drainLimit` bytes to come: read to
-    /// their end and dropped, so their backend connection was kept.
+    /// Responses whose client left before their end, read to their end and dropped so that their
+    /// backend connection was kept (``UpstreamDrain``).
     public var drainedResponses: UInt64 = 0
     /// Connections upgraded after a `101` (WebSocket), by route.
     public var upgradedConnections: [String: UInt64] = [:]

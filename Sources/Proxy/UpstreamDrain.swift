@@ -1,46 +1,88 @@
 import EventLoop
+import HTTP1
 import HTTPMessage
 
 /// The rest of a response whose client left, read and dropped so that its backend connection
 /// goes back to the pool instead of being closed (``Exchange/clientEnded(cleanly:responseLeft:)``
-/// decides when: a known length of at most ``Exchange/drainLimit`` bytes still to come).
+/// decides when: a request sent whole, and either no response head yet or a known length of at
+/// most ``Exchange/drainLimit`` bytes still to come).
 ///
-/// A client that leaves in the middle of a download is common (a benchmark's end, an app that
-/// cancels); closing its backend connection makes the next request pay for a new connection
-/// and, over TLS, a handshake on both sides. The drain owns the upstream until the response is
-/// complete, then releases it to the pool (which closes it if anything came beyond the
-/// response); a backend that stalls is ended by the connection's read timeout, one that closes
-/// or errs is closed, and a waiting request that needs the connection takes precedence.
+/// A client that leaves in the middle of an exchange is common (a benchmark's end, an app that
+/// cancels or times out); closing its backend connection makes the next request pay for a new
+/// connection and, over TLS, a handshake on both sides. The drain owns the upstream until the
+/// response is complete, then releases it to the pool (which closes it if anything came beyond
+/// the response). It closes it instead when the head, once it comes, announces a body of
+/// unknown length or more than the limit, or a close; when the backend closes, errs or sends
+/// something malformed; when the head takes longer than ``headWait`` or the body stalls past the
+/// connection's read timeout; and when a waiting request needs the connection.
 final class UpstreamDrain: UpstreamConnectionOwner {
-    private let upstream: UpstreamConnection
-    private var relay: BodyRelay
-    private let pool: UpstreamPool
-    /// Where the dropped bytes pass (emptied at once; the worker's scratch buffer).
-    private let sink: EventBuffer
+    /// How long a drain waits for a response head the client left before (a backend still
+    /// working on it keeps the connection only that long).
+    static let headWait: Duration = .seconds(1)
 
-    private init(upstream: UpstreamConnection, relay: BodyRelay, pool: UpstreamPool, sink: EventBuffer) {
+    private let upstream: UpstreamConnection
+    /// The body's relay once its head is known; `nil` while waiting for the head.
+    private var relay: BodyRelay?
+    /// The request's method (a response to `HEAD` has no body) while waiting for the head.
+    private let method: String
+    private var headReader = HeadReader(limit: HeadLimits.responseHead)
+    private let context: WorkerContext
+
+    private init(upstream: UpstreamConnection, relay: BodyRelay?, method: String, context: WorkerContext) {
         self.upstream = upstream
         self.relay = relay
-        self.pool = pool
-        self.sink = sink
+        self.method = method
+        self.context = context
     }
 
-    /// Takes `upstream` over with the relay state of its response (`relay`) and drops what is
-    /// already buffered; the connection owns the drain until the drain releases or closes it.
-    static func start(_ upstream: UpstreamConnection, relay: BodyRelay, context: WorkerContext) {
-        let drain = UpstreamDrain(upstream: upstream, relay: relay, pool: context.pool, sink: context.scratch.buffer)
+    /// Takes `upstream` over: `relay` is its response body's relay state, or `nil` when no
+    /// final head has arrived yet (`method`: the request's). Drops what is already buffered; the
+    /// connection owns the drain until the drain releases or closes it.
+    static func start(_ upstream: UpstreamConnection, relay: BodyRelay?, method: String, context: WorkerContext) {
+        // A connection still being set up has nothing worth waiting for yet.
+        guard upstream.isConnected else {
+            upstream.owner = nil
+            upstream.close(reset: true)
+            return
+        }
+        let drain = UpstreamDrain(upstream: upstream, relay: relay, method: method, context: context)
         upstream.owner = drain
+        if relay == nil {
+            let idle = context.timeouts.bodyIdle
+            upstream.setTimeouts(read: min(Self.headWait, idle), write: idle)
+        }
         upstream.startReading(readAhead: WorkerContext.readAhead)
         drain.pump()
     }
 
-    /// Drops what the backend sent; releases the connection once the response is complete.
+    /// Reads the head if it is still to come, then drops body bytes; releases the connection
+    /// once the response is complete.
     private func pump() {
         guard let input = upstream.input else { return finish(pooled: false) }
+        if relay == nil {
+            do {
+                while relay == nil, !input.isEmpty {
+                    let method = self.method
+                    guard let head = try headReader.read(from: input, prefix: { bytes throws(HTTPParseError) in
+                        let view = try ResponseHeadParser.viewPrefix(bytes, requestMethod: method)
+                        return ((view.status, view.framing, view.keepAlive), view.bytes.count)
+                    }) else { return }
+                    headReader.reset()
+                    if head.0 < 200 { continue }  // an interim head: the final one follows
+                    guard head.2, Self.drainable(head.1) else { return finish(pooled: false) }
+                    relay = BodyRelay(framing: head.1, chunkedOutput: false, forwardTrailers: false)
+                }
+            } catch {
+                return finish(pooled: false)
+            }
+            guard relay != nil else { return }
+        }
+        // The dropped bytes pass through the worker's scratch buffer, emptied at once.
+        let sink = context.scratch.buffer
         var progress: BodyRelay.Progress
         repeat {
             do {
-                progress = try relay.pump(from: input, to: sink, limit: WorkerContext.highWatermark)
+                progress = try relay!.pump(from: input, to: sink, limit: WorkerContext.highWatermark)
             } catch {
                 return finish(pooled: false)
             }
@@ -49,10 +91,21 @@ final class UpstreamDrain: UpstreamConnectionOwner {
         if progress == .complete { finish(pooled: true) }
     }
 
+    /// Whether a body framed so is worth reading to keep the connection: a known length of at
+    /// most the limit (a stream, or a body that ends with the connection, is not).
+    private static func drainable(_ framing: BodyFraming) -> Bool {
+        switch framing {
+        case .none: return true
+        case .contentLength(let length): return length <= UInt64(Exchange.drainLimit)
+        case .chunked, .untilClose: return false
+        }
+    }
+
     private func finish(pooled: Bool) {
         guard upstream.owner === self else { return }
         if pooled {
-            pool.release(upstream)
+            context.metrics.drainedResponses += 1
+            context.pool.release(upstream)
         } else {
             upstream.owner = nil
             upstream.close()

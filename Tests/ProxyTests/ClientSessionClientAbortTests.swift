@@ -134,4 +134,46 @@ final class ClientSessionClientAbortTests: XCTestCase {
         XCTAssertNotEqual(stallsBackend.ending, .open)
         XCTAssertEqual(stalls.pooled("active") + stalls.pooled("idle"), 0, "a backend that stalls is ended by its read timeout")
     }
+
+    /// A client that leaves before the response head: the drain waits for the head (briefly),
+    /// then keeps the connection for a short body of known length (after any interim head),
+    /// and closes it for a stream, a long body, a close, or a backend that does not answer.
+    func testAClientThatLeavesBeforeTheHeadKeepsTheConnectionForAShortAnswer() throws {
+        func leftBeforeTheHead() throws -> (SessionHarness, MemoryStream) {
+            let harness = try SessionHarness()
+            let client = harness.connectClient()
+            client.receive("GET http://api.test/slow HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            let backend = try XCTUnwrap(harness.connectedBackend())
+            _ = backend.peerReads()
+            client.end(.endOfStream)
+            XCTAssertEqual(client.ending, .closed)
+            XCTAssertEqual(backend.ending, .open, "the request was sent whole: its answer is awaited")
+            return (harness, backend)
+        }
+        for answer in ["HTTP/1.1 204 No Content\r\n\r\n", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"] {
+            let (harness, backend) = try leftBeforeTheHead()
+            // Split mid-head: the drain reads it from its start.
+            let bytes = Array(answer.utf8)
+            backend.receive(Array(bytes[..<10]))
+            backend.receive(Array(bytes[10...]))
+            XCTAssertEqual(harness.pooled("idle"), 1, answer)
+            XCTAssertEqual(backend.ending, .open, answer)
+            XCTAssertEqual(harness.context.metrics.drainedResponses, 1)
+        }
+        for (label, answer) in [("a stream", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+                                ("a long body", "HTTP/1.1 200 OK\r\nContent-Length: \(Exchange.drainLimit + 1)\r\n\r\n"),
+                                ("a close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"),
+                                ("a malformed head", "HTTP/1.1 2x0 OK\r\n\r\n")] {
+            let (harness, backend) = try leftBeforeTheHead()
+            backend.receive(answer)
+            XCTAssertNotEqual(backend.ending, .open, label)
+            XCTAssertEqual(harness.pooled("idle") + harness.pooled("active"), 0, label)
+            XCTAssertEqual(harness.context.metrics.drainedResponses, 0, label)
+        }
+        let (silent, silentBackend) = try leftBeforeTheHead()
+        XCTAssertEqual(silentBackend.timeouts.read, UpstreamDrain.headWait, "the head is awaited briefly")
+        silentBackend.end(.timeout)
+        XCTAssertNotEqual(silentBackend.ending, .open)
+        XCTAssertEqual(silent.pooled("idle") + silent.pooled("active"), 0, "a backend that does not answer in time is closed")
+    }
 }

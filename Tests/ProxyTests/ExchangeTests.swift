@@ -117,11 +117,11 @@ final class ExchangeTests: XCTestCase {
             return exchange
         }
         var short = relaying(ok)
-        XCTAssertEqual(short.clientEnded(cleanly: true, responseLeft: 1000), .drainUpstream)
+        XCTAssertEqual(short.clientEnded(cleanly: true, responseLeft: 1000), .drainUpstream(awaitingHead: false))
         XCTAssertEqual(short.state, .closed)
         XCTAssertEqual(short.upstreamReadable(), .none, "the drain owns the upstream now")
         var limit = relaying(ok)
-        XCTAssertEqual(limit.clientEnded(cleanly: false, responseLeft: Exchange.drainLimit), .drainUpstream, "a reset client too")
+        XCTAssertEqual(limit.clientEnded(cleanly: false, responseLeft: Exchange.drainLimit), .drainUpstream(awaitingHead: false), "a reset client too")
         for (label, response, left, complete) in [
             ("more than the limit", ok, Exchange.drainLimit + 1, true),
             ("a body of unknown length (chunked: a stream)", ok, nil, true),
@@ -132,7 +132,16 @@ final class ExchangeTests: XCTestCase {
             XCTAssertEqual(exchange.clientEnded(cleanly: true, responseLeft: left), .abort, label)
         }
         var headless = self.forwarding(request())
-        XCTAssertEqual(headless.clientEnded(cleanly: true, responseLeft: 0), .abort, "no head yet: nothing to drain toward")
+        XCTAssertEqual(headless.clientEnded(cleanly: true, responseLeft: 0), .drainUpstream(awaitingHead: true),
+                       "no head yet: the drain awaits it (briefly) and then decides")
+        var uploading = self.forwarding(request(), complete: false)
+        XCTAssertEqual(uploading.clientEnded(cleanly: true), .abort, "a request not sent whole is never finished")
+        var upgrading = Exchange()
+        _ = upgrading.start({ var r = request(); r.upgrade = true; return r }())
+        _ = upgrading.tokenResolved(available: true)
+        _ = upgrading.bodyStaged(.complete, stagedBytes: 0, copy: [])
+        _ = upgrading.upstreamAssigned(upstreamConnected: true)
+        XCTAssertEqual(upgrading.clientEnded(cleanly: true), .abort, "an upgrade's connection is never kept")
         var ended = relaying(ok)
         XCTAssertEqual(ended.upstreamEnded(Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false,
                                                                        connected: true, reused: false, nothingSent: false)), .pumpResponse)
@@ -549,7 +558,7 @@ final class ExchangeTests: XCTestCase {
         _ = awaitingUpstream.start(request(credential: .none))
         _ = awaitingUpstream.bodyStaged(.complete, stagedBytes: 0, copy: [])
         phases.append(awaitingUpstream)
-        phases.append(forwarding(request()))
+        phases.append(forwarding(request(), complete: false))  // (sent whole, it is drained: the test above)
         var relaying = forwarding(request())
         _ = relaying.responseHead(ok)
         phases.append(relaying)
