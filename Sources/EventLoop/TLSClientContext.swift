@@ -102,31 +102,56 @@ public final class TLSClientContext: @unchecked Sendable {
     }
 }
 
-/// The session to resume for one peer: replaced by each new session the peer issues.
+/// The sessions to resume for one peer: the newest few it issued, each offered once, then a
+/// copy of the newest.
+///
+/// OpenSSL marks a TLS 1.3 session object used once it has resumed a connection (tickets are
+/// meant for one use), so one object shared by every new connection resumed one of them and
+/// left the rest to full handshakes: filling a pool of 49 connections after one request resumed
+/// 9. Servers with stateless tickets (OpenSSL's default, nginx's) accept a ticket again, so,
+/// as HAProxy does with the session it keeps per server, a connection with no unused ticket
+/// left gets its own copy of the newest session (`SSL_SESSION_dup`); a server that refuses a
+/// ticket twice answers with a full handshake, as before.
 final class TLSSessionSlot: @unchecked Sendable {
-    // An `SSL_SESSION` is reference-counted and immutable once issued; the lock guards the slot.
-    private let current = Locked<OpaquePointer?>(nil)
+    /// Unused sessions kept at most (TLS 1.3 servers issue two per full handshake, one per
+    /// resumption).
+    static let maxUnused = 4
+
+    // `SSL_SESSION`s are reference-counted; each one held here carries its own reference
+    // (`newest` is a private copy, never handed out).
+    private let state = Locked<(unused: [OpaquePointer], newest: OpaquePointer?)>(([], nil))
 
     deinit {
-        if let session = current.withLock({ $0 }) { SSL_SESSION_free(session) }
+        let (unused, newest) = state.withLock { $0 }
+        unused.forEach { SSL_SESSION_free($0) }
+        if let newest { SSL_SESSION_free(newest) }
     }
 
-    /// Keeps `session` (taking over the caller's reference), releasing the one before.
+    /// Keeps `session` (taking over the caller's reference) as unused, and a copy of it as the
+    /// newest: a copy never handed out, since a session object that resumed a connection is
+    /// marked used, and so would be every copy made of it afterwards.
     func store(_ session: OpaquePointer) {
-        let old = current.withLock { slot in
-            let old = slot
-            slot = session
-            return old
+        let pristine = SSL_SESSION_dup(session)
+        let released: [OpaquePointer] = state.withLock { slot in
+            var released: [OpaquePointer] = []
+            if let pristine {
+                if let old = slot.newest { released.append(old) }
+                slot.newest = pristine
+            }
+            slot.unused.append(session)
+            if slot.unused.count > Self.maxUnused { released.append(slot.unused.removeFirst()) }
+            return released
         }
-        if let old { SSL_SESSION_free(old) }
+        released.forEach { SSL_SESSION_free($0) }
     }
 
-    /// The session to resume, with a reference for the caller to release; `nil` if none yet.
+    /// A session to resume, with a reference for the caller to release: the newest unused one,
+    /// else a copy of the newest; `nil` if none yet.
     func session() -> OpaquePointer? {
-        current.withLock { slot in
-            guard let session = slot else { return nil }
-            SSL_SESSION_up_ref(session)
-            return session
+        state.withLock { slot in
+            if let unused = slot.unused.popLast() { return unused }
+            guard let newest = slot.newest else { return nil }
+            return SSL_SESSION_dup(newest)
         }
     }
 }

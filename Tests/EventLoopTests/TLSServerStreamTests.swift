@@ -110,6 +110,38 @@ final class TLSServerStreamTests: XCTestCase {
         server.streams.forEach { $0.close() }
     }
 
+    /// One ticket resumes every later connection to the same server, one after the other, not
+    /// only the first: OpenSSL marks a session object used once it resumed a connection, so the
+    /// client keeps a copy of the newest session and offers each new connection its own.
+    func testOneTicketResumesEveryLaterConnection() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let trust = try TLSClientContext(caFile: ca.caCert)
+        func connect() throws -> (Collector, any ByteStream) {
+            let collector = Collector()
+            let stream = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port, context: trust,
+                                                             on: loop, delegate: collector))
+            stream.startReading()
+            XCTAssertTrue(runLoop(loop) { collector.connected })
+            return (collector, stream)
+        }
+        let (first, firstStream) = try connect()
+        firstStream.write(Array("ping".utf8))
+        XCTAssertTrue(runLoop(loop) { first.received.count >= 9 }, "the answer brings the one ticket")
+        var streams = [firstStream]
+        for index in 1...4 {
+            // No answer on these: no further ticket arrives.
+            let (_, stream) = try connect()
+            XCTAssertTrue(stream.tlsSessionResumed, "connection \(index + 1) resumed")
+            streams.append(stream)
+        }
+        streams.forEach { $0.close() }
+        server.streams.forEach { $0.close() }
+    }
+
     func testAClientThatDoesNotTrustTheCertificateIsRefused() throws {
         let ca = try TestCA()
         let other = try TestCA()
