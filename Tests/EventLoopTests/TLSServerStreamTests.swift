@@ -78,17 +78,16 @@ final class TLSServerStreamTests: XCTestCase {
         server.streams.forEach { $0.close() }
     }
 
-    /// Sessions resume by ticket, and a TLS 1.3 ticket leaves with the server's first bytes,
-    /// never on its own right after the handshake: a lone ticket arriving while the app writes
-    /// its first request hangs clients that read and write one TLS connection from two threads.
-    func testATicketLeavesWithTheFirstAnswerAndResumesTheNextConnection() throws {
+    /// An echoing TLS server and a way to open verified client connections to it that share one
+    /// client context (so one session cache), each returned once its handshake completed.
+    private func resumingServer() throws -> (EventLoop, EchoServer, () throws -> (Collector, any ByteStream)) {
         let ca = try TestCA()
         let loop = try EventLoop()
         let server = EchoServer()
         let listener = try Listener(address: loopback, on: loop,
                                     tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
         let trust = try TLSClientContext(caFile: ca.caCert)
-        func connect() throws -> (Collector, any ByteStream) {
+        let connect = { [self] () throws -> (Collector, any ByteStream) in
             let collector = Collector()
             let stream = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port, context: trust,
                                                              on: loop, delegate: collector))
@@ -96,6 +95,14 @@ final class TLSServerStreamTests: XCTestCase {
             XCTAssertTrue(runLoop(loop) { collector.connected })
             return (collector, stream)
         }
+        return (loop, server, connect)
+    }
+
+    /// Sessions resume by ticket, and a TLS 1.3 ticket leaves with the server's first bytes,
+    /// never on its own right after the handshake: a lone ticket arriving while the app writes
+    /// its first request hangs clients that read and write one TLS connection from two threads.
+    func testATicketLeavesWithTheFirstAnswerAndResumesTheNextConnection() throws {
+        let (loop, server, connect) = try resumingServer()
         let (first, firstStream) = try connect()
         let quietUntil = ContinuousClock.now + .milliseconds(200)
         _ = runLoop(loop) { ContinuousClock.now >= quietUntil }
@@ -114,20 +121,7 @@ final class TLSServerStreamTests: XCTestCase {
     /// only the first: OpenSSL marks a session object used once it resumed a connection, so the
     /// client keeps a copy of the newest session and offers each new connection its own.
     func testOneTicketResumesEveryLaterConnection() throws {
-        let ca = try TestCA()
-        let loop = try EventLoop()
-        let server = EchoServer()
-        let listener = try Listener(address: loopback, on: loop,
-                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
-        let trust = try TLSClientContext(caFile: ca.caCert)
-        func connect() throws -> (Collector, any ByteStream) {
-            let collector = Collector()
-            let stream = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port, context: trust,
-                                                             on: loop, delegate: collector))
-            stream.startReading()
-            XCTAssertTrue(runLoop(loop) { collector.connected })
-            return (collector, stream)
-        }
+        let (loop, server, connect) = try resumingServer()
         let (first, firstStream) = try connect()
         firstStream.write(Array("ping".utf8))
         XCTAssertTrue(runLoop(loop) { first.received.count >= 9 }, "the answer brings the one ticket")
