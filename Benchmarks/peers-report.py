@@ -272,7 +272,7 @@ def main():
         "- TLS rows: the backend nginx also listens with TLS (CA and certificate made with openssl at run time, "
         "route `upstream: https://127.0.0.1:PORT` with `caFile`); the plain-HTTP figure is the c50 row above. "
         "Resumption: %s sequential requests to a TLS server with `keepalive_requests 1`; counters "
-        "`token_sidecar_upstream_tls_handshakes_total` / `token_sidecar_upstream_tls_resumed_total` from the admin "
+        "`token_sidecar_upstream_tls_handshakes_total{resumed}` from the admin "
         "`/metrics`, and the backend's own log of `$ssl_session_reused`." % meta.get("resume_n"),
     ]
     if others:

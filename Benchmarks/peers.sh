@@ -442,23 +442,23 @@ done
 [[ $NSKIPPED = 0 ]] || warn "$NSKIPPED wrk runs skipped: they would overrun MAX_TOTAL_S=$MAX_TOTAL_S"
 
 # ---- TLS session resumption (backend closes every connection) -----------------------------------------
-metric_sum() { # metric_sum NAME: sum over all label sets in the sidecar-tls /metrics, or empty
+metric_sum() { # metric_sum NAME [LABEL]: sum over the label sets (with LABEL, e.g. resumed="true") in the sidecar-tls /metrics, or empty
   curl -sS --max-time 5 --noproxy '*' "http://$TLS_ADMIN/metrics" 2>/dev/null \
-    | awk -v n="$1" '$1 == n || index($1, n "{") == 1 {s += $NF; f = 1} END{if (f) printf "%d\n", s}'
+    | awk -v n="$1" -v l="${2:-}" '($1 == n || index($1, n "{") == 1) && (l == "" || index($1, l) > 0) {s += $NF; f = 1} END{if (f) printf "%d\n", s}'
 }
 if ! skipped tls && [[ ${OK[sidecar-tls]:-0} = 1 ]] && fits 20; then
   log "TLS session resumption: $RESUME_N sequential requests via token-sidecar to a TLS backend closing every connection"
-  h0="$(metric_sum token_sidecar_upstream_tls_handshakes_total)"; s0="$(metric_sum token_sidecar_upstream_tls_resumed_total)"
+  h0="$(metric_sum token_sidecar_upstream_tls_handshakes_total)"; s0="$(metric_sum token_sidecar_upstream_tls_handshakes_total 'resumed="true"')"
   lines0="$(wc -l <"$TMP/backend/tls-close.log" 2>/dev/null || echo 0)"
   if bgrun timeout 60 python3 "$CLIENT" seq --proxy "127.0.0.1:${PORT[sidecar-tls]}" --url http://api-tls-close.test/ \
     -n "$RESUME_N" --timeout 50 >"$TMP/resume.json" 2>&1; then
-    h1="$(metric_sum token_sidecar_upstream_tls_handshakes_total)"; s1="$(metric_sum token_sidecar_upstream_tls_resumed_total)"
+    h1="$(metric_sum token_sidecar_upstream_tls_handshakes_total)"; s1="$(metric_sum token_sidecar_upstream_tls_handshakes_total 'resumed="true"')"
     if [[ -n "$h1" && -n "$s1" && -n "$h0" && -n "$s0" ]]; then
       fact tls_resume_metric sidecar "$((s1 - s0)) $((h1 - h0))"
       log "  sidecar metrics: $((s1 - s0)) of $((h1 - h0)) upstream TLS handshakes resumed"
     else
       fact tls_resume_metric sidecar "missing"
-      log "  sidecar metrics: token_sidecar_upstream_tls_handshakes_total / _resumed_total missing"
+      log "  sidecar metrics: token_sidecar_upstream_tls_handshakes_total missing"
     fi
     sleep 0.3
     read -r seen reused < <(tail -n +"$((lines0 + 1))" "$TMP/backend/tls-close.log" | awk '{n++; if ($1 == "r") r++} END{print n+0, r+0}')

@@ -28,15 +28,16 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_upstream_discarded_total",
                                  help: "Upstream connections discarded after bytes beyond a complete response, by backend.",
                                  samples(proxy.upstreamDiscarded, label: "upstream")))
+        // Every backend that handshook gets both samples, 0 included, so rates divide cleanly.
         families.append(.counter("token_sidecar_upstream_tls_handshakes_total",
-                                 help: "Completed TLS handshakes with backends, by backend.",
-                                 samples(proxy.upstreamTLSHandshakes, label: "upstream")))
-        // Every backend that handshook gets a resumed sample, 0 included, so rates divide cleanly.
-        families.append(.counter("token_sidecar_upstream_tls_resumed_total",
-                                 help: "TLS handshakes with backends that resumed an earlier session, by backend.",
-                                 samples(Dictionary(uniqueKeysWithValues: proxy.upstreamTLSHandshakes.keys.map {
-                                     ($0, proxy.upstreamTLSResumed[$0] ?? 0)
-                                 }), label: "upstream")))
+                                 help: "Completed TLS handshakes with backends, by backend and whether they resumed an earlier session.",
+                                 proxy.upstreamTLSHandshakes.sorted { $0.key < $1.key }.flatMap { upstream, total -> [MetricSample] in
+                                     let resumed = proxy.upstreamTLSResumed[upstream] ?? 0
+                                     return [MetricSample(labels: [MetricLabel("upstream", upstream), MetricLabel("resumed", "false")],
+                                                          value: Double(total - resumed)),
+                                             MetricSample(labels: [MetricLabel("upstream", upstream), MetricLabel("resumed", "true")],
+                                                          value: Double(resumed))]
+                                 }))
         families.append(.counter("token_sidecar_accept_errors_total",
                                  help: "Failed accept calls (descriptor or memory exhaustion); accepting pauses after each.",
                                  [MetricSample(value: Double(proxy.acceptErrors))]))
