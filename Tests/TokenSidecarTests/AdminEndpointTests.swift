@@ -109,4 +109,38 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(refused["auth"] as? String, "none")
         XCTAssertEqual(refused["route"] as? String, "unrouted")
     }
+
+    /// TLS handshakes with a backend are counted in one family, by whether they resumed (both
+    /// samples per backend): a backend that closes after every response makes each request a
+    /// new connection.
+    func testUpstreamTLSHandshakesAreCountedByWhetherTheyResumed() throws {
+        let ca = try TestCA()
+        let backend = try FixtureServer(script: "ProxyTests/Fixtures/sse_backend.py",
+                                        arguments: ["--tls-cert", ca.localhostCert, "--tls-key", ca.localhostKey])
+        let path = try writeConfig(staticRouteConfig(upstream: "https://localhost:\(backend.port)",
+                                                     extra: ["accessLog: false"]).replacingOccurrences(
+            of: "    credential: api", with: "    credential: api\n    caFile: \"\(ca.caCert)\""))
+        let sidecar = try SidecarProcess(configPath: path, waitForAdmin: true)
+        let admin = try XCTUnwrap(sidecar.adminPort)
+        for _ in 0..<4 {
+            let client = try XCTUnwrap(SimpleClient(port: sidecar.port))
+            client.send("GET /sse-close?n=1&interval=0 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+            XCTAssertEqual(client.response()?.status, 200)
+        }
+        let metrics = try XCTUnwrap(get(admin, "/metrics"))
+        let samples = try PrometheusTextParser.parse(metrics.body).flatMap(\.samples)
+            .filter { $0.name == "token_sidecar_upstream_tls_handshakes_total" }
+        let upstream = "localhost:\(backend.port)"
+        let full = try XCTUnwrap(samples.first { $0.labels == ["upstream": upstream, "resumed": "false"] }?.value, "\(samples)")
+        let resumed = try XCTUnwrap(samples.first { $0.labels == ["upstream": upstream, "resumed": "true"] }?.value, "\(samples)")
+        XCTAssertEqual(full + resumed, 4, "one handshake per request, each in exactly one sample")
+        XCTAssertGreaterThanOrEqual(full, 1, "the first is a full handshake")
+        // (How many of the others resume depends on when this Python server's tickets reach the
+        // client before it closes — between 0 and 3 here; that every later connection resumes
+        // with a server that accepts a ticket again is TLSServerStreamTests' and the benchmark's.)
+        XCTAssertFalse(metrics.body.contains("token_sidecar_upstream_tls_resumed_total"), "one family, labelled")
+        try PromTool.check(metrics.body)
+        sidecar.signal(SIGTERM)
+        XCTAssertEqual(sidecar.waitForExit(timeout: 10), 0)
+    }
 }
