@@ -667,11 +667,11 @@ struct Exchange {
             state = .closed
             return .close
         case .forwarding where requestComplete && !upstreamEnded && request?.upgrade == false:
-            _ = abort()
+            end()
             return .drainUpstream(awaitingHead: true)
         case .relaying(let response) where requestComplete && response.upstreamKeepAlive && !response.endsAtClose
             && !upstreamEnded && responseLeft.map({ $0 <= Self.drainLimit }) == true:
-            _ = abort()
+            end()
             return .drainUpstream(awaitingHead: false)
         default:
             return abort()
@@ -741,11 +741,17 @@ struct Exchange {
     }
 
     private mutating func abort() -> ExchangeAction {
+        end()
+        return .abort
+    }
+
+    /// The exchange is over for this connection (aborted, or its upstream handed to a drain):
+    /// every later event is ignored.
+    private mutating func end() {
         timer = nil
         state = .closed
         request = nil
         resend = .notKept
-        return .abort
     }
 }
 

@@ -151,14 +151,18 @@ final class ClientSessionClientAbortTests: XCTestCase {
             return (harness, backend)
         }
         for answer in ["HTTP/1.1 204 No Content\r\n\r\n", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"] {
-            let (harness, backend) = try leftBeforeTheHead()
-            // Split mid-head: the drain reads it from its start.
+            // Split at every byte: inside the interim head, the final head and the body, the
+            // drain reads each head from its start and pools only at the body's last byte.
             let bytes = Array(answer.utf8)
-            backend.receive(Array(bytes[..<10]))
-            backend.receive(Array(bytes[10...]))
-            XCTAssertEqual(harness.pooled("idle"), 1, answer)
-            XCTAssertEqual(backend.ending, .open, answer)
-            XCTAssertEqual(harness.context.metrics.drainedResponses, 1)
+            for split in 1..<bytes.count {
+                let (harness, backend) = try leftBeforeTheHead()
+                backend.receive(Array(bytes[..<split]))
+                XCTAssertEqual(harness.pooled("idle"), 0, "\(answer.debugDescription) cut at \(split): not complete yet")
+                backend.receive(Array(bytes[split...]))
+                XCTAssertEqual(harness.pooled("idle"), 1, "\(answer.debugDescription) cut at \(split)")
+                XCTAssertEqual(backend.ending, .open)
+                XCTAssertEqual(harness.context.metrics.drainedResponses, 1)
+            }
         }
         for (label, answer) in [("a stream", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
                                 ("a long body", "HTTP/1.1 200 OK\r\nContent-Length: \(Exchange.drainLimit + 1)\r\n\r\n"),
