@@ -39,6 +39,12 @@ H11_VERSION := 0.16.0
 CRYPTOGRAPHY_VERSION := 48.0.0
 WEBSOCKETS_VERSION := 17.4
 PEERS_VENV_STAMP := .build-peers/.installed-$(CRYPTOGRAPHY_VERSION)-$(WEBSOCKETS_VERSION)
+# opentelemetry-proto (the official OTLP schema's generated Python classes, with the protobuf
+# runtime they need), from PyPI, in a test-only virtual environment (.build-otel): the trace
+# receiver the trace-export tests send to decodes with it (Tests/ProxyTests/Fixtures/otlp_receiver.py).
+OTEL_PROTO_VERSION := 1.45.2
+PROTOBUF_VERSION := 7.36.2
+OTEL_VENV_STAMP := .build-otel/.installed-$(OTEL_PROTO_VERSION)-$(PROTOBUF_VERSION)
 KUBERNETES_VALIDATE_VERSION := 1.37.0
 PYYAML_VERSION := 6.0.3
 KUBERNETES_VERSION := 1.37.0
@@ -47,7 +53,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv peers-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -82,6 +88,13 @@ $(PEERS_VENV_STAMP):
 	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION)
 	touch $@
 
+otel-venv: $(OTEL_VENV_STAMP)
+
+$(OTEL_VENV_STAMP):
+	python3 -m venv .build-otel
+	.build-otel/bin/pip install -q opentelemetry-proto==$(OTEL_PROTO_VERSION) protobuf==$(PROTOBUF_VERSION)
+	touch $@
+
 k8s-venv: $(K8S_VENV_STAMP)
 
 $(K8S_VENV_STAMP):
@@ -90,7 +103,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv test-examples test-sanitizers
+test: deps h11-venv peers-venv otel-venv test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -99,7 +112,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv peers-venv
+test-plain: h11-venv peers-venv otel-venv
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -121,10 +134,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv peers-venv
+build-asan: h11-venv peers-venv otel-venv
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv peers-venv
+build-tsan: h11-venv peers-venv otel-venv
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
@@ -170,7 +183,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-k8s
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-otel .build-k8s
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost

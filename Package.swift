@@ -38,6 +38,14 @@ let package = Package(
         // OpenSSL outside the transports: signing keys and JWS, AES-GCM, digests, X.509 parsing
         // and minting (the interception CA). Usable without an event loop.
         .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // zlib, for gzip-compressed trace exports.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Spans, W3C Trace Context, samplers and the OTLP protobuf encoding: no I/O, no
+        // dependencies, so the proxy and the token manager record spans without a runtime.
+        .target(name: "Tracing", swiftSettings: strict),
+        // The OTLP/HTTP batch exporter, on a loop of its own, over the token manager's HTTP client.
+        .target(name: "TraceExport", dependencies: ["Tracing", "TokenManager", "EventLoop", "HTTP1", "CZlib",
+                                                   .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "COpenSSL", "Crypto"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
         // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
@@ -55,7 +63,7 @@ let package = Package(
         ),
         .target(
             name: "TokenManager",
-            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "Crypto", "JSON", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "Crypto", "JSON", "Tracing", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin endpoints, answered by the proxy's own client session (a local responder
@@ -74,7 +82,7 @@ let package = Package(
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON",
+                "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON", "Tracing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -83,6 +91,7 @@ let package = Package(
             name: "token-sidecar",
             dependencies: [
                 "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "Admin", "Demo", "JSON", "Redis",
+                "Tracing", "TraceExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -94,6 +103,8 @@ let package = Package(
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
+        .testTarget(name: "TracingTests", dependencies: ["Tracing", "TraceExport", "TokenManager", "EventLoop", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Proxy", "EventLoop", "HTTP1", "HTTPMessage", "JSON", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "HTTPMessage", "TestSupport"], swiftSettings: strict),

@@ -1,0 +1,74 @@
+/// The W3C Trace Context `traceparent` field: `version-traceid-parentid-flags`, e.g.
+/// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01` (W3C Trace Context Level 1 §3.2).
+public enum TraceParent {
+    /// The length of a version 00 value.
+    public static let length = 55
+
+    /// The context in `value`, or nil when it is not a valid `traceparent`: version `ff`, a
+    /// version 00 value of another length, uppercase or non-hex digits, an all-zero trace or
+    /// parent id. A higher version is read by its version 00 prefix, as §4.3 says, when the
+    /// prefix is followed by the end or a `-`.
+    public static func parse(_ value: some StringProtocol) -> SpanContext? {
+        var text = String(value)
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    /// The context in `bytes` (see ``parse(_:)``).
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> SpanContext? {
+        // Leading and trailing optional whitespace of the field value is not part of it.
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        let count = end - start
+        guard count >= length else { return nil }
+        guard let versionHigh = hexValue(bytes[start]), let versionLow = hexValue(bytes[start + 1]) else { return nil }
+        let version = versionHigh << 4 | versionLow
+        guard version != 0xFF else { return nil }
+        if version == 0 {
+            guard count == length else { return nil }
+        } else if count > length {
+            guard bytes[start + length] == 0x2D else { return nil }
+        }
+        guard bytes[start + 2] == 0x2D, bytes[start + 35] == 0x2D, bytes[start + 52] == 0x2D,
+              let high = HexID.parse(bytes, at: start + 3), let low = HexID.parse(bytes, at: start + 19),
+              let parent = HexID.parse(bytes, at: start + 36),
+              let flagsHigh = hexValue(bytes[start + 53]), let flagsLow = hexValue(bytes[start + 54]) else { return nil }
+        let traceID = TraceID(high: high, low: low)
+        let spanID = SpanID(parent)
+        guard traceID.isValid, spanID.isValid else { return nil }
+        return SpanContext(traceID: traceID, spanID: spanID, sampled: (flagsHigh << 4 | flagsLow) & 1 == 1, isRemote: true)
+    }
+
+    /// The version 00 value for `context`, as 55 bytes.
+    public static func bytes(_ context: SpanContext) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(length)
+        append(context, to: &out)
+        return out
+    }
+
+    /// Appends the version 00 value for `context` to `out`.
+    public static func append(_ context: SpanContext, to out: inout [UInt8]) {
+        out.append(0x30)
+        out.append(0x30)
+        out.append(0x2D)
+        HexID.append(context.traceID.high, to: &out)
+        HexID.append(context.traceID.low, to: &out)
+        out.append(0x2D)
+        HexID.append(context.spanID.value, to: &out)
+        out.append(0x2D)
+        out.append(0x30)
+        out.append(context.sampled ? 0x31 : 0x30)
+    }
+
+    /// The version 00 value for `context`.
+    public static func string(_ context: SpanContext) -> String { String(decoding: bytes(context), as: UTF8.self) }
+
+    /// A lowercase hex digit's value (uppercase is invalid in `traceparent`).
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        if byte >= 0x30 && byte <= 0x39 { return byte &- 0x30 }
+        if byte >= 0x61 && byte <= 0x66 { return byte &- 0x57 }
+        return nil
+    }
+}
