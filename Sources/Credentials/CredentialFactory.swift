@@ -3,6 +3,7 @@ import Crypto
 import EventLoop
 import Logging
 import TokenManager
+import Tracing
 
 /// Builds the runtime credentials a configuration describes.
 public enum CredentialFactory {
@@ -22,7 +23,9 @@ public enum CredentialFactory {
     /// Builds one credential (see ``make(from:environment:tokenLoop:logger:)``).
     /// With `shared`, managed credentials share their tokens with the fleet through it.
     public static func make(_ credential: CredentialConfig, environment: [String: String], tokenLoop: EventLoop?,
-                            cache: TokenCache, logger: Logger, shared: SharedTokenCache? = nil) throws -> any Credential {
+                            cache: TokenCache, logger: Logger, shared: SharedTokenCache? = nil,
+                            tracer: Tracer? = nil) throws -> any Credential {
+        let tracing = tracer.flatMap { fetchTracing(credential, tracer: $0) }
         let binding = SharedCacheKeyMaterial.make(credential).flatMap { shared?.binding(material: $0) }
         switch credential.kind {
         case .staticToken(let settings):
@@ -30,10 +33,10 @@ public enum CredentialFactory {
             return StaticCredential(name: credential.name, token: token)
         case .mca(let mca):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
-            return try managed(credential.name, source, mca.fetch, mca.tls, tokenLoop, cache, logger, binding)
+            return try managed(credential.name, source, mca.fetch, mca.tls, tokenLoop, cache, logger, binding, tracing)
         case .oauth2(let oauth):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
-            return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger, binding)
+            return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger, binding, tracing)
         }
     }
 
@@ -250,12 +253,32 @@ public enum CredentialFactory {
 
     private static func managed(_ name: String, _ source: TokenRequestSource, _ fetch: TokenFetchSettings,
                                 _ tls: TLSSettings, _ loop: EventLoop?, _ cache: TokenCache, _ logger: Logger,
-                                _ shared: SharedTokenCache.Binding?) throws -> any Credential {
+                                _ shared: SharedTokenCache.Binding?, _ tracing: FetchTracing?) throws -> any Credential {
         guard let loop else { throw FactoryError("credential '\(name)': a token loop is needed for managed credentials") }
         let settings = refreshSettings(fetch)
         let transport = HTTPTokenTransport(loop: loop, timeout: settings.fetchTimeout, connector: try connector(for: tls, name: name, logger: logger))
         return ManagedCredential(name: name, source: source, settings: settings, transport: transport,
-                                 loop: loop, logger: logger, cache: cache, shared: shared)
+                                 loop: loop, logger: logger, cache: cache, shared: shared, tracing: tracing)
+    }
+
+    /// How a credential's fetches are named in spans: its grant and client authentication as
+    /// configured (`client_secret_basic` for `auth: basic`, as RFC 8414 names the methods).
+    public static func fetchTracing(_ credential: CredentialConfig, tracer: Tracer, exchange: Bool = false) -> FetchTracing? {
+        switch credential.kind {
+        case .staticToken:
+            return nil
+        case .mca(let mca):
+            return FetchTracing(tracer: tracer, grant: "client_credentials",
+                                clientAuth: mca.auth == .certificate ? "mca_certificate" : "client_secret_basic")
+        case .oauth2(let oauth):
+            let auth: String
+            switch oauth.auth {
+            case .basic: auth = "client_secret_basic"
+            case .post: auth = "client_secret_post"
+            default: auth = oauth.auth.rawValue
+            }
+            return FetchTracing(tracer: tracer, grant: exchange ? "token_exchange" : oauth.grant.name, clientAuth: auth)
+        }
     }
 
     /// The refresh settings of a credential's `fetch` keys.

@@ -2,6 +2,7 @@ import Config
 import EventLoop
 import Logging
 import TokenManager
+import Tracing
 
 /// The credentials of a configuration together with the token loop their fetches run on
 /// (its own thread): build, start fetching, reload, stop.
@@ -23,13 +24,16 @@ public final class CredentialRuntime: @unchecked Sendable {
     /// Re-reads static token files; created and touched only on the token loop.
     private var fileWatch: Timer?
     private var started = false
+    /// Where fetch spans go (nil: tracing off).
+    private let tracer: Tracer?
 
     /// How often static `tokenFile`s are checked for rotation.
     static let fileCheckInterval: Duration = .seconds(2)
 
     /// Reads secrets and builds every credential; throws naming what could not be read.
-    public init(config: SidecarConfig, environment: [String: String], logger: Logger) throws {
+    public init(config: SidecarConfig, environment: [String: String], logger: Logger, tracer: Tracer? = nil) throws {
         thread = try LoopThread { _ in }
+        self.tracer = tracer
         self.environment = environment
         self.logger = logger
         cache = TokenCache(capacity: config.cacheSize)
@@ -41,7 +45,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         var configs: [String: CredentialConfig] = [:]
         for credential in config.credentials {
             built.append(try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
-                                                    cache: cache, logger: logger, shared: shared))
+                                                    cache: cache, logger: logger, shared: shared, tracer: tracer))
             configs[credential.name] = credential
         }
         self.configs = configs
@@ -87,7 +91,8 @@ public final class CredentialRuntime: @unchecked Sendable {
             if let previous = variantRoutes[key], previous.route == route, previous.credential == credential, let kept = old[key] {
                 all[key] = kept
             } else if let made = try RouteVariantsFactory.make(route: route, credential: credential, capacity: config.cacheSize,
-                                                               environment: environment, tokenLoop: thread.loop, logger: logger) {
+                                                               environment: environment, tokenLoop: thread.loop, logger: logger,
+                                                               tracer: tracer) {
                 all[key] = made
                 fresh.append(made)
             } else {
@@ -110,7 +115,7 @@ public final class CredentialRuntime: @unchecked Sendable {
                 built.append(existing)
             } else {
                 let made = try CredentialFactory.make(credential, environment: environment, tokenLoop: thread.loop,
-                                                      cache: cache, logger: logger, shared: shared)
+                                                      cache: cache, logger: logger, shared: shared, tracer: tracer)
                 built.append(made)
             }
             configs[credential.name] = credential

@@ -2,6 +2,7 @@ import Config
 import EventLoop
 import Logging
 import TokenManager
+import Tracing
 
 /// Builds the per-request tokens of a route (``TokenVariants``): per scope set or audience the
 /// app asks for, and per caller for `clientAuthorization: exchange`.
@@ -10,7 +11,7 @@ public enum RouteVariantsFactory {
     /// route's (an `oauth2` one; the loader guarantees it). Throws naming the route when a
     /// secret, key or file of the credential cannot be used.
     public static func make(route: RouteConfig, credential: CredentialConfig, capacity: Int, environment: [String: String],
-                            tokenLoop: EventLoop, logger: Logger) throws -> TokenVariants? {
+                            tokenLoop: EventLoop, logger: Logger, tracer: Tracer? = nil) throws -> TokenVariants? {
         guard route.exchange != nil || route.requested != nil else { return nil }
         guard case .oauth2(let oauth) = credential.kind else {
             throw FactoryError("routes '\(route.host)': per-request tokens need an oauth2 credential; '\(credential.name)' is not one")
@@ -26,6 +27,7 @@ public enum RouteVariantsFactory {
             AssertionFile(path: $0, key: "actorTokenFile", requiresJWT: exchange?.actorTokenType == STSSettings.jwtTokenType)
         }
         let wallClock = SystemTokenClock()
+        let tracing = tracer.flatMap { CredentialFactory.fetchTracing(credential, tracer: $0, exchange: route.exchange != nil) }
         // An exchange route asks for what its `exchange:` names; a per-request route for the
         // credential's own scope, audience and resource unless the request names others.
         let defaults = exchange.map { (scope: $0.scope, audience: $0.audience, resource: $0.resource) }
@@ -56,7 +58,7 @@ public enum RouteVariantsFactory {
             return ManagedCredential(name: name, source: source, settings: settings, transport: transport, loop: tokenLoop,
                                      logger: logger, variant: key.description,
                                      refusalCodes: subject == nil ? TokenFetchError.refusalCodes : TokenFetchError.exchangeRefusalCodes,
-                                     gate: gate)
+                                     gate: gate, tracing: tracing)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import EventLoop
+import Tracing
 
 /// An access token ready to inject, with what the proxy needs precomputed once per token
 /// rather than once per request. Immutable; a class so that handing it to a request costs one
@@ -24,11 +25,17 @@ public final class AccessToken: Sendable, Equatable {
     /// binding's key (RFC 9449 §7.1).
     public let binding: TokenBinding?
 
+    /// The span of the fetch that produced the token, when fetch spans are recorded: a request
+    /// that waited for the token links its span to it.
+    public let fetchSpan: SpanContext?
+
     /// The `Authorization` scheme: `DPoP` for a token bound to a DPoP key, else `Bearer`.
     public var scheme: String { binding?.dpopKey == nil ? "Bearer" : "DPoP" }
 
     /// Creates a token; presented with the `DPoP` scheme when `binding` has a DPoP key, else `Bearer`.
-    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil) {
+    public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil,
+                fetchSpan: SpanContext? = nil) {
+        self.fetchSpan = fetchSpan
         self.value = value
         self.headerLine = Array("Authorization: \(binding?.dpopKey == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)
         self.fingerprint = String(Digest.sha256Hex(value).prefix(8))

@@ -1,6 +1,7 @@
 import EventLoop
 import Logging
 import Synchronization
+import Tracing
 
 /// A credential whose token is fetched from a token endpoint, cached, refreshed ahead of
 /// expiry and refetched after a backend rejected it — the driver of a ``TokenRefreshState``.
@@ -61,6 +62,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private var stopped = false
     /// The fleet's shared cache for this credential (nil: fetch for this process alone).
     private let shared: SharedTokenDriver?
+    /// Records each fetch attempt as a span (nil: tracing off).
+    private let tracing: FetchTracing?
+    /// Attempts of the fetch under way, counting from 1; a success starts again (token loop).
+    private var attempt = 0
+    /// Span ids of the fetch attempts (token loop).
+    private var spanIDs = IDGenerator()
 
     /// Creates a credential; nothing happens until ``start()`` (or the first waiting request).
     ///
@@ -89,8 +96,9 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 clock: any TokenClock = SystemTokenClock(), cache: TokenCache? = nil,
                 random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
                 shared: SharedTokenCache.Binding? = nil, variant: String? = nil, refusalCodes: Set<String>? = nil,
-                gate: TokenVariantGate? = nil) {
+                gate: TokenVariantGate? = nil, tracing: FetchTracing? = nil) {
         self.name = name
+        self.tracing = tracing
         self.gate = gate
         self.variant = variant
         self.refusalCodes = refusalCodes
@@ -370,25 +378,43 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     /// The shared cache answered the fetch with another replica's token.
     private func adoptShared(_ issued: IssuedToken) {
         guard !stopped else { return }
+        if let tracing {
+            attempt += 1
+            let span = tracing.newAttempt(ids: &spanIDs)
+            tracing.record(span, credential: name, variant: variant, attempt: attempt, endpoint: nil, startNanos: Tracer.nowNanos(),
+                           outcome: "shared", status: nil, error: nil, sharedCache: true)
+            attempt = 0
+        }
         perform(state.adopted(issued, now: clock.now))
     }
 
     private func fetch() {
         let startedAt = clock.now
+        let span = tracing.map { _ in
+            attempt += 1
+            return FetchSpan(context: tracing.unsafelyUnwrapped.newAttempt(ids: &spanIDs), attempt: attempt, startNanos: Tracer.nowNanos())
+        }
         do {
             request = try TokenRequestSender.send(source, via: transport) { [weak self] sent, result in
                 self?.request = sent
-                self?.fetchCompleted(result, sent: sent, startedAt: startedAt)
+                self?.fetchCompleted(result, sent: sent, startedAt: startedAt, span: span)
             }
         } catch {
             // Nothing was sent: the key, certificate or assertion is unusable. The failure takes
             // the usual path (backoff, stale token until expiry), from the loop, not from here.
-            loop.execute { [weak self] in self?.fetchFinished(.failure(error), startedAt: startedAt, sent: false) }
+            loop.execute { [weak self] in self?.fetchFinished(.failure(error), startedAt: startedAt, sent: false, span: span) }
         }
     }
 
+    /// One attempt's span, from its start to its outcome.
+    private struct FetchSpan {
+        let context: SpanContext
+        let attempt: Int
+        let startNanos: UInt64
+    }
+
     private func fetchCompleted(_ result: Result<TokenHTTPResponse, TokenTransportError>, sent: TokenEndpointRequest,
-                                startedAt: ContinuousClock.Instant) {
+                                startedAt: ContinuousClock.Instant, span: FetchSpan?) {
         let wallClock = clock.wallClockSeconds
         var outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
             TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock, binding: sent.binding)
@@ -402,11 +428,25 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                 "credential": .string(logName), "fingerprint": .string(AccessToken(value: grant.value).fingerprint),
             ])
         }
-        fetchFinished(outcome, startedAt: startedAt, sent: true)
+        if let span, case .success(var grant) = outcome {
+            grant.fetchSpan = span.context
+            outcome = .success(grant)
+        }
+        let status: Int? = if case .success(let response) = result { response.status } else { nil }
+        fetchFinished(outcome, startedAt: startedAt, sent: true, span: span, status: status)
     }
 
-    private func fetchFinished(_ outcome: Result<TokenGrant, TokenFetchError>, startedAt: ContinuousClock.Instant, sent: Bool) {
+    private func fetchFinished(_ outcome: Result<TokenGrant, TokenFetchError>, startedAt: ContinuousClock.Instant, sent: Bool,
+                               span: FetchSpan?, status: Int? = nil) {
         guard !stopped else { return }
+        if let span, let tracing {
+            let failure: String? = if case .failure(let error) = outcome { error.counterName } else { nil }
+            let endpoint = sent ? request?.endpoint : nil
+            tracing.record(span.context, credential: name, variant: variant, attempt: span.attempt, endpoint: endpoint,
+                           startNanos: span.startNanos, outcome: failure ?? "success", status: status, error: failure,
+                           sharedCache: false)
+            if failure == nil { attempt = 0 }
+        }
         let now = clock.now
         if sent {
             let (seconds, attoseconds) = (now - startedAt).components

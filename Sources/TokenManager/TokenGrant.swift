@@ -1,3 +1,5 @@
+import Tracing
+
 /// A token the endpoint issued and how long it lives, as parsed from a successful response.
 public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
     /// Where the lifetime came from.
@@ -20,6 +22,8 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
     public let lifetimeSource: LifetimeSource
     /// The key the token is bound to (its `token_type` was `DPoP`), nil for a bearer token.
     public var binding: TokenBinding?
+    /// The span of the fetch attempt that got it, when fetch spans are recorded.
+    public var fetchSpan: SpanContext?
 
     /// Memberwise initializer.
     public init(value: String, lifetime: Duration, lifetimeSource: LifetimeSource, binding: TokenBinding? = nil) {
@@ -38,7 +42,9 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
         }
         let cap = Duration.milliseconds(Int64((min(seconds, 366 * 86_400) * 1000).rounded(.down)))
         guard cap < lifetime else { return .success(self) }
-        return .success(TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry, binding: binding))
+        var limited = TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry, binding: binding)
+        limited.fetchSpan = fetchSpan
+        return .success(limited)
     }
 
     /// `grant(sha256:…, lifetime …)` — never the token.

@@ -93,7 +93,7 @@ public struct TokenRefreshState {
         let issuedAt = fetchStartedAt ?? now
         counts.succeeded += 1
         return finishFetch(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
-                                       generation: generation + 1, binding: grant.binding), now: now)
+                                       generation: generation + 1, binding: grant.binding, fetchSpan: grant.fetchSpan), now: now)
     }
 
     /// The fetch in flight was answered by the fleet's shared cache with `token` (another
