@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TestSupport"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TestSupport", "Tracing"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

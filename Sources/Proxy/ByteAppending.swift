@@ -50,6 +50,7 @@ enum HeadBytes {
     static var connectionUpgrade: StaticString { "Connection: upgrade\r\n" }
     static var contentLengthPrefix: StaticString { "Content-Length: " }
     static var dpopPrefix: StaticString { "DPoP: " }
+    static var traceParentPrefix: StaticString { "traceparent: " }
     static var connectionClose: StaticString { "Connection: close\r\n" }
     static var connectionKeepAlive: StaticString { "Connection: keep-alive\r\n" }
     /// The `Via` line the proxy adds to every head it forwards.

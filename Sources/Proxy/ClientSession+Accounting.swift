@@ -17,6 +17,10 @@ extension ClientSession {
                         bytesIn: Int? = nil, bytesOut: Int? = nil) {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
+        if let trace = io.trace {
+            trace.end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
+                      status: status, error: error)
+        }
         count(route: route, status: status, error: error, seconds: seconds, context: context)
         guard context.accessLog else { return }
         logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds, context: context,
@@ -32,6 +36,9 @@ extension ClientSession {
             return
         }
         Self.count(route: "unrouted", status: status, error: error, seconds: 0, context: context)
+        if let tracer = context.tracer {
+            RequestTrace.refused(head: head, tracer: tracer, ids: &context.traceIDs, status: status, error: error)
+        }
         guard context.accessLog else { return }
         Self.logAccess(head, io: nil, route: "unrouted", status: status, error: error, seconds: 0, context: context)
     }
@@ -88,7 +95,8 @@ extension ClientSession {
         }
     }
 
-    private static func pathWithoutQuery(_ target: RequestTarget) -> String {
+    /// The request target's path without its query (a query may carry secrets).
+    static func pathWithoutQuery(_ target: RequestTarget) -> String {
         let full: String
         switch target {
         case .origin(let path): full = path

@@ -2,6 +2,7 @@ import EventLoop
 import HTTP1
 import HTTPMessage
 import TokenManager
+import Tracing
 
 /// The request side: heads, routing, tokens, connections, request bodies.
 extension ClientSession: UpstreamWaiter {
@@ -119,6 +120,7 @@ extension ClientSession: UpstreamWaiter {
         // The head moves into the exchange's I/O record (no copy of its fields).
         let io = ExchangeIO(head: head, decision: decision, context: context)
         if let variant { io.variant = variant }
+        if let tracer = context.tracer { io.trace = RequestTrace(head: io.head, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
@@ -191,8 +193,10 @@ extension ClientSession: UpstreamWaiter {
             io.token = token
             return connection.exchangeEvent { $0.tokenResolved(available: true) }
         }
+        io.trace?.tokenWaitStarted()
         credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
             guard current === io else { return }
+            io.trace?.tokenWaitEnded(token)
             io.token = token
             // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
             let refused = token == nil && credential.refusal() != nil
@@ -294,8 +298,9 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
+        let trace = io.trace?.startAttempt(ids: &context.traceIDs)
         let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                              to: upstream.output)
+                                              trace: trace, to: upstream.output)
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
@@ -312,6 +317,7 @@ extension ClientSession: UpstreamWaiter {
     /// replay with the new token (`replayCheckingStale`: as the exchange decided), or a retry
     /// (`nil`) after a pooled connection turned out closed, on a fresh connection.
     func resend(_ io: ExchangeIO, body: [UInt8], replayCheckingStale: Bool?) -> ExchangeAction {
+        if let trace = io.trace { traceResend(trace, io, replay: replayCheckingStale != nil) }
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
@@ -385,6 +391,21 @@ extension ClientSession: UpstreamWaiter {
         }
         return connection.exchangeEvent { $0.requestBodyForwarded(progress, movedBytes: moved, copy: copy) }
     }
+
+    /// Ends the attempt being resent and says why on the request's span. Out of line: cold.
+    @inline(never)
+    private func traceResend(_ trace: RequestTrace, _ io: ExchangeIO, replay: Bool) {
+        let status = io.responseHead?.status
+        trace.endAttempt(method: io.head.method, target: io.target, path: Self.pathWithoutQuery(io.head.target), status: status,
+                         error: status == nil ? "connection_closed" : nil)
+        if replay {
+            trace.resent("token_sidecar.replay", reason: status == 401
+                ? "the upstream answered 401 to the token; the request is replayed with a different one"
+                : "the upstream asked for a DPoP nonce; the request is replayed with a proof carrying it")
+        } else {
+            trace.resent("token_sidecar.retry", reason: "the pooled connection closed before answering; the request is retried on a new one")
+        }
+    }
 }
 
 extension Exchange.BodyProgress {
@@ -406,4 +427,5 @@ enum HeadLimits {
     static let requestFields = 100
     /// Largest response head accepted from a backend.
     static let responseHead = 64 * 1024
+
 }

@@ -107,9 +107,11 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
+        io.trace?.tokenWaitStarted()
         credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
             // While this exchange is current it holds the rejection: a new token is the replay's.
             guard current === io else { return }
+            io.trace?.tokenWaitEnded(newToken)
             if let newToken { io.token = newToken }
             perform(connection.exchangeEvent { $0.rejectionResolved(newToken: newToken != nil) })
         }

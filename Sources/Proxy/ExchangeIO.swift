@@ -64,6 +64,8 @@ final class ExchangeIO {
     /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
     var interimHead: (status: Int, reason: String)?
     var switchingHead: [UInt8]?
+    /// The request's spans, while tracing is on.
+    var trace: RequestTrace?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false

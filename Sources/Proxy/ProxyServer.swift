@@ -1,3 +1,4 @@
+import Tracing
 import Config
 import Crypto
 import EventLoop
@@ -24,6 +25,8 @@ public final class ProxyServer: @unchecked Sendable {
     public private(set) var address: SocketAddress?
     /// Where access records go (set before ``start()``); `nil`: through the logger.
     public var accessLogWriter: (any AccessLogWriter)?
+    /// Records a span per request and per upstream attempt (set before ``start()``); nil: off.
+    public var tracer: Tracer?
 
     /// Prepares a proxy for `config`, injecting tokens from `credentials`.
     /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used, or
@@ -102,6 +105,7 @@ public final class ProxyServer: @unchecked Sendable {
                                         logger: logger.with(worker: index), worker: index, accessLogWriter: accessLogWriter,
                                         spoolBudget: spoolBudget, bufferBudget: bufferBudget)
             context.interception = interception
+            context.tracer = tracer
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
                                         onAcceptError: { context.acceptFailed($0) }) { connection in

@@ -1,6 +1,7 @@
 import EventLoop
 import HTTP1
 import TokenManager
+import Tracing
 
 /// Builds the head sent upstream from a client's request head.
 ///
@@ -14,9 +15,11 @@ enum RequestRewriter {
     /// `upgrade`: the protocol the request switches to, as the app named it: the request says
     /// `Upgrade: <it>` and `Connection: upgrade`, and nothing else of the app's `Upgrade` lines
     /// goes on (a list could name a protocol the route does not allow).
-    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil) -> [UInt8] {
+    /// `trace`: how the W3C trace fields are rewritten while tracing is on (nil: untouched).
+    static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
+                     trace: TraceFieldRewrite? = nil) -> [UInt8] {
         var out: [UInt8] = []
-        write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
+        write(request, decision: decision, token: token, upgrade: upgrade, trace: trace) { maxCount, body in
             out = HeadWriter.bytes(maxCount: maxCount, body)
         }
         return out
@@ -24,9 +27,9 @@ enum RequestRewriter {
 
     /// Writes ``head(for:decision:token:)`` at the end of `output`, in place; returns its size.
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                      to output: EventBuffer) -> Int {
+                      trace: TraceFieldRewrite? = nil, to output: EventBuffer) -> Int {
         var written = 0
-        write(request, decision: decision, token: token, upgrade: upgrade) { maxCount, body in
+        write(request, decision: decision, token: token, upgrade: upgrade, trace: trace) { maxCount, body in
             output.write(reserving: maxCount) { buffer in
                 var writer = HeadWriter(buffer)
                 body(&writer)
@@ -40,7 +43,7 @@ enum RequestRewriter {
     /// Computes an upper bound of the head's size and hands `reserve` that bound and the writer
     /// of the head, for it to run over that much reserved memory.
     private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String?,
-                              reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
+                              trace: TraceFieldRewrite?, reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
         let path: String?
@@ -63,6 +66,7 @@ enum RequestRewriter {
             if let upgrade { maxCount += HeadBytes.upgradePrefix.utf8CodeUnitCount + upgrade.utf8.count + 2
                 + HeadBytes.connectionUpgrade.utf8CodeUnitCount }
             if let proof { maxCount += HeadBytes.dpopPrefix.utf8CodeUnitCount + proof.utf8.count + 2 }
+            if trace != nil { maxCount += HeadBytes.traceParentPrefix.utf8CodeUnitCount + TraceParent.length + 2 }
             reserve(maxCount) { out in
                 out.write(request.method)
                 out.write(byte: 0x20)
@@ -75,7 +79,7 @@ enum RequestRewriter {
                 var runStart: Int?
                 for line in section.lines {
                     if keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
-                             perRequest: perRequest) {
+                             perRequest: perRequest, trace: trace) {
                         if runStart == nil { runStart = line.name.lowerBound }
                     } else if let start = runStart {
                         out.write(UnsafeRawBufferPointer(rebasing: section.bytes[start..<line.name.lowerBound]))
@@ -107,6 +111,11 @@ enum RequestRewriter {
                     out.write(proof)
                     out.write(HeadBytes.crlf)
                 }
+                if let trace {
+                    out.write(HeadBytes.traceParentPrefix)
+                    out.write(TraceParent.bytes(trace.traceParent))
+                    out.write(HeadBytes.crlf)
+                }
                 out.write(HeadBytes.viaLine)
                 out.write(HeadBytes.crlf)
             }
@@ -120,7 +129,7 @@ enum RequestRewriter {
     /// bearer token), not a header that only selects the route's per-request token.
     @inline(__always)
     private static func keeps(_ line: FieldLine, in section: FieldSectionView, connectionNamed: [Range<Int>],
-                              stripAuthorization: Bool, perRequest: RouteTokens?) -> Bool {
+                              stripAuthorization: Bool, perRequest: RouteTokens?, trace: TraceFieldRewrite?) -> Bool {
         if section.name(of: line, equals: "host") || section.name(of: line, equals: "content-length") { return false }
         if FieldNames.isHopByHop(line, in: section) { return false }
         if stripAuthorization && (section.name(of: line, equals: "authorization") || section.name(of: line, equals: "dpop")) {
@@ -128,6 +137,8 @@ enum RequestRewriter {
         }
         if !connectionNamed.isEmpty && section.name(of: line, isAmong: connectionNamed) { return false }
         if let perRequest, perRequest.consumes(line, in: section) { return false }
+        if let trace, section.name(of: line, equals: "traceparent")
+            || !trace.keepTraceState && section.name(of: line, equals: "tracestate") { return false }
         return true
     }
 

@@ -1,3 +1,4 @@
+import Tracing
 import Config
 import EventLoop
 import HTTP1
@@ -82,6 +83,10 @@ final class WorkerContext {
 
     /// HTTPS interception (the CA and its leaves), when the configuration has `intercept`.
     var interception: Interception?
+    /// Records request spans, when tracing is on (nil: off, and `traceparent` passes untouched).
+    var tracer: Tracer?
+    /// Span ids of this worker's requests.
+    var traceIDs = IDGenerator()
 
     /// Set for a ``LocalServer``'s context: every request is answered by its responder, none
     /// is routed upstream.

@@ -1,0 +1,167 @@
+import HTTP1
+import TokenManager
+import Tracing
+
+/// The spans of one proxied request, following the OpenTelemetry HTTP semantic conventions: a
+/// server span for the request the app made (the child of the app's span when it sent a valid
+/// `traceparent`), a client span per upstream attempt (a 401 replay or a retry is a second
+/// one, with an event on the server span saying why), the time spent waiting for a token
+/// (`token_sidecar.token.wait`) and a link to the fetch that the wait ended with.
+///
+/// Exists only while tracing is on; for an unsampled trace it only carries the ids the
+/// upstream's `traceparent` needs, and records nothing.
+final class RequestTrace {
+    /// Where the spans go.
+    let tracer: Tracer
+    /// The app's span, when it sent a valid `traceparent` (nil: the sidecar started the trace).
+    let parent: SpanContext?
+    /// The request's server span.
+    let server: SpanContext
+    /// When the request's head was complete, nanoseconds since 1970.
+    let startNanos: UInt64
+    private var attempt: (context: SpanContext, startNanos: UInt64)?
+    private var attempts = 0
+    private var events: [SpanEvent] = []
+    private var links: [SpanLink] = []
+    private var waitStartNanos: UInt64?
+    private var waitedNanos: UInt64 = 0
+
+    /// The trace of a request with `head`: its `traceparent` (exactly one valid field) is the
+    /// parent, its `tracestate` fields (joined) stay with the trace.
+    init(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator) {
+        self.tracer = tracer
+        var traceParents = 0
+        var parentValue: String?
+        var traceState: String?
+        for field in head.fields {
+            if field.nameEquals("traceparent") {
+                traceParents += 1
+                parentValue = field.value
+            } else if field.nameEquals("tracestate") {
+                traceState = traceState.map { $0 + "," + field.value } ?? field.value
+            }
+        }
+        // Two traceparent fields are not one valid parent (W3C Trace Context §3.2): a new trace.
+        var parent = traceParents == 1 ? parentValue.flatMap { TraceParent.parse($0) } : nil
+        parent?.traceState = traceState
+        self.parent = parent
+        server = tracer.newSpan(parent: parent, ids: &ids)
+        startNanos = Tracer.nowNanos()
+    }
+
+    /// How the upstream request's trace fields are written for the attempt starting now.
+    func startAttempt(ids: inout IDGenerator) -> TraceFieldRewrite {
+        let context = Tracer.child(of: server, ids: &ids)
+        attempt = (context, server.sampled ? Tracer.nowNanos() : 0)
+        attempts += 1
+        // The app's tracestate belongs to the app's trace: with no valid parent it is dropped.
+        return TraceFieldRewrite(traceParent: context, keepTraceState: parent != nil)
+    }
+
+    /// The attempt under way ended: with the upstream's `status` when a head arrived, or
+    /// `error` (a Proxy-Status error type) when it failed.
+    func endAttempt(method: String, target: UpstreamTarget, path: String, status: Int?, error: String?) {
+        guard let (context, start) = attempt else { return }
+        attempt = nil
+        guard context.sampled else { return }
+        var attributes = [
+            SpanAttribute("http.request.method", .string(method)),
+            SpanAttribute("server.address", .string(target.host)),
+            SpanAttribute("server.port", .int(Int64(target.port))),
+            SpanAttribute("url.full", .string((target.tls == nil ? "http://" : "https://") + Self.authority(target) + path)),
+            SpanAttribute("network.protocol.version", .string("1.1")),
+        ]
+        if attempts > 1 { attributes.append(SpanAttribute("http.request.resend_count", .int(Int64(attempts - 1)))) }
+        if let status { attributes.append(SpanAttribute("http.response.status_code", .int(Int64(status)))) }
+        // Client spans: a 4xx or 5xx answer is an error (HTTP semantic conventions).
+        let errorType = error ?? status.flatMap { $0 >= 400 ? String($0) : nil }
+        if let errorType { attributes.append(SpanAttribute("error.type", .string(errorType))) }
+        tracer.end(SpanRecord(context: context, parentSpanID: server.spanID, name: method, kind: .client, startNanos: start,
+                              endNanos: Tracer.nowNanos(), attributes: attributes,
+                              status: errorType.map { .error($0) } ?? .unset))
+    }
+
+    /// The request is resent (`event`: `token_sidecar.replay` or `token_sidecar.retry`), and why.
+    func resent(_ event: String, reason: String) {
+        guard server.sampled else { return }
+        events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event, attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
+    }
+
+    /// The request starts waiting for a token.
+    func tokenWaitStarted() {
+        waitStartNanos = Tracer.nowNanos()
+    }
+
+    /// The wait ended with `token` (nil: none came); a token a fetch produced is linked.
+    func tokenWaitEnded(_ token: AccessToken?) {
+        if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
+        waitStartNanos = nil
+        if let fetch = token?.fetchSpan, server.sampled, !links.contains(where: { $0.context == fetch }) {
+            links.append(SpanLink(context: fetch, attributes: [SpanAttribute("token_sidecar.link", .string("token fetch waited for"))]))
+        }
+    }
+
+    /// The request was answered with `status` (`error`: the Proxy-Status error type when the
+    /// proxy answered with an error): ends the open attempt and the server span.
+    func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?) {
+        if let target, attempt != nil {
+            endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
+                       status: status > 0 && error == nil ? status : nil, error: error ?? "response_incomplete")
+        }
+        guard server.sampled else { return }
+        var attributes = Self.serverAttributes(head)
+        if status > 0 { attributes.append(SpanAttribute("http.response.status_code", .int(Int64(status)))) }
+        // Server spans: only a 5xx is an error (a 4xx is the client's).
+        let errorType = error ?? (status >= 500 ? String(status) : nil)
+        if let errorType { attributes.append(SpanAttribute("error.type", .string(errorType))) }
+        if let route { attributes.append(SpanAttribute("token_sidecar.route", .string(route))) }
+        if let credential {
+            attributes.append(SpanAttribute("token_sidecar.credential", .string(credential)))
+            if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
+            attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(waitedNanos) / 1e9)))
+        }
+        tracer.end(SpanRecord(context: server, parentSpanID: parent?.spanID, parentIsRemote: parent != nil, name: head.method,
+                              kind: .server, startNanos: startNanos, endNanos: Tracer.nowNanos(), attributes: attributes,
+                              events: events, links: links, status: status >= 500 ? .error(errorType ?? String(status)) : .unset))
+    }
+
+    /// The server span of a request answered before any exchange (no route, a refused
+    /// CONNECT, a loop), when tracing is on.
+    static func refused(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator, status: Int, error: String?) {
+        let trace = RequestTrace(head: head, tracer: tracer, ids: &ids)
+        trace.end(head: head, route: nil, credential: nil, target: nil, status: status, error: error)
+    }
+
+    private static func serverAttributes(_ head: borrowing RequestHead) -> [SpanAttribute] {
+        var attributes = [SpanAttribute("http.request.method", .string(head.method))]
+        let authority: Authority?
+        switch head.target {
+        case .absolute(let scheme, let target, _):
+            attributes.append(SpanAttribute("url.scheme", .string(scheme)))
+            authority = target
+        case .authority(let target): authority = target
+        case .origin, .asterisk: authority = head.host
+        }
+        attributes.append(SpanAttribute("url.path", .string(ClientSession.pathWithoutQuery(head.target))))
+        if let authority {
+            attributes.append(SpanAttribute("server.address", .string(authority.host)))
+            if let port = authority.port { attributes.append(SpanAttribute("server.port", .int(Int64(port)))) }
+        }
+        attributes.append(SpanAttribute("network.protocol.version", .string(head.version == .http1_1 ? "1.1" : "1.0")))
+        return attributes
+    }
+
+    private static func authority(_ target: UpstreamTarget) -> String {
+        let host = target.host.contains(":") ? "[\(target.host)]" : target.host
+        return "\(host):\(target.port)"
+    }
+}
+
+/// How an upstream request's W3C trace fields are written while tracing is on: the app's
+/// `traceparent` replaced by the attempt's, its `tracestate` kept only under its own parent.
+struct TraceFieldRewrite {
+    /// The attempt's client span: the upstream's parent.
+    let traceParent: SpanContext
+    /// Whether the app's `tracestate` fields go on.
+    let keepTraceState: Bool
+}
