@@ -76,6 +76,19 @@ enum StatusPage {
             [escape(pool.upstream), number(pool.idle), number(pool.leased), number(pool.connecting)]
         }, numeric: [1, 2, 3])
 
+        out += "<h2>Traces</h2>\n"
+        if report.tracing.enabled {
+            let tracing = report.tracing
+            out += table(["endpoint", "sampler", "spans exported", "dropped (queue full)", "dropped (export failed)", "queued"], [[
+                "<code>\(escape(tracing.endpoint ?? "–"))</code>", escape(tracing.sampler ?? "–"), String(tracing.exported),
+                tracing.droppedQueueFull > 0 ? "<span class=\"bad\">\(tracing.droppedQueueFull)</span>" : "0",
+                tracing.droppedExportFailed > 0 ? "<span class=\"bad\">\(tracing.droppedExportFailed)</span>" : "0",
+                String(tracing.queued),
+            ]], numeric: [2, 3, 4, 5])
+        } else {
+            out += "<p class=\"sub\">off (no OTLP endpoint: set tracing.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT)</p>\n"
+        }
+
         out += "<h2>Errors by Proxy-Status</h2>\n"
         out += table(["type", "count"], report.errors.map { [escape($0.type), number($0.count)] }, numeric: [1])
         out += "</body></html>\n"

@@ -107,6 +107,8 @@ public struct StatusReport: Sendable, Equatable {
     public var clientConnections: Int
     /// Error answers since start by `Proxy-Status` error type.
     public var errors: [(type: String, count: Int)]
+    /// Trace export.
+    public var tracing: TracingReport = .off
 
     /// Creates a report.
     public init(generatedAt: WallClockTime, uptimeSeconds: Int, credentials: [Credential], routes: [Route], pools: [Pool],
@@ -128,6 +130,7 @@ public struct StatusReport: Sendable, Equatable {
             && a.routes == b.routes && a.pools == b.pools && a.requests == b.requests
             && a.requestsPerSecond == b.requestsPerSecond && a.clientConnections == b.clientConnections
             && a.errors.map(\.type) == b.errors.map(\.type) && a.errors.map(\.count) == b.errors.map(\.count)
+            && a.tracing == b.tracing
     }
 
     /// The JSON document `/` answers with `Accept: application/json` (the same data as the page).
@@ -169,6 +172,7 @@ public struct StatusReport: Sendable, Equatable {
                     ("connecting", .int(pool.connecting)),
                 ])
             })),
+            ("tracing", tracing.json),
         ])
     }
 }

@@ -16,17 +16,21 @@ enum AdminWiring {
             metrics: { completion in
                 let statuses = managed(box.sidecar).map(\.status)
                 let variants = box.sidecar.runtime.credentials.allVariants
+                let tracing = box.sidecar.tracing?.exporter.snapshot
                 box.sidecar.server.collectMetrics { proxy in
                     completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter(),
-                                                        variants: variants))
+                                                        variants: variants, tracing: tracing))
                 }
             },
             tokens: { completion in completion(tokenReports(box.sidecar)) },
             status: { completion in
                 let sidecar = box.sidecar
                 let config = sidecar.config, credentials = sidecar.runtime.credentials
+                let tracing = sidecar.tracing.map(tracingReport) ?? .off
                 sidecar.server.collectMetrics { proxy in
-                    completion(collector.report(config: config, credentials: credentials, proxy: proxy))
+                    var report = collector.report(config: config, credentials: credentials, proxy: proxy)
+                    report.tracing = tracing
+                    completion(report)
                 }
             }
         )
@@ -38,6 +42,16 @@ enum AdminWiring {
         } catch {
             sidecar.logger.error("cannot start the admin listener", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The status page's tracing section (the endpoint, never a header).
+    static func tracingReport(_ tracing: TracingSetup) -> TracingReport {
+        let counts = tracing.exporter.snapshot
+        let sampler = tracing.config.sampler
+        return TracingReport(enabled: true, endpoint: tracing.exporter.settings.endpoint.description,
+                             sampler: sampler.usesRatio ? "\(sampler.rawValue) \(tracing.config.samplerArg)" : sampler.rawValue,
+                             exported: counts.exported, droppedQueueFull: counts.droppedQueueFull,
+                             droppedExportFailed: counts.droppedExportFailed, queued: counts.queued)
     }
 
     private static func managed(_ sidecar: Sidecar) -> [ManagedCredential] {

@@ -1,11 +1,12 @@
 import Admin
 import Proxy
 import TokenManager
+import TraceExport
 
 /// Turns the proxy's and the token manager's numbers into Prometheus metric families.
 enum MetricsExporter {
     static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter,
-                         variants: [(route: String, variants: TokenVariants)] = []) -> [MetricFamily] {
+                         variants: [(route: String, variants: TokenVariants)] = [], tracing: ExportCounts? = nil) -> [MetricFamily] {
         var families: [MetricFamily] = []
         families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route and status code.",
             proxy.requests.sorted { ($0.key.route, $0.key.code) < ($1.key.route, $1.key.code) }.map {
@@ -107,7 +108,25 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_per_request_tokens_dropped_total",
                                  help: "Tokens fetched per request that were dropped: least recently used beyond cacheSize, or unused for 15 minutes.",
                                  variants.map { MetricSample(labels: labels($0), value: Double($0.variants.droppedCount)) }))
+        if let tracing { families += traceFamilies(tracing) }
         return families
+    }
+
+    /// Trace export, when it is on: spans exported, dropped (and why), export requests.
+    static func traceFamilies(_ counts: ExportCounts) -> [MetricFamily] {
+        [
+            .counter("token_sidecar_trace_spans_exported_total", help: "Spans the OTLP receiver accepted.",
+                     [MetricSample(value: Double(counts.exported))]),
+            .counter("token_sidecar_trace_spans_dropped_total",
+                     help: "Spans dropped: the export queue was full (queue_full) or their batch failed for good (export_failed).",
+                     [MetricSample(labels: [MetricLabel("reason", "queue_full")], value: Double(counts.droppedQueueFull)),
+                      MetricSample(labels: [MetricLabel("reason", "export_failed")], value: Double(counts.droppedExportFailed))]),
+            .counter("token_sidecar_trace_exports_total", help: "OTLP export requests, by outcome (each retry counts).",
+                     [MetricSample(labels: [MetricLabel("outcome", "accepted")], value: Double(counts.exportsAccepted)),
+                      MetricSample(labels: [MetricLabel("outcome", "failed")], value: Double(counts.exportsFailed))]),
+            .gauge("token_sidecar_trace_queued_spans", help: "Spans waiting to be exported.",
+                   [MetricSample(value: Double(counts.queued))]),
+        ]
     }
 
     private static func histogram(_ histogram: LatencyHistogram) -> HistogramSample {

@@ -16,6 +16,8 @@ final class Sidecar {
     let control: EventLoop
     let runtime: CredentialRuntime
     let server: ProxyServer
+    /// Trace export, when `tracing:` or `OTEL_EXPORTER_OTLP_*` configure an endpoint.
+    let tracing: TracingSetup?
     private var watchers: [SignalWatcher] = []
     private var drainTimer: Timer?
     /// Looks every ``trimInterval`` whether enough memory was freed to trim the heap.
@@ -40,14 +42,16 @@ final class Sidecar {
         self.logger = logger
         EventLoop.enableThreads()
         self.control = try control ?? EventLoop()
+        tracing = try TracingSetup(config: config.tracing, logger: logger)
         do {
-            runtime = try CredentialRuntime(config: config, environment: environment, logger: logger)
+            runtime = try CredentialRuntime(config: config, environment: environment, logger: logger, tracer: tracing?.tracer)
         } catch {
             throw StartError.configuration("\(config.file): \(error)")
         }
         do {
             server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger)
             server.accessLogWriter = JSONAccessLogWriter(enabled: logger.logLevel <= .info)
+            server.tracer = tracing?.tracer
         } catch {
             throw StartError.configuration("\(config.file): \(error)")
         }
@@ -61,8 +65,14 @@ final class Sidecar {
         watchers.append(SignalWatcher(signal: SIGTERM, on: control) { [unowned self] in beginDrain("SIGTERM") })
         watchers.append(SignalWatcher(signal: SIGINT, on: control) { [unowned self] in beginDrain("SIGINT") })
         watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload() })
+        try tracing?.start()
         try runtime.start()
         let address = try server.start()
+        if let tracing {
+            // After the proxy's "listening" line, which supervisors and tests read first.
+            logger.info("tracing", metadata: ["endpoint": .string(tracing.exporter.settings.endpoint.description),
+                                              "sampler": .string(tracing.config.sampler.rawValue)])
+        }
         trimTimer = Timer(on: control, after: Self.trimInterval, repeating: Self.trimInterval) { [unowned self] in trimHeap() }
         onStarted?(self)
         return address
@@ -82,6 +92,7 @@ final class Sidecar {
         admin?.close()
         server.stop()
         runtime.stop()
+        tracing?.stop()
         logger.info("stopped")
     }
 
@@ -120,6 +131,9 @@ final class Sidecar {
         }
         if fresh.sharedCache != config.sharedCache {
             logger.warning("reload does not change sharedCache; restart to change it")
+        }
+        if fresh.tracing != config.tracing {
+            logger.warning("reload does not change tracing; restart to change it")
         }
         do {
             let credentials = try runtime.reload(fresh)

@@ -8,7 +8,10 @@ classes (opentelemetry.proto.collector.trace.v1.trace_service_pb2, from PyPI, in
 virtual environment .build-otel: `make otel-venv`, interpreter OTelPython.path); the rest is the
 standard library.
 
-    otlp_receiver.py --dir DIR [--fail-first N]
+    otlp_receiver.py --dir DIR [--fail-first N] [--port P]
+
+--port P listens on that port (a test that stops the receiver and brings it back on the same
+address); without it, an ephemeral port.
 
 Listens on 127.0.0.1 (an ephemeral port), then prints "PORT <port>" on stdout and flushes.
 Nothing else is written to stdout; stderr gets only real errors (a malformed HTTP request line,
@@ -493,6 +496,7 @@ def main():
     parser = argparse.ArgumentParser(description="OTLP/HTTP protobuf trace receiver (test fixture)")
     parser.add_argument("--dir", required=True)
     parser.add_argument("--fail-first", type=int, default=0, metavar="N")
+    parser.add_argument("--port", type=int, default=0, help="listen on this port (default: an ephemeral one)")
     args = parser.parse_args()
     directory = args.dir
     os.makedirs(directory, exist_ok=True)
@@ -500,7 +504,7 @@ def main():
                  requests=os.path.join(directory, "requests.jsonl"),
                  spans=os.path.join(directory, "spans.jsonl"),
                  fail_first=max(0, args.fail_first))
-    server = ReceiverServer(("127.0.0.1", 0), ReceiverHandler)
+    server = ReceiverServer(("127.0.0.1", args.port), ReceiverHandler)
     print("PORT %d" % server.server_address[1], flush=True)
     try:
         server.serve_forever()
