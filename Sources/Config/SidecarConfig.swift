@@ -36,6 +36,8 @@ public struct SidecarConfig: Sendable, Equatable {
     public var sharedCache: SharedCacheConfig?
     /// The CA for routes with `intercept: true`; nil: no TLS interception.
     public var intercept: InterceptConfig?
+    /// OpenTelemetry trace export (off unless an endpoint is set).
+    public var tracing: TracingConfig
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.
@@ -60,8 +62,10 @@ public struct SidecarConfig: Sendable, Equatable {
         drainTimeout: Duration = .seconds(15),
         spool: SpoolConfig = SpoolConfig(),
         sharedCache: SharedCacheConfig? = nil,
-        intercept: InterceptConfig? = nil
+        intercept: InterceptConfig? = nil,
+        tracing: TracingConfig = TracingConfig()
     ) {
+        self.tracing = tracing
         self.intercept = intercept
         self.sharedCache = sharedCache
         self.spool = spool
