@@ -46,6 +46,11 @@ final class TraceExportTests: XCTestCase {
         return found
     }
 
+    /// The header lists of the requests the backend logged, in order.
+    private func requestHeaders(_ backend: FixtureServer) -> [[[String]]] {
+        backend.log("b.jsonl").filter { $0["event"] as? String == "request" }.compactMap { $0["headers"] as? [[String]] }
+    }
+
     private func attributes(_ span: [String: Any]) -> [String: Any] { span["attributes"] as? [String: Any] ?? [:] }
 
     private func get(_ port: Int, _ path: String, headers: [String] = []) -> (status: Int, headers: [String: String], body: String)? {
@@ -85,8 +90,11 @@ final class TraceExportTests: XCTestCase {
         XCTAssertEqual(attributes(first)["token_sidecar.credential"] as? String, "partner")
         let waited = try XCTUnwrap(attributes(first)["token_sidecar.token.wait"] as? Double)
         XCTAssertGreaterThanOrEqual(waited, 0.3, "it waited for the first fetch (0.5 s)")
-        let firstFetch = try XCTUnwrap(fetches.first { (attributes($0)["token_sidecar.outcome"] as? String) == "success"
-            && (first["links"] as? [[String: Any]])?.contains { link in link["span_id"] as? String == $0["span_id"] as? String } == true })
+        let firstLinks = (first["links"] as? [[String: Any]] ?? []).compactMap { $0["span_id"] as? String }
+        XCTAssertEqual(firstLinks.count, 1, "a link to the fetch it waited for")
+        let firstFetch = try XCTUnwrap(fetches.first { fetch in
+            (attributes(fetch)["token_sidecar.outcome"] as? String) == "success" && firstLinks.contains(fetch["span_id"] as? String ?? "")
+        })
         XCTAssertEqual(firstFetch["parent_span_id"] as? String, "", "a fetch is the root of a trace of its own")
         XCTAssertEqual(attributes(firstFetch)["token_sidecar.grant"] as? String, "client_credentials")
         XCTAssertEqual(attributes(firstFetch)["token_sidecar.client_auth"] as? String, "client_secret_basic")
@@ -97,8 +105,7 @@ final class TraceExportTests: XCTestCase {
         XCTAssertEqual(attributes(firstAttempt)["url.full"] as? String, "http://127.0.0.1:\(backend.port)/hello")
 
         // What the backend received: the client span as its parent, the app's tracestate and baggage untouched.
-        let seen = backend.log("b.jsonl")
-        let headers = try XCTUnwrap(seen.first?["headers"] as? [[String]])
+        let headers = try XCTUnwrap(requestHeaders(backend).first)
         func values(_ name: String) -> [String] { headers.filter { $0[0].lowercased() == name }.map { $0[1] } }
         XCTAssertEqual(values("traceparent"), ["00-\(appTraceID)-\(firstAttempt["span_id"] as? String ?? "?")-01"])
         XCTAssertEqual(values("tracestate"), ["congo=t61rcWkgMzE"])
@@ -150,7 +157,7 @@ final class TraceExportTests: XCTestCase {
         let fields = ["traceparent: 00-\(appTraceID)-\(appSpanID)-01", "tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
                       "baggage: userId=alice,isProduction=false"]
         XCTAssertEqual(get(sidecar.port, "/x", headers: fields)?.status, 200)
-        let headers = try XCTUnwrap(backend.log("b.jsonl").first?["headers"] as? [[String]])
+        let headers = try XCTUnwrap(requestHeaders(backend).first)
         for field in fields {
             let name = String(field.prefix { $0 != ":" })
             XCTAssertEqual(headers.filter { $0[0].lowercased() == name }.map { "\(name): \($0[1])" }, [field])
