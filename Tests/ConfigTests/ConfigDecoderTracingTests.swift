@@ -451,9 +451,9 @@ final class ConfigDecoderTracingTests: XCTestCase {
         ], "the file's own pair is checked as written")
     }
 
-    // MARK: - Secrets
+    // MARK: - Secrets and the rendering
 
-    func testHeaderValuesNeverAppearInProblemsOrDescriptions() throws {
+    func testHeaderValuesNeverAppearInProblemsOrRenderingOrDescriptions() throws {
         let environment = [
             "OTEL_EXPORTER_OTLP_HEADERS": "api-key=SENTINEL-ENV",
             "SECRET": "SENTINEL-FILE",
@@ -464,10 +464,103 @@ final class ConfigDecoderTracingTests: XCTestCase {
         XCTAssertFalse(lines.joined().contains("SENTINEL"))
         let config = try XCTUnwrap(parseOK(yaml, environment: environment))
         XCTAssertEqual(config.tracing.headers.map(\.value), ["SENTINEL-FILE", "SENTINEL-ENV"])
+        let text = config.renderEffective()
+        XCTAssertFalse(text.contains("SENTINEL"), text)
+        XCTAssertTrue(text.contains("  headers:\n    \"X-Key\": \"****\"\n    \"api-key\": \"****\"  # from OTEL_EXPORTER_OTLP_HEADERS\n"), text)
         var dumped = ""
         dump(config.tracing, to: &dumped)
         XCTAssertFalse("\(config.tracing)".contains("SENTINEL"))
         XCTAssertFalse(String(reflecting: config).contains("SENTINEL"))
         XCTAssertFalse(dumped.contains("SENTINEL"), dumped)
+    }
+
+    func testRenderWhenOff() throws {
+        let config = try XCTUnwrap(parseOK("routes: []"))
+        XCTAssertTrue(config.renderEffective().contains("""
+
+            tracing:  # enabled: false (no endpoint; set endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to export spans)
+              endpoint: null
+              tracesEndpoint: null
+              headers: {}
+              serviceName: "token-sidecar"
+              resourceAttributes: {}
+              sampler: parentbased_always_on
+              samplerArg: 1.0  # unused by parentbased_always_on
+              disabled: false
+              compression: gzip
+              timeout: 10s
+              batch:
+                maxQueueSize: 2048
+                scheduleDelay: 5s
+                exportTimeout: 30s
+                maxExportBatchSize: 512
+            credentials: {}
+
+            """), config.renderEffective())
+        let disabled = try XCTUnwrap(parseOK("tracing: {endpoint: 'http://c:4318'}", environment: ["OTEL_SDK_DISABLED": "true"]))
+        XCTAssertTrue(disabled.renderEffective().contains("""
+            tracing:  # enabled: false (disabled by OTEL_SDK_DISABLED)
+              endpoint: "http://c:4318"
+              tracesEndpoint: null  # endpoint + /v1/traces
+
+            """), disabled.renderEffective())
+        XCTAssertTrue(disabled.renderEffective().contains("\n  disabled: true  # from OTEL_SDK_DISABLED\n"))
+    }
+
+    func testRenderWhenOnSaysWhereValuesCameFrom() throws {
+        let config = try XCTUnwrap(parseOK("""
+            tracing:
+              endpoint: http://file:4318
+              sampler: traceidratio
+              resourceAttributes: {team: tokens}
+            """, environment: [
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/",
+                "OTEL_TRACES_SAMPLER_ARG": "0.5",
+                "OTEL_RESOURCE_ATTRIBUTES": "service.name=edge,region=eu",
+                "OTEL_BSP_MAX_QUEUE_SIZE": "1000",
+            ]))
+        XCTAssertTrue(config.renderEffective().contains("""
+            tracing:  # enabled: true, spans go to "http://collector:4318/v1/traces"
+              endpoint: "http://collector:4318/"  # from OTEL_EXPORTER_OTLP_ENDPOINT
+              tracesEndpoint: null  # endpoint + /v1/traces
+              headers: {}
+              serviceName: "edge"  # from OTEL_RESOURCE_ATTRIBUTES (service.name)
+              resourceAttributes:
+                "team": "tokens"
+                "region": "eu"  # from OTEL_RESOURCE_ATTRIBUTES
+              sampler: traceidratio
+              samplerArg: 0.5  # from OTEL_TRACES_SAMPLER_ARG
+              disabled: false
+              compression: gzip
+              timeout: 10s
+              batch:
+                maxQueueSize: 1000  # from OTEL_BSP_MAX_QUEUE_SIZE
+                scheduleDelay: 5s
+                exportTimeout: 30s
+                maxExportBatchSize: 512
+            credentials: {}
+            """), config.renderEffective())
+    }
+
+    func testRenderingLoadsBack() throws {
+        let ca = try writeTemporaryFile(self, "ca.pem", FakePEM.certificate)
+        let environment = [
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://ingest.example.com/v1/traces?x=$1",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "https://unused:4318",
+            "OTEL_EXPORTER_OTLP_CERTIFICATE": ca,
+            "OTEL_SERVICE_NAME": "edge \"one\"",
+            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+            "OTEL_TRACES_SAMPLER_ARG": "0.00001",
+            "OTEL_BSP_SCHEDULE_DELAY": "1500",
+            "OTEL_RESOURCE_ATTRIBUTES": "a=1",
+        ]
+        let config = try XCTUnwrap(parseOK("tracing: {compression: none, batch: {exportTimeout: 1m}}", environment: environment))
+        let text = config.renderEffective()
+        XCTAssertTrue(text.contains("  endpoint: \"https://unused:4318\"  # from OTEL_EXPORTER_OTLP_ENDPOINT; unused: tracesEndpoint wins\n"), text)
+        XCTAssertTrue(text.contains("  caFile: \"\(ca)\"  # from OTEL_EXPORTER_OTLP_CERTIFICATE\n  clientCert: null  # no client certificate\n"), text)
+        let reparsed = try XCTUnwrap(parseOK(text))
+        var expected = config.tracing
+        expected.origins = [:]
+        XCTAssertEqual(reparsed.tracing, expected, "every value loads back, as written in the file")
     }
 }
