@@ -96,6 +96,7 @@ struct ConfigDecoder {
         config.spool = decodeSpool(fields["spool"])
         config.sharedCache = decodeSharedCache(fields["sharedCache"])
         config.intercept = decodeIntercept(fields["intercept"])
+        config.tracing = decodeTracing(fields["tracing"])
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
         let problemsBeforeRoutes = problems.count

@@ -4,13 +4,20 @@ enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
         "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
-        "credentials", "routes", "sharedCache", "intercept",
+        "credentials", "routes", "sharedCache", "intercept", "tracing",
     ]
     /// Keys of `intercept`.
     static let intercept = ["caCertFile", "caKeyFile", "bundleFile", "caValidity"]
     static let spool = ["directory", "maxBytes"]
     /// Keys of `sharedCache`.
     static let sharedCache = ["url", "passwordFile", "usernameFile", "encryptionKeyFile", "keyPrefix", "timeout"] + tls
+    /// Keys of `tracing`.
+    static let tracing = ["endpoint", "tracesEndpoint", "headers", "serviceName", "resourceAttributes", "sampler", "samplerArg",
+                          "disabled", "compression", "timeout", "batch"] + tls
+    /// Keys of `tracing.batch`.
+    static let tracingBatch = ["maxQueueSize", "scheduleDelay", "exportTimeout", "maxExportBatchSize"]
+    /// Allowed range for `tracing.batch.maxQueueSize` and `maxExportBatchSize`.
+    static let tracingBatchSize = 1...1_000_000
     static let credentialCommon = ["type"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
     /// Client secret sources of `mca` and `oauth2`.

@@ -8,7 +8,9 @@ extension SidecarConfig {
     /// `tokenFile: /path` / `secretFile: /path` and `tokenEnv: VAR` /
     /// `secretEnv: VAR`. The fields of an `mca` credential end in a comment
     /// saying where the value came from (`# from VCAP_SERVICES`). TLS keys
-    /// appear only for https URLs.
+    /// appear only for https URLs. `tracing:` shows every effective value,
+    /// `# from OTEL_...` on those read from a variable, and header names
+    /// only (values as `"****"`).
     ///
     /// `$` is written as `$$`, so apart from masked inline secrets the output
     /// loads back as the same configuration (discovered mca values then
@@ -59,6 +61,7 @@ extension SidecarConfig {
             lines.append("  bundleFile: \(intercept.bundleFile.map(Self.quote) ?? "null")")
             lines.append("  caValidity: \(DurationText.format(intercept.caValidity))")
         }
+        lines += renderTracing()
         if credentials.isEmpty {
             lines.append("credentials: {}")
         } else {

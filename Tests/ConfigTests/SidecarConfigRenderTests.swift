@@ -56,6 +56,22 @@ final class SidecarConfigRenderTests: XCTestCase {
               maxBytes: 1GiB
             connect: deny
             sharedCache: null  # tokens are fetched per process
+            tracing:  # enabled: false (no endpoint; set endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to export spans)
+              endpoint: null
+              tracesEndpoint: null
+              headers: {}
+              serviceName: "token-sidecar"
+              resourceAttributes: {}
+              sampler: parentbased_always_on
+              samplerArg: 1.0  # unused by parentbased_always_on
+              disabled: false
+              compression: gzip
+              timeout: 10s
+              batch:
+                maxQueueSize: 2048
+                scheduleDelay: 5s
+                exportTimeout: 30s
+                maxExportBatchSize: 512
             credentials:
               "env":
                 type: static
