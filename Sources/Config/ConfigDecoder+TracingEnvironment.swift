@@ -7,11 +7,7 @@ extension ConfigDecoder {
     /// bad value is a problem at the key it sets whose message starts with the variable's name;
     /// values of the `_HEADERS` variables never appear in messages.
     mutating func applyTracingEnvironment(to draft: inout TracingDraft) {
-        if let protocolVariable = otelVariable("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"),
-           protocolVariable.value != "http/protobuf" {
-            report("tracing", "\(protocolVariable.name): '\(protocolVariable.value)' is not supported; "
-                   + "token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)", line: nil)
-        }
+        defer { checkTracingProtocol(draft) }
         for (key, keyPath, name) in [
             ("endpoint", \TracingConfig.endpoint, "OTEL_EXPORTER_OTLP_ENDPOINT"),
             ("tracesEndpoint", \TracingConfig.tracesEndpoint, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
@@ -188,5 +184,16 @@ extension ConfigDecoder {
     private mutating func reportVariable(_ key: String, _ variable: String, _ message: String, draft: inout TracingDraft) {
         report("tracing.\(key)", "\(variable): \(message)", line: nil)
         draft.invalid.insert(key)
+    }
+
+    /// Only OTLP over HTTP with protobuf bodies is exported. Checked only when tracing is on:
+    /// an operator that injects `OTEL_EXPORTER_OTLP_PROTOCOL=grpc` into every container of a
+    /// pod must not stop a sidecar that exports nothing.
+    private mutating func checkTracingProtocol(_ draft: TracingDraft) {
+        guard draft.config.enabled,
+              let protocolVariable = otelVariable("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+              protocolVariable.value != "http/protobuf" else { return }
+        report("tracing", "\(protocolVariable.name): '\(protocolVariable.value)' is not supported; "
+               + "token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)", line: nil)
     }
 }

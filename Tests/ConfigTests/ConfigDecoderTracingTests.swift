@@ -366,10 +366,6 @@ final class ConfigDecoderTracingTests: XCTestCase {
              "c.yaml: tracing.samplerArg: OTEL_TRACES_SAMPLER_ARG: expected a number such as 0.25 (the share of traces the ratio samplers keep), got 'ten percent'"),
             ("OTEL_TRACES_SAMPLER_ARG", "nan",
              "c.yaml: tracing.samplerArg: OTEL_TRACES_SAMPLER_ARG: expected a number such as 0.25 (the share of traces the ratio samplers keep), got 'nan'"),
-            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc",
-             "c.yaml: tracing: OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported; token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)"),
-            ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json",
-             "c.yaml: tracing: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' is not supported; token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)"),
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318",
              "c.yaml: tracing.endpoint: OTEL_EXPORTER_OTLP_ENDPOINT: invalid URL: expected a URL like https://host[:port]/path"),
             ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://c/v1/traces",
@@ -394,6 +390,22 @@ final class ConfigDecoderTracingTests: XCTestCase {
         for (variable, value, expected) in cases {
             XCTAssertEqual(problemLines("routes: []", environment: [variable: value]), [expected], "\(variable)=\(value)")
         }
+    }
+
+    /// Another protocol is refused only where spans would be sent with it: an operator that
+    /// injects the variable into every container must not stop a sidecar that traces nothing.
+    func testAnotherProtocolIsRefusedOnlyWhenTracingIsOn() {
+        let endpoint = "http://collector:4318"
+        XCTAssertEqual(problemLines("routes: []", environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint]), [
+            "c.yaml: tracing: OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' is not supported; token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)",
+        ])
+        XCTAssertEqual(problemLines("routes: []", environment: ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+                                                                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint + "/v1/traces"]), [
+            "c.yaml: tracing: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' is not supported; token-sidecar exports OTLP over HTTP with protobuf bodies only (http/protobuf)",
+        ])
+        XCTAssertFalse(parseOK("routes: []", environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"])?.tracing.enabled ?? true)
+        XCTAssertFalse(parseOK("routes: []", environment: ["OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                                                           "OTEL_SDK_DISABLED": "true"])?.tracing.enabled ?? true)
     }
 
     func testRatioOutOfRangeNamesTheVariables() {
