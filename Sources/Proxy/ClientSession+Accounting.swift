@@ -17,10 +17,7 @@ extension ClientSession {
                         bytesIn: Int? = nil, bytesOut: Int? = nil) {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
-        if let trace = io.trace {
-            trace.end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
-                      status: status, error: error)
-        }
+        if let trace = io.trace { trace.finish(io, status: status, error: error) }
         count(route: route, status: status, error: error, seconds: seconds, context: context)
         guard context.accessLog else { return }
         logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds, context: context,

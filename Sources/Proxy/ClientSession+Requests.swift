@@ -120,7 +120,7 @@ extension ClientSession: UpstreamWaiter {
         // The head moves into the exchange's I/O record (no copy of its fields).
         let io = ExchangeIO(head: head, decision: decision, context: context)
         if let variant { io.variant = variant }
-        if let tracer = context.tracer { io.trace = RequestTrace(head: io.head, tracer: tracer, ids: &context.traceIDs) }
+        if let tracer = context.tracer { io.trace = RequestTrace.start(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
@@ -288,7 +288,9 @@ extension ClientSession: UpstreamWaiter {
     }
 
     /// Writes the head and the staged body to the assigned upstream and starts the clocks.
-    func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) -> ExchangeAction {
+    /// `traced`: the request's trace starts an attempt span whose `traceparent` the head carries.
+    @inline(__always)
+    func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool, traced: Bool) -> ExchangeAction {
         guard let upstream = io.upstream else { return .none }
         let body: EventBuffer
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
@@ -298,9 +300,10 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
-        let trace = io.trace?.startAttempt(ids: &context.traceIDs)
-        let headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                              trace: trace, to: upstream.output)
+        let headCount = traced && io.trace != nil
+            ? RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
+                                    trace: io.trace.unsafelyUnwrapped.startAttempt(), to: upstream.output)
+            : RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
@@ -313,11 +316,17 @@ extension ClientSession: UpstreamWaiter {
         return wasQueued ? connection.exchangeEvent { $0.queuedRequestSent() } : .none
     }
 
+    /// ``sendRequest(_:readingBody:responseTimer:traced:)`` for a traced request.
+    @inline(never)
+    func sendTracedRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool) -> ExchangeAction {
+        sendRequest(io, readingBody: readingBody, responseTimer: responseTimer, traced: true)
+    }
+
     /// Sends the request again, exactly as it was (its kept body), on a new connection: a 401
     /// replay with the new token (`replayCheckingStale`: as the exchange decided), or a retry
     /// (`nil`) after a pooled connection turned out closed, on a fresh connection.
     func resend(_ io: ExchangeIO, body: [UInt8], replayCheckingStale: Bool?) -> ExchangeAction {
-        if let trace = io.trace { traceResend(trace, io, replay: replayCheckingStale != nil) }
+        if let trace = io.trace { trace.resending(io, replay: replayCheckingStale != nil) }
         discardUpstream(io)
         io.responseHead = nil
         io.responseCommitted = false
@@ -392,20 +401,6 @@ extension ClientSession: UpstreamWaiter {
         return connection.exchangeEvent { $0.requestBodyForwarded(progress, movedBytes: moved, copy: copy) }
     }
 
-    /// Ends the attempt being resent and says why on the request's span. Out of line: cold.
-    @inline(never)
-    private func traceResend(_ trace: RequestTrace, _ io: ExchangeIO, replay: Bool) {
-        let status = io.responseHead?.status
-        trace.endAttempt(method: io.head.method, target: io.target, path: Self.pathWithoutQuery(io.head.target), status: status,
-                         error: status == nil ? "connection_closed" : nil)
-        if replay {
-            trace.resent("token_sidecar.replay", reason: status == 401
-                ? "the upstream answered 401 to the token; the request is replayed with a different one"
-                : "the upstream asked for a DPoP nonce; the request is replayed with a proof carrying it")
-        } else {
-            trace.resent("token_sidecar.retry", reason: "the pooled connection closed before answering; the request is retried on a new one")
-        }
-    }
 }
 
 extension Exchange.BodyProgress {

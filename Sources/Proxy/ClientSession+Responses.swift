@@ -107,7 +107,7 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
-        io.trace?.tokenWaitStarted()
+        if let trace = io.trace { trace.rejected(io) }
         credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
             // While this exchange is current it holds the rejection: a new token is the replay's.
             guard current === io else { return }

@@ -1,3 +1,5 @@
+import Tracing
+
 /// Writes a message head into memory reserved for it (``EventLoop/EventBuffer/write(reserving:_:)``
 /// or a new array): each piece is one bounds check and one `memcpy`, where appending to an
 /// array costs a generic call and a capacity check per piece.
@@ -37,6 +39,13 @@ struct HeadWriter {
     mutating func write(_ text: String) {
         var text = text
         text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes the 55 bytes of `context`'s `traceparent` value in place.
+    mutating func writeTraceParent(_ context: SpanContext) {
+        precondition(count + TraceParent.length <= buffer.count, "head larger than the space reserved for it")
+        TraceParent.write(context, into: UnsafeMutableRawBufferPointer(rebasing: buffer[count...]))
+        count += TraceParent.length
     }
 
     /// Writes one byte.

@@ -25,32 +25,46 @@ final class RequestTrace {
     private var links: [SpanLink] = []
     private var waitStartNanos: UInt64?
     private var waitedNanos: UInt64 = 0
+    /// Ids of the request's attempt spans (seeded from the worker's generator).
+    private var ids: IDGenerator
+
+    /// The trace of `io`'s request. Out of line, like every entry the session calls: inlined
+    /// into the session's hot paths, even code behind a nil check costs untraced requests.
+    @inline(never)
+    static func start(_ io: ExchangeIO, tracer: Tracer, ids: inout IDGenerator) -> RequestTrace {
+        RequestTrace(head: io.head, tracer: tracer, ids: &ids)
+    }
 
     /// The trace of a request with `head`: its `traceparent` (exactly one valid field) is the
     /// parent, its `tracestate` fields (joined) stay with the trace.
     init(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator) {
         self.tracer = tracer
-        var traceParents = 0
-        var parentValue: String?
-        var traceState: String?
-        for field in head.fields {
-            if field.nameEquals("traceparent") {
-                traceParents += 1
-                parentValue = field.value
-            } else if field.nameEquals("tracestate") {
-                traceState = traceState.map { $0 + "," + field.value } ?? field.value
+        // Read in place: only the two trace fields, never a String per field.
+        self.parent = head.withFieldSection { section -> SpanContext? in
+            var traceParents = 0
+            var parent: SpanContext?
+            var traceState: String?
+            for line in section.lines {
+                if section.name(of: line, equals: "traceparent") {
+                    traceParents += 1
+                    parent = TraceParent.parse(bytes: section.value(of: line))
+                } else if section.name(of: line, equals: "tracestate") {
+                    let value = String(decoding: section.value(of: line), as: UTF8.self)
+                    traceState = traceState.map { $0 + "," + value } ?? value
+                }
             }
+            // Two traceparent fields are not one valid parent (W3C Trace Context §3.2): a new trace.
+            guard traceParents == 1, var found = parent else { return nil }
+            found.traceState = traceState
+            return found
         }
-        // Two traceparent fields are not one valid parent (W3C Trace Context §3.2): a new trace.
-        var parent = traceParents == 1 ? parentValue.flatMap { TraceParent.parse($0) } : nil
-        parent?.traceState = traceState
-        self.parent = parent
         server = tracer.newSpan(parent: parent, ids: &ids)
+        self.ids = IDGenerator(seed: (ids.next(), ids.next(), ids.next(), ids.next()))
         startNanos = Tracer.nowNanos()
     }
 
     /// How the upstream request's trace fields are written for the attempt starting now.
-    func startAttempt(ids: inout IDGenerator) -> TraceFieldRewrite {
+    func startAttempt() -> TraceFieldRewrite {
         let context = Tracer.child(of: server, ids: &ids)
         attempt = (context, server.sampled ? Tracer.nowNanos() : 0)
         attempts += 1
@@ -87,12 +101,50 @@ final class RequestTrace {
         events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event, attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
     }
 
+    /// The attempt under way was answered 401: it is over, and the wait for a different token
+    /// (the replay's) is the request's.
+    @inline(never)
+    func rejected(_ io: ExchangeIO) {
+        tokenWaitStarted()
+        guard server.sampled else { return }
+        endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target),
+                   status: io.responseHead?.status, error: nil)
+    }
+
+    /// `io`'s request is sent again: a replay (a 401, a DPoP nonce) or a retry (a pooled
+    /// connection closed first). Ends the attempt still open and says why on the server span.
+    @inline(never)
+    func resending(_ io: ExchangeIO, replay: Bool) {
+        guard server.sampled else { return }
+        let status = io.responseHead?.status
+        endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target), status: status,
+                   error: status == nil ? "connection_closed" : nil)
+        if replay {
+            resent("token_sidecar.replay", reason: status == 401
+                ? "the upstream answered 401 to the token; the request is replayed with a different one"
+                : "the upstream asked for a DPoP nonce; the request is replayed with a proof carrying it")
+        } else {
+            resent("token_sidecar.retry", reason: "the pooled connection closed before answering; the request is retried on a new one")
+        }
+    }
+
+    /// `io`'s request was answered: ends its spans.
+    @inline(never)
+    func finish(_ io: ExchangeIO, status: Int, error: String?) {
+        // An unsampled trace records nothing: nothing to gather.
+        guard server.sampled else { return }
+        end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
+            status: status, error: error)
+    }
+
     /// The request starts waiting for a token.
+    @inline(never)
     func tokenWaitStarted() {
         waitStartNanos = Tracer.nowNanos()
     }
 
     /// The wait ended with `token` (nil: none came); a token a fetch produced is linked.
+    @inline(never)
     func tokenWaitEnded(_ token: AccessToken?) {
         if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
         waitStartNanos = nil
@@ -105,8 +157,9 @@ final class RequestTrace {
     /// proxy answered with an error): ends the open attempt and the server span.
     func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?) {
         if let target, attempt != nil {
+            // A response ended without one of ours: its status is the upstream's.
             endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
-                       status: status > 0 && error == nil ? status : nil, error: error ?? "response_incomplete")
+                       status: error == nil && status > 0 ? status : nil, error: error ?? (status > 0 ? nil : "response_incomplete"))
         }
         guard server.sampled else { return }
         var attributes = Self.serverAttributes(head)

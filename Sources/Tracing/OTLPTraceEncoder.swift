@@ -18,7 +18,7 @@ public struct OTLPTraceEncoder: Sendable {
 
     /// The request carrying `spans`.
     public func encode(_ spans: some Collection<SpanRecord>) -> [UInt8] {
-        var writer = ProtobufWriter()
+        var writer = ProtobufWriter(capacity: 64 + spans.count * 512)
         // ExportTraceServiceRequest.resource_spans = 1
         writer.messageField(1) { resourceSpans in
             // ResourceSpans.resource = 1 (Resource.attributes = 1)
@@ -40,10 +40,10 @@ public struct OTLPTraceEncoder: Sendable {
 
     /// `Span` (trace/v1/trace.proto).
     private static func write(_ span: SpanRecord, to writer: inout ProtobufWriter) {
-        writer.bytesField(1, span.context.traceID.bytes)
-        writer.bytesField(2, span.context.spanID.bytes)
+        writer.idField(1, span.context.traceID.high, span.context.traceID.low)
+        writer.idField(2, span.context.spanID.value)
         writer.stringField(3, span.context.traceState ?? "")
-        if let parent = span.parentSpanID { writer.bytesField(4, parent.bytes) }
+        if let parent = span.parentSpanID { writer.idField(4, parent.value) }
         writer.stringField(5, span.name)
         writer.varintField(6, UInt64(span.kind.rawValue))
         writer.fixed64Field(7, span.startNanos)
@@ -58,8 +58,8 @@ public struct OTLPTraceEncoder: Sendable {
         }
         for link in span.links {
             writer.messageField(13) { message in
-                message.bytesField(1, link.context.traceID.bytes)
-                message.bytesField(2, link.context.spanID.bytes)
+                message.idField(1, link.context.traceID.high, link.context.traceID.low)
+                message.idField(2, link.context.spanID.value)
                 message.stringField(3, link.context.traceState ?? "")
                 for attribute in link.attributes { message.messageField(4) { write(attribute, to: &$0) } }
                 message.fixed32Field(6, flags(link.context.flags, hasRemote: true, remote: link.context.isRemote))

@@ -1,12 +1,19 @@
 /// The protobuf wire format (varints, fixed-width and length-delimited fields), enough to
-/// write OTLP messages. Fields are written in field-number order, defaults omitted, as a
-/// protobuf encoder does.
+/// write OTLP messages, into one growing buffer. Fields are written in field-number order,
+/// defaults omitted, as a protobuf encoder does.
+///
+/// A nested message is written in place: its length goes first as a 5-byte varint (padded
+/// with continuation bits, which every protobuf parser accepts: the wire format does not
+/// require the shortest form), filled in once the message is written. That saves a buffer,
+/// an allocation and a copy per nested message — a span has a dozen (attributes, values).
 struct ProtobufWriter {
     /// The bytes written so far.
     private(set) var bytes: [UInt8] = []
 
-    /// An empty writer.
-    init() {}
+    /// An empty writer with room for `capacity` bytes.
+    init(capacity: Int = 0) {
+        bytes.reserveCapacity(capacity)
+    }
 
     private enum WireType: UInt64 {
         case varint = 0
@@ -36,48 +43,60 @@ struct ProtobufWriter {
         varint(value)
     }
 
+    /// Little-endian bytes of `value`, `count` of them.
+    private mutating func littleEndian(_ value: UInt64, count: Int) {
+        var rest = value
+        for _ in 0..<count {
+            bytes.append(UInt8(truncatingIfNeeded: rest))
+            rest >>= 8
+        }
+    }
+
     /// A `fixed64` field, omitted when zero.
     mutating func fixed64Field(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         tag(field, .fixed64)
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        littleEndian(value, count: 8)
     }
 
     /// A `fixed32` field, omitted when zero.
     mutating func fixed32Field(_ field: Int, _ value: UInt32) {
         guard value != 0 else { return }
         tag(field, .fixed32)
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        littleEndian(UInt64(value), count: 4)
     }
 
     /// A `double` field (written even when zero: it sits in a `oneof`).
     mutating func doubleField(_ field: Int, _ value: Double) {
         tag(field, .fixed64)
-        let bits = value.bitPattern
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        littleEndian(value.bitPattern, count: 8)
     }
 
-    /// A `bytes` field, omitted when empty.
-    mutating func bytesField(_ field: Int, _ value: [UInt8]) {
-        guard !value.isEmpty else { return }
+    /// A `bytes` field holding `values` as big-endian 8-byte words (a trace or span id).
+    mutating func idField(_ field: Int, _ values: UInt64...) {
         tag(field, .lengthDelimited)
-        varint(UInt64(value.count))
-        bytes += value
+        varint(UInt64(values.count * 8))
+        for value in values {
+            var shift: UInt64 = 56
+            while true {
+                bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+                if shift == 0 { break }
+                shift -= 8
+            }
+        }
     }
 
     /// A `string` field, omitted when empty.
     mutating func stringField(_ field: Int, _ value: String) {
         guard !value.isEmpty else { return }
-        tag(field, .lengthDelimited)
-        varint(UInt64(value.utf8.count))
-        bytes += value.utf8
+        requiredStringField(field, value)
     }
 
     /// A string written even when empty (a `oneof` member).
     mutating func requiredStringField(_ field: Int, _ value: String) {
         tag(field, .lengthDelimited)
         varint(UInt64(value.utf8.count))
-        bytes += value.utf8
+        bytes.append(contentsOf: value.utf8)
     }
 
     /// A varint written even when zero (a `oneof` member).
@@ -86,12 +105,15 @@ struct ProtobufWriter {
         varint(value)
     }
 
-    /// A nested message field, written by `body` (always written, even when empty).
+    /// A nested message field, written by `body` in place (always written, even when empty).
     mutating func messageField(_ field: Int, _ body: (inout ProtobufWriter) -> Void) {
-        var nested = ProtobufWriter()
-        body(&nested)
         tag(field, .lengthDelimited)
-        varint(UInt64(nested.bytes.count))
-        bytes += nested.bytes
+        let start = bytes.count
+        bytes.append(contentsOf: [0x80, 0x80, 0x80, 0x80, 0x00] as [UInt8])
+        body(&self)
+        let length = bytes.count - start - 5
+        precondition(length < 1 << 28, "message too large for a 5-byte length")
+        for index in 0..<4 { bytes[start + index] = UInt8(truncatingIfNeeded: length >> (7 * index)) & 0x7F | 0x80 }
+        bytes[start + 4] = UInt8(truncatingIfNeeded: length >> 28)
     }
 }

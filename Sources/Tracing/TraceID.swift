@@ -69,7 +69,7 @@ enum HexID {
 
     /// The value of 16 lowercase hex digits at `start` in `bytes`, or nil (an uppercase digit
     /// is invalid in `traceparent`).
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt64? {
+    static func parse(_ bytes: UnsafeRawBufferPointer, at start: Int) -> UInt64? {
         var value: UInt64 = 0
         for index in start..<(start + 16) {
             let byte = bytes[index]

@@ -10,11 +10,11 @@ public enum TraceParent {
     /// prefix is followed by the end or a `-`.
     public static func parse(_ value: some StringProtocol) -> SpanContext? {
         var text = String(value)
-        return text.withUTF8 { parse(bytes: $0) }
+        return text.withUTF8 { parse(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     /// The context in `bytes` (see ``parse(_:)``).
-    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> SpanContext? {
+    public static func parse(bytes: UnsafeRawBufferPointer) -> SpanContext? {
         // Leading and trailing optional whitespace of the field value is not part of it.
         var start = 0
         var end = bytes.count
@@ -42,10 +42,41 @@ public enum TraceParent {
 
     /// The version 00 value for `context`, as 55 bytes.
     public static func bytes(_ context: SpanContext) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(length)
-        append(context, to: &out)
-        return out
+        [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+            write(context, into: UnsafeMutableRawBufferPointer(buffer))
+            count = length
+        }
+    }
+
+    /// Writes the 55 bytes of the version 00 value for `context` at the start of `buffer`
+    /// (which has room for them): a table lookup per digit, no allocation.
+    @inlinable
+    public static func write(_ context: SpanContext, into buffer: UnsafeMutableRawBufferPointer) {
+        precondition(buffer.count >= length, "no room for a traceparent")
+        let out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        out[0] = 0x30
+        out[1] = 0x30
+        out[2] = 0x2D
+        writeHex(context.traceID.high, to: out + 3)
+        writeHex(context.traceID.low, to: out + 19)
+        out[35] = 0x2D
+        writeHex(context.spanID.value, to: out + 36)
+        out[52] = 0x2D
+        out[53] = 0x30
+        out[54] = context.sampled ? 0x31 : 0x30
+    }
+
+    /// 16 lowercase hex digits of `value` at `out`.
+    @inlinable @inline(__always)
+    static func writeHex(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) {
+        var rest = value
+        var index = 15
+        while index >= 0 {
+            let digit = UInt8(truncatingIfNeeded: rest & 0xF)
+            out[index] = digit < 10 ? 0x30 &+ digit : 0x57 &+ digit
+            rest >>= 4
+            index -= 1
+        }
     }
 
     /// Appends the version 00 value for `context` to `out`.

@@ -38,7 +38,7 @@ final class TracingSetup {
         thread = try LoopThread { _ in }
         let settings = BatchSpanExporter.Settings(
             endpoint: endpoint, headers: config.headers.map { (name: $0.name, value: $0.value) },
-            gzip: config.compression == .gzip, timeout: config.timeout, maxQueueSize: config.maxQueueSize,
+            gzip: config.compression == .gzip, timeout: min(config.timeout, config.exportTimeout), maxQueueSize: config.maxQueueSize,
             maxExportBatchSize: min(config.maxExportBatchSize, config.maxQueueSize), scheduleDelay: config.scheduleDelay)
         exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: Self.resource(config)),
                                      loop: thread.loop, logger: logger, connector: connector)

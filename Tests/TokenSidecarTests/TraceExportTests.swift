@@ -118,6 +118,10 @@ final class TraceExportTests: XCTestCase {
         XCTAssertEqual(attempts.map { attributes($0)["http.response.status_code"] as? Int }, [401, 200])
         XCTAssertEqual((attempts.first?["status"] as? [String: Any])?["code"] as? String, "STATUS_CODE_ERROR")
         XCTAssertEqual(attributes(attempts[1])["http.request.resend_count"] as? Int, 1)
+        XCTAssertNil(attributes(attempts[1])["error.type"], "the replay succeeded")
+        // The 401 attempt ends with its answer; the wait for the refetch is the request's, not the attempt's.
+        let rejectedEnd = attempts[0]["end_ns"] as? Int ?? 0, replayStart = attempts[1]["start_ns"] as? Int ?? 0
+        XCTAssertLessThanOrEqual(rejectedEnd, replayStart)
         XCTAssertEqual((second["events"] as? [[String: Any]])?.map { $0["name"] as? String }, ["token_sidecar.replay"])
         let refetch = try XCTUnwrap(fetches.first { $0["span_id"] as? String != firstFetch["span_id"] as? String })
         XCTAssertEqual((second["links"] as? [[String: Any]])?.map { $0["span_id"] as? String }, [refetch["span_id"] as? String])
