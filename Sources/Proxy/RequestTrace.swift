@@ -8,8 +8,9 @@ import Tracing
 /// one, with an event on the server span saying why), the time spent waiting for a token
 /// (`token_sidecar.token.wait`) and a link to the fetch that the wait ended with.
 ///
-/// Exists only while tracing is on; for an unsampled trace it only carries the ids the
-/// upstream's `traceparent` needs, and records nothing.
+/// Exists only while tracing is on. An unsampled trace only carries the ids the upstream's
+/// `traceparent` needs: what a recorded trace gathers lives in ``Recording``, made only for a
+/// sampled one, so an unsampled request costs one small object and no clock read.
 final class RequestTrace {
     /// Where the spans go.
     let tracer: Tracer
@@ -17,16 +18,26 @@ final class RequestTrace {
     let parent: SpanContext?
     /// The request's server span.
     let server: SpanContext
-    /// When the request's head was complete, nanoseconds since 1970.
-    let startNanos: UInt64
-    private var attempt: (context: SpanContext, startNanos: UInt64)?
-    private var attempts = 0
-    private var events: [SpanEvent] = []
-    private var links: [SpanLink] = []
-    private var waitStartNanos: UInt64?
-    private var waitedNanos: UInt64 = 0
-    /// Ids of the request's attempt spans (seeded from the worker's generator).
-    private var ids: IDGenerator
+    /// The app's `tracestate` (its fields joined), kept only under the app's own parent.
+    let traceState: String?
+    /// The attempt under way: its span (`spanID` 0 when none is open).
+    private var attempt: SpanContext
+    /// Attempts so far.
+    private var attempts: UInt64 = 0
+    /// What a sampled trace records.
+    private var recording: Recording?
+
+    /// What a sampled request's spans gather while it runs.
+    private final class Recording {
+        /// When the request's head was complete, nanoseconds since 1970.
+        let startNanos = Tracer.nowNanos()
+        /// When the attempt under way started.
+        var attemptStartNanos: UInt64 = 0
+        var events: [SpanEvent] = []
+        var links: [SpanLink] = []
+        var waitStartNanos: UInt64?
+        var waitedNanos: UInt64 = 0
+    }
 
     /// The trace of `io`'s request. Out of line, like every entry the session calls: inlined
     /// into the session's hot paths, even code behind a nil check costs untraced requests.
@@ -40,7 +51,7 @@ final class RequestTrace {
     init(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator) {
         self.tracer = tracer
         // Read in place: only the two trace fields, never a String per field.
-        self.parent = head.withFieldSection { section -> SpanContext? in
+        let (parent, traceState) = head.withFieldSection { section -> (SpanContext?, String?) in
             var traceParents = 0
             var parent: SpanContext?
             var traceState: String?
@@ -53,31 +64,39 @@ final class RequestTrace {
                     traceState = traceState.map { $0 + "," + value } ?? value
                 }
             }
-            // Two traceparent fields are not one valid parent (W3C Trace Context §3.2): a new trace.
-            guard traceParents == 1, var found = parent else { return nil }
-            found.traceState = traceState
-            return found
+            // Two traceparent fields are not one valid parent (W3C Trace Context §3.2): a new
+            // trace, and the app's tracestate goes with the app's trace.
+            guard traceParents == 1, let parent else { return (nil, nil) }
+            return (parent, traceState)
         }
+        self.parent = parent
+        self.traceState = traceState
         server = tracer.newSpan(parent: parent, ids: &ids)
-        self.ids = IDGenerator(seed: (ids.next(), ids.next(), ids.next(), ids.next()))
-        startNanos = Tracer.nowNanos()
+        attempt = SpanContext(traceID: server.traceID, spanID: SpanID(0), sampled: server.sampled)
+        if server.sampled { recording = Recording() }
     }
 
     /// How the upstream request's trace fields are written for the attempt starting now.
     func startAttempt() -> TraceFieldRewrite {
-        let context = Tracer.child(of: server, ids: &ids)
-        attempt = (context, server.sampled ? Tracer.nowNanos() : 0)
         attempts += 1
-        // The app's tracestate belongs to the app's trace: with no valid parent it is dropped.
-        return TraceFieldRewrite(traceParent: context, keepTraceState: parent != nil)
+        // The attempt's id: the server span's mixed with the attempt number (SplitMix64's
+        // finalizer), unique within the trace without a generator per request.
+        var mixed = server.spanID.value &+ attempts &* 0x9E37_79B9_7F4A_7C15
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        attempt.spanID = SpanID(mixed == 0 ? 1 : mixed)
+        if let recording { recording.attemptStartNanos = Tracer.nowNanos() }
+        return TraceFieldRewrite(traceParent: attempt, keepTraceState: parent != nil)
     }
 
     /// The attempt under way ended: with the upstream's `status` when a head arrived, or
     /// `error` (a Proxy-Status error type) when it failed.
     func endAttempt(method: String, target: UpstreamTarget, path: String, status: Int?, error: String?) {
-        guard let (context, start) = attempt else { return }
-        attempt = nil
-        guard context.sampled else { return }
+        guard attempt.spanID.isValid else { return }
+        let context = attempt
+        attempt.spanID = SpanID(0)
+        guard let recording else { return }
         var attributes = [
             SpanAttribute("http.request.method", .string(method)),
             SpanAttribute("server.address", .string(target.host)),
@@ -90,15 +109,9 @@ final class RequestTrace {
         // Client spans: a 4xx or 5xx answer is an error (HTTP semantic conventions).
         let errorType = error ?? status.flatMap { $0 >= 400 ? String($0) : nil }
         if let errorType { attributes.append(SpanAttribute("error.type", .string(errorType))) }
-        tracer.end(SpanRecord(context: context, parentSpanID: server.spanID, name: method, kind: .client, startNanos: start,
-                              endNanos: Tracer.nowNanos(), attributes: attributes,
+        tracer.end(SpanRecord(context: context, traceState: traceState, parentSpanID: server.spanID, name: method, kind: .client,
+                              startNanos: recording.attemptStartNanos, endNanos: Tracer.nowNanos(), attributes: attributes,
                               status: errorType.map { .error($0) } ?? .unset))
-    }
-
-    /// The request is resent (`event`: `token_sidecar.replay` or `token_sidecar.retry`), and why.
-    func resent(_ event: String, reason: String) {
-        guard server.sampled else { return }
-        events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event, attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
     }
 
     /// The attempt under way was answered 401: it is over, and the wait for a different token
@@ -106,7 +119,7 @@ final class RequestTrace {
     @inline(never)
     func rejected(_ io: ExchangeIO) {
         tokenWaitStarted()
-        guard server.sampled else { return }
+        guard recording != nil else { return }
         endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target),
                    status: io.responseHead?.status, error: nil)
     }
@@ -115,7 +128,10 @@ final class RequestTrace {
     /// connection closed first). Ends the attempt still open and says why on the server span.
     @inline(never)
     func resending(_ io: ExchangeIO, replay: Bool) {
-        guard server.sampled else { return }
+        guard recording != nil else {
+            attempt.spanID = SpanID(0)
+            return
+        }
         let status = io.responseHead?.status
         endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target), status: status,
                    error: status == nil ? "connection_closed" : nil)
@@ -132,36 +148,43 @@ final class RequestTrace {
     @inline(never)
     func finish(_ io: ExchangeIO, status: Int, error: String?) {
         // An unsampled trace records nothing: nothing to gather.
-        guard server.sampled else { return }
+        guard recording != nil else { return }
         end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
             status: status, error: error)
+    }
+
+    /// The request is resent (`event`: `token_sidecar.replay` or `token_sidecar.retry`), and why.
+    func resent(_ event: String, reason: String) {
+        recording?.events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event,
+                                           attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
     }
 
     /// The request starts waiting for a token.
     @inline(never)
     func tokenWaitStarted() {
-        waitStartNanos = Tracer.nowNanos()
+        recording?.waitStartNanos = Tracer.nowNanos()
     }
 
     /// The wait ended with `token` (nil: none came); a token a fetch produced is linked.
     @inline(never)
     func tokenWaitEnded(_ token: AccessToken?) {
-        if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
-        waitStartNanos = nil
-        if let fetch = token?.fetchSpan, server.sampled, !links.contains(where: { $0.context == fetch }) {
-            links.append(SpanLink(context: fetch, attributes: [SpanAttribute("token_sidecar.link", .string("token fetch waited for"))]))
+        guard let recording else { return }
+        if let start = recording.waitStartNanos { recording.waitedNanos += Tracer.nowNanos() &- start }
+        recording.waitStartNanos = nil
+        if let fetch = token?.fetchSpan, !recording.links.contains(where: { $0.context == fetch }) {
+            recording.links.append(SpanLink(context: fetch, attributes: [SpanAttribute("token_sidecar.link", .string("token fetch waited for"))]))
         }
     }
 
     /// The request was answered with `status` (`error`: the Proxy-Status error type when the
     /// proxy answered with an error): ends the open attempt and the server span.
     func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?) {
-        if let target, attempt != nil {
+        guard let recording else { return }
+        if let target, attempt.spanID.isValid {
             // A response ended without one of ours: its status is the upstream's.
             endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
                        status: error == nil && status > 0 ? status : nil, error: error ?? (status > 0 ? nil : "response_incomplete"))
         }
-        guard server.sampled else { return }
         var attributes = Self.serverAttributes(head)
         if status > 0 { attributes.append(SpanAttribute("http.response.status_code", .int(Int64(status)))) }
         // Server spans: only a 5xx is an error (a 4xx is the client's).
@@ -170,12 +193,13 @@ final class RequestTrace {
         if let route { attributes.append(SpanAttribute("token_sidecar.route", .string(route))) }
         if let credential {
             attributes.append(SpanAttribute("token_sidecar.credential", .string(credential)))
-            if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
-            attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(waitedNanos) / 1e9)))
+            if let start = recording.waitStartNanos { recording.waitedNanos += Tracer.nowNanos() &- start }
+            attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(recording.waitedNanos) / 1e9)))
         }
-        tracer.end(SpanRecord(context: server, parentSpanID: parent?.spanID, parentIsRemote: parent != nil, name: head.method,
-                              kind: .server, startNanos: startNanos, endNanos: Tracer.nowNanos(), attributes: attributes,
-                              events: events, links: links, status: status >= 500 ? .error(errorType ?? String(status)) : .unset))
+        tracer.end(SpanRecord(context: server, traceState: traceState, parentSpanID: parent?.spanID, parentIsRemote: parent != nil,
+                              name: head.method, kind: .server, startNanos: recording.startNanos, endNanos: Tracer.nowNanos(),
+                              attributes: attributes, events: recording.events, links: recording.links,
+                              status: status >= 500 ? .error(errorType ?? String(status)) : .unset))
     }
 
     /// The server span of a request answered before any exchange (no route, a refused

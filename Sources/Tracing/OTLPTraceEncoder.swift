@@ -42,7 +42,7 @@ public struct OTLPTraceEncoder: Sendable {
     private static func write(_ span: SpanRecord, to writer: inout ProtobufWriter) {
         writer.idField(1, span.context.traceID.high, span.context.traceID.low)
         writer.idField(2, span.context.spanID.value)
-        writer.stringField(3, span.context.traceState ?? "")
+        writer.stringField(3, span.traceState ?? "")
         if let parent = span.parentSpanID { writer.idField(4, parent.value) }
         writer.stringField(5, span.name)
         writer.varintField(6, UInt64(span.kind.rawValue))
@@ -60,7 +60,6 @@ public struct OTLPTraceEncoder: Sendable {
             writer.messageField(13) { message in
                 message.idField(1, link.context.traceID.high, link.context.traceID.low)
                 message.idField(2, link.context.spanID.value)
-                message.stringField(3, link.context.traceState ?? "")
                 for attribute in link.attributes { message.messageField(4) { write(attribute, to: &$0) } }
                 message.fixed32Field(6, flags(link.context.flags, hasRemote: true, remote: link.context.isRemote))
             }

@@ -1,4 +1,6 @@
-/// What identifies a span across processes: the W3C `traceparent` fields plus `tracestate`.
+/// What identifies a span across processes: the W3C `traceparent` fields. A plain value
+/// (no reference inside), so copying one costs no reference counting; the vendor
+/// `tracestate`, a string, travels beside it where it is needed (``SpanRecord/traceState``).
 public struct SpanContext: Sendable, Hashable {
     /// The trace the span belongs to.
     public var traceID: TraceID
@@ -6,17 +8,14 @@ public struct SpanContext: Sendable, Hashable {
     public var spanID: SpanID
     /// Whether the trace is sampled (the `sampled` trace flag, bit 0).
     public var sampled: Bool
-    /// The vendor `tracestate` value as received (nil: none), passed on unchanged.
-    public var traceState: String?
     /// Whether the context came from another process (a `traceparent` the app sent).
     public var isRemote: Bool
 
     /// A span context.
-    public init(traceID: TraceID, spanID: SpanID, sampled: Bool, traceState: String? = nil, isRemote: Bool = false) {
+    public init(traceID: TraceID, spanID: SpanID, sampled: Bool, isRemote: Bool = false) {
         self.traceID = traceID
         self.spanID = spanID
         self.sampled = sampled
-        self.traceState = traceState
         self.isRemote = isRemote
     }
 

@@ -1,7 +1,9 @@
 /// A finished span, ready to export: the OTLP `Span` message's fields.
 public struct SpanRecord: Sendable {
-    /// The span's trace, id, sampled flag and `tracestate`.
+    /// The span's trace, id and sampled flag.
     public var context: SpanContext
+    /// The trace's vendor `tracestate` (W3C), as the app sent it; nil: none.
+    public var traceState: String?
     /// The parent span's id (nil: a root span).
     public var parentSpanID: SpanID?
     /// Whether the parent is in another process (the app's span).
@@ -24,10 +26,11 @@ public struct SpanRecord: Sendable {
     public var status: SpanStatus
 
     /// A span record.
-    public init(context: SpanContext, parentSpanID: SpanID?, parentIsRemote: Bool = false, name: String, kind: SpanKind,
-                startNanos: UInt64, endNanos: UInt64, attributes: [SpanAttribute] = [], events: [SpanEvent] = [],
+    public init(context: SpanContext, traceState: String? = nil, parentSpanID: SpanID?, parentIsRemote: Bool = false, name: String,
+                kind: SpanKind, startNanos: UInt64, endNanos: UInt64, attributes: [SpanAttribute] = [], events: [SpanEvent] = [],
                 links: [SpanLink] = [], status: SpanStatus = .unset) {
         self.context = context
+        self.traceState = traceState
         self.parentSpanID = parentSpanID
         self.parentIsRemote = parentIsRemote
         self.name = name

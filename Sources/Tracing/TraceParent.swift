@@ -66,17 +66,26 @@ public enum TraceParent {
         out[54] = context.sampled ? 0x31 : 0x30
     }
 
-    /// 16 lowercase hex digits of `value` at `out`.
+    /// 16 lowercase hex digits of `value` at `out`: eight digits at a time in one 64-bit word
+    /// (each nibble spread into a byte, then `0`–`9` or `a`–`f` added to all eight at once).
     @inlinable @inline(__always)
     static func writeHex(_ value: UInt64, to out: UnsafeMutablePointer<UInt8>) {
-        var rest = value
-        var index = 15
-        while index >= 0 {
-            let digit = UInt8(truncatingIfNeeded: rest & 0xF)
-            out[index] = digit < 10 ? 0x30 &+ digit : 0x57 &+ digit
-            rest >>= 4
-            index -= 1
-        }
+        UnsafeMutableRawPointer(out).storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: value >> 32)), as: UInt64.self)
+        UnsafeMutableRawPointer(out + 8).storeBytes(of: hexDigits(UInt32(truncatingIfNeeded: value)), as: UInt64.self)
+    }
+
+    /// The 8 hex digits of `value` as the bytes of a word, in memory order (first digit first).
+    @inlinable @inline(__always)
+    static func hexDigits(_ value: UInt32) -> UInt64 {
+        var spread = UInt64(value)
+        spread = (spread & 0xFFFF_0000) << 16 | spread & 0xFFFF
+        spread = (spread & 0x0000_FF00_0000_FF00) << 8 | spread & 0x0000_00FF_0000_00FF
+        spread = (spread & 0x00F0_00F0_00F0_00F0) << 4 | spread & 0x000F_000F_000F_000F
+        // 1 in each byte whose nibble is 10 or more: those get 'a' - '0' - 10 = 39 more.
+        let letters = (spread &+ 0x0606_0606_0606_0606) >> 4 & 0x0101_0101_0101_0101
+        let digits = spread &+ 0x3030_3030_3030_3030 &+ letters &* 39
+        // The most significant digit is in the highest byte: swapped, it is stored first.
+        return UInt64(bigEndian: digits)
     }
 
     /// Appends the version 00 value for `context` to `out`.

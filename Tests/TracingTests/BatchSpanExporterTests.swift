@@ -52,10 +52,10 @@ final class BatchSpanExporterTests: XCTestCase {
         exporter.start()
         var ids = IDGenerator(seed: (11, 12, 13, 14))
         let parent = try XCTUnwrap(TraceParent.parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
-        let server = SpanContext(traceID: parent.traceID, spanID: ids.spanID(), sampled: true, traceState: "congo=t61rcWkgMzE")
+        let server = SpanContext(traceID: parent.traceID, spanID: ids.spanID(), sampled: true)
         let fetch = SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true)
         exporter.submit(SpanRecord(
-            context: server, parentSpanID: parent.spanID, parentIsRemote: true, name: "GET", kind: .server,
+            context: server, traceState: "congo=t61rcWkgMzE", parentSpanID: parent.spanID, parentIsRemote: true, name: "GET", kind: .server,
             startNanos: 1_700_000_000_000_000_000, endNanos: 1_700_000_000_250_000_000,
             attributes: [SpanAttribute("http.request.method", .string("GET")), SpanAttribute("http.response.status_code", .int(200)),
                          SpanAttribute("token_sidecar.token.wait", .double(0.25)), SpanAttribute("token_sidecar.shared_cache", .bool(false))],

@@ -41,4 +41,25 @@ final class SamplerTests: XCTestCase {
         XCTAssertEqual(Sampler.named("parentbased_traceidratio", argument: 0.01), .parentBased(root: .traceIDRatio(0.01)))
         XCTAssertNil(Sampler.named("jaeger_remote", argument: 0))
     }
+
+    /// The tracer flattens its sampler for speed: it must decide exactly as the sampler does.
+    func testTheTracersDecisionIsTheSamplers() {
+        struct Discard: SpanSink { func submit(_ span: SpanRecord) {} }
+        let samplers: [Sampler] = [.alwaysOn, .alwaysOff, .traceIDRatio(0), .traceIDRatio(0.3), .traceIDRatio(1),
+                                   .parentBased(root: .alwaysOn), .parentBased(root: .alwaysOff),
+                                   .parentBased(root: .traceIDRatio(0.3))]
+        var ids = IDGenerator(seed: (9, 10, 11, 12))
+        for sampler in samplers {
+            let tracer = Tracer(sampler: sampler, sink: Discard())
+            for index in 0..<2_000 {
+                let parent: SpanContext? = index % 3 == 0 ? nil
+                    : SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: index % 3 == 1, isRemote: true)
+                var copy = ids
+                let span = tracer.newSpan(parent: parent, ids: &copy)
+                XCTAssertEqual(span.sampled, sampler.shouldSample(traceID: span.traceID, parent: parent), "\(sampler) \(index)")
+                if let parent { XCTAssertEqual(span.traceID, parent.traceID) }
+                ids = copy
+            }
+        }
+    }
 }

@@ -57,4 +57,16 @@ final class TraceParentTests: XCTestCase {
         XCTAssertEqual(trace.hex.count, 32)
         XCTAssertEqual(TraceParent.parse(TraceParent.string(SpanContext(traceID: trace, spanID: ids.spanID(), sampled: false)))?.traceID, trace)
     }
+
+    /// The word-at-a-time hex formatting against the standard library's, over random ids and the edges.
+    func testFormattingMatchesTheStandardLibrarysHex() {
+        var ids = IDGenerator(seed: (21, 22, 23, 24))
+        func hex(_ value: UInt64) -> String { String(repeating: "0", count: 16 - String(value, radix: 16).count) + String(value, radix: 16) }
+        var cases = [(UInt64(1), UInt64(0), UInt64(1)), (.max, .max, .max), (0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210, 0xA0A0_0A0A_F0F0_0F0F)]
+        for _ in 0..<1_000 { cases.append((ids.next(), ids.next(), ids.next() | 1)) }
+        for (high, low, span) in cases {
+            let context = SpanContext(traceID: TraceID(high: high, low: low), spanID: SpanID(span), sampled: span & 2 == 0)
+            XCTAssertEqual(TraceParent.string(context), "00-\(hex(high))\(hex(low))-\(hex(span))-\(span & 2 == 0 ? "01" : "00")")
+        }
+    }
 }
