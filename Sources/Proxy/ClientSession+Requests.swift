@@ -120,7 +120,7 @@ extension ClientSession: UpstreamWaiter {
         // The head moves into the exchange's I/O record (no copy of its fields).
         let io = ExchangeIO(head: head, decision: decision, context: context)
         if let variant { io.variant = variant }
-        if let tracer = context.tracer { io.trace = RequestTrace.start(io, tracer: tracer, ids: &context.traceIDs) }
+        if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
@@ -300,10 +300,15 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
-        let headCount = traced && io.trace != nil
-            ? RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                    trace: io.trace.unsafelyUnwrapped.startAttempt(), to: upstream.output)
-            : RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
+        let headCount: Int
+        if traced {
+            let rewrite = io.propagation.nextAttempt()
+            if let trace = io.trace { trace.attemptStarted(rewrite.traceParent, number: io.propagation.attempts) }
+            headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
+                                              trace: rewrite, to: upstream.output)
+        } else {
+            headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
+        }
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil

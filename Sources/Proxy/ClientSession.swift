@@ -240,7 +240,7 @@ final class ClientSession: ConnectionDelegate {
         case .send(let readingBody, let responseTimer):
             // A traced request takes its own copy of the step, out of line: a trace test inside
             // the inlined step cost every untraced request ~35 instructions.
-            if io.trace == nil { return sendRequest(io, readingBody: readingBody, responseTimer: responseTimer, traced: false) }
+            if !io.propagation.active { return sendRequest(io, readingBody: readingBody, responseTimer: responseTimer, traced: false) }
             return sendTracedRequest(io, readingBody: readingBody, responseTimer: responseTimer)
         case .pumpRequest(let copy): return pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):

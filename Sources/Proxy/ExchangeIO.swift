@@ -64,7 +64,9 @@ final class ExchangeIO {
     /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
     var interimHead: (status: Int, reason: String)?
     var switchingHead: [UInt8]?
-    /// The request's spans, while tracing is on.
+    /// The request's trace ids and attempts, while tracing is on (inactive otherwise).
+    var propagation = TracePropagation()
+    /// What the request's spans record, when its trace is sampled.
     var trace: RequestTrace?
     /// Whether the response head (and what followed) has been handed to the client's output;
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.

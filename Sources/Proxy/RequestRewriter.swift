@@ -36,7 +36,8 @@ enum RequestRewriter {
     }
 
     /// Writes the head with `trace`'s `traceparent` in place of the app's, at the end of `output`; returns its size.
-    @inline(never)
+    /// Inlined into the traced send step (itself out of line), so the head is borrowed, not copied.
+    @inline(__always)
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                       trace: TraceFieldRewrite, to output: EventBuffer) -> Int {
         writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
@@ -167,8 +168,8 @@ enum RequestRewriter {
     }
 
     /// Whether `line` is the app's `traceparent` (or, with `orState`, its `tracestate`), which
-    /// tracing replaces. Out of line: only traced requests call it.
-    @inline(never)
+    /// tracing replaces. Only the traced head's specialization tests it.
+    @inline(__always)
     private static func isTraceField(_ line: FieldLine, in section: FieldSectionView, orState: Bool) -> Bool {
         section.name(of: line, equals: "traceparent") || orState && section.name(of: line, equals: "tracestate")
     }

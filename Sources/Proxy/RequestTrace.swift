@@ -8,9 +8,8 @@ import Tracing
 /// one, with an event on the server span saying why), the time spent waiting for a token
 /// (`token_sidecar.token.wait`) and a link to the fetch that the wait ended with.
 ///
-/// Exists only while tracing is on. An unsampled trace only carries the ids the upstream's
-/// `traceparent` needs: what a recorded trace gathers lives in ``Recording``, made only for a
-/// sampled one, so an unsampled request costs one small object and no clock read.
+/// Exists only for a sampled request (``TracePropagation`` carries every request's ids): it
+/// gathers what the spans record while the request runs.
 final class RequestTrace {
     /// Where the spans go.
     let tracer: Tracer
@@ -20,38 +19,48 @@ final class RequestTrace {
     let server: SpanContext
     /// The app's `tracestate` (its fields joined), kept only under the app's own parent.
     let traceState: String?
-    /// The attempt under way: its span (`spanID` 0 when none is open).
-    private var attempt: SpanContext
-    /// Attempts so far.
+    /// When the request's head was complete, nanoseconds since 1970.
+    let startNanos = Tracer.nowNanos()
+    /// The attempt under way (`spanID` 0 when none is open), its number and start.
+    private var attempt = SpanContext(traceID: TraceID(high: 0, low: 0), spanID: SpanID(0), sampled: false)
     private var attempts: UInt64 = 0
-    /// What a sampled trace records.
-    private var recording: Recording?
+    private var attemptStartNanos: UInt64 = 0
+    private var events: [SpanEvent] = []
+    private var links: [SpanLink] = []
+    private var waitStartNanos: UInt64?
+    private var waitedNanos: UInt64 = 0
 
-    /// What a sampled request's spans gather while it runs.
-    private final class Recording {
-        /// When the request's head was complete, nanoseconds since 1970.
-        let startNanos = Tracer.nowNanos()
-        /// When the attempt under way started.
-        var attemptStartNanos: UInt64 = 0
-        var events: [SpanEvent] = []
-        var links: [SpanLink] = []
-        var waitStartNanos: UInt64?
-        var waitedNanos: UInt64 = 0
-    }
-
-    /// The trace of `io`'s request. Out of line, like every entry the session calls: inlined
-    /// into the session's hot paths, even code behind a nil check costs untraced requests.
+    /// Starts tracing `io`'s request: its propagation always, a recording when it is sampled.
+    /// Out of line, like every entry the session calls: inlined into the session's hot paths,
+    /// even code behind a nil check costs untraced requests.
     @inline(never)
-    static func start(_ io: ExchangeIO, tracer: Tracer, ids: inout IDGenerator) -> RequestTrace {
-        RequestTrace(head: io.head, tracer: tracer, ids: &ids)
+    static func begin(_ io: ExchangeIO, tracer: Tracer, ids: inout IDGenerator) {
+        (io.propagation, io.trace) = start(io.head, tracer: tracer, ids: &ids)
     }
 
-    /// The trace of a request with `head`: its `traceparent` (exactly one valid field) is the
-    /// parent, its `tracestate` fields (joined) stay with the trace.
-    init(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator) {
+    /// The propagation of a request with `head`, and its recording when it is sampled: the
+    /// app's `traceparent` (exactly one valid field) is the parent, its `tracestate` stays
+    /// with the trace.
+    static func start(_ head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator) -> (TracePropagation, RequestTrace?) {
+        let (parent, traceState) = appContext(head)
+        let server = tracer.newSpan(parent: parent, ids: &ids)
+        let propagation = TracePropagation(server: server, keepTraceState: parent != nil)
+        guard server.sampled else { return (propagation, nil) }
+        return (propagation, RequestTrace(tracer: tracer, parent: parent, server: server, traceState: traceState))
+    }
+
+    /// A sampled request's recording.
+    init(tracer: Tracer, parent: SpanContext?, server: SpanContext, traceState: String?) {
         self.tracer = tracer
-        // Read in place: only the two trace fields, never a String per field.
-        let (parent, traceState) = head.withFieldSection { section -> (SpanContext?, String?) in
+        self.parent = parent
+        self.server = server
+        self.traceState = traceState
+    }
+
+    /// The app's span (exactly one valid `traceparent`) and `tracestate` (its fields joined),
+    /// read in place: only the two trace fields, never a String per field.
+    static func appContext(_ head: borrowing RequestHead) -> (SpanContext?, String?) {
+        head.withFieldSection { section -> (SpanContext?, String?) in
             var traceParents = 0
             var parent: SpanContext?
             var traceState: String?
@@ -69,25 +78,14 @@ final class RequestTrace {
             guard traceParents == 1, let parent else { return (nil, nil) }
             return (parent, traceState)
         }
-        self.parent = parent
-        self.traceState = traceState
-        server = tracer.newSpan(parent: parent, ids: &ids)
-        attempt = SpanContext(traceID: server.traceID, spanID: SpanID(0), sampled: server.sampled)
-        if server.sampled { recording = Recording() }
     }
 
-    /// How the upstream request's trace fields are written for the attempt starting now.
-    func startAttempt() -> TraceFieldRewrite {
-        attempts += 1
-        // The attempt's id: the server span's mixed with the attempt number (SplitMix64's
-        // finalizer), unique within the trace without a generator per request.
-        var mixed = server.spanID.value &+ attempts &* 0x9E37_79B9_7F4A_7C15
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        mixed ^= mixed >> 31
-        attempt.spanID = SpanID(mixed == 0 ? 1 : mixed)
-        if let recording { recording.attemptStartNanos = Tracer.nowNanos() }
-        return TraceFieldRewrite(traceParent: attempt, keepTraceState: parent != nil)
+    /// Attempt `number` (its span `context`) starts now.
+    @inline(never)
+    func attemptStarted(_ context: SpanContext, number: UInt64) {
+        attempt = context
+        attempts = number
+        attemptStartNanos = Tracer.nowNanos()
     }
 
     /// The attempt under way ended: with the upstream's `status` when a head arrived, or
@@ -96,7 +94,6 @@ final class RequestTrace {
         guard attempt.spanID.isValid else { return }
         let context = attempt
         attempt.spanID = SpanID(0)
-        guard let recording else { return }
         var attributes = [
             SpanAttribute("http.request.method", .string(method)),
             SpanAttribute("server.address", .string(target.host)),
@@ -110,7 +107,7 @@ final class RequestTrace {
         let errorType = error ?? status.flatMap { $0 >= 400 ? String($0) : nil }
         if let errorType { attributes.append(SpanAttribute("error.type", .string(errorType))) }
         tracer.end(SpanRecord(context: context, traceState: traceState, parentSpanID: server.spanID, name: method, kind: .client,
-                              startNanos: recording.attemptStartNanos, endNanos: Tracer.nowNanos(), attributes: attributes,
+                              startNanos: attemptStartNanos, endNanos: Tracer.nowNanos(), attributes: attributes,
                               status: errorType.map { .error($0) } ?? .unset))
     }
 
@@ -119,7 +116,6 @@ final class RequestTrace {
     @inline(never)
     func rejected(_ io: ExchangeIO) {
         tokenWaitStarted()
-        guard recording != nil else { return }
         endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target),
                    status: io.responseHead?.status, error: nil)
     }
@@ -128,10 +124,6 @@ final class RequestTrace {
     /// connection closed first). Ends the attempt still open and says why on the server span.
     @inline(never)
     func resending(_ io: ExchangeIO, replay: Bool) {
-        guard recording != nil else {
-            attempt.spanID = SpanID(0)
-            return
-        }
         let status = io.responseHead?.status
         endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target), status: status,
                    error: status == nil ? "connection_closed" : nil)
@@ -147,39 +139,35 @@ final class RequestTrace {
     /// `io`'s request was answered: ends its spans.
     @inline(never)
     func finish(_ io: ExchangeIO, status: Int, error: String?) {
-        // An unsampled trace records nothing: nothing to gather.
-        guard recording != nil else { return }
         end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
             status: status, error: error)
     }
 
     /// The request is resent (`event`: `token_sidecar.replay` or `token_sidecar.retry`), and why.
     func resent(_ event: String, reason: String) {
-        recording?.events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event,
-                                           attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
+        events.append(SpanEvent(timeNanos: Tracer.nowNanos(), name: event,
+                                  attributes: [SpanAttribute("token_sidecar.reason", .string(reason))]))
     }
 
     /// The request starts waiting for a token.
     @inline(never)
     func tokenWaitStarted() {
-        recording?.waitStartNanos = Tracer.nowNanos()
+        waitStartNanos = Tracer.nowNanos()
     }
 
     /// The wait ended with `token` (nil: none came); a token a fetch produced is linked.
     @inline(never)
     func tokenWaitEnded(_ token: AccessToken?) {
-        guard let recording else { return }
-        if let start = recording.waitStartNanos { recording.waitedNanos += Tracer.nowNanos() &- start }
-        recording.waitStartNanos = nil
-        if let fetch = token?.fetchSpan, !recording.links.contains(where: { $0.context == fetch }) {
-            recording.links.append(SpanLink(context: fetch, attributes: [SpanAttribute("token_sidecar.link", .string("token fetch waited for"))]))
+        if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
+        waitStartNanos = nil
+        if let fetch = token?.fetchSpan, !links.contains(where: { $0.context == fetch }) {
+            links.append(SpanLink(context: fetch, attributes: [SpanAttribute("token_sidecar.link", .string("token fetch waited for"))]))
         }
     }
 
     /// The request was answered with `status` (`error`: the Proxy-Status error type when the
     /// proxy answered with an error): ends the open attempt and the server span.
     func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?) {
-        guard let recording else { return }
         if let target, attempt.spanID.isValid {
             // A response ended without one of ours: its status is the upstream's.
             endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
@@ -193,19 +181,19 @@ final class RequestTrace {
         if let route { attributes.append(SpanAttribute("token_sidecar.route", .string(route))) }
         if let credential {
             attributes.append(SpanAttribute("token_sidecar.credential", .string(credential)))
-            if let start = recording.waitStartNanos { recording.waitedNanos += Tracer.nowNanos() &- start }
-            attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(recording.waitedNanos) / 1e9)))
+            if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
+            attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(waitedNanos) / 1e9)))
         }
         tracer.end(SpanRecord(context: server, traceState: traceState, parentSpanID: parent?.spanID, parentIsRemote: parent != nil,
-                              name: head.method, kind: .server, startNanos: recording.startNanos, endNanos: Tracer.nowNanos(),
-                              attributes: attributes, events: recording.events, links: recording.links,
+                              name: head.method, kind: .server, startNanos: startNanos, endNanos: Tracer.nowNanos(),
+                              attributes: attributes, events: events, links: links,
                               status: status >= 500 ? .error(errorType ?? String(status)) : .unset))
     }
 
     /// The server span of a request answered before any exchange (no route, a refused
     /// CONNECT, a loop), when tracing is on.
     static func refused(head: borrowing RequestHead, tracer: Tracer, ids: inout IDGenerator, status: Int, error: String?) {
-        let trace = RequestTrace(head: head, tracer: tracer, ids: &ids)
+        guard let trace = start(head, tracer: tracer, ids: &ids).1 else { return }
         trace.end(head: head, route: nil, credential: nil, target: nil, status: status, error: error)
     }
 
