@@ -217,7 +217,7 @@ final class RequestTrace {
     }
 
     private static func authority(_ target: UpstreamTarget) -> String {
-        let host = target.host.contains(":") ? "[\(target.host)]" : target.host
+        let host = target.host.utf8.contains(0x3A) ? "[\(target.host)]" : target.host
         return "\(host):\(target.port)"
     }
 }
