@@ -96,11 +96,19 @@ final class SidecarProcess {
             guard let address = object?["address"] as? String, let colon = address.lastIndex(of: ":") else { return nil }
             return Int(address[address.index(after: colon)...])
         }
-        let first = readLine()
-        startupLines.append(String(decoding: first, as: UTF8.self))
-        guard let port = portIn(try? JSONSerialization.jsonObject(with: first) as? [String: Any]) else {
+        // The "listening" line is normally the first, but the token loop starts first and its
+        // first fetch may log before it (a fast local token server, a slow sanitizer build).
+        var found: Int?
+        while found == nil && startupLines.count < 50 {
+            let line = readLine()
+            if line.isEmpty { break }
+            startupLines.append(String(decoding: line, as: UTF8.self))
+            let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any]
+            if object?["msg"] as? String == "listening" { found = portIn(object) }
+        }
+        guard let port = found else {
             process.terminate()
-            throw CocoaError(.fileReadCorruptFile)
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "no listening line: \(startupLines)"])
         }
         self.port = port
         while waitForAdmin && adminPort == nil {

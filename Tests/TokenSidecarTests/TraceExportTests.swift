@@ -133,6 +133,36 @@ final class TraceExportTests: XCTestCase {
         XCTAssertFalse(sidecar.text().contains("SENTINEL-HEADER-VALUE"))
         XCTAssertEqual((otlp.jsonLines("requests.jsonl").first?["headers"] as? [String: Any])?["x-api-key"] as? String, "SENTINEL-HEADER-VALUE")
         XCTAssertEqual(otlp.jsonLines("requests.jsonl").first?["content_encoding"] as? String, "gzip")
+
+        // What operators see: the metrics and the status page count the spans, name the endpoint, never a header.
+        var exportedCount = 0.0
+        var families: [PrometheusTextParser.Family] = []
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            families = try PrometheusTextParser.parse(try XCTUnwrap(admin(sidecar.adminPort, "/metrics")).body)
+            exportedCount = families.flatMap(\.samples).first { $0.name == "token_sidecar_trace_spans_exported_total" }?.value ?? 0
+            if exportedCount < Double(all.count) { Thread.sleep(forTimeInterval: 0.1) }
+        } while exportedCount < Double(all.count) && Date() < deadline
+        XCTAssertEqual(exportedCount, Double(all.count), "every span the receiver holds is counted as exported")
+        let dropped = families.flatMap(\.samples).filter { $0.name == "token_sidecar_trace_spans_dropped_total" }
+        XCTAssertEqual(Set(dropped.compactMap { $0.labels["reason"] }), ["queue_full", "export_failed"])
+        XCTAssertEqual(dropped.map(\.value).reduce(0, +), 0)
+        let status = try XCTUnwrap(admin(sidecar.adminPort, "/", headers: ["Accept: application/json"]))
+        let tracing = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any])?["tracing"] as? [String: Any])
+        XCTAssertEqual(tracing["enabled"] as? Bool, true)
+        XCTAssertEqual(tracing["endpoint"] as? String, "http://127.0.0.1:\(otlp.port)/v1/traces")
+        XCTAssertEqual(tracing["spansExported"] as? Int, all.count)
+        XCTAssertEqual(tracing["spansDropped"] as? Int, 0)
+        let page = try XCTUnwrap(admin(sidecar.adminPort, "/")).body
+        XCTAssertTrue(page.contains("<h2>Traces</h2>") && page.contains("/v1/traces"), page)
+        XCTAssertFalse(page.contains("SENTINEL") || status.body.contains("SENTINEL"))
+    }
+
+    /// A GET to the admin listener.
+    private func admin(_ port: Int, _ path: String, headers: [String] = []) -> (status: Int, headers: [String: String], body: String)? {
+        guard let client = SimpleClient(port: port) else { return nil }
+        client.send((["GET \(path) HTTP/1.1", "Host: admin"] + headers).joined(separator: "\r\n") + "\r\n\r\n")
+        return client.response()
     }
 
     /// A failing token server: one error span per attempt, numbered from 1.
@@ -166,6 +196,11 @@ final class TraceExportTests: XCTestCase {
             let name = String(field.prefix { $0 != ":" })
             XCTAssertEqual(headers.filter { $0[0].lowercased() == name }.map { "\(name): \($0[1])" }, [field])
         }
+        let status = try XCTUnwrap(admin(sidecar.adminPort, "/", headers: ["Accept: application/json"]))
+        let tracing = (try JSONSerialization.jsonObject(with: Data(status.body.utf8)) as? [String: Any])?["tracing"] as? [String: Any]
+        XCTAssertEqual(tracing?["enabled"] as? Bool, false)
+        let metrics = try XCTUnwrap(admin(sidecar.adminPort, "/metrics")).body
+        XCTAssertFalse(metrics.contains("token_sidecar_trace_"), "no trace families while tracing is off")
     }
 
     /// parentbased_traceidratio at 0.01: about 1% of 10,000 new traces, and the app's flag wins.
