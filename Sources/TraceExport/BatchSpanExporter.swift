@@ -1,3 +1,4 @@
+import Dispatch
 import EventLoop
 import HTTP1
 import Logging
@@ -61,6 +62,9 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
     private var timer: Timer?
     private var failing = false
     private var stopped = false
+    /// While shutting down: called once everything queued has been sent (or dropped).
+    private var drained: (() -> Void)?
+    private var exporting = false
 
     /// An exporter sending to `settings.endpoint` through `connector` (plain or verified TLS).
     public init(settings: Settings, encoder: OTLPTraceEncoder, loop: EventLoop, logger: Logger,
@@ -79,6 +83,25 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
             timer = Timer(on: loop) { [weak self] in self?.timerFired() }
             apply(.wait(settings.scheduleDelay))
         }
+    }
+
+    /// Sends what is queued, one attempt per batch and no retries, then stops: waits (blocking
+    /// the caller, never the exporter's loop) at most `timeout`. A process that drains on
+    /// SIGTERM calls it last, so its final requests' spans are not lost with it.
+    public func shutdown(timeout: Duration) {
+        let done = DispatchSemaphore(value: 0)
+        loop.execute { [self] in
+            guard !stopped else {
+                done.signal()
+                return
+            }
+            timer?.cancel()
+            drained = { done.signal() }
+            if !exporting { drainStep() }
+        }
+        let (seconds, attoseconds) = timeout.components
+        _ = done.wait(timeout: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
+        stop()
     }
 
     /// Stops exporting (any thread); queued spans are dropped with the process.
@@ -120,12 +143,12 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
 
     private func batchReady() {
         queue.withLock { $0.signalled = false }
-        guard !stopped, let action = schedule.batchReady() else { return }
+        guard !stopped, drained == nil, let action = schedule.batchReady() else { return }
         apply(action)
     }
 
     private func timerFired() {
-        guard !stopped else { return }
+        guard !stopped, drained == nil else { return }
         apply(schedule.timerFired(queued: queue.withLock { $0.spans.count }))
     }
 
@@ -155,7 +178,28 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
         }
     }
 
+    /// Shutting down: the held batch, then the queue's, until nothing is left.
+    private func drainStep() {
+        if held.isEmpty {
+            let limit = settings.maxExportBatchSize
+            held = queue.withLock { pending in
+                let count = min(limit, pending.spans.count)
+                let taken = Array(pending.spans.prefix(count))
+                pending.spans.removeFirst(count)
+                return taken
+            }
+        }
+        guard !held.isEmpty else {
+            let done = drained
+            drained = nil
+            done?()
+            return
+        }
+        send()
+    }
+
     private func send() {
+        exporting = true
         let body = encoder.encode(held)
         let compressed = settings.gzip ? Gzip.compress(body) : nil
         let wire = compressed ?? body
@@ -172,6 +216,7 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
     }
 
     private func finished(_ result: Result<TokenHTTPResponse, TokenTransportError>) {
+        exporting = false
         let outcome: ExportSchedule.Outcome
         switch result {
         case .success(let response) where (200..<300).contains(response.status):
@@ -191,6 +236,12 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
         }
         report(outcome, result)
         guard !stopped else { return }
+        if drained != nil {
+            // Shutting down: no retry; what failed is dropped and counted.
+            apply(outcome == .accepted ? .releaseHeld : .dropHeld)
+            drainStep()
+            return
+        }
         let queued = queue.withLock { $0.spans.count }
         for action in schedule.exportFinished(outcome, queued: queued, batchSize: settings.maxExportBatchSize) { apply(action) }
     }

@@ -52,11 +52,14 @@ final class TracingSetup {
         exporter.start()
     }
 
-    /// Stops exporting and the loop.
+    /// Sends what is still queued (at most `flushTimeout`), then stops exporting and the loop.
     func stop() {
-        exporter.stop()
+        exporter.shutdown(timeout: Self.flushTimeout)
         thread.stopAndJoin()
     }
+
+    /// How long the last spans may take to leave at shutdown (after the drain of requests).
+    static let flushTimeout: Duration = .seconds(2)
 
     /// `service.name` first, then the configured resource attributes, then the
     /// `telemetry.sdk.*` attributes the OpenTelemetry resource conventions ask for.

@@ -232,4 +232,19 @@ final class TraceExportTests: XCTestCase {
         XCTAssertEqual(servers.filter { (attributes($0)["url.path"] as? String) == "/flag00" }.count, 0, "an unsampled parent never")
         XCTAssertFalse(all.isEmpty)
     }
+
+    /// SIGTERM: the last requests' spans leave with the drain, not a scheduled export later.
+    func testSpansQueuedAtSIGTERMAreSentBeforeTheProcessExits() throws {
+        let otlp = try receiver()
+        let backend = try FixtureServer.backend()
+        let sidecar = try SidecarProcess(configPath: try writeConfig(staticRouteConfig(upstream: "http://127.0.0.1:\(backend.port)")),
+                                         environment: tracingEnvironment(otlp, ["OTEL_BSP_SCHEDULE_DELAY": "60000"]))
+        XCTAssertEqual(get(sidecar.port, "/last-words")?.status, 200)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertTrue(otlp.jsonLines("spans.jsonl").isEmpty, "nothing is sent before the 60 s delay")
+        sidecar.signal(SIGTERM)
+        XCTAssertEqual(sidecar.waitForExit(timeout: 20), 0)
+        let paths = otlp.jsonLines("spans.jsonl").compactMap { attributes($0)["url.path"] as? String }
+        XCTAssertEqual(paths, ["/last-words"])
+    }
 }

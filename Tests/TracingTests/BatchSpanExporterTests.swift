@@ -161,4 +161,37 @@ final class BatchSpanExporterTests: XCTestCase {
         XCTAssertEqual(spans(fixture, count: 5).count, 5)
         exporter.stop()
     }
+
+    func testShutdownSendsWhatIsQueuedWithoutWaitingForTheDelay() throws {
+        let fixture = try receiver()
+        let settings = BatchSpanExporter.Settings(
+            endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(fixture.port)/v1/traces"), maxExportBatchSize: 4, scheduleDelay: .seconds(60))
+        let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
+        exporter.start()
+        var ids = IDGenerator()
+        for _ in 0..<3 {
+            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
+                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
+        }
+        let started = ContinuousClock.now
+        exporter.shutdown(timeout: .seconds(5))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        XCTAssertEqual(fixture.jsonLines("spans.jsonl").count, 3, "sent before shutdown returned")
+        XCTAssertEqual(exporter.snapshot.exported, 3)
+    }
+
+    func testShutdownWithTheReceiverDownGivesUpWithinItsTimeoutAndCounts() throws {
+        let settings = BatchSpanExporter.Settings(endpoint: try TokenEndpoint(url: "http://127.0.0.1:9/v1/traces"), scheduleDelay: .seconds(60))
+        let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
+        exporter.start()
+        var ids = IDGenerator()
+        for _ in 0..<3 {
+            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
+                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
+        }
+        let started = ContinuousClock.now
+        exporter.shutdown(timeout: .seconds(3))
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
+        XCTAssertTrue(eventually { exporter.snapshot.droppedExportFailed == 3 }, "\(exporter.snapshot)")
+    }
 }
