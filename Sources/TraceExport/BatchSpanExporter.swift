@@ -155,13 +155,7 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
     private func apply(_ action: ExportSchedule.Action) {
         switch action {
         case .exportNew:
-            let limit = settings.maxExportBatchSize
-            held = queue.withLock { pending in
-                let count = min(limit, pending.spans.count)
-                let taken = Array(pending.spans.prefix(count))
-                pending.spans.removeFirst(count)
-                return taken
-            }
+            held = takeBatch()
             send()
         case .exportHeld:
             send()
@@ -178,17 +172,20 @@ public final class BatchSpanExporter: SpanSink, @unchecked Sendable {
         }
     }
 
+    /// The oldest queued spans, a batch's worth at most.
+    private func takeBatch() -> [SpanRecord] {
+        let limit = settings.maxExportBatchSize
+        return queue.withLock { pending in
+            let count = min(limit, pending.spans.count)
+            let taken = Array(pending.spans.prefix(count))
+            pending.spans.removeFirst(count)
+            return taken
+        }
+    }
+
     /// Shutting down: the held batch, then the queue's, until nothing is left.
     private func drainStep() {
-        if held.isEmpty {
-            let limit = settings.maxExportBatchSize
-            held = queue.withLock { pending in
-                let count = min(limit, pending.spans.count)
-                let taken = Array(pending.spans.prefix(count))
-                pending.spans.removeFirst(count)
-                return taken
-            }
-        }
+        if held.isEmpty { held = takeBatch() }
         guard !held.isEmpty else {
             let done = drained
             drained = nil

@@ -14,11 +14,8 @@ public struct TraceID: Sendable, Hashable {
     /// Whether this is a usable id (the all-zero id is invalid).
     public var isValid: Bool { high != 0 || low != 0 }
 
-    /// The 16 bytes, big-endian.
-    public var bytes: [UInt8] { HexID.bytes(high) + HexID.bytes(low) }
-
     /// 32 lowercase hex digits.
-    public var hex: String { String(decoding: HexID.hex(high) + HexID.hex(low), as: UTF8.self) }
+    public var hex: String { HexID.hex(high) + HexID.hex(low) }
 }
 
 /// A W3C span (parent) id: 8 bytes, never all zero when valid.
@@ -32,38 +29,17 @@ public struct SpanID: Sendable, Hashable {
     /// Whether this is a usable id (the all-zero id is invalid).
     public var isValid: Bool { value != 0 }
 
-    /// The 8 bytes, big-endian.
-    public var bytes: [UInt8] { HexID.bytes(value) }
-
     /// 16 lowercase hex digits.
-    public var hex: String { String(decoding: HexID.hex(value), as: UTF8.self) }
+    public var hex: String { HexID.hex(value) }
 }
 
-/// Hex and byte forms of the 64-bit halves ids are made of.
+/// Hex forms of the 64-bit halves ids are made of.
 enum HexID {
-    static let digits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    /// 8 big-endian bytes.
-    static func bytes(_ value: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * UInt64($0))) }
-    }
-
-    /// 16 lowercase hex digits.
-    static func hex(_ value: UInt64) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(16)
-        append(value, to: &out)
-        return out
-    }
-
-    /// Appends 16 lowercase hex digits of `value` to `out`.
-    @inline(__always)
-    static func append(_ value: UInt64, to out: inout [UInt8]) {
-        var shift: UInt64 = 60
-        while true {
-            out.append(digits[Int(truncatingIfNeeded: (value >> shift) & 0xF)])
-            if shift == 0 { break }
-            shift -= 4
+    /// 16 lowercase hex digits (``TraceParent``'s formatting).
+    static func hex(_ value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            TraceParent.writeHex(value, to: buffer.baseAddress!)
+            return 16
         }
     }
 
@@ -72,17 +48,17 @@ enum HexID {
     static func parse(_ bytes: UnsafeRawBufferPointer, at start: Int) -> UInt64? {
         var value: UInt64 = 0
         for index in start..<(start + 16) {
-            let byte = bytes[index]
-            let digit: UInt8
-            if byte >= 0x30 && byte <= 0x39 {
-                digit = byte &- 0x30
-            } else if byte >= 0x61 && byte <= 0x66 {
-                digit = byte &- 0x57
-            } else {
-                return nil
-            }
+            guard let digit = digit(bytes[index]) else { return nil }
             value = value << 4 | UInt64(digit)
         }
         return value
+    }
+
+    /// A lowercase hex digit's value (uppercase is invalid in `traceparent`).
+    @inline(__always)
+    static func digit(_ byte: UInt8) -> UInt8? {
+        if byte >= 0x30 && byte <= 0x39 { return byte &- 0x30 }
+        if byte >= 0x61 && byte <= 0x66 { return byte &- 0x57 }
+        return nil
     }
 }

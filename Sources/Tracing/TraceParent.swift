@@ -22,7 +22,7 @@ public enum TraceParent {
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         let count = end - start
         guard count >= length else { return nil }
-        guard let versionHigh = hexValue(bytes[start]), let versionLow = hexValue(bytes[start + 1]) else { return nil }
+        guard let versionHigh = HexID.digit(bytes[start]), let versionLow = HexID.digit(bytes[start + 1]) else { return nil }
         let version = versionHigh << 4 | versionLow
         guard version != 0xFF else { return nil }
         if version == 0 {
@@ -33,7 +33,7 @@ public enum TraceParent {
         guard bytes[start + 2] == 0x2D, bytes[start + 35] == 0x2D, bytes[start + 52] == 0x2D,
               let high = HexID.parse(bytes, at: start + 3), let low = HexID.parse(bytes, at: start + 19),
               let parent = HexID.parse(bytes, at: start + 36),
-              let flagsHigh = hexValue(bytes[start + 53]), let flagsLow = hexValue(bytes[start + 54]) else { return nil }
+              let flagsHigh = HexID.digit(bytes[start + 53]), let flagsLow = HexID.digit(bytes[start + 54]) else { return nil }
         let traceID = TraceID(high: high, low: low)
         let spanID = SpanID(parent)
         guard traceID.isValid, spanID.isValid else { return nil }
@@ -88,27 +88,6 @@ public enum TraceParent {
         return UInt64(bigEndian: digits)
     }
 
-    /// Appends the version 00 value for `context` to `out`.
-    public static func append(_ context: SpanContext, to out: inout [UInt8]) {
-        out.append(0x30)
-        out.append(0x30)
-        out.append(0x2D)
-        HexID.append(context.traceID.high, to: &out)
-        HexID.append(context.traceID.low, to: &out)
-        out.append(0x2D)
-        HexID.append(context.spanID.value, to: &out)
-        out.append(0x2D)
-        out.append(0x30)
-        out.append(context.sampled ? 0x31 : 0x30)
-    }
-
     /// The version 00 value for `context`.
     public static func string(_ context: SpanContext) -> String { String(decoding: bytes(context), as: UTF8.self) }
-
-    /// A lowercase hex digit's value (uppercase is invalid in `traceparent`).
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        if byte >= 0x30 && byte <= 0x39 { return byte &- 0x30 }
-        if byte >= 0x61 && byte <= 0x66 { return byte &- 0x57 }
-        return nil
-    }
 }

@@ -57,12 +57,6 @@ public final class Tracer: Sendable {
         return SpanContext(traceID: traceID, spanID: ids.spanID(), sampled: rootAlways || traceID.low >> 1 < rootBound)
     }
 
-    /// A new span's context under an already-decided local parent (a client span under the
-    /// request's server span): it shares the parent's decision.
-    public static func child(of parent: SpanContext, ids: inout IDGenerator) -> SpanContext {
-        SpanContext(traceID: parent.traceID, spanID: ids.spanID(), sampled: parent.sampled)
-    }
-
     /// Sends `span` to the sink when its trace is sampled.
     @inline(__always)
     public func end(_ span: SpanRecord) {

@@ -37,6 +37,15 @@ final class BatchSpanExporterTests: XCTestCase {
         return BatchSpanExporter(settings: settings, encoder: encoder, loop: thread.loop, logger: Logger(label: "test"))
     }
 
+    /// `count` sampled spans of new traces, submitted to `exporter`.
+    private func submitSpans(_ count: Int, to exporter: BatchSpanExporter) {
+        var ids = IDGenerator()
+        for _ in 0..<count {
+            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
+                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
+        }
+    }
+
     private func spans(_ fixture: FixtureProcess, count: Int) -> [[String: Any]] {
         var found: [[String: Any]] = []
         _ = eventually(timeout: .seconds(10)) {
@@ -118,12 +127,8 @@ final class BatchSpanExporterTests: XCTestCase {
         let fixture = try receiver(["--fail-first", "2"])
         let exporter = try exporter(port: fixture.port)
         exporter.start()
-        var ids = IDGenerator()
         let started = ContinuousClock.now
-        for _ in 0..<3 {
-            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
-                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
-        }
+        submitSpans(3, to: exporter)
         XCTAssertEqual(spans(fixture, count: 3).count, 3)
         XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .seconds(2), "two Retry-After: 1 waits")
         XCTAssertTrue(eventually { exporter.snapshot.exported == 3 })
@@ -138,11 +143,7 @@ final class BatchSpanExporterTests: XCTestCase {
 
     func testAFullQueueDropsAndCountsWithoutBlocking() throws {
         let exporter = try exporter(port: 9, queue: 4, batch: 4)  // never started: nothing leaves the queue
-        var ids = IDGenerator()
-        for _ in 0..<10 {
-            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
-                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
-        }
+        submitSpans(10, to: exporter)
         XCTAssertEqual(exporter.snapshot.queued, 4)
         XCTAssertEqual(exporter.snapshot.droppedQueueFull, 6)
     }
@@ -153,11 +154,7 @@ final class BatchSpanExporterTests: XCTestCase {
             endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(fixture.port)/v1/traces"), maxExportBatchSize: 5, scheduleDelay: .seconds(60))
         let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
         exporter.start()
-        var ids = IDGenerator()
-        for _ in 0..<5 {
-            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
-                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
-        }
+        submitSpans(5, to: exporter)
         XCTAssertEqual(spans(fixture, count: 5).count, 5)
         exporter.stop()
     }
@@ -168,11 +165,7 @@ final class BatchSpanExporterTests: XCTestCase {
             endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(fixture.port)/v1/traces"), maxExportBatchSize: 4, scheduleDelay: .seconds(60))
         let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
         exporter.start()
-        var ids = IDGenerator()
-        for _ in 0..<3 {
-            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
-                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
-        }
+        submitSpans(3, to: exporter)
         let started = ContinuousClock.now
         exporter.shutdown(timeout: .seconds(5))
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
@@ -184,14 +177,28 @@ final class BatchSpanExporterTests: XCTestCase {
         let settings = BatchSpanExporter.Settings(endpoint: try TokenEndpoint(url: "http://127.0.0.1:9/v1/traces"), scheduleDelay: .seconds(60))
         let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
         exporter.start()
-        var ids = IDGenerator()
-        for _ in 0..<3 {
-            exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
-                                       name: "GET", kind: .server, startNanos: 1, endNanos: 2))
-        }
+        submitSpans(3, to: exporter)
         let started = ContinuousClock.now
         exporter.shutdown(timeout: .seconds(3))
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
         XCTAssertTrue(eventually { exporter.snapshot.droppedExportFailed == 3 }, "\(exporter.snapshot)")
+    }
+
+    /// A receiver that reads the export and closes without an answer: a failure, retried; the
+    /// spans arrive once when it answers again, none lost, none twice.
+    func testAReceiverThatClosesMidExchangeIsRetriedAndNothingIsSentTwice() throws {
+        let fixture = try receiver()
+        try fixture.writeJSON(["mode": "close"], to: "control.json")
+        let exporter = try exporter(port: fixture.port)
+        exporter.start()
+        submitSpans(4, to: exporter)
+        XCTAssertTrue(eventually { exporter.snapshot.exportsFailed >= 1 })
+        try fixture.writeJSON(["mode": "ok"], to: "control.json")
+        XCTAssertEqual(spans(fixture, count: 4).count, 4)
+        XCTAssertTrue(eventually { exporter.snapshot.exported == 4 })
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(fixture.jsonLines("spans.jsonl").count, 4, "no span sent twice")
+        XCTAssertEqual(exporter.snapshot.dropped, 0)
+        exporter.stop()
     }
 }
