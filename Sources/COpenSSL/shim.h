@@ -40,4 +40,12 @@ static inline long shim_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *x509) {
     return SSL_CTX_add1_chain_cert(ctx, x509);
 }
 
+/// `SSL_set_mode` is a macro over SSL_ctrl: adds `mode` bits (partial writes, moving write
+/// buffers, released buffers) to one connection.
+static inline long shim_SSL_set_mode(SSL *ssl, long mode) { return SSL_set_mode(ssl, mode); }
+
+/// `SSL_OP_IGNORE_UNEXPECTED_EOF` is a macro over `SSL_OP_BIT`: a peer that closes without
+/// `close_notify` ends the stream (`SSL_ERROR_ZERO_RETURN`) instead of failing it.
+static inline void shim_SSL_ignore_unexpected_eof(SSL *ssl) { SSL_set_options(ssl, SSL_OP_IGNORE_UNEXPECTED_EOF); }
+
 #endif

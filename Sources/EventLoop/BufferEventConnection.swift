@@ -3,10 +3,11 @@ import COpenSSL
 import Crypto
 import Glibc
 
-/// A ``ByteStream`` carried by a libevent bufferevent: TLS (OpenSSL stays behind
-/// `bufferevent_openssl`), as a client (``Role/tlsClient``, verified per its context) or as a
-/// server (``Role/tlsServer``, presenting its context's certificate), and plain connects by host
-/// name (libevent's resolver).
+/// A ``ByteStream`` carried by a libevent bufferevent: connects by host name (libevent's
+/// resolver), plain or TLS as a client (``Role/tlsClient``, verified per its context; OpenSSL
+/// behind `bufferevent_openssl`) — what token endpoints, Redis and probes use. The proxy's data
+/// path (accepted connections, TLS servers, connects to resolved addresses) is
+/// ``SocketConnection``'s.
 ///
 /// Owns its bufferevent (and through it the socket and the `SSL`). Keeps itself alive (an
 /// `Unmanaged` retain) while the bufferevent exists and holds its delegate strongly;
@@ -21,8 +22,6 @@ public final class BufferEventConnection: SocketStream {
         /// session slots are reached from OpenSSL's new-session callback through the `SSL`, and
         /// a context may be replaced (a rotated client certificate, a reloaded config) meanwhile.
         case tlsClient(TLSClientContext)
-        /// TLS, this side the server.
-        case tlsServer(TLSServerContext)
     }
 
     public let loop: EventLoop
@@ -32,8 +31,6 @@ public final class BufferEventConnection: SocketStream {
     private let role: Role
     public private(set) var isConnected: Bool
     public private(set) var tlsSessionResumed = false
-    /// The SNI name a client sent to this TLS server side, read when the handshake completed.
-    public private(set) var tlsServerName: String?
     public private(set) var tlsApplicationProtocol: String?
     /// A TLS error ended the connection (its session must not be resumed).
     private var tlsFailed = false
@@ -77,17 +74,16 @@ public final class BufferEventConnection: SocketStream {
         bufferevent_set_max_single_write(bev, Self.maxSingleIO)
     }
 
-    /// A TLS bufferevent over `fd` (-1: not connected yet) for `ssl`, in `state`
-    /// (`BUFFEREVENT_SSL_CONNECTING` or `BUFFEREVENT_SSL_ACCEPTING`). Frees `ssl` on failure.
-    static func tls(loop: EventLoop, fd: Int32, ssl: OpaquePointer, state: bufferevent_ssl_state, role: Role) -> BufferEventConnection? {
-        guard let bev = bufferevent_openssl_socket_new(loop.base, fd, ssl, state, options) else {
+    /// A TLS client bufferevent, not connected yet, for `ssl`. Frees `ssl` on failure.
+    static func tlsClient(loop: EventLoop, ssl: OpaquePointer, context: TLSClientContext) -> BufferEventConnection? {
+        guard let bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options) else {
             SSL_free(ssl)
             return nil
         }
         // Peers often close without close_notify; treat that as end of stream, not an error
         // (close-delimited bodies end exactly that way).
         bufferevent_openssl_set_allow_dirty_shutdown(bev, 1)
-        return BufferEventConnection(loop: loop, bev: bev, role: role, connected: false)
+        return BufferEventConnection(loop: loop, bev: bev, role: .tlsClient(context), connected: false)
     }
 
     /// Starts connecting by name (resolved by libevent, A and AAAA).
@@ -95,12 +91,6 @@ public final class BufferEventConnection: SocketStream {
         guard let bev else { return }
         // A synchronous failure is also reported through the deferred event callback.
         _ = bufferevent_socket_connect_hostname(bev, loop.resolver, AF_UNSPEC, host, Int32(port))
-    }
-
-    /// Starts connecting to a resolved address.
-    func connect(to address: SocketAddress) {
-        guard let bev else { return }
-        _ = address.withSockaddr { sa, length in bufferevent_socket_connect(bev, sa, length) }
     }
 
     var descriptor: Int32 { bev.map { bufferevent_getfd($0) } ?? -1 }
@@ -142,12 +132,7 @@ public final class BufferEventConnection: SocketStream {
         }
     }
 
-    /// A TLS server says `close_notify` before its FIN: without it a client cannot tell a body
-    /// that ends with the connection from a truncated one (OpenSSL 3 reports "unexpected eof").
     func shutdownSending() {
-        if case .tlsServer = role, isConnected, !tlsFailed, let bev, let ssl = bufferevent_openssl_get_ssl(bev) {
-            _ = SSL_shutdown(ssl)
-        }
         _ = shutdown(descriptor, Int32(SHUT_WR))
     }
 
@@ -194,11 +179,6 @@ public final class BufferEventConnection: SocketStream {
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
             if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
                 tlsSessionResumed = SSL_session_reused(ssl) == 1
-                if case .tlsServer = role {
-                    if let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) { tlsServerName = String(cString: name) }
-                    // One TLS 1.3 ticket, sent with the first bytes written (see TLSServerContext).
-                    if SSL_version(ssl) == TLS1_3_VERSION { _ = SSL_new_session_ticket(ssl) }
-                }
                 var selected: UnsafePointer<UInt8>?
                 var length: UInt32 = 0
                 SSL_get0_alpn_selected(ssl, &selected, &length)

@@ -4,10 +4,10 @@ import Glibc
 /// Where ``ByteStream``s over sockets come from: accepted or connected, plain or TLS. Each
 /// factory returns the one stream type that carries that kind of socket:
 ///
-/// - ``SocketConnection`` for plain sockets (accepted connections and connects to a resolved
-///   address without TLS — the whole proxy data path), driven directly;
-/// - ``BufferEventConnection`` for TLS, client or server (OpenSSL behind `bufferevent_openssl`),
-///   and for connects by host name (libevent's resolver).
+/// - ``SocketConnection`` for accepted connections and connects to a resolved address — the
+///   whole proxy data path — plain or TLS (OpenSSL driven directly by its ``TLSLayer``);
+/// - ``BufferEventConnection`` for connects by host name (libevent's resolver), plain or TLS
+///   (OpenSSL behind `bufferevent_openssl`): token endpoints, Redis, probes.
 ///
 /// Each stream owns its C handles, keeps itself alive while its socket is open, and is
 /// confined to its loop's thread. The delegate hears connects from the loop, never from inside
@@ -36,9 +36,8 @@ public enum Connection {
     /// none: the peer's first bytes are the handshake), or ``ConnectionDelegate/connection(_:didEnd:)``.
     public static func acceptTLS(socket fd: Int32, context: TLSServerContext, on loop: EventLoop) -> (any ByteStream)? {
         prepareAccepted(fd)
-        guard let ssl = context.makeSSL(),
-              let connection = BufferEventConnection.tls(loop: loop, fd: fd, ssl: ssl, state: BUFFEREVENT_SSL_ACCEPTING,
-                                                         role: .tlsServer(context)) else {
+        guard let ssl = context.makeSSL(), let layer = TLSLayer(ssl: ssl, fd: fd, role: .server(context)),
+              let connection = SocketConnection(loop: loop, socket: fd, connected: true, tls: layer) else {
             CLibevent.close(fd)
             return nil
         }
@@ -75,26 +74,29 @@ public enum Connection {
     /// reports what the consumer took (``ByteStream/widenReceiveWindow(taken:)``).
     public static func connect(to address: SocketAddress, tls: (context: TLSClientContext, serverName: String)?,
                                on loop: EventLoop, delegate: any ConnectionDelegate) -> (any ByteStream)? {
-        guard let tls else {
-            let fd = CLibevent.socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { return nil }
-            guard let connection = SocketConnection(loop: loop, socket: fd, connected: false) else {
+        let fd = CLibevent.socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var layer: TLSLayer?
+        if let tls {
+            guard let ssl = tls.context.makeSSL(host: tls.serverName, port: address.port),
+                  let made = TLSLayer(ssl: ssl, fd: fd, role: .client(tls.context)) else {
                 CLibevent.close(fd)
                 return nil
             }
-            if address.isLoopback {
-                // A backend on this host: offer it network-sized segments and a window that
-                // follows the client (ReceiveWindow says why).
-                _ = shim_set_max_segment(fd, Int32(ReceiveWindow.loopbackSegmentSize))
-                connection.receiveWindow = ReceiveWindow()
-            }
-            connection.delegate = delegate
-            connection.startConnect(to: address)
-            return connection
+            layer = made
         }
-        guard let connection = unconnectedTLS(context: tls.context, serverName: tls.serverName, port: address.port,
-                                              on: loop, delegate: delegate) else { return nil }
-        connection.connect(to: address)
+        guard let connection = SocketConnection(loop: loop, socket: fd, connected: false, tls: layer) else {
+            CLibevent.close(fd)
+            return nil
+        }
+        if address.isLoopback && tls == nil {
+            // A backend on this host: offer it network-sized segments and a window that
+            // follows the client (ReceiveWindow says why).
+            _ = shim_set_max_segment(fd, Int32(ReceiveWindow.loopbackSegmentSize))
+            connection.receiveWindow = ReceiveWindow()
+        }
+        connection.delegate = delegate
+        connection.startConnect(to: address)
         return connection
     }
 
@@ -103,8 +105,7 @@ public enum Connection {
     private static func unconnectedTLS(context: TLSClientContext, serverName: String, port: Int, on loop: EventLoop,
                                        delegate: any ConnectionDelegate) -> BufferEventConnection? {
         guard let ssl = context.makeSSL(host: serverName, port: port),
-              let connection = BufferEventConnection.tls(loop: loop, fd: -1, ssl: ssl, state: BUFFEREVENT_SSL_CONNECTING,
-                                                         role: .tlsClient(context)) else { return nil }
+              let connection = BufferEventConnection.tlsClient(loop: loop, ssl: ssl, context: context) else { return nil }
         connection.delegate = delegate
         return connection
     }

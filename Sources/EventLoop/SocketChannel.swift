@@ -35,6 +35,8 @@ final class SocketChannel {
     private let output: OpaquePointer
     private var context: UnsafeMutableRawPointer!
     private var inputWatch: OpaquePointer?
+    /// The TLS layer of a TLS connection (reads and writes go through it); nil for plain TCP.
+    let tls: TLSLayer?
 
     /// The most read per readiness: 256 KiB minus room for libevent's chunk header, so a fresh
     /// chunk is one 256 KiB allocation (libevent rounds chunk sizes up to a power of two).
@@ -85,8 +87,9 @@ final class SocketChannel {
 
     /// `fd` must be non-blocking already (the listener accepts with `SOCK_NONBLOCK`; connects
     /// create it so). Nothing is registered until ``attach(context:)``.
-    init(fd: Int32, loop: EventLoop, input: OpaquePointer, output: OpaquePointer) {
+    init(fd: Int32, loop: EventLoop, input: OpaquePointer, output: OpaquePointer, tls: TLSLayer? = nil) {
         self.fd = fd
+        self.tls = tls
         self.loop = loop
         self.input = input
         self.output = output
@@ -123,6 +126,14 @@ final class SocketChannel {
         guard !readEnded, !suspendedByWatermark else { return }
         if !readArmed { armRead() }
         restartReadTimer()
+        readBufferedTLS()
+    }
+
+    /// A TLS layer holds input the socket will not signal again (records read ahead, or an
+    /// end): a read readiness is made up, once reading is wanted and not suspended.
+    private func readBufferedTLS() {
+        guard let tls, tls.isEstablished, readWanted, !readEnded, !suspendedByWatermark, tls.hasBufferedInput else { return }
+        event_active(readEvent, Int32(EV_READ), 0)
     }
 
     /// Wants no bytes for now. The registration stays (no syscall); only the timeout stops.
@@ -131,7 +142,7 @@ final class SocketChannel {
         readTimer.suspend()
     }
 
-    private func armRead() {
+    func armRead() {
         event_add(readEvent, nil)
         readArmed = true
     }
@@ -181,6 +192,7 @@ final class SocketChannel {
                 return .suspended
             }
         }
+        if let tls { return readTLS(tls, room: room) }
         var vector = iovec()  // evbuffer_iovec is iovec on Linux
         guard evbuffer_reserve_space(input, room, &vector, 1) == 1, let base = vector.iov_base else {
             return .nothing
@@ -204,6 +216,28 @@ final class SocketChannel {
         endReading()
         return .ended(.endOfStream)
     }
+
+    /// ``read()`` through the TLS layer: the same sizes and timer, in plaintext bytes.
+    private func readTLS(_ tls: TLSLayer, room: Int) -> ReadResult {
+        switch tls.read(into: input, room: room) {
+        case .bytes(let got):
+            guard got > 0 else { return .nothing }
+            if got == room { readSize = SocketChannel.maxRead } else if got < SocketChannel.firstRead { readSize = SocketChannel.firstRead }
+            if readTimeout != nil { restartReadTimer() }
+            // Records read ahead beyond `room` wait in OpenSSL: come back for them.
+            readBufferedTLS()
+            return .bytes
+        case .wantWrite:
+            armWrite()
+            return .nothing
+        case .ended(let reason):
+            endReading()
+            return .ended(reason)
+        }
+    }
+
+    /// Whether the peer of a TLS connection has sent application data, an end, or nothing.
+    func peekTLS(_ tls: TLSLayer) -> PeerActivity { tls.peek() }
 
     /// After the consumer had its turn: suspends if the input is still at the high watermark
     /// (saves a wake-up that would find no room).
@@ -230,6 +264,7 @@ final class SocketChannel {
         if readWanted && !readEnded {
             armRead()
             restartReadTimer()
+            readBufferedTLS()
         }
     }
 
@@ -268,6 +303,7 @@ final class SocketChannel {
 
     /// Hands as much of the output to the kernel as it takes, in one `writev`.
     func write() -> WriteResult {
+        if let tls { return writeTLS(tls) }
         if evbuffer_get_length(output) > 0 {
             let written = evbuffer_write_atmost(output, fd, -1)
             if written < 0 {
@@ -287,13 +323,73 @@ final class SocketChannel {
         return .drained
     }
 
+    /// ``write()`` through the TLS layer.
+    private func writeTLS(_ tls: TLSLayer) -> WriteResult {
+        switch tls.write(from: output) {
+        case .drained:
+            disarmWrite()
+            return .drained
+        case .wantWrite:
+            armWrite()
+            return .waiting
+        case .wantRead:
+            // Readability writes again (the connection's read callback sees `writeWantsRead`).
+            disarmWrite()
+            if !readArmed { armRead() }
+            return .waiting
+        case .failed(let reason):
+            disarmWrite()
+            evbuffer_drain(output, evbuffer_get_length(output))
+            return .failed(reason)
+        }
+    }
+
+    // MARK: - the TLS handshake
+
+    /// What a handshake turn led to, for the connection.
+    enum HandshakeResult {
+        /// Completed: the connection reports its connect and flushes what was queued.
+        case done
+        /// Waiting for the socket (the event it needs is registered).
+        case waiting
+        /// Failed: nothing more is read or written.
+        case failed(ConnectionEnd)
+    }
+
+    /// Runs the TLS handshake as far as the socket allows, registering the event it waits for.
+    func continueHandshake(_ tls: TLSLayer) -> HandshakeResult {
+        switch tls.handshake() {
+        case .done:
+            disarmWrite()
+            // Read interest follows what the owner wants from here on, as on any connection.
+            if !readWanted { disarmRead() } else { restartReadTimer() }
+            return .done
+        case .wantRead:
+            disarmWrite()
+            if !readArmed { armRead() }
+            return .waiting
+        case .wantWrite:
+            armWrite()
+            return .waiting
+        case .failed(let reason):
+            endReading()
+            disarmWrite()
+            return .failed(reason)
+        }
+    }
+
+    /// A TLS server side waits for the client's first flight (the read event, from the loop).
+    func awaitHandshake() {
+        if !readArmed { armRead() }
+    }
+
     private func armWrite() {
         guard !writeArmed else { return }
         withOptionalPointer(&writeTimeout) { _ = event_add(writeEvent, $0) }
         writeArmed = true
     }
 
-    private func disarmWrite() {
+    func disarmWrite() {
         guard writeArmed else { return }
         event_del(writeEvent)
         writeArmed = false
@@ -360,6 +456,7 @@ final class SocketChannel {
         event_free(writeEvent)
         if let inputWatch { evbuffer_remove_cb_entry(input, inputWatch) }
         inputWatch = nil
+        tls?.free()
         if !keepingDescriptor { Glibc.close(fd) }
     }
 }

@@ -22,8 +22,12 @@ public final class SocketConnection: SocketStream {
     public private(set) var isOpen = true
     private var selfRetain: Unmanaged<SocketConnection>?
     public private(set) var isConnected: Bool
-    public var isTLS: Bool { false }
-    public var tlsSessionResumed: Bool { false }
+    public var isTLS: Bool { channel.tls != nil }
+    public var tlsSessionResumed: Bool { channel.tls?.sessionResumed ?? false }
+    /// The server name (SNI) a TLS client asked for, on the server side of a completed handshake.
+    public var tlsServerName: String? { channel.tls?.serverName }
+    /// The application protocol (ALPN) the completed handshake agreed on.
+    public var tlsApplicationProtocol: String? { channel.tls?.applicationProtocol }
     public var reportsCloseWhilePaused = false
     public let input: EventBuffer
     /// What is queued to send, without the flush scheduling of ``output``.
@@ -57,18 +61,20 @@ public final class SocketConnection: SocketStream {
     /// Waits for the peer's first byte without reading it (``peekFirstByte(_:)``).
     private var firstByteWaiter: ((UInt8?) -> Void)?
 
-    /// A stream over `fd` (connected, or with a connect in progress).
-    init?(loop: EventLoop, socket fd: Int32, connected: Bool) {
+    /// A stream over `fd` (connected, or with a connect in progress); with `tls`, TLS over it
+    /// (the handshake runs once the socket is connected, and the stream reports itself connected
+    /// only when it completed).
+    init?(loop: EventLoop, socket fd: Int32, connected: Bool, tls: TLSLayer? = nil) {
         guard let inputBuffer = evbuffer_new() else { return nil }
         guard let outputBuffer = evbuffer_new() else {
             evbuffer_free(inputBuffer)
             return nil
         }
         self.loop = loop
-        self.isConnected = connected
+        self.isConnected = connected && tls == nil
         self.input = EventBuffer(inputBuffer)
         self.queuedOutput = EventBuffer(outputBuffer)
-        self.channel = SocketChannel(fd: fd, loop: loop, input: inputBuffer, output: outputBuffer)
+        self.channel = SocketChannel(fd: fd, loop: loop, input: inputBuffer, output: outputBuffer, tls: tls)
         let retained = Unmanaged.passRetained(self)
         guard channel.attach(context: retained.toOpaque()) else {
             isOpen = false
@@ -76,6 +82,8 @@ public final class SocketConnection: SocketStream {
             return nil
         }
         selfRetain = retained
+        // An accepted TLS socket: the client's first flight starts the handshake, from the loop.
+        if connected, tls != nil { channel.awaitHandshake() }
     }
 
     deinit {
@@ -116,7 +124,9 @@ public final class SocketConnection: SocketStream {
         if isOpen { channel.setTimeouts(read: read, write: write.map(EventLoop.timeval)) }
     }
 
+    /// A TLS server says `close_notify` before its FIN (``TLSLayer/sendCloseNotify()``).
     func shutdownSending() {
+        if let tls = channel.tls, case .server = tls.role { tls.sendCloseNotify() }
         _ = shutdown(descriptor, Int32(SHUT_WR))
     }
 
@@ -147,7 +157,7 @@ public final class SocketConnection: SocketStream {
     /// through its delegate. Reading is stopped when `body` runs. `false` (nothing armed) when
     /// the stream is closed or has unread input.
     public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
-        guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
+        guard isOpen, !isTLS, input.isEmpty, firstByteWaiter == nil else { return false }
         firstByteWaiter = body
         channel.startReading()
         return true
@@ -165,7 +175,7 @@ public final class SocketConnection: SocketStream {
     /// delegate. `nil` (and nothing changes) when it is closed or bytes are still unread or unsent:
     /// they would be lost. (A flush still scheduled finds nothing to send, and a closed stream.)
     func detachDescriptor() -> Int32? {
-        guard isOpen, input.isEmpty, queuedOutput.isEmpty, !lingering, !halfClosing else { return nil }
+        guard isOpen, !isTLS, input.isEmpty, queuedOutput.isEmpty, !lingering, !halfClosing else { return nil }
         let fd = channel.fd
         firstByteWaiter = nil
         endLifecycle()
@@ -183,7 +193,12 @@ public final class SocketConnection: SocketStream {
 
     public func finishWriting() { halfClose() }
 
-    public func peekPeer() -> PeerActivity { socketPeekPeer() }
+    public func peekPeer() -> PeerActivity {
+        guard let tls = channel.tls, isOpen, isConnected else { return socketPeekPeer() }
+        // The socket may hold records without application data (a session ticket): only
+        // OpenSSL can tell.
+        return input.isEmpty ? channel.peekTLS(tls) : .data
+    }
 
     public var seenPeerActivity: PeerActivity { socketSeenPeerActivity }
 
@@ -214,6 +229,17 @@ public final class SocketConnection: SocketStream {
             channel.timedOut()
             handleEnd(.timeout)
             return
+        }
+        if let tls = channel.tls {
+            if !tls.isEstablished {
+                continueHandshake(tls)
+                return
+            }
+            if tls.writeWantsRead {
+                tls.writeWantsRead = false
+                flushOutput()
+                guard isOpen else { return }
+            }
         }
         if let waiter = firstByteWaiter {
             var byte: UInt8 = 0
@@ -250,11 +276,15 @@ public final class SocketConnection: SocketStream {
                 handleEnd(failure)
                 return
             }
-            isConnected = true
             _ = shim_set_nodelay(descriptor)
             // Set once connected, not before: a receive buffer fixed before the SYN would also
             // fix the window scale it offers, and the window could never grow past 64 KiB.
             if receiveWindow != nil { _ = shim_set_receive_buffer(descriptor, Int32(ReceiveWindow.initial)) }
+            if let tls = channel.tls {
+                continueHandshake(tls)
+                return
+            }
+            isConnected = true
             delegate?.connectionDidConnect(self)
             // Bytes queued while connecting go out now.
             if isOpen, !channel.flushPending, !queuedOutput.isEmpty { flushOutput() }
@@ -265,7 +295,39 @@ public final class SocketConnection: SocketStream {
             handleEnd(.timeout)
             return
         }
+        if let tls = channel.tls {
+            if !tls.isEstablished {
+                continueHandshake(tls)
+                return
+            }
+            if tls.readWantsWrite {
+                // A read waited for this writability: read again (the flush below may find
+                // nothing queued, which is fine).
+                tls.readWantsWrite = false
+                socketReadable(Int16(EV_READ))
+                guard isOpen else { return }
+                if queuedOutput.isEmpty { channel.disarmWrite(); return }
+            }
+        }
         flushOutput()
+    }
+
+    /// Runs the TLS handshake on; once it completes, the stream is connected: the delegate
+    /// hears it, and what was queued meanwhile goes out.
+    private func continueHandshake(_ tls: TLSLayer) {
+        switch channel.continueHandshake(tls) {
+        case .waiting:
+            break
+        case .failed(let reason):
+            handleEnd(reason)
+        case .done:
+            isConnected = true
+            delegate?.connectionDidConnect(self)
+            guard isOpen else { return }
+            if !channel.flushPending, !queuedOutput.isEmpty { flushOutput() }
+            // The peer's first bytes may have come with its last handshake flight.
+            if isOpen, channel.readWanted, tls.hasBufferedInput { channel.startReading() }
+        }
     }
 
     /// Called by the loop's flush pass for a stream that queued bytes this iteration.
@@ -284,7 +346,8 @@ public final class SocketConnection: SocketStream {
     }
 
     private func flushOutput() {
-        guard isOpen else { return }
+        // Nothing goes out before a TLS handshake completed (it flushes then).
+        guard isOpen, isConnected || channel.tls == nil else { return }
         switch channel.write() {
         case .drained: handleWritable()
         case .waiting: break

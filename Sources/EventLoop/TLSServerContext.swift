@@ -58,7 +58,7 @@ public final class TLSServerContext: @unchecked Sendable {
     /// A server `SSL_CTX` with what every server context shares: TLS 1.2 minimum and the ALPN
     /// choice. Sessions resume by ticket, but a TLS 1.3 ticket is not sent right after the
     /// handshake (OpenSSL's default): the stream asks for one then, and it leaves with the
-    /// first bytes the server writes (``BufferEventConnection``). A ticket that arrives on its
+    /// first bytes the server writes (``TLSLayer``). A ticket that arrives on its
     /// own, while the app is writing its first request, hangs clients that read and write one
     /// TLS connection from two threads (the `websockets` package's sync client, over `wss://`,
     /// which never sent its handshake in about one run in four on a loaded machine).
