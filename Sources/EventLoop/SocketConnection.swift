@@ -214,7 +214,7 @@ public final class SocketConnection: SocketStream {
 
     private func apply(_ change: ReceiveWindow.Change) {
         switch change {
-        case .size(let bytes): _ = shim_set_receive_buffer(channel.fd, Int32(bytes))
+        case .size(let bytes): _ = shim_set_receive_window(channel.fd, Int32(bytes))
         case .autotune: _ = shim_autotune_buffers(channel.fd)
         }
     }

@@ -157,12 +157,11 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// Starts reading the socket (after backpressure paused it), buffering at most `readAhead`
     /// bytes the consumer has not taken.
-    /// A TLS connection keeps its full read-ahead: libevent 2.1's OpenSSL filter stops at the
-    /// limit with the rest of a decrypted record (up to 16 KiB) held inside OpenSSL, and does not
-    /// read it when reading resumes (libevent issue 854).
+    /// Reads at most `readAhead` bytes ahead of the client (TLS too: what OpenSSL holds beyond
+    /// it is read once the input drains, without the socket signalling again).
     func startReading(readAhead: Int) {
         guard isConnected, let connection else { return }
-        connection.setReadHighWatermark(connection.isTLS ? WorkerContext.readAhead : readAhead)
+        connection.setReadHighWatermark(readAhead)
         connection.startReading()
     }
 
