@@ -6,12 +6,12 @@ import Synchronization
 /// for the next read instead of being freed and allocated again.
 ///
 /// Every read reserves a chunk (``SocketChannel/firstRead`` or ``SocketChannel/maxRead`` bytes,
-/// which libevent allocates as 16 KiB or 256 KiB) and the chunk is freed as soon as the bytes
+/// which libevent allocates as 16 KiB or 128 KiB) and the chunk is freed as soon as the bytes
 /// were taken: twice per proxied request. Too large for glibc's per-thread cache, each cost
 /// about 200 instructions to allocate and free; taking one from a slot here costs a few.
 ///
 /// The slots are process-wide atomics (libevent calls its allocator from every loop's thread)
-/// and few, so what is kept is bounded: at most 4 × 16 KiB + 2 × 256 KiB. A chunk is recognized
+/// and few, so what is kept is bounded: at most 4 × 16 KiB + 2 × 128 KiB. A chunk is recognized
 /// on free by its usable size, so blocks libevent allocated before this was installed are
 /// freed like any other. Not installed under AddressSanitizer (`ASAN_OPTIONS` set): a kept
 /// chunk would hide a use after free of it.
@@ -19,7 +19,7 @@ enum ChunkCache {
     /// libevent's allocation for a ``SocketChannel/firstRead`` reservation.
     static let smallSize = 16 * 1024
     /// libevent's allocation for a ``SocketChannel/maxRead`` reservation.
-    static let largeSize = 256 * 1024
+    static let largeSize = 128 * 1024
 
     /// Hands libevent the caching allocator (once, before the first loop).
     static func install() {

@@ -1,13 +1,14 @@
 import CLibevent
 import Glibc
 
-/// A plain TCP ``ByteStream`` driven directly (accepted connections and connects to a resolved
-/// address without TLS — the whole proxy data path): reads of up to 256 KiB straight into
+/// A TCP ``ByteStream`` driven directly (accepted connections and connects to a resolved
+/// address, plain or TLS — the whole proxy data path): reads of up to 128 KiB straight into
 /// reserved ``input`` space with no `FIONREAD`, writes attempted once per loop iteration as soon
 /// as bytes are queued (write interest is asked for only when the kernel would block), and read
 /// interest that stays registered across requests (a pause takes effect lazily, only if the
 /// peer sends while paused). A keep-alive request costs two reads, two writes and two
-/// `epoll_wait`s, and no `epoll_ctl`. The socket work itself is ``SocketChannel``'s.
+/// `epoll_wait`s, and no `epoll_ctl`. The socket work itself is ``SocketChannel``'s; TLS is its
+/// ``TLSLayer``'s, between the socket and the same buffers.
 ///
 /// Owns its descriptor, its two events and its two evbuffers. Keeps itself alive (an
 /// `Unmanaged` retain) while the socket is open and holds its delegate strongly; ``close()``
@@ -230,17 +231,7 @@ public final class SocketConnection: SocketStream {
             handleEnd(.timeout)
             return
         }
-        if let tls = channel.tls {
-            if !tls.isEstablished {
-                continueHandshake(tls)
-                return
-            }
-            if tls.writeWantsRead {
-                tls.writeWantsRead = false
-                flushOutput()
-                guard isOpen else { return }
-            }
-        }
+        if let tls = channel.tls, tlsTookReadable(tls) { return }
         if let waiter = firstByteWaiter {
             var byte: UInt8 = 0
             let got = recv(channel.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -295,21 +286,46 @@ public final class SocketConnection: SocketStream {
             handleEnd(.timeout)
             return
         }
-        if let tls = channel.tls {
-            if !tls.isEstablished {
-                continueHandshake(tls)
-                return
-            }
-            if tls.readWantsWrite {
-                // A read waited for this writability: read again (the flush below may find
-                // nothing queued, which is fine).
-                tls.readWantsWrite = false
-                socketReadable(Int16(EV_READ))
-                guard isOpen else { return }
-                if queuedOutput.isEmpty { channel.disarmWrite(); return }
+        if let tls = channel.tls, tlsTookWritable(tls) { return }
+        flushOutput()
+    }
+
+    /// A readiness of a TLS stream before reading: the handshake's (taken: true), or a write
+    /// that waited for it goes on first. Out of line: the plain read path stays small.
+    @inline(never)
+    private func tlsTookReadable(_ tls: TLSLayer) -> Bool {
+        if !tls.isEstablished {
+            continueHandshake(tls)
+            return true
+        }
+        if tls.writeWantsRead {
+            tls.writeWantsRead = false
+            flushOutput()
+            return !isOpen
+        }
+        return false
+    }
+
+    /// A writability of a TLS stream before writing: the handshake's (taken: true), or a read
+    /// that waited for it goes on first.
+    @inline(never)
+    private func tlsTookWritable(_ tls: TLSLayer) -> Bool {
+        if !tls.isEstablished {
+            continueHandshake(tls)
+            return true
+        }
+        if tls.readWantsWrite {
+            // A read waited for this writability: read again; the write below may find nothing
+            // queued.
+            tls.readWantsWrite = false
+            socketReadable(Int16(EV_READ))
+            guard isOpen else { return true }
+            if queuedOutput.isEmpty {
+                channel.disarmWrite()
+                return true
             }
         }
-        flushOutput()
+        return false
     }
 
     /// Runs the TLS handshake on; once it completes, the stream is connected: the delegate
@@ -334,7 +350,8 @@ public final class SocketConnection: SocketStream {
     func flushScheduled() {
         guard isOpen else { return }
         channel.flushPending = false
-        if queuedOutput.isEmpty {
+        let length = queuedOutput.count
+        if length == 0 {
             // The output was asked for and nothing was queued (its length was read, say): no
             // write, and no drain to report (a delegate that reads the length when told of a
             // drain would otherwise be told again, and again). Only a close that waited for
@@ -342,13 +359,14 @@ public final class SocketConnection: SocketStream {
             if lingering || halfClosing { shutdownWriting() }
             return
         }
-        flushOutput()
+        flushOutput(length: length)
     }
 
-    private func flushOutput() {
+    /// Writes what is queued; `length`: its size when the caller just read it.
+    private func flushOutput(length: Int? = nil) {
         // Nothing goes out before a TLS handshake completed (it flushes then).
         guard isOpen, isConnected || channel.tls == nil else { return }
-        switch channel.write() {
+        switch length.map(channel.write(length:)) ?? channel.write() {
         case .drained: handleWritable()
         case .waiting: break
         case .failed(let reason): handleEnd(reason)
