@@ -231,20 +231,30 @@ final class SocketChannel {
     @inline(never)
     private func readTLS(_ tls: TLSLayer, room: Int) -> ReadResult {
         switch tls.read(into: input, room: room) {
-        case .bytes(let got):
+        case .bytes(let got, let more):
+            if tls.readWantsWrite { awaitWritableForRead() }
             guard got > 0 else { return .nothing }
             if got == room { readSize = SocketChannel.maxRead } else if got < SocketChannel.firstRead { readSize = SocketChannel.firstRead }
             if readTimeout != nil { restartReadTimer() }
-            // Records read ahead beyond `room` wait in OpenSSL: come back for them.
-            readBufferedTLS()
+            // Whole records beyond `room` (or an end) wait in OpenSSL: come back for them. Only
+            // then: re-arming after every read would chain reads of one busy connection without
+            // the loop polling anybody else.
+            if more { readBufferedTLS() }
             return .bytes
         case .wantWrite:
-            armWrite()
+            awaitWritableForRead()
             return .nothing
         case .ended(let reason):
             endReading()
             return .ended(reason)
         }
+    }
+
+    /// OpenSSL must write before it reads on: wait for writability, not readability (which
+    /// would report the unread bytes again and again, each read failing the same way).
+    private func awaitWritableForRead() {
+        armWrite()
+        disarmRead()
     }
 
     /// Whether the peer of a TLS connection has sent application data, an end, or nothing.

@@ -301,7 +301,9 @@ public final class SocketConnection: SocketStream {
         if tls.writeWantsRead {
             tls.writeWantsRead = false
             flushOutput()
-            return !isOpen
+            // With reading paused the read below would drop the registration a write that
+            // needs to read again has just made.
+            return !isOpen || !channel.readWanted
         }
         return false
     }
@@ -315,13 +317,15 @@ public final class SocketConnection: SocketStream {
             return true
         }
         if tls.readWantsWrite {
-            // A read waited for this writability: read again; the write below may find nothing
-            // queued.
+            // A read waited for this writability: reading is registered again and goes on now;
+            // the write below may find nothing queued.
             tls.readWantsWrite = false
+            if channel.readWanted { channel.startReading() }
             socketReadable(Int16(EV_READ))
             guard isOpen else { return true }
             if queuedOutput.isEmpty {
-                channel.disarmWrite()
+                // Still waiting (the read needed to write again): keep write interest.
+                if !tls.readWantsWrite { channel.disarmWrite() }
                 return true
             }
         }

@@ -47,9 +47,13 @@ final class TLSLayer {
     /// What one read turn led to.
     enum ReadOutcome {
         /// `count` plaintext bytes were appended (maybe 0: only records without application
-        /// data, such as a session ticket, arrived).
-        case bytes(Int)
+        /// data, such as a session ticket, arrived). `more`: the turn stopped with the room
+        /// used up while OpenSSL holds whole records, or with an end to report, which the socket
+        /// will not signal again. (After a read that would block it signals; a partial record
+        /// held here is not "more".)
+        case bytes(Int, more: Bool)
         /// OpenSSL must write before it can read on (rare: a key update): wait for writability.
+        /// (``readWantsWrite`` may also be set after `bytes`.)
         case wantWrite
         /// The stream ended.
         case ended(ConnectionEnd)
@@ -215,17 +219,16 @@ final class TLSLayer {
                 vector.iov_len = got
                 evbuffer_commit_space(input, &vector, 1)
                 total += got
-                if SSL_has_pending(ssl) == 0 { break }
+                if SSL_has_pending(ssl) == 0 { return .bytes(total, more: false) }
                 continue
             }
             let end: ConnectionEnd
             switch SSL_get_error(ssl, result) {
             case SSL_ERROR_WANT_READ:
-                return .bytes(total)
+                return .bytes(total, more: false)
             case SSL_ERROR_WANT_WRITE:
-                if total > 0 { return .bytes(total) }
                 readWantsWrite = true
-                return .wantWrite
+                return total > 0 ? .bytes(total, more: false) : .wantWrite
             case SSL_ERROR_ZERO_RETURN:
                 end = .endOfStream
             case SSL_ERROR_SYSCALL where ERR_peek_error() == 0:
@@ -238,11 +241,11 @@ final class TLSLayer {
             }
             if total > 0 {
                 deferredEnd = end
-                return .bytes(total)
+                return .bytes(total, more: true)
             }
             return .ended(end)
         }
-        return .bytes(total)
+        return .bytes(total, more: SSL_has_pending(ssl) == 1)
     }
 
     /// Whether the peer has sent application data, an end, or nothing (a TLS-aware peek: a
@@ -305,6 +308,9 @@ final class TLSLayer {
     func sendCloseNotify() {
         guard let ssl, isEstablished, !failed else { return }
         ERR_clear_error()
+        // A ticket asked for after the handshake and not sent yet (nothing was written) keeps
+        // the connection "in init", where OpenSSL refuses to shut down: send it first.
+        if SSL_in_init(ssl) == 1 { _ = SSL_do_handshake(ssl) }
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
     }

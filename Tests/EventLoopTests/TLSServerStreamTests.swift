@@ -228,6 +228,52 @@ final class TLSServerStreamTests: XCTestCase {
         server.streams.forEach { $0.close() }
     }
 
+    /// Closes each stream gracefully as soon as its handshake completed, having written nothing
+    /// (a draining proxy ending an idle app connection).
+    private final class CloseAtOnceServer: ConnectionDelegate {
+        var streams: [any ByteStream] = []
+        func adopt(_ stream: any ByteStream) {
+            streams.append(stream)
+            stream.delegate = self
+            stream.startReading()
+        }
+        func connectionDidConnect(_ connection: any ByteStream) { connection.closeAfterFlush() }
+        func connectionDidRead(_ connection: any ByteStream) {}
+        func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
+    }
+
+    /// The TLS 1.3 ticket asked for at the handshake is still unsent when nothing was written:
+    /// OpenSSL refuses to shut down such a connection ("in init") unless the ticket goes first.
+    /// A strict client must see `close_notify`, not a truncation.
+    func testAGracefulCloseRightAfterTheHandshakeStillSaysCloseNotify() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = CloseAtOnceServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = ["python3", "-c", """
+            import socket, ssl, sys
+            context = ssl.create_default_context(cafile=sys.argv[1])
+            raw = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+            tls = context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
+            try:
+                print("clean" if tls.recv(65536) == b"" else "data")
+            except ssl.SSLEOFError as error:
+                print("truncated:", error)
+            """, ca.caCert, String(listener.address.port)]
+        let output = Pipe()
+        client.standardOutput = output
+        client.standardError = output
+        try client.run()
+        XCTAssertTrue(runLoop(loop) { !client.isRunning })
+        client.waitUntilExit()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(printed, "clean\n")
+        server.streams.forEach { $0.close() }
+    }
+
     func testAServerContextNamesTheFileItCannotUse() {
         XCTAssertThrowsError(try TLSServerContext(certificateFile: "/nonexistent/cert.pem", keyFile: "/nonexistent/key.pem")) { error in
             XCTAssertTrue("\(error)".contains("/nonexistent/cert.pem"), "\(error)")
