@@ -179,12 +179,7 @@ public final class BufferEventConnection: SocketStream {
         if what & Int32(BEV_EVENT_CONNECTED) != 0 {
             if isTLS, let ssl = bufferevent_openssl_get_ssl(bev) {
                 tlsSessionResumed = SSL_session_reused(ssl) == 1
-                var selected: UnsafePointer<UInt8>?
-                var length: UInt32 = 0
-                SSL_get0_alpn_selected(ssl, &selected, &length)
-                if let selected, length > 0 {
-                    tlsApplicationProtocol = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
-                }
+                tlsApplicationProtocol = TLSLayer.negotiatedProtocol(ssl)
             }
             isConnected = true
             _ = shim_set_nodelay(descriptor)
@@ -220,10 +215,7 @@ public final class BufferEventConnection: SocketStream {
         var codes: [UInt] = []
         while case let code = bufferevent_get_openssl_error(bev), code != 0 { codes.append(code) }
         guard let ssl = bufferevent_openssl_get_ssl(bev) else { return nil }
-        let verify = SSL_get_verify_result(ssl)
-        if verify != X509_V_OK {
-            return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
-        }
+        if let failure = TLSLayer.certificateFailure(ssl) { return failure }
         // SSL_get_error codes (small numbers) are mixed into the queue: keep real library errors.
         let messages = codes.filter { $0 > 0xff }.map(CryptoError.openSSLErrorString)
         if messages.isEmpty && !isConnected {

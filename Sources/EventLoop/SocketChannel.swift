@@ -257,9 +257,6 @@ final class SocketChannel {
         disarmRead()
     }
 
-    /// Whether the peer of a TLS connection has sent application data, an end, or nothing.
-    func peekTLS(_ tls: TLSLayer) -> PeerActivity { tls.peek() }
-
     /// After the consumer had its turn: suspends if the input is still at the high watermark
     /// (saves a wake-up that would find no room).
     func suspendIfFull() {

@@ -198,7 +198,7 @@ public final class SocketConnection: SocketStream {
         guard let tls = channel.tls, isOpen, isConnected else { return socketPeekPeer() }
         // The socket may hold records without application data (a session ticket): only
         // OpenSSL can tell.
-        return input.isEmpty ? channel.peekTLS(tls) : .data
+        return input.isEmpty ? tls.peek() : .data
     }
 
     public var seenPeerActivity: PeerActivity { socketSeenPeerActivity }

@@ -152,12 +152,7 @@ final class TLSLayer {
     private func established(_ ssl: OpaquePointer) {
         isEstablished = true
         sessionResumed = SSL_session_reused(ssl) == 1
-        var selected: UnsafePointer<UInt8>?
-        var length: UInt32 = 0
-        SSL_get0_alpn_selected(ssl, &selected, &length)
-        if let selected, length > 0 {
-            applicationProtocol = String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
-        }
+        applicationProtocol = Self.negotiatedProtocol(ssl)
         if case .server = role {
             if let name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) { serverName = String(cString: name) }
             // One TLS 1.3 ticket, sent with the first bytes written (see TLSServerContext).
@@ -168,10 +163,9 @@ final class TLSLayer {
     /// Why a handshake failed: the certificate (with OpenSSL's reason), the socket, or the
     /// protocol.
     private func handshakeFailure(_ ssl: OpaquePointer, code: Int32) -> ConnectionEnd {
-        let verify = SSL_get_verify_result(ssl)
-        if verify != X509_V_OK {
+        if let failure = Self.certificateFailure(ssl) {
             ERR_clear_error()
-            return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
+            return failure
         }
         if code == SSL_ERROR_SYSCALL, ERR_peek_error() == 0 {
             let errno = shim_errno()
@@ -184,11 +178,27 @@ final class TLSLayer {
         return .tlsProtocol(message: libraryErrors() ?? "the TLS handshake failed")
     }
 
-    /// OpenSSL's queued errors as text (the queue emptied), or nil when there are none.
+    /// OpenSSL's queued errors as text (``CryptoError/openSSLErrors()``: the queue emptied), or
+    /// nil when there are none.
     private func libraryErrors() -> String? {
-        var messages: [String] = []
-        while case let code = ERR_get_error(), code != 0 { messages.append(CryptoError.openSSLErrorString(code)) }
-        return messages.isEmpty ? nil : messages.joined(separator: "; ")
+        ERR_peek_error() == 0 ? nil : CryptoError.openSSLErrors()
+    }
+
+    /// The application protocol (ALPN) a completed handshake agreed on, if any.
+    static func negotiatedProtocol(_ ssl: OpaquePointer) -> String? {
+        var selected: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &selected, &length)
+        guard let selected, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
+    }
+
+    /// A handshake that failed on the peer's certificate (untrusted, wrong name, expired), with
+    /// OpenSSL's reason; nil when verification did not fail.
+    static func certificateFailure(_ ssl: OpaquePointer) -> ConnectionEnd? {
+        let verify = SSL_get_verify_result(ssl)
+        guard verify != X509_V_OK else { return nil }
+        return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
     }
 
     // MARK: - reading

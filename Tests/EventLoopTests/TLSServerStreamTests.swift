@@ -199,13 +199,7 @@ final class TLSServerStreamTests: XCTestCase {
         let server = CloseDelimitedServer()
         let listener = try Listener(address: loopback, on: loop,
                                     tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        client.arguments = ["python3", "-c", """
-            import socket, ssl, sys
-            context = ssl.create_default_context(cafile=sys.argv[1])
-            raw = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
-            tls = context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
+        let (status, printed) = try strictClient(ca: ca, port: listener.address.port, loop: loop, then: """
             tls.sendall(b"GET / HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
             received = b""
             try:
@@ -215,15 +209,8 @@ final class TLSServerStreamTests: XCTestCase {
                 print("truncated:", error)
                 sys.exit(1)
             sys.stdout.write(received.split(b"\\r\\n\\r\\n", 1)[1].decode())
-            """, ca.caCert, String(listener.address.port)]
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = output
-        try client.run()
-        XCTAssertTrue(runLoop(loop) { !client.isRunning })
-        client.waitUntilExit()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(client.terminationStatus, 0, printed)
+            """)
+        XCTAssertEqual(status, 0, printed)
         XCTAssertEqual(printed, "body-until-close")
         server.streams.forEach { $0.close() }
     }
@@ -251,6 +238,21 @@ final class TLSServerStreamTests: XCTestCase {
         let server = CloseAtOnceServer()
         let listener = try Listener(address: loopback, on: loop,
                                     tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let (_, printed) = try strictClient(ca: ca, port: listener.address.port, loop: loop, then: """
+            try:
+                print("clean" if tls.recv(65536) == b"" else "data")
+            except ssl.SSLEOFError as error:
+                print("truncated:", error)
+            """)
+        XCTAssertEqual(printed, "clean\n")
+        server.streams.forEach { $0.close() }
+    }
+
+    /// Runs a strict TLS client (Python's `ssl`, ragged EOFs not suppressed: a close without
+    /// `close_notify` is a truncation) against `port` while the loop runs: it verifies
+    /// `localhost` against `ca`, then runs `script` with the connection as `tls`. Returns its
+    /// exit status and what it printed (stdout and stderr).
+    private func strictClient(ca: TestCA, port: Int, loop: EventLoop, then script: String) throws -> (Int32, String) {
         let client = Process()
         client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         client.arguments = ["python3", "-c", """
@@ -258,20 +260,15 @@ final class TLSServerStreamTests: XCTestCase {
             context = ssl.create_default_context(cafile=sys.argv[1])
             raw = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
             tls = context.wrap_socket(raw, server_hostname="localhost", suppress_ragged_eofs=False)
-            try:
-                print("clean" if tls.recv(65536) == b"" else "data")
-            except ssl.SSLEOFError as error:
-                print("truncated:", error)
-            """, ca.caCert, String(listener.address.port)]
+
+            """ + script, ca.caCert, String(port)]
         let output = Pipe()
         client.standardOutput = output
         client.standardError = output
         try client.run()
         XCTAssertTrue(runLoop(loop) { !client.isRunning })
         client.waitUntilExit()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(printed, "clean\n")
-        server.streams.forEach { $0.close() }
+        return (client.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
 
     func testAServerContextNamesTheFileItCannotUse() {
