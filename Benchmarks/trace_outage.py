@@ -152,22 +152,31 @@ def start_sidecar(binary, config_path, log_path, env):
     while time.monotonic() < deadline and (listen is None or admin is None):
         if proc.poll() is not None:
             raise RuntimeError("sidecar exited with %s:\n%s" % (proc.returncode, tail(log_path)))
-        with open(log_path, "rb") as f:
-            for line in f:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                if record.get("msg") == "listening":
-                    listen = port_of(record.get("address"))
-                elif record.get("msg") == "admin listening":
-                    admin = port_of(record.get("address"))
+        for record in json_lines(log_path):
+            if not isinstance(record, dict):
+                continue
+            if record.get("msg") == "listening":
+                listen = port_of(record.get("address"))
+            elif record.get("msg") == "admin listening":
+                admin = port_of(record.get("address"))
         time.sleep(0.05)
     if listen is None or admin is None:
         raise RuntimeError("sidecar did not log its listening addresses within 15 s:\n" + tail(log_path))
     return proc, listen, admin
+
+
+def json_lines(path):
+    """The JSON records of a JSON-lines file being written: a line not yet complete is skipped,
+    a file not yet there has none."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue
+    except FileNotFoundError:
+        return
 
 
 def port_of(address):
@@ -281,18 +290,10 @@ def trace_counts(admin_port):
 
 def spans_with_paths(spans_path, prefix):
     found = {}
-    try:
-        with open(spans_path) as f:
-            for line in f:
-                try:
-                    span = json.loads(line)
-                except ValueError:
-                    continue  # a line being written
-                path = span.get("attributes", {}).get("url.path")
-                if isinstance(path, str) and path.startswith(prefix):
-                    found[path] = span
-    except FileNotFoundError:
-        pass
+    for span in json_lines(spans_path):
+        path = span.get("attributes", {}).get("url.path")
+        if isinstance(path, str) and path.startswith(prefix):
+            found[path] = span
     return found
 
 
@@ -302,17 +303,9 @@ def await_record(directory, predicate, timeout):
     deadline = time.monotonic() + max(0.0, timeout)
     path = os.path.join(directory, "requests.jsonl")
     while True:
-        try:
-            with open(path) as f:
-                for line in f:
-                    try:
-                        record = json.loads(line)
-                    except ValueError:
-                        continue
-                    if predicate(record):
-                        return record
-        except FileNotFoundError:
-            pass
+        for record in json_lines(path):
+            if predicate(record):
+                return record
         if time.monotonic() >= deadline:
             return None
         time.sleep(0.05)

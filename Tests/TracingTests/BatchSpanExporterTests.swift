@@ -28,11 +28,11 @@ final class BatchSpanExporterTests: XCTestCase {
                            python: OTelPython.path)
     }
 
-    private func exporter(port: Int, gzip: Bool = true, queue: Int = 2048, batch: Int = 512,
+    private func exporter(port: Int, gzip: Bool = true, queue: Int = 2048, batch: Int = 512, delay: Duration = .milliseconds(100),
                           headers: [(name: String, value: String)] = []) throws -> BatchSpanExporter {
         let settings = BatchSpanExporter.Settings(
             endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(port)/v1/traces"), headers: headers, gzip: gzip,
-            timeout: .seconds(5), maxQueueSize: queue, maxExportBatchSize: batch, scheduleDelay: .milliseconds(100))
+            timeout: .seconds(5), maxQueueSize: queue, maxExportBatchSize: batch, scheduleDelay: delay)
         let encoder = OTLPTraceEncoder(resource: [SpanAttribute("service.name", .string("sidecar-under-test"))], scopeVersion: "9.9")
         return BatchSpanExporter(settings: settings, encoder: encoder, loop: thread.loop, logger: Logger(label: "test"))
     }
@@ -150,9 +150,7 @@ final class BatchSpanExporterTests: XCTestCase {
 
     func testAFullBatchIsSentBeforeTheDelay() throws {
         let fixture = try receiver()
-        let settings = BatchSpanExporter.Settings(
-            endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(fixture.port)/v1/traces"), maxExportBatchSize: 5, scheduleDelay: .seconds(60))
-        let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
+        let exporter = try exporter(port: fixture.port, batch: 5, delay: .seconds(60))
         exporter.start()
         submitSpans(5, to: exporter)
         XCTAssertEqual(spans(fixture, count: 5).count, 5)
@@ -161,9 +159,7 @@ final class BatchSpanExporterTests: XCTestCase {
 
     func testShutdownSendsWhatIsQueuedWithoutWaitingForTheDelay() throws {
         let fixture = try receiver()
-        let settings = BatchSpanExporter.Settings(
-            endpoint: try TokenEndpoint(url: "http://127.0.0.1:\(fixture.port)/v1/traces"), maxExportBatchSize: 4, scheduleDelay: .seconds(60))
-        let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
+        let exporter = try exporter(port: fixture.port, batch: 4, delay: .seconds(60))
         exporter.start()
         submitSpans(3, to: exporter)
         let started = ContinuousClock.now
@@ -174,8 +170,7 @@ final class BatchSpanExporterTests: XCTestCase {
     }
 
     func testShutdownWithTheReceiverDownGivesUpWithinItsTimeoutAndCounts() throws {
-        let settings = BatchSpanExporter.Settings(endpoint: try TokenEndpoint(url: "http://127.0.0.1:9/v1/traces"), scheduleDelay: .seconds(60))
-        let exporter = BatchSpanExporter(settings: settings, encoder: OTLPTraceEncoder(resource: []), loop: thread.loop, logger: Logger(label: "test"))
+        let exporter = try exporter(port: 9, delay: .seconds(60))
         exporter.start()
         submitSpans(3, to: exporter)
         let started = ContinuousClock.now
