@@ -12,7 +12,7 @@
 # ---- build stage ----------------------------------------------------------------
 FROM swift:6.3-bookworm AS builder
 RUN apt-get update \
- && apt-get install -y libevent-dev libssl-dev zlib1g-dev pkg-config \
+ && apt-get install -y libevent-dev libssl-dev libnghttp2-dev zlib1g-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # Test targets are declared in Package.swift, so their directories must exist too.

@@ -48,6 +48,10 @@ let package = Package(
                                                    .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .target(name: "EventLoop", dependencies: ["CLibevent", "COpenSSL", "Crypto"], swiftSettings: strict),
         .target(name: "HTTP1", swiftSettings: strict),
+        // nghttp2 (Debian's libnghttp2-dev), imported only by HTTP2.
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        // HTTP/2 framing with no I/O: nghttp2 wrapped as a codec (bytes in, per-stream events out, and back).
+        .target(name: "HTTP2", dependencies: ["CNghttp2", "HTTP1"], swiftSettings: strict),
         // HTTP/1 messages over streams, above the codec: the one head-reading loop and the one
         // body reader, used by the proxy, the admin server and the token client.
         // Also the complete requests and responses a local responder (admin, demo) sees and makes.
@@ -102,6 +106,7 @@ let package = Package(
         // The properties the fuzzers in Fuzz/ check, also run over their corpus by HTTP1Tests.
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "TracingTests", dependencies: ["Tracing", "TraceExport", "TokenManager", "EventLoop", "TestSupport"],
                     swiftSettings: strict),

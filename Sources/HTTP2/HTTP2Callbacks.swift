@@ -1,0 +1,96 @@
+import CNghttp2
+
+/// nghttp2's callbacks into an ``HTTP2Codec`` (its `user_data`, unretained: the codec owns the
+/// session and frees it in its deinit, so the session never outlives it).
+enum HTTP2Callbacks {
+    /// Installs every callback the codec uses on `callbacks`.
+    static func install(on callbacks: OpaquePointer?) {
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            owner(user).beginHead(stream: frame.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            guard let frame, let name, let value, let user else { return 0 }
+            let codec = owner(user)
+            let stream = frame.pointee.hd.stream_id
+            guard codec.building[stream] != nil else { return 0 }
+            // nghttp2 checked the name (lowercase token) and the value (no CR, LF, NUL) already.
+            let nameText = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
+            let valueText = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
+            codec.building[stream]!.add(name: nameText, value: valueText)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
+            guard let frame, let user else { return 0 }
+            let codec = owner(user)
+            let header = frame.pointee.hd
+            let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            switch UInt32(header.type) {
+            case NGHTTP2_HEADERS.rawValue:
+                codec.finishHead(stream: header.stream_id, endStream: endStream)
+            case NGHTTP2_DATA.rawValue:
+                if endStream { codec.events.append(.end(stream: header.stream_id)) }
+            case NGHTTP2_RST_STREAM.rawValue:
+                codec.events.append(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
+            case NGHTTP2_GOAWAY.rawValue:
+                let goAway = frame.pointee.goaway
+                codec.events.append(.goAway(lastStream: goAway.last_stream_id, HTTP2ErrorCode(rawValue: goAway.error_code)))
+            case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                let streams = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+                codec.events.append(.settings(maxConcurrentStreams: Int(streams)))
+            default:
+                break
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
+            guard let data, let user, length > 0 else { return 0 }
+            owner(user).events.append(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
+            guard let user else { return 0 }
+            owner(user).streamClosed(stream, code: code)
+            return 0
+        }
+    }
+
+    /// The data provider of every stream with a body: pulls from the codec's outbound queue.
+    static var bodyProvider: nghttp2_data_provider {
+        nghttp2_data_provider(source: nghttp2_data_source(ptr: nil)) { session, stream, buffer, length, flags, _, user in
+            readBody(session, stream, buffer, length, flags, user)
+        }
+    }
+}
+
+/// The codec a callback's `user_data` is.
+@inline(__always)
+private func owner(_ user: UnsafeMutableRawPointer) -> HTTP2Codec {
+    Unmanaged<HTTP2Codec>.fromOpaque(user).takeUnretainedValue()
+}
+
+/// Fills one DATA frame of `stream` from its queue: deferred while the queue is empty and
+/// the body not ended; the end sets `EOF` (and hands over the trailers, which then end the
+/// stream instead of the DATA frame).
+private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>?, _ length: Int,
+                      _ flags: UnsafeMutablePointer<UInt32>?, _ user: UnsafeMutableRawPointer?) -> Int {
+    guard let user, let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    let codec = owner(user)
+    guard codec.outbound[stream] != nil else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    let n = codec.outbound[stream]!.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+    let body = codec.outbound[stream]!
+    guard body.count == 0 else { return n }
+    guard body.ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
+    flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+    if let trailers = body.trailers {
+        flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+        let head = HTTP2Head(trailers: trailers)
+        let result = HTTP2Codec.withNameValues(head) { nva in
+            nghttp2_submit_trailer(session, stream, nva.baseAddress, nva.count)
+        }
+        if result != 0 { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    }
+    codec.outbound[stream] = nil
+    return n
+}

@@ -1,0 +1,259 @@
+import CNghttp2
+import HTTP1
+
+/// HTTP/2 framing for one connection, with no I/O: bytes from the peer go in
+/// (``receive(_:)``) and come out as per-stream events (``HTTP2Event``); heads, body bytes,
+/// trailers and resets go in through `submit…` and come out as bytes for the peer
+/// (``send(into:)``). nghttp2 does the protocol — framing, HPACK, flow control, stream states
+/// and RFC 9113's message rules (§8.2–8.3: lowercase names, no connection-specific fields,
+/// `te` only `trailers`, no CR, LF or NUL in values, pseudo-headers exactly as required,
+/// `content-length` against the DATA), so a malformed message resets its stream and never
+/// reaches the consumer.
+///
+/// Flow control follows the consumer: a stream's receive window opens only as the consumer
+/// reports bytes moved on (``consumed(stream:count:)``), so a stream whose other side does not
+/// drain holds at most ``HTTP2Settings/streamWindow`` bytes, the connection at most
+/// ``HTTP2Settings/connectionWindow``.
+///
+/// The one place that talks to nghttp2 (its callbacks are in `HTTP2Callbacks.swift`). Confined
+/// to one thread, like the connection it serves.
+public final class HTTP2Codec {
+    /// Which side of the connection this is.
+    public enum Role: Sendable {
+        /// Takes requests (the app side): expects the client's preface.
+        case server
+        /// Sends requests (the upstream side): sends the preface.
+        case client
+    }
+
+    /// This side.
+    public let role: Role
+    /// What this side advertised.
+    public let settings: HTTP2Settings
+    private var session: OpaquePointer?
+    /// Events decoded by the current ``receive(_:)`` (filled by the callbacks).
+    var events: [HTTP2Event] = []
+    /// Header blocks being decoded, per stream.
+    var building: [Int32: HTTP2Head] = [:]
+    /// Streams with a body to send, per stream.
+    var outbound: [Int32: HTTP2OutboundBody] = [:]
+    /// Streams whose last head was interim (1xx): the next block with `:status` is a head too.
+    private var pendingFinalHead: Set<Int32> = []
+
+    /// A codec for `role` advertising `settings`. The settings go out with the first
+    /// ``send(into:)`` (a client's after its preface).
+    public init(role: Role, settings: HTTP2Settings = HTTP2Settings()) {
+        self.role = role
+        self.settings = settings
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        HTTP2Callbacks.install(on: callbacks)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        // Windows open as the consumer drains, not as bytes arrive.
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        let user = Unmanaged.passUnretained(self).toOpaque()
+        switch role {
+        case .server: nghttp2_session_server_new2(&session, callbacks, user, option)
+        case .client: nghttp2_session_client_new2(&session, callbacks, user, option)
+        }
+        nghttp2_option_del(option)
+        nghttp2_session_callbacks_del(callbacks)
+        var entries = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue),
+                                   value: UInt32(settings.maxConcurrentStreams)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue),
+                                   value: UInt32(settings.streamWindow)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
+                                   value: UInt32(settings.maxHeaderListSize)),
+        ]
+        // No server push: the proxy has no use for pushed responses (RFC 9113 §8.4).
+        if role == .client {
+            entries.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0))
+        }
+        nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), entries, entries.count)
+        nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(settings.connectionWindow))
+    }
+
+    deinit { nghttp2_session_del(session) }
+
+    // MARK: - bytes in, events out
+
+    /// Decodes `bytes` from the peer; returns what they meant, in order. A protocol error that
+    /// ends the connection throws (after queueing a `GOAWAY` when nghttp2 does: send what
+    /// ``send(into:)`` gives, then close); the events decoded before it are lost with the
+    /// connection.
+    public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2CodecError) -> [HTTP2Event] {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return [] }
+        defer { events.removeAll(keepingCapacity: true) }
+        let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 {
+            failed = true
+            throw Self.error(Int32(result))
+        }
+        return events
+    }
+
+    /// Hands everything queued for the peer to `sink`, in order (maybe in several pieces; each
+    /// valid only during its call). Returns the events that sending led to: streams that closed
+    /// once their last frame went (the codec's own resets of malformed messages among them —
+    /// a stream the consumer already has may end this way).
+    @discardableResult
+    public func send(into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
+        defer { events.removeAll(keepingCapacity: true) }
+        while true {
+            var data: UnsafePointer<UInt8>?
+            let n = nghttp2_session_mem_send(session, &data)
+            if n < 0 {
+                failed = true
+                throw Self.error(Int32(n))
+            }
+            guard n > 0, let data else { return events }
+            sink(UnsafeRawBufferPointer(start: data, count: n))
+        }
+    }
+
+    /// Whether the connection still has a use: streams open, or frames to read or send. False
+    /// after a `GOAWAY` both ways once the last stream closed, or after a fatal error.
+    public var isActive: Bool {
+        !failed && (nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0)
+    }
+
+    /// A fatal error happened: only the `GOAWAY` nghttp2 may have queued is left to send.
+    private(set) var failed = false
+
+    /// The peer's `SETTINGS_MAX_CONCURRENT_STREAMS` (100 until its settings arrive).
+    public var peerMaxConcurrentStreams: Int {
+        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+    }
+
+    /// The highest stream id the peer opened and this side took (for a `GOAWAY`).
+    public var lastPeerStream: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
+
+    // MARK: - messages out
+
+    /// Opens a stream with a request head (client only); returns its id. `endStream`: there is
+    /// no body; otherwise ``sendBody(stream:_:)`` and ``endBody(stream:trailers:)`` follow.
+    public func submitRequest(_ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) -> Int32 {
+        let id = Self.withNameValues(head) { nva in
+            if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
+            var provider = HTTP2Callbacks.bodyProvider
+            return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
+        }
+        if id < 0 { throw Self.error(id) }
+        if !endStream { outbound[id] = HTTP2OutboundBody() }
+        return id
+    }
+
+    /// Sends a response head on `stream` (server only); interim (1xx) heads may come first.
+    /// `endStream`: there is no body; otherwise ``sendBody(stream:_:)`` and
+    /// ``endBody(stream:trailers:)`` follow.
+    public func submitResponse(stream: Int32, _ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) {
+        let interim = (head.status ?? 200) < 200
+        let result = Self.withNameValues(head) { nva in
+            if interim { return nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva.baseAddress, nva.count, nil) }
+            if endStream { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
+            var provider = HTTP2Callbacks.bodyProvider
+            return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
+        }
+        if result < 0 { throw Self.error(result) }
+        if !interim && !endStream { outbound[stream] = HTTP2OutboundBody() }
+    }
+
+    /// Queues body bytes on `stream` (after its head); they go out as the peer's windows allow.
+    public func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty, outbound[stream] != nil else { return }
+        outbound[stream]!.append(bytes)
+        nghttp2_session_resume_data(session, stream)
+    }
+
+    /// Ends `stream`'s body, with `trailers` after it when there are any.
+    public func endBody(stream: Int32, trailers: HTTPFields? = nil) {
+        guard outbound[stream] != nil else { return }
+        outbound[stream]!.end(trailers: trailers?.isEmpty == false ? trailers : nil)
+        nghttp2_session_resume_data(session, stream)
+    }
+
+    /// Body bytes queued on `stream` and not yet framed (waiting for the peer's windows).
+    public func bufferedBody(stream: Int32) -> Int { outbound[stream]?.count ?? 0 }
+
+    /// Resets `stream` with `code` (nothing more is sent or delivered for it).
+    public func reset(stream: Int32, _ code: HTTP2ErrorCode) {
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
+    }
+
+    /// Sends `GOAWAY` with `code`: streams above the last one taken are refused; the
+    /// connection ends once the open ones close (``isActive``).
+    public func goAway(_ code: HTTP2ErrorCode) {
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastPeerStream, code.rawValue, nil, 0)
+    }
+
+    /// Reports `count` bytes of `stream`'s DATA moved on: the windows reopen by as much.
+    public func consumed(stream: Int32, count: Int) {
+        guard count > 0 else { return }
+        if nghttp2_session_consume(session, stream, count) != 0 {
+            // The stream is gone: its bytes still count for the connection's window.
+            nghttp2_session_consume_connection(session, count)
+        }
+    }
+
+    // MARK: - for the callbacks
+
+    /// A header block began on `stream`.
+    func beginHead(stream: Int32) {
+        building[stream] = HTTP2Head()
+    }
+
+    /// A header block on `stream` is complete: a head or trailers, by what it holds.
+    func finishHead(stream: Int32, endStream: Bool) {
+        guard let head = building.removeValue(forKey: stream) else { return }
+        let isHead = head.method != nil || head.status != nil
+        if isHead {
+            if let status = head.status, status < 200 { pendingFinalHead.insert(stream) } else { pendingFinalHead.remove(stream) }
+            events.append(.head(stream: stream, head))
+        } else {
+            events.append(.trailers(stream: stream, head.fields))
+        }
+        if endStream { events.append(.end(stream: stream)) }
+    }
+
+    /// `stream` closed.
+    func streamClosed(_ stream: Int32, code: UInt32) {
+        building[stream] = nil
+        outbound[stream] = nil
+        pendingFinalHead.remove(stream)
+        events.append(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
+    }
+
+    // MARK: - helpers
+
+    static func error(_ code: Int32) -> HTTP2CodecError {
+        HTTP2CodecError(code: code, message: String(cString: nghttp2_strerror(code)))
+    }
+
+    /// Calls `body` with `head` as nghttp2 name/value pairs (names lowercased; nghttp2 copies
+    /// them during the call).
+    static func withNameValues<R>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R) -> R {
+        let lines = head.lines
+        var storage: [UInt8] = []
+        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+        ranges.reserveCapacity(lines.count)
+        for line in lines {
+            let nameStart = storage.count
+            for byte in line.name.utf8 { storage.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+            let valueStart = storage.count
+            storage.append(contentsOf: line.value.utf8)
+            ranges.append((nameStart..<valueStart, valueStart..<storage.count))
+        }
+        return storage.withUnsafeMutableBufferPointer { bytes in
+            let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
+            let nva = ranges.map { range in
+                nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
+                           namelen: range.name.count, valuelen: range.value.count,
+                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            return nva.withUnsafeBufferPointer(body)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import HTTP1
+
+/// What the peer's bytes meant, per stream and for the connection: what ``HTTP2Codec/receive(_:)``
+/// returns, in the order the frames arrived.
+public enum HTTP2Event: Equatable, Sendable {
+    /// A request head (server) or a response head, interim (1xx) or final (client).
+    case head(stream: Int32, HTTP2Head)
+    /// Body bytes of a stream. They count against the receive windows until the consumer says
+    /// it moved them on (``HTTP2Codec/consumed(stream:count:)``).
+    case data(stream: Int32, [UInt8])
+    /// The trailer section of a stream.
+    case trailers(stream: Int32, HTTPFields)
+    /// The peer ended its side of the stream (`END_STREAM`): nothing more comes on it.
+    case end(stream: Int32)
+    /// The peer reset the stream (`RST_STREAM`).
+    case reset(stream: Int32, HTTP2ErrorCode)
+    /// A stream is closed in both directions, cleanly or not (`code` is not `NO_ERROR` when the
+    /// stream was reset, by either side, or refused by the codec for a malformed message).
+    case closed(stream: Int32, HTTP2ErrorCode)
+    /// The peer is going away: streams above `lastStream` were not processed (and may be retried).
+    case goAway(lastStream: Int32, HTTP2ErrorCode)
+    /// The peer's settings arrived (or changed): how many streams it takes at once.
+    case settings(maxConcurrentStreams: Int)
+}

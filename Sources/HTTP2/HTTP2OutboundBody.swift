@@ -1,0 +1,46 @@
+import HTTP1
+
+/// What a stream still has to send after its head: queued body bytes, whether the body is
+/// complete, and the trailers that end it. nghttp2 pulls from it as the peer's windows allow.
+struct HTTP2OutboundBody {
+    /// Queued bytes; `start` is the first one not yet taken.
+    private var bytes: [UInt8] = []
+    private var start = 0
+    /// The sender said the body is complete.
+    private(set) var ended = false
+    /// Trailers that follow the body.
+    private(set) var trailers: HTTPFields?
+
+    /// Bytes queued and not yet taken.
+    var count: Int { bytes.count - start }
+
+    /// Queues `more`.
+    mutating func append(_ more: UnsafeRawBufferPointer) {
+        if start == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start >= 64 * 1024 && start * 2 >= bytes.count {
+            // Drop what was taken once it is most of the array: appends stay amortized O(1).
+            bytes.removeFirst(start)
+            start = 0
+        }
+        bytes.append(contentsOf: more)
+    }
+
+    /// Marks the body complete, with `trailers` to send after it.
+    mutating func end(trailers: HTTPFields?) {
+        ended = true
+        self.trailers = trailers
+    }
+
+    /// Copies up to `capacity` queued bytes to `destination`; returns how many.
+    mutating func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        let n = min(destination.count, count)
+        guard n > 0 else { return 0 }
+        bytes.withUnsafeBytes { source in
+            destination.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: n)
+        }
+        start += n
+        return n
+    }
+}

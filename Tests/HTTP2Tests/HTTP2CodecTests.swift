@@ -1,0 +1,250 @@
+import HTTP1
+@testable import HTTP2
+import XCTest
+
+/// The codec against itself (a client codec and a server codec exchanging bytes in memory) and
+/// against hand-made frames a broken or hostile peer would send.
+final class HTTP2CodecTests: XCTestCase {
+    func testARequestAndAResponseWithBodyAndTrailersCrossIntact() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "https", authority: "api.test",
+                                                         path: "/v1/items?x=1", fields: HTTPFields([HTTPField(name: "Accept", value: "*/*")])),
+                                               endStream: true)
+        try pair.pump()
+        XCTAssertEqual(pair.serverEvents, [
+            .head(stream: id, HTTP2Head(method: "GET", scheme: "https", authority: "api.test", path: "/v1/items?x=1",
+                                        fields: HTTPFields([HTTPField(name: "accept", value: "*/*")]))),
+            .end(stream: id),
+        ])
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 200, fields: HTTPFields([HTTPField(name: "content-type", value: "application/grpc")])),
+                                       endStream: false)
+        let body = Array("hello, world".utf8)
+        body.withUnsafeBytes { pair.server.sendBody(stream: id, $0) }
+        pair.server.endBody(stream: id, trailers: HTTPFields([HTTPField(name: "grpc-status", value: "0")]))
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents, [
+            .head(stream: id, HTTP2Head(status: 200, fields: HTTPFields([HTTPField(name: "content-type", value: "application/grpc")]))),
+            .data(stream: id, body),
+            .trailers(stream: id, HTTPFields([HTTPField(name: "grpc-status", value: "0")])),
+            .end(stream: id),
+            .closed(stream: id, .noError),
+        ])
+        XCTAssertEqual(pair.serverEvents.last, .closed(stream: id, .noError))
+        XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
+    }
+
+    func testBytesSplitIntoSingleBytesDecodeToTheSameEvents() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
+        Array(repeating: UInt8(7), count: 300).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        pair.client.endBody(stream: id, trailers: HTTPFields([HTTPField(name: "x-sum", value: "2100")]))
+        var events: [HTTP2Event] = []
+        for byte in try pair.output(of: pair.client).0 {
+            events += try [byte].withUnsafeBytes { try pair.server.receive($0) }
+        }
+        let data = events.compactMap { if case .data(_, let bytes) = $0 { bytes } else { nil } }.joined()
+        XCTAssertEqual(Array(data), Array(repeating: 7, count: 300))
+        XCTAssertEqual(events.filter { if case .data = $0 { false } else if case .settings = $0 { false } else { true } }, [
+            .head(stream: id, HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/")),
+            .trailers(stream: id, HTTPFields([HTTPField(name: "x-sum", value: "2100")])),
+            .end(stream: id),
+        ])
+    }
+
+    func testAStreamThatIsNotDrainedHoldsNoMoreThanItsWindow() throws {
+        // (Until the server's SETTINGS arrive the client may send RFC 9113's default 65,535
+        // bytes; a window above that is exact from the start.)
+        let pair = CodecPair(server: HTTP2Settings(streamWindow: 128 * 1024, connectionWindow: 1024 * 1024))
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/up"), endStream: false)
+        let body = (0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        body.withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        pair.client.endBody(stream: id)
+        try pair.pump()
+        // The server's consumer has moved nothing on: 128 KiB arrived, the rest waits at the client.
+        XCTAssertEqual(pair.receivedBody(id), 128 * 1024)
+        XCTAssertEqual(pair.client.bufferedBody(stream: id), body.count - 128 * 1024)
+        // Draining in steps opens the window by as much each time, until all of it arrived whole.
+        var received = pair.serverData(id)
+        for _ in 0..<100 where received.count < body.count {
+            pair.server.consumed(stream: id, count: pair.receivedBody(id))
+            pair.serverEvents.removeAll()
+            try pair.pump()
+            received += pair.serverData(id)
+        }
+        XCTAssertEqual(received, body)
+        XCTAssertTrue(pair.serverEvents.contains(.end(stream: id)))
+    }
+
+    func testAnInterimResponseComesBeforeTheFinalOne() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/",
+                                                         fields: HTTPFields([HTTPField(name: "expect", value: "100-continue")])),
+                                               endStream: false)
+        try pair.pump()
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 100), endStream: false)
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 204), endStream: true)
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents, [.head(stream: id, HTTP2Head(status: 100)), .head(stream: id, HTTP2Head(status: 204)), .end(stream: id)])
+    }
+
+    func testAResetFromThePeerEndsOnlyItsStream() throws {
+        let pair = CodecPair()
+        let first = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/1"), endStream: false)
+        let second = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/2"), endStream: true)
+        try pair.pump()
+        pair.client.reset(stream: first, .cancel)
+        pair.serverEvents.removeAll()
+        try pair.pump()
+        XCTAssertEqual(pair.serverEvents, [.reset(stream: first, .cancel), .closed(stream: first, .cancel)])
+        try pair.server.submitResponse(stream: second, HTTP2Head(status: 200), endStream: true)
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents.suffix(3), [.head(stream: second, HTTP2Head(status: 200)), .end(stream: second), .closed(stream: second, .noError)])
+    }
+
+    func testGoAwayTellsTheClientWhichStreamsWereTaken() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        try pair.pump()
+        pair.server.goAway(.noError)
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents, [.goAway(lastStream: id, .noError)])
+        // The stream taken before the GOAWAY still completes.
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: true)
+        try pair.pump()
+        XCTAssertTrue(pair.clientEvents.contains(.closed(stream: id, .noError)))
+    }
+
+    func testTheServerAdvertisesItsLimitsAndTheClientLearnsThem() throws {
+        let server = HTTP2Codec(role: .server, settings: HTTP2Settings(maxConcurrentStreams: 7))
+        let client = HTTP2Codec(role: .client)
+        XCTAssertEqual(client.peerMaxConcurrentStreams, 100, "RFC 9113's initial assumption, as nghttp2 takes it")
+        let events = try output(of: server).withUnsafeBytes { try client.receive($0) }
+        XCTAssertEqual(events, [.settings(maxConcurrentStreams: 7)])
+        XCTAssertEqual(client.peerMaxConcurrentStreams, 7)
+    }
+
+    // MARK: - hostile and broken peers
+
+    func testABadPrefaceFailsTheConnection() throws {
+        let server = HTTP2Codec(role: .server)
+        let request = Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        XCTAssertThrowsError(try request.withUnsafeBytes { try server.receive($0) })
+        XCTAssertFalse(server.isActive, "nothing more is read or sent but what is queued")
+    }
+
+    func testMalformedRequestsAreResetAndNeverDelivered() throws {
+        // RFC 9113 §8.2–8.3: each of these is malformed; the stream is reset with
+        // PROTOCOL_ERROR and no head reaches the consumer.
+        let cases: [(String, [(String, String)])] = [
+            ("an uppercase name", [("X-Token", "a")]),
+            ("connection", [("connection", "keep-alive")]),
+            ("transfer-encoding", [("transfer-encoding", "chunked")]),
+            ("keep-alive", [("keep-alive", "timeout=5")]),
+            ("upgrade", [("upgrade", "h2c")]),
+            ("proxy-connection", [("proxy-connection", "close")]),
+            ("te other than trailers", [("te", "gzip")]),
+            ("a CR LF in a value", [("x-a", "b\r\nx-injected: 1")]),
+            ("a LF in a value", [("x-a", "b\nc")]),
+            ("a NUL in a value", [("x-a", "b\u{0}c")]),
+            ("a space in a name", [("x a", "b")]),
+            ("a colon in a name", [("x:a", "b")]),
+            ("a pseudo-header after a regular field", [("x-a", "b"), (":protocol", "websocket")]),
+            ("a duplicated pseudo-header", [(":path", "/again")]),
+            ("an unknown pseudo-header", [(":token", "t")]),
+        ]
+        for (what, extra) in cases {
+            let server = HTTP2Codec(role: .server)
+            var frames = RawFrames.preface()
+            frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest + extra)
+            var events = try frames.withUnsafeBytes { try server.receive($0) }
+            var sent: [UInt8] = []
+            events += try server.send { sent += $0 }
+            XCTAssertFalse(events.contains { if case .head = $0 { true } else { false } }, what)
+            XCTAssertTrue(events.contains(.closed(stream: 1, .protocolError)), "\(what): \(events)")
+            XCTAssertTrue(try RawFrames.resets(in: sent).contains(where: { $0 == (1, HTTP2ErrorCode.protocolError.rawValue) }), what)
+        }
+    }
+
+    func testMissingPseudoHeadersAreRefused() throws {
+        for missing in [":method", ":scheme", ":path"] {
+            let server = HTTP2Codec(role: .server)
+            var frames = RawFrames.preface()
+            frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest.filter { $0.0 != missing })
+            let events = try frames.withUnsafeBytes { try server.receive($0) }
+            XCTAssertFalse(events.contains { if case .head = $0 { true } else { false } }, missing)
+        }
+    }
+
+    func testAContentLengthThatDisagreesWithTheDataResetsTheStream() throws {
+        for (declared, sent) in [(10, 11), (10, 9), (0, 1)] {
+            let server = HTTP2Codec(role: .server)
+            var frames = RawFrames.preface()
+            frames += RawFrames.headers(stream: 1, endStream: false,
+                                        fields: [(":method", "POST"), (":scheme", "http"), (":authority", "a.test"), (":path", "/"),
+                                                 ("content-length", String(declared))])
+            frames += RawFrames.data(stream: 1, endStream: true, Array(repeating: 0x61, count: sent))
+            var events = try frames.withUnsafeBytes { try server.receive($0) }
+            events += try server.send { _ in }
+            XCTAssertFalse(events.contains(.end(stream: 1)), "\(declared) vs \(sent)")
+            XCTAssertTrue(events.contains(.closed(stream: 1, .protocolError)), "\(declared) vs \(sent): \(events)")
+        }
+    }
+
+    func testStreamsBeyondTheAdvertisedLimitEndTheConnection() throws {
+        let server = HTTP2Codec(role: .server, settings: HTTP2Settings(maxConcurrentStreams: 2))
+        var frames = RawFrames.preface()
+        _ = try output(of: server)
+        frames += RawFrames.settingsAck()
+        for stream in [1, 3, 5] as [Int32] {
+            frames += RawFrames.headers(stream: stream, endStream: false, fields: RawFrames.getRequest)
+        }
+        let events = try frames.withUnsafeBytes { try server.receive($0) }
+        let heads = events.compactMap { if case .head(let stream, _) = $0 { stream } else { nil } }
+        XCTAssertEqual(heads, [1, 3])
+        // nghttp2 makes it a connection error (RFC 9113 §5.1.2 allows a stream or a connection
+        // error): a GOAWAY with PROTOCOL_ERROR naming stream 3 as the last one taken.
+        let goAways = RawFrames.goAways(in: try output(of: server))
+        XCTAssertTrue(goAways.contains(where: { $0 == (3, HTTP2ErrorCode.protocolError.rawValue) }), "\(goAways)")
+        XCTAssertFalse(server.isActive)
+    }
+
+    func testAContinuationFloodEndsTheConnection() throws {
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface()
+        frames += RawFrames.headers(stream: 1, endStream: true, endHeaders: false, fields: [(":method", "GET")])
+        for _ in 0..<20 { frames += RawFrames.continuation(stream: 1, endHeaders: false, fields: [("x-a", "b")]) }
+        XCTAssertThrowsError(try frames.withUnsafeBytes { try server.receive($0) })
+    }
+
+    func testDataForAResetStreamStillReopensTheConnectionWindow() throws {
+        let pair = CodecPair(server: HTTP2Settings(streamWindow: 64 * 1024, connectionWindow: 128 * 1024))
+        let first = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/1"), endStream: false)
+        Array(repeating: 1, count: 64 * 1024).withUnsafeBytes { pair.client.sendBody(stream: first, $0) }
+        try pair.pump()
+        // The consumer gives up on the stream (and reports what it held as moved on).
+        pair.server.reset(stream: first, .cancel)
+        pair.server.consumed(stream: first, count: pair.receivedBody(first))
+        try pair.pump()
+        // A second stream can still use the whole connection window, several times over.
+        let second = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/2"), endStream: false)
+        let body = Array(repeating: UInt8(2), count: 512 * 1024)
+        body.withUnsafeBytes { pair.client.sendBody(stream: second, $0) }
+        pair.client.endBody(stream: second)
+        var received = 0
+        pair.serverEvents.removeAll()
+        for _ in 0..<100 where !pair.serverEvents.contains(.end(stream: second)) {
+            try pair.pump()
+            let n = pair.receivedBody(second)
+            received += n
+            pair.server.consumed(stream: second, count: n)
+            if !pair.serverEvents.contains(.end(stream: second)) { pair.serverEvents.removeAll() }
+        }
+        XCTAssertEqual(received, body.count)
+    }
+
+    private func output(of codec: HTTP2Codec) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try codec.send { bytes += $0 }
+        return bytes
+    }
+}
