@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TokenManager", "Config", "JSON", "Tracing",
+                "EventLoop", "Crypto", "HTTP1", "HTTP2", "HTTPMessage", "TokenManager", "Config", "JSON", "Tracing",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

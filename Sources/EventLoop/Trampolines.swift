@@ -100,31 +100,33 @@ func tlsNewSessionTrampoline(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -
     return 1
 }
 
-/// The ALPN protocol id the TLS server side accepts.
+/// The ALPN protocol ids the TLS server side accepts.
 private let alpnHTTP11: [UInt8] = Array("http/1.1".utf8)
+private let alpnH2: [UInt8] = Array("h2".utf8)
 
-/// OpenSSL's ALPN callback on the server side (any worker thread): selects `http/1.1` when the
-/// client offers it; otherwise no ALPN at all (`SSL_TLSEXT_ERR_NOACK`), so a client without ALPN
-/// still connects and an `h2`-only offer is not accepted. `output` points into `offered`, which
-/// OpenSSL keeps alive for the handshake.
+/// OpenSSL's ALPN callback on the server side (any worker thread): selects `h2` when the
+/// context offers it (`ctx` non-nil) and the client does, else `http/1.1` when the client offers
+/// it; otherwise no ALPN at all (`SSL_TLSEXT_ERR_NOACK`), so a client without ALPN still
+/// connects. `output` points into `offered`, which OpenSSL keeps alive for the handshake.
 func tlsALPNSelectTrampoline(
     _ ssl: OpaquePointer?, _ output: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ outputLength: UnsafeMutablePointer<UInt8>?,
     _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ ctx: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let output, let outputLength, let offered else { return SSL_TLSEXT_ERR_NOACK }
-    let wanted = alpnHTTP11
     let list = UnsafeBufferPointer(start: offered, count: Int(offeredLength))
-    var index = 0
-    while index < list.count {
-        let length = Int(list[index])
-        let start = index + 1
-        guard start + length <= list.count else { break }
-        if length == wanted.count, list[start..<start + length].elementsEqual(wanted) {
-            output.pointee = offered + start
-            outputLength.pointee = UInt8(length)
-            return SSL_TLSEXT_ERR_OK
+    for wanted in ctx == nil ? [alpnHTTP11] : [alpnH2, alpnHTTP11] {
+        var index = 0
+        while index < list.count {
+            let length = Int(list[index])
+            let start = index + 1
+            guard start + length <= list.count else { break }
+            if length == wanted.count, list[start..<start + length].elementsEqual(wanted) {
+                output.pointee = offered + start
+                outputLength.pointee = UInt8(length)
+                return SSL_TLSEXT_ERR_OK
+            }
+            index = start + length
         }
-        index = start + length
     }
     return SSL_TLSEXT_ERR_NOACK
 }

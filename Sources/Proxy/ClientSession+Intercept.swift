@@ -74,6 +74,11 @@ extension ClientSession {
 
     /// The TLS handshake with the app completed.
     func connectionDidConnect(_ stream: any ByteStream) {
+        // The app chose HTTP/2 (ALPN `h2`): the connection goes on as HTTP/2.
+        if client.tlsApplicationProtocol == "h2" {
+            continueAsHTTP2()
+            return
+        }
         // From now on the idle timeout, as on any connection.
         perform(connection.handshakeCompleted(draining: context.draining, inputEmpty: client.input.isEmpty))
     }

@@ -55,6 +55,7 @@ extension ClientSession: UpstreamWaiter {
     // ``readRequests()``, their message strings were materialized on every call of it.
     @inline(never)
     private func reject(_ error: any Error) {
+        if continueAsHTTP2IfPreface() { return }
         let parseError = error as? HTTPParseError ?? .invalid("malformed request")
         let proxyError: ProxyError
         switch parseError {
@@ -64,6 +65,31 @@ extension ClientSession: UpstreamWaiter {
         case .invalid(let message): proxyError = .badRequest("malformed request: \(message)")
         }
         perform(connection.headMalformed(proxyError))
+    }
+
+    /// An app that speaks HTTP/2 with prior knowledge (its preface, `PRI * HTTP/2.0`, reads as a
+    /// malformed HTTP/1.1 head): the connection goes on as HTTP/2, every stream a request of
+    /// its own (``HTTP2ServerSession``). Not for a local responder (admin).
+    private func continueAsHTTP2IfPreface() -> Bool {
+        guard context.local == nil, current == nil else { return false }
+        let preface = HTTP2ServerSession.prefaceStart
+        let matches = client.input.withContiguousPrefix(preface.count) { $0.elementsEqual(preface) }
+        guard matches else { return false }
+        continueAsHTTP2()
+        return true
+    }
+
+    /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
+    func continueAsHTTP2() {
+        headTimer.cancel()
+        exchangeTimer.cancel()
+        let session = HTTP2ServerSession(client: client, context: context, intercepted: intercepted)
+        // Adopt first: a drain must never see a moment with neither session.
+        context.adoptHTTP2(session)
+        releaseOutputCharge()
+        context.remove(self)
+        client.delegate = nil
+        session.start()
     }
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).

@@ -63,6 +63,8 @@ final class WorkerContext {
     var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private(set) var tunnels: [ObjectIdentifier: Tunnel] = [:]
+    /// Apps' HTTP/2 connections (each serves its streams with sessions of its own).
+    private var http2Sessions: [ObjectIdentifier: HTTP2ServerSession] = [:]
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?
@@ -134,12 +136,12 @@ final class WorkerContext {
     }
 
     /// Client connections held now (sessions and tunnels).
-    var clientConnections: Int { sessions.count + tunnels.count }
+    var clientConnections: Int { sessions.count + tunnels.count + http2Sessions.count }
 
     /// A copy of this worker's counters with the gauges filled in (call on this loop).
     func metricsSnapshot() -> ProxyMetrics {
         var snapshot = metrics
-        snapshot.clientConnections = sessions.count + tunnels.count
+        snapshot.clientConnections = sessions.count + tunnels.count + http2Sessions.count
         snapshot.upstreamConnections = pool.gauges()
         snapshot.upstreamTLSHandshakes = pool.tlsHandshakes
         snapshot.upstreamTLSResumed = pool.tlsResumed
@@ -172,7 +174,7 @@ final class WorkerContext {
     /// another worker's listener) rather than being accepted and starved of descriptors.
     private func updateAdmission() {
         guard let listener else { return }
-        if sessions.count + tunnels.count >= clientShare {
+        if sessions.count + tunnels.count + http2Sessions.count >= clientShare {
             listener.pauseAccepting()
         } else {
             listener.resumeAccepting()
@@ -190,11 +192,12 @@ final class WorkerContext {
         self.onDrained = onDrained
         for session in Array(sessions.values) { session.drainIfIdle() }
         for tunnel in Array(tunnels.values) { tunnel.drain() }
+        for session in Array(http2Sessions.values) { session.drain() }
         checkDrained()
     }
 
     private func checkDrained() {
-        guard draining, sessions.isEmpty, tunnels.isEmpty, let done = onDrained else { return }
+        guard draining, sessions.isEmpty, tunnels.isEmpty, http2Sessions.isEmpty, let done = onDrained else { return }
         onDrained = nil
         done()
     }
@@ -208,6 +211,19 @@ final class WorkerContext {
         self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
         pool.update(limit: config.maxConnectionsPerUpstream, connectTimeout: config.timeouts.connect,
                     idleTimeout: config.timeouts.upstreamIdle)
+    }
+
+    /// Keeps an app's HTTP/2 connection until it closes.
+    func adoptHTTP2(_ session: HTTP2ServerSession) {
+        http2Sessions[ObjectIdentifier(session)] = session
+        updateAdmission()
+    }
+
+    /// Forgets an HTTP/2 connection that has closed.
+    func removeHTTP2(_ session: HTTP2ServerSession) {
+        http2Sessions.removeValue(forKey: ObjectIdentifier(session))
+        updateAdmission()
+        checkDrained()
     }
 
     /// Keeps a CONNECT tunnel alive until it ends.
@@ -234,6 +250,8 @@ final class WorkerContext {
         sessions.removeAll()
         for tunnel in Array(tunnels.values) { tunnel.abort() }
         tunnels.removeAll()
+        for session in Array(http2Sessions.values) { session.abort() }
+        http2Sessions.removeAll()
         pool.closeAll()
     }
 }

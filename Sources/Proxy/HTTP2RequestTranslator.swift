@@ -1,0 +1,82 @@
+import HTTP1
+import HTTP2
+
+/// An HTTP/2 request head as the HTTP/1.1 request a ``ClientSession`` reads (RFC 9113 §8.3.1
+/// back to RFC 9112). nghttp2 has already refused what RFC 9113 calls malformed (uppercase or
+/// invalid names, CR, LF or NUL in values, connection-specific fields, `te` other than
+/// `trailers`, pseudo-header fields missing, repeated or misplaced), so nothing here can smuggle
+/// a second message: names are lowercase tokens, values single lines. The HTTP/1.1 parser then
+/// reads the result with its own strict rules, as it reads every request.
+///
+/// - The target is origin-form with `Host` from `:authority` (a `host` field is dropped when
+///   `:authority` is there; RFC 9113 §8.3.1 makes `:authority` win); `cookie` fields, which
+///   HTTP/2 may split, are joined with `; ` (§8.2.3).
+/// - The body: with `content-length`, as it is; without, and not ended with the head, chunked
+///   (so trailers can follow it); a request ended with its head has none (`content-length: 0`
+///   for methods that usually carry one, so an HTTP/1.1 upstream does not wait for a body).
+/// - `Connection: close`: each stream is one exchange; its session ends after the response.
+/// - `CONNECT` (RFC 9113 §8.5) becomes an HTTP/1.1 `CONNECT` to `:authority`, its DATA the
+///   tunnel's bytes.
+enum HTTP2RequestTranslator {
+    /// How the translated request's body is framed.
+    enum BodyFraming: Equatable {
+        /// No body.
+        case none
+        /// The app's bytes as they are (a `content-length`, or a `CONNECT` tunnel).
+        case raw
+        /// Chunked: each DATA frame a chunk, the end a last chunk with the trailers.
+        case chunked
+    }
+
+    /// The translated head and how the body follows it; `nil` when the request cannot be
+    /// expressed (no `:authority` or `host`).
+    static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: BodyFraming)? {
+        guard let method = head.method else { return nil }
+        let authority = head.authority ?? head.fields.first("host")
+        guard let authority, !authority.isEmpty else { return nil }
+        if method == "CONNECT" {
+            return ("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n", .raw)
+        }
+        guard let path = head.path, head.extendedProtocol == nil else { return nil }
+        var text = "\(method) \(path) HTTP/1.1\r\nHost: \(authority)\r\n"
+        var cookies: [String] = []
+        var hasLength = false
+        for field in head.fields {
+            switch field.name {
+            case "host", "te":
+                continue
+            case "cookie":
+                cookies.append(field.value)
+                continue
+            case "content-length":
+                hasLength = true
+            default:
+                break
+            }
+            text += "\(field.name): \(field.value)\r\n"
+        }
+        if !cookies.isEmpty { text += "cookie: \(cookies.joined(separator: "; "))\r\n" }
+        let framing: BodyFraming
+        if hasLength {
+            framing = .raw
+        } else if endStream {
+            framing = .none
+            if method == "POST" || method == "PUT" || method == "PATCH" { text += "content-length: 0\r\n" }
+        } else {
+            framing = .chunked
+            text += "transfer-encoding: chunked\r\n"
+        }
+        text += "connection: close\r\n\r\n"
+        return (text, framing)
+    }
+
+    /// A chunk's size line for `count` bytes of data.
+    static func chunkHeader(_ count: Int) -> String { String(count, radix: 16) + "\r\n" }
+
+    /// The last chunk and the trailer section.
+    static func lastChunk(trailers: HTTPFields) -> String {
+        var text = "0\r\n"
+        for field in trailers { text += "\(field.name): \(field.value)\r\n" }
+        return text + "\r\n"
+    }
+}

@@ -1,0 +1,272 @@
+import EventLoop
+import HTTP1
+import HTTP2
+
+/// An app's HTTP/2 connection (h2c with prior knowledge on the listener, or inside a plaintext
+/// intercepted tunnel): the ``HTTP2Codec`` turns its bytes into streams, and each stream is
+/// served by a ``ClientSession`` of its own over an ``HTTP2StreamPipe`` — the request
+/// translated to HTTP/1.1 going in, the session's response translated back coming out. Every
+/// stream is a request like any other: routed, its token injected, counted and logged.
+///
+/// A stream's receive window opens only as its session takes the request body, and its
+/// response moves into the codec only as the app's windows let it out, so a stream whose other
+/// side does not read holds a bounded amount here and the session's watermarks slow its
+/// upstream down, as for HTTP/1.1.
+///
+/// Confined to its worker's loop; owned by the ``WorkerContext`` until the connection closes.
+final class HTTP2ServerSession: ConnectionDelegate {
+    let client: any ByteStream
+    let context: WorkerContext
+    let intercepted: InterceptedOrigin?
+    private let codec = HTTP2Codec(role: .server)
+    /// Open streams and the sessions serving them.
+    private var streams: [Int32: (pipe: HTTP2StreamPipe, session: ClientSession)] = [:]
+    /// The framing each stream's request body gets.
+    private var requestFraming: [Int32: HTTP2RequestTranslator.BodyFraming] = [:]
+    /// Pipes whose response or input changed since the last turn.
+    private var touched: [HTTP2StreamPipe] = []
+    /// Runs a turn after the callbacks that touched pipes.
+    private let turnTimer: Timer
+    private var turnScheduled = false
+    private var closed = false
+
+    /// The first line of the client's connection preface and the empty line after it: what an
+    /// HTTP/1.1 reader sees as a (malformed) head.
+    static let prefaceStart = Array("PRI * HTTP/2.0\r\n\r\n".utf8)
+
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin?) {
+        self.client = client
+        self.context = context
+        self.intercepted = intercepted
+        self.turnTimer = Timer(on: context.loop) {}
+        turnTimer.action = { [unowned self] in turn() }
+    }
+
+    /// Takes over the connection, with what is already in its input.
+    func start() {
+        client.delegate = self
+        client.setTimeouts(read: nil, write: nil)
+        client.startReading()
+        connectionDidRead(client)
+    }
+
+    // MARK: - the app's connection
+
+    func connectionDidRead(_ connection: any ByteStream) {
+        let input = client.input
+        while !input.isEmpty && !closed {
+            let events: [HTTP2Event]
+            do {
+                events = try input.withContiguousPrefix(64 * 1024) { bytes throws(HTTP2CodecError) in
+                    try codec.receive(bytes)
+                }
+            } catch {
+                input.drain(input.count)
+                context.logger.debug("HTTP/2 connection failed", metadata: ["error": "\(error)"])
+                fail()
+                return
+            }
+            input.drain(min(input.count, 64 * 1024))
+            handle(events)
+        }
+        turn()
+    }
+
+    func connectionDidDrain(_ connection: any ByteStream) {
+        turn()
+    }
+
+    func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+        abort()
+    }
+
+    // MARK: - streams
+
+    private func handle(_ events: [HTTP2Event]) {
+        for (index, event) in events.enumerated() {
+            switch event {
+            case .head(let id, let head):
+                let ended = index + 1 < events.count && events[index + 1] == .end(stream: id)
+                open(id, head, endStream: ended)
+            case .data(let id, let bytes):
+                guard let pipe = streams[id]?.pipe else {
+                    codec.consumed(stream: id, count: bytes.count)
+                    continue
+                }
+                if requestFraming[id] == .chunked { pipe.receiveFraming(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
+                pipe.receive(bytes)
+                if requestFraming[id] == .chunked { pipe.receiveFraming("\r\n") }
+                mark(pipe)
+            case .trailers(let id, let fields):
+                guard let pipe = streams[id]?.pipe else { continue }
+                if requestFraming[id] == .chunked {
+                    pipe.receiveFraming(HTTP2RequestTranslator.lastChunk(trailers: fields))
+                    requestFraming[id] = HTTP2RequestTranslator.BodyFraming.none
+                }
+                mark(pipe)
+            case .end(let id):
+                guard let pipe = streams[id]?.pipe else { continue }
+                if requestFraming[id] == .chunked {
+                    pipe.receiveFraming(HTTP2RequestTranslator.lastChunk(trailers: HTTPFields()))
+                    requestFraming[id] = HTTP2RequestTranslator.BodyFraming.none
+                }
+                pipe.peerDidEnd()
+                mark(pipe)
+            case .reset(let id, _):
+                streams[id]?.pipe.peerDidEnd()
+                streams[id]?.pipe.deliverEnd()
+            case .closed(let id, let code):
+                streamClosed(id, code)
+            case .goAway, .settings:
+                break
+            }
+        }
+    }
+
+    /// A request head arrived: a session of its own serves it.
+    private func open(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
+        guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
+            codec.reset(stream: id, .protocolError)
+            return
+        }
+        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET")
+        pipe.receiveFraming(text)
+        let session = ClientSession(client: pipe, context: context, intercepted: intercepted)
+        streams[id] = (pipe, session)
+        requestFraming[id] = framing
+        session.start()
+    }
+
+    private func streamClosed(_ id: Int32, _ code: HTTP2ErrorCode) {
+        requestFraming[id] = nil
+        guard let entry = streams.removeValue(forKey: id) else { return }
+        if !entry.pipe.sessionClosed {
+            // The app reset the stream (or the codec refused it) before the session finished.
+            entry.pipe.peerDidEnd()
+            entry.pipe.deliverEnd()
+            if !entry.pipe.sessionClosed { entry.session.abort() }
+        }
+        _ = code
+    }
+
+    // MARK: - from the pipes
+
+    /// A pipe's session wrote, read or closed: look at it in this loop iteration's turn.
+    func pipeTouched(_ pipe: HTTP2StreamPipe) {
+        mark(pipe)
+    }
+
+    /// A pipe's session is done with it: its response ends (or the stream is reset).
+    func pipeClosed(_ pipe: HTTP2StreamPipe, reset: Bool) {
+        if reset {
+            codec.reset(stream: pipe.stream, .internalError)
+        }
+        mark(pipe)
+    }
+
+    private func mark(_ pipe: HTTP2StreamPipe) {
+        touched.append(pipe)
+        guard !turnScheduled, !closed else { return }
+        turnScheduled = true
+        turnTimer.schedule(after: .zero)
+    }
+
+    /// Moves responses into the codec, reopens windows for what sessions took, delivers
+    /// request bytes, and writes the codec's frames to the app.
+    private func turn() {
+        turnScheduled = false
+        guard !closed else { return }
+        // Each pass may touch more pipes (a delivery makes a session write): bounded passes.
+        for _ in 0..<8 where !touched.isEmpty {
+            let pipes = touched
+            touched.removeAll(keepingCapacity: true)
+            var seen = Set<ObjectIdentifier>()
+            for pipe in pipes where seen.insert(ObjectIdentifier(pipe)).inserted {
+                service(pipe)
+            }
+            flushCodec()
+        }
+        flushCodec()
+        // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
+        client.setTimeouts(read: streams.isEmpty ? context.timeouts.idle : nil, write: nil)
+        if !touched.isEmpty && !turnScheduled {
+            turnScheduled = true
+            turnTimer.schedule(after: .zero)
+        }
+        if !codec.isActive { close() }
+    }
+
+    private func service(_ pipe: HTTP2StreamPipe) {
+        guard streams[pipe.stream]?.pipe === pipe else { return }
+        let consumed = pipe.takeConsumed()
+        if consumed > 0 { codec.consumed(stream: pipe.stream, count: consumed) }
+        pipe.deliver()
+        let before = pipe.response.count
+        do {
+            try pipe.responseTranslator.translate(pipe.response, closed: pipe.sessionClosed || pipe.closingAfterFlush,
+                                                  stream: pipe.stream, codec: codec)
+        } catch {
+            context.logger.debug("HTTP/2 stream response could not be translated", metadata: ["stream": "\(pipe.stream)"])
+            codec.reset(stream: pipe.stream, .internalError)
+            pipe.response.drain(pipe.response.count)
+        }
+        if pipe.response.isEmpty && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
+        if pipe.sessionClosed && pipe.responseTranslator.phase != .done && pipe.response.isEmpty {
+            // The session ended without a complete response: the stream cannot end cleanly.
+            codec.reset(stream: pipe.stream, .internalError)
+        }
+    }
+
+    private func flushCodec() {
+        do {
+            let events = try codec.send { bytes in client.output.append(bytes) }
+            handle(events)
+        } catch {
+            fail()
+        }
+    }
+
+    // MARK: - ends
+
+    /// A protocol error: what the codec queued (its GOAWAY) goes out, then the connection closes.
+    private func fail() {
+        _ = try? codec.send { bytes in client.output.append(bytes) }
+        close()
+    }
+
+    /// Closes after the last frames are out.
+    private func close() {
+        guard !closed else { return }
+        closed = true
+        abortStreams()
+        turnTimer.cancel()
+        client.closeAfterFlush { [self] in context.removeHTTP2(self) }
+    }
+
+    /// The app's connection ended: every stream's session aborts.
+    func abort() {
+        guard !closed else { return }
+        closed = true
+        abortStreams()
+        turnTimer.cancel()
+        client.close()
+        context.removeHTTP2(self)
+    }
+
+    private func abortStreams() {
+        let open = streams
+        streams.removeAll()
+        for (_, entry) in open where !entry.pipe.sessionClosed {
+            entry.pipe.peerDidEnd()
+            entry.pipe.deliverEnd()
+            if !entry.pipe.sessionClosed { entry.session.abort() }
+        }
+    }
+
+    /// Sends GOAWAY for a drain: the open streams finish, no new one starts.
+    func drain() {
+        guard !closed else { return }
+        codec.goAway(.noError)
+        turn()
+    }
+}

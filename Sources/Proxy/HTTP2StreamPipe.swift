@@ -1,0 +1,162 @@
+import EventLoop
+
+/// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
+/// serves: the ``HTTP2ServerSession`` writes the stream's request into ``input`` (translated,
+/// strictly, by ``HTTP2RequestTranslator``) and takes the session's response from ``output``
+/// (``HTTP2ResponseTranslator``). So every HTTP/2 request goes through the same routing, token
+/// injection, pool, error responses, access log and metrics as an HTTP/1.1 one.
+///
+/// In memory, on its connection's loop. Inactivity timeouts are the connection's, not the
+/// stream's: ``setTimeouts(read:write:)`` does nothing (the session's own timers — response
+/// head, queue, token wait — still run).
+final class HTTP2StreamPipe: ByteStream {
+    /// The stream's id on the app's connection.
+    let stream: Int32
+    unowned let owner: HTTP2ServerSession
+    let loop: EventLoop
+    var delegate: (any ConnectionDelegate)?
+    private let inputBuffer = OwnedEventBuffer()
+    private let outputBuffer = OwnedEventBuffer()
+    /// The request as the session reads it.
+    var input: EventBuffer { inputBuffer.buffer }
+    /// The session's response: asking for it tells the connection to look at it.
+    var output: EventBuffer {
+        owner.pipeTouched(self)
+        return outputBuffer.buffer
+    }
+    /// The response bytes, for the connection (without scheduling a look).
+    var response: EventBuffer { outputBuffer.buffer }
+    let isConnected = true
+    let isTLS = false
+    let tlsSessionResumed = false
+    var reportsCloseWhilePaused = false
+    /// The session wants requests bytes delivered.
+    private(set) var isReading = false
+    /// The session closed its side: nothing more is written to ``output``.
+    private(set) var sessionClosed = false
+    /// The session asked for a graceful close: the stream ends once the response is out.
+    private(set) var closingAfterFlush = false
+    private var flushed: (() -> Void)?
+    /// The app ended its side or reset the stream.
+    private(set) var peerEnded = false
+    /// Request bytes written into ``input`` so far, and how many of them the session took.
+    private var delivered = 0
+    private var reportedConsumed = 0
+    /// The translated response's state.
+    var responseTranslator: HTTP2ResponseTranslator
+
+    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String) {
+        self.stream = stream
+        self.owner = owner
+        self.loop = loop
+        self.responseTranslator = HTTP2ResponseTranslator(requestMethod: requestMethod)
+    }
+
+    var isOpen: Bool { !sessionClosed }
+
+    func startReading() {
+        isReading = true
+        if !inputBuffer.buffer.isEmpty || peerEnded { owner.pipeTouched(self) }
+    }
+
+    func stopReading() { isReading = false }
+    func setReadHighWatermark(_ bytes: Int) {}
+    func setTimeouts(read: Duration?, write: Duration?) {}
+
+    func write(_ bytes: [UInt8]) {
+        output.append(bytes)
+    }
+
+    func close() {
+        guard !sessionClosed else { return }
+        sessionClosed = true
+        delegate = nil
+        owner.pipeClosed(self, reset: false)
+    }
+
+    func reset() {
+        guard !sessionClosed else { return }
+        sessionClosed = true
+        delegate = nil
+        owner.pipeClosed(self, reset: true)
+    }
+
+    func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
+        guard !sessionClosed else {
+            flushed?()
+            return
+        }
+        closingAfterFlush = true
+        self.flushed = flushed
+        owner.pipeTouched(self)
+    }
+
+    func finishWriting() {
+        closingAfterFlush = true
+        owner.pipeTouched(self)
+    }
+
+    func peekPeer() -> PeerActivity { seenPeerActivity }
+
+    var seenPeerActivity: PeerActivity {
+        if sessionClosed || peerEnded { return .closed }
+        return inputBuffer.buffer.isEmpty ? .quiet : .data
+    }
+
+    // MARK: - for the connection
+
+    /// Appends request bytes from the app.
+    func receive(_ bytes: [UInt8]) {
+        guard !sessionClosed else { return }
+        inputBuffer.buffer.append(bytes)
+        delivered += bytes.count
+    }
+
+    /// Appends request bytes the translation made (framing): not counted against the window.
+    func receiveFraming(_ text: String) {
+        guard !sessionClosed else { return }
+        inputBuffer.buffer.append(text)
+    }
+
+    /// The app ended its side of the stream or reset it.
+    func peerDidEnd() {
+        peerEnded = true
+    }
+
+    /// App bytes the session took since the last call (framing bytes excluded, approximately:
+    /// what is left in the input is counted as app bytes first).
+    func takeConsumed() -> Int {
+        let taken = max(0, delivered - inputBuffer.buffer.count)
+        let new = taken - reportedConsumed
+        guard new > 0 else { return 0 }
+        reportedConsumed = taken
+        return new
+    }
+
+    /// Tells the session what arrived: bytes (while it reads), or the stream's reset.
+    func deliver() {
+        guard !sessionClosed, let delegate else { return }
+        if isReading && !inputBuffer.buffer.isEmpty { delegate.connectionDidRead(self) }
+    }
+
+    /// The app is gone (reset, connection closed): the session aborts.
+    func deliverEnd() {
+        guard !sessionClosed, let delegate else { return }
+        delegate.connection(self, didEnd: .endOfStream)
+    }
+
+    /// The response went out as far as it was written: a waiting graceful close completes,
+    /// and the session hears that its output drained.
+    func responseDrained() {
+        if closingAfterFlush && !sessionClosed {
+            sessionClosed = true
+            delegate = nil
+            let done = flushed
+            flushed = nil
+            owner.pipeClosed(self, reset: false)
+            done?()
+            return
+        }
+        delegate?.connectionDidDrain(self)
+    }
+}
