@@ -29,7 +29,7 @@ CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
 # System packages: libevent + OpenSSL to build; nginx, python3 (with cryptography, for the verifying
 # authorization server), openssl (test keys) and curl for the integration tests.
-DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server
+DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server
 # h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
 H11_VERSION := 0.16.0
 # kubernetes-validate (from PyPI, in a test-only virtual environment with the PyYAML the example

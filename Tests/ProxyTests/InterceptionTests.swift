@@ -50,11 +50,11 @@ final class InterceptionTests: XCTestCase {
         let ca = try TestCA()
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
         let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
-        let result = try Curl.run(["-v", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+        let result = try Curl.run(["-v", "--http1.1", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
                                    "-H", "Authorization: Bearer app-own", url(nginx, "/a"), url(nginx, "/b")])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(result.out, "auth=Bearer abc host=localhost\nauth=Bearer abc host=localhost\n")
-        XCTAssertTrue(result.err.contains("ALPN: server accepted http/1.1"), "ALPN picks http/1.1")
+        XCTAssertTrue(result.err.contains("ALPN: server accepted http/1.1"), "ALPN picks http/1.1 when the app offers only it")
         XCTAssertTrue(result.err.contains("Re-using existing connection") || result.err.contains("Reusing existing"),
                       "the second request goes through the same tunnel")
         let lines = nginx.waitForLogLines(2)
@@ -165,10 +165,13 @@ final class InterceptionTests: XCTestCase {
         let ca = try TestCA()
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
         let proxy = try proxy(nginx: nginx, upstreamCA: ca.caCert)
-        let result = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
-                                   "-H", "Host: other.test", url(nginx)])
-        XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 421 "), result.out + result.err)
-        XCTAssertTrue(result.out.contains("Proxy-Status: token-sidecar; error=http_request_denied"), result.out)
+        // The same refusal whether the app speaks HTTP/1.1 or HTTP/2 in the tunnel.
+        for (option, statusLine) in [("--http1.1", "HTTP/1.1 421 "), ("--http2", "HTTP/2 421 ")] {
+            let result = try Curl.run(["-i", option, "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                       "--cacert", caFile, "-H", "Host: other.test", url(nginx)])
+            XCTAssertTrue(result.out.hasPrefix(statusLine), result.out + result.err)
+            XCTAssertTrue(result.out.lowercased().contains("proxy-status: token-sidecar; error=http_request_denied"), result.out)
+        }
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(nginx.logLines(), [])
     }
@@ -177,9 +180,12 @@ final class InterceptionTests: XCTestCase {
         let ca = try TestCA()
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey, locations: Self.echo)
         let proxy = try proxy(nginx: nginx, upstreamCA: nil)  // nginx's test CA is not in the system store
-        let result = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, url(nginx)])
-        XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 502 "), result.out + result.err)
-        XCTAssertTrue(result.out.contains("error=tls_certificate_error"), result.out)
+        for (option, statusLine) in [("--http1.1", "HTTP/1.1 502 "), ("--http2", "HTTP/2 502 ")] {
+            let result = try Curl.run(["-i", option, "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                       "--cacert", caFile, url(nginx)])
+            XCTAssertTrue(result.out.hasPrefix(statusLine), result.out + result.err)
+            XCTAssertTrue(result.out.contains("error=tls_certificate_error"), result.out)
+        }
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(nginx.logLines(), [], "nothing is sent to a backend that did not verify")
     }
@@ -292,10 +298,12 @@ final class InterceptionTests: XCTestCase {
                 credential: partner
                 caFile: \(ca.caCert)
             """)
-        let unavailable = try Curl.run(["-i", "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(starved.port)",
-                                        "--cacert", directory.appendingPathComponent("ca2.crt").path, url(nginx, "/upload")])
-        XCTAssertTrue(unavailable.out.hasPrefix("HTTP/1.1 503 "), unavailable.out + unavailable.err)
-        XCTAssertTrue(unavailable.out.contains("Retry-After: 1"), unavailable.out)
+        for (option, statusLine) in [("--http1.1", "HTTP/1.1 503 "), ("--http2", "HTTP/2 503 ")] {
+            let unavailable = try Curl.run(["-i", option, "--suppress-connect-headers", "--proxy", "http://127.0.0.1:\(starved.port)",
+                                            "--cacert", directory.appendingPathComponent("ca2.crt").path, url(nginx, "/upload")])
+            XCTAssertTrue(unavailable.out.hasPrefix(statusLine), unavailable.out + unavailable.err)
+            XCTAssertTrue(unavailable.out.lowercased().contains("retry-after: 1"), unavailable.out)
+        }
     }
 
     func testEverySmugglingVectorInsideTheTunnelIs400ClosedAndNeverForwarded() throws {

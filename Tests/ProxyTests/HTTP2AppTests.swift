@@ -1,0 +1,99 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Apps that speak HTTP/2 to the proxy, with real clients (curl, nghttp from nghttp2's tools)
+/// and nginx behind it speaking HTTP/1.1: h2c with prior knowledge on the listener, and `h2`
+/// chosen by ALPN inside an intercepted tunnel. Every stream is a request like any other.
+final class HTTP2AppTests: XCTestCase {
+    private static let echo = #"location / { return 200 "auth=$http_authorization host=$host\n"; }"#
+    private static let upload = #"location /upload { client_max_body_size 10m; proxy_pass http://127.0.0.1:$server_port/sink; } location /sink { return 200 "got=$content_length\n"; }"#
+
+    func testCurlWithPriorKnowledgeGetsTheToken() throws {
+        // (One URL per curl: curl 7.88 fails a second request on a reused h2c connection with
+        // "Error in the HTTP2 framing layer" against nginx too; nghttp below multiplexes.)
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Curl.run(["--http2-prior-knowledge", "-H", "Host: api.test", "-H", "Authorization: Bearer app-own",
+                                   "-w", "%{http_version}\n", "http://127.0.0.1:\(proxy.port)/a"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "auth=Bearer abc host=127.0.0.1\n2\n")
+        let lines = nginx.waitForLogLines(1)
+        XCTAssertEqual(lines.count, 1)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") && !$0.contains("app-own") }, "\(lines)")
+    }
+
+    func testFiftyConcurrentStreamsFromNghttpEachCarryExactlyTheInjectedToken() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Command.run(["nghttp", "-n", "-m", "50", "-H", ":authority: api.test", "-H", "authorization: Bearer app-own",
+                                      "-v", "http://127.0.0.1:\(proxy.port)/many"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out.components(separatedBy: ":status: 200").count - 1, 50, result.out.suffix(2000).description)
+        let lines = nginx.waitForLogLines(50)
+        XCTAssertEqual(lines.count, 50)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") && $0.contains("GET /many HTTP/1.1") }, "\(lines.prefix(3))")
+    }
+
+    func testAnUnroutedHostOverHTTP2GetsTheSameRefusalAsOverHTTP1() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Curl.run(["-i", "--http2-prior-knowledge", "-H", "Host: other.test", "http://127.0.0.1:\(proxy.port)/x"])
+        XCTAssertTrue(result.out.hasPrefix("HTTP/2 403 "), result.out + result.err)
+        XCTAssertTrue(result.out.contains("proxy-status: token-sidecar; error=http_request_denied"), result.out)
+        XCTAssertTrue(result.out.contains("\"error\": \"http_request_denied\""), result.out)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines(), [], "nothing reached any server")
+    }
+
+    func testABodyWithAndWithoutALengthArrivesWhole() throws {
+        let nginx = try Nginx(locations: Self.upload)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let body = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        // --data-binary sends a content-length; -T - from standard input does not (chunked upstream).
+        let sized = try Curl.run(["--http2-prior-knowledge", "-H", "Host: api.test", "--data-binary", "@-",
+                                  "http://127.0.0.1:\(proxy.port)/upload"], stdin: body)
+        XCTAssertEqual(sized.out, "got=1048576\n", sized.err)
+        let streamed = try Curl.run(["--http2-prior-knowledge", "-H", "Host: api.test", "-T", "-",
+                                     "http://127.0.0.1:\(proxy.port)/upload"], stdin: body)
+        XCTAssertEqual(streamed.status, 0, streamed.err)
+        let lines = nginx.waitForLogLines(4)
+        XCTAssertTrue(lines.contains { $0.contains("PUT /upload HTTP/1.1") && $0.contains("\"Bearer abc\"") }, "\(lines)")
+    }
+
+    func testCurlSpeaksHTTP2InAnInterceptedTunnelToAnHTTP1Upstream() throws {
+        let ca = try TestCA()
+        let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey,
+                              locations: Self.echo + " " + Self.upload.replacingOccurrences(of: "http://127.0.0.1", with: "https://127.0.0.1"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-intercept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let caFile = directory.appendingPathComponent("ca.crt").path
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(caFile)}
+            credentials:
+              api: {type: static, token: "abc"}
+            routes:
+              - host: "localhost:\(nginx.port)"
+                intercept: true
+                credential: api
+                caFile: \(ca.caCert)
+            """)
+        let base = "https://localhost:\(nginx.port)"
+        let result = try Curl.run(["-v", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                                   "-H", "Authorization: Bearer app-own", "-w", "%{http_version}\n", "\(base)/a"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("ALPN: server accepted h2"), result.err)
+        XCTAssertEqual(result.out, "auth=Bearer abc host=localhost\n2\n")
+        let body = Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let upload = try Curl.run(["--http2", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                                   "--data-binary", "@-", "-w", "%{http_version}\n", "\(base)/upload"], stdin: body)
+        XCTAssertEqual(upload.out, "got=1048576\n2\n", upload.err)
+        let lines = nginx.waitForLogLines(3)
+        let appRequests = lines.filter { !$0.contains("/sink") }
+        XCTAssertEqual(appRequests.count, 2, "\(lines)")
+        XCTAssertTrue(appRequests.allSatisfy { $0.contains("\"Bearer abc\"") }, "one token per app request: \(lines)")
+        XCTAssertFalse(lines.contains { $0.contains("app-own") })
+    }
+}
