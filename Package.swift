@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProxyTests",
-            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "HTTPMessage", "TestSupport", "Tracing"],
+            dependencies: ["Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "HTTP2", "HTTPMessage", "TestSupport", "Tracing"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -31,13 +31,15 @@ enum HTTP2RequestTranslator {
     /// The translated head and how the body follows it; `nil` when the request cannot be
     /// expressed (no `:authority` or `host`).
     static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: BodyFraming)? {
-        guard let method = head.method else { return nil }
+        // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
+        // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
+        guard let method = head.method, head.extendedProtocol == nil else { return nil }
         let authority = head.authority ?? head.fields.first("host")
         guard let authority, !authority.isEmpty else { return nil }
         if method == "CONNECT" {
             return ("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n", .raw)
         }
-        guard let path = head.path, head.extendedProtocol == nil else { return nil }
+        guard let path = head.path else { return nil }
         var text = "\(method) \(path) HTTP/1.1\r\nHost: \(authority)\r\n"
         var cookies: [String] = []
         var hasLength = false

@@ -236,7 +236,7 @@ final class InterceptAuthorityTests: XCTestCase {
         func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) { connection.close() }
     }
 
-    func testAClientVerifiesTheMintedLeafAndIsOfferedHTTP11Only() throws {
+    func testAClientVerifiesTheMintedLeafAndIsOfferedH2ThenHTTP11() throws {
         let authority = try InterceptAuthority.generate(permittedNames: ["api.example.com"])
         try write(authority.certificatePEM, to: "ca.pem")
         try write(try InterceptAuthority.generate(permittedNames: ["api.example.com"]).certificatePEM, to: "other-ca.pem")
@@ -258,15 +258,20 @@ final class InterceptAuthorityTests: XCTestCase {
             return (result.status, result.output, lines(of: result.output, with: markers))
         }
 
-        let offered = try sClient(["-alpn", "h2,http/1.1"])
+        // The server's preference: h2 first, then http/1.1, whatever order the client lists them in.
+        let offered = try sClient(["-alpn", "http/1.1,h2"])
         XCTAssertEqual(offered.status, 0, offered.shown)
         XCTAssertTrue(offered.output.contains("Verify return code: 0 (ok)"), offered.shown)
-        XCTAssertTrue(offered.output.contains("ALPN protocol: http/1.1"), offered.shown)
+        XCTAssertTrue(offered.output.contains("ALPN protocol: h2"), offered.shown)
 
-        let h2Only = try sClient(["-alpn", "h2"])
-        XCTAssertEqual(h2Only.status, 0, h2Only.shown)
-        XCTAssertTrue(h2Only.output.contains("Verify return code: 0 (ok)"), h2Only.shown)
-        XCTAssertTrue(h2Only.output.contains("No ALPN negotiated"), h2Only.shown)
+        let http11Only = try sClient(["-alpn", "http/1.1"])
+        XCTAssertEqual(http11Only.status, 0, http11Only.shown)
+        XCTAssertTrue(http11Only.output.contains("ALPN protocol: http/1.1"), http11Only.shown)
+
+        let neither = try sClient(["-alpn", "spdy/3"])
+        XCTAssertEqual(neither.status, 0, neither.shown)
+        XCTAssertTrue(neither.output.contains("Verify return code: 0 (ok)"), neither.shown)
+        XCTAssertTrue(neither.output.contains("No ALPN negotiated"), neither.shown)
 
         let withoutALPN = try sClient(["-tls1_3"])
         XCTAssertEqual(withoutALPN.status, 0, withoutALPN.shown)
