@@ -95,14 +95,16 @@ public final class HTTP2Codec {
         return events
     }
 
-    /// Hands everything queued for the peer to `sink`, in order (maybe in several pieces; each
-    /// valid only during its call). Returns the events that sending led to: streams that closed
+    /// Hands what is queued for the peer to `sink`, in order (maybe in several pieces; each
+    /// valid only during its call), stopping once `limit` bytes went (a frame is not split: the
+    /// last piece may go past it). Returns the events that sending led to: streams that closed
     /// once their last frame went (the codec's own resets of malformed messages among them —
     /// a stream the consumer already has may end this way).
     @discardableResult
-    public func send(into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
+    public func send(limit: Int = .max, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
         defer { events.removeAll(keepingCapacity: true) }
-        while true {
+        var sent = 0
+        while sent < limit {
             var data: UnsafePointer<UInt8>?
             let n = nghttp2_session_mem_send(session, &data)
             if n < 0 {
@@ -111,8 +113,14 @@ public final class HTTP2Codec {
             }
             guard n > 0, let data else { return events }
             sink(UnsafeRawBufferPointer(start: data, count: n))
+            sent += n
         }
+        return events
     }
+
+    /// Whether frames wait to be sent (``send(limit:into:)`` stopped at its limit, or the
+    /// windows just opened).
+    public var wantsToSend: Bool { nghttp2_session_want_write(session) != 0 }
 
     /// Whether the connection still has a use: streams open, or frames to read or send. False
     /// after a `GOAWAY` both ways once the last stream closed, or after a fatal error.

@@ -187,6 +187,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
             flushCodec()
         }
         flushCodec()
+        // Streams whose send queue had no room for their session's response may go on.
+        for (_, entry) in streams where entry.pipe.waitingForRoom
+            && codec.bufferedBody(stream: entry.pipe.stream) < HTTP2ResponseTranslator.sendQueueLimit {
+            touched.append(entry.pipe)
+        }
         // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
         client.setTimeouts(read: streams.isEmpty ? context.timeouts.idle : nil, write: nil)
         if !touched.isEmpty && !turnScheduled {
@@ -210,6 +215,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: pipe.stream, .internalError)
             pipe.response.drain(pipe.response.count)
         }
+        pipe.waitingForRoom = !pipe.response.isEmpty
+            && codec.bufferedBody(stream: pipe.stream) >= HTTP2ResponseTranslator.sendQueueLimit
         if pipe.response.isEmpty && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
         if pipe.sessionClosed && pipe.responseTranslator.phase != .done && pipe.response.isEmpty {
             // The session ended without a complete response: the stream cannot end cleanly.
@@ -217,9 +224,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
     }
 
+    /// What may wait in the app's socket output: frames beyond it stay in the codec (and the
+    /// responses behind them in their sessions' outputs) until the app reads.
+    static let outputLimit = 256 * 1024
+
     private func flushCodec() {
+        let room = Self.outputLimit - client.output.count
+        guard room > 0 else { return }
         do {
-            let events = try codec.send { bytes in client.output.append(bytes) }
+            let events = try codec.send(limit: room) { bytes in client.output.append(bytes) }
             handle(events)
         } catch {
             fail()

@@ -42,6 +42,9 @@ final class HTTP2StreamPipe: ByteStream {
     /// Request bytes written into ``input`` so far, and how many of them the session took.
     private var delivered = 0
     private var reportedConsumed = 0
+    /// The last look stopped because the stream's send queue was full (its session's response
+    /// waits for the app to read).
+    var waitingForRoom = false
     /// The translated response's state.
     var responseTranslator: HTTP2ResponseTranslator
 
