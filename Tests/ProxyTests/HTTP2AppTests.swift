@@ -96,4 +96,46 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertTrue(appRequests.allSatisfy { $0.contains("\"Bearer abc\"") }, "one token per app request: \(lines)")
         XCTAssertFalse(lines.contains { $0.contains("app-own") })
     }
+
+    func testUpgradeToH2cIsIgnoredAndTheRequestAnsweredOverHTTP1() throws {
+        let nginx = try Nginx(locations: #"location / { return 200 "upgrade=[$http_upgrade] auth=$http_authorization\n"; }"#)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Curl.run(["-i", "--http2", "-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/u"])
+        XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 200 "), result.out + result.err)
+        XCTAssertTrue(result.out.hasSuffix("upgrade=[] auth=Bearer abc\n"), result.out)
+    }
+
+    // MARK: - hostile and broken apps (a hand-made HTTP/2 client, Fixtures/h2_raw_client.py)
+
+    func testAStreamResetMidResponseDoesNotDisturbTheNextStreamOnItsConnection() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-big-\(UUID().uuidString)")
+        try Data(repeating: 0x62, count: 8 * 1024 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let nginx = try Nginx(locations: "location /files/ { alias \(FileManager.default.temporaryDirectory.path)/; } " + Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                                      "api.test", "reset", "/files/\(file.lastPathComponent)", "/small"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("small-status 200\n"), result.out)
+        XCTAssertTrue(result.out.contains("small-body auth=Bearer abc host=127.0.0.1"), result.out)
+        let lines = nginx.waitForLogLines(2)
+        XCTAssertEqual(lines.count, 2, "\(lines)")
+    }
+
+    func testMalformedStreamsAreResetAndNothingReachesTheUpstream() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                                      "api.test", "smuggle", "/s"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        let outcomes = result.out.split(separator: "\n")
+        XCTAssertEqual(outcomes.count, 10, result.out)
+        for line in outcomes {
+            // PROTOCOL_ERROR (1) for each, as a stream error (or a connection error for the
+            // request that breaks HPACK's rules first): never a response.
+            XCTAssertTrue(line.hasSuffix(" RST_STREAM 1") || line.hasSuffix(" GOAWAY 1"), String(line))
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [], "no malformed request went upstream")
+    }
 }

@@ -1,0 +1,163 @@
+"""A hand-rolled HTTP/2 client (no library) for what real clients do not do on purpose.
+
+    h2_raw_client.py PORT AUTHORITY reset BIG_PATH SMALL_PATH
+        Opens a stream for BIG_PATH, reads until some of its DATA arrived, resets it (CANCEL),
+        then opens a second stream for SMALL_PATH on the same connection and reads it to its end.
+        Prints "big-data <bytes>", "small-status <status>" and "small-body <body>".
+    h2_raw_client.py PORT AUTHORITY smuggle PATH
+        Sends one malformed request per connection (RFC 9113 §8.2-8.3) and prints, for each,
+        "<case> <RST_STREAM error code or GOAWAY or HEADERS>".
+Header blocks are HPACK literals without indexing or Huffman; response heads are read only for
+":status" (indexed in the static table, or a literal).
+"""
+import socket, struct, sys
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def literal(name, value):
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def block(fields):
+    return b"".join(literal(n.encode(), v.encode()) for n, v in fields)
+
+
+class Connection:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buffer = b""
+        self.sock.sendall(PREFACE + frame(4, 0, 0))
+
+    def read_frame(self):
+        while True:
+            if len(self.buffer) >= 9:
+                length = struct.unpack(">I", b"\0" + self.buffer[:3])[0]
+                if len(self.buffer) >= 9 + length:
+                    kind, flags = self.buffer[3], self.buffer[4]
+                    stream = struct.unpack(">I", self.buffer[5:9])[0] & 0x7FFFFFFF
+                    payload = self.buffer[9:9 + length]
+                    self.buffer = self.buffer[9 + length:]
+                    if kind == 4 and not flags & 1:
+                        self.sock.sendall(frame(4, 1, 0))  # ACK the server's SETTINGS
+                    return kind, flags, stream, payload
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+
+    def request(self, stream, fields, end=True):
+        self.sock.sendall(frame(1, 0x4 | (1 if end else 0), stream, block(fields)))
+
+
+def status_of(payload):
+    # :status 200 is static index 8 (0x88); others: indexed 9-14, or a literal with name index 8.
+    table = {0x88: "200", 0x89: "204", 0x8a: "206", 0x8b: "304", 0x8c: "400", 0x8d: "404", 0x8e: "500"}
+    if payload and payload[0] in table:
+        return table[payload[0]]
+    if len(payload) >= 5 and payload[0] & 0x0F == 8:
+        return payload[2:2 + payload[1]].decode()
+    return "?"
+
+
+def get(authority, path):
+    return [(":method", "GET"), (":scheme", "http"), (":authority", authority), (":path", path)]
+
+
+def reset(port, authority, big, small):
+    c = Connection(port)
+    c.request(1, get(authority, big))
+    got = 0
+    while got < 16384:
+        f = c.read_frame()
+        if f is None:
+            print("closed-early")
+            return
+        if f[0] == 0 and f[2] == 1:
+            got += len(f[3])
+    c.sock.sendall(frame(3, 0, 1, struct.pack(">I", 8)))  # RST_STREAM CANCEL
+    print("big-data", got)
+    c.request(3, get(authority, small))
+    body, status = b"", "?"
+    while True:
+        f = c.read_frame()
+        if f is None:
+            print("closed-early")
+            return
+        kind, flags, stream, payload = f
+        if stream != 3:
+            continue
+        if kind == 1:
+            status = status_of(payload)
+        elif kind == 0:
+            body += payload
+        elif kind == 3:
+            print("small-reset", struct.unpack(">I", payload)[0])
+            return
+        if kind in (0, 1) and flags & 1:
+            break
+    print("small-status", status)
+    print("small-body", body.decode(errors="replace").strip())
+
+
+def smuggle(port, authority, path):
+    base = get(authority, path)
+    cases = {
+        "uppercase-name": base + [("X-Token", "a")],
+        "transfer-encoding": base + [("transfer-encoding", "chunked")],
+        "connection": base + [("connection", "keep-alive")],
+        "te-gzip": base + [("te", "gzip")],
+        "crlf-in-value": base + [("x-a", "b\r\nx-injected: 1")],
+        "nul-in-value": base + [("x-a", "b\x00c")],
+        "duplicate-path": base + [(":path", "/other")],
+        "pseudo-after-regular": base[:3] + [("x-a", "b"), (":path", path)],
+        "missing-method": base[1:],
+    }
+    for name, fields in cases.items():
+        c = Connection(port)
+        c.request(1, fields)
+        outcome = "nothing"
+        while True:
+            f = c.read_frame()
+            if f is None:
+                break
+            kind, flags, stream, payload = f
+            if kind == 3 and stream == 1:
+                outcome = "RST_STREAM %d" % struct.unpack(">I", payload)[0]
+                break
+            if kind == 7:
+                outcome = "GOAWAY %d" % struct.unpack(">I", payload[4:8])[0]
+                break
+            if kind == 1 and stream == 1:
+                outcome = "HEADERS " + status_of(payload)
+                break
+        print(name, outcome)
+        c.sock.close()
+    # A content-length that the DATA contradicts.
+    c = Connection(port)
+    c.request(1, [(":method", "POST")] + base[1:] + [("content-length", "10")], end=False)
+    c.sock.sendall(frame(0, 1, 1, b"x" * 11))
+    outcome = "nothing"
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        if f[0] == 3 and f[2] == 1:
+            outcome = "RST_STREAM %d" % struct.unpack(">I", f[3])[0]
+            break
+        if f[0] == 1 and f[2] == 1:
+            outcome = "HEADERS " + status_of(f[3])
+            break
+    print("content-length-vs-data", outcome)
+
+
+if __name__ == "__main__":
+    port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    if mode == "reset":
+        reset(port, authority, sys.argv[4], sys.argv[5])
+    else:
+        smuggle(port, authority, sys.argv[4])
