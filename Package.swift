@@ -106,7 +106,9 @@ let package = Package(
         // The properties the fuzzers in Fuzz/ check, also run over their corpus by HTTP1Tests.
         .target(name: "HTTP1Fuzzing", dependencies: ["HTTP1"], path: "Tests/HTTP1Fuzzing", swiftSettings: strict),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1", "HTTP1Fuzzing", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1"], swiftSettings: strict),
+        // The properties the HTTP/2 fuzzer (Fuzz/FuzzHTTP2.swift) checks, also run over its corpus by HTTP2Tests.
+        .target(name: "HTTP2Fuzzing", dependencies: ["HTTP2", "HTTP1"], path: "Tests/HTTP2Fuzzing", swiftSettings: strict),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "HTTP1", "HTTP2Fuzzing"], swiftSettings: strict),
         .testTarget(name: "JSONTests", dependencies: ["JSON"], swiftSettings: strict),
         .testTarget(name: "TracingTests", dependencies: ["Tracing", "TraceExport", "TokenManager", "EventLoop", "TestSupport"],
                     swiftSettings: strict),

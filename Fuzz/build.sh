@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with AddressSanitizer into .build-fuzz/ (relative to the repo):
-# HTTP1, then the fuzz checks (Tests/HTTP1Fuzzing), then one executable per Fuzz/Fuzz*.swift.
+# HTTP1, then the fuzz checks (Tests/HTTP1Fuzzing), HTTP2 and its checks (Tests/HTTP2Fuzzing), then one
+# executable per Fuzz/Fuzz*.swift.
 #
 # swiftc is driven directly because SwiftPM links executables with `--defsym main=<Target>_main`
 # (for testable executables), and under `-parse-as-library` — which libFuzzer needs so that its
@@ -16,8 +17,17 @@ swiftc "${FLAGS[@]}" -emit-library -static -emit-module -module-name HTTP1 \
     -emit-module-path "$OUT/HTTP1.swiftmodule" -o "$OUT/libHTTP1.a" Sources/HTTP1/*.swift
 swiftc "${FLAGS[@]}" -emit-library -static -emit-module -module-name HTTP1Fuzzing \
     -emit-module-path "$OUT/HTTP1Fuzzing.swiftmodule" -o "$OUT/libHTTP1Fuzzing.a" Tests/HTTP1Fuzzing/*.swift
+# HTTP2 (nghttp2 through its system module) and its checks, for FuzzHTTP2.
+swiftc "${FLAGS[@]}" -I Sources/CNghttp2 -emit-library -static -emit-module -module-name HTTP2 \
+    -emit-module-path "$OUT/HTTP2.swiftmodule" -o "$OUT/libHTTP2.a" Sources/HTTP2/*.swift
+swiftc "${FLAGS[@]}" -I Sources/CNghttp2 -emit-library -static -emit-module -module-name HTTP2Fuzzing \
+    -emit-module-path "$OUT/HTTP2Fuzzing.swiftmodule" -o "$OUT/libHTTP2Fuzzing.a" Tests/HTTP2Fuzzing/*.swift
 for source in Fuzz/Fuzz*.swift; do
     name=$(basename "$source" .swift)
-    swiftc "${FLAGS[@]}" -L "$OUT" -lHTTP1Fuzzing -lHTTP1 -o "$OUT/$name" "$source"
+    case $name in
+        FuzzHTTP2) libraries=(-I Sources/CNghttp2 -lHTTP2Fuzzing -lHTTP2 -lHTTP1 -lnghttp2) ;;
+        *) libraries=(-lHTTP1Fuzzing -lHTTP1) ;;
+    esac
+    swiftc "${FLAGS[@]}" -L "$OUT" "${libraries[@]}" -o "$OUT/$name" "$source"
     echo "built $OUT/$name"
 done

@@ -1,7 +1,6 @@
 import HTTP1
 import HTTP2
 import XCTest
-@testable import Proxy
 
 /// HTTP/2 request heads as the HTTP/1.1 requests a session reads.
 final class HTTP2RequestTranslatorTests: XCTestCase {

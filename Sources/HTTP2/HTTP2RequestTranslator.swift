@@ -1,7 +1,6 @@
 import HTTP1
-import HTTP2
 
-/// An HTTP/2 request head as the HTTP/1.1 request a ``ClientSession`` reads (RFC 9113 §8.3.1
+/// An HTTP/2 request head as the HTTP/1.1 request the proxy's session reads (RFC 9113 §8.3.1
 /// back to RFC 9112). nghttp2 has already refused what RFC 9113 calls malformed (uppercase or
 /// invalid names, CR, LF or NUL in values, connection-specific fields, `te` other than
 /// `trailers`, pseudo-header fields missing, repeated or misplaced), so nothing here can smuggle
@@ -17,9 +16,9 @@ import HTTP2
 /// - `Connection: close`: each stream is one exchange; its session ends after the response.
 /// - `CONNECT` (RFC 9113 §8.5) becomes an HTTP/1.1 `CONNECT` to `:authority`, its DATA the
 ///   tunnel's bytes.
-enum HTTP2RequestTranslator {
+public enum HTTP2RequestTranslator {
     /// How the translated request's body is framed.
-    enum BodyFraming: Equatable {
+    public enum BodyFraming: Equatable, Sendable {
         /// No body.
         case none
         /// The app's bytes as they are (a `content-length`, or a `CONNECT` tunnel).
@@ -30,7 +29,7 @@ enum HTTP2RequestTranslator {
 
     /// The translated head and how the body follows it; `nil` when the request cannot be
     /// expressed (no `:authority` or `host`).
-    static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: BodyFraming)? {
+    public static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: BodyFraming)? {
         // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
         // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
         guard let method = head.method, head.extendedProtocol == nil else { return nil }
@@ -48,7 +47,7 @@ enum HTTP2RequestTranslator {
             case "host", "te":
                 continue
             case "cookie":
-                cookies.append(field.value)
+                if !field.value.isEmpty { cookies.append(field.value) }
                 continue
             case "content-length":
                 hasLength = true
@@ -73,10 +72,10 @@ enum HTTP2RequestTranslator {
     }
 
     /// A chunk's size line for `count` bytes of data.
-    static func chunkHeader(_ count: Int) -> String { String(count, radix: 16) + "\r\n" }
+    public static func chunkHeader(_ count: Int) -> String { String(count, radix: 16) + "\r\n" }
 
     /// The last chunk and the trailer section.
-    static func lastChunk(trailers: HTTPFields) -> String {
+    public static func lastChunk(trailers: HTTPFields) -> String {
         var text = "0\r\n"
         for field in trailers { text += "\(field.name): \(field.value)\r\n" }
         return text + "\r\n"

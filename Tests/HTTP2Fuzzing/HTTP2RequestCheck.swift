@@ -1,0 +1,119 @@
+import HTTP1
+import HTTP2
+
+/// The properties the HTTP/2 fuzzer checks, for one input: frames from an app (after the
+/// connection preface, which the check adds) go through the server codec in reads of a size
+/// the first byte chooses, and every request head that comes out goes through the translation
+/// to HTTP/1.1 and back through the strict HTTP/1.1 parser.
+///
+/// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names, no CR, LF or
+///   NUL in values, no connection-specific field, `te` only `trailers`).
+/// - Its translation is one HTTP/1.1 head and nothing after it: when the strict parser takes
+///   it, it reads exactly its bytes, the same method, and exactly the fields the HTTP/2 request
+///   had (no field appears that the app did not send: no request smuggling through
+///   translation). When the parser refuses it, the proxy answers 400 (safe).
+/// - The codec never crashes, and a failure ends the connection (it then reads nothing more).
+public enum HTTP2RequestCheck {
+    /// The client connection preface, put before every input.
+    static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Runs the input; returns what it found wrong (empty: every property held).
+    public static func run(_ raw: [UInt8]) -> [String] {
+        let readSize = Int(raw.first ?? 0) % 64 + 1
+        let message = preface + raw.dropFirst()
+        let codec = HTTP2Codec(role: .server, settings: HTTP2Settings(maxConcurrentStreams: 16))
+        var problems: [String] = []
+        var offset = 0
+        while offset < message.count {
+            let end = min(message.count, offset + readSize)
+            let events: [HTTP2Event]
+            do {
+                events = try Array(message[offset..<end]).withUnsafeBytes { try codec.receive($0) }
+                _ = try codec.send { _ in }
+            } catch {
+                guard !codec.isActive else { return ["a failed codec still reads"] }
+                return problems
+            }
+            offset = end
+            for (index, event) in events.enumerated() {
+                guard case .head(let stream, let head) = event else { continue }
+                let ended = index + 1 < events.count && events[index + 1] == .end(stream: stream)
+                problems += check(head, endStream: ended)
+            }
+        }
+        return problems
+    }
+
+    /// The properties of one delivered request head and its translation.
+    public static func check(_ head: HTTP2Head, endStream: Bool) -> [String] {
+        var problems: [String] = []
+        for field in head.fields {
+            if field.name.isEmpty || field.name.utf8.contains(where: { !isTokenByte($0) || ($0 >= 0x41 && $0 <= 0x5A) }) {
+                problems.append("a field name that is not a lowercase token was delivered")
+            }
+            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
+                problems.append("a value with CR, LF or NUL was delivered")
+            }
+            if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(field.name) {
+                problems.append("a connection-specific field was delivered: \(field.name)")
+            }
+            if field.name == "te" && field.value.lowercased() != "trailers" {
+                problems.append("te other than trailers was delivered")
+            }
+        }
+        guard let (text, _) = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
+        let bytes = Array(text.utf8)
+        let parsed = bytes.withUnsafeBytes { try? RequestHeadParser.parsePrefix($0) }
+        guard let (request, length) = parsed else { return problems }  // refused: a 400, never forwarded
+        if length != bytes.count { problems.append("the translation holds more than one head") }
+        if request.method != head.method { problems.append("the method changed in translation") }
+        let sent = head.method == "CONNECT" ? [] : expectedFields(head, endStream: endStream)
+        let received = request.fields.map { "\($0.name.lowercased()): \(trimmed($0.value))" }
+        if head.method != "CONNECT" && received != sent {
+            problems.append("the translated fields differ from the request's: \(received) vs \(sent)")
+        }
+        return problems
+    }
+
+    /// The fields the translation must carry: `Host`, the app's (without `host` and `te`, the
+    /// cookies joined), the framing, `connection: close`.
+    private static func expectedFields(_ head: HTTP2Head, endStream: Bool) -> [String] {
+        var fields = ["host: \(head.authority ?? head.fields.first("host") ?? "")"]
+        var cookies: [String] = []
+        var hasLength = false
+        for field in head.fields {
+            switch field.name {
+            case "host", "te": continue
+            case "cookie": if !field.value.isEmpty { cookies.append(field.value) }; continue
+            case "content-length": hasLength = true
+            default: break
+            }
+            fields.append("\(field.name): \(trimmed(field.value))")
+        }
+        if !cookies.isEmpty { fields.append("cookie: \(trimmed(cookies.joined(separator: "; ")))") }
+        if !hasLength {
+            if endStream {
+                if ["POST", "PUT", "PATCH"].contains(head.method ?? "") { fields.append("content-length: 0") }
+            } else {
+                fields.append("transfer-encoding: chunked")
+            }
+        }
+        fields.append("connection: close")
+        return fields
+    }
+
+    /// A value as HTTP/1.1 reads it: without leading and trailing SP and HTAB (RFC 9110 §5.5).
+    private static func trimmed(_ value: String) -> String {
+        let bytes = Array(value.utf8)
+        guard let first = bytes.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
+              let last = bytes.lastIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        default: return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HTTP1
+import HTTP2
+import HTTP2Fuzzing
+import XCTest
+
+/// The HTTP/2 fuzzer's properties (``HTTP2RequestCheck``) over its seed corpus and its saved
+/// regressions, on every `make test`; and proof the check catches what it is there to catch.
+final class HTTP2FuzzCorpusTests: XCTestCase {
+    static let fuzzDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
+
+    func testEveryCorpusAndRegressionInputHoldsEveryPropertyAtEveryReadSize() throws {
+        var inputs = 0
+        for folder in ["Corpus/http2", "Regressions/http2"] {
+            let directory = Self.fuzzDirectory.appendingPathComponent(folder)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names.sorted() where !name.hasPrefix(".") {
+                let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+                for selector in [0, 1, 6, 63] as [UInt8] {
+                    XCTAssertEqual(HTTP2RequestCheck.run([selector] + bytes.dropFirst()), [], "\(folder)/\(name), reads of \(selector % 64 + 1)")
+                }
+                inputs += 1
+            }
+        }
+        XCTAssertGreaterThanOrEqual(inputs, 10, "the seeds are in Fuzz/Corpus/http2")
+    }
+
+    func testTheCheckFlagsATranslationThatWouldCarryAnInjectedField() {
+        // A head the codec would never deliver (a CR LF in a value): the check reports both the
+        // delivery and the field that appears in translation.
+        let head = HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/",
+                             fields: HTTPFields([HTTPField(name: "x-a", value: "b\r\nx-injected: 1")]))
+        let problems = HTTP2RequestCheck.check(head, endStream: true)
+        XCTAssertTrue(problems.contains("a value with CR, LF or NUL was delivered"), "\(problems)")
+        XCTAssertTrue(problems.contains { $0.hasPrefix("the translated fields differ") }, "\(problems)")
+    }
+}
