@@ -104,8 +104,11 @@ extension ConfigDecoder {
                     report("\(path).intercept", "an intercepting route names the port apps CONNECT to, e.g. host: \"\(chosen.description.dropLast(3)):443\" (or :80, written out, for ws:// and http:// URLs)", at: fields["host"])
                     valid = false
                 }
-                if let given = upstream, !given.isTLS, !plaintextPort {
-                    report("\(path).upstream", "an intercepting route on a TLS port sends to an https:// upstream (never weaker than the app's own connection); got \(given)", at: fields["upstream"])
+                // An http:// upstream serves plaintext tunnels only (a ClientHello in such a
+                // tunnel is refused: never weaker than the app's own connection), e.g. a gRPC
+                // app's h2c to orders.internal:50051. On 443 it can only be a mistake.
+                if let given = upstream, !given.isTLS, chosen.port == 443 {
+                    report("\(path).upstream", "an intercepting route on port 443 sends to an https:// upstream (never weaker than the app's own connection); got \(given)", at: fields["upstream"])
                     valid = false
                 }
                 if upstream == nil, !upstreamInvalid, case .exact(let name) = chosen.kind {

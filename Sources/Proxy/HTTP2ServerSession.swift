@@ -125,6 +125,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     /// A request head arrived: a session of its own serves it.
     private func open(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
+        if Self.isGRPC(head) {
+            refuseGRPC(id, head, endStream: endStream)
+            return
+        }
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
             codec.reset(stream: id, .protocolError)
             return
@@ -135,6 +139,36 @@ final class HTTP2ServerSession: ConnectionDelegate {
         streams[id] = (pipe, session)
         requestFraming[id] = framing
         session.start()
+    }
+
+    /// A gRPC call (`content-type: application/grpc`, `+proto`, `;…`; not gRPC-Web, which is
+    /// made for HTTP/1.1).
+    static func isGRPC(_ head: HTTP2Head) -> Bool {
+        guard let type = head.fields.first("content-type")?.lowercased() else { return false }
+        return type == "application/grpc" || type.hasPrefix("application/grpc+") || type.hasPrefix("application/grpc;")
+    }
+
+    /// gRPC needs HTTP/2 end to end (its trailers carry the call's status), and the upstream side
+    /// speaks HTTP/1.1: the call fails closed, as gRPC expects a failure to look — HTTP 200,
+    /// trailers-only, `grpc-status: 14` (UNAVAILABLE) and a message — never half-translated.
+    /// Nothing goes upstream and no token is looked up.
+    private func refuseGRPC(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
+        let message = "token-sidecar sends HTTP/1.1 to upstreams; a gRPC call needs HTTP/2 end to end"
+        let fields = HTTPFields([
+            HTTPField(name: "content-type", value: "application/grpc"),
+            HTTPField(name: "grpc-status", value: "14"),
+            HTTPField(name: "grpc-message", value: message),
+            HTTPField(name: "proxy-status", value: "token-sidecar; error=http_protocol_error; details=\"gRPC needs an HTTP/2 upstream\""),
+        ])
+        context.logger.warning("a gRPC call was refused: the upstream side speaks HTTP/1.1 only",
+                               metadata: ["authority": "\(head.authority ?? "")"])
+        do {
+            try codec.submitResponse(stream: id, HTTP2Head(status: 200, fields: fields), endStream: true)
+            // The response is complete before the request: the app stops sending (RFC 9113 §8.1).
+            if !endStream { codec.reset(stream: id, .noError) }
+        } catch {
+            codec.reset(stream: id, .internalError)
+        }
     }
 
     private func streamClosed(_ id: Int32, _ code: HTTP2ErrorCode) {

@@ -36,9 +36,13 @@ final class ConfigDecoderInterceptTests: XCTestCase {
               - host: "b.example.com:80"
                 intercept: true
                 upstream: "http://b.internal:8080"
+              - host: "orders.internal:50051"
+                intercept: true
+                upstream: "http://127.0.0.1:50051"
             """))
         XCTAssertEqual(config.routes[0].upstream?.description, "http://ws.example.com:80")
         XCTAssertEqual(config.routes[1].upstream?.description, "http://b.internal:8080")
+        XCTAssertEqual(config.routes[2].upstream?.description, "http://127.0.0.1:50051", "plaintext tunnels (h2c) on other ports")
     }
 
     func testMistakesAreNamedByKey() throws {
@@ -56,7 +60,7 @@ final class ConfigDecoderInterceptTests: XCTestCase {
                 insecureSkipVerify: true
             """), [
             "c.yaml: routes[0].intercept: an intercepting route names the port apps CONNECT to, e.g. host: \"api.example.com:443\" (or :80, written out, for ws:// and http:// URLs)",
-            "c.yaml: routes[1].upstream: an intercepting route on a TLS port sends to an https:// upstream (never weaker than the app's own connection); got http://b.internal:80",
+            "c.yaml: routes[1].upstream: an intercepting route on port 443 sends to an https:// upstream (never weaker than the app's own connection); got http://b.internal:80",
             "c.yaml: routes[2].insecureSkipVerify: an intercepting route always verifies its upstream (the app's own connection would have); use caFile to trust a private CA",
         ])
         XCTAssertEqual(problemLines("""

@@ -105,6 +105,56 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertTrue(result.out.hasSuffix("upgrade=[] auth=Bearer abc\n"), result.out)
     }
 
+    func testH2cInsideAPlaintextTunnelGetsTheTokenAndTLSThereIsRefused() throws {
+        // A plaintext gRPC app's shape: grpc_proxy=http://sidecar, target orders.internal:<port>,
+        // h2c with prior knowledge inside the CONNECT tunnel; the route's upstream is http://.
+        let nginx = try Nginx(locations: Self.echo)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2c-tunnel-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let caFile = directory.appendingPathComponent("ca.crt").path
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(caFile)}
+            credentials:
+              api: {type: static, token: "abc"}
+            routes:
+              - host: "orders.internal:\(nginx.port)"
+                intercept: true
+                upstream: "http://127.0.0.1:\(nginx.port)"
+                credential: api
+            """)
+        let url = "http://orders.internal:\(nginx.port)/rpc"
+        let result = try Curl.run(["-p", "-x", "http://127.0.0.1:\(proxy.port)", "--http2-prior-knowledge",
+                                   "-H", "Authorization: Bearer app-own", "-w", "%{http_version}\n", url])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out, "auth=Bearer abc host=127.0.0.1\n2\n")
+        // The app's TLS in a tunnel whose route sends plaintext: refused, nothing forwarded.
+        let tls = try Curl.run(["-p", "-x", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                                "https://orders.internal:\(nginx.port)/tls"])
+        XCTAssertNotEqual(tls.status, 0)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines().count, 1, "only the h2c request reached nginx")
+    }
+
+    func testAGRPCCallFailsClosedWithUnavailableAndNothingGoesUpstream() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Command.run(["nghttp", "-v", "-H", ":authority: api.test", "-H", "content-type: application/grpc",
+                                      "-H", "te: trailers", "-d", "/dev/null", "http://127.0.0.1:\(proxy.port)/orders.Orders/Get"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains(":status: 200"), result.out)
+        XCTAssertTrue(result.out.contains("grpc-status: 14"), result.out)
+        XCTAssertTrue(result.out.contains("grpc-message: token-sidecar sends HTTP/1.1 to upstreams"), result.out)
+        XCTAssertTrue(result.out.contains("proxy-status: token-sidecar; error=http_protocol_error"), result.out)
+        // gRPC-Web is made for HTTP/1.1: it goes through.
+        let web = try Command.run(["nghttp", "-H", ":authority: api.test", "-H", "content-type: application/grpc-web+proto",
+                                   "http://127.0.0.1:\(proxy.port)/web"], timeout: 30)
+        XCTAssertEqual(web.out, "auth=Bearer abc host=127.0.0.1\n", web.err)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines().count, 1, "only the gRPC-Web request reached nginx")
+    }
+
     // MARK: - hostile and broken apps (a hand-made HTTP/2 client, Fixtures/h2_raw_client.py)
 
     func testAStreamResetMidResponseDoesNotDisturbTheNextStreamOnItsConnection() throws {
