@@ -15,6 +15,10 @@ enum HTTP2Callbacks {
             let codec = owner(user)
             let stream = frame.pointee.hd.stream_id
             guard codec.building[stream] != nil else { return 0 }
+            // nghttp2 advertises SETTINGS_MAX_HEADER_LIST_SIZE but does not enforce it: a few
+            // bytes of HPACK can name a 4 KiB table entry again and again. Past the limit the
+            // block is dropped (and decoding goes on at no cost to memory).
+            guard codec.admitField(stream: stream, size: nameLength + valueLength + 32) else { return 0 }
             // nghttp2 checked the name (lowercase token) and the value (no CR, LF, NUL) already.
             let nameText = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
             let valueText = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)

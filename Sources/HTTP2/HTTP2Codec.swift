@@ -186,6 +186,9 @@ public final class HTTP2Codec {
     /// Body bytes queued on `stream` and not yet framed (waiting for the peer's windows).
     public func bufferedBody(stream: Int32) -> Int { outbound[stream]?.count ?? 0 }
 
+    /// Whether `stream`'s body (or its end) has yet to go out.
+    public func isSendingBody(stream: Int32) -> Bool { outbound[stream] != nil }
+
     /// Resets `stream` with `code` (nothing more is sent or delivered for it).
     public func reset(stream: Int32, _ code: HTTP2ErrorCode) {
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
@@ -211,10 +214,37 @@ public final class HTTP2Codec {
     /// A header block began on `stream`.
     func beginHead(stream: Int32) {
         building[stream] = HTTP2Head()
+        headerBudget[stream] = (settings.maxHeaderListSize, settings.maxHeaderFields)
+    }
+
+    /// What the header block being decoded on each stream may still take (bytes, fields).
+    private var headerBudget: [Int32: (bytes: Int, fields: Int)] = [:]
+    /// Streams whose header block went past the limits.
+    private var oversized: Set<Int32> = []
+
+    /// Counts a field of `size` (name + value + 32) against `stream`'s block; false once the
+    /// block is over its limits (it is dropped, and reported when it ends).
+    func admitField(stream: Int32, size: Int) -> Bool {
+        guard var budget = headerBudget[stream] else { return false }
+        budget.bytes -= size
+        budget.fields -= 1
+        guard budget.bytes >= 0, budget.fields >= 0 else {
+            building[stream] = nil
+            headerBudget[stream] = nil
+            oversized.insert(stream)
+            return false
+        }
+        headerBudget[stream] = budget
+        return true
     }
 
     /// A header block on `stream` is complete: a head or trailers, by what it holds.
     func finishHead(stream: Int32, endStream: Bool) {
+        headerBudget[stream] = nil
+        if oversized.remove(stream) != nil {
+            events.append(.headTooLarge(stream: stream))
+            return
+        }
         guard let head = building.removeValue(forKey: stream) else { return }
         let isHead = head.method != nil || head.status != nil
         if isHead {
@@ -229,6 +259,8 @@ public final class HTTP2Codec {
     /// `stream` closed.
     func streamClosed(_ stream: Int32, code: UInt32) {
         building[stream] = nil
+        headerBudget[stream] = nil
+        oversized.remove(stream)
         outbound[stream] = nil
         pendingFinalHead.remove(stream)
         events.append(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))

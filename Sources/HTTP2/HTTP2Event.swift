@@ -8,6 +8,10 @@ public enum HTTP2Event: Equatable, Sendable {
     /// Body bytes of a stream. They count against the receive windows until the consumer says
     /// it moved them on (``HTTP2Codec/consumed(stream:count:)``).
     case data(stream: Int32, [UInt8])
+    /// A header block of a stream went past ``HTTP2Settings/maxHeaderListSize`` or
+    /// ``HTTP2Settings/maxHeaderFields`` (RFC 9113's accounting): it was not kept. The stream is
+    /// still open; the consumer answers it (431) or resets it.
+    case headTooLarge(stream: Int32)
     /// The trailer section of a stream.
     case trailers(stream: Int32, HTTPFields)
     /// The peer ended its side of the stream (`END_STREAM`): nothing more comes on it.

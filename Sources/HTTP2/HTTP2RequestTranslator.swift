@@ -38,7 +38,10 @@ public enum HTTP2RequestTranslator {
         if method == "CONNECT" {
             return ("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n", .raw)
         }
-        guard let path = head.path else { return nil }
+        // Only http and https (nghttp2 checks :path's shape only for them), and an origin-form
+        // path (or `*` for OPTIONS): anything else, read as HTTP/1.1, could name another origin.
+        guard let path = head.path, head.scheme == "http" || head.scheme == "https",
+              path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else { return nil }
         var text = "\(method) \(path) HTTP/1.1\r\nHost: \(authority)\r\n"
         var cookies: [String] = []
         var hasLength = false

@@ -14,15 +14,19 @@ public struct HTTP2Settings: Equatable, Sendable {
     /// Header blocks continued over more `CONTINUATION` frames than this end the connection
     /// (the CONTINUATION flood, CVE-2024-27316).
     public var maxContinuations: Int
+    /// Most fields in one header list (as the HTTP/1.1 head's limit).
+    public var maxHeaderFields: Int
 
     /// The proxy's defaults: 100 streams (as nginx and HAProxy advertise), 256 KiB per stream,
-    /// 1 MiB per connection, 64 KiB header lists (the HTTP/1.1 head limit), 8 continuations.
+    /// 1 MiB per connection, 64 KiB and 100 fields per header list (the HTTP/1.1 head's limits),
+    /// 8 continuations.
     public init(maxConcurrentStreams: Int = 100, streamWindow: Int = 256 * 1024, connectionWindow: Int = 1024 * 1024,
-                maxHeaderListSize: Int = 64 * 1024, maxContinuations: Int = 8) {
+                maxHeaderListSize: Int = 64 * 1024, maxContinuations: Int = 8, maxHeaderFields: Int = 100) {
         self.maxConcurrentStreams = maxConcurrentStreams
         self.streamWindow = streamWindow
         self.connectionWindow = connectionWindow
         self.maxHeaderListSize = maxHeaderListSize
         self.maxContinuations = maxContinuations
+        self.maxHeaderFields = maxHeaderFields
     }
 }

@@ -90,6 +90,8 @@ extension ClientSession: UpstreamWaiter {
         context.remove(self)
         client.delegate = nil
         session.start()
+        // A connection that turns HTTP/2 while the process drains is drained too (GOAWAY).
+        if context.draining { session.drain() }
     }
 
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).

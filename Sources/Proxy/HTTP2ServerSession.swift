@@ -23,6 +23,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private var streams: [Int32: (pipe: HTTP2StreamPipe, session: ClientSession)] = [:]
     /// The framing each stream's request body gets.
     private var requestFraming: [Int32: HTTP2RequestTranslator.BodyFraming] = [:]
+    /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
+    /// (a reset queued earlier would overtake the answer's DATA).
+    private var resetWhenSent: Set<Int32> = []
     /// Pipes whose response or input changed since the last turn.
     private var touched: [HTTP2StreamPipe] = []
     /// Runs a turn after the callbacks that touched pipes.
@@ -94,7 +97,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
                     continue
                 }
                 if requestFraming[id] == .chunked { pipe.receiveFraming(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
-                pipe.receive(bytes)
+                guard pipe.receive(bytes) else {
+                    // The session is done with the stream (an early answer): the bytes go
+                    // back to the connection's window, or they would shrink it for good.
+                    codec.consumed(stream: id, count: bytes.count)
+                    continue
+                }
                 if requestFraming[id] == .chunked { pipe.receiveFraming("\r\n") }
                 mark(pipe)
             case .trailers(let id, let fields):
@@ -117,6 +125,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 streams[id]?.pipe.deliverEnd()
             case .closed(let id, let code):
                 streamClosed(id, code)
+            case .headTooLarge(let id):
+                answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
             case .goAway, .settings:
                 break
             }
@@ -127,6 +137,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func open(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
         if Self.isGRPC(head) {
             refuseGRPC(id, head, endStream: endStream)
+            return
+        }
+        if head.method == "CONNECT" {
+            refuseConnect(id, head)
             return
         }
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
@@ -171,9 +185,41 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
     }
 
+    /// A `CONNECT` stream (RFC 9113 §8.5): refused as over HTTP/1.1 where that would be (`connect:`
+    /// policy), else `501`: a tunnel over an HTTP/2 stream is not offered (an app sends its
+    /// `CONNECT` over HTTP/1.1).
+    private func refuseConnect(_ id: Int32, _ head: HTTP2Head) {
+        let error: ProxyError
+        if let text = head.authority, let authority = Authority.parse(text[...]),
+           case .failure(let refusal) = context.router.tunnelDecision(for: authority) {
+            error = refusal
+        } else {
+            error = ProxyError(status: 501, type: "http_protocol_error",
+                               message: "CONNECT over HTTP/2 is not supported; send it over HTTP/1.1")
+        }
+        answer(id, method: "CONNECT", error)
+    }
+
+    /// Answers `stream` with the proxy's own error response (the same bytes an HTTP/1.1 app
+    /// gets, translated), without a session; the app's request body is not wanted.
+    private func answer(_ id: Int32, method: String, _ error: ProxyError) {
+        var translator = HTTP2ResponseTranslator(requestMethod: method == "CONNECT" ? "GET" : method)
+        let response = OwnedEventBuffer()
+        response.buffer.append(ErrorResponse.bytes(for: error, close: false))
+        do {
+            try translator.translate(response.buffer, closed: true, stream: id, codec: codec)
+            resetWhenSent.insert(id)
+        } catch {
+            codec.reset(stream: id, .internalError)
+        }
+    }
+
     private func streamClosed(_ id: Int32, _ code: HTTP2ErrorCode) {
         requestFraming[id] = nil
+        resetWhenSent.remove(id)
         guard let entry = streams.removeValue(forKey: id) else { return }
+        // What the app sent that the session never took goes back to the connection's window.
+        codec.consumed(stream: id, count: entry.pipe.takeUnreported())
         if !entry.pipe.sessionClosed {
             // The app reset the stream (or the codec refused it) before the session finished.
             entry.pipe.peerDidEnd()
@@ -221,6 +267,13 @@ final class HTTP2ServerSession: ConnectionDelegate {
             flushCodec()
         }
         flushCodec()
+        if !resetWhenSent.isEmpty {
+            for id in resetWhenSent where !codec.isSendingBody(stream: id) {
+                resetWhenSent.remove(id)
+                codec.reset(stream: id, .noError)
+            }
+            flushCodec()
+        }
         // Streams whose send queue had no room for their session's response may go on.
         for (_, entry) in streams where entry.pipe.waitingForRoom
             && codec.bufferedBody(stream: entry.pipe.stream) < HTTP2ResponseTranslator.sendQueueLimit {
@@ -237,9 +290,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     private func service(_ pipe: HTTP2StreamPipe) {
         guard streams[pipe.stream]?.pipe === pipe else { return }
+        pipe.deliver()
         let consumed = pipe.takeConsumed()
         if consumed > 0 { codec.consumed(stream: pipe.stream, count: consumed) }
-        pipe.deliver()
         let before = pipe.response.count
         do {
             try pipe.responseTranslator.translate(pipe.response, closed: pipe.sessionClosed || pipe.closingAfterFlush,
@@ -249,12 +302,25 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: pipe.stream, .internalError)
             pipe.response.drain(pipe.response.count)
         }
-        pipe.waitingForRoom = !pipe.response.isEmpty
+        let after = pipe.response.count
+        if after != before { pipe.responseMoved() }
+        pipe.waitingForRoom = after > 0
             && codec.bufferedBody(stream: pipe.stream) >= HTTP2ResponseTranslator.sendQueueLimit
-        if pipe.response.isEmpty && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
-        if pipe.sessionClosed && pipe.responseTranslator.phase != .done && pipe.response.isEmpty {
-            // The session ended without a complete response: the stream cannot end cleanly.
+        let ending = pipe.sessionClosed || pipe.closingAfterFlush
+        if ending && pipe.responseTranslator.phase != .done && !pipe.waitingForRoom && (after == 0 || after == before) {
+            // The session ended without a complete response (an upstream that died mid-body,
+            // maybe mid-chunk-line): the stream cannot end cleanly.
             codec.reset(stream: pipe.stream, .internalError)
+            pipe.response.drain(after)
+            pipe.responseDrained()
+            return
+        }
+        if pipe.response.isEmpty && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
+        if pipe.responseTranslator.phase == .done && !pipe.peerEnded {
+            // The response is complete before the request: once it is out, the app is told to
+            // stop sending (RFC 9113 §8.1).
+            pipe.peerDidEnd()
+            resetWhenSent.insert(pipe.stream)
         }
     }
 

@@ -6,13 +6,16 @@ import EventLoop
 /// (``HTTP2ResponseTranslator``). So every HTTP/2 request goes through the same routing, token
 /// injection, pool, error responses, access log and metrics as an HTTP/1.1 one.
 ///
-/// In memory, on its connection's loop. Inactivity timeouts are the connection's, not the
-/// stream's: ``setTimeouts(read:write:)`` does nothing (the session's own timers — response
-/// head, queue, token wait — still run).
+/// In memory, on its connection's loop. Its inactivity timeouts are the stream's own: the read
+/// timeout runs while the session waits for request bytes the app has not ended, the write
+/// timeout while response bytes wait for the app's window; either ends the stream for the
+/// session as a timeout, as a socket's would.
 final class HTTP2StreamPipe: ByteStream {
     /// The stream's id on the app's connection.
     let stream: Int32
-    unowned let owner: HTTP2ServerSession
+    /// The connection (weak: a session that outlives its connection, in a tunnel say, only
+    /// writes into a closed pipe).
+    private(set) weak var owner: HTTP2ServerSession?
     let loop: EventLoop
     var delegate: (any ConnectionDelegate)?
     private let inputBuffer = OwnedEventBuffer()
@@ -21,7 +24,7 @@ final class HTTP2StreamPipe: ByteStream {
     var input: EventBuffer { inputBuffer.buffer }
     /// The session's response: asking for it tells the connection to look at it.
     var output: EventBuffer {
-        owner.pipeTouched(self)
+        if !sessionClosed { owner?.pipeTouched(self) }
         return outputBuffer.buffer
     }
     /// The response bytes, for the connection (without scheduling a look).
@@ -48,23 +51,73 @@ final class HTTP2StreamPipe: ByteStream {
     /// The translated response's state.
     var responseTranslator: HTTP2ResponseTranslator
 
+    private var readTimeout: Duration?
+    private var writeTimeout: Duration?
+    private let readTimer: Timer
+    private let writeTimer: Timer
+
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String) {
         self.stream = stream
         self.owner = owner
         self.loop = loop
         self.responseTranslator = HTTP2ResponseTranslator(requestMethod: requestMethod)
+        readTimer = Timer(on: loop) {}
+        writeTimer = Timer(on: loop) {}
+        readTimer.action = { [unowned self] in timedOut() }
+        writeTimer.action = { [unowned self] in timedOut() }
     }
 
     var isOpen: Bool { !sessionClosed }
 
     func startReading() {
+        guard !sessionClosed else { return }
         isReading = true
-        if !inputBuffer.buffer.isEmpty || peerEnded { owner.pipeTouched(self) }
+        restartReadTimer()
+        if !inputBuffer.buffer.isEmpty || peerEnded { owner?.pipeTouched(self) }
     }
 
-    func stopReading() { isReading = false }
+    func stopReading() {
+        isReading = false
+        readTimer.suspend()
+    }
+
     func setReadHighWatermark(_ bytes: Int) {}
-    func setTimeouts(read: Duration?, write: Duration?) {}
+
+    func setTimeouts(read: Duration?, write: Duration?) {
+        readTimeout = read
+        writeTimeout = write
+        restartReadTimer()
+        responseMoved()
+    }
+
+    /// The read timeout runs while the session reads and the app has not ended its request.
+    private func restartReadTimer() {
+        if let readTimeout, isReading, !peerEnded, !sessionClosed {
+            readTimer.schedule(after: readTimeout)
+        } else {
+            readTimer.suspend()
+        }
+    }
+
+    /// Response bytes moved toward the app (or the session set its timeouts): the write
+    /// timeout runs again while bytes wait.
+    func responseMoved() {
+        if let writeTimeout, !outputBuffer.buffer.isEmpty, !sessionClosed {
+            writeTimer.schedule(after: writeTimeout)
+        } else {
+            writeTimer.suspend()
+        }
+    }
+
+    private func timedOut() {
+        guard !sessionClosed, let delegate else { return }
+        delegate.connection(self, didEnd: .timeout)
+    }
+
+    private func stopTimers() {
+        readTimer.cancel()
+        writeTimer.cancel()
+    }
 
     func write(_ bytes: [UInt8]) {
         output.append(bytes)
@@ -74,14 +127,19 @@ final class HTTP2StreamPipe: ByteStream {
         guard !sessionClosed else { return }
         sessionClosed = true
         delegate = nil
-        owner.pipeClosed(self, reset: false)
+        // The session's closing closure holds the session: dropped, or the two keep each other.
+        flushed = nil
+        stopTimers()
+        owner?.pipeClosed(self, reset: false)
     }
 
     func reset() {
         guard !sessionClosed else { return }
         sessionClosed = true
         delegate = nil
-        owner.pipeClosed(self, reset: true)
+        flushed = nil
+        stopTimers()
+        owner?.pipeClosed(self, reset: true)
     }
 
     func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
@@ -91,12 +149,12 @@ final class HTTP2StreamPipe: ByteStream {
         }
         closingAfterFlush = true
         self.flushed = flushed
-        owner.pipeTouched(self)
+        owner?.pipeTouched(self)
     }
 
     func finishWriting() {
         closingAfterFlush = true
-        owner.pipeTouched(self)
+        owner?.pipeTouched(self)
     }
 
     func peekPeer() -> PeerActivity { seenPeerActivity }
@@ -108,11 +166,14 @@ final class HTTP2StreamPipe: ByteStream {
 
     // MARK: - for the connection
 
-    /// Appends request bytes from the app.
-    func receive(_ bytes: [UInt8]) {
-        guard !sessionClosed else { return }
+    /// Appends request bytes from the app; false when the session is gone (the caller gives
+    /// the bytes back to the connection's window at once).
+    func receive(_ bytes: [UInt8]) -> Bool {
+        guard !sessionClosed else { return false }
         inputBuffer.buffer.append(bytes)
         delivered += bytes.count
+        restartReadTimer()
+        return true
     }
 
     /// Appends request bytes the translation made (framing): not counted against the window.
@@ -124,6 +185,15 @@ final class HTTP2StreamPipe: ByteStream {
     /// The app ended its side of the stream or reset it.
     func peerDidEnd() {
         peerEnded = true
+        readTimer.suspend()
+    }
+
+    /// App bytes delivered and never reported as taken (the stream is closing: they go back
+    /// to the connection's window).
+    func takeUnreported() -> Int {
+        let left = delivered - reportedConsumed
+        reportedConsumed = delivered
+        return max(0, left)
     }
 
     /// App bytes the session took since the last call (framing bytes excluded, approximately:
@@ -156,7 +226,8 @@ final class HTTP2StreamPipe: ByteStream {
             delegate = nil
             let done = flushed
             flushed = nil
-            owner.pipeClosed(self, reset: false)
+            stopTimers()
+            owner?.pipeClosed(self, reset: false)
             done?()
             return
         }

@@ -208,6 +208,19 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertFalse(server.isActive)
     }
 
+    func testAHeaderListOverItsLimitsIsReportedNotKept() throws {
+        for (what, fields) in [("too many fields", (0..<101).map { ("x-f\($0)", "v") }),
+                               ("too many bytes", [("x-big", String(repeating: "b", count: 2000))])] {
+            let server = HTTP2Codec(role: .server, settings: HTTP2Settings(maxHeaderListSize: 1024))
+            var frames = RawFrames.preface()
+            frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest + fields)
+            let events = try frames.withUnsafeBytes { try server.receive($0) }
+            XCTAssertTrue(events.contains(.headTooLarge(stream: 1)), "\(what): \(events)")
+            XCTAssertFalse(events.contains { if case .head = $0 { true } else { false } }, what)
+            XCTAssertTrue(server.isActive, "\(what): the connection goes on")
+        }
+    }
+
     func testAContinuationFloodEndsTheConnection() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

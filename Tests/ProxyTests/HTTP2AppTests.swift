@@ -188,4 +188,25 @@ final class HTTP2AppTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.3)
         XCTAssertEqual(nginx.logLines(), [], "no malformed request went upstream")
     }
+
+    func testHeaderFloodsAreAnswered431ConnectIsRefusedAndEarlyAnswersGiveTheWindowBack() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                                      "api.test", "limits", "/ok"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 4, result.out)
+        // 150 fields, and 300 one-byte references to a 4 KiB table entry: 431, nothing kept.
+        for line in lines.prefix(2) {
+            XCTAssertTrue(line.contains("\"error\": \"http_request_error\"") && line.contains("larger than 65536 bytes or 100 fields"), line)
+        }
+        // A CONNECT stream gets the refusal an HTTP/1.1 CONNECT gets (connect: deny).
+        XCTAssertTrue(lines[2].hasPrefix("connect headers") && lines[2].contains("http_request_denied"), lines[2])
+        // Eight uploads answered 403 before their bodies ended (1.6 MB, past the connection's
+        // 1 MiB window): their bytes went back to the window, and the connection still works.
+        XCTAssertTrue(lines[3].hasPrefix("after-uploads headers auth=Bearer abc"), lines[3])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines().count, 1, "only the last GET reached nginx")
+    }
 }

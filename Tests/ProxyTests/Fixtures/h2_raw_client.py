@@ -7,7 +7,12 @@
     h2_raw_client.py PORT AUTHORITY smuggle PATH
         Sends one malformed request per connection (RFC 9113 §8.2-8.3) and prints, for each,
         "<case> <RST_STREAM error code or GOAWAY or HEADERS>".
-Header blocks are HPACK literals without indexing or Huffman; response heads are read only for
+    h2_raw_client.py PORT AUTHORITY limits PATH
+        Sends, each on its own stream: a request with 150 fields; one whose few bytes of HPACK
+        name a 4 KiB table entry 300 times (1.2 MB decoded); a CONNECT; then, on the same
+        connection, eight 200 KB uploads to an unrouted host (answered early) and a GET for PATH.
+        Prints each stream's outcome ("<case> <status or RST code> <body>").
+Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
 import socket, struct, sys
@@ -155,9 +160,57 @@ def smuggle(port, authority, path):
     print("content-length-vs-data", outcome)
 
 
+def read_until_end(c, stream):
+    status, body = "?", b""
+    while True:
+        f = c.read_frame()
+        if f is None:
+            return "closed", body
+        kind, flags, sid, payload = f
+        if kind == 7:
+            return "GOAWAY %d" % struct.unpack(">I", payload[4:8])[0], body
+        if sid != stream:
+            continue
+        if kind == 1:
+            status = "headers"
+        elif kind == 0:
+            body += payload
+        elif kind == 3:
+            return status + " RST %d" % struct.unpack(">I", payload)[0], body
+        if kind in (0, 1) and flags & 1:
+            return status, body
+
+
+def limits(port, authority, path):
+    c = Connection(port)
+    c.request(1, get(authority, path) + [("x-f-%d" % i, "v") for i in range(150)])
+    print("many-fields", *read_until_end(c, 1))
+    # One 4,000-byte value added to the dynamic table, then named 300 times by one byte each.
+    big = b"\x40" + bytes([5]) + b"x-big" + bytes([0x7F, 0xA1, 0x1E]) + b"b" * 4000  # length 4000: 127 + 3873 (RFC 7541 5.1)
+    block_ = b"".join(literal(n.encode(), v.encode()) for n, v in get(authority, path)) + big + b"\xbe" * 300
+    c.sock.sendall(frame(1, 5, 3, block_))
+    print("table-bomb", *read_until_end(c, 3))
+    c.request(5, [(":method", "CONNECT"), (":authority", "elsewhere.test:443")])
+    print("connect", *read_until_end(c, 5))
+    stream = 7
+    for i in range(8):
+        c.request(stream, [(":method", "POST"), (":scheme", "http"), (":authority", "unrouted.test"), (":path", "/up"),
+                           ("content-length", "200000")], end=False)
+        data = b"u" * 200000
+        for offset in range(0, len(data), 16384):
+            chunk = data[offset:offset + 16384]
+            c.sock.sendall(frame(0, 1 if offset + 16384 >= len(data) else 0, stream, chunk))
+        stream += 2
+    c.request(stream, get(authority, path))
+    outcome, body = read_until_end(c, stream)
+    print("after-uploads", outcome, body.decode(errors="replace").strip())
+
+
 if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
         reset(port, authority, sys.argv[4], sys.argv[5])
+    elif mode == "limits":
+        limits(port, authority, sys.argv[4])
     else:
         smuggle(port, authority, sys.argv[4])
