@@ -49,6 +49,11 @@ class Connection:
                     self.buffer = self.buffer[9 + length:]
                     if kind == 4 and not flags & 1:
                         self.sock.sendall(frame(4, 1, 0))  # ACK the server's SETTINGS
+                    if kind == 0 and payload:
+                        # As a real client does: what was read is given back to the connection's
+                        # window (the stream's too), or a reset stream's DATA would use it up.
+                        increment = struct.pack(">I", len(payload))
+                        self.sock.sendall(frame(8, 0, 0, increment) + frame(8, 0, stream, increment))
                     return kind, flags, stream, payload
             chunk = self.sock.recv(65536)
             if not chunk:
