@@ -209,4 +209,18 @@ final class HTTP2AppTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(nginx.logLines().count, 1, "only the last GET reached nginx")
     }
+
+    func testAStreamWhoseBodyStallsTimesOutLikeASocketWithoutHoldingTheConnection() throws {
+        let nginx = try Nginx(locations: Self.upload)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", timeouts: "{bodyIdle: 1s}"))
+        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                                      "api.test", "stall", "/upload"], timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        // Ended within a few seconds (bodyIdle, then the exchange's own end), never left open.
+        let parts = result.out.split(separator: " ")
+        XCTAssertGreaterThanOrEqual(parts.count, 3, result.out)
+        let seconds = Double(parts.count > 2 ? parts[2] : "99") ?? 99
+        XCTAssertLessThan(seconds, 5, result.out)
+        XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
+    }
 }

@@ -12,6 +12,9 @@
         name a 4 KiB table entry 300 times (1.2 MB decoded); a CONNECT; then, on the same
         connection, eight 200 KB uploads to an unrouted host (answered early) and a GET for PATH.
         Prints each stream's outcome ("<case> <status or RST code> <body>").
+    h2_raw_client.py PORT AUTHORITY stall PATH
+        POSTs 5 of 10 announced bytes to PATH and waits; prints the stream's outcome and how
+        many seconds it took ("stall <status or RST code> <seconds> <body>").
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -211,11 +214,23 @@ def limits(port, authority, path):
     print("after-uploads", outcome, body.decode(errors="replace").strip())
 
 
+def stall(port, authority, path):
+    import time
+    c = Connection(port)
+    c.request(1, [(":method", "POST")] + get(authority, path)[1:] + [("content-length", "10")], end=False)
+    c.sock.sendall(frame(0, 0, 1, b"12345"))
+    start = time.monotonic()
+    outcome, body = read_until_end(c, 1)
+    print("stall", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
+
+
 if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
         reset(port, authority, sys.argv[4], sys.argv[5])
     elif mode == "limits":
         limits(port, authority, sys.argv[4])
+    elif mode == "stall":
+        stall(port, authority, sys.argv[4])
     else:
         smuggle(port, authority, sys.argv[4])
