@@ -123,23 +123,18 @@ final class HTTP2StreamPipe: ByteStream {
         output.append(bytes)
     }
 
-    func close() {
+    func close() { end(reset: false) }
+
+    func reset() { end(reset: true) }
+
+    private func end(reset: Bool) {
         guard !sessionClosed else { return }
         sessionClosed = true
         delegate = nil
         // The session's closing closure holds the session: dropped, or the two keep each other.
         flushed = nil
         stopTimers()
-        owner?.pipeClosed(self, reset: false)
-    }
-
-    func reset() {
-        guard !sessionClosed else { return }
-        sessionClosed = true
-        delegate = nil
-        flushed = nil
-        stopTimers()
-        owner?.pipeClosed(self, reset: true)
+        owner?.pipeClosed(self, reset: reset)
     }
 
     func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {

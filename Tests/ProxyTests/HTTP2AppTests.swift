@@ -9,6 +9,33 @@ final class HTTP2AppTests: XCTestCase {
     private static let echo = #"location / { return 200 "auth=$http_authorization host=$host\n"; }"#
     private static let upload = #"location /upload { client_max_body_size 10m; proxy_pass http://127.0.0.1:$server_port/sink; } location /sink { return 200 "got=$content_length\n"; }"#
 
+    private var directories: [URL] = []
+
+    override func tearDown() {
+        for directory in directories { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// A proxy with one intercepting route for `host` (static token `abc`, `routeKey` added to
+    /// the route); returns it and the file its CA certificate was written to.
+    private func interceptingProxy(host: String, routeKey: String) throws -> (ProxyHarness, caFile: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-intercept-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directories.append(directory)
+        let caFile = directory.appendingPathComponent("ca.crt").path
+        let proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(caFile)}
+            credentials:
+              api: {type: static, token: "abc"}
+            routes:
+              - host: "\(host)"
+                intercept: true
+                credential: api
+                \(routeKey)
+            """)
+        return (proxy, caFile)
+    }
+
     func testCurlWithPriorKnowledgeGetsTheToken() throws {
         // (One URL per curl: curl 7.88 fails a second request on a reused h2c connection with
         // "Error in the HTTP2 framing layer" against nginx too; nghttp below multiplexes.)
@@ -65,21 +92,7 @@ final class HTTP2AppTests: XCTestCase {
         let ca = try TestCA()
         let nginx = try Nginx(certificate: ca.localhostCert, key: ca.localhostKey,
                               locations: Self.echo + " " + Self.upload.replacingOccurrences(of: "http://127.0.0.1", with: "https://127.0.0.1"))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-intercept-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let caFile = directory.appendingPathComponent("ca.crt").path
-        let proxy = try ProxyHarness(yaml: """
-            listen: "127.0.0.1:0"
-            intercept: {caCertFile: \(caFile)}
-            credentials:
-              api: {type: static, token: "abc"}
-            routes:
-              - host: "localhost:\(nginx.port)"
-                intercept: true
-                credential: api
-                caFile: \(ca.caCert)
-            """)
+        let (proxy, caFile) = try interceptingProxy(host: "localhost:\(nginx.port)", routeKey: "caFile: \(ca.caCert)")
         let base = "https://localhost:\(nginx.port)"
         let result = try Curl.run(["-v", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
                                    "-H", "Authorization: Bearer app-own", "-w", "%{http_version}\n", "\(base)/a"])
@@ -109,21 +122,8 @@ final class HTTP2AppTests: XCTestCase {
         // A plaintext gRPC app's shape: grpc_proxy=http://sidecar, target orders.internal:<port>,
         // h2c with prior knowledge inside the CONNECT tunnel; the route's upstream is http://.
         let nginx = try Nginx(locations: Self.echo)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2c-tunnel-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let caFile = directory.appendingPathComponent("ca.crt").path
-        let proxy = try ProxyHarness(yaml: """
-            listen: "127.0.0.1:0"
-            intercept: {caCertFile: \(caFile)}
-            credentials:
-              api: {type: static, token: "abc"}
-            routes:
-              - host: "orders.internal:\(nginx.port)"
-                intercept: true
-                upstream: "http://127.0.0.1:\(nginx.port)"
-                credential: api
-            """)
+        let (proxy, caFile) = try interceptingProxy(host: "orders.internal:\(nginx.port)",
+                                                    routeKey: "upstream: \"http://127.0.0.1:\(nginx.port)\"")
         let url = "http://orders.internal:\(nginx.port)/rpc"
         let result = try Curl.run(["-p", "-x", "http://127.0.0.1:\(proxy.port)", "--http2-prior-knowledge",
                                    "-H", "Authorization: Bearer app-own", "-w", "%{http_version}\n", url])
