@@ -36,6 +36,12 @@ final class HTTP2AppTests: XCTestCase {
         return (proxy, caFile)
     }
 
+    /// Runs the hand-made HTTP/2 client (Fixtures/h2_raw_client.py) against `proxy`.
+    private func rawClient(_ proxy: ProxyHarness, _ arguments: String...) throws -> Command.Outcome {
+        try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port)] + arguments,
+                        timeout: 30)
+    }
+
     func testCurlWithPriorKnowledgeGetsTheToken() throws {
         // (One URL per curl: curl 7.88 fails a second request on a reused h2c connection with
         // "Error in the HTTP2 framing layer" against nginx too; nghttp below multiplexes.)
@@ -163,8 +169,7 @@ final class HTTP2AppTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         let nginx = try Nginx(locations: "location /files/ { alias \(FileManager.default.temporaryDirectory.path)/; } " + Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
-                                      "api.test", "reset", "/files/\(file.lastPathComponent)", "/small"], timeout: 30)
+        let result = try rawClient(proxy, "api.test", "reset", "/files/\(file.lastPathComponent)", "/small")
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("small-status 200\n"), result.out)
         XCTAssertTrue(result.out.contains("small-body auth=Bearer abc host=127.0.0.1"), result.out)
@@ -175,8 +180,7 @@ final class HTTP2AppTests: XCTestCase {
     func testMalformedStreamsAreResetAndNothingReachesTheUpstream() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
-                                      "api.test", "smuggle", "/s"], timeout: 30)
+        let result = try rawClient(proxy, "api.test", "smuggle", "/s")
         XCTAssertEqual(result.status, 0, result.err)
         let outcomes = result.out.split(separator: "\n")
         XCTAssertEqual(outcomes.count, 10, result.out)
@@ -192,8 +196,7 @@ final class HTTP2AppTests: XCTestCase {
     func testHeaderFloodsAreAnswered431ConnectIsRefusedAndEarlyAnswersGiveTheWindowBack() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
-                                      "api.test", "limits", "/ok"], timeout: 30)
+        let result = try rawClient(proxy, "api.test", "limits", "/ok")
         XCTAssertEqual(result.status, 0, result.err)
         let lines = result.out.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, 4, result.out)
@@ -213,8 +216,7 @@ final class HTTP2AppTests: XCTestCase {
     func testAStreamWhoseBodyStallsTimesOutLikeASocketWithoutHoldingTheConnection() throws {
         let nginx = try Nginx(locations: Self.upload)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", timeouts: "{bodyIdle: 1s}"))
-        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
-                                      "api.test", "stall", "/upload"], timeout: 30)
+        let result = try rawClient(proxy, "api.test", "stall", "/upload")
         XCTAssertEqual(result.status, 0, result.err)
         // Ended within a few seconds (bodyIdle, then the exchange's own end), never left open.
         let parts = result.out.split(separator: " ")
