@@ -37,6 +37,7 @@ RUN apt-get update \
       libevent-extra-2.1-7 \
       libevent-pthreads-2.1-7 \
       libevent-openssl-2.1-7 \
+      libnghttp2-14 \
       libssl3 \
       libstdc++6 \
       zlib1g \
