@@ -124,6 +124,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 streams[id]?.pipe.peerDidEnd()
                 streams[id]?.pipe.deliverEnd()
             case .closed(let id, let code):
+                if code == .protocolError { countRefusal() }
                 streamClosed(id, code)
             case .headTooLarge(let id):
                 answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
@@ -144,6 +145,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             return
         }
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
+            // Reset with PROTOCOL_ERROR: counted when the stream closes.
             codec.reset(stream: id, .protocolError)
             return
         }
@@ -212,6 +214,21 @@ final class HTTP2ServerSession: ConnectionDelegate {
         } catch {
             codec.reset(stream: id, .internalError)
         }
+    }
+
+    /// Streams this connection's app sent that were refused as malformed, and how many it may.
+    /// Each one costs this side a reset, and nghttp2 counts only the resets an app sends, not
+    /// those it provokes (MadeYouReset, CVE-2025-8671): past the budget the app is told
+    /// `ENHANCE_YOUR_CALM` and takes no new stream; the ones open finish.
+    private var refusals = 0
+    static let refusalBudget = 100
+
+    private func countRefusal() {
+        refusals += 1
+        guard refusals == Self.refusalBudget + 1 else { return }
+        context.logger.warning("an HTTP/2 app sent too many malformed streams; its connection takes no new ones (GOAWAY ENHANCE_YOUR_CALM)",
+                               metadata: ["refused": "\(refusals)"])
+        codec.goAway(.enhanceYourCalm)
     }
 
     private func streamClosed(_ id: Int32, _ code: HTTP2ErrorCode) {

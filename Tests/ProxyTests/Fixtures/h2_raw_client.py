@@ -15,6 +15,9 @@
     h2_raw_client.py PORT AUTHORITY stall PATH
         POSTs 5 of 10 announced bytes to PATH and waits; prints the stream's outcome and how
         many seconds it took ("stall <status or RST code> <seconds> <body>").
+    h2_raw_client.py PORT AUTHORITY flood PATH
+        Sends 150 malformed requests (an uppercase field name) on one connection, then one valid
+        one; prints how many resets came, the GOAWAY's code if one came, and the valid one's fate.
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -224,6 +227,27 @@ def stall(port, authority, path):
     print("stall", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
 
 
+def flood(port, authority, path):
+    c = Connection(port)
+    for i in range(150):
+        c.request(1 + 2 * i, get(authority, path) + [("X-Bad", "1")])
+    last = 1 + 2 * 150
+    c.request(last, get(authority, path))
+    resets, goaway, valid = 0, "none", "none"
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        kind, flags, stream, payload = f
+        if kind == 3:
+            resets += 1
+        elif kind == 7:
+            goaway = "%d last %d" % (struct.unpack(">I", payload[4:8])[0], struct.unpack(">I", payload[:4])[0] & 0x7FFFFFFF)
+        elif kind == 1 and stream == last:
+            valid = "answered"
+    print("resets", resets, "goaway", goaway, "valid", valid)
+
+
 if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
@@ -232,5 +256,7 @@ if __name__ == "__main__":
         limits(port, authority, sys.argv[4])
     elif mode == "stall":
         stall(port, authority, sys.argv[4])
+    elif mode == "flood":
+        flood(port, authority, sys.argv[4])
     else:
         smuggle(port, authority, sys.argv[4])
