@@ -29,6 +29,8 @@ public struct AccessRecord: Sendable {
     public let worker: Int
     /// The scopes the request asked for (a route's `scopeHeader`), sorted, if any.
     public var scope: String? = nil
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2` (a stream of an app's HTTP/2 connection).
+    public var protocolName: String = "HTTP/1.1"
 }
 
 /// Writes access records (set on ``ProxyServer/accessLogWriter`` before it starts). Without

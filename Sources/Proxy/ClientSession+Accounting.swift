@@ -20,8 +20,8 @@ extension ClientSession {
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
         count(route: route, status: status, error: error, seconds: seconds, context: context)
         guard context.accessLog else { return }
-        logAccess(io.head, io: io, route: route, status: status, error: error, seconds: seconds, context: context,
-                  bytesIn: bytesIn, bytesOut: bytesOut)
+        logAccess(io.head, io: io, http2: io.viaHTTP2, route: route, status: status, error: error, seconds: seconds,
+                  context: context, bytesIn: bytesIn, bytesOut: bytesOut)
     }
 
     /// Counts a request answered before any exchange started (malformed head, no route, loop),
@@ -37,7 +37,8 @@ extension ClientSession {
             RequestTrace.refused(head: head, tracer: tracer, ids: &context.traceIDs, status: status, error: error)
         }
         guard context.accessLog else { return }
-        Self.logAccess(head, io: nil, route: "unrouted", status: status, error: error, seconds: 0, context: context)
+        Self.logAccess(head, io: nil, http2: client.isHTTP2Stream, route: "unrouted", status: status, error: error, seconds: 0,
+                       context: context)
     }
 
     private static func count(route: String, status: Int, error: String?, seconds: Double?, context: WorkerContext) {
@@ -46,8 +47,10 @@ extension ClientSession {
         if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
     }
 
-    private static func logAccess(_ head: RequestHead, io: ExchangeIO?, route: String, status: Int, error: String?,
+    /// `http2`: the request came on an HTTP/2 stream (its head, translated, says HTTP/1.1).
+    private static func logAccess(_ head: RequestHead, io: ExchangeIO?, http2: Bool, route: String, status: Int, error: String?,
                                   seconds: Double, context: WorkerContext, bytesIn: Int? = nil, bytesOut: Int? = nil) {
+        let protocolName = http2 ? "HTTP/2" : head.version.description
         let bytesIn = bytesIn ?? Int(io?.requestRelay.bodyBytes ?? 0)
         let bytesOut = bytesOut ?? Int(io?.responseRelay.bodyBytes ?? 0)
         if let writer = context.accessLogWriter {
@@ -57,7 +60,7 @@ extension ClientSession {
                 status: status, bytesIn: bytesIn, bytesOut: bytesOut,
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
                 tokenFingerprint: io?.token?.fingerprint, auth: Self.authorizationUse(io),
-                proxyStatus: error, worker: context.worker, scope: io?.variant?.scope))
+                proxyStatus: error, worker: context.worker, scope: io?.variant?.scope, protocolName: protocolName))
             return
         }
         var metadata: Logger.Metadata = [
@@ -65,6 +68,7 @@ extension ClientSession {
             "method": .string(head.method),
             "authority": .string(Self.authority(head)),
             "path": .string(Self.pathWithoutQuery(head.target)),
+            "protocol": .string(protocolName),
             "status": .stringConvertible(status),
             "bytes_in": .stringConvertible(bytesIn),
             "bytes_out": .stringConvertible(bytesOut),

@@ -30,6 +30,7 @@ final class HTTP2StreamPipe: ByteStream {
     /// The response bytes, for the connection (without scheduling a look).
     var response: EventBuffer { outputBuffer.buffer }
     let isConnected = true
+    let isHTTP2Stream = true
     let isTLS = false
     let tlsSessionResumed = false
     var reportsCloseWhilePaused = false

@@ -29,6 +29,7 @@ struct JSONAccessLogWriter: AccessLogWriter {
             ("duration_ms", String(record.durationMs)),
             ("method", record.method),
             ("path", record.path),
+            ("protocol", record.protocolName),
         ]
         if let proxyStatus = record.proxyStatus { fields.append(("proxy_status", proxyStatus)) }
         fields.append(("route", record.route))

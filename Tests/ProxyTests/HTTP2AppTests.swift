@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
+import Proxy
 
 /// Apps that speak HTTP/2 to the proxy, with real clients (curl, nghttp from nghttp2's tools)
 /// and nginx behind it speaking HTTP/1.1: h2c with prior knowledge on the listener, and `h2`
@@ -58,7 +59,8 @@ final class HTTP2AppTests: XCTestCase {
 
     func testFiftyConcurrentStreamsFromNghttpEachCarryExactlyTheInjectedToken() throws {
         let nginx = try Nginx(locations: Self.echo)
-        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let records = AccessRecords()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port), accessLog: records)
         let result = try Command.run(["nghttp", "-n", "-m", "50", "-H", ":authority: api.test", "-H", "authorization: Bearer app-own",
                                       "-v", "http://127.0.0.1:\(proxy.port)/many"], timeout: 30)
         XCTAssertEqual(result.status, 0, result.err)
@@ -66,6 +68,19 @@ final class HTTP2AppTests: XCTestCase {
         let lines = nginx.waitForLogLines(50)
         XCTAssertEqual(lines.count, 50)
         XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") && $0.contains("GET /many HTTP/1.1") }, "\(lines.prefix(3))")
+        // One access record per stream, saying HTTP/2, with the token's fingerprint.
+        var logged: [AccessRecord] = []
+        for _ in 0..<100 where logged.count < 50 {
+            logged = records.all
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTAssertEqual(logged.count, 50)
+        for record in logged {
+            XCTAssertEqual(record.protocolName, "HTTP/2")
+            XCTAssertEqual(record.status, 200)
+            XCTAssertEqual(record.auth, .injected)
+            XCTAssertNotNil(record.tokenFingerprint)
+        }
     }
 
     func testAnUnroutedHostOverHTTP2GetsTheSameRefusalAsOverHTTP1() throws {
