@@ -8,19 +8,20 @@ extension ClientSession {
     /// never a token: only its fingerprint). Reads the head in place: a copy of a head costs
     /// a retain and a release per field.
     func account(_ io: ExchangeIO, status: Int, error: String?) {
-        Self.account(io, context: context, status: status, error: error)
+        Self.account(io, context: context, status: status, error: error, http2: isHTTP2Stream)
     }
 
     /// ``account(_:status:error:)`` for an exchange that outlived its session (an upgraded
     /// connection's, when its tunnel ends): `bytesIn` and `bytesOut` replace the bodies' sizes.
+    /// `http2`: the request came on a stream of an app's HTTP/2 connection.
     static func account(_ io: ExchangeIO, context: WorkerContext, status: Int, error: String?,
-                        bytesIn: Int? = nil, bytesOut: Int? = nil) {
+                        bytesIn: Int? = nil, bytesOut: Int? = nil, http2: Bool = false) {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
         count(route: route, status: status, error: error, seconds: seconds, context: context)
         guard context.accessLog else { return }
-        logAccess(io.head, io: io, http2: io.viaHTTP2, route: route, status: status, error: error, seconds: seconds,
+        logAccess(io.head, io: io, http2: http2, route: route, status: status, error: error, seconds: seconds,
                   context: context, bytesIn: bytesIn, bytesOut: bytesOut)
     }
 
@@ -37,7 +38,7 @@ extension ClientSession {
             RequestTrace.refused(head: head, tracer: tracer, ids: &context.traceIDs, status: status, error: error)
         }
         guard context.accessLog else { return }
-        Self.logAccess(head, io: nil, http2: client.isHTTP2Stream, route: "unrouted", status: status, error: error, seconds: 0,
+        Self.logAccess(head, io: nil, http2: isHTTP2Stream, route: "unrouted", status: status, error: error, seconds: 0,
                        context: context)
     }
 

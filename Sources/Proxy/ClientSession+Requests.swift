@@ -147,7 +147,6 @@ extension ClientSession: UpstreamWaiter {
         request.upgrade = upgrade != nil
         // The head moves into the exchange's I/O record (no copy of its fields).
         let io = ExchangeIO(head: head, decision: decision, context: context)
-        if client.isHTTP2Stream { io.viaHTTP2 = true }
         if let variant { io.variant = variant }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade

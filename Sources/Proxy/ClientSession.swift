@@ -35,6 +35,8 @@ final class ClientSession: ConnectionDelegate {
     var readingRequests = false
     /// A request ended while ``readRequests()`` ran: it reads one more head.
     var readAgain = false
+    /// The client is one stream of an app's HTTP/2 connection (read once: the access log says so).
+    let isHTTP2Stream: Bool
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
@@ -44,6 +46,7 @@ final class ClientSession: ConnectionDelegate {
         self.client = client
         self.context = context
         self.intercepted = intercepted
+        self.isHTTP2Stream = client.isHTTP2Stream
         // A plaintext intercepted tunnel has no handshake to wait for.
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)

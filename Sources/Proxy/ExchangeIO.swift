@@ -22,8 +22,6 @@ final class ExchangeIO {
     /// When the head was complete, in ``Timer/monotonicNow()`` nanoseconds (for the duration
     /// metric and the access log).
     let startedAt: UInt64
-    /// The request came on a stream of an app's HTTP/2 connection (for the access log).
-    var viaHTTP2 = false
     /// The injected token (replaced by a replay). On a route presenting the credential's
     /// certificate, the upstream becomes the one made with the certificate this token is bound to.
     var token: AccessToken? {
