@@ -19,7 +19,7 @@ extension ClientSession {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
-        count(route: route, status: status, error: error, seconds: seconds, context: context)
+        count(route: route, status: status, error: error, seconds: seconds, context: context, http2: http2)
         guard context.accessLog else { return }
         logAccess(io.head, io: io, http2: http2, route: route, status: status, error: error, seconds: seconds,
                   context: context, bytesIn: bytesIn, bytesOut: bytesOut)
@@ -30,10 +30,10 @@ extension ClientSession {
     func account(_ head: RequestHead?, status: Int, error: String?) {
         guard let head else {
             // A request rejected before its head parsed: counted, but there is nothing to log.
-            Self.count(route: "unrouted", status: status, error: error, seconds: nil, context: context)
+            Self.count(route: "unrouted", status: status, error: error, seconds: nil, context: context, http2: isHTTP2Stream)
             return
         }
-        Self.count(route: "unrouted", status: status, error: error, seconds: 0, context: context)
+        Self.count(route: "unrouted", status: status, error: error, seconds: 0, context: context, http2: isHTTP2Stream)
         if let tracer = context.tracer {
             RequestTrace.refused(head: head, tracer: tracer, ids: &context.traceIDs, status: status, error: error)
         }
@@ -42,8 +42,9 @@ extension ClientSession {
                        context: context)
     }
 
-    private static func count(route: String, status: Int, error: String?, seconds: Double?, context: WorkerContext) {
-        context.metrics.requestTally.count(RequestCounterKey(route: route, code: status))
+    private static func count(route: String, status: Int, error: String?, seconds: Double?, context: WorkerContext,
+                              http2: Bool) {
+        context.metrics.requestTally.count(RequestCounterKey(route: route, code: status, http2: http2))
         if let seconds { context.metrics.duration.observe(seconds) }
         if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
     }

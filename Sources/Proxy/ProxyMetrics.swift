@@ -6,6 +6,16 @@ public struct RequestCounterKey: Hashable, Sendable {
     public let route: String
     /// HTTP status sent to the client.
     public let code: Int
+    /// The request came on a stream of an app's HTTP/2 connection (label `protocol="h2"`, else
+    /// `"http1"`).
+    public let http2: Bool
+
+    /// A key for `route` and `code`, over HTTP/1 unless `http2`.
+    public init(route: String, code: Int, http2: Bool = false) {
+        self.route = route
+        self.code = code
+        self.http2 = http2
+    }
 }
 
 /// An upstream connection gauge key.

@@ -8,9 +8,10 @@ enum MetricsExporter {
     static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter,
                          variants: [(route: String, variants: TokenVariants)] = [], tracing: ExportCounts? = nil) -> [MetricFamily] {
         var families: [MetricFamily] = []
-        families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route and status code.",
-            proxy.requests.sorted { ($0.key.route, $0.key.code) < ($1.key.route, $1.key.code) }.map {
-                MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("code", String($0.key.code))], value: Double($0.value))
+        families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route, status code and protocol.",
+            proxy.requests.sorted { ($0.key.route, $0.key.code, $0.key.http2 ? 1 : 0) < ($1.key.route, $1.key.code, $1.key.http2 ? 1 : 0) }.map {
+                MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("code", String($0.key.code)),
+                                      MetricLabel("protocol", $0.key.http2 ? "h2" : "http1")], value: Double($0.value))
             }))
         families.append(.histogram("token_sidecar_request_duration_seconds",
                                    help: "Time from a complete request head to the end of the response.",

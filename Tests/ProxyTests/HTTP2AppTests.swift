@@ -75,6 +75,8 @@ final class HTTP2AppTests: XCTestCase {
             Thread.sleep(forTimeInterval: 0.02)
         }
         XCTAssertEqual(logged.count, 50)
+        XCTAssertEqual(proxy.metrics().requests[RequestCounterKey(route: "api.test:80", code: 200, http2: true)], 50,
+                       "counted with protocol=\"h2\"")
         for record in logged {
             XCTAssertEqual(record.protocolName, "HTTP/2")
             XCTAssertEqual(record.status, 200)

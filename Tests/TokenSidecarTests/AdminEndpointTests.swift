@@ -61,7 +61,7 @@ final class AdminEndpointTests: XCTestCase {
                 sample.name == name && labels.allSatisfy { key, expected in sample.labels[key] == expected }
             }?.value
         }
-        XCTAssertEqual(value("token_sidecar_requests_total", ["route": "api.test:80", "code": "200"]), 7)
+        XCTAssertEqual(value("token_sidecar_requests_total", ["route": "api.test:80", "code": "200", "protocol": "http1"]), 7)
         XCTAssertEqual(value("token_sidecar_requests_total", ["route": "unrouted", "code": "403"]), 1)
         XCTAssertEqual(value("token_sidecar_upstream_errors_total", ["type": "http_request_denied"]), 1)
         XCTAssertEqual(value("token_sidecar_token_fetches_total", ["credential": "partner", "result": "success"]), 1)
