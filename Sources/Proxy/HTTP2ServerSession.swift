@@ -320,11 +320,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
             pipe.response.drain(pipe.response.count)
         }
         let after = pipe.response.count
-        if after != before { pipe.responseMoved() }
+        pipe.responseMoved(after != before)
         pipe.waitingForRoom = after > 0
             && codec.bufferedBody(stream: pipe.stream) >= HTTP2ResponseTranslator.sendQueueLimit
-        let ending = pipe.sessionClosed || pipe.closingAfterFlush
-        if ending && pipe.responseTranslator.phase != .done && !pipe.waitingForRoom && (after == 0 || after == before) {
+        // A session that closed at once (an abort) leaves nothing more to send: what its
+        // response lacks cannot come, so the stream is reset (a socket closed at once drops its
+        // unsent bytes too). One closing gracefully is waited for while its bytes move.
+        let truncated = pipe.sessionClosed
+            || (pipe.closingAfterFlush && !pipe.waitingForRoom && (after == 0 || after == before))
+        if truncated && pipe.responseTranslator.phase != .done {
             // The session ended without a complete response (an upstream that died mid-body,
             // maybe mid-chunk-line): the stream cannot end cleanly.
             codec.reset(stream: pipe.stream, .internalError)

@@ -56,6 +56,7 @@ final class HTTP2StreamPipe: ByteStream {
     private var writeTimeout: Duration?
     private let readTimer: Timer
     private let writeTimer: Timer
+    private var writeTimerRunning = false
 
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String) {
         self.stream = stream
@@ -100,19 +101,31 @@ final class HTTP2StreamPipe: ByteStream {
         }
     }
 
-    /// Response bytes moved toward the app (or the session set its timeouts): the write
-    /// timeout runs again while bytes wait.
-    func responseMoved() {
+    /// Response bytes moved toward the app (`moved`), or the connection looked at them: the
+    /// write timeout runs from the last move while bytes wait (armed, not restarted, when
+    /// nothing moved), and stops once none wait.
+    func responseMoved(_ moved: Bool = true) {
         if let writeTimeout, !outputBuffer.buffer.isEmpty, !sessionClosed {
+            guard moved || !writeTimerRunning else { return }
             writeTimer.schedule(after: writeTimeout)
-        } else {
+            writeTimerRunning = true
+        } else if writeTimerRunning {
             writeTimer.suspend()
+            writeTimerRunning = false
         }
     }
 
     private func timedOut() {
-        guard !sessionClosed, let delegate else { return }
-        delegate.connection(self, didEnd: .timeout)
+        guard !sessionClosed else { return }
+        if closingAfterFlush {
+            // A graceful close whose last bytes the app never takes: given up, as a socket's
+            // lingering close is (what is left is dropped; the stream is reset).
+            let done = flushed
+            end(reset: true)
+            done?()
+            return
+        }
+        delegate?.connection(self, didEnd: .timeout)
     }
 
     private func stopTimers() {

@@ -259,4 +259,20 @@ final class HTTP2AppTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(nginx.logLines(), [])
     }
+
+    func testAStreamWhoseAppNeverOpensItsWindowTimesOutAndFreesItsUpstream() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-noread-\(UUID().uuidString)")
+        try Data(repeating: 0x6e, count: 1024 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let nginx = try Nginx(locations: "location /files/ { alias \(FileManager.default.temporaryDirectory.path)/; }")
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", timeouts: "{bodyIdle: 1s}"))
+        let result = try rawClient(proxy, "api.test", "noread", "/files/\(file.lastPathComponent)")
+        XCTAssertEqual(result.status, 0, result.err)
+        // The response waits for a window that never opens: the write timeout (bodyIdle) ends
+        // the stream, as it would end a socket that never reads.
+        let parts = result.out.split(separator: " ")
+        XCTAssertTrue(result.out.hasPrefix("noread RST "), result.out)
+        let seconds = Double(parts.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99
+        XCTAssertLessThan(seconds, 5, result.out)
+    }
 }

@@ -18,6 +18,9 @@
     h2_raw_client.py PORT AUTHORITY flood PATH
         Sends 150 malformed requests (an uppercase field name) on one connection, then one valid
         one; prints how many resets came, the GOAWAY's code if one came, and the valid one's fate.
+    h2_raw_client.py PORT AUTHORITY noread PATH
+        Announces a stream window of 0, GETs PATH and never opens the window; prints how the
+        stream ended and after how many seconds ("noread <outcome> <seconds>").
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -227,6 +230,27 @@ def stall(port, authority, path):
     print("stall", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
 
 
+def noread(port, authority, path):
+    import time
+    c = Connection(port)
+    c.sock.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0)))  # SETTINGS_INITIAL_WINDOW_SIZE = 0
+    c.request(1, get(authority, path))
+    start = time.monotonic()
+    outcome = "closed"
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        kind, flags, stream, payload = f
+        if kind == 3 and stream == 1:
+            outcome = "RST %d" % struct.unpack(">I", payload)[0]
+            break
+        if kind == 7:
+            outcome = "GOAWAY"
+            break
+    print("noread", outcome, "%.1f" % (time.monotonic() - start))
+
+
 def flood(port, authority, path):
     c = Connection(port)
     for i in range(150):
@@ -258,5 +282,7 @@ if __name__ == "__main__":
         stall(port, authority, sys.argv[4])
     elif mode == "flood":
         flood(port, authority, sys.argv[4])
+    elif mode == "noread":
+        noread(port, authority, sys.argv[4])
     else:
         smuggle(port, authority, sys.argv[4])
