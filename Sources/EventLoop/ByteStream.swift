@@ -61,9 +61,6 @@ public protocol ByteStream: AnyObject {
     var tlsServerName: String? { get }
     /// The application protocol (ALPN) a completed TLS handshake agreed on; nil otherwise.
     var tlsApplicationProtocol: String? { get }
-    /// This stream is one stream of an app's HTTP/2 connection, carried as HTTP/1.1 (the access
-    /// log says HTTP/2).
-    var isHTTP2Stream: Bool { get }
     /// Calls `body` once, from the loop, with the first byte the peer sends, left unread for
     /// whoever reads next: how an intercepted tunnel tells a TLS ClientHello (`0x16`) from
     /// plaintext HTTP. `nil` when the peer leaves first. `false` (nothing armed) when the stream
@@ -89,8 +86,6 @@ extension ByteStream {
 
     /// Not TLS: no application protocol.
     public var tlsApplicationProtocol: String? { nil }
-    /// A connection of its own.
-    public var isHTTP2Stream: Bool { false }
 
     /// Cannot peek: nothing armed.
     public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool { false }

@@ -37,8 +37,6 @@ public final class HTTP2Codec {
     var building: [Int32: HTTP2Head] = [:]
     /// Streams with a body to send, per stream.
     var outbound: [Int32: HTTP2OutboundBody] = [:]
-    /// Streams whose last head was interim (1xx): the next block with `:status` is a head too.
-    private var pendingFinalHead: Set<Int32> = []
 
     /// A codec for `role` advertising `settings`. The settings go out with the first
     /// ``send(into:)`` (a client's after its preface).
@@ -203,10 +201,8 @@ public final class HTTP2Codec {
     /// Reports `count` bytes of `stream`'s DATA moved on: the windows reopen by as much.
     public func consumed(stream: Int32, count: Int) {
         guard count > 0 else { return }
-        if nghttp2_session_consume(session, stream, count) != 0 {
-            // The stream is gone: its bytes still count for the connection's window.
-            nghttp2_session_consume_connection(session, count)
-        }
+        // A stream that is gone still has its bytes counted for the connection's window.
+        nghttp2_session_consume(session, stream, count)
     }
 
     // MARK: - for the callbacks
@@ -248,7 +244,6 @@ public final class HTTP2Codec {
         guard let head = building.removeValue(forKey: stream) else { return }
         let isHead = head.method != nil || head.status != nil
         if isHead {
-            if let status = head.status, status < 200 { pendingFinalHead.insert(stream) } else { pendingFinalHead.remove(stream) }
             events.append(.head(stream: stream, head))
         } else {
             events.append(.trailers(stream: stream, head.fields))
@@ -262,7 +257,6 @@ public final class HTTP2Codec {
         headerBudget[stream] = nil
         oversized.remove(stream)
         outbound[stream] = nil
-        pendingFinalHead.remove(stream)
         events.append(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
     }
 

@@ -35,18 +35,19 @@ final class ClientSession: ConnectionDelegate {
     var readingRequests = false
     /// A request ended while ``readRequests()`` ran: it reads one more head.
     var readAgain = false
-    /// The client is one stream of an app's HTTP/2 connection (read once: the access log says so).
+    /// The client is one stream of an app's HTTP/2 connection (an ``HTTP2StreamPipe``): the
+    /// access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Stream: Bool = false) {
         self.client = client
         self.context = context
         self.intercepted = intercepted
-        self.isHTTP2Stream = client.isHTTP2Stream
+        self.isHTTP2Stream = http2Stream
         // A plaintext intercepted tunnel has no handshake to wait for.
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)

@@ -21,8 +21,6 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private let codec = HTTP2Codec(role: .server)
     /// Open streams and the sessions serving them.
     private var streams: [Int32: (pipe: HTTP2StreamPipe, session: ClientSession)] = [:]
-    /// The framing each stream's request body gets.
-    private var requestFraming: [Int32: HTTP2RequestTranslator.BodyFraming] = [:]
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
     /// (a reset queued earlier would overtake the answer's DATA).
     private var resetWhenSent: Set<Int32> = []
@@ -92,32 +90,20 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 let ended = index + 1 < events.count && events[index + 1] == .end(stream: id)
                 open(id, head, endStream: ended)
             case .data(let id, let bytes):
-                guard let pipe = streams[id]?.pipe else {
-                    codec.consumed(stream: id, count: bytes.count)
-                    continue
-                }
-                if requestFraming[id] == .chunked { pipe.receiveFraming(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
-                guard pipe.receive(bytes) else {
-                    // The session is done with the stream (an early answer): the bytes go
+                guard let pipe = streams[id]?.pipe, pipe.receiveBody(bytes) else {
+                    // No session, or it is done with the stream (an early answer): the bytes go
                     // back to the connection's window, or they would shrink it for good.
                     codec.consumed(stream: id, count: bytes.count)
                     continue
                 }
-                if requestFraming[id] == .chunked { pipe.receiveFraming("\r\n") }
                 mark(pipe)
             case .trailers(let id, let fields):
                 guard let pipe = streams[id]?.pipe else { continue }
-                if requestFraming[id] == .chunked {
-                    pipe.receiveFraming(HTTP2RequestTranslator.lastChunk(trailers: fields))
-                    requestFraming[id] = HTTP2RequestTranslator.BodyFraming.none
-                }
+                pipe.receiveEnd(trailers: fields)
                 mark(pipe)
             case .end(let id):
                 guard let pipe = streams[id]?.pipe else { continue }
-                if requestFraming[id] == .chunked {
-                    pipe.receiveFraming(HTTP2RequestTranslator.lastChunk(trailers: HTTPFields()))
-                    requestFraming[id] = HTTP2RequestTranslator.BodyFraming.none
-                }
+                pipe.receiveEnd(trailers: HTTPFields())
                 pipe.peerDidEnd()
                 mark(pipe)
             case .reset(let id, _):
@@ -125,7 +111,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 streams[id]?.pipe.deliverEnd()
             case .closed(let id, let code):
                 if code == .protocolError { countRefusal() }
-                streamClosed(id, code)
+                streamClosed(id)
             case .headTooLarge(let id):
                 answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
             case .goAway, .settings:
@@ -149,11 +135,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: id, .protocolError)
             return
         }
-        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET")
-        pipe.receiveFraming(text)
-        let session = ClientSession(client: pipe, context: context, intercepted: intercepted)
+        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",
+                                   head: text, framing: framing)
+        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true)
         streams[id] = (pipe, session)
-        requestFraming[id] = framing
         session.start()
     }
 
@@ -174,7 +159,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
             HTTPField(name: "content-type", value: "application/grpc"),
             HTTPField(name: "grpc-status", value: "14"),
             HTTPField(name: "grpc-message", value: message),
-            HTTPField(name: "proxy-status", value: "token-sidecar; error=http_protocol_error; details=\"gRPC needs an HTTP/2 upstream\""),
+            HTTPField(name: "proxy-status",
+                      value: "token-sidecar; error=http_protocol_error; details=\(ErrorResponse.structuredString("gRPC needs an HTTP/2 upstream"))"),
         ])
         context.logger.warning("a gRPC call was refused: the upstream side speaks HTTP/1.1 only",
                                metadata: ["authority": "\(head.authority ?? "")"])
@@ -231,19 +217,22 @@ final class HTTP2ServerSession: ConnectionDelegate {
         codec.goAway(.enhanceYourCalm)
     }
 
-    private func streamClosed(_ id: Int32, _ code: HTTP2ErrorCode) {
-        requestFraming[id] = nil
+    private func streamClosed(_ id: Int32) {
         resetWhenSent.remove(id)
         guard let entry = streams.removeValue(forKey: id) else { return }
         // What the app sent that the session never took goes back to the connection's window.
         codec.consumed(stream: id, count: entry.pipe.takeUnreported())
-        if !entry.pipe.sessionClosed {
-            // The app reset the stream (or the codec refused it) before the session finished.
-            entry.pipe.peerDidEnd()
-            entry.pipe.deliverEnd()
-            if !entry.pipe.sessionClosed { entry.session.abort() }
-        }
-        _ = code
+        // The app reset the stream (or the codec refused it) before the session finished.
+        abandon(entry)
+    }
+
+    /// The app is gone from a stream whose session may still be serving it: the session hears
+    /// the end (and aborts, if hearing it did not close it).
+    private func abandon(_ entry: (pipe: HTTP2StreamPipe, session: ClientSession)) {
+        guard !entry.pipe.sessionClosed else { return }
+        entry.pipe.peerDidEnd()
+        entry.pipe.deliverEnd()
+        if !entry.pipe.sessionClosed { entry.session.abort() }
     }
 
     // MARK: - from the pipes
@@ -390,11 +379,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func abortStreams() {
         let open = streams
         streams.removeAll()
-        for (_, entry) in open where !entry.pipe.sessionClosed {
-            entry.pipe.peerDidEnd()
-            entry.pipe.deliverEnd()
-            if !entry.pipe.sessionClosed { entry.session.abort() }
-        }
+        for (_, entry) in open { abandon(entry) }
     }
 
     /// Sends GOAWAY for a drain: the open streams finish, no new one starts.

@@ -1,4 +1,6 @@
 import EventLoop
+import HTTP1
+import HTTP2
 
 /// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
 /// serves: the ``HTTP2ServerSession`` writes the stream's request into ``input`` (translated,
@@ -30,7 +32,6 @@ final class HTTP2StreamPipe: ByteStream {
     /// The response bytes, for the connection (without scheduling a look).
     var response: EventBuffer { outputBuffer.buffer }
     let isConnected = true
-    let isHTTP2Stream = true
     let isTLS = false
     let tlsSessionResumed = false
     var reportsCloseWhilePaused = false
@@ -58,11 +59,19 @@ final class HTTP2StreamPipe: ByteStream {
     private let writeTimer: Timer
     private var writeTimerRunning = false
 
-    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String) {
+    /// How the request's body is framed in ``input`` (chunked until its last chunk is written).
+    private var requestFraming: HTTP2RequestTranslator.BodyFraming
+
+    /// A pipe for `stream`, its input starting with the translated request `head`, the body to
+    /// follow framed as `framing` says.
+    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String, head: String,
+         framing: HTTP2RequestTranslator.BodyFraming) {
         self.stream = stream
         self.owner = owner
         self.loop = loop
         self.responseTranslator = HTTP2ResponseTranslator(requestMethod: requestMethod)
+        self.requestFraming = framing
+        inputBuffer.buffer.append(head)
         readTimer = Timer(on: loop) {}
         writeTimer = Timer(on: loop) {}
         readTimer.action = { [unowned self] in timedOut() }
@@ -175,20 +184,24 @@ final class HTTP2StreamPipe: ByteStream {
 
     // MARK: - for the connection
 
-    /// Appends request bytes from the app; false when the session is gone (the caller gives
-    /// the bytes back to the connection's window at once).
-    func receive(_ bytes: [UInt8]) -> Bool {
+    /// Appends request body bytes from the app (a chunk when the body is chunked); false when
+    /// the session is gone (the caller gives the bytes back to the connection's window at once).
+    func receiveBody(_ bytes: [UInt8]) -> Bool {
         guard !sessionClosed else { return false }
+        let chunked = requestFraming == .chunked
+        if chunked { inputBuffer.buffer.append(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
         inputBuffer.buffer.append(bytes)
+        if chunked { inputBuffer.buffer.append("\r\n") }
         delivered += bytes.count
         restartReadTimer()
         return true
     }
 
-    /// Appends request bytes the translation made (framing): not counted against the window.
-    func receiveFraming(_ text: String) {
-        guard !sessionClosed else { return }
-        inputBuffer.buffer.append(text)
+    /// The request body ended (with `trailers`, maybe empty): a chunked body gets its last chunk.
+    func receiveEnd(trailers: HTTPFields) {
+        guard !sessionClosed, requestFraming == .chunked else { return }
+        inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers))
+        requestFraming = .none
     }
 
     /// The app ended its side of the stream or reset it.

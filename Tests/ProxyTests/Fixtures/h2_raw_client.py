@@ -83,6 +83,23 @@ def status_of(payload):
     return "?"
 
 
+def outcome_of(c, stream, headers=True, ended="nothing"):
+    """Reads until `stream` is reset, the connection goes away or (with `headers`) the stream's
+    HEADERS arrive: "RST_STREAM <code>", "GOAWAY <code>", "HEADERS <status>", or `ended` when
+    the connection closes first."""
+    while True:
+        f = c.read_frame()
+        if f is None:
+            return ended
+        kind, flags, sid, payload = f
+        if kind == 3 and sid == stream:
+            return "RST_STREAM %d" % struct.unpack(">I", payload)[0]
+        if kind == 7:
+            return "GOAWAY %d" % struct.unpack(">I", payload[4:8])[0]
+        if headers and kind == 1 and sid == stream:
+            return "HEADERS " + status_of(payload)
+
+
 def get(authority, path):
     return [(":method", "GET"), (":scheme", "http"), (":authority", authority), (":path", path)]
 
@@ -139,39 +156,13 @@ def smuggle(port, authority, path):
     for name, fields in cases.items():
         c = Connection(port)
         c.request(1, fields)
-        outcome = "nothing"
-        while True:
-            f = c.read_frame()
-            if f is None:
-                break
-            kind, flags, stream, payload = f
-            if kind == 3 and stream == 1:
-                outcome = "RST_STREAM %d" % struct.unpack(">I", payload)[0]
-                break
-            if kind == 7:
-                outcome = "GOAWAY %d" % struct.unpack(">I", payload[4:8])[0]
-                break
-            if kind == 1 and stream == 1:
-                outcome = "HEADERS " + status_of(payload)
-                break
-        print(name, outcome)
+        print(name, outcome_of(c, 1))
         c.sock.close()
     # A content-length that the DATA contradicts.
     c = Connection(port)
     c.request(1, [(":method", "POST")] + base[1:] + [("content-length", "10")], end=False)
     c.sock.sendall(frame(0, 1, 1, b"x" * 11))
-    outcome = "nothing"
-    while True:
-        f = c.read_frame()
-        if f is None:
-            break
-        if f[0] == 3 and f[2] == 1:
-            outcome = "RST_STREAM %d" % struct.unpack(">I", f[3])[0]
-            break
-        if f[0] == 1 and f[2] == 1:
-            outcome = "HEADERS " + status_of(f[3])
-            break
-    print("content-length-vs-data", outcome)
+    print("content-length-vs-data", outcome_of(c, 1))
 
 
 def read_until_end(c, stream):
@@ -236,18 +227,7 @@ def noread(port, authority, path):
     c.sock.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0)))  # SETTINGS_INITIAL_WINDOW_SIZE = 0
     c.request(1, get(authority, path))
     start = time.monotonic()
-    outcome = "closed"
-    while True:
-        f = c.read_frame()
-        if f is None:
-            break
-        kind, flags, stream, payload = f
-        if kind == 3 and stream == 1:
-            outcome = "RST %d" % struct.unpack(">I", payload)[0]
-            break
-        if kind == 7:
-            outcome = "GOAWAY"
-            break
+    outcome = outcome_of(c, 1, headers=False, ended="closed").replace("RST_STREAM", "RST")
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
 
 
