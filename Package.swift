@@ -115,7 +115,8 @@ let package = Package(
         .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Proxy", "EventLoop", "HTTP1", "HTTPMessage", "JSON", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "HTTPMessage", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Crypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Crypto", "TestSupport"], exclude: ["Fixtures"],
+                    swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
         // The RESP client, and the shared token cache's Redis store, against a real redis-server.
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Crypto", "Credentials", "TokenManager", "TestSupport"],

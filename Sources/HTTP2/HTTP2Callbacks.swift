@@ -36,6 +36,7 @@ enum HTTP2Callbacks {
             case NGHTTP2_DATA.rawValue:
                 if endStream { codec.events.append(.end(stream: header.stream_id)) }
             case NGHTTP2_RST_STREAM.rawValue:
+                codec.explainedResets.insert(header.stream_id)
                 codec.events.append(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
             case NGHTTP2_GOAWAY.rawValue:
                 let goAway = frame.pointee.goaway
@@ -51,6 +52,18 @@ enum HTTP2Callbacks {
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
             owner(user).events.append(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, error, user in
+            guard let frame, let user else { return 0 }
+            // A malformed message (RFC 9113 §8.1.1) that nghttp2 refuses with a stream reset: told
+            // as it is read, before any later stream of the same bytes, so that a budget on them
+            // holds exactly. Connection errors end the session on their own.
+            let stream = frame.pointee.hd.stream_id
+            if stream != 0, error == NGHTTP2_ERR_HTTP_HEADER.rawValue || error == NGHTTP2_ERR_HTTP_MESSAGING.rawValue {
+                owner(user).events.append(.malformed(stream: stream))
+                owner(user).explainedResets.insert(stream)
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in

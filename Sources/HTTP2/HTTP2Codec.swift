@@ -35,6 +35,9 @@ public final class HTTP2Codec {
     var events: [HTTP2Event] = []
     /// Header blocks being decoded, per stream.
     var building: [Int32: HTTP2Head] = [:]
+    /// Streams whose reset needs no `.malformed` when they close: reported already, or reset by
+    /// the consumer or by the peer.
+    var explainedResets: Set<Int32> = []
     /// Streams with a body to send, per stream.
     var outbound: [Int32: HTTP2OutboundBody] = [:]
 
@@ -189,13 +192,14 @@ public final class HTTP2Codec {
 
     /// Resets `stream` with `code` (nothing more is sent or delivered for it).
     public func reset(stream: Int32, _ code: HTTP2ErrorCode) {
+        explainedResets.insert(stream)
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }
 
-    /// Sends `GOAWAY` with `code`: streams above the last one taken are refused; the
-    /// connection ends once the open ones close (``isActive``).
-    public func goAway(_ code: HTTP2ErrorCode) {
-        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastPeerStream, code.rawValue, nil, 0)
+    /// Sends `GOAWAY` with `code`: streams above `lastStream` (by default the last one the codec
+    /// took) are not processed; the connection ends once the open ones close (``isActive``).
+    public func goAway(_ code: HTTP2ErrorCode, lastStream: Int32? = nil) {
+        nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStream ?? lastPeerStream, code.rawValue, nil, 0)
     }
 
     /// Reports `count` bytes of `stream`'s DATA moved on: the windows reopen by as much.
@@ -253,6 +257,11 @@ public final class HTTP2Codec {
 
     /// `stream` closed.
     func streamClosed(_ stream: Int32, code: UInt32) {
+        // A content-length that disagrees with the DATA is refused without an invalid-frame
+        // callback: told here, unless the reset is already explained.
+        if explainedResets.remove(stream) == nil, code == HTTP2ErrorCode.protocolError.rawValue {
+            events.append(.malformed(stream: stream))
+        }
         building[stream] = nil
         headerBudget[stream] = nil
         oversized.remove(stream)

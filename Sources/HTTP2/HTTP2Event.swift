@@ -12,6 +12,10 @@ public enum HTTP2Event: Equatable, Sendable {
     /// ``HTTP2Settings/maxHeaderFields`` (RFC 9113's accounting): it was not kept. The stream is
     /// still open; the consumer answers it (431) or resets it.
     case headTooLarge(stream: Int32)
+    /// The peer sent a malformed message on a stream (RFC 9113 §8.1.1: a field name or value
+    /// HTTP/2 forbids, pseudo-headers wrong, `content-length` against the DATA): the codec resets
+    /// the stream with `PROTOCOL_ERROR` and nothing of it is delivered.
+    case malformed(stream: Int32)
     /// The trailer section of a stream.
     case trailers(stream: Int32, HTTPFields)
     /// The peer ended its side of the stream (`END_STREAM`): nothing more comes on it.

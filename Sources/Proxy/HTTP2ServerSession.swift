@@ -109,8 +109,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
             case .reset(let id, _):
                 streams[id]?.pipe.peerDidEnd()
                 streams[id]?.pipe.deliverEnd()
-            case .closed(let id, let code):
-                if code == .protocolError { countRefusal() }
+            case .malformed(let id):
+                countRefusal(id)
+            case .closed(let id, _):
                 streamClosed(id)
             case .headTooLarge(let id):
                 answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
@@ -122,6 +123,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     /// A request head arrived: a session of its own serves it.
     private func open(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
+        if let calmAfter, id > calmAfter {
+            // Read in the same bytes as the refusal that spent the budget, above the GOAWAY's
+            // last stream: not processed, as the GOAWAY says.
+            codec.reset(stream: id, .refusedStream)
+            return
+        }
         if Self.isGRPC(head) {
             refuseGRPC(id, head, endStream: endStream)
             return
@@ -131,8 +138,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
             return
         }
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
-            // Reset with PROTOCOL_ERROR: counted when the stream closes.
             codec.reset(stream: id, .protocolError)
+            countRefusal(id)
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",
@@ -205,16 +212,21 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Streams this connection's app sent that were refused as malformed, and how many it may.
     /// Each one costs this side a reset, and nghttp2 counts only the resets an app sends, not
     /// those it provokes (MadeYouReset, CVE-2025-8671): past the budget the app is told
-    /// `ENHANCE_YOUR_CALM` and takes no new stream; the ones open finish.
+    /// `ENHANCE_YOUR_CALM` and takes no new stream, not even one read in the same bytes; the
+    /// ones open finish.
     private var refusals = 0
     static let refusalBudget = 100
+    /// The GOAWAY's last stream once the budget is spent: streams above it are refused.
+    private var calmAfter: Int32?
 
-    private func countRefusal() {
+    /// Counts the malformed stream `id` against the budget.
+    private func countRefusal(_ id: Int32) {
         refusals += 1
         guard refusals == Self.refusalBudget + 1 else { return }
         context.logger.warning("an HTTP/2 app sent too many malformed streams; its connection takes no new ones (GOAWAY ENHANCE_YOUR_CALM)",
                                metadata: ["refused": "\(refusals)"])
-        codec.goAway(.enhanceYourCalm)
+        calmAfter = id
+        codec.goAway(.enhanceYourCalm, lastStream: id)
     }
 
     private func streamClosed(_ id: Int32) {

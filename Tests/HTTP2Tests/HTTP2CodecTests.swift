@@ -157,6 +157,8 @@ final class HTTP2CodecTests: XCTestCase {
             var frames = RawFrames.preface()
             frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest + extra)
             var events = try frames.withUnsafeBytes { try server.receive($0) }
+            // Told as it is read, before anything is sent (a budget on them must not lag).
+            XCTAssertEqual(events.last, .malformed(stream: 1), what)
             var sent: [UInt8] = []
             events += try server.send { sent += $0 }
             XCTAssertFalse(events.contains { if case .head = $0 { true } else { false } }, what)
@@ -171,6 +173,7 @@ final class HTTP2CodecTests: XCTestCase {
             var frames = RawFrames.preface()
             frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest.filter { $0.0 != missing })
             let events = try frames.withUnsafeBytes { try server.receive($0) }
+            XCTAssertEqual(events.last, .malformed(stream: 1), missing)
             XCTAssertFalse(events.contains { if case .head = $0 { true } else { false } }, missing)
         }
     }
@@ -185,6 +188,7 @@ final class HTTP2CodecTests: XCTestCase {
             frames += RawFrames.data(stream: 1, endStream: true, Array(repeating: 0x61, count: sent))
             var events = try frames.withUnsafeBytes { try server.receive($0) }
             events += try server.send { _ in }
+            XCTAssertEqual(events.filter { $0 == .malformed(stream: 1) }.count, 1, "\(declared) vs \(sent): \(events)")
             XCTAssertFalse(events.contains(.end(stream: 1)), "\(declared) vs \(sent)")
             XCTAssertTrue(events.contains(.closed(stream: 1, .protocolError)), "\(declared) vs \(sent): \(events)")
         }

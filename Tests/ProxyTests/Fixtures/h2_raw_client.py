@@ -16,8 +16,8 @@
         POSTs 5 of 10 announced bytes to PATH and waits; prints the stream's outcome and how
         many seconds it took ("stall <status or RST code> <seconds> <body>").
     h2_raw_client.py PORT AUTHORITY flood PATH
-        Sends 150 malformed requests (an uppercase field name) on one connection, then one valid
-        one; prints how many resets came, the GOAWAY's code if one came, and the valid one's fate.
+        Sends 150 malformed requests (an uppercase field name) on one connection in three bursts,
+        the last written together with one valid request; prints how many resets came, the GOAWAY's code if one came, and the valid one's fate.
     h2_raw_client.py PORT AUTHORITY noread PATH
         Announces a stream window of 0, GETs PATH and never opens the window; prints how the
         stream ended and after how many seconds ("noread <outcome> <seconds>").
@@ -233,22 +233,31 @@ def noread(port, authority, path):
 
 def flood(port, authority, path):
     c = Connection(port)
-    for i in range(150):
-        c.request(1 + 2 * i, get(authority, path) + [("X-Bad", "1")])
-    last = 1 + 2 * 150
-    c.request(last, get(authority, path))
+    # Three bursts of 50 (each within the advertised 100 streams, so that nghttp2 refuses none
+    # for concurrency), each burst's resets awaited; the valid stream goes in the last burst's
+    # write, so the sidecar reads it in the same bytes as the refusal that spends the budget.
     resets, goaway, valid = 0, "none", "none"
-    while True:
-        f = c.read_frame()
-        if f is None:
+    last = 1 + 2 * 150
+    for burst in range(3):
+        ids = [1 + 2 * (50 * burst + i) for i in range(50)]
+        data = b"".join(frame(1, 0x5, i, block(get(authority, path) + [("X-Bad", "1")])) for i in ids)
+        if burst == 2:
+            data += frame(1, 0x5, last, block(get(authority, path)))
+        c.sock.sendall(data)
+        awaited = resets + 50
+        while burst == 2 or resets < awaited:
+            f = c.read_frame()
+            if f is None:
+                break
+            kind, flags, stream, payload = f
+            if kind == 3:
+                resets += 1
+            elif kind == 7:
+                goaway = "%d last %d" % (struct.unpack(">I", payload[4:8])[0], struct.unpack(">I", payload[:4])[0] & 0x7FFFFFFF)
+            elif kind == 1 and stream == last:
+                valid = "answered"
+        if burst == 2 or f is None:
             break
-        kind, flags, stream, payload = f
-        if kind == 3:
-            resets += 1
-        elif kind == 7:
-            goaway = "%d last %d" % (struct.unpack(">I", payload[4:8])[0], struct.unpack(">I", payload[:4])[0] & 0x7FFFFFFF)
-        elif kind == 1 and stream == last:
-            valid = "answered"
     print("resets", resets, "goaway", goaway, "valid", valid)
 
 
