@@ -42,7 +42,9 @@ H11_VERSION := 0.16.0
 # websockets is the WebSocket client and server of the upgrade tests.
 CRYPTOGRAPHY_VERSION := 48.0.0
 WEBSOCKETS_VERSION := 17.4
-PEERS_VENV_STAMP := .build-peers/.installed-$(CRYPTOGRAPHY_VERSION)-$(WEBSOCKETS_VERSION)
+# grpcio: gRPC's own implementation (C-core) as the test peers of gRPC through the sidecar.
+GRPCIO_VERSION := 1.85.3
+PEERS_VENV_STAMP := .build-peers/.installed-$(CRYPTOGRAPHY_VERSION)-$(WEBSOCKETS_VERSION)-$(GRPCIO_VERSION)
 # opentelemetry-proto (the official OTLP schema's generated Python classes, with the protobuf
 # runtime they need), from PyPI, in a test-only virtual environment (.build-otel): the trace
 # receiver the trace-export tests send to decodes with it (Tests/ProxyTests/Fixtures/otlp_receiver.py).
@@ -89,7 +91,7 @@ peers-venv: $(PEERS_VENV_STAMP)
 
 $(PEERS_VENV_STAMP):
 	python3 -m venv .build-peers
-	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION)
+	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION) grpcio==$(GRPCIO_VERSION)
 	touch $@
 
 otel-venv: $(OTEL_VENV_STAMP)

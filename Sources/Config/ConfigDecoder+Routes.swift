@@ -132,6 +132,10 @@ extension ConfigDecoder {
                 }
             }
 
+            let upstreamProtocol = decodeUpstreamProtocol(fields, path: path, upstream: upstreamInvalid ? nil : upstream,
+                                                          checkScheme: !upstreamInvalid)
+            if upstreamProtocol == nil { valid = false }
+
             let tls = decodeTLSSettings(fields, path: path)
             if tls.settings == nil { valid = false }
             if !tls.given.isEmpty, !upstreamInvalid, upstream?.isTLS != true, !intercept {
@@ -191,10 +195,42 @@ extension ConfigDecoder {
                     host: pattern, upstream: upstream, preserveHost: preserveHost, credential: credential, tls: tlsSettings,
                     clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
                     requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false,
-                    upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime))
+                    upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime,
+                    upstreamProtocol: upstreamProtocol ?? .auto))
             }
         }
         return routes
+    }
+
+    /// `upstreamProtocol:`; nil when it is invalid. `h2` needs an `https://` upstream and `h2c` an
+    /// `http://` one (an intercepting route's default upstream counts: https, or http on port 80).
+    private mutating func decodeUpstreamProtocol(_ fields: [String: Node], path: String, upstream: UpstreamAddress?,
+                                                 checkScheme: Bool) -> UpstreamProtocol? {
+        let keyPath = "\(path).upstreamProtocol"
+        switch choice(fields["upstreamProtocol"], path: keyPath, as: UpstreamProtocol.self) {
+        case .absent: return .auto
+        case .invalid: return nil
+        case .value(let chosen):
+            guard checkScheme else { return chosen }
+            switch chosen {
+            case .auto, .http1:
+                return chosen
+            case .h2, .h2c:
+                guard let upstream else {
+                    report(keyPath, "\(chosen.rawValue) needs the route's upstream (a route without one sends each request where it asks to go, over HTTP/1.1)", at: fields["upstreamProtocol"])
+                    return nil
+                }
+                if chosen == .h2, !upstream.isTLS {
+                    report(keyPath, "h2 is HTTP/2 over TLS: the upstream must be https:// (use h2c for plaintext HTTP/2); got \(upstream)", at: fields["upstreamProtocol"])
+                    return nil
+                }
+                if chosen == .h2c, upstream.isTLS {
+                    report(keyPath, "h2c is plaintext HTTP/2: the upstream must be http:// (use h2 or auto for https); got \(upstream)", at: fields["upstreamProtocol"])
+                    return nil
+                }
+                return chosen
+            }
+        }
     }
 
     /// `clientCertificate: credential`: the upstream TLS presents the certificate the route's

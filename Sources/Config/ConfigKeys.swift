@@ -41,7 +41,7 @@ enum ConfigKeys {
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
-                        "maxUpgradedLifetime"] + tls
+                        "maxUpgradedLifetime", "upstreamProtocol"] + tls
     /// Keys of an oauth2 credential's `dpop` mapping.
     static let dpop = ["keyFile"]
     /// Keys of `routes[].exchange`.

@@ -24,6 +24,8 @@ public struct RouteConfig: Sendable, Equatable {
     /// `clientCertificate: credential`: the upstream TLS connection presents the certificate the
     /// credential's current token was requested with (RFC 8705 §3 certificate-bound tokens).
     public var presentsCredentialCertificate: Bool
+    /// The HTTP version spoken to the upstream (`upstreamProtocol:`).
+    public var upstreamProtocol: UpstreamProtocol
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
     public var exchange: STSSettings? {
         get { perRequest?.exchange }
@@ -62,8 +64,10 @@ public struct RouteConfig: Sendable, Equatable {
         host: HostPattern, upstream: UpstreamAddress? = nil, preserveHost: Bool = false, credential: String? = nil,
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
         exchange: STSSettings? = nil, requested: RequestedTokenSettings? = nil,
-        presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil
+        presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil,
+        upstreamProtocol: UpstreamProtocol = .auto
     ) {
+        self.upstreamProtocol = upstreamProtocol
         self.presentsCredentialCertificate = presentsCredentialCertificate
         self.upgrades = upgrades
         self.maxUpgradedLifetime = maxUpgradedLifetime

@@ -88,6 +88,7 @@ extension SidecarConfig {
                     lines.append("    maxUpgradedLifetime: \(DurationText.format(lifetime))")
                 }
                 lines.append("    preserveHost: \(route.preserveHost)")
+                lines.append("    upstreamProtocol: \(route.upstreamProtocol.rawValue)")
                 lines += Self.tlsLines(route.tls, indent: "    ", isTLS: route.upstream?.isTLS ?? route.intercept)
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")

@@ -4,9 +4,10 @@ import Crypto
 extension TLSClientContext {
     /// A context that presents `identity` and verifies servers as `caFile` /
     /// `insecureSkipVerify` say (the upstream of a route whose tokens are bound to the
-    /// credential's certificate).
-    public convenience init(caFile: String?, identity: ClientIdentity, insecureSkipVerify: Bool) throws(EventLoopError) {
-        try self.init(caFile: caFile, insecureSkipVerify: insecureSkipVerify)
+    /// credential's certificate), offering `alpn`.
+    public convenience init(caFile: String?, identity: ClientIdentity, insecureSkipVerify: Bool,
+                            alpn: [String] = []) throws(EventLoopError) {
+        try self.init(caFile: caFile, insecureSkipVerify: insecureSkipVerify, alpn: alpn)
         do {
             try Self.use(certificatePEM: identity.certificatePEM, keyPEM: identity.keyPEM, in: raw)
         } catch {

@@ -11,6 +11,8 @@ public final class TLSClientContext: @unchecked Sendable {
     let raw: OpaquePointer
     /// Whether peers are verified (false only with `insecureSkipVerify`).
     public let verifiesPeer: Bool
+    /// The application protocols offered in ALPN, preferred first (none: no ALPN).
+    public let offeredProtocols: [String]
     /// The session to resume per peer (`host:port`), shared by every loop.
     private let sessions = Locked<[String: TLSSessionSlot]>([:])
     /// Most peers with a remembered session (a forward proxy that may reach any host must not
@@ -23,12 +25,22 @@ public final class TLSClientContext: @unchecked Sendable {
     ///   - clientCert: client certificate chain (PEM) for mutual TLS.
     ///   - clientKey: private key (PEM) for `clientCert`.
     ///   - insecureSkipVerify: skip peer verification entirely (only when explicitly configured).
+    ///   - alpn: application protocols to offer (ALPN, RFC 7301), preferred first; none: no ALPN.
     public init(caFile: String? = nil, clientCert: String? = nil, clientKey: String? = nil,
-                insecureSkipVerify: Bool = false) throws(EventLoopError) {
+                insecureSkipVerify: Bool = false, alpn: [String] = []) throws(EventLoopError) {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw .system("SSL_CTX_new failed") }
         raw = ctx
         verifiesPeer = !insecureSkipVerify
+        offeredProtocols = alpn
         _ = shim_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)
+        if !alpn.isEmpty {
+            // The wire format: each name prefixed with its length.
+            let wire = alpn.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+            // Returns 0 on success (unlike most of OpenSSL).
+            guard SSL_CTX_set_alpn_protos(ctx, wire, UInt32(wire.count)) == 0 else {
+                throw .system("cannot offer ALPN \(alpn): \(CryptoError.openSSLErrors())")
+            }
+        }
         // Every new session (a TLS 1.3 ticket, or a TLS 1.2 session) is handed to us and kept
         // for the peer it came from, so the next connection to that peer resumes it.
         _ = shim_SSL_CTX_enable_client_session_callback(ctx)

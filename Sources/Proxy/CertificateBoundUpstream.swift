@@ -32,11 +32,13 @@ final class CertificateBoundUpstream: Sendable {
     func target(for identity: ClientIdentity?) -> UpstreamTarget {
         guard let identity else { return base }
         if let known = targets.withLock({ $0.first { $0.identity == identity }?.target }) { return known }
-        guard let context = try? TLSClientContext(caFile: caFile, identity: identity, insecureSkipVerify: insecureSkipVerify) else {
+        guard let context = try? TLSClientContext(caFile: caFile, identity: identity, insecureSkipVerify: insecureSkipVerify,
+                                                  alpn: base.tls?.offeredProtocols ?? []) else {
             return base
         }
-        let target = UpstreamTarget(host: base.host, port: base.port, tls: context,
+        var target = UpstreamTarget(host: base.host, port: base.port, tls: context,
                                     poolKey: base.poolKey + "|x5t:" + identity.thumbprint, allowsLinkLocal: true)
+        target.http = base.http
         return targets.withLock { targets in
             if let raced = targets.first(where: { $0.identity == identity }) { return raced.target }
             targets.append((identity, target))

@@ -129,7 +129,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: id, .refusedStream)
             return
         }
-        if Self.isGRPC(head) {
+        if Self.isGRPC(head), !sendsHTTP2Upstream(head) {
             refuseGRPC(id, head, endStream: endStream)
             return
         }
@@ -149,6 +149,16 @@ final class HTTP2ServerSession: ConnectionDelegate {
         session.start()
     }
 
+    /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
+    /// tunnel's route; a request for another host there is answered 421 by its session).
+    private func sendsHTTP2Upstream(_ head: HTTP2Head) -> Bool {
+        if let intercepted {
+            return context.router.sendsHTTP2(Authority(host: intercepted.host, port: intercepted.port), defaultPort: 443)
+        }
+        guard let text = head.authority ?? head.fields.first("host"), let authority = Authority.parse(text) else { return false }
+        return context.router.sendsHTTP2(authority, defaultPort: head.scheme == "https" ? 443 : 80)
+    }
+
     /// A gRPC call (`content-type: application/grpc`, `+proto`, `;…`; not gRPC-Web, which is
     /// made for HTTP/1.1).
     static func isGRPC(_ head: HTTP2Head) -> Bool {
@@ -156,12 +166,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
         return type == "application/grpc" || type.hasPrefix("application/grpc+") || type.hasPrefix("application/grpc;")
     }
 
-    /// gRPC needs HTTP/2 end to end (its trailers carry the call's status), and the upstream side
-    /// speaks HTTP/1.1: the call fails closed, as gRPC expects a failure to look — HTTP 200,
+    /// gRPC needs HTTP/2 end to end (its trailers carry the call's status), and the route's
+    /// upstream speaks HTTP/1.1: the call fails closed, as gRPC expects a failure to look — HTTP 200,
     /// trailers-only, `grpc-status: 14` (UNAVAILABLE) and a message — never half-translated.
     /// Nothing goes upstream and no token is looked up.
     private func refuseGRPC(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
-        let message = "token-sidecar sends HTTP/1.1 to upstreams; a gRPC call needs HTTP/2 end to end"
+        let message = "the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"
         let fields = HTTPFields([
             HTTPField(name: "content-type", value: "application/grpc"),
             HTTPField(name: "grpc-status", value: "14"),
@@ -169,7 +179,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             HTTPField(name: "proxy-status",
                       value: "token-sidecar; error=http_protocol_error; details=\(ErrorResponse.structuredString("gRPC needs an HTTP/2 upstream"))"),
         ])
-        context.logger.warning("a gRPC call was refused: the upstream side speaks HTTP/1.1 only",
+        context.logger.warning("a gRPC call was refused: the route's upstream speaks HTTP/1.1 (set upstreamProtocol: h2 or h2c)",
                                metadata: ["authority": "\(head.authority ?? "")"])
         do {
             try codec.submitResponse(stream: id, HTTP2Head(status: 200, fields: fields), endStream: true)
@@ -198,11 +208,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Answers `stream` with the proxy's own error response (the same bytes an HTTP/1.1 app
     /// gets, translated), without a session; the app's request body is not wanted.
     private func answer(_ id: Int32, method: String, _ error: ProxyError) {
-        var translator = HTTP2ResponseTranslator(requestMethod: method == "CONNECT" ? "GET" : method)
+        var translator = HTTP2MessageTranslator(requestMethod: method == "CONNECT" ? "GET" : method, stream: id)
         let response = OwnedEventBuffer()
         response.buffer.append(ErrorResponse.bytes(for: error, close: false))
         do {
-            try translator.translate(response.buffer, closed: true, stream: id, codec: codec)
+            try translator.translate(response.buffer, closed: true, codec: codec)
             resetWhenSent.insert(id)
         } catch {
             codec.reset(stream: id, .internalError)
@@ -294,7 +304,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         // Streams whose send queue had no room for their session's response may go on.
         for (_, entry) in streams where entry.pipe.waitingForRoom
-            && codec.bufferedBody(stream: entry.pipe.stream) < HTTP2ResponseTranslator.sendQueueLimit {
+            && codec.bufferedBody(stream: entry.pipe.stream) < HTTP2MessageTranslator.sendQueueLimit {
             touched.append(entry.pipe)
         }
         // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
@@ -314,7 +324,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let before = pipe.response.count
         do {
             try pipe.responseTranslator.translate(pipe.response, closed: pipe.sessionClosed || pipe.closingAfterFlush,
-                                                  stream: pipe.stream, codec: codec)
+                                                  codec: codec)
         } catch {
             context.logger.debug("HTTP/2 stream response could not be translated", metadata: ["stream": "\(pipe.stream)"])
             codec.reset(stream: pipe.stream, .internalError)
@@ -323,7 +333,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let after = pipe.response.count
         pipe.responseMoved(after != before)
         pipe.waitingForRoom = after > 0
-            && codec.bufferedBody(stream: pipe.stream) >= HTTP2ResponseTranslator.sendQueueLimit
+            && codec.bufferedBody(stream: pipe.stream) >= HTTP2MessageTranslator.sendQueueLimit
         // A session that closed at once (an abort) leaves nothing more to send: what its
         // response lacks cannot come, so the stream is reset (a socket closed at once drops its
         // unsent bytes too). One closing gracefully is waited for while its bytes move.

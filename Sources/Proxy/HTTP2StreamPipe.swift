@@ -5,7 +5,7 @@ import HTTP2
 /// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
 /// serves: the ``HTTP2ServerSession`` writes the stream's request into ``input`` (translated,
 /// strictly, by ``HTTP2RequestTranslator``) and takes the session's response from ``output``
-/// (``HTTP2ResponseTranslator``). So every HTTP/2 request goes through the same routing, token
+/// (``HTTP2MessageTranslator``). So every HTTP/2 request goes through the same routing, token
 /// injection, pool, error responses, access log and metrics as an HTTP/1.1 one.
 ///
 /// In memory, on its connection's loop. Its inactivity timeouts are the stream's own: the read
@@ -51,7 +51,7 @@ final class HTTP2StreamPipe: ByteStream {
     /// waits for the app to read).
     var waitingForRoom = false
     /// The translated response's state.
-    var responseTranslator: HTTP2ResponseTranslator
+    var responseTranslator: HTTP2MessageTranslator
 
     private var readTimeout: Duration?
     private var writeTimeout: Duration?
@@ -69,7 +69,7 @@ final class HTTP2StreamPipe: ByteStream {
         self.stream = stream
         self.owner = owner
         self.loop = loop
-        self.responseTranslator = HTTP2ResponseTranslator(requestMethod: requestMethod)
+        self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
         inputBuffer.buffer.append(head)
         readTimer = Timer(on: loop) {}

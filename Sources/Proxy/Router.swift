@@ -212,19 +212,24 @@ final class Router: Sendable {
                                               perRequest: perRequest, certificateBound: nil, interceptTLS: interceptTLS))
                 continue
             }
-            let key = Router.tlsKey(route.tls)
+            let http2 = route.upstreamProtocol == .h2 || route.upstreamProtocol == .h2c
+            // An h2 route's contexts offer ALPN h2 (and are kept apart from the others': a
+            // resumed session carries the protocol it agreed on).
+            let key = Router.tlsKey(route.tls) + (http2 ? "|h2" : "")
             var tls: TLSClientContext?
             if upstream.isTLS {
                 if contexts[key] == nil {
                     contexts[key] = try TLSClientContext(caFile: route.tls.caFile, clientCert: route.tls.clientCert,
                                                          clientKey: route.tls.clientKey,
-                                                         insecureSkipVerify: route.tls.insecureSkipVerify)
+                                                         insecureSkipVerify: route.tls.insecureSkipVerify,
+                                                         alpn: http2 ? ["h2"] : [])
                 }
                 tls = contexts[key]
             }
             let poolKey = "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)"
-            let target = interned(UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey,
-                                                 allowsLinkLocal: true))
+            var made = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey, allowsLinkLocal: true)
+            made.http = http2 ? .h2 : .http1
+            let target = interned(made)
             let bound = route.presentsCredentialCertificate && upstream.isTLS
                 ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
                 : nil
@@ -285,6 +290,13 @@ final class Router: Sendable {
 
     private static func plainTarget(_ host: String, _ port: Int) -> UpstreamTarget {
         UpstreamTarget(host: host, port: port, tls: nil, poolKey: "http|\(host)|\(port)|", allowsLinkLocal: false)
+    }
+
+    /// Whether requests for `authority` (the port defaults to `defaultPort`) go to an HTTP/2
+    /// upstream: a route with `upstreamProtocol: h2` or `h2c`.
+    func sendsHTTP2(_ authority: Authority, defaultPort: Int) -> Bool {
+        guard let index = table.index(normalizedHost: authority.host, port: authority.port(default: defaultPort)) else { return false }
+        return prepared[index].target?.http == .h2
     }
 
     /// Whether a CONNECT to `authority` is answered by terminating TLS (a route with

@@ -71,6 +71,14 @@ final class UpstreamConnection: ConnectionDelegate {
             connecting = stream
             return
         }
+        if target.http == .h2 {
+            // A stream on a shared HTTP/2 connection, which reports its connect like a socket.
+            let stream = HTTP2UpstreamStream(target: target, upstreams: pool.http2)
+            stream.delegate = self
+            connecting = stream
+            stream.connect()
+            return
+        }
         loop.resolve(host: target.host, port: target.port) { [self] result in
             guard !isClosed else { return }
             switch result {

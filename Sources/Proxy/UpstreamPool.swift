@@ -60,12 +60,16 @@ final class UpstreamPool {
     /// Makes the stream for a new connection instead of resolving and connecting (tests drive
     /// an in-memory stream this way); `nil`: real sockets.
     var connector: ((UpstreamTarget) -> any ByteStream)?
+    /// The HTTP/2 connections of `upstreamProtocol: h2`/`h2c` targets (made when first needed).
+    private(set) lazy var http2 = HTTP2Upstreams(pool: self, loop: loop, idleTimeout: idleTimeout)
+    private var idleTimeout: Duration
 
     /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
     init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,
          maxWaitersPerKey: Int = 1024) {
         self.loop = loop
         self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
         self.state = UpstreamPoolState(limit: limit, idleTimeout: idleTimeout, maxWaitersPerKey: maxWaitersPerKey,
                                        maxIdlePerKey: maxIdlePerKey)
     }
@@ -234,6 +238,8 @@ final class UpstreamPool {
     /// excess idle connections, a higher one serves queued requests.
     func update(limit: Int, connectTimeout: Duration, idleTimeout: Duration) {
         self.connectTimeout = connectTimeout
+        self.idleTimeout = idleTimeout
+        http2.idleTimeout = idleTimeout
         for action in state.limitsChanged(limit: limit, idleTimeout: idleTimeout) {
             switch action {
             case .close(let id): discard(id)
@@ -244,6 +250,7 @@ final class UpstreamPool {
 
     /// Closes every idle connection and forgets every queued request (loop shutdown).
     func closeAll() {
+        http2.closeAll()
         let actions = state.closeAll()
         queued.removeAll()
         waiterIDs.removeAll()

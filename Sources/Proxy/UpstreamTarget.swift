@@ -16,4 +16,15 @@ struct UpstreamTarget {
     /// The pool key's index among the configuration's distinct keys, numbered when it loaded
     /// (-1: a target made per request); lets the pool find the key without hashing it.
     var poolKeyIndex = -1
+    /// The HTTP version its connections speak.
+    var http: UpstreamHTTP = .http1
+}
+
+/// The HTTP version an upstream target's connections speak.
+enum UpstreamHTTP: Equatable {
+    /// HTTP/1.1, each connection carrying one exchange at a time.
+    case http1
+    /// HTTP/2 over TLS (ALPN `h2` required) or in plaintext with prior knowledge: connections
+    /// shared by every exchange for the target (``HTTP2Upstreams``).
+    case h2
 }

@@ -120,4 +120,50 @@ final class ConfigDecoderRoutesTests: XCTestCase {
             "c.yaml: routes[1].upgrades: expected a list of protocol names (e.g. [websocket]), got a scalar value",
         ])
     }
+
+    // MARK: - upstreamProtocol
+
+    func testUpstreamProtocolIsAutoUnlessChosen() throws {
+        let config = try XCTUnwrap(parseOK("""
+            intercept: {caCertFile: /tmp/ca.crt}
+            routes:
+              - host: "a.test"
+                upstream: "https://a.internal"
+                upstreamProtocol: h2
+              - host: "b.test"
+                upstream: "http://127.0.0.1:50051"
+                upstreamProtocol: h2c
+              - host: "c.test"
+                upstream: "https://c.internal"
+                upstreamProtocol: http1
+              - host: "orders.test:50051"
+                intercept: true
+                upstream: "http://127.0.0.1:50051"
+                upstreamProtocol: h2c
+              - host: "d.test"
+            """))
+        XCTAssertEqual(config.routes.map(\.upstreamProtocol), [.h2, .h2c, .http1, .h2c, .auto])
+    }
+
+    func testUpstreamProtocolMistakesAreNamedByKey() {
+        XCTAssertEqual(problemLines("""
+            routes:
+              - host: "a.test"
+                upstream: "http://a.internal"
+                upstreamProtocol: h2
+              - host: "b.test"
+                upstream: "https://b.internal"
+                upstreamProtocol: h2c
+              - host: "c.test"
+                upstreamProtocol: h2c
+              - host: "d.test"
+                upstream: "https://d.internal"
+                upstreamProtocol: http2
+            """), [
+            "c.yaml: routes[0].upstreamProtocol: h2 is HTTP/2 over TLS: the upstream must be https:// (use h2c for plaintext HTTP/2); got http://a.internal:80",
+            "c.yaml: routes[1].upstreamProtocol: h2c is plaintext HTTP/2: the upstream must be http:// (use h2 or auto for https); got https://b.internal:443",
+            "c.yaml: routes[2].upstreamProtocol: h2c needs the route's upstream (a route without one sends each request where it asks to go, over HTTP/1.1)",
+            "c.yaml: routes[3].upstreamProtocol: 'http2' is not one of auto, http1, h2, h2c (did you mean 'http1'?)",
+        ])
+    }
 }

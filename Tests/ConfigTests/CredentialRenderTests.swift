@@ -147,6 +147,7 @@ final class CredentialRenderTests: XCTestCase {
                 upstream: "https://api.example.com:443"
                 upgrades: ["websocket"]
                 preserveHost: false
+                upstreamProtocol: auto
                 caFile: null  # the system trust store
                 clientCert: null  # no client certificate
                 clientKey: null

@@ -81,12 +81,14 @@ final class SidecarConfigRenderTests: XCTestCase {
                 upstream: "http://127.0.0.1:18080"
                 upgrades: ["websocket"]
                 preserveHost: false
+                upstreamProtocol: auto
                 credential: "env"
                 clientAuthorization: replace
               - host: "plain.test:80"
                 upstream: null  # the requested destination
                 upgrades: ["websocket"]
                 preserveHost: false
+                upstreamProtocol: auto
                 credential: null  # no token injected
 
             """)

@@ -168,7 +168,7 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains(":status: 200"), result.out)
         XCTAssertTrue(result.out.contains("grpc-status: 14"), result.out)
-        XCTAssertTrue(result.out.contains("grpc-message: token-sidecar sends HTTP/1.1 to upstreams"), result.out)
+        XCTAssertTrue(result.out.contains("grpc-message: the route's upstream speaks HTTP/1.1"), result.out)
         XCTAssertTrue(result.out.contains("proxy-status: token-sidecar; error=http_protocol_error"), result.out)
         // gRPC-Web is made for HTTP/1.1: it goes through.
         let web = try Command.run(["nghttp", "-H", ":authority: api.test", "-H", "content-type: application/grpc-web+proto",

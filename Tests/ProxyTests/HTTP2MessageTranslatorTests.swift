@@ -6,7 +6,7 @@ import XCTest
 
 /// A session's HTTP/1.1 responses as the frames an HTTP/2 app receives (a client codec reads
 /// what the translation made the server codec send).
-final class HTTP2ResponseTranslatorTests: XCTestCase {
+final class HTTP2MessageTranslatorTests: XCTestCase {
     private var server: HTTP2Codec!
     private var client: HTTP2Codec!
     private var stream: Int32 = 0
@@ -33,14 +33,14 @@ final class HTTP2ResponseTranslatorTests: XCTestCase {
         return events.filter { if case .settings = $0 { false } else { true } }
     }
 
-    private func translate(_ translator: inout HTTP2ResponseTranslator, _ text: String, closed: Bool = false) throws -> [HTTP2Event] {
+    private func translate(_ translator: inout HTTP2MessageTranslator, _ text: String, closed: Bool = false) throws -> [HTTP2Event] {
         response.buffer.append(text)
-        try translator.translate(response.buffer, closed: closed, stream: stream, codec: server)
+        try translator.translate(response.buffer, closed: closed, codec: server)
         return try exchange()
     }
 
     func testASizedResponseLosesItsConnectionFieldsAndEndsWithItsLength() throws {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         let events = try translate(&translator, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nContent-Length: 5\r\n\r\nhello")
         XCTAssertEqual(events, [
             .head(stream: stream, HTTP2Head(status: 200, fields: HTTPFields([HTTPField(name: "content-type", value: "text/plain"),
@@ -50,7 +50,7 @@ final class HTTP2ResponseTranslatorTests: XCTestCase {
     }
 
     func testChunksSplitAnywhereBecomeDataAndTheirTrailersTrailers() throws {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\ngrpc-status: 0\r\n\r\n"
         var events: [HTTP2Event] = []
         for character in text { events += try translate(&translator, String(character)) }
@@ -62,7 +62,7 @@ final class HTTP2ResponseTranslatorTests: XCTestCase {
     }
 
     func testAnInterimResponsePassesOnAndABodylessOneEndsWithItsHead() throws {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         let events = try translate(&translator, "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
         XCTAssertEqual(events, [
             .head(stream: stream, HTTP2Head(status: 103, fields: HTTPFields([HTTPField(name: "link", value: "</a.css>")]))),
@@ -71,7 +71,7 @@ final class HTTP2ResponseTranslatorTests: XCTestCase {
     }
 
     func testABodyUntilCloseEndsWhenTheSessionCloses() throws {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         var events = try translate(&translator, "HTTP/1.0 200 OK\r\n\r\nsome")
         XCTAssertFalse(events.contains(.end(stream: stream)))
         events += try translate(&translator, " more", closed: true)
@@ -81,29 +81,29 @@ final class HTTP2ResponseTranslatorTests: XCTestCase {
     }
 
     func testAResponseBodyWaitsInTheSessionOutputWhileTheStreamQueueIsFull() throws {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         let size = 1024 * 1024
         response.buffer.append("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n")
         response.buffer.append([UInt8](repeating: 0x61, count: size))
         // Without sending, the codec's queue takes up to its limit; the rest stays in the output.
-        try translator.translate(response.buffer, closed: false, stream: stream, codec: server)
-        XCTAssertEqual(server.bufferedBody(stream: stream), HTTP2ResponseTranslator.sendQueueLimit)
-        XCTAssertEqual(response.buffer.count, size - HTTP2ResponseTranslator.sendQueueLimit)
+        try translator.translate(response.buffer, closed: false, codec: server)
+        XCTAssertEqual(server.bufferedBody(stream: stream), HTTP2MessageTranslator.sendQueueLimit)
+        XCTAssertEqual(response.buffer.count, size - HTTP2MessageTranslator.sendQueueLimit)
         var received = 0
         for _ in 0..<200 where translator.phase != .done || server.bufferedBody(stream: stream) > 0 {
             var now = 0
             for event in try exchange() { if case .data(_, let bytes) = event { now += bytes.count } }
             received += now
             client.consumed(stream: stream, count: now)
-            try translator.translate(response.buffer, closed: false, stream: stream, codec: server)
+            try translator.translate(response.buffer, closed: false, codec: server)
         }
         for event in try exchange() { if case .data(_, let bytes) = event { received += bytes.count } }
         XCTAssertEqual(received, size)
     }
 
     func testASwitchingProtocolsResponseIsRefused() {
-        var translator = HTTP2ResponseTranslator(requestMethod: "GET")
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
         response.buffer.append("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
-        XCTAssertThrowsError(try translator.translate(response.buffer, closed: false, stream: stream, codec: server))
+        XCTAssertThrowsError(try translator.translate(response.buffer, closed: false, codec: server))
     }
 }

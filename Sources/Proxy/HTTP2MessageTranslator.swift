@@ -2,12 +2,22 @@ import EventLoop
 import HTTP1
 import HTTP2
 
-/// The HTTP/1.1 response a ``ClientSession`` wrote for one HTTP/2 stream, turned into that
-/// stream's frames: interim heads, the head (without RFC 9113's connection-specific fields),
-/// the body de-framed (a length, chunks with their trailers, or until the session closes), the
-/// end. Bytes move only as far as the stream's send queue has room (``sendQueueLimit``): the
-/// rest waits in the session's output, whose watermark is what slows the upstream down.
-struct HTTP2ResponseTranslator {
+/// An HTTP/1.1 message a ``ClientSession`` wrote, turned into one HTTP/2 stream's frames: the
+/// response it wrote for an app's stream (``HTTP2ServerSession``), or the request it wrote for
+/// an HTTP/2 upstream (``HTTP2UpstreamStream``). Interim heads, the head (without RFC 9113's
+/// connection-specific fields), the body de-framed (a length, chunks with their trailers, or
+/// until the session closes), the end. Bytes move only as far as the stream's send queue has
+/// room (``sendQueueLimit``): the rest waits in the session's output, whose watermark is what
+/// slows the other side down.
+struct HTTP2MessageTranslator {
+    /// Which message it translates.
+    enum Kind {
+        /// A response to a request with this method, on a stream the app opened.
+        case response(requestMethod: String)
+        /// A request to an upstream with this scheme (`http` or `https`): its head opens the stream.
+        case request(scheme: String)
+    }
+
     /// What the next response bytes are.
     enum Phase: Equatable {
         case head
@@ -21,29 +31,48 @@ struct HTTP2ResponseTranslator {
     static let sendQueueLimit = 64 * 1024
 
     private(set) var phase = Phase.head
-    private let requestMethod: String
-    private var scanner = HeadScanner(limit: HeadLimits.responseHead)
+    private let kind: Kind
+    /// The stream the message goes on (a request's: 0 until its head opened it).
+    private(set) var stream: Int32
+    /// A request's method, once its head was read.
+    private(set) var requestMethod = ""
+    private var scanner: HeadScanner
     private var chunks = ChunkedDecoder()
 
-    init(requestMethod: String) {
-        self.requestMethod = requestMethod
+    /// Translates the response to a `requestMethod` request on the app's `stream`.
+    init(requestMethod: String, stream: Int32) {
+        kind = .response(requestMethod: requestMethod)
+        self.stream = stream
+        scanner = HeadScanner(limit: HeadLimits.responseHead)
+    }
+
+    /// Translates a request to an upstream reached with `scheme`; its head opens a stream.
+    init(requestScheme scheme: String) {
+        kind = .request(scheme: scheme)
+        stream = 0
+        scanner = HeadScanner(limit: HeadLimits.requestHead)
     }
 
     /// What went wrong with the session's response (never the app's doing: the session writes
     /// well-formed HTTP/1.1): the stream is reset.
     struct Failure: Error {}
 
-    /// Moves what `response` holds into `codec` for `stream`; `closed`: the session wrote its
-    /// last byte (a close-delimited body ends there).
-    mutating func translate(_ response: EventBuffer, closed: Bool, stream: Int32, codec: HTTP2Codec) throws {
+    /// Moves what `response` (the message's bytes) holds into `codec` for ``stream``; `closed`:
+    /// the session wrote its last byte (a close-delimited body ends there).
+    mutating func translate(_ response: EventBuffer, closed: Bool, codec: HTTP2Codec) throws {
         while true {
             switch phase {
             case .head:
-                guard try translateHead(response, stream: stream, codec: codec) else { return }
+                switch kind {
+                case .response(let method):
+                    guard try translateHead(response, requestMethod: method, codec: codec) else { return }
+                case .request(let scheme):
+                    guard try translateRequestHead(response, scheme: scheme, codec: codec) else { return }
+                }
             case .length(let left):
                 let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
                 let n = min(Int(clamping: left), response.count, room)
-                if n > 0 { move(n, from: response, stream: stream, codec: codec) }
+                if n > 0 { move(n, from: response, codec: codec) }
                 if UInt64(n) == left {
                     codec.endBody(stream: stream)
                     phase = .done
@@ -52,11 +81,11 @@ struct HTTP2ResponseTranslator {
                     return
                 }
             case .chunked:
-                guard try translateChunks(response, stream: stream, codec: codec) else { return }
+                guard try translateChunks(response, codec: codec) else { return }
             case .untilClose:
                 let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
                 let n = min(response.count, room)
-                if n > 0 { move(n, from: response, stream: stream, codec: codec) }
+                if n > 0 { move(n, from: response, codec: codec) }
                 if closed && response.isEmpty {
                     codec.endBody(stream: stream)
                     phase = .done
@@ -69,8 +98,42 @@ struct HTTP2ResponseTranslator {
         }
     }
 
-    /// Translates one head if it is all there; false when more bytes are needed.
-    private mutating func translateHead(_ response: EventBuffer, stream: Int32, codec: HTTP2Codec) throws -> Bool {
+    /// Translates one request head if it is all there, opening the stream; false when more
+    /// bytes are needed. `:authority` is the `Host` the session wrote (an HTTP/2 server reads
+    /// `:authority` first, RFC 9113 §8.3.1), and `te: trailers` goes with every request: the
+    /// sidecar relays trailers (gRPC servers require it).
+    private mutating func translateRequestHead(_ request: EventBuffer, scheme: String, codec: HTTP2Codec) throws -> Bool {
+        guard request.count > 0 else { return false }
+        let parsed: (RequestHead, Int)? = try request.withContiguousPrefix(HeadLimits.requestHead) { (bytes) throws(HTTPParseError) in
+            guard let length = try scanner.scan(bytes) else { return nil }
+            return (try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]),
+                                                maxFields: HeadLimits.requestFields + 16), length)
+        }
+        guard let (head, length) = parsed else { return false }
+        request.drain(length)
+        scanner.reset()
+        requestMethod = head.method
+        var fields = Self.http2Fields(head.fields)
+        fields.removeAll("host")
+        fields.append(HTTPField(name: "te", value: "trailers"))
+        let bodyless: Bool
+        switch head.framing {
+        case .none, .contentLength(0): bodyless = true
+        default: bodyless = false
+        }
+        let message = HTTP2Head(method: head.method, scheme: scheme, authority: head.host?.description,
+                                path: head.target.originFormString, fields: fields)
+        stream = try codec.submitRequest(message, endStream: bodyless)
+        switch head.framing {
+        case .none, .contentLength(0), .untilClose: phase = .done
+        case .contentLength(let n): phase = .length(n)
+        case .chunked: phase = .chunked
+        }
+        return true
+    }
+
+    /// Translates one response head if it is all there; false when more bytes are needed.
+    private mutating func translateHead(_ response: EventBuffer, requestMethod: String, codec: HTTP2Codec) throws -> Bool {
         let available = response.count
         guard available > 0 else { return false }
         let method = requestMethod
@@ -109,7 +172,7 @@ struct HTTP2ResponseTranslator {
     }
 
     /// Decodes chunks while bytes and room last; false when it must wait.
-    private mutating func translateChunks(_ response: EventBuffer, stream: Int32, codec: HTTP2Codec) throws -> Bool {
+    private mutating func translateChunks(_ response: EventBuffer, codec: HTTP2Codec) throws -> Bool {
         while true {
             let step = try response.withContiguousPrefix(min(response.count, 64 * 1024 + 16)) { try chunks.next($0) }
             switch step {
@@ -121,7 +184,7 @@ struct HTTP2ResponseTranslator {
                 let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
                 let n = min(Int(clamping: remaining), response.count, room)
                 guard n > 0 else { return false }
-                move(n, from: response, stream: stream, codec: codec)
+                move(n, from: response, codec: codec)
                 chunks.consumeData(n)
             case .end(let consumed, let trailers):
                 response.drain(consumed)
@@ -132,7 +195,7 @@ struct HTTP2ResponseTranslator {
         }
     }
 
-    private func move(_ n: Int, from response: EventBuffer, stream: Int32, codec: HTTP2Codec) {
+    private func move(_ n: Int, from response: EventBuffer, codec: HTTP2Codec) {
         response.withContiguousPrefix(n) { codec.sendBody(stream: stream, $0) }
         response.drain(n)
     }

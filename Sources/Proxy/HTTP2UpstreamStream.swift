@@ -1,0 +1,314 @@
+import EventLoop
+import HTTP1
+import HTTP2
+
+/// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream: an HTTP/1.1 byte stream
+/// whose each request becomes a stream on a shared ``HTTP2UpstreamConnection``. The session
+/// writes its request as it would to a socket; the request is translated strictly
+/// (``HTTP2MessageTranslator``: connection-specific fields removed, `Host` as `:authority`, the
+/// body de-framed, chunked trailers as HTTP/2 trailers). The response comes back as HTTP/1.1:
+/// its head, then the body with its length, or chunked when it has none (so trailers, gRPC's
+/// status among them, reach the session and go on to the app).
+///
+/// Between exchanges it is bound to no connection: the next request goes to whichever
+/// connection has room. Its inactivity timeouts are its own, as a socket's would be: the read
+/// timeout runs while the session reads (the pool's idle timeout while it is idle), the write
+/// timeout while request bytes wait.
+///
+/// In memory, on its worker's loop.
+final class HTTP2UpstreamStream: ByteStream {
+    let loop: EventLoop
+    var delegate: (any ConnectionDelegate)?
+    let target: UpstreamTarget
+    private unowned let upstreams: HTTP2Upstreams
+    private let inputBuffer = OwnedEventBuffer()
+    private let outputBuffer = OwnedEventBuffer()
+    /// The connection carrying the current request; nil between requests.
+    private(set) var connection: HTTP2UpstreamConnection?
+    private var translator: HTTP2MessageTranslator
+    /// The current request's stream id (0 until its head opened it).
+    var stream: Int32 { connection == nil ? 0 : translator.stream }
+    private(set) var isConnected = false
+    private var closed = false
+    let isTLS = false
+    let tlsSessionResumed = false
+    var reportsCloseWhilePaused = false
+    private var isReading = false
+
+    /// How the current response's body is written into the input.
+    private enum ResponseBody {
+        /// No final head yet.
+        case awaitingHead
+        /// As it comes (a `content-length`, or a response without a body).
+        case raw
+        /// As chunks, then a last chunk with the trailers.
+        case chunked
+    }
+    private var responseBody = ResponseBody.awaitingHead
+    /// The response ended (`END_STREAM`).
+    private(set) var responseComplete = false
+    /// Response body bytes written into the input, and how many of them were reported taken.
+    private var delivered = 0
+    private var reported = 0
+
+    private var readTimeout: Duration?
+    private var writeTimeout: Duration?
+    private let readTimer: Timer
+    private let writeTimer: Timer
+
+    init(target: UpstreamTarget, upstreams: HTTP2Upstreams) {
+        self.target = target
+        self.upstreams = upstreams
+        self.loop = upstreams.loop
+        translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
+        readTimer = Timer(on: upstreams.loop) {}
+        writeTimer = Timer(on: upstreams.loop) {}
+        readTimer.action = { [unowned self] in timedOut() }
+        writeTimer.action = { [unowned self] in timedOut() }
+    }
+
+    /// Connects: binds to a connection with room; ``ConnectionDelegate/connectionDidConnect(_:)``
+    /// follows once it is ready (at once, from the loop, when it is already).
+    func connect() {
+        bindIfNeeded()
+    }
+
+    private func bindIfNeeded() {
+        guard connection == nil, !closed else { return }
+        let chosen = upstreams.connection(for: target)
+        connection = chosen
+        translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
+        responseBody = .awaitingHead
+        responseComplete = false
+        chosen.bind(self)
+        if chosen.isReady && !isConnected { connectionReady() }
+    }
+
+    /// The bound connection is ready: a pipe not yet connected says so.
+    func connectionReady() {
+        guard !isConnected, !closed else { return }
+        isConnected = true
+        // From the loop: the pool's caller is still setting up when open() returns.
+        let announce = Timer(on: loop) {}
+        announce.action = { [self] in
+            _ = announce
+            guard !closed else { return }
+            delegate?.connectionDidConnect(self)
+        }
+        announce.schedule(after: .zero)
+    }
+
+    // MARK: - ByteStream
+
+    /// The translated response.
+    var input: EventBuffer { inputBuffer.buffer }
+
+    /// The session's request: asking for it binds the pipe (between requests) and has its
+    /// connection look at it.
+    var output: EventBuffer {
+        if !closed {
+            bindIfNeeded()
+            connection?.touch(self)
+        }
+        return outputBuffer.buffer
+    }
+
+    var isOpen: Bool { !closed }
+
+    func startReading() {
+        guard !closed else { return }
+        isReading = true
+        restartReadTimer()
+        if !inputBuffer.buffer.isEmpty { connection?.touch(self) }
+    }
+
+    func stopReading() {
+        isReading = false
+        readTimer.suspend()
+    }
+
+    func setReadHighWatermark(_ bytes: Int) {}
+
+    func setTimeouts(read: Duration?, write: Duration?) {
+        readTimeout = read
+        writeTimeout = write
+        restartReadTimer()
+        restartWriteTimer()
+    }
+
+    private func restartReadTimer() {
+        if let readTimeout, isReading, !closed {
+            readTimer.schedule(after: readTimeout)
+        } else {
+            readTimer.suspend()
+        }
+    }
+
+    private func restartWriteTimer() {
+        if let writeTimeout, !outputBuffer.buffer.isEmpty, !closed {
+            writeTimer.schedule(after: writeTimeout)
+        } else {
+            writeTimer.suspend()
+        }
+    }
+
+    private func timedOut() {
+        guard !closed else { return }
+        delegate?.connection(self, didEnd: .timeout)
+    }
+
+    func write(_ bytes: [UInt8]) { output.append(bytes) }
+
+    func close() { end() }
+
+    func reset() { end() }
+
+    func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
+        end()
+        flushed?()
+    }
+
+    func finishWriting() {}
+
+    /// Ends the pipe: a stream still open is cancelled.
+    private func end() {
+        guard !closed else { return }
+        closed = true
+        delegate = nil
+        readTimer.cancel()
+        writeTimer.cancel()
+        if let connection {
+            if responseComplete && translator.phase == .done {
+                connection.release(self, stream: translator.stream)
+            } else {
+                connection.cancel(self, stream: translator.stream)
+            }
+        }
+        connection = nil
+    }
+
+    func peekPeer() -> PeerActivity { seenPeerActivity }
+
+    var seenPeerActivity: PeerActivity {
+        if closed { return .closed }
+        return inputBuffer.buffer.isEmpty ? .quiet : .data
+    }
+
+    /// The session took response bytes: the stream's window may reopen.
+    func widenReceiveWindow(taken: Int) {
+        if delivered > reported { connection?.touch(self) }
+    }
+
+    // MARK: - for the connection
+
+    /// Whether request bytes wait to be sent.
+    var hasRequestBytes: Bool { !outputBuffer.buffer.isEmpty }
+
+    /// Whether the stream's send queue has room for more request body.
+    func hasSendRoom(_ codec: HTTP2Codec) -> Bool {
+        stream == 0 || codec.bufferedBody(stream: stream) < HTTP2MessageTranslator.sendQueueLimit
+    }
+
+    /// Moves the request into `codec` (its head opens the stream) as far as the stream's send
+    /// queue has room; the session hears its output drained once everything went.
+    func sendRequest(_ codec: HTTP2Codec) throws {
+        let request = outputBuffer.buffer
+        let before = request.count
+        guard before > 0 else { return }
+        try translator.translate(request, closed: false, codec: codec)
+        if request.count != before { restartWriteTimer() }
+        if request.isEmpty { delegate?.connectionDidDrain(self) }
+    }
+
+    /// Response body bytes the session took since the last call (framing included, roughly:
+    /// what is left in the input counts as body first).
+    func takeConsumed() -> Int {
+        let taken = max(0, delivered - inputBuffer.buffer.count)
+        let new = taken - reported
+        guard new > 0 else { return 0 }
+        reported = taken
+        return new
+    }
+
+    /// Tells the session that response bytes arrived (while it reads).
+    func deliver() {
+        guard !closed, isReading, !inputBuffer.buffer.isEmpty, let delegate else { return }
+        restartReadTimer()
+        delegate.connectionDidRead(self)
+    }
+
+    /// A response head (interim or final) as HTTP/1.1; `endStream`: nothing follows it (a
+    /// gRPC trailers-only response), which a `content-length: 0` keeps so for the app.
+    func receiveHead(_ head: HTTP2Head, endStream: Bool) {
+        guard !closed, let status = head.status else { return }
+        var text = "HTTP/1.1 \(status) \(HeadSerializer.reasonPhrase(status))\r\n"
+        for field in head.fields { text += "\(field.name): \(field.value)\r\n" }
+        if status >= 200 {
+            // A body without a length is chunked, so that trailers can follow it. A response
+            // to HEAD, a 204 or a 304 has no body whatever it says (RFC 9110 §6.4.1).
+            let noBody = translator.requestMethod == "HEAD" || status == 204 || status == 304
+            if noBody || head.fields.contains("content-length") {
+                responseBody = .raw
+            } else if endStream {
+                responseBody = .raw
+                text += "content-length: 0\r\n"
+            } else {
+                responseBody = .chunked
+                text += "transfer-encoding: chunked\r\n"
+            }
+        }
+        text += "\r\n"
+        inputBuffer.buffer.append(text)
+        connection?.touch(self)
+    }
+
+    /// Response body bytes.
+    func receiveBody(_ bytes: [UInt8]) {
+        guard !closed else { return }
+        if responseBody == .chunked {
+            inputBuffer.buffer.append(HTTP2RequestTranslator.chunkHeader(bytes.count))
+            inputBuffer.buffer.append(bytes)
+            inputBuffer.buffer.append("\r\n")
+        } else {
+            inputBuffer.buffer.append(bytes)
+        }
+        delivered += bytes.count
+        connection?.touch(self)
+    }
+
+    /// The response ended, with `trailers` or none. A body with a length has no place for
+    /// trailers in HTTP/1.1: they are dropped.
+    func receiveEnd(trailers: HTTPFields?) {
+        guard !closed, !responseComplete else { return }
+        responseComplete = true
+        if responseBody == .chunked {
+            inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers ?? HTTPFields()))
+        }
+        connection?.touch(self)
+    }
+
+    /// The stream closed after a complete response: the pipe waits for its next request,
+    /// bound to no connection.
+    func streamClosed() {
+        let current = connection
+        connection = nil
+        current?.release(self, stream: 0)
+        deliver()
+    }
+
+    /// The stream was reset (or refused) before its response ended: the session hears an end,
+    /// a refusal (the request was not processed, and may go again elsewhere) as such.
+    func streamFailed(_ code: HTTP2ErrorCode) {
+        connection = nil
+        guard !closed, let delegate else { return }
+        delegate.connection(self, didEnd: code == .refusedStream ? .refused : .endOfStream)
+    }
+
+    /// The connection ended or could not be made.
+    func connectionEnded(_ reason: ConnectionEnd) {
+        connection = nil
+        guard !closed, let delegate else { return }
+        if responseComplete && translator.phase == .done { return }
+        delegate.connection(self, didEnd: reason)
+    }
+}

@@ -1,0 +1,53 @@
+import EventLoop
+
+/// A worker's HTTP/2 connections to upstreams (`upstreamProtocol: h2` or `h2c`), by pool key:
+/// every exchange for a target shares them, a new one opening only when each is at the peer's
+/// `SETTINGS_MAX_CONCURRENT_STREAMS` or going away.
+///
+/// What the ``UpstreamPool`` lends an exchange for such a target is an ``HTTP2UpstreamStream``
+/// — an HTTP/1.1 byte stream whose each request becomes a stream on one of these connections —
+/// so the pool's state machine still decides how many exchanges run at once and queues the
+/// rest, as for HTTP/1.1. The sockets themselves are dialled through the pool too (resolution,
+/// the address race, TLS and its verification, the connect timeout), then handed over.
+///
+/// Confined to its worker's loop.
+final class HTTP2Upstreams {
+    let loop: EventLoop
+    private unowned let pool: UpstreamPool
+    /// How long a connection with no stream stays open.
+    var idleTimeout: Duration
+    private var connections: [String: [HTTP2UpstreamConnection]] = [:]
+
+    init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration) {
+        self.pool = pool
+        self.loop = loop
+        self.idleTimeout = idleTimeout
+    }
+
+    /// A connection to `target` with room for one more stream: an open or opening one, or a
+    /// new one.
+    func connection(for target: UpstreamTarget) -> HTTP2UpstreamConnection {
+        if let found = connections[target.poolKey]?.first(where: { $0.hasRoom }) { return found }
+        let made = HTTP2UpstreamConnection(target: target, upstreams: self)
+        connections[target.poolKey, default: []].append(made)
+        made.dial(through: pool)
+        return made
+    }
+
+    /// How many connections (open or opening) go to `key`.
+    func count(key: String) -> Int { connections[key]?.count ?? 0 }
+
+    /// A connection closed: it takes no more streams.
+    func connectionClosed(_ connection: HTTP2UpstreamConnection) {
+        let key = connection.target.poolKey
+        connections[key]?.removeAll { $0 === connection }
+        if connections[key]?.isEmpty == true { connections[key] = nil }
+    }
+
+    /// Closes every connection (loop shutdown).
+    func closeAll() {
+        let all = connections.values.flatMap { $0 }
+        connections.removeAll()
+        for connection in all { connection.close(.endOfStream) }
+    }
+}
