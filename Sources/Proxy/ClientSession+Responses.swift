@@ -504,6 +504,9 @@ extension ClientSession: UpstreamConnectionOwner {
         case .upstreamEnd(.connectTimeout, _, _):
             return ProxyError(status: 504, type: "connection_timeout",
                               message: "could not connect to the backend within timeouts.connect")
+        case .upstreamEnd(.streamRefused, _, _):
+            return ProxyError(status: 502, type: "connection_refused",
+                              message: "the HTTP/2 backend refused the request's stream \(Exchange.maxRefusals) times without processing it")
         case .upstreamEnd(.connection(let end), let connected, let partial):
             return .upstreamFailure(end, connected: connected, partial: partial)
         }

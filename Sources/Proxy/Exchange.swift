@@ -181,6 +181,12 @@ struct Exchange {
     /// The request was sent again once with a resource server's DPoP nonce.
     private(set) var nonceReplayed = false
     private(set) var retried = false
+    /// How often an HTTP/2 upstream refused this request's stream unprocessed (each refusal is
+    /// sent again, up to ``maxRefusals``: a server at its own per-connection request limit
+    /// refuses what it will not take, and the next connection takes it).
+    private(set) var refusals = 0
+    /// Refusals after which the request fails (502).
+    static let maxRefusals = 4
     /// The backend closed while the response was being relayed.
     private(set) var upstreamEnded = false
     /// The timer the exchange runs (armed and stopped by its actions: `waitForBody`,
@@ -230,6 +236,7 @@ struct Exchange {
         replayed = false
         nonceReplayed = false
         retried = false
+        refusals = 0
         upstreamEnded = false
         // A copy is useful when the request may be sent again: a retry (idempotent methods,
         // or any method before a byte left) or a 401 replay.
@@ -554,7 +561,7 @@ struct Exchange {
         case .forwarding:
             guard let request else { return .none }
             if !facts.partialHead && mayRetry(after: facts) {
-                retried = true
+                if facts.reason == .streamRefused { refusals += 1 } else { retried = true }
                 timer = nil
                 state = .awaitingUpstream
                 return .retry(body: resendBody)
@@ -578,6 +585,10 @@ struct Exchange {
     /// be closed (idempotent methods, or nothing of the request was sent), or a new connection
     /// failed before any request byte was sent.
     private func mayRetry(after facts: UpstreamEndFacts) -> Bool {
+        if facts.reason == .streamRefused {
+            // Nothing of it was processed: any method goes again, a bounded number of times.
+            return refusals + 1 < Self.maxRefusals && requestComplete && wantsBodyCopy
+        }
         guard !retried, requestComplete, wantsBodyCopy, let request else { return false }
         switch facts.reason {
         case .connection(.endOfStream), .connection(.socketError):

@@ -183,8 +183,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
                                metadata: ["authority": "\(head.authority ?? "")"])
         do {
             try codec.submitResponse(stream: id, HTTP2Head(status: 200, fields: fields), endStream: true)
-            // The response is complete before the request: the app stops sending (RFC 9113 §8.1).
-            if !endStream { codec.reset(stream: id, .noError) }
+            // The response is complete before the request: the app stops sending (RFC 9113 §8.1),
+            // told once the response is out (a reset queued now would overtake it: nghttp2
+            // sends RST_STREAM ahead of HEADERS).
+            if !endStream { resetWhenSent.insert(id) }
         } catch {
             codec.reset(stream: id, .internalError)
         }

@@ -52,8 +52,15 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     /// Whether one more exchange may be bound here.
     var hasRoom: Bool {
-        !goingAway && !isClosed && streams.count + bound.count < min(codec.peerMaxConcurrentStreams, Self.maxStreams)
+        guard !goingAway, !isClosed, streams.count + bound.count < min(codec.peerMaxConcurrentStreams, Self.maxStreams) else {
+            return false
+        }
+        guard let limit = upstreams.requestLimit(key: target.poolKey) else { return true }
+        return opened + bound.count < limit
     }
+
+    /// Streams opened here so far.
+    private var opened = 0
 
     // MARK: - dialling
 
@@ -97,6 +104,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         case .connection(let end): close(end)
         case .connectTimeout: close(.timeout)
         case .prohibitedDestination: close(.dnsFailure(message: "every address of the upstream is prohibited"))
+        case .streamRefused: close(.refused)  // (a socket's dial reports no stream)
         }
     }
 
@@ -197,10 +205,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                         pipe.streamFailed(code)
                     }
                 }
-            case .goAway:
+            case .goAway(let last, let code):
                 // Streams above its last one are closed by the codec (REFUSED_STREAM), and
                 // their exchanges retried elsewhere; the rest finish here.
                 goingAway = true
+                if code == .noError { upstreams.learn(requestLimit: Int(last + 1) / 2, key: target.poolKey) }
             case .headTooLarge(let id):
                 codec.reset(stream: id, .protocolError)
                 streams.removeValue(forKey: id)?.streamFailed(.protocolError)
@@ -257,6 +266,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         if opened == 0, pipe.stream > 0 {
             bound.removeAll { $0 === pipe }
             streams[pipe.stream] = pipe
+            self.opened += 1
         }
         let consumed = pipe.takeConsumed()
         if consumed > 0, pipe.stream > 0 { codec.consumed(stream: pipe.stream, count: consumed) }

@@ -301,8 +301,13 @@ final class HTTP2UpstreamStream: ByteStream {
     func streamFailed(_ code: HTTP2ErrorCode) {
         connection = nil
         guard !closed, let delegate else { return }
-        delegate.connection(self, didEnd: code == .refusedStream ? .refused : .endOfStream)
+        wasRefused = code == .refusedStream
+        delegate.connection(self, didEnd: wasRefused ? .refused : .endOfStream)
     }
+
+    /// The last request's stream was refused unprocessed (REFUSED_STREAM, or above a GOAWAY's
+    /// last stream).
+    private(set) var wasRefused = false
 
     /// The connection ended or could not be made.
     func connectionEnded(_ reason: ConnectionEnd) {

@@ -17,6 +17,11 @@ final class HTTP2Upstreams {
     /// How long a connection with no stream stays open.
     var idleTimeout: Duration
     private var connections: [String: [HTTP2UpstreamConnection]] = [:]
+    /// Requests per connection after which an upstream said `GOAWAY`, by pool key (nginx's
+    /// `keepalive_requests`, Envoy's `max_requests_per_connection`): later connections take
+    /// no more than that, so that requests refused by one spread over several new ones rather
+    /// than all being refused again by the next.
+    private var requestLimits: [String: Int] = [:]
 
     init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration) {
         self.pool = pool
@@ -32,6 +37,16 @@ final class HTTP2Upstreams {
         connections[target.poolKey, default: []].append(made)
         made.dial(through: pool)
         return made
+    }
+
+    /// The requests a connection to `key` takes before the upstream ends it, once seen.
+    func requestLimit(key: String) -> Int? { requestLimits[key] }
+
+    /// An upstream ended a connection to `key` with `GOAWAY` (`NO_ERROR`) after `requests`.
+    func learn(requestLimit requests: Int, key: String) {
+        guard requests > 0 else { return }
+        if requestLimits[key] == nil && requestLimits.count >= 1024 { requestLimits.removeAll() }
+        requestLimits[key] = requests
     }
 
     /// How many connections (open or opening) go to `key`.

@@ -9,6 +9,9 @@ enum UpstreamEnd: Equatable {
     case prohibitedDestination
     /// Connecting (TCP + TLS handshake) took longer than `timeouts.connect`.
     case connectTimeout
+    /// An HTTP/2 upstream refused the request's stream without processing it
+    /// (`REFUSED_STREAM`, or above the last stream of its `GOAWAY`): safe to send again.
+    case streamRefused
 }
 
 /// Receives the events of the upstream connection a session is using.
@@ -261,7 +264,11 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
-        if let owner, !isIdle { owner.upstream(self, didEnd: .connection(reason)); return }
+        if let owner, !isIdle {
+            let refused = reason == .refused && (connection as? HTTP2UpstreamStream)?.wasRefused == true
+            owner.upstream(self, didEnd: refused ? .streamRefused : .connection(reason))
+            return
+        }
         // Idle: the read timeout armed by the pool is the idle timeout (our own close); anything
         // else is the backend closing it.
         if isIdle && reason == .timeout {

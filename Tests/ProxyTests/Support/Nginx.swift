@@ -14,8 +14,9 @@ final class Nginx {
     }
 
     /// Starts nginx with `locations` inside its server block; with `tls`, the server speaks
-    /// HTTPS with that certificate and key (PEM paths).
-    init(locations: String, tls: (certificate: String, key: String)? = nil) throws {
+    /// HTTPS with that certificate and key (PEM paths); `http2`: it speaks HTTP/2 (with prior
+    /// knowledge in plaintext, by ALPN over TLS).
+    init(locations: String, tls: (certificate: String, key: String)? = nil, http2: Bool = false) throws {
         guard let binary = Nginx.binary else { throw TestClientError.malformed("nginx is not installed (make deps)") }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +39,7 @@ final class Nginx {
           access_log \(d)/access.log probe;
           keepalive_requests 10000;
           server {
-            \(tls.map { "listen 127.0.0.1:\(port) ssl; ssl_certificate \($0.certificate); ssl_certificate_key \($0.key); ssl_protocols TLSv1.2 TLSv1.3;" } ?? "listen 127.0.0.1:\(port);")
+            \(tls.map { "listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : ""); ssl_certificate \($0.certificate); ssl_certificate_key \($0.key); ssl_protocols TLSv1.2 TLSv1.3;" } ?? "listen 127.0.0.1:\(port)\(http2 ? " http2" : "");")
             \(locations)
           }
         }

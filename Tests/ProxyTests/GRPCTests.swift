@@ -1,0 +1,91 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// gRPC end to end with gRPC's own implementation (grpcio, C-core) on both sides: a client that
+/// points its channel at the sidecar (prior knowledge) or sets `grpc_proxy` (CONNECT, then h2c
+/// in the tunnel), and a server behind a route with `upstreamProtocol: h2c`. Every call carries
+/// the injected token (never the app's own), and statuses, trailers, streams and deadlines
+/// arrive as the server sent them.
+final class GRPCTests: XCTestCase {
+    private var server: FixtureProcess!
+    private var proxy: ProxyHarness!
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        server = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py", arguments: ["server"], python: PeersPython.path)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(directory.appendingPathComponent("ca.crt").path)}
+            credentials:
+              orders: {type: static, token: "abc"}
+            routes:
+              - host: "orders.test"
+                upstream: "http://127.0.0.1:\(server.port)"
+                upstreamProtocol: h2c
+                credential: orders
+              - host: "orders.test:50051"
+                intercept: true
+                upstream: "http://127.0.0.1:\(server.port)"
+                upstreamProtocol: h2c
+                credential: orders
+              - host: "legacy.test"
+                upstream: "http://127.0.0.1:\(server.port)"
+                credential: orders
+            """)
+    }
+
+    override func tearDown() {
+        proxy = nil
+        server = nil
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Runs the grpcio client: `target` is `direct:<authority>` or `proxy:<host:port>`.
+    private func client(_ target: String, _ mode: String, _ count: Int? = nil) throws -> [String] {
+        let script = FixtureProcess.testsDirectory.appendingPathComponent("ProxyTests/Fixtures/grpc_peer.py").path
+        let result = try Command.run([PeersPython.path, script, "client", String(proxy.port), target, mode] + (count.map { [String($0)] } ?? []),
+                                     timeout: 60)
+        XCTAssertEqual(result.status, 0, result.err)
+        return result.out.split(separator: "\n").map(String.init)
+    }
+
+    func testAUnaryCallGetsTheInjectedTokenAndItsTrailers() throws {
+        let lines = try client("direct:orders.test", "unary")
+        XCTAssertEqual(lines.count, 2, "\(lines)")
+        XCTAssertTrue(lines.first?.hasPrefix("auth=Bearer abc peer=ipv4:127.0.0.1:") == true, "\(lines)")
+        XCTAssertEqual(lines.last, "trailer x-order=42")
+    }
+
+    func testAClientBehindGrpcProxyIsServedThroughAPlaintextTunnel() throws {
+        let lines = try client("proxy:orders.test:50051", "unary")
+        XCTAssertTrue(lines.first?.hasPrefix("auth=Bearer abc peer=") == true, "\(lines)")
+        XCTAssertEqual(lines.last, "trailer x-order=42")
+    }
+
+    func testStreamsStatusesAndLargeUploadsPassThrough() throws {
+        XCTAssertEqual(try client("direct:orders.test", "stream"), ["update 0", "update 1", "update 2"])
+        XCTAssertEqual(try client("direct:orders.test", "missing"), ["error NOT_FOUND no such order"])
+        XCTAssertEqual(try client("direct:orders.test", "upload"), ["3000000"])
+    }
+
+    func testADeadlineEndsTheCallAtTheClientsTime() throws {
+        let lines = try client("direct:orders.test", "deadline")
+        XCTAssertEqual(lines.count, 1)
+        let seconds = Double(lines.first?.split(separator: " ").last ?? "9") ?? 9
+        XCTAssertTrue(lines.first?.hasPrefix("error DEADLINE_EXCEEDED after ") == true, "\(lines)")
+        XCTAssertLessThan(seconds, 2, "\(lines)")
+    }
+
+    func testTwoHundredConcurrentCallsShareOneUpstreamConnection() throws {
+        let lines = try client("direct:orders.test", "many", 200)
+        XCTAssertEqual(lines.first, "calls 200 failures 0 peers 1", "\(lines)")
+    }
+
+    func testACallToAnHTTP1RouteFailsClosedAsUnavailable() throws {
+        let lines = try client("direct:legacy.test", "unary")
+        XCTAssertEqual(lines, ["error UNAVAILABLE the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"])
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `upstreamProtocol: h2` and `h2c`: HTTP/1.1 apps (curl) reach an HTTP/2 upstream (Debian's
+/// nginx with `listen … http2`), their exchanges sharing its connections, with the token
+/// injected in every stream and bodies intact both ways.
+final class HTTP2UpstreamTests: XCTestCase {
+    static let echo = #"location / { return 200 "auth=$http_authorization proto=$server_protocol\n"; }"#
+
+    /// curl through `proxy` for each of `paths` at once (20 in parallel); the status codes.
+    private func parallelGets(_ proxy: ProxyHarness, _ paths: [String]) throws -> [String] {
+        var arguments = ["-x", "http://127.0.0.1:\(proxy.port)", "--parallel", "--parallel-max", "20"]
+        for path in paths { arguments += ["-o", "/dev/null", "-w", "%{http_code}\n", "http://api.test\(path)"] }
+        let result = try Curl.run(arguments)
+        XCTAssertEqual(result.status, 0, result.err)
+        return result.out.split(separator: "\n").map(String.init)
+    }
+
+    func testHTTP1AppsShareOneH2cConnectionAndEveryStreamCarriesTheToken() throws {
+        let nginx = try Nginx(locations: Self.echo, http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", tls: "upstreamProtocol: h2c"))
+        let one = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-H", "Authorization: Bearer app-own", "http://api.test/one"])
+        XCTAssertEqual(one.out, "auth=Bearer abc proto=HTTP/2.0\n", one.err)
+        let statuses = try parallelGets(proxy, (1...40).map { "/n\($0)" })
+        XCTAssertEqual(statuses, Array(repeating: "200", count: 40))
+        let lines = nginx.waitForLogLines(41)
+        XCTAssertEqual(lines.count, 41)
+        XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") && $0.hasSuffix("HTTP/2.0\"") }, "\(lines)")
+        // nginx's $connection: every exchange went over the one HTTP/2 connection.
+        XCTAssertEqual(Set(lines.map { $0.split(separator: " ")[0] }).count, 1, "\(lines)")
+    }
+
+    func testBodiesGoBothWaysWholeAndAHeadRequestHasNone() throws {
+        let backend = try Backend()
+        let nginx = try Nginx(locations: """
+            client_max_body_size 100m;
+            location / { proxy_pass http://127.0.0.1:\(backend.port); proxy_http_version 1.1; }
+            """, http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", tls: "upstreamProtocol: h2c"))
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        let size = 3_000_000
+        // Download, chunked by the backend (nginx relays it as DATA; the sidecar chunks it again).
+        let sha = try Curl.run(via + ["http://api.test/download-sha?size=\(size)"]).out
+        let download = try Command.run(["sh", "-c", "curl -q -sS --max-time 20 -x http://127.0.0.1:\(proxy.port) 'http://api.test/download?size=\(size)&mode=chunked' | sha256sum"], timeout: 30)
+        XCTAssertEqual(download.out.prefix(64), sha.prefix(64), download.err)
+        // Uploads with a length and chunked (then DATA frames, and a length again behind nginx).
+        let body = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        for chunked in [false, true] {
+            let result = try Curl.run(via + ["-X", "PUT", "--data-binary", "@-", "-H", "Content-Type: application/octet-stream"]
+                                      + (chunked ? ["-H", "Transfer-Encoding: chunked"] : []) + ["http://api.test/upload"], stdin: body)
+            XCTAssertTrue(result.out.contains("\"body_len\": \(size)") || result.out.contains("\"body_len\":\(size)"), "\(chunked): \(result.out) \(result.err)")
+        }
+        let head = try Curl.run(via + ["-I", "http://api.test/download?size=1000&mode=cl"])
+        XCTAssertTrue(head.out.hasPrefix("HTTP/1.1 200"), head.out)
+        XCTAssertTrue(head.out.lowercased().contains("content-length: 1000"), head.out)
+        let uploads = backend.requests().filter { $0["target"] as? String == "/upload" }
+        XCTAssertEqual(uploads.map { $0["body_len"] as? Int }, [size, size])
+        XCTAssertTrue(uploads.allSatisfy { Backend.headerValues($0, "authorization") == ["Bearer abc"] })
+    }
+
+    func testAnUpstreamThatEndsItsConnectionsWithGoAwayLosesNoRequest() throws {
+        // nginx ends an HTTP/2 connection with GOAWAY after 5 requests: the exchanges move on to
+        // new connections; none fails.
+        let nginx = try Nginx(locations: "keepalive_requests 5;\n" + Self.echo, http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", tls: "upstreamProtocol: h2c"))
+        let statuses = try parallelGets(proxy, (1...40).map { "/g\($0)" })
+        XCTAssertEqual(statuses, Array(repeating: "200", count: 40))
+        let lines = nginx.waitForLogLines(40)
+        XCTAssertEqual(lines.count, 40)
+        XCTAssertGreaterThanOrEqual(Set(lines.map { $0.split(separator: " ")[0] }).count, 8, "\(lines)")
+    }
+
+    func testH2OverTLSIsAgreedInALPNAndAnUpstreamWithoutItIs502() throws {
+        let ca = try TestCA()
+        let h2 = try Nginx(locations: Self.echo, tls: (ca.localhostCert, ca.localhostKey), http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "https://127.0.0.1:\(h2.port)",
+                                                             tls: "caFile: \(ca.caCert)\n    upstreamProtocol: h2"))
+        let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/tls"])
+        XCTAssertEqual(result.out, "auth=Bearer abc proto=HTTP/2.0\n", result.err)
+
+        let http1 = try Nginx(locations: Self.echo, tls: (ca.localhostCert, ca.localhostKey))
+        let refused = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "https://127.0.0.1:\(http1.port)",
+                                                               tls: "caFile: \(ca.caCert)\n    upstreamProtocol: h2"))
+        let failed = try Curl.run(["-x", "http://127.0.0.1:\(refused.port)", "-D", "-", "http://api.test/tls"])
+        XCTAssertTrue(failed.out.hasPrefix("HTTP/1.1 502"), failed.out)
+        XCTAssertTrue(failed.out.contains("Proxy-Status: token-sidecar; error=tls_protocol_error"), failed.out)
+        // (nginx ends the handshake itself: it offers http/1.1 only.)
+        XCTAssertTrue(failed.out.contains("no application protocol"), failed.out)
+        XCTAssertEqual(http1.logLines(), [], "nothing was sent over a connection that did not agree to HTTP/2")
+    }
+}
