@@ -56,6 +56,7 @@ extension ClientSession: UpstreamConnectionOwner {
                     }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version,
                                                              reusing: context.takeHeadBytes())
+                    if isGRPCStream { response.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(view) }
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
                                                                             origin: RequestRewriter.upstreamOrigin(io.decision))
@@ -78,7 +79,8 @@ extension ClientSession: UpstreamConnectionOwner {
                 let facts = Exchange.ResponseHeadFacts(
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
-                    draining: context.draining, nonceChallenge: head.nonceChallenge)
+                    draining: context.draining, nonceChallenge: head.nonceChallenge,
+                    grpcUnauthenticated: head.grpcUnauthenticated)
                 io.responseHead = consume head
                 return connection.exchangeEvent { $0.responseHead(facts) }
             }
@@ -403,7 +405,7 @@ extension ClientSession: UpstreamConnectionOwner {
         let error = proxyError(for: failure, io: io)
         account(io, status: error.status, error: error.type)
         current = nil
-        client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter))
+        client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter, grpc: isGRPCStream))
         if close {
             self.close()
         } else {
@@ -461,7 +463,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Writes a proxy-generated error, then waits for the next request or closes, as decided.
     func answer(_ error: ProxyError, keepClient: Bool) {
-        client.write(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil))
+        client.write(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil, grpc: isGRPCStream))
         if keepClient {
             client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()

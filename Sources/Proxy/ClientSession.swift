@@ -38,16 +38,21 @@ final class ClientSession: ConnectionDelegate {
     /// The client is one stream of an app's HTTP/2 connection (an ``HTTP2StreamPipe``): the
     /// access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
+    /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
+    /// proxy-generated errors are gRPC-shaped (``ErrorResponse/grpcBytes(for:)``).
+    let isGRPCStream: Bool
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
     let headTimer: Timer
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Stream: Bool = false) {
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Stream: Bool = false,
+         grpc: Bool = false) {
         self.client = client
         self.context = context
         self.intercepted = intercepted
         self.isHTTP2Stream = http2Stream
+        self.isGRPCStream = grpc
         // A plaintext intercepted tunnel has no handshake to wait for.
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)

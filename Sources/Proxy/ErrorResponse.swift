@@ -4,8 +4,10 @@ import JSON
 /// Builds the bytes of a proxy-generated error response: an RFC 9209 `Proxy-Status` field and a
 /// short JSON body `{"error": "<type>", "message": "<for a person>"}`.
 enum ErrorResponse {
-    /// The complete response (head and body). `close` adds `Connection: close`.
-    static func bytes(for error: ProxyError, close: Bool, retryAfter: Int? = nil) -> [UInt8] {
+    /// The complete response (head and body). `close` adds `Connection: close`. `grpc`: the
+    /// request is a gRPC call, answered as gRPC expects a failure (``grpcBytes(for:)``).
+    static func bytes(for error: ProxyError, close: Bool, retryAfter: Int? = nil, grpc: Bool = false) -> [UInt8] {
+        if grpc { return grpcBytes(for: error) }
         var body = "{\"error\": \(JSONString.quoted(error.type)), \"message\": \(JSONString.quoted(error.message))"
         for key in error.details.keys.sorted() {
             body += ", \(JSONString.quoted(key)): \(JSONString.quoted(error.details[key]!))"
@@ -25,6 +27,49 @@ enum ErrorResponse {
         return bytes
     }
 
+    /// The error as a gRPC call's failure: HTTP 200 with no body (on HTTP/2, one HEADERS frame
+    /// that ends the stream: a trailers-only response), `grpc-status` from the error's HTTP
+    /// status as gRPC maps them (with timeouts as `DEADLINE_EXCEEDED`), `grpc-message` for a
+    /// person (percent-encoded), and the same `Proxy-Status` as every other error.
+    static func grpcBytes(for error: ProxyError) -> [UInt8] {
+        var fields = HTTPFields()
+        fields.append("content-type", "application/grpc")
+        fields.append("grpc-status", String(grpcStatus(for: error)))
+        fields.append("grpc-message", percentEncoded(error.message))
+        fields.append("proxy-status", "token-sidecar; error=\(error.type); details=\(structuredString(error.message))")
+        fields.append("content-length", "0")
+        return HeadSerializer.response(version: .http1_1, status: 200, reason: "OK", fields: fields)
+    }
+
+    /// gRPC's status code for a proxy error: gRPC's own HTTP mapping
+    /// (`doc/http-grpc-status-mapping.md`), timeouts as DEADLINE_EXCEEDED, an over-size
+    /// request as RESOURCE_EXHAUSTED, `501` as UNIMPLEMENTED.
+    static func grpcStatus(for error: ProxyError) -> Int {
+        switch error.status {
+        case 401: return 16  // UNAUTHENTICATED
+        case 403, 421: return 7  // PERMISSION_DENIED (421: this tunnel is not for that host)
+        case 404, 501: return 12  // UNIMPLEMENTED
+        case 408, 504: return 4  // DEADLINE_EXCEEDED
+        case 413, 431: return 8  // RESOURCE_EXHAUSTED
+        case 429, 502, 503: return 14  // UNAVAILABLE
+        case 400: return 13  // INTERNAL
+        default: return 2  // UNKNOWN
+        }
+    }
+
+    /// `text` as a `grpc-message` value: bytes outside printable ASCII, and `%`, as `%XX`.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if byte >= 0x20 && byte <= 0x7E && byte != 0x25 {
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+
     /// An RFC 8941 sf-string: printable ASCII only, with `"` and `\` escaped.
     static func structuredString(_ text: String) -> String {
         var out = "\""
@@ -37,5 +82,12 @@ enum ErrorResponse {
             }
         }
         return out + "\""
+    }
+}
+
+private extension String {
+    /// The string with leading zeros up to `width` characters.
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

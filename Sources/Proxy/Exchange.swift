@@ -84,6 +84,9 @@ struct Exchange {
         var clientKeepAlive: Bool
         /// The backend's body ends when it closes the connection (no length, not chunked).
         var endsAtClose = false
+        /// It rejects the request's token though its status is not 401: a gRPC call's
+        /// trailers-only `grpc-status: 16` (UNAUTHENTICATED), gRPC's form of a 401.
+        var rejectsToken = false
     }
 
     /// What the session read in a final response head, before anything is decided about it.
@@ -104,6 +107,9 @@ struct Exchange {
         /// A 401 that asks for a DPoP nonce (`WWW-Authenticate: DPoP error="use_dpop_nonce"`
         /// with a `DPoP-Nonce`) to a request that carried a DPoP proof: not a rejection of the token.
         var nonceChallenge = false
+        /// A gRPC call's trailers-only response (HTTP 200, no body) with `grpc-status: 16`
+        /// (UNAUTHENTICATED): a rejection of the token, as a 401 is.
+        var grpcUnauthenticated = false
     }
 
     /// What the session knows about the response spool when it reports body progress.
@@ -363,7 +369,8 @@ struct Exchange {
         }
         let keepClient = request.keepAlive && !facts.clientFramedByClose && !facts.draining
         let response = Response(status: facts.status, upstreamKeepAlive: facts.upstreamKeepAlive,
-                                clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose)
+                                clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose,
+                                rejectsToken: facts.grpcUnauthenticated)
         if facts.status == 401 && facts.nonceChallenge {
             // RFC 9449 §9: the resource server wants its nonce in the proof. Sent again once with
             // it (a fresh proof), like a 401 replay; a second challenge, or a request that cannot
@@ -407,13 +414,13 @@ struct Exchange {
         return .forwardInterim(toClient: request.http11)
     }
 
-    /// A final (non-1xx) response head arrived. `status == 401` with an injected token is a
-    /// rejection of that token.
+    /// A final (non-1xx) response head arrived. `status == 401` (or a gRPC UNAUTHENTICATED,
+    /// ``Response/rejectsToken``) with an injected token is a rejection of that token.
     mutating func responseHead(_ response: Response) -> ExchangeAction {
         guard state == .forwarding, let request else { return .none }
         // The head arrived: its clock stops (every action from here stops it).
         timer = nil
-        if response.status == 401 && request.credential != .none {
+        if (response.status == 401 || response.rejectsToken) && request.credential != .none {
             if request.credential == .refreshable && !replayed && requestComplete && wantsBodyCopy {
                 // Park the 401 unread: replay if the credential comes up with another token,
                 // else relay it as it is.

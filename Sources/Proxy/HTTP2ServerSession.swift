@@ -129,8 +129,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: id, .refusedStream)
             return
         }
-        if Self.isGRPC(head), !sendsHTTP2Upstream(head) {
-            refuseGRPC(id, head, endStream: endStream)
+        if Self.isGRPC(head), sendsHTTP2Upstream(head) == false {
+            refuseGRPC(id, head)
             return
         }
         if head.method == "CONNECT" {
@@ -144,18 +144,20 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",
                                    head: text, framing: framing)
-        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true)
+        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
+                                    grpc: Self.isGRPC(head))
         streams[id] = (pipe, session)
         session.start()
     }
 
     /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
-    /// tunnel's route; a request for another host there is answered 421 by its session).
-    private func sendsHTTP2Upstream(_ head: HTTP2Head) -> Bool {
+    /// tunnel's route; a request for another host there is answered 421 by its session); nil
+    /// when no route covers it (its session refuses it as any other).
+    private func sendsHTTP2Upstream(_ head: HTTP2Head) -> Bool? {
         if let intercepted {
             return context.router.sendsHTTP2(Authority(host: intercepted.host, port: intercepted.port), defaultPort: 443)
         }
-        guard let text = head.authority ?? head.fields.first("host"), let authority = Authority.parse(text) else { return false }
+        guard let text = head.authority ?? head.fields.first("host"), let authority = Authority.parse(text) else { return nil }
         return context.router.sendsHTTP2(authority, defaultPort: head.scheme == "https" ? 443 : 80)
     }
 
@@ -170,26 +172,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// upstream speaks HTTP/1.1: the call fails closed, as gRPC expects a failure to look — HTTP 200,
     /// trailers-only, `grpc-status: 14` (UNAVAILABLE) and a message — never half-translated.
     /// Nothing goes upstream and no token is looked up.
-    private func refuseGRPC(_ id: Int32, _ head: HTTP2Head, endStream: Bool) {
-        let message = "the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"
-        let fields = HTTPFields([
-            HTTPField(name: "content-type", value: "application/grpc"),
-            HTTPField(name: "grpc-status", value: "14"),
-            HTTPField(name: "grpc-message", value: message),
-            HTTPField(name: "proxy-status",
-                      value: "token-sidecar; error=http_protocol_error; details=\(ErrorResponse.structuredString("gRPC needs an HTTP/2 upstream"))"),
-        ])
+    private func refuseGRPC(_ id: Int32, _ head: HTTP2Head) {
         context.logger.warning("a gRPC call was refused: the route's upstream speaks HTTP/1.1 (set upstreamProtocol: h2 or h2c)",
                                metadata: ["authority": "\(head.authority ?? "")"])
-        do {
-            try codec.submitResponse(stream: id, HTTP2Head(status: 200, fields: fields), endStream: true)
-            // The response is complete before the request: the app stops sending (RFC 9113 §8.1),
-            // told once the response is out (a reset queued now would overtake it: nghttp2
-            // sends RST_STREAM ahead of HEADERS).
-            if !endStream { resetWhenSent.insert(id) }
-        } catch {
-            codec.reset(stream: id, .internalError)
-        }
+        answer(id, method: head.method ?? "POST", grpc: true,
+               ProxyError(status: 502, type: "http_protocol_error",
+                          message: "the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"))
     }
 
     /// A `CONNECT` stream (RFC 9113 §8.5): refused as over HTTP/1.1 where that would be (`connect:`
@@ -209,10 +197,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     /// Answers `stream` with the proxy's own error response (the same bytes an HTTP/1.1 app
     /// gets, translated), without a session; the app's request body is not wanted.
-    private func answer(_ id: Int32, method: String, _ error: ProxyError) {
+    private func answer(_ id: Int32, method: String, grpc: Bool = false, _ error: ProxyError) {
         var translator = HTTP2MessageTranslator(requestMethod: method == "CONNECT" ? "GET" : method, stream: id)
         let response = OwnedEventBuffer()
-        response.buffer.append(ErrorResponse.bytes(for: error, close: false))
+        response.buffer.append(ErrorResponse.bytes(for: error, close: false, grpc: grpc))
         do {
             try translator.translate(response.buffer, closed: true, codec: codec)
             resetWhenSent.insert(id)

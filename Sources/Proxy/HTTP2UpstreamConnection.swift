@@ -81,13 +81,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         dialing = nil
         if target.tls != nil, upstream.connection?.tlsApplicationProtocol != "h2" {
             upstream.close()
-            close(.tlsProtocol(message: "the upstream did not agree to HTTP/2 in ALPN (the route has upstreamProtocol: h2)"))
+            upstreams.refusedHTTP2(key: target.poolKey)
+            close(.tlsProtocol(message: "the upstream did not agree to HTTP/2 in ALPN"))
             return
         }
         guard let stream = upstream.handOver() else {
             close(.endOfStream)
             return
         }
+        start(stream)
+    }
+
+    /// Goes on over `stream`, connected (and, over TLS, agreed on `h2`).
+    func start(_ stream: any ByteStream) {
         socket = stream
         stream.delegate = self
         stream.setTimeouts(read: nil, write: nil)

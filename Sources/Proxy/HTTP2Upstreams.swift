@@ -39,6 +39,35 @@ final class HTTP2Upstreams {
         return made
     }
 
+    /// Pool keys of `auto` targets whose upstream agreed on `h2`: their next exchanges go
+    /// straight to HTTP/2.
+    private var negotiatedHTTP2: Set<String> = []
+
+    /// The `auto` target's key behind each HTTP/2 key made from one.
+    private var negotiatedFrom: [String: String] = [:]
+
+    /// A new connection for the HTTP/2 key `key` was refused `h2` in ALPN: an `auto` target
+    /// behind it goes back to HTTP/1.1 (its server changed its mind).
+    func refusedHTTP2(key: String) {
+        guard let original = negotiatedFrom.removeValue(forKey: key) else { return }
+        negotiatedHTTP2.remove(original)
+    }
+
+    /// Whether the `auto` target with `key` is known to speak HTTP/2.
+    func speaksHTTP2(key: String) -> Bool { negotiatedHTTP2.contains(key) }
+
+    /// An `auto` connection to `target` agreed on `h2`: its socket becomes an HTTP/2
+    /// connection for ``UpstreamTarget/asHTTP2``, and the target is known to speak HTTP/2.
+    func adopt(_ socket: any ByteStream, negotiatedFor target: UpstreamTarget) {
+        if negotiatedHTTP2.count >= 1024 { negotiatedHTTP2.removeAll() }
+        negotiatedHTTP2.insert(target.poolKey)
+        let h2 = target.asHTTP2
+        negotiatedFrom[h2.poolKey] = target.poolKey
+        let made = HTTP2UpstreamConnection(target: h2, upstreams: self)
+        connections[h2.poolKey, default: []].insert(made, at: 0)
+        made.start(socket)
+    }
+
     /// The requests a connection to `key` takes before the upstream ends it, once seen.
     func requestLimit(key: String) -> Int? { requestLimits[key] }
 

@@ -32,6 +32,8 @@ struct UpstreamResponse {
     let otherCodings: [String]
     /// A 401 asking for a DPoP nonce (``ResponseRewriter/readDPoP(_:nonces:origin:)``).
     var nonceChallenge = false
+    /// A gRPC call's trailers-only UNAUTHENTICATED (``Exchange/ResponseHeadFacts/grpcUnauthenticated``).
+    var grpcUnauthenticated = false
 }
 
 /// Builds the head sent to the client from a backend's response head.
@@ -152,5 +154,19 @@ enum ResponseRewriter {
         out.append(HeadBytes.viaLine)
         out.append(HeadBytes.crlf)
         return out
+    }
+}
+
+extension ResponseRewriter {
+    /// Whether `view` is a trailers-only gRPC response with `grpc-status: 16` (UNAUTHENTICATED):
+    /// HTTP 200, no body, the status in the head.
+    static func isGRPCUnauthenticated(_ view: ResponseHeadView) -> Bool {
+        guard view.status == 200, view.framing == .contentLength(0) else { return false }
+        let section = view.section
+        return view.fieldLines.contains { line in
+            guard section.name(of: line, equals: "grpc-status") else { return false }
+            let value = section.value(of: line)
+            return value.count == 2 && value[0] == 0x31 && value[1] == 0x36  // "16"
+        }
     }
 }

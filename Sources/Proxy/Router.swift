@@ -212,23 +212,28 @@ final class Router: Sendable {
                                               perRequest: perRequest, certificateBound: nil, interceptTLS: interceptTLS))
                 continue
             }
-            let http2 = route.upstreamProtocol == .h2 || route.upstreamProtocol == .h2c
-            // An h2 route's contexts offer ALPN h2 (and are kept apart from the others': a
-            // resumed session carries the protocol it agreed on).
-            let key = Router.tlsKey(route.tls) + (http2 ? "|h2" : "")
+            // The ALPN a route's TLS offers: h2 only (h2), both (auto), none (http1). Contexts
+            // are kept apart by it (a resumed session carries the protocol it agreed on).
+            let http: UpstreamHTTP
+            let alpn: [String]
+            switch route.upstreamProtocol {
+            case .h2, .h2c: (http, alpn) = (.h2, ["h2"])
+            case .auto where upstream.isTLS: (http, alpn) = (.negotiated, ["h2", "http/1.1"])
+            case .auto, .http1: (http, alpn) = (.http1, [])
+            }
+            let key = Router.tlsKey(route.tls) + (alpn.isEmpty ? "" : "|" + alpn.joined(separator: ","))
             var tls: TLSClientContext?
             if upstream.isTLS {
                 if contexts[key] == nil {
                     contexts[key] = try TLSClientContext(caFile: route.tls.caFile, clientCert: route.tls.clientCert,
                                                          clientKey: route.tls.clientKey,
-                                                         insecureSkipVerify: route.tls.insecureSkipVerify,
-                                                         alpn: http2 ? ["h2"] : [])
+                                                         insecureSkipVerify: route.tls.insecureSkipVerify, alpn: alpn)
                 }
                 tls = contexts[key]
             }
             let poolKey = "\(upstream.scheme)|\(upstream.host)|\(upstream.port)|\(key)"
             var made = UpstreamTarget(host: upstream.host, port: upstream.port, tls: tls, poolKey: poolKey, allowsLinkLocal: true)
-            made.http = http2 ? .h2 : .http1
+            made.http = http
             let target = interned(made)
             let bound = route.presentsCredentialCertificate && upstream.isTLS
                 ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
@@ -293,9 +298,9 @@ final class Router: Sendable {
     }
 
     /// Whether requests for `authority` (the port defaults to `defaultPort`) go to an HTTP/2
-    /// upstream: a route with `upstreamProtocol: h2` or `h2c`.
-    func sendsHTTP2(_ authority: Authority, defaultPort: Int) -> Bool {
-        guard let index = table.index(normalizedHost: authority.host, port: authority.port(default: defaultPort)) else { return false }
+    /// upstream (a route with `upstreamProtocol: h2` or `h2c`); nil when no route covers it.
+    func sendsHTTP2(_ authority: Authority, defaultPort: Int) -> Bool? {
+        guard let index = table.index(normalizedHost: authority.host, port: authority.port(default: defaultPort)) else { return nil }
         return prepared[index].target?.http == .h2
     }
 

@@ -74,12 +74,8 @@ final class UpstreamConnection: ConnectionDelegate {
             connecting = stream
             return
         }
-        if target.http == .h2 {
-            // A stream on a shared HTTP/2 connection, which reports its connect like a socket.
-            let stream = HTTP2UpstreamStream(target: target, upstreams: pool.http2)
-            stream.delegate = self
-            connecting = stream
-            stream.connect()
+        if target.http == .h2 || (target.http == .negotiated && pool.http2.speaksHTTP2(key: target.poolKey)) {
+            openStream()
             return
         }
         loop.resolve(host: target.host, port: target.port) { [self] result in
@@ -96,6 +92,15 @@ final class UpstreamConnection: ConnectionDelegate {
                 }
             }
         }
+    }
+
+    /// Goes through a stream on a shared HTTP/2 connection, which reports its connect like a
+    /// socket.
+    private func openStream() {
+        let stream = HTTP2UpstreamStream(target: target.http == .h2 ? target : target.asHTTP2, upstreams: pool.http2)
+        stream.delegate = self
+        connecting = stream
+        stream.connect()
     }
 
     /// Connects to exactly `addresses`, in this order (no resolution, no filtering), giving up
@@ -129,6 +134,12 @@ final class UpstreamConnection: ConnectionDelegate {
         switch result {
         case .failed(let reason):
             fail(.connection(reason))
+        case .connected(let winner) where target.http == .negotiated && winner.tlsApplicationProtocol == "h2":
+            // The upstream agreed on HTTP/2: the socket joins the shared connections, and this
+            // exchange takes a stream on it (counted as connected when the stream says so).
+            pool.countTLSHandshake(winner, key: target.poolKey)
+            pool.http2.adopt(winner, negotiatedFor: target)
+            openStream()
         case .connected(let winner):
             connectTimer = nil
             connection = winner

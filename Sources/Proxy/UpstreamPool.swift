@@ -218,8 +218,14 @@ final class UpstreamPool {
     /// A connection finished connecting (for the `connecting` gauge, and the TLS counters).
     func connectionEstablished(_ upstream: UpstreamConnection) {
         state.connected(upstream.id)
-        guard let connection = upstream.connection, connection.isTLS else { return }
-        let label = labels[upstream.target.poolKey] ?? upstream.target.poolKey
+        guard let connection = upstream.connection else { return }
+        countTLSHandshake(connection, key: upstream.target.poolKey)
+    }
+
+    /// Counts `connection`'s TLS handshake (if it is TLS) for the backend of `key`.
+    func countTLSHandshake(_ connection: any ByteStream, key: String) {
+        guard connection.isTLS else { return }
+        let label = labels[key] ?? key
         let series = tlsHandshakes.count < ProxyMetrics.maxUpstreamSeries || tlsHandshakes[label] != nil ? label : "other"
         tlsHandshakes[series, default: 0] += 1
         if connection.tlsSessionResumed { tlsResumed[series, default: 0] += 1 }

@@ -27,4 +27,17 @@ enum UpstreamHTTP: Equatable {
     /// HTTP/2 over TLS (ALPN `h2` required) or in plaintext with prior knowledge: connections
     /// shared by every exchange for the target (``HTTP2Upstreams``).
     case h2
+    /// TLS offering ALPN `h2` and `http/1.1` (`upstreamProtocol: auto`): HTTP/2 as above once a
+    /// connection agreed on `h2` (and for that target from then on), else HTTP/1.1.
+    case negotiated
+}
+
+extension UpstreamTarget {
+    /// The target an `auto` upstream that agreed on `h2` is reached as: HTTP/2 connections
+    /// kept apart from its HTTP/1.1 ones.
+    var asHTTP2: UpstreamTarget {
+        var target = UpstreamTarget(host: host, port: port, tls: tls, poolKey: poolKey + "|h2", allowsLinkLocal: allowsLinkLocal)
+        target.http = .h2
+        return target
+    }
 }

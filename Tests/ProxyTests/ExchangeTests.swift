@@ -290,6 +290,20 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.responseHead(unauthorized), .relay(reportRejection: true, keepClient: true))
     }
 
+    func testAGRPCUnauthenticatedIsHeldAndReplayedAsA401Is() {
+        // A trailers-only grpc-status 16 is a 200 on the wire: the facts say what it is.
+        var exchange = forwarding(request(idempotent: false, bodyless: false), staged: Array("call".utf8))
+        let facts = Exchange.ResponseHeadFacts(status: 200, upstreamKeepAlive: true, endsAtClose: false, clientFramedByClose: false,
+                                               otherCodings: false, draining: false, grpcUnauthenticated: true)
+        XCTAssertEqual(exchange.responseHead(facts), .holdRejection)
+        XCTAssertEqual(exchange.rejectionResolved(newToken: true), .replay(checkStale: true, body: Array("call".utf8)))
+        // The same 200 without the flag is relayed as it is.
+        var plain = forwarding(request())
+        let ok = Exchange.ResponseHeadFacts(status: 200, upstreamKeepAlive: true, endsAtClose: false, clientFramedByClose: false,
+                                            otherCodings: false, draining: false)
+        XCTAssertEqual(plain.responseHead(ok), .relay(reportRejection: false, keepClient: true))
+    }
+
     func testA401WithoutADifferentTokenIsRelayed() {
         var exchange = forwarding(request())
         XCTAssertEqual(exchange.responseHead(unauthorized), .holdRejection)
@@ -491,6 +505,17 @@ final class ExchangeTests: XCTestCase {
     private func end(_ reason: UpstreamEnd, partial: Bool = false, connected: Bool = true, reused: Bool = false,
                      nothingSent: Bool = false) -> Exchange.UpstreamEndFacts {
         Exchange.UpstreamEndFacts(reason: reason, partialHead: partial, connected: connected, reused: reused, nothingSent: nothingSent)
+    }
+
+    func testAStreamRefusedUnprocessedGoesAgainAFewTimesWhateverItsMethod() {
+        var exchange = forwarding(request(idempotent: false, bodyless: false), staged: [7, 8])
+        for _ in 1..<Exchange.maxRefusals {
+            XCTAssertEqual(exchange.upstreamEnded(end(.streamRefused)), .retry(body: [7, 8]))
+            XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: false, responseTimer: true))
+        }
+        guard case .fail(.upstreamEnd(.streamRefused, _, _), _, _) = exchange.upstreamEnded(end(.streamRefused)) else {
+            return XCTFail("the last refusal fails the request")
+        }
     }
 
     func testStalePooledConnectionRetriesIdempotentRequestsOnce() {

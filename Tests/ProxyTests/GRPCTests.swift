@@ -34,6 +34,10 @@ final class GRPCTests: XCTestCase {
               - host: "legacy.test"
                 upstream: "http://127.0.0.1:\(server.port)"
                 credential: orders
+              - host: "down.test"
+                upstream: "http://127.0.0.1:\(try Nginx.freePort())"
+                upstreamProtocol: h2c
+                credential: orders
             """)
     }
 
@@ -87,5 +91,44 @@ final class GRPCTests: XCTestCase {
     func testACallToAnHTTP1RouteFailsClosedAsUnavailable() throws {
         let lines = try client("direct:legacy.test", "unary")
         XCTAssertEqual(lines, ["error UNAVAILABLE the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"])
+    }
+
+    func testTheSidecarsOwnErrorsAreGRPCStatuses() throws {
+        // No route: PERMISSION_DENIED, as the 403 it is over HTTP/1.1.
+        let unrouted = try client("direct:nowhere.test", "unary")
+        XCTAssertEqual(unrouted.count, 1)
+        XCTAssertTrue(unrouted.first?.hasPrefix("error PERMISSION_DENIED no route is configured for nowhere.test") == true, "\(unrouted)")
+        // An upstream that refuses connections: UNAVAILABLE, with the reason a person can read.
+        let down = try client("direct:down.test", "unary")
+        XCTAssertEqual(down.count, 1)
+        XCTAssertTrue(down.first?.hasPrefix("error UNAVAILABLE ") == true, "\(down)")
+        XCTAssertTrue(down.first?.contains("refused") == true, "\(down)")
+    }
+
+    func testARevokedTokenIsReplacedOnceAndEveryCallSucceeds() throws {
+        // The server takes only the token server's tokens and fails the revoked one
+        // UNAUTHENTICATED, trailers-only: gRPC's 401. The sidecar refetches once and replays.
+        let tokens = try TokenServer()
+        let gated = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py", arguments: ["server", "tok-", "{dir}/revoked"],
+                                       python: PeersPython.path)
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            credentials:
+              orders:
+                type: oauth2
+                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+                clientId: "client-1"
+                secret: "s3cret"
+            routes:
+              - host: "orders.test"
+                upstream: "http://127.0.0.1:\(gated.port)"
+                upstreamProtocol: h2c
+                credential: orders
+            """)
+        XCTAssertEqual(try client("direct:orders.test", "many", 20).first, "calls 20 failures 0 peers 1")
+        try "tok-1\n".write(to: gated.directory.appendingPathComponent("revoked"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(try client("direct:orders.test", "many", 20).first, "calls 20 failures 0 peers 1")
+        XCTAssertEqual(tokens.requests().count, 2, "the first token, then exactly one refetch")
+        XCTAssertEqual(proxy.metrics().upstreamUnauthorized["orders"].map { $0 > 0 }, true, "the rejections were counted")
     }
 }

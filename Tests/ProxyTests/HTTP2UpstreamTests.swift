@@ -89,4 +89,24 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertTrue(failed.out.contains("no application protocol"), failed.out)
         XCTAssertEqual(http1.logLines(), [], "nothing was sent over a connection that did not agree to HTTP/2")
     }
+
+    func testAutoSpeaksHTTP2WhereTheUpstreamAgreesAndHTTP1Elsewhere() throws {
+        // upstreamProtocol unset (auto): ALPN offers h2 and http/1.1 to https upstreams.
+        let ca = try TestCA()
+        let h2 = try Nginx(locations: Self.echo, tls: (ca.localhostCert, ca.localhostKey), http2: true)
+        let http1 = try Nginx(locations: Self.echo, tls: (ca.localhostCert, ca.localhostKey))
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "https://127.0.0.1:\(h2.port)", tls: "caFile: \(ca.caCert)", extraRoutes: """
+              - host: "old.test"
+                upstream: "https://127.0.0.1:\(http1.port)"
+                caFile: \(ca.caCert)
+                credential: api
+            """))
+        for _ in 0..<3 {
+            XCTAssertEqual(try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/auto"]).out, "auth=Bearer abc proto=HTTP/2.0\n")
+            XCTAssertEqual(try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://old.test/auto"]).out, "auth=Bearer abc proto=HTTP/1.1\n")
+        }
+        // The first connection agreed on h2 and carried every later request.
+        XCTAssertEqual(Set(h2.waitForLogLines(3).map { $0.split(separator: " ")[0] }).count, 1, "\(h2.logLines())")
+        XCTAssertEqual(Set(http1.waitForLogLines(3).map { $0.split(separator: " ")[0] }).count, 1, "\(http1.logLines())")
+    }
 }

@@ -202,19 +202,3 @@ final class ResponseRewriterTests: XCTestCase {
                        "HTTP/1.1 404 Not  Found\r\nContent-Length: 0\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
 }
-
-final class ErrorResponseTests: XCTestCase {
-    func testErrorResponseHasProxyStatusJSONAndLength() {
-        let error = ProxyError(status: 403, type: "http_request_denied", message: "no \"route\" for x")
-        let text = String(decoding: ErrorResponse.bytes(for: error, close: true, retryAfter: 2), as: UTF8.self)
-        let parts = text.components(separatedBy: "\r\n\r\n")
-        XCTAssertTrue(parts[0].hasPrefix("HTTP/1.1 403 Forbidden\r\n"))
-        XCTAssertTrue(parts[0].contains("Proxy-Status: token-sidecar; error=http_request_denied; details=\"no \\\"route\\\" for x\""))
-        XCTAssertTrue(parts[0].contains("Connection: close"))
-        XCTAssertTrue(parts[0].contains("Retry-After: 2"))
-        XCTAssertTrue(parts[0].contains("Content-Length: \(parts[1].utf8.count)"))
-        let json = try? JSONSerialization.jsonObject(with: Data(parts[1].utf8)) as? [String: String]
-        XCTAssertEqual(json?["error"], "http_request_denied")
-        XCTAssertEqual(json?["message"], "no \"route\" for x")
-    }
-}

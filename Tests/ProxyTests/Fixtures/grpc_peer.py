@@ -1,7 +1,10 @@
 """gRPC peers for the tests, on grpcio (gRPC's C-core), with raw-bytes messages (no protobuf).
 
-    grpc_peer.py server
-        A gRPC server in plaintext (h2c) on 127.0.0.1; prints "PORT <n>". Methods of test.Orders:
+    grpc_peer.py server [ACCEPT_PREFIX REVOKED_FILE]
+        A gRPC server in plaintext (h2c) on 127.0.0.1; prints "PORT <n>". With ACCEPT_PREFIX, an
+        interceptor fails every call UNAUTHENTICATED (trailers-only) unless its authorization is
+        "Bearer <ACCEPT_PREFIX>…" and not a token listed in REVOKED_FILE (re-read per call).
+        Methods of test.Orders:
         Get (unary): answers "auth=<authorization metadata> peer=<connection's peer>", and
             trailing metadata "x-order: 42".
         Watch (server streaming): three messages "update <i>".
@@ -22,7 +25,30 @@ from concurrent import futures
 import grpc
 
 
-def server():
+class Gate(grpc.ServerInterceptor):
+    """Lets through only calls whose token the test's token server issued and did not revoke."""
+
+    def __init__(self, prefix, revoked_file):
+        self.prefix, self.revoked_file = prefix, revoked_file
+
+    def intercept_service(self, continuation, details):
+        auth = dict(details.invocation_metadata).get("authorization", "")
+        try:
+            with open(self.revoked_file) as f:
+                revoked = set(line.strip() for line in f if line.strip())
+        except FileNotFoundError:
+            revoked = set()
+        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
+        if token.startswith(self.prefix) and token not in revoked:
+            return continuation(details)
+
+        def deny(request, context):
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "token not accepted")
+
+        return grpc.unary_unary_rpc_method_handler(deny)
+
+
+def server(prefix=None, revoked_file=None):
     def get(request, context):
         auth = dict(context.invocation_metadata()).get("authorization", "-")
         context.set_trailing_metadata((("x-order", "42"),))
@@ -49,7 +75,8 @@ def server():
         "Upload": grpc.stream_unary_rpc_method_handler(upload),
         "Slow": grpc.unary_unary_rpc_method_handler(slow),
     }
-    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    interceptors = (Gate(prefix, revoked_file),) if prefix else ()
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=interceptors)
     srv.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("test.Orders", handlers),))
     port = srv.add_insecure_port("127.0.0.1:0")
     srv.start()
@@ -98,7 +125,7 @@ def client(proxy_port, target, mode, count):
                     reply = call(b"order", metadata=metadata, timeout=10).decode()
                     with lock:
                         peers.add(reply.split(" peer=")[1])
-                        if "auth=Bearer abc" not in reply:
+                        if not reply.startswith("auth=Bearer ") or "app-own" in reply:
                             failures.append(reply)
                 except grpc.RpcError as error:
                     with lock:
@@ -116,6 +143,6 @@ def client(proxy_port, target, mode, count):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        server()
+        server(*sys.argv[2:4])
     else:
         client(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 200)
