@@ -121,6 +121,7 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head)
             return
         }
+        if isGRPCStream { decision = decision.requiringHTTP2() }
         if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
             decision = decision.keepingClientAuthorization()
         }

@@ -82,7 +82,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         if target.tls != nil, upstream.connection?.tlsApplicationProtocol != "h2" {
             upstream.close()
             upstreams.refusedHTTP2(key: target.poolKey)
-            close(.tlsProtocol(message: "the upstream did not agree to HTTP/2 in ALPN"))
+            close(.tlsProtocol(message: "the upstream did not agree to HTTP/2 in ALPN (upstreamProtocol: h2, or a gRPC call)"))
             return
         }
         guard let stream = upstream.handOver() else {

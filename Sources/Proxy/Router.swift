@@ -54,6 +54,15 @@ final class RouteDecision: Sendable {
                       keptClientAuthorization: true, upgrades: upgrades)
     }
 
+    /// This decision for a gRPC call: an `auto` upstream is reached over HTTP/2 only (ALPN `h2`
+    /// required), so that the call fails closed rather than going out as HTTP/1.1.
+    func requiringHTTP2() -> RouteDecision {
+        guard target.http == .negotiated else { return self }
+        return RouteDecision(target: target.asHTTP2, hostField: hostField, credential: credential, routeName: routeName,
+                             keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
+                             perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades)
+    }
+
     /// This decision injecting `credential`'s tokens instead.
     func with(credential: (any Credential)?) -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
@@ -297,11 +306,12 @@ final class Router: Sendable {
         UpstreamTarget(host: host, port: port, tls: nil, poolKey: "http|\(host)|\(port)|", allowsLinkLocal: false)
     }
 
-    /// Whether requests for `authority` (the port defaults to `defaultPort`) go to an HTTP/2
-    /// upstream (a route with `upstreamProtocol: h2` or `h2c`); nil when no route covers it.
+    /// Whether requests for `authority` (the port defaults to `defaultPort`) may go to an
+    /// HTTP/2 upstream (`upstreamProtocol: h2` or `h2c`, or `auto` to an https upstream: a gRPC
+    /// call there requires `h2`); nil when no route covers it.
     func sendsHTTP2(_ authority: Authority, defaultPort: Int) -> Bool? {
         guard let index = table.index(normalizedHost: authority.host, port: authority.port(default: defaultPort)) else { return nil }
-        return prepared[index].target?.http == .h2
+        return prepared[index].target.map { $0.http == .h2 || $0.http == .negotiated } ?? false
     }
 
     /// Whether a CONNECT to `authority` is answered by terminating TLS (a route with

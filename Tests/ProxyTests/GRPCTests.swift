@@ -72,7 +72,7 @@ final class GRPCTests: XCTestCase {
     func testStreamsStatusesAndLargeUploadsPassThrough() throws {
         XCTAssertEqual(try client("direct:orders.test", "stream"), ["update 0", "update 1", "update 2"])
         XCTAssertEqual(try client("direct:orders.test", "missing"), ["error NOT_FOUND no such order"])
-        XCTAssertEqual(try client("direct:orders.test", "upload"), ["3000000"])
+        XCTAssertEqual(try client("direct:orders.test", "upload"), ["messages=30 bytes=3000000"])
     }
 
     func testADeadlineEndsTheCallAtTheClientsTime() throws {
@@ -109,7 +109,7 @@ final class GRPCTests: XCTestCase {
         // The server takes only the token server's tokens and fails the revoked one
         // UNAUTHENTICATED, trailers-only: gRPC's 401. The sidecar refetches once and replays.
         let tokens = try TokenServer()
-        let gated = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py", arguments: ["server", "tok-", "{dir}/revoked"],
+        let gated = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py", arguments: ["server", "--gate", "tok-", "{dir}/revoked"],
                                        python: PeersPython.path)
         proxy = try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
@@ -130,5 +130,50 @@ final class GRPCTests: XCTestCase {
         XCTAssertEqual(try client("direct:orders.test", "many", 20).first, "calls 20 failures 0 peers 1")
         XCTAssertEqual(tokens.requests().count, 2, "the first token, then exactly one refetch")
         XCTAssertEqual(proxy.metrics().upstreamUnauthorized["orders"].map { $0 > 0 }, true, "the rejections were counted")
+    }
+
+    func testEveryKindOfCallThroughHTTPSProxyToAnInterceptingRoute() throws {
+        // grpcio as a TLS client through https_proxy, trusting the sidecar's CA as C-core reads
+        // it (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH); the route is auto to a TLS grpcio server, which a
+        // gRPC call reaches over HTTP/2 only.
+        let ca = try TestCA()
+        let tlsServer = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py",
+                                           arguments: ["server", "--tls", ca.localhostCert, ca.localhostKey, "--dir", "{dir}"],
+                                           python: PeersPython.path)
+        let sidecarCA = directory.appendingPathComponent("sidecar-ca.crt").path
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            intercept: {caCertFile: \(sidecarCA)}
+            credentials:
+              orders: {type: static, token: "abc"}
+            routes:
+              - host: "orders.test:443"
+                intercept: true
+                upstream: "https://127.0.0.1:\(tlsServer.port)"
+                caFile: \(ca.caCert)
+                credential: orders
+            """)
+        let script = FixtureProcess.testsDirectory.appendingPathComponent("ProxyTests/Fixtures/grpc_peer.py").path
+        let result = try Command.run([PeersPython.path, script, "client", String(proxy.port), "tls:orders.test:443", "suite"],
+                                     environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)",
+                                                   "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH": sidecarCA],
+                                     timeout: 120)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out.split(separator: "\n").map(String.init), [
+            "unary auth=Bearer abc",
+            "stream 1000 last=update 999",
+            "upload messages=1000 bytes=5000",
+            "chat 100 ok=True",
+            "big ok=True",
+            "deadline DEADLINE_EXCEEDED within2s=True",
+            "cancel CANCELLED after=5",
+            "custom FAILED_PRECONDITION order 42 is closed: früh x-reason=closed x-data-bin=000102",
+        ], result.err)
+        // The server saw both abandoned calls end (the app's RST_STREAM reached it as one).
+        let deadline = Date().addingTimeInterval(5)
+        func exists(_ name: String) -> Bool { FileManager.default.fileExists(atPath: tlsServer.directory.appendingPathComponent(name).path) }
+        while !(exists("slow-cancelled") && exists("watch-cancelled")) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertTrue(exists("slow-cancelled"), "the deadline's cancellation reached the server")
+        XCTAssertTrue(exists("watch-cancelled"), "the client's cancel reached the server")
     }
 }

@@ -1,25 +1,34 @@
 """gRPC peers for the tests, on grpcio (gRPC's C-core), with raw-bytes messages (no protobuf).
 
-    grpc_peer.py server [ACCEPT_PREFIX REVOKED_FILE]
-        A gRPC server in plaintext (h2c) on 127.0.0.1; prints "PORT <n>". With ACCEPT_PREFIX, an
-        interceptor fails every call UNAUTHENTICATED (trailers-only) unless its authorization is
-        "Bearer <ACCEPT_PREFIX>…" and not a token listed in REVOKED_FILE (re-read per call).
+    grpc_peer.py server [--gate ACCEPT_PREFIX REVOKED_FILE] [--tls CERT KEY] [--dir DIR]
+        A gRPC server on 127.0.0.1, plaintext (h2c) or with --tls; prints "PORT <n>". With --gate,
+        an interceptor fails every call UNAUTHENTICATED (trailers-only) unless its authorization
+        is "Bearer <ACCEPT_PREFIX>…" and not a token listed in REVOKED_FILE (re-read per call).
+        With --dir, calls the client abandoned leave a file there (slow-cancelled, watch-cancelled).
         Methods of test.Orders:
         Get (unary): answers "auth=<authorization metadata> peer=<connection's peer>", and
             trailing metadata "x-order: 42".
-        Watch (server streaming): three messages "update <i>".
+        Watch (server streaming): as many messages "update <i>" as the request says (3 if empty).
         Missing (unary): fails NOT_FOUND with the message "no such order".
-        Upload (client streaming): answers the number of bytes received.
+        Upload (client streaming): answers "messages=<n> bytes=<n>".
+        Chat (bidirectional): answers each message with "echo <message>".
+        Big (unary): answers the SHA-256 of the request, "|", and as many bytes again.
+        Custom (unary): fails FAILED_PRECONDITION "order 42 is closed: früh" with trailing
+            metadata x-reason: closed and x-data-bin: 00 01 02.
         Slow (unary): sleeps 5 s, then answers (for deadlines).
 
     grpc_peer.py client PROXY_PORT TARGET MODE [COUNT]
         Calls the server through the sidecar. TARGET "direct:<authority>": the channel goes to the
         sidecar's listener with prior knowledge and the authority set; "proxy:<host:port>": the
         channel targets host:port with grpc_proxy set to the sidecar (CONNECT, then h2c).
+        "tls:<host:port>": TLS to host:port through https_proxy (the environment's), trusting
+        GRPC_DEFAULT_SSL_ROOTS_FILE_PATH.
         MODE unary | stream | missing | upload | deadline | many (COUNT unary calls on one
-        channel, printing how many distinct peers the server saw). Prints one line per result.
+        channel, printing how many distinct peers the server saw) | suite (every kind of call
+        at size: 1,000 messages each way, 100 round trips, 8 MiB each way, a deadline, a cancel,
+        a custom status). Prints one line per result.
 """
-import os, sys, threading, time
+import hashlib, os, sys, threading, time
 from concurrent import futures
 
 import grpc
@@ -48,24 +57,65 @@ class Gate(grpc.ServerInterceptor):
         return grpc.unary_unary_rpc_method_handler(deny)
 
 
-def server(prefix=None, revoked_file=None):
+def server(args):
+    prefix = revoked_file = cert = key = directory = None
+    while args:
+        flag = args.pop(0)
+        if flag == "--gate":
+            prefix, revoked_file = args.pop(0), args.pop(0)
+        elif flag == "--tls":
+            cert, key = args.pop(0), args.pop(0)
+        elif flag == "--dir":
+            directory = args.pop(0)
+
+    def mark(name):
+        if directory:
+            with open(os.path.join(directory, name), "w") as f:
+                f.write("1")
+
     def get(request, context):
         auth = dict(context.invocation_metadata()).get("authorization", "-")
         context.set_trailing_metadata((("x-order", "42"),))
         return ("auth=%s peer=%s" % (auth, context.peer())).encode()
 
     def watch(request, context):
-        for i in range(3):
+        completed = []
+        # Runs when the call ends, however: a call that ends before its last message was
+        # abandoned by the client.
+        context.add_callback(lambda: completed or mark("watch-cancelled"))
+        for i in range(int(request or b"3")):
+            if i >= 1000:
+                time.sleep(0.001)
             yield b"update %d" % i
+        completed.append(True)
 
     def missing(request, context):
         context.abort(grpc.StatusCode.NOT_FOUND, "no such order")
 
     def upload(requests, context):
-        return str(sum(len(r) for r in requests)).encode()
+        count = size = 0
+        for r in requests:
+            count += 1
+            size += len(r)
+        return b"messages=%d bytes=%d" % (count, size)
+
+    def chat(requests, context):
+        for r in requests:
+            yield b"echo " + r
+
+    def big(request, context):
+        return hashlib.sha256(request).hexdigest().encode() + b"|" + b"y" * len(request)
+
+    def custom(request, context):
+        context.set_trailing_metadata((("x-reason", "closed"), ("x-data-bin", b"\x00\x01\x02")))
+        context.abort(grpc.StatusCode.FAILED_PRECONDITION, "order 42 is closed: früh")
 
     def slow(request, context):
-        time.sleep(5)
+        for _ in range(50):
+            if not context.is_active():
+                mark("slow-cancelled")
+                return b"gone"
+            time.sleep(0.1)
         return b"late"
 
     handlers = {
@@ -74,20 +124,70 @@ def server(prefix=None, revoked_file=None):
         "Missing": grpc.unary_unary_rpc_method_handler(missing),
         "Upload": grpc.stream_unary_rpc_method_handler(upload),
         "Slow": grpc.unary_unary_rpc_method_handler(slow),
+        "Chat": grpc.stream_stream_rpc_method_handler(chat),
+        "Big": grpc.unary_unary_rpc_method_handler(big),
+        "Custom": grpc.unary_unary_rpc_method_handler(custom),
     }
     interceptors = (Gate(prefix, revoked_file),) if prefix else ()
-    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=interceptors)
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=interceptors, options=SIZES)
     srv.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("test.Orders", handlers),))
-    port = srv.add_insecure_port("127.0.0.1:0")
+    if cert:
+        with open(cert, "rb") as c, open(key, "rb") as k:
+            credentials = grpc.ssl_server_credentials(((k.read(), c.read()),))
+        port = srv.add_secure_port("127.0.0.1:0", credentials)
+    else:
+        port = srv.add_insecure_port("127.0.0.1:0")
     srv.start()
     print("PORT %d" % port, flush=True)
     srv.wait_for_termination(timeout=120)
 
 
+SIZES = [("grpc.max_send_message_length", 16 << 20), ("grpc.max_receive_message_length", 16 << 20)]
+
+
+def suite(channel, metadata):
+    reply = channel.unary_unary("/test.Orders/Get")(b"order", metadata=metadata, timeout=10).decode()
+    print("unary " + reply.split(" peer=")[0])
+    replies = list(channel.unary_stream("/test.Orders/Watch")(b"1000", metadata=metadata, timeout=30))
+    print("stream %d last=%s" % (len(replies), replies[-1].decode()))
+    print("upload " + channel.stream_unary("/test.Orders/Upload")((b"m%04d" % i for i in range(1000)),
+                                                                     metadata=metadata, timeout=30).decode())
+    answers = list(channel.stream_stream("/test.Orders/Chat")((b"%d" % i for i in range(100)), metadata=metadata, timeout=30))
+    print("chat %d ok=%s" % (len(answers), answers == [b"echo %d" % i for i in range(100)]))
+    payload = bytes(range(256)) * (8 << 12)  # 8 MiB
+    answer = channel.unary_unary("/test.Orders/Big")(payload, metadata=metadata, timeout=60)
+    digest, _, echo = answer.partition(b"|")
+    print("big ok=%s" % (digest.decode() == hashlib.sha256(payload).hexdigest() and len(echo) == len(payload)))
+    started = time.monotonic()
+    try:
+        channel.unary_unary("/test.Orders/Slow")(b"x", metadata=metadata, timeout=1)
+        print("deadline none")
+    except grpc.RpcError as error:
+        print("deadline %s within2s=%s" % (error.code().name, time.monotonic() - started < 2))
+    call = channel.unary_stream("/test.Orders/Watch")(b"100000", metadata=metadata, timeout=30)
+    seen = 0
+    try:
+        for _ in call:
+            seen += 1
+            if seen == 5:
+                call.cancel()
+    except grpc.RpcError as error:
+        print("cancel %s after=%d" % (error.code().name, seen))
+    try:
+        channel.unary_unary("/test.Orders/Custom").with_call(b"x", metadata=metadata, timeout=10)
+        print("custom none")
+    except grpc.RpcError as error:
+        trailers = dict(error.trailing_metadata())
+        print("custom %s %s x-reason=%s x-data-bin=%s" % (error.code().name, error.details(), trailers.get("x-reason"),
+                                                         trailers.get("x-data-bin", b"").hex()))
+
+
 def client(proxy_port, target, mode, count):
     kind, _, where = target.partition(":")
-    options = [("grpc.enable_retries", 0)]
-    if kind == "direct":
+    options = [("grpc.enable_retries", 0)] + SIZES
+    if kind == "tls":
+        channel = grpc.secure_channel(where, grpc.ssl_channel_credentials(), options=options)
+    elif kind == "direct":
         options.append(("grpc.default_authority", where))
         os.environ.pop("grpc_proxy", None)
         channel = grpc.insecure_channel("127.0.0.1:%d" % proxy_port, options=options)
@@ -101,7 +201,7 @@ def client(proxy_port, target, mode, count):
             print(reply.decode())
             print("trailer x-order=%s" % dict(call.trailing_metadata()).get("x-order"))
         elif mode == "stream":
-            for reply in channel.unary_stream("/test.Orders/Watch")(b"w", metadata=metadata, timeout=10):
+            for reply in channel.unary_stream("/test.Orders/Watch")(b"3", metadata=metadata, timeout=10):
                 print(reply.decode())
         elif mode == "missing":
             channel.unary_unary("/test.Orders/Missing")(b"x", metadata=metadata, timeout=10)
@@ -116,6 +216,8 @@ def client(proxy_port, target, mode, count):
                 print("no error")
             except grpc.RpcError as error:
                 print("error %s after %.1f" % (error.code().name, time.monotonic() - started))
+        elif mode == "suite":
+            suite(channel, metadata)
         elif mode == "many":
             call = channel.unary_unary("/test.Orders/Get")
             peers, failures, lock = set(), [], threading.Lock()
@@ -143,6 +245,6 @@ def client(proxy_port, target, mode, count):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        server(*sys.argv[2:4])
+        server(sys.argv[2:])
     else:
         client(int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5]) if len(sys.argv) > 5 else 200)
