@@ -23,6 +23,8 @@
 #   make trace-check  build release, then the OTLP receiver down, slow (3 s) and answering 503: request
 #               p50 within 1.2x tracing off + 2 ms, spans dropped and counted, RSS < 64 MiB; export
 #               resumes within 10 s once the receiver is back (~10 s)
+#   make bench-grpc  build release, then grpcio unary calls/s direct and through the sidecar (h2c
+#               route) at concurrency 1 and 20, with the sidecar's CPU per call (~25 s)
 #   make bench-metrics  what per-request metrics cost: worker-local counters vs swift-metrics +
 #               swift-prometheus (a separate package under Benchmarks/metrics-cost)
 SWIFT   ?= swift
@@ -59,7 +61,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench bench-peers bench-metrics docker-check clean
+.PHONY: deps h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -179,6 +181,9 @@ trace-check: release otel-venv
 # The same with callgrind's instructions per request and 5 s of c50 per form.
 bench-intercept: release
 	Benchmarks/intercept.sh
+
+bench-grpc: release peers-venv
+	Benchmarks/grpc-calls.sh
 
 # DPoP's cost against the same route with a bearer token: instructions per request, the
 # signature's share, c50 requests/s and CPU per request (fails below 0.5x of bearer).
