@@ -25,7 +25,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// (a reset queued earlier would overtake the answer's DATA).
     private var resetWhenSent: Set<Int32> = []
     /// Pipes whose response or input changed since the last turn.
-    private var touched: [HTTP2StreamPipe] = []
+    private let touched = TouchedPipes<HTTP2StreamPipe>()
     /// Runs a turn after the callbacks that touched pipes.
     private let turnTimer: Timer
     private var turnScheduled = false
@@ -54,21 +54,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
     // MARK: - the app's connection
 
     func connectionDidRead(_ connection: any ByteStream) {
-        let input = client.input
-        while !input.isEmpty && !closed {
-            let events: [HTTP2Event]
-            do {
-                events = try input.withContiguousPrefix(64 * 1024) { bytes throws(HTTP2CodecError) in
-                    try codec.receive(bytes)
-                }
-            } catch {
-                input.drain(input.count)
-                context.logger.debug("HTTP/2 connection failed", metadata: ["error": "\(error)"])
-                fail()
-                return
-            }
-            input.drain(min(input.count, 64 * 1024))
-            handle(events)
+        do {
+            try HTTP2CodecIO.receive(client.input, codec: codec, while: { !closed }, handle: handle)
+        } catch {
+            context.logger.debug("HTTP/2 connection failed", metadata: ["error": "\(error)"])
+            fail()
+            return
         }
         turn()
     }
@@ -275,15 +266,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         turnScheduled = false
         guard !closed else { return }
         // Each pass may touch more pipes (a delivery makes a session write): bounded passes.
-        for _ in 0..<8 where !touched.isEmpty {
-            let pipes = touched
-            touched.removeAll(keepingCapacity: true)
-            var seen = Set<ObjectIdentifier>()
-            for pipe in pipes where seen.insert(ObjectIdentifier(pipe)).inserted {
-                service(pipe)
-            }
-            flushCodec()
-        }
+        touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()
         if !resetWhenSent.isEmpty {
             for id in resetWhenSent where !codec.isSendingBody(stream: id) {
@@ -351,11 +334,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
     static let outputLimit = 256 * 1024
 
     private func flushCodec() {
-        let room = Self.outputLimit - client.output.count
-        guard room > 0 else { return }
         do {
-            let events = try codec.send(limit: room) { bytes in client.output.append(bytes) }
-            handle(events)
+            handle(try HTTP2CodecIO.send(codec, into: client.output, limit: Self.outputLimit))
         } catch {
             fail()
         }

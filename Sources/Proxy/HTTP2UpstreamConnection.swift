@@ -28,7 +28,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// being dialled, or their head is not complete).
     private var bound: [HTTP2UpstreamStream] = []
     /// Pipes to look at in the next turn.
-    private var touched: [HTTP2UpstreamStream] = []
+    private let touched = TouchedPipes<HTTP2UpstreamStream>()
     private let turnTimer: Timer
     private var turnScheduled = false
     /// The peer sent `GOAWAY`: no new stream starts here.
@@ -100,7 +100,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         stream.startReading()
         let waiting = bound
         for pipe in waiting { pipe.connectionReady() }
-        touched += waiting
+        for pipe in waiting { touched.append(pipe) }
         turn()
     }
 
@@ -160,20 +160,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     // MARK: - the socket
 
     func connectionDidRead(_ connection: any ByteStream) {
-        let input = connection.input
-        while !input.isEmpty && !isClosed {
-            let events: [HTTP2Event]
-            do {
-                events = try input.withContiguousPrefix(64 * 1024) { bytes throws(HTTP2CodecError) in
-                    try codec.receive(bytes)
-                }
-            } catch {
-                input.drain(input.count)
-                fail(.socketError(errno: EPROTO))
-                return
-            }
-            input.drain(min(input.count, 64 * 1024))
-            handle(events)
+        do {
+            try HTTP2CodecIO.receive(connection.input, codec: codec, while: { !isClosed }, handle: handle)
+        } catch {
+            fail(.socketError(errno: EPROTO))
+            return
         }
         turn()
     }
@@ -232,15 +223,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private func turn() {
         turnScheduled = false
         guard !isClosed, socket != nil else { return }
-        for _ in 0..<8 where !touched.isEmpty {
-            let pipes = touched
-            touched.removeAll(keepingCapacity: true)
-            var seen = Set<ObjectIdentifier>()
-            for pipe in pipes where seen.insert(ObjectIdentifier(pipe)).inserted {
-                service(pipe)
-            }
-            flushCodec()
-        }
+        touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()
         // Request bodies waiting for room in their stream's send queue go on.
         for (_, pipe) in streams where pipe.hasRequestBytes && pipe.hasSendRoom(codec) {
@@ -281,11 +264,8 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     private func flushCodec() {
         guard let socket else { return }
-        let room = Self.outputLimit - socket.output.count
-        guard room > 0 else { return }
         do {
-            let events = try codec.send(limit: room) { bytes in socket.output.append(bytes) }
-            handle(events)
+            handle(try HTTP2CodecIO.send(codec, into: socket.output, limit: Self.outputLimit))
         } catch {
             fail(.socketError(errno: EPROTO))
         }

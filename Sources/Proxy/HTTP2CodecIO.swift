@@ -1,0 +1,66 @@
+import EventLoop
+import HTTP2
+
+/// How the proxy's HTTP/2 connections — an app's (``HTTP2ServerSession``) and an upstream's
+/// (``HTTP2UpstreamConnection``) — move bytes between their socket and their ``HTTP2Codec``.
+enum HTTP2CodecIO {
+    /// Bytes decoded per call: a large read is decoded in pieces, each piece's events handled
+    /// before the next is decoded.
+    static let receiveChunk = 64 * 1024
+
+    /// Decodes what `input` holds, handing each piece's events to `handle`, while `open()` says
+    /// the connection still is. A protocol error drops the rest of the input and throws (the
+    /// codec has queued its `GOAWAY`).
+    static func receive(_ input: EventBuffer, codec: HTTP2Codec, while open: () -> Bool,
+                        handle: ([HTTP2Event]) -> Void) throws(HTTP2CodecError) {
+        while !input.isEmpty && open() {
+            let events: [HTTP2Event]
+            do {
+                events = try input.withContiguousPrefix(receiveChunk) { bytes throws(HTTP2CodecError) in
+                    try codec.receive(bytes)
+                }
+            } catch {
+                input.drain(input.count)
+                throw error
+            }
+            input.drain(min(input.count, receiveChunk))
+            handle(events)
+        }
+    }
+
+    /// Moves the codec's frames into `output` while it holds less than `limit` bytes (frames
+    /// beyond wait in the codec, and the streams behind them in their own buffers); returns the
+    /// events sending led to.
+    static func send(_ codec: HTTP2Codec, into output: EventBuffer, limit: Int) throws(HTTP2CodecError) -> [HTTP2Event] {
+        let room = limit - output.count
+        guard room > 0 else { return [] }
+        return try codec.send(limit: room) { bytes in output.append(bytes) }
+    }
+}
+
+/// The pipes of an HTTP/2 connection whose state changed since the connection last looked at
+/// them: a turn looks at each once per pass, and since looking at one may touch others (a
+/// delivery makes a session write), passes repeat, boundedly.
+final class TouchedPipes<Pipe: AnyObject> {
+    private var pipes: [Pipe] = []
+
+    /// Whether none waits to be looked at.
+    var isEmpty: Bool { pipes.isEmpty }
+
+    /// `pipe` changed.
+    func append(_ pipe: Pipe) { pipes.append(pipe) }
+
+    /// Looks at each touched pipe once (`look`), then runs `afterPass`; again while pipes were
+    /// touched meanwhile, at most `passes` times (the rest wait for the next turn).
+    func drain(passes: Int, look: (Pipe) -> Void, afterPass: () -> Void) {
+        for _ in 0..<passes where !pipes.isEmpty {
+            let batch = pipes
+            pipes.removeAll(keepingCapacity: true)
+            var seen = Set<ObjectIdentifier>()
+            for pipe in batch where seen.insert(ObjectIdentifier(pipe)).inserted {
+                look(pipe)
+            }
+            afterPass()
+        }
+    }
+}
