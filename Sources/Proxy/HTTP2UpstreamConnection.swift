@@ -206,7 +206,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 // Streams above its last one are closed by the codec (REFUSED_STREAM), and
                 // their exchanges retried elsewhere; the rest finish here.
                 goingAway = true
-                if code == .noError { upstreams.learn(requestLimit: Int(last + 1) / 2, key: target.poolKey) }
+                if code == .noError { upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey) }
             case .headTooLarge(let id):
                 codec.reset(stream: id, .protocolError)
                 streams.removeValue(forKey: id)?.streamFailed(.protocolError)

@@ -55,6 +55,8 @@ final class HTTP2UpstreamStream: ByteStream {
     private var writeTimeout: Duration?
     private let readTimer: Timer
     private let writeTimer: Timer
+    /// Runs ``look()`` from the loop.
+    private let lookTimer: Timer
 
     init(target: UpstreamTarget, upstreams: HTTP2Upstreams) {
         self.target = target
@@ -63,8 +65,10 @@ final class HTTP2UpstreamStream: ByteStream {
         translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
         readTimer = Timer(on: upstreams.loop) {}
         writeTimer = Timer(on: upstreams.loop) {}
+        lookTimer = Timer(on: upstreams.loop) {}
         readTimer.action = { [unowned self] in timedOut() }
         writeTimer.action = { [unowned self] in timedOut() }
+        lookTimer.action = { [unowned self] in look() }
     }
 
     /// Connects: binds to a connection with room; ``ConnectionDelegate/connectionDidConnect(_:)``
@@ -89,13 +93,21 @@ final class HTTP2UpstreamStream: ByteStream {
         guard !isConnected, !closed else { return }
         isConnected = true
         // From the loop: the pool's caller is still setting up when open() returns.
-        let announce = Timer(on: loop) {}
-        announce.action = { [self] in
-            _ = announce
-            guard !closed else { return }
+        announcing = true
+        lookTimer.schedule(after: .zero)
+    }
+
+    /// The connect is yet to be announced (from the loop).
+    private var announcing = false
+
+    /// Announces the connect, and binds a pipe that has request bytes and no connection.
+    private func look() {
+        guard !closed else { return }
+        if announcing {
+            announcing = false
             delegate?.connectionDidConnect(self)
         }
-        announce.schedule(after: .zero)
+        if connection == nil && !outputBuffer.buffer.isEmpty { bindIfNeeded() }
     }
 
     // MARK: - ByteStream
@@ -103,12 +115,11 @@ final class HTTP2UpstreamStream: ByteStream {
     /// The translated response.
     var input: EventBuffer { inputBuffer.buffer }
 
-    /// The session's request: asking for it binds the pipe (between requests) and has its
-    /// connection look at it.
+    /// The session's request: asking for it has its connection look at it, or (between
+    /// requests) has the pipe bind to one once bytes are there (not on a mere look at its count).
     var output: EventBuffer {
         if !closed {
-            bindIfNeeded()
-            connection?.touch(self)
+            if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
         }
         return outputBuffer.buffer
     }
@@ -177,6 +188,7 @@ final class HTTP2UpstreamStream: ByteStream {
         delegate = nil
         readTimer.cancel()
         writeTimer.cancel()
+        lookTimer.cancel()
         if let connection {
             if responseComplete && translator.phase == .done {
                 connection.release(self, stream: translator.stream)

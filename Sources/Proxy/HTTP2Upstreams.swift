@@ -72,10 +72,12 @@ final class HTTP2Upstreams {
     func requestLimit(key: String) -> Int? { requestLimits[key] }
 
     /// An upstream ended a connection to `key` with `GOAWAY` (`NO_ERROR`) after `requests`.
+    /// The largest seen is kept: a server shutting down early (a redeploy) must not make every
+    /// later connection short.
     func learn(requestLimit requests: Int, key: String) {
         guard requests > 0 else { return }
         if requestLimits[key] == nil && requestLimits.count >= 1024 { requestLimits.removeAll() }
-        requestLimits[key] = requests
+        requestLimits[key] = max(requestLimits[key] ?? 0, requests)
     }
 
     /// How many connections (open or opening) go to `key`.
