@@ -109,4 +109,44 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(Set(h2.waitForLogLines(3).map { $0.split(separator: " ")[0] }).count, 1, "\(h2.logLines())")
         XCTAssertEqual(Set(http1.waitForLogLines(3).map { $0.split(separator: " ")[0] }).count, 1, "\(http1.logLines())")
     }
+
+    /// A proxy to the misbehaving HTTP/2 upstream (Fixtures/h2_raw_server.py) in `mode`.
+    private func misbehaving(_ mode: String) throws -> (FixtureProcess, ProxyHarness) {
+        let server = try FixtureProcess(script: "ProxyTests/Fixtures/h2_raw_server.py", arguments: [mode])
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(server.port)", tls: "upstreamProtocol: h2c"))
+        return (server, proxy)
+    }
+
+    func testAGracefulShutdownNoticeMovesRequestsToANewConnection() throws {
+        // GOAWAY with the largest stream id (2^31-1) after each connection's first answer.
+        let (server, proxy) = try misbehaving("graceful")
+        for n in 1...5 {
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/g"])
+            XCTAssertEqual(result.out, "ok \(n)\n", result.err)
+        }
+        _ = server
+    }
+
+    func testAnUpstreamThatResetsOrRefusesEveryStreamFailsOnlyThoseRequests() throws {
+        let (resetting, resetProxy) = try misbehaving("reset")
+        let reset = try Curl.run(["-x", "http://127.0.0.1:\(resetProxy.port)", "-D", "-", "http://api.test/r"])
+        XCTAssertTrue(reset.out.hasPrefix("HTTP/1.1 502"), reset.out)
+        XCTAssertTrue(reset.out.contains("Proxy-Status: token-sidecar; error="), reset.out)
+        let (refusing, refuseProxy) = try misbehaving("refuse")
+        let refused = try Curl.run(["-x", "http://127.0.0.1:\(refuseProxy.port)", "-D", "-", "http://api.test/r"])
+        XCTAssertTrue(refused.out.hasPrefix("HTTP/1.1 502"), refused.out)
+        XCTAssertTrue(refused.out.contains("refused the request's stream 4 times"), refused.out)
+        // The sidecar goes on serving: another request gets the same, not a hang.
+        XCTAssertTrue(try Curl.run(["-x", "http://127.0.0.1:\(refuseProxy.port)", "-D", "-", "http://api.test/r"]).out.hasPrefix("HTTP/1.1 502"))
+        _ = (resetting, refusing)
+    }
+
+    func testAResponseCutShortByTheUpstreamIsCutShortForTheApp() throws {
+        let (server, proxy) = try misbehaving("truncate")
+        let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/t"])
+        // curl: 200, 10 of 100 bytes, and "transfer closed with outstanding read data" (18).
+        XCTAssertEqual(result.status, 18, result.err)
+        XCTAssertEqual(result.out, "200 10")
+        _ = server
+    }
 }

@@ -1,0 +1,103 @@
+"""An HTTP/2 upstream (h2c, prior knowledge) that misbehaves on purpose, made of raw frames.
+
+    h2_raw_server.py MODE
+        Listens on 127.0.0.1 (an ephemeral port), prints "PORT <n>", serves connections one
+        thread each until killed. Every request (HEADERS, with or without a body) is answered as
+        MODE says; requests and frames are not validated beyond what the modes need.
+
+    MODE
+        graceful   answers 200 "ok <n>" (n counts requests over all connections); after each
+                   connection's first answer sends GOAWAY(last = 2^31-1, NO_ERROR), the
+                   graceful-shutdown notice, then keeps serving.
+        reset      resets every stream with INTERNAL_ERROR (processed, then failed).
+        refuse     resets every stream with REFUSED_STREAM (not processed).
+        truncate   answers 200 with content-length 100, sends 10 bytes, then closes the socket.
+
+Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
+"""
+import socket, struct, sys, threading
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+counter = [0]
+lock = threading.Lock()
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def literal(name, value):
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def read_exact(conn, n):
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def serve(conn, mode):
+    try:
+        read_exact(conn, len(PREFACE))
+        conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
+        answered = 0
+        while True:
+            head = read_exact(conn, 9)
+            length = struct.unpack(">I", b"\0" + head[:3])[0]
+            kind, flags = head[3], head[4]
+            stream = struct.unpack(">I", head[5:9])[0] & 0x7FFFFFFF
+            read_exact(conn, length)
+            if kind == 4 and not flags & 1:
+                conn.sendall(frame(4, 1, 0))  # ACK their SETTINGS
+                continue
+            if kind == 6 and not flags & 1:
+                continue
+            # A request ends with END_STREAM, on its HEADERS or on its last DATA.
+            if kind not in (0, 1) or not flags & 1:
+                continue
+            if mode == "reset":
+                conn.sendall(frame(3, 0, stream, struct.pack(">I", 2)))
+            elif mode == "refuse":
+                conn.sendall(frame(3, 0, stream, struct.pack(">I", 7)))
+            elif mode == "truncate":
+                block = literal(b":status", b"200") + literal(b"content-length", b"100")
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10))
+                conn.close()
+                return
+            else:
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d\n" % n
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                answered += 1
+                if answered == 1 and mode == "graceful":
+                    conn.sendall(frame(7, 0, 0, struct.pack(">II", 0x7FFFFFFF, 0)))
+    except (EOFError, OSError):
+        pass
+    finally:
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+def main():
+    mode = sys.argv[1]
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print("PORT %d" % listener.getsockname()[1], flush=True)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=serve, args=(conn, mode), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
