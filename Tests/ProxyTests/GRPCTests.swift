@@ -136,16 +136,23 @@ final class GRPCTests: XCTestCase {
         // grpcio as a TLS client through https_proxy, trusting the sidecar's CA as C-core reads
         // it (GRPC_DEFAULT_SSL_ROOTS_FILE_PATH); the route is auto to a TLS grpcio server, which a
         // gRPC call reaches over HTTP/2 only.
+        // The server takes only the token server's tokens (exactly one per call).
         let ca = try TestCA()
+        let tokens = try TokenServer()
         let tlsServer = try FixtureProcess(script: "ProxyTests/Fixtures/grpc_peer.py",
-                                           arguments: ["server", "--tls", ca.localhostCert, ca.localhostKey, "--dir", "{dir}"],
+                                           arguments: ["server", "--tls", ca.localhostCert, ca.localhostKey, "--dir", "{dir}",
+                                                       "--gate", "tok-", "{dir}/revoked"],
                                            python: PeersPython.path)
         let sidecarCA = directory.appendingPathComponent("sidecar-ca.crt").path
         proxy = try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
             intercept: {caCertFile: \(sidecarCA)}
             credentials:
-              orders: {type: static, token: "abc"}
+              orders:
+                type: oauth2
+                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+                clientId: "client-1"
+                secret: "s3cret"
             routes:
               - host: "orders.test:443"
                 intercept: true
@@ -160,7 +167,7 @@ final class GRPCTests: XCTestCase {
                                      timeout: 120)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(result.out.split(separator: "\n").map(String.init), [
-            "unary auth=Bearer abc",
+            "unary auth=Bearer tok-1",
             "stream 1000 last=update 999",
             "upload messages=1000 bytes=5000",
             "chat 100 ok=True",

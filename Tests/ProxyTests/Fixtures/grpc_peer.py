@@ -2,8 +2,9 @@
 
     grpc_peer.py server [--gate ACCEPT_PREFIX REVOKED_FILE] [--tls CERT KEY] [--dir DIR]
         A gRPC server on 127.0.0.1, plaintext (h2c) or with --tls; prints "PORT <n>". With --gate,
-        an interceptor fails every call UNAUTHENTICATED (trailers-only) unless its authorization
-        is "Bearer <ACCEPT_PREFIX>…" and not a token listed in REVOKED_FILE (re-read per call).
+        an interceptor fails every call UNAUTHENTICATED (trailers-only) unless it has exactly one
+        authorization, "Bearer <ACCEPT_PREFIX>…", not a token listed in REVOKED_FILE (re-read
+        per call).
         With --dir, calls the client abandoned leave a file there (slow-cancelled, watch-cancelled).
         Methods of test.Orders:
         Get (unary): answers "auth=<authorization metadata> peer=<connection's peer>", and
@@ -41,7 +42,9 @@ class Gate(grpc.ServerInterceptor):
         self.prefix, self.revoked_file = prefix, revoked_file
 
     def intercept_service(self, continuation, details):
-        auth = dict(details.invocation_metadata).get("authorization", "")
+        # Exactly one authorization: an app's own beside the injected one is refused too.
+        values = [value for key, value in details.invocation_metadata if key == "authorization"]
+        auth = values[0] if len(values) == 1 else ""
         try:
             with open(self.revoked_file) as f:
                 revoked = set(line.strip() for line in f if line.strip())
