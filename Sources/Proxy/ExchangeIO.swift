@@ -26,7 +26,12 @@ final class ExchangeIO {
     /// certificate, the upstream becomes the one made with the certificate this token is bound to.
     var token: AccessToken? {
         didSet {
-            if let bound = decision.certificateBound { boundTarget = bound.target(for: token?.binding?.certificate) }
+            if let bound = decision.certificateBound {
+                let made = bound.target(for: token?.binding?.certificate)
+                // A decision that requires HTTP/2 (a gRPC call to an `auto` route) requires it of
+                // the certificate's target too.
+                boundTarget = decision.target.http == .h2 && made.http == .negotiated ? made.asHTTP2 : made
+            }
         }
     }
     /// Where the request goes: the routed target, or the one bound to the token's certificate.

@@ -17,7 +17,10 @@ import HTTP2
 final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate {
     let target: UpstreamTarget
     private unowned let upstreams: HTTP2Upstreams
-    private let codec = HTTP2Codec(role: .client)
+    /// The connection's receive window covers every stream's (each stream's is its own bound:
+    /// 256 KiB), so that apps that stop reading hold only their own streams, not the others.
+    private let codec = HTTP2Codec(role: .client,
+                                   settings: HTTP2Settings(streamWindow: 256 * 1024, connectionWindow: maxStreams * 256 * 1024))
     /// The socket once dialled and handed over.
     private var socket: (any ByteStream)?
     /// The pool's connection while it dials.
@@ -36,7 +39,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private(set) var isClosed = false
 
     /// Most streams opened at once on one connection, whatever the peer allows.
-    static let maxStreams = 256
+    static let maxStreams = 128
+    /// Stream ids past this one are not used: the connection takes no new stream (RFC 9113
+    /// §5.1.1 ends them at 2^31-1), and another opens.
+    static let lastStreamID: Int32 = 0x7FFF_0000
     /// What may wait in the socket's output: frames beyond it stay in the codec.
     static let outputLimit = 256 * 1024
 
@@ -137,17 +143,20 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// `pipe` is done with `stream` before its response ended (its session closed): the stream
     /// is cancelled.
     func cancel(_ pipe: HTTP2UpstreamStream, stream: Int32) {
-        bound.removeAll { $0 === pipe }
-        guard stream > 0, streams[stream] === pipe else { return }
-        streams[stream] = nil
-        codec.reset(stream: stream, .cancel)
-        scheduleTurn()
+        let open = stream > 0 && streams[stream] === pipe
+        detach(pipe, stream: stream)
+        if open { codec.reset(stream: stream, .cancel) }
     }
 
-    /// `pipe`'s exchange ended cleanly on `stream` (or never opened one): it leaves.
-    func release(_ pipe: HTTP2UpstreamStream, stream: Int32) {
+    /// `pipe` leaves `stream` (0: it never opened one): what it received and the session did
+    /// not take goes back to the connection's window (nghttp2 counts it for the connection
+    /// even once the stream is gone), and later frames of the stream are nobody's.
+    func detach(_ pipe: HTTP2UpstreamStream, stream: Int32) {
         bound.removeAll { $0 === pipe }
-        if stream > 0, streams[stream] === pipe { streams[stream] = nil }
+        if stream > 0 {
+            if streams[stream] === pipe { streams[stream] = nil }
+            codec.consumed(stream: stream, count: pipe.takeUnreported())
+        }
         scheduleTurn()
     }
 
@@ -192,26 +201,29 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 streams[id]?.receiveEnd(trailers: fields)
             case .end(let id):
                 streams[id]?.receiveEnd(trailers: nil)
-            case .reset(let id, let code):
-                streams.removeValue(forKey: id)?.streamFailed(code)
-            case .closed(let id, let code):
-                if let pipe = streams.removeValue(forKey: id) {
-                    if pipe.responseComplete {
-                        pipe.streamClosed()
-                    } else {
-                        pipe.streamFailed(code)
-                    }
+            case .reset(let id, let code), .closed(let id, let code):
+                // A reset after a complete response (RFC 9113 §8.1: a server that answered
+                // before the whole upload) ends the exchange as a close does.
+                guard let pipe = streams[id] else { continue }
+                if pipe.responseComplete {
+                    pipe.streamClosed()
+                } else {
+                    pipe.streamFailed(code)
                 }
             case .goAway(let last, let code):
                 // Streams above its last one are closed by the codec (REFUSED_STREAM), and
-                // their exchanges retried elsewhere; the rest finish here.
+                // their exchanges retried elsewhere; the rest finish here. A server that
+                // refused streams so (at its requests-per-connection limit, not an idle or
+                // shutdown notice) teaches that limit.
                 goingAway = true
-                if code == .noError { upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey) }
+                if code == .noError, streams.keys.contains(where: { $0 > last }) {
+                    upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey)
+                }
             case .headTooLarge(let id):
                 codec.reset(stream: id, .protocolError)
-                streams.removeValue(forKey: id)?.streamFailed(.protocolError)
+                streams[id]?.streamFailed(.protocolError)
             case .malformed(let id):
-                streams.removeValue(forKey: id)?.streamFailed(.protocolError)
+                streams[id]?.streamFailed(.protocolError)
             case .settings:
                 break
             }
@@ -230,7 +242,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             touched.append(pipe)
         }
         if !touched.isEmpty { scheduleTurn() }
-        if goingAway && streams.isEmpty && bound.isEmpty {
+        if streams.isEmpty && bound.isEmpty
+            && (goingAway || upstreams.requestLimit(key: target.poolKey).map { opened >= $0 } == true) {
+            // Nothing more will go over it: going away, or at the upstream's request limit.
             close(.endOfStream)
             return
         }
@@ -247,8 +261,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         do {
             try pipe.sendRequest(codec)
         } catch {
-            // The session wrote a request HTTP/2 cannot carry (or the codec refused it).
-            bound.removeAll { $0 === pipe }
+            // The session wrote a request HTTP/2 cannot carry (or the codec refused it): a
+            // stream it opened is reset, and the exchange fails.
+            if pipe.stream > 0 { codec.reset(stream: pipe.stream, .internalError) }
             pipe.streamFailed(.internalError)
             return
         }
@@ -256,10 +271,14 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             bound.removeAll { $0 === pipe }
             streams[pipe.stream] = pipe
             self.opened += 1
+            if pipe.stream >= Self.lastStreamID { goingAway = true }
         }
-        let consumed = pipe.takeConsumed()
-        if consumed > 0, pipe.stream > 0 { codec.consumed(stream: pipe.stream, count: consumed) }
+        guard pipe.connection === self else { return }
+        let id = pipe.stream
         pipe.deliver()
+        // After the delivery: what the session took in it reopens the windows now.
+        let consumed = pipe.takeConsumed()
+        if consumed > 0, id > 0 { codec.consumed(stream: id, count: consumed) }
     }
 
     private func flushCodec() {

@@ -30,6 +30,10 @@ final class HTTP2UpstreamStream: ByteStream {
     var stream: Int32 { connection == nil ? 0 : translator.stream }
     private(set) var isConnected = false
     private var closed = false
+    /// Its exchange's stream failed, or ended while the request was still going: nothing more
+    /// is sent (what the session writes is dropped, as a dead socket's would be), and the pool
+    /// sees it closed.
+    private var dead = false
     let isTLS = false
     let tlsSessionResumed = false
     var reportsCloseWhilePaused = false
@@ -78,12 +82,14 @@ final class HTTP2UpstreamStream: ByteStream {
     }
 
     private func bindIfNeeded() {
-        guard connection == nil, !closed else { return }
+        guard connection == nil, !closed, !dead else { return }
         let chosen = upstreams.connection(for: target)
         connection = chosen
         translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
         responseBody = .awaitingHead
         responseComplete = false
+        delivered = 0
+        reported = 0
         chosen.bind(self)
         if chosen.isReady && !isConnected { connectionReady() }
     }
@@ -107,7 +113,11 @@ final class HTTP2UpstreamStream: ByteStream {
             announcing = false
             delegate?.connectionDidConnect(self)
         }
-        if connection == nil && !outputBuffer.buffer.isEmpty { bindIfNeeded() }
+        if dead {
+            outputBuffer.buffer.drain(outputBuffer.buffer.count)
+        } else if connection == nil && !outputBuffer.buffer.isEmpty {
+            bindIfNeeded()
+        }
     }
 
     // MARK: - ByteStream
@@ -121,6 +131,7 @@ final class HTTP2UpstreamStream: ByteStream {
         if !closed {
             if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
         }
+        if dead { outputBuffer.buffer.drain(outputBuffer.buffer.count) }
         return outputBuffer.buffer
     }
 
@@ -190,19 +201,19 @@ final class HTTP2UpstreamStream: ByteStream {
         writeTimer.cancel()
         lookTimer.cancel()
         if let connection {
+            self.connection = nil
             if responseComplete && translator.phase == .done {
-                connection.release(self, stream: translator.stream)
+                connection.detach(self, stream: translator.stream)
             } else {
                 connection.cancel(self, stream: translator.stream)
             }
         }
-        connection = nil
     }
 
     func peekPeer() -> PeerActivity { seenPeerActivity }
 
     var seenPeerActivity: PeerActivity {
-        if closed { return .closed }
+        if closed || dead { return .closed }
         return inputBuffer.buffer.isEmpty ? .quiet : .data
     }
 
@@ -230,6 +241,14 @@ final class HTTP2UpstreamStream: ByteStream {
         try translator.translate(request, closed: false, codec: codec)
         if request.count != before { restartWriteTimer() }
         if request.isEmpty { delegate?.connectionDidDrain(self) }
+    }
+
+    /// Response body bytes delivered and never reported taken (the pipe leaves its stream: they
+    /// go back to the connection's window).
+    func takeUnreported() -> Int {
+        let left = delivered - reported
+        reported = delivered
+        return max(0, left)
     }
 
     /// Response body bytes the session took since the last call (framing included, roughly:
@@ -296,22 +315,47 @@ final class HTTP2UpstreamStream: ByteStream {
         if responseBody == .chunked {
             inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers ?? HTTPFields()))
         }
-        connection?.touch(self)
+        if translator.phase == .done {
+            // The exchange is over here: the pipe leaves the stream at once (its END_STREAM may
+            // still wait for the peer's window; that is the codec's), free for the next request.
+            leaveStream()
+        } else {
+            // Answered before the request ended: the rest is not sent, and the pipe is not
+            // reused (the session closes it, as an HTTP/1.1 connection in that state).
+            dead = true
+            connection?.touch(self)
+        }
     }
 
-    /// The stream closed after a complete response: the pipe waits for its next request,
-    /// bound to no connection.
+    /// The stream closed (or was reset) after a complete response.
     func streamClosed() {
+        if dead {
+            let current = connection
+            connection = nil
+            current?.detach(self, stream: translator.stream)
+            deliver()
+            return
+        }
+        leaveStream()
+    }
+
+    /// Leaves the stream of a complete exchange: bound to no connection, waiting for the next
+    /// request; what the session has not read yet is delivered.
+    private func leaveStream() {
         let current = connection
         connection = nil
-        current?.release(self, stream: 0)
+        current?.detach(self, stream: translator.stream)
         deliver()
     }
 
     /// The stream was reset (or refused) before its response ended: the session hears an end,
     /// a refusal (the request was not processed, and may go again elsewhere) as such.
     func streamFailed(_ code: HTTP2ErrorCode) {
+        let current = connection
         connection = nil
+        current?.detach(self, stream: translator.stream)
+        dead = true
+        readTimer.suspend()
         guard !closed, let delegate else { return }
         wasRefused = code == .refusedStream
         delegate.connection(self, didEnd: wasRefused ? .refused : .endOfStream)
@@ -324,8 +368,10 @@ final class HTTP2UpstreamStream: ByteStream {
     /// The connection ended or could not be made.
     func connectionEnded(_ reason: ConnectionEnd) {
         connection = nil
-        guard !closed, let delegate else { return }
         if responseComplete && translator.phase == .done { return }
+        dead = true
+        readTimer.suspend()
+        guard !closed, let delegate else { return }
         delegate.connection(self, didEnd: reason)
     }
 }

@@ -31,6 +31,19 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(Set(lines.map { $0.split(separator: " ")[0] }).count, 1, "\(lines)")
     }
 
+    func testManyResponsesOverOneConnectionGiveItsWindowBack() throws {
+        // 200 × 200 KiB (39 MiB) over one shared connection, whose window (32 MiB) is smaller:
+        // each response's bytes, once taken, reopen it, however they arrived.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-200k-\(UUID().uuidString)")
+        try Data(repeating: 0x61, count: 200 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let nginx = try Nginx(locations: "location /f { alias \(file.path); }", http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", tls: "upstreamProtocol: h2c"))
+        let statuses = try parallelGets(proxy, (1...200).map { _ in "/f" })
+        XCTAssertEqual(statuses, Array(repeating: "200", count: 200))
+        XCTAssertEqual(Set(nginx.waitForLogLines(200).map { $0.split(separator: " ")[0] }).count, 1)
+    }
+
     func testBodiesGoBothWaysWholeAndAHeadRequestHasNone() throws {
         let backend = try Backend()
         let nginx = try Nginx(locations: """
