@@ -11,7 +11,8 @@
                    graceful-shutdown notice, then keeps serving.
         reset      resets every stream with INTERNAL_ERROR (processed, then failed).
         refuse     resets every stream with REFUSED_STREAM (not processed).
-        truncate   answers 200 with content-length 100, sends 10 bytes, then closes the socket.
+        truncate   answers 200 with content-length 100, sends 10 bytes, then ends the connection
+                   (FIN, then reads until the sidecar closes).
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -66,6 +67,12 @@ def serve(conn, mode):
             elif mode == "truncate":
                 block = literal(b":status", b"200") + literal(b"content-length", b"100")
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10))
+                # A clean end (FIN after the bytes): closing with the sidecar's frames unread
+                # would reset the connection, and a reset may discard what was sent before it.
+                conn.shutdown(socket.SHUT_WR)
+                conn.settimeout(2)
+                while conn.recv(65536):
+                    pass
                 conn.close()
                 return
             else:
