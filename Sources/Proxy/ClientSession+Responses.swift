@@ -349,6 +349,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func finish(_ io: ExchangeIO, upstream disposal: UpstreamDisposal, keepClient: Bool) {
         disarm()
+        if isGRPCStream { reportTrailingRejection(io) }
         account(io, status: io.responseHead?.status ?? 0, error: nil)
         dispose(upstreamOf: io, disposal)
         current = nil
@@ -360,6 +361,17 @@ extension ClientSession: UpstreamConnectionOwner {
         client.startReading()
         awaitNextRequest()
         readRequests()
+    }
+
+    /// A gRPC call whose trailers said UNAUTHENTICATED after response messages: passed through
+    /// as it is (its messages are the app's already), but the token is reported rejected, so
+    /// the credential refetches as for a 401.
+    @inline(never)
+    func reportTrailingRejection(_ io: ExchangeIO) {
+        guard let pipe = io.upstream?.connection as? HTTP2UpstreamStream, pipe.takeUnauthenticatedTrailers(),
+              let credential = io.decision.credential, let token = io.token else { return }
+        context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
+        credential.rejected(token, on: context.loop, timeout: .zero, nil)
     }
 
     /// Gives the exchange's upstream connection back to the pool, or closes it, as decided.

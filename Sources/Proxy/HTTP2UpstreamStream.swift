@@ -51,6 +51,8 @@ final class HTTP2UpstreamStream: ByteStream {
     private var responseBody = ResponseBody.awaitingHead
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
+    /// The response's trailers said `grpc-status: 16` (UNAUTHENTICATED) after its messages.
+    private var unauthenticatedTrailers = false
     /// Response body bytes written into the input, and how many of them were reported taken.
     private var delivered = 0
     private var reported = 0
@@ -88,6 +90,7 @@ final class HTTP2UpstreamStream: ByteStream {
         translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
         responseBody = .awaitingHead
         responseComplete = false
+        unauthenticatedTrailers = false
         delivered = 0
         reported = 0
         chosen.bind(self)
@@ -312,6 +315,7 @@ final class HTTP2UpstreamStream: ByteStream {
     func receiveEnd(trailers: HTTPFields?) {
         guard !closed, !responseComplete else { return }
         responseComplete = true
+        unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
         if responseBody == .chunked {
             inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers ?? HTTPFields()))
         }
@@ -325,6 +329,12 @@ final class HTTP2UpstreamStream: ByteStream {
             dead = true
             connection?.touch(self)
         }
+    }
+
+    /// Whether the last response's trailers said UNAUTHENTICATED (asked once: it is cleared).
+    func takeUnauthenticatedTrailers() -> Bool {
+        defer { unauthenticatedTrailers = false }
+        return unauthenticatedTrailers
     }
 
     /// The stream closed (or was reset) after a complete response.

@@ -130,6 +130,13 @@ final class GRPCTests: XCTestCase {
         XCTAssertEqual(try client("direct:orders.test", "many", 20).first, "calls 20 failures 0 peers 1")
         XCTAssertEqual(tokens.requests().count, 2, "the first token, then exactly one refetch")
         XCTAssertEqual(proxy.metrics().upstreamUnauthorized["orders"].map { $0 > 0 }, true, "the rejections were counted")
+        // UNAUTHENTICATED in the trailers, after a message the app already has: passed through
+        // as it is, and the token refetched all the same; the next call has the new one.
+        XCTAssertEqual(try client("direct:orders.test", "expiring"), ["first", "error UNAUTHENTICATED token expired mid-call"])
+        let deadline = Date().addingTimeInterval(5)
+        while tokens.requests().count < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        XCTAssertEqual(tokens.requests().count, 3, "one refetch for the trailing UNAUTHENTICATED")
+        XCTAssertTrue(try client("direct:orders.test", "unary").first?.hasPrefix("auth=Bearer tok-3 ") == true)
     }
 
     func testEveryKindOfCallThroughHTTPSProxyToAnInterceptingRoute() throws {

@@ -17,6 +17,7 @@
         Custom (unary): fails FAILED_PRECONDITION "order 42 is closed: früh" with trailing
             metadata x-reason: closed and x-data-bin: 00 01 02.
         Slow (unary): sleeps 5 s, then answers (for deadlines).
+        Expiring (server streaming): one message "first", then UNAUTHENTICATED in the trailers.
 
     grpc_peer.py client PROXY_PORT TARGET MODE [COUNT]
         Calls the server through the sidecar. TARGET "direct:<authority>": the channel goes to the
@@ -24,7 +25,7 @@
         channel targets host:port with grpc_proxy set to the sidecar (CONNECT, then h2c).
         "tls:<host:port>": TLS to host:port through https_proxy (the environment's), trusting
         GRPC_DEFAULT_SSL_ROOTS_FILE_PATH.
-        MODE unary | stream | missing | upload | deadline | many (COUNT unary calls on one
+        MODE unary | stream | missing | upload | deadline | expiring | many (COUNT unary calls on one
         channel, printing how many distinct peers the server saw) | suite (every kind of call
         at size: 1,000 messages each way, 100 round trips, 8 MiB each way, a deadline, a cancel,
         a custom status). Prints one line per result.
@@ -113,6 +114,10 @@ def server(args):
         context.set_trailing_metadata((("x-reason", "closed"), ("x-data-bin", b"\x00\x01\x02")))
         context.abort(grpc.StatusCode.FAILED_PRECONDITION, "order 42 is closed: früh")
 
+    def expiring(request, context):
+        yield b"first"
+        context.abort(grpc.StatusCode.UNAUTHENTICATED, "token expired mid-call")
+
     def slow(request, context):
         for _ in range(50):
             if not context.is_active():
@@ -128,6 +133,7 @@ def server(args):
         "Upload": grpc.stream_unary_rpc_method_handler(upload),
         "Slow": grpc.unary_unary_rpc_method_handler(slow),
         "Chat": grpc.stream_stream_rpc_method_handler(chat),
+        "Expiring": grpc.unary_stream_rpc_method_handler(expiring),
         "Big": grpc.unary_unary_rpc_method_handler(big),
         "Custom": grpc.unary_unary_rpc_method_handler(custom),
     }
@@ -219,6 +225,12 @@ def client(proxy_port, target, mode, count):
                 print("no error")
             except grpc.RpcError as error:
                 print("error %s after %.1f" % (error.code().name, time.monotonic() - started))
+        elif mode == "expiring":
+            try:
+                for reply in channel.unary_stream("/test.Orders/Expiring")(b"x", metadata=metadata, timeout=10):
+                    print(reply.decode())
+            except grpc.RpcError as error:
+                print("error %s %s" % (error.code().name, error.details()))
         elif mode == "suite":
             suite(channel, metadata)
         elif mode == "many":
