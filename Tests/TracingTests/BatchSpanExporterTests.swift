@@ -103,6 +103,8 @@ final class BatchSpanExporterTests: XCTestCase {
         XCTAssertEqual(second["kind"] as? String, "SPAN_KIND_CLIENT")
         XCTAssertEqual((second["status"] as? [String: Any])?["code"] as? String, "STATUS_CODE_ERROR")
         XCTAssertEqual((second["status"] as? [String: Any])?["message"] as? String, "invalid_client")
+        // The receiver logs the request once it has answered (its spans before): wait for the line.
+        XCTAssertTrue(eventually { !fixture.jsonLines("requests.jsonl").isEmpty })
         let request = try XCTUnwrap(fixture.jsonLines("requests.jsonl").first)
         XCTAssertEqual(request["content_encoding"] as? String, "gzip")
         XCTAssertEqual(request["content_type"] as? String, "application/x-protobuf")
@@ -119,6 +121,7 @@ final class BatchSpanExporterTests: XCTestCase {
         exporter.submit(SpanRecord(context: SpanContext(traceID: ids.traceID(), spanID: ids.spanID(), sampled: true), parentSpanID: nil,
                                    name: "GET", kind: .server, startNanos: 1, endNanos: 2))
         XCTAssertEqual(spans(fixture, count: 1).count, 1)
+        XCTAssertTrue(eventually { !fixture.jsonLines("requests.jsonl").isEmpty })
         XCTAssertNil(fixture.jsonLines("requests.jsonl").first?["content_encoding"] as? String)
         exporter.stop()
     }
