@@ -45,8 +45,7 @@ final class HTTP2StreamPipe: ByteStream {
     /// The app ended its side or reset the stream.
     private(set) var peerEnded = false
     /// Request bytes written into ``input`` so far, and how many of them the session took.
-    private var delivered = 0
-    private var reportedConsumed = 0
+    private var credit = StreamWindowCredit()
     /// The last look stopped because the stream's send queue was full (its session's response
     /// waits for the app to read).
     var waitingForRoom = false
@@ -192,7 +191,7 @@ final class HTTP2StreamPipe: ByteStream {
         if chunked { inputBuffer.buffer.append(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
         inputBuffer.buffer.append(bytes)
         if chunked { inputBuffer.buffer.append("\r\n") }
-        delivered += bytes.count
+        credit.deliver(bytes.count)
         restartReadTimer()
         return true
     }
@@ -212,21 +211,11 @@ final class HTTP2StreamPipe: ByteStream {
 
     /// App bytes delivered and never reported as taken (the stream is closing: they go back
     /// to the connection's window).
-    func takeUnreported() -> Int {
-        let left = delivered - reportedConsumed
-        reportedConsumed = delivered
-        return max(0, left)
-    }
+    func takeUnreported() -> Int { credit.takeUnreported() }
 
     /// App bytes the session took since the last call (framing bytes excluded, approximately:
     /// what is left in the input is counted as app bytes first).
-    func takeConsumed() -> Int {
-        let taken = max(0, delivered - inputBuffer.buffer.count)
-        let new = taken - reportedConsumed
-        guard new > 0 else { return 0 }
-        reportedConsumed = taken
-        return new
-    }
+    func takeConsumed() -> Int { credit.takeConsumed(left: inputBuffer.buffer.count) }
 
     /// Tells the session what arrived: bytes (while it reads), or the stream's reset.
     func deliver() {

@@ -54,8 +54,7 @@ final class HTTP2UpstreamStream: ByteStream {
     /// The response's trailers said `grpc-status: 16` (UNAUTHENTICATED) after its messages.
     private var unauthenticatedTrailers = false
     /// Response body bytes written into the input, and how many of them were reported taken.
-    private var delivered = 0
-    private var reported = 0
+    private var credit = StreamWindowCredit()
 
     private var readTimeout: Duration?
     private var writeTimeout: Duration?
@@ -91,8 +90,7 @@ final class HTTP2UpstreamStream: ByteStream {
         responseBody = .awaitingHead
         responseComplete = false
         unauthenticatedTrailers = false
-        delivered = 0
-        reported = 0
+        credit = StreamWindowCredit()
         chosen.bind(self)
         if chosen.isReady && !isConnected { connectionReady() }
     }
@@ -222,7 +220,7 @@ final class HTTP2UpstreamStream: ByteStream {
 
     /// The session took response bytes: the stream's window may reopen.
     func widenReceiveWindow(taken: Int) {
-        if delivered > reported { connection?.touch(self) }
+        if credit.owes { connection?.touch(self) }
     }
 
     // MARK: - for the connection
@@ -248,21 +246,11 @@ final class HTTP2UpstreamStream: ByteStream {
 
     /// Response body bytes delivered and never reported taken (the pipe leaves its stream: they
     /// go back to the connection's window).
-    func takeUnreported() -> Int {
-        let left = delivered - reported
-        reported = delivered
-        return max(0, left)
-    }
+    func takeUnreported() -> Int { credit.takeUnreported() }
 
     /// Response body bytes the session took since the last call (framing included, roughly:
     /// what is left in the input counts as body first).
-    func takeConsumed() -> Int {
-        let taken = max(0, delivered - inputBuffer.buffer.count)
-        let new = taken - reported
-        guard new > 0 else { return 0 }
-        reported = taken
-        return new
-    }
+    func takeConsumed() -> Int { credit.takeConsumed(left: inputBuffer.buffer.count) }
 
     /// Tells the session that response bytes arrived (while it reads).
     func deliver() {
@@ -306,7 +294,7 @@ final class HTTP2UpstreamStream: ByteStream {
         } else {
             inputBuffer.buffer.append(bytes)
         }
-        delivered += bytes.count
+        credit.deliver(bytes.count)
         connection?.touch(self)
     }
 

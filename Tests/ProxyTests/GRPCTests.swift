@@ -47,6 +47,16 @@ final class GRPCTests: XCTestCase {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
+    /// The keys of an oauth2 credential `orders` fetching from `tokens`, indented under it.
+    private static func oauth2(_ tokens: TokenServer) -> String {
+        """
+                type: oauth2
+                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
+                clientId: "client-1"
+                secret: "s3cret"
+        """
+    }
+
     /// Runs the grpcio client: `target` is `direct:<authority>` or `proxy:<host:port>`.
     private func client(_ target: String, _ mode: String, _ count: Int? = nil) throws -> [String] {
         let script = FixtureProcess.testsDirectory.appendingPathComponent("ProxyTests/Fixtures/grpc_peer.py").path
@@ -115,10 +125,7 @@ final class GRPCTests: XCTestCase {
             listen: "127.0.0.1:0"
             credentials:
               orders:
-                type: oauth2
-                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
-                clientId: "client-1"
-                secret: "s3cret"
+            \(Self.oauth2(tokens))
             routes:
               - host: "orders.test"
                 upstream: "http://127.0.0.1:\(gated.port)"
@@ -156,10 +163,7 @@ final class GRPCTests: XCTestCase {
             intercept: {caCertFile: \(sidecarCA)}
             credentials:
               orders:
-                type: oauth2
-                tokenUrl: "http://127.0.0.1:\(tokens.port)/oauth/token"
-                clientId: "client-1"
-                secret: "s3cret"
+            \(Self.oauth2(tokens))
             routes:
               - host: "orders.test:443"
                 intercept: true
