@@ -34,7 +34,13 @@ enum HTTP2Callbacks {
             case NGHTTP2_HEADERS.rawValue:
                 codec.finishHead(stream: header.stream_id, endStream: endStream)
             case NGHTTP2_DATA.rawValue:
-                if endStream { codec.events.append(.end(stream: header.stream_id)) }
+                if endStream {
+                    codec.events.append(.end(stream: header.stream_id))
+                } else if header.length == 0 {
+                    codec.events.append(.emptyData(stream: header.stream_id))
+                }
+            case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                codec.events.append(.ping)
             case NGHTTP2_RST_STREAM.rawValue:
                 codec.explainedResets.insert(header.stream_id)
                 codec.events.append(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
@@ -54,15 +60,31 @@ enum HTTP2Callbacks {
             owner(user).events.append(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
             return 0
         }
-        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, error, user in
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { session, frame, error, user in
             guard let frame, let user else { return 0 }
             // A malformed message (RFC 9113 §8.1.1) that nghttp2 refuses with a stream reset: told
             // as it is read, before any later stream of the same bytes, so that a budget on them
             // holds exactly. Connection errors end the session on their own.
+            // Other stream errors are ones the peer provoked; a stream beyond the concurrency
+            // limit is refused.
             let stream = frame.pointee.hd.stream_id
-            if stream != 0, error == NGHTTP2_ERR_HTTP_HEADER.rawValue || error == NGHTTP2_ERR_HTTP_MESSAGING.rawValue {
-                owner(user).events.append(.malformed(stream: stream))
-                owner(user).explainedResets.insert(stream)
+            guard stream != 0 else { return 0 }
+            let codec = owner(user)
+            // Explained for its close, if it is open (a frame on a closed stream closes nothing:
+            // remembering it would grow the set for nothing). Told once per stream.
+            let isOpen = nghttp2_session_find_stream(session, stream) != nil
+            if isOpen {
+                guard codec.explainedResets.insert(stream).inserted else { return 0 }
+            }
+            switch error {
+            case NGHTTP2_ERR_HTTP_HEADER.rawValue, NGHTTP2_ERR_HTTP_MESSAGING.rawValue:
+                codec.events.append(.malformed(stream: stream))
+            case NGHTTP2_ERR_REFUSED_STREAM.rawValue:
+                codec.events.append(.refusedStream(stream: stream))
+            default:
+                // A frame for a stream that is not open is a connection error (or ignored):
+                // nothing of a stream is reset.
+                if isOpen { codec.events.append(.provokedReset(stream: stream)) }
             }
             return 0
         }

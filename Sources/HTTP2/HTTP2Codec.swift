@@ -258,9 +258,13 @@ public final class HTTP2Codec {
     /// `stream` closed.
     func streamClosed(_ stream: Int32, code: UInt32) {
         // A content-length that disagrees with the DATA is refused without an invalid-frame
-        // callback: told here, unless the reset is already explained.
-        if explainedResets.remove(stream) == nil, code == HTTP2ErrorCode.protocolError.rawValue {
-            events.append(.malformed(stream: stream))
+        // callback, and so are frames on a stream that has ended (`STREAM_CLOSED`) or beyond its
+        // window: told here, unless the reset is already explained (by the peer, the consumer
+        // or the invalid-frame callback).
+        // (`REFUSED_STREAM` is this side's own choice: the streams above a GOAWAY's last one.)
+        if explainedResets.remove(stream) == nil, code != HTTP2ErrorCode.noError.rawValue,
+           code != HTTP2ErrorCode.refusedStream.rawValue {
+            events.append(code == HTTP2ErrorCode.protocolError.rawValue ? .malformed(stream: stream) : .provokedReset(stream: stream))
         }
         building[stream] = nil
         headerBudget[stream] = nil
@@ -270,6 +274,13 @@ public final class HTTP2Codec {
     }
 
     // MARK: - helpers
+
+    /// A `GOAWAY` frame, for a connection whose session failed before it could queue one.
+    public static func goAwayFrame(lastStream: Int32, _ code: HTTP2ErrorCode) -> [UInt8] {
+        func word(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)] }
+        // Length 8, type GOAWAY (7), no flags, stream 0; then the last stream and the code.
+        return [0, 0, 8, 7, 0, 0, 0, 0, 0] + word(UInt32(max(lastStream, 0))) + word(code.rawValue)
+    }
 
     static func error(_ code: Int32) -> HTTP2CodecError {
         HTTP2CodecError(code: code, message: String(cString: nghttp2_strerror(code)))

@@ -12,6 +12,13 @@ public struct HTTP2CodecError: Error, Equatable, Sendable, CustomStringConvertib
         self.message = message
     }
 
+    /// The peer kept sending frames that must be answered (`PING`, `SETTINGS`) while not
+    /// reading the answers: nghttp2 stopped at its queue limit.
+    public var isFlood: Bool { code == -904 }  // NGHTTP2_ERR_FLOODED
+    /// A header block went on over more `CONTINUATION` frames than
+    /// ``HTTP2Settings/maxContinuations`` (the CONTINUATION flood).
+    public var isContinuationFlood: Bool { code == -905 }  // NGHTTP2_ERR_TOO_MANY_CONTINUATIONS
+
     /// "HTTP/2: " and nghttp2's text.
     public var description: String { "HTTP/2: \(message)" }
 }

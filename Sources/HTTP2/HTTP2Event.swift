@@ -16,6 +16,17 @@ public enum HTTP2Event: Equatable, Sendable {
     /// HTTP/2 forbids, pseudo-headers wrong, `content-length` against the DATA): the codec resets
     /// the stream with `PROTOCOL_ERROR` and nothing of it is delivered.
     case malformed(stream: Int32)
+    /// The codec reset a stream because of a frame the peer sent on it (a zero `WINDOW_UPDATE`,
+    /// `DATA` after its end, a window overrun…): a stream error the peer provoked (what
+    /// MadeYouReset, CVE-2025-8671, uses to make a server reset streams whose work goes on).
+    case provokedReset(stream: Int32)
+    /// The codec refused a stream the peer opened beyond ``HTTP2Settings/maxConcurrentStreams``.
+    case refusedStream(stream: Int32)
+    /// An empty `DATA` frame that does not end its stream (nothing a peer needs to send; the
+    /// empty-frames flood, CVE-2019-9518, sends them by the million).
+    case emptyData(stream: Int32)
+    /// A `PING` that asks for an answer (the codec answers it).
+    case ping
     /// The trailer section of a stream.
     case trailers(stream: Int32, HTTPFields)
     /// The peer ended its side of the stream (`END_STREAM`): nothing more comes on it.

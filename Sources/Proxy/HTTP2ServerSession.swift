@@ -21,6 +21,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private let codec = HTTP2Codec(role: .server)
     /// Open streams and the sessions serving them.
     private var streams: [Int32: (pipe: HTTP2StreamPipe, session: ClientSession)] = [:]
+    /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
+    /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
+    /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
+    private var pendingStarts: [Int32] = []
+    /// Streams whose sessions have not started (pending, or doomed before they started).
+    private var notStarted: Set<Int32> = []
+    /// What this connection may still do wrong before it is told to calm down.
+    private var abuse = HTTP2AbuseGuard()
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
     /// (a reset queued earlier would overtake the answer's DATA).
     private var resetWhenSent: Set<Int32> = []
@@ -57,11 +65,21 @@ final class HTTP2ServerSession: ConnectionDelegate {
         do {
             try HTTP2CodecIO.receive(client.input, codec: codec, while: { !closed }, handle: handle)
         } catch {
-            context.logger.debug("HTTP/2 connection failed", metadata: ["error": "\(error)"])
-            fail()
+            fail(error)
             return
         }
+        startPending()
         turn()
+    }
+
+    /// Starts the sessions of the streams opened by the bytes just decoded and still open.
+    private func startPending() {
+        guard !pendingStarts.isEmpty else { return }
+        let ids = pendingStarts
+        pendingStarts.removeAll(keepingCapacity: true)
+        for id in ids where !closed && notStarted.remove(id) != nil {
+            streams[id]?.session.start()
+        }
     }
 
     func connectionDidDrain(_ connection: any ByteStream) {
@@ -98,15 +116,29 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 pipe.peerDidEnd()
                 mark(pipe)
             case .reset(let id, _):
-                streams[id]?.pipe.peerDidEnd()
-                streams[id]?.pipe.deliverEnd()
+                guard let pipe = streams[id]?.pipe else { continue }
+                // Reset before its response began: what Rapid Reset does, by the thousand.
+                if pipe.responseTranslator.phase == .head { refuse(.rapidReset, stream: id) }
+                pipe.peerDidEnd()
+                pipe.deliverEnd()
             case .malformed(let id):
-                countRefusal(id)
+                refuse(.malformed, stream: id)
+            case .provokedReset(let id):
+                // The codec resets it: if its session has not started, it never will.
+                pendingStarts.removeAll { $0 == id }
+                refuse(.provokedReset, stream: id)
+            case .refusedStream(let id):
+                refuse(.concurrentStreams, stream: id)
+            case .emptyData(let id):
+                refuse(.emptyFrames, stream: id)
+            case .ping, .settings:
+                refuse(.controlFrames, stream: nil)
             case .closed(let id, _):
                 streamClosed(id)
             case .headTooLarge(let id):
+                refuse(.headerList, stream: id)
                 answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
-            case .goAway, .settings:
+            case .goAway:
                 break
             }
         }
@@ -130,7 +162,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
             codec.reset(stream: id, .protocolError)
-            countRefusal(id)
+            refuse(.malformed, stream: id)
+            return
+        }
+        if context.http2Streams >= Self.workerStreamLimit {
+            // The worker serves as many streams as it takes: this one is refused unprocessed
+            // (the app may send it again), so apps that never read hold a bounded share.
+            codec.reset(stream: id, .refusedStream)
+            refuse(.workerStreams, stream: id)
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",
@@ -138,8 +177,16 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
                                     grpc: Self.isGRPC(head))
         streams[id] = (pipe, session)
-        session.start()
+        context.http2Streams += 1
+        pendingStarts.append(id)
+        notStarted.insert(id)
     }
+
+    /// Most streams one worker serves at once, over all its apps' connections (each connection
+    /// takes at most ``HTTP2Settings/maxConcurrentStreams``): beyond, streams are refused with
+    /// `REFUSED_STREAM`. 50 connections × 100 streams that never read would otherwise each hold
+    /// a session, its buffers and an upstream request.
+    static let workerStreamLimit = 1024
 
     /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
     /// tunnel's route; a request for another host there is answered 421 by its session); nil
@@ -200,29 +247,42 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
     }
 
-    /// Streams this connection's app sent that were refused as malformed, and how many it may.
-    /// Each one costs this side a reset, and nghttp2 counts only the resets an app sends, not
-    /// those it provokes (MadeYouReset, CVE-2025-8671): past the budget the app is told
-    /// `ENHANCE_YOUR_CALM` and takes no new stream, not even one read in the same bytes; the
-    /// ones open finish.
-    private var refusals = 0
-    static let refusalBudget = 100
-    /// The GOAWAY's last stream once the budget is spent: streams above it are refused.
+    /// The GOAWAY's last stream once a budget is spent: streams above it are refused, even one
+    /// read in the same bytes.
     private var calmAfter: Int32?
 
-    /// Counts the malformed stream `id` against the budget.
-    private func countRefusal(_ id: Int32) {
-        refusals += 1
-        guard refusals == Self.refusalBudget + 1 else { return }
-        context.logger.warning("an HTTP/2 app sent too many malformed streams; its connection takes no new ones (GOAWAY ENHANCE_YOUR_CALM)",
-                               metadata: ["refused": "\(refusals)"])
-        calmAfter = id
-        codec.goAway(.enhanceYourCalm, lastStream: id)
+    /// Counts `reason` (on `stream`, if it is about one) against the connection's budgets:
+    /// counted in `token_sidecar_http2_refused_total`, the first logged, and past a budget the app
+    /// is told `ENHANCE_YOUR_CALM` and takes no new stream; the ones open finish.
+    private func refuse(_ reason: HTTP2Refusal, stream: Int32?) {
+        let action = abuse.record(reason, now: Timer.monotonicNow())
+        guard action != .pass else { return }
+        context.metrics.http2Refused[reason.rawValue, default: 0] += 1
+        switch action {
+        case .pass, .count:
+            break
+        case .countAndLog:
+            context.logger.warning("an HTTP/2 app's connection was refused something (logged once per connection)",
+                                   metadata: ["reason": "\(reason.rawValue)"])
+        case .calm:
+            context.logger.warning("an HTTP/2 app went past a limit; its connection takes no new streams (GOAWAY ENHANCE_YOUR_CALM)",
+                                   metadata: ["reason": "\(reason.rawValue)"])
+            let last = min(stream ?? codec.lastPeerStream, codec.lastPeerStream)
+            calmAfter = last
+            codec.goAway(.enhanceYourCalm, lastStream: last)
+        }
     }
 
     private func streamClosed(_ id: Int32) {
         resetWhenSent.remove(id)
         guard let entry = streams.removeValue(forKey: id) else { return }
+        context.http2Streams -= 1
+        if notStarted.remove(id) != nil {
+            // Reset in the bytes that opened it: its session never starts.
+            pendingStarts.removeAll { $0 == id }
+            codec.consumed(stream: id, count: entry.pipe.takeUnreported())
+            return
+        }
         // What the app sent that the session never took goes back to the connection's window.
         codec.consumed(stream: id, count: entry.pipe.takeUnreported())
         // The app reset the stream (or the codec refused it) before the session finished.
@@ -344,8 +404,18 @@ final class HTTP2ServerSession: ConnectionDelegate {
     // MARK: - ends
 
     /// A protocol error: what the codec queued (its GOAWAY) goes out, then the connection closes.
-    private func fail() {
+    /// For a flood (answers piling up unread, or endless CONTINUATION frames) nghttp2 queues no
+    /// GOAWAY: one saying `ENHANCE_YOUR_CALM` goes out after what it queued.
+    private func fail(_ error: HTTP2CodecError? = nil) {
+        if let error {
+            context.logger.debug("HTTP/2 connection failed", metadata: ["error": "\(error)"])
+            let reason: HTTP2Refusal = error.isFlood ? .outboundFlood : error.isContinuationFlood ? .continuationFlood : .protocolError
+            refuse(reason, stream: nil)
+        }
         _ = try? codec.send { bytes in client.output.append(bytes) }
+        if let error, error.isFlood || error.isContinuationFlood {
+            client.output.append(HTTP2Codec.goAwayFrame(lastStream: codec.lastPeerStream, .enhanceYourCalm))
+        }
         close()
     }
 
@@ -370,8 +440,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     private func abortStreams() {
         let open = streams
+        let unstarted = notStarted
         streams.removeAll()
-        for (_, entry) in open { abandon(entry) }
+        pendingStarts.removeAll()
+        notStarted.removeAll()
+        context.http2Streams -= open.count
+        for (id, entry) in open where !unstarted.contains(id) { abandon(entry) }
     }
 
     /// Sends GOAWAY for a drain: the open streams finish, no new one starts.

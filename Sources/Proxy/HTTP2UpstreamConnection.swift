@@ -224,7 +224,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 streams[id]?.streamFailed(.protocolError)
             case .malformed(let id):
                 streams[id]?.streamFailed(.protocolError)
-            case .settings:
+            case .settings, .provokedReset, .refusedStream, .emptyData, .ping:
+                // A provoked reset closes its stream, and the close fails its exchange; the
+                // rest are a client's concern only where it serves apps.
                 break
             }
         }

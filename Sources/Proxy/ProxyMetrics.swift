@@ -79,6 +79,8 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var interceptHandshakeFailures: [InterceptFailureKey: Int] = [:]
     /// Leaf certificates minted for intercepted hosts (process-wide).
     public var interceptCertificatesMinted = 0
+    /// What HTTP/2 apps sent that the proxy refused, by reason (``HTTP2Refusal``).
+    public var http2Refused: [String: UInt64] = [:]
 
     /// Empty counters.
     public init() {}
@@ -100,5 +102,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         drainedResponses += other.drainedResponses
         upgradedConnections.merge(other.upgradedConnections, uniquingKeysWith: +)
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
+        http2Refused.merge(other.http2Refused, uniquingKeysWith: +)
     }
 }

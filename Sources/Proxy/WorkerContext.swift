@@ -65,6 +65,8 @@ final class WorkerContext {
     private(set) var tunnels: [ObjectIdentifier: Tunnel] = [:]
     /// Apps' HTTP/2 connections (each serves its streams with sessions of its own).
     private var http2Sessions: [ObjectIdentifier: HTTP2ServerSession] = [:]
+    /// Streams those connections serve now (``HTTP2ServerSession/workerStreamLimit``).
+    var http2Streams = 0
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?

@@ -57,6 +57,9 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_drained_responses_total",
                                  help: "Responses whose client left with at most 1 MiB to come, read to their end and dropped to keep the backend connection.",
                                  [MetricSample(value: Double(proxy.drainedResponses))]))
+        families.append(.counter("token_sidecar_http2_refused_total",
+                                 help: "What HTTP/2 apps sent that the proxy refused (a stream reset or refused, a 431, or a connection told to calm down or ended), by reason.",
+                                 samples(proxy.http2Refused, label: "reason")))
         families.append(.counter("token_sidecar_upgraded_connections_total",
                                  help: "Connections that switched protocols after a 101 (WebSocket), by route.",
                                  samples(proxy.upgradedConnections, label: "route")))

@@ -230,7 +230,69 @@ final class HTTP2CodecTests: XCTestCase {
         var frames = RawFrames.preface()
         frames += RawFrames.headers(stream: 1, endStream: true, endHeaders: false, fields: [(":method", "GET")])
         for _ in 0..<20 { frames += RawFrames.continuation(stream: 1, endHeaders: false, fields: [("x-a", "b")]) }
-        XCTAssertThrowsError(try frames.withUnsafeBytes { try server.receive($0) })
+        XCTAssertThrowsError(try frames.withUnsafeBytes { try server.receive($0) }) { error in
+            XCTAssertTrue((error as? HTTP2CodecError)?.isContinuationFlood == true, "\(error)")
+        }
+    }
+
+    func testResetsAPeerProvokesAreToldAsProvoked() throws {
+        // MadeYouReset (CVE-2025-8671): valid requests, each followed by a frame that makes the
+        // server reset the stream (a WINDOW_UPDATE past 2^31-1: FLOW_CONTROL_ERROR).
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface()
+        for stream in [1, 3] as [Int32] {
+            frames += RawFrames.headers(stream: stream, endStream: true, fields: RawFrames.getRequest)
+            frames += RawFrames.windowUpdate(stream: stream, increment: 0x7fff_ffff)
+        }
+        var events = try frames.withUnsafeBytes { try server.receive($0) }
+        var sent: [UInt8] = []
+        events += try server.send { sent += $0 }
+        XCTAssertEqual(events.filter { if case .provokedReset = $0 { true } else { false } },
+                       [.provokedReset(stream: 1), .provokedReset(stream: 3)], "\(events)")
+        XCTAssertEqual(try RawFrames.resets(in: sent).map(\.0), [1, 3])
+        XCTAssertTrue(server.isActive, "stream errors: the connection goes on")
+        // A zero WINDOW_UPDATE or DATA after END_STREAM: nghttp2 1.52 ends the connection (GOAWAY).
+        let other = HTTP2Codec(role: .server)
+        frames = RawFrames.preface() + RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest)
+            + RawFrames.windowUpdate(stream: 1, increment: 0)
+        events = (try? frames.withUnsafeBytes { try other.receive($0) }) ?? []
+        sent = []
+        _ = try? other.send { sent += $0 }
+        XCTAssertEqual(RawFrames.goAways(in: sent).map(\.1), [HTTP2ErrorCode.protocolError.rawValue])
+        XCTAssertFalse(other.isActive)
+    }
+
+    func testEmptyDataAndPingsAreTold() throws {
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface()
+        frames += RawFrames.headers(stream: 1, endStream: false, fields: [(":method", "POST"), (":scheme", "http"), (":authority", "a.test"), (":path", "/")])
+        frames += RawFrames.data(stream: 1, endStream: false, [])
+        frames += RawFrames.data(stream: 1, endStream: false, [])
+        frames += RawFrames.ping()
+        frames += RawFrames.data(stream: 1, endStream: true, [])
+        let events = try frames.withUnsafeBytes { try server.receive($0) }
+        XCTAssertEqual(events.filter { if case .emptyData = $0 { true } else if case .ping = $0 { true } else { false } },
+                       [.emptyData(stream: 1), .emptyData(stream: 1), .ping], "an empty DATA that ends its stream is not one")
+        XCTAssertTrue(events.contains(.end(stream: 1)))
+    }
+
+    func testPingsNeverReadAreAFloodThatEndsTheConnection() throws {
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface()
+        for _ in 0..<2000 { frames += RawFrames.ping() }
+        // Nothing is sent meanwhile (the peer does not read): nghttp2 stops at its queue limit.
+        XCTAssertThrowsError(try frames.withUnsafeBytes { try server.receive($0) }) { error in
+            XCTAssertTrue((error as? HTTP2CodecError)?.isFlood == true, "\(error)")
+        }
+    }
+
+    func testAGoAwayFrameMadeByHandIsOneAPeerReads() throws {
+        let frame = HTTP2Codec.goAwayFrame(lastStream: 201, .enhanceYourCalm)
+        XCTAssertTrue(RawFrames.goAways(in: frame).elementsEqual([(Int32(201), HTTP2ErrorCode.enhanceYourCalm.rawValue)], by: ==))
+        let client = HTTP2Codec(role: .client)
+        _ = try output(of: client)
+        let events = try (RawFrames.settings() + frame).withUnsafeBytes { try client.receive($0) }
+        XCTAssertTrue(events.contains(.goAway(lastStream: 201, .enhanceYourCalm)), "\(events)")
     }
 
     func testDataForAResetStreamStillReopensTheConnectionWindow() throws {

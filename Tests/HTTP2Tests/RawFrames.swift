@@ -9,6 +9,9 @@ enum RawFrames {
         Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
     }
 
+    /// An empty SETTINGS frame (a server's first frame).
+    static func settings() -> [UInt8] { frame(type: 4, flags: 0, stream: 0, []) }
+
     /// A SETTINGS acknowledgement.
     static func settingsAck() -> [UInt8] { frame(type: 4, flags: 1, stream: 0, []) }
 
@@ -28,6 +31,14 @@ enum RawFrames {
     }
 
     /// The (stream, error code) of every RST_STREAM frame in `bytes` (frames from a server: no preface).
+    /// A `WINDOW_UPDATE` of `increment` on `stream`.
+    static func windowUpdate(stream: Int32, increment: UInt32) -> [UInt8] {
+        frame(type: 8, flags: 0, stream: stream, [UInt8(increment >> 24), UInt8(increment >> 16 & 0xff), UInt8(increment >> 8 & 0xff), UInt8(increment & 0xff)])
+    }
+
+    /// A `PING` (not an answer) with 8 bytes of `byte`.
+    static func ping(_ byte: UInt8 = 1) -> [UInt8] { frame(type: 6, flags: 0, stream: 0, Array(repeating: byte, count: 8)) }
+
     static func resets(in bytes: [UInt8]) throws -> [(Int32, UInt32)] {
         frames(in: bytes).filter { $0.type == 3 && $0.payload.count == 4 }.map { ($0.stream, word($0.payload, at: 0)) }
     }

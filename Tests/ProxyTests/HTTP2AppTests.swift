@@ -260,6 +260,55 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(nginx.logLines(), [])
     }
 
+    func testRapidResetIsToldToCalmDownAndNoResetStreamReachesTheUpstream() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try rawClient(proxy, "api.test", "rapidreset", "/rr")
+        XCTAssertEqual(result.status, 0, result.err)
+        // 1,000 streams opened and cancelled at once: past 200, GOAWAY ENHANCE_YOUR_CALM (11).
+        XCTAssertTrue(result.out.hasPrefix("rapidreset goaway 11 last "), result.out)
+        let last = Int(result.out.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        XCTAssertGreaterThan(last, 400, "not before the budget (200 streams) was spent: \(result.out)")
+        XCTAssertLessThan(last, 1999, "before the attack's end: \(result.out)")
+        // Each stream was reset in the bytes that opened it: none started, none went upstream.
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [])
+        XCTAssertEqual(proxy.metrics().http2Refused, ["rapid_reset": 1])
+        // The proxy still serves others.
+        let after = try Curl.run(["--http2-prior-knowledge", "-H", "Host: api.test", "http://127.0.0.1:\(proxy.port)/after"])
+        XCTAssertEqual(after.out, "auth=Bearer abc host=127.0.0.1\n")
+    }
+
+    func testStreamsAnAppMakesTheProxyResetNeverStartAndPastABudgetTheAppIsCalmed() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try rawClient(proxy, "api.test", "provoke", "/p")
+        XCTAssertEqual(result.status, 0, result.err)
+        // MadeYouReset: 150 valid GETs, each made to be reset (its window overflowed). Each reset
+        // is counted; the 101st brings GOAWAY ENHANCE_YOUR_CALM naming it.
+        XCTAssertTrue(result.out.contains(" goaway 11 last 201"), result.out)
+        let resets = Int(result.out.split(separator: " ")[2]) ?? 0
+        XCTAssertGreaterThanOrEqual(resets, 101, result.out)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [], "a stream reset in the bytes that opened it never went upstream")
+        XCTAssertEqual(proxy.metrics().http2Refused["provoked_reset"], UInt64(resets))
+    }
+
+    func testEmptyDataFramesAndPingFloodsEndTheirConnection() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let empty = try rawClient(proxy, "api.test", "emptyframes", "/e")
+        XCTAssertEqual(empty.out, "emptyframes goaway 11\n", empty.err)
+        // 20,000 PINGs never read: nghttp2's queue of answers fills, the connection ends.
+        let started = Date()
+        let flood = try rawClient(proxy, "api.test", "pingflood")
+        XCTAssertTrue(flood.out.hasSuffix(" closed\n"), flood.out + flood.err)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 8, "the proxy ended it (a lingering close is 2 s)")
+        let refused = proxy.metrics().http2Refused
+        XCTAssertEqual(refused["empty_frames"], 1, "\(refused)")
+        XCTAssertEqual(refused["outbound_flood"], 1, "\(refused)")
+    }
+
     func testAStreamWhoseAppNeverOpensItsWindowTimesOutAndFreesItsUpstream() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-noread-\(UUID().uuidString)")
         try Data(repeating: 0x6e, count: 1024 * 1024).write(to: file)

