@@ -11,8 +11,10 @@
 
 # ---- build stage ----------------------------------------------------------------
 FROM swift:6.3-bookworm AS builder
+COPY scripts/check-nghttp2.sh /usr/local/bin/check-nghttp2
 RUN apt-get update \
  && apt-get install -y libevent-dev libssl-dev libnghttp2-dev zlib1g-dev pkg-config \
+ && check-nghttp2 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # Test targets are declared in Package.swift, so their directories must exist too.
@@ -43,6 +45,9 @@ RUN apt-get update \
       zlib1g \
 # runtime-packages-end
  && rm -rf /var/lib/apt/lists/*
+# nghttp2's newest security update (scripts/check-nghttp2.sh says which and why).
+COPY --from=builder /usr/local/bin/check-nghttp2 /usr/local/bin/check-nghttp2
+RUN check-nghttp2 && rm /usr/local/bin/check-nghttp2
 
 RUN groupadd --system --gid 10001 sidecar \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
