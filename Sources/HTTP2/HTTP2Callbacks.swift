@@ -50,6 +50,8 @@ enum HTTP2Callbacks {
             case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
                 let streams = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
                 codec.events.append(.settings(maxConcurrentStreams: Int(streams)))
+            case NGHTTP2_SETTINGS.rawValue:
+                codec.events.append(.settingsAcknowledged)
             default:
                 break
             }

@@ -27,6 +27,8 @@ public enum HTTP2Event: Equatable, Sendable {
     case emptyData(stream: Int32)
     /// A `PING` that asks for an answer (the codec answers it).
     case ping
+    /// The peer acknowledged this side's `SETTINGS` (RFC 9113 §6.5.3).
+    case settingsAcknowledged
     /// The trailer section of a stream.
     case trailers(stream: Int32, HTTPFields)
     /// The peer ended its side of the stream (`END_STREAM`): nothing more comes on it.

@@ -138,7 +138,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             case .headTooLarge(let id):
                 refuse(.headerList, stream: id)
                 answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
-            case .goAway:
+            case .goAway, .settingsAcknowledged:
                 break
             }
         }

@@ -34,8 +34,13 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private let touched = TouchedPipes<HTTP2UpstreamStream>()
     private let turnTimer: Timer
     private var turnScheduled = false
-    /// The peer sent `GOAWAY`: no new stream starts here.
+    /// The peer sent `GOAWAY` (or never acknowledged the `SETTINGS`): no new stream starts here.
     private(set) var goingAway = false
+    /// Runs out if the upstream does not acknowledge this side's `SETTINGS` in time (RFC 9113
+    /// §6.5.3): an upstream that does not is broken or hostile, and until it does it may hold
+    /// this side to defaults it never agreed to (windows, push). The streams open finish; no new
+    /// one starts here, and the connection closes with `SETTINGS_TIMEOUT` once they are done.
+    private var settingsTimer: Timer?
     private(set) var isClosed = false
 
     /// Most streams opened at once on one connection, whatever the peer allows.
@@ -101,6 +106,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// Goes on over `stream`, connected (and, over TLS, agreed on `h2`).
     func start(_ stream: any ByteStream) {
         socket = stream
+        let timer = Timer(on: upstreams.loop) {}
+        timer.action = { [unowned self] in settingsTimedOut() }
+        timer.schedule(after: upstreams.settingsTimeout)
+        settingsTimer = timer
         stream.delegate = self
         stream.setTimeouts(read: nil, write: nil)
         stream.startReading()
@@ -224,6 +233,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 streams[id]?.streamFailed(.protocolError)
             case .malformed(let id):
                 streams[id]?.streamFailed(.protocolError)
+            case .settingsAcknowledged:
+                settingsTimer?.cancel()
+                settingsTimer = nil
             case .settings, .provokedReset, .refusedStream, .emptyData, .ping:
                 // A provoked reset closes its stream, and the close fails its exchange; the
                 // rest are a client's concern only where it serves apps.
@@ -244,6 +256,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             touched.append(pipe)
         }
         if !touched.isEmpty { scheduleTurn() }
+        // What went out of the streams' send queues restarts their write timeouts.
+        for (id, pipe) in streams where pipe.queuedInCodec > 0 {
+            pipe.countQueued(codec.bufferedBody(stream: id))
+        }
         if streams.isEmpty && bound.isEmpty
             && (goingAway || upstreams.requestLimit(key: target.poolKey).map { opened >= $0 } == true) {
             // Nothing more will go over it: going away, or at the upstream's request limit.
@@ -269,6 +285,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             pipe.streamFailed(.internalError)
             return
         }
+        if pipe.stream > 0 { pipe.countQueued(codec.bufferedBody(stream: pipe.stream)) }
         if opened == 0, pipe.stream > 0 {
             bound.removeAll { $0 === pipe }
             streams[pipe.stream] = pipe
@@ -294,6 +311,14 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     // MARK: - ends
 
+    private func settingsTimedOut() {
+        settingsTimer = nil
+        guard !isClosed else { return }
+        goingAway = true
+        codec.goAway(.settingsTimeout)
+        turn()
+    }
+
     /// A protocol error: the codec's GOAWAY goes out, the streams fail.
     private func fail(_ reason: ConnectionEnd) {
         if let socket { _ = try? codec.send { bytes in socket.output.append(bytes) } }
@@ -306,6 +331,8 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         guard !isClosed else { return }
         isClosed = true
         turnTimer.cancel()
+        settingsTimer?.cancel()
+        settingsTimer = nil
         upstreams.connectionClosed(self)
         dialing?.close()
         dialing = nil

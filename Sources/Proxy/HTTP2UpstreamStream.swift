@@ -168,7 +168,7 @@ final class HTTP2UpstreamStream: ByteStream {
     }
 
     private func restartWriteTimer() {
-        if let writeTimeout, !outputBuffer.buffer.isEmpty, !closed {
+        if let writeTimeout, !outputBuffer.buffer.isEmpty || queuedInCodec > 0, !closed {
             writeTimer.schedule(after: writeTimeout)
         } else {
             writeTimer.suspend()
@@ -227,6 +227,19 @@ final class HTTP2UpstreamStream: ByteStream {
 
     /// Whether request bytes wait to be sent.
     var hasRequestBytes: Bool { !outputBuffer.buffer.isEmpty }
+
+    /// Request body bytes waiting in the codec's send queue for the upstream's windows, as the
+    /// connection last counted them: they are not written yet, so the write timeout runs while
+    /// they wait (an upstream that holds its windows at zero would otherwise hold the request
+    /// until the response timeout), and restarts as they go.
+    private(set) var queuedInCodec = 0
+
+    /// The connection counted `count` bytes of this stream's body in the codec's send queue.
+    func countQueued(_ count: Int) {
+        let moved = count < queuedInCodec
+        queuedInCodec = count
+        if moved || count == 0 { restartWriteTimer() }
+    }
 
     /// Whether the stream's send queue has room for more request body.
     func hasSendRoom(_ codec: HTTP2Codec) -> Bool {

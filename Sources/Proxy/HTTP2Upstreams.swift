@@ -16,6 +16,9 @@ final class HTTP2Upstreams {
     private unowned let pool: UpstreamPool
     /// How long a connection with no stream stays open.
     var idleTimeout: Duration
+    /// How long a new connection's upstream may take to acknowledge its `SETTINGS` (the connect
+    /// timeout): past it, the connection takes no new stream (``HTTP2UpstreamConnection``).
+    var settingsTimeout: Duration
     private var connections: [String: [HTTP2UpstreamConnection]] = [:]
     /// Requests per connection after which an upstream said `GOAWAY`, by pool key (nginx's
     /// `keepalive_requests`, Envoy's `max_requests_per_connection`): later connections take
@@ -23,10 +26,11 @@ final class HTTP2Upstreams {
     /// than all being refused again by the next.
     private var requestLimits: [String: Int] = [:]
 
-    init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration) {
+    init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration, settingsTimeout: Duration) {
         self.pool = pool
         self.loop = loop
         self.idleTimeout = idleTimeout
+        self.settingsTimeout = settingsTimeout
     }
 
     /// A connection to `target` with room for one more stream: an open or opening one, or a

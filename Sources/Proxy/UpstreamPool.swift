@@ -61,7 +61,7 @@ final class UpstreamPool {
     /// an in-memory stream this way); `nil`: real sockets.
     var connector: ((UpstreamTarget) -> any ByteStream)?
     /// The HTTP/2 connections of `upstreamProtocol: h2`/`h2c` targets (made when first needed).
-    private(set) lazy var http2 = HTTP2Upstreams(pool: self, loop: loop, idleTimeout: idleTimeout)
+    private(set) lazy var http2 = HTTP2Upstreams(pool: self, loop: loop, idleTimeout: idleTimeout, settingsTimeout: connectTimeout)
     private var idleTimeout: Duration
 
     /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.

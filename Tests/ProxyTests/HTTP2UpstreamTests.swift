@@ -124,10 +124,59 @@ final class HTTP2UpstreamTests: XCTestCase {
     }
 
     /// A proxy to the misbehaving HTTP/2 upstream (Fixtures/h2_raw_server.py) in `mode`.
-    private func misbehaving(_ mode: String) throws -> (FixtureProcess, ProxyHarness) {
+    private func misbehaving(_ mode: String, timeouts: String? = nil) throws -> (FixtureProcess, ProxyHarness) {
         let server = try FixtureProcess(script: "ProxyTests/Fixtures/h2_raw_server.py", arguments: [mode])
-        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(server.port)", tls: "upstreamProtocol: h2c"))
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(server.port)", tls: "upstreamProtocol: h2c",
+                                                             timeouts: timeouts))
         return (server, proxy)
+    }
+
+    func testAnUpstreamThatNeverAcknowledgesSettingsGetsNoNewStreamOnThatConnection() throws {
+        // SETTINGS unacknowledged past the connect timeout (1 s here): the open streams finish,
+        // the next request goes over a new connection.
+        let (server, proxy) = try misbehaving("noack", timeouts: "{connect: 1s}")
+        let first = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/a"])
+        XCTAssertEqual(first.out, "ok 1 conn 1\n", first.err)
+        Thread.sleep(forTimeInterval: 1.5)
+        let second = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/b"])
+        XCTAssertEqual(second.out, "ok 2 conn 2\n", second.err)
+        _ = server
+    }
+
+    func testAnUpstreamThatHoldsEveryWindowAtZeroFailsOnlyTheUploadsItNeverTakes() throws {
+        let (server, proxy) = try misbehaving("zerowindow", timeouts: "{bodyIdle: 1s}")
+        let started = Date()
+        let upload = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-D", "-", "-o", "/dev/null", "--data-binary", "@-",
+                                   "http://api.test/up"], stdin: Data(repeating: 0x75, count: 100_000))
+        XCTAssertTrue(upload.out.hasPrefix("HTTP/1.1 504"), upload.out + upload.err)
+        XCTAssertTrue(upload.out.contains("Proxy-Status: token-sidecar; error="), upload.out)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 6, "ended by the body's idle timeout, not left hanging")
+        // A GET needs no window: it is answered, over the same connection.
+        let get = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/g"])
+        XCTAssertEqual(get.out, "ok 1 conn 1\n", get.err)
+        _ = server
+    }
+
+    func testResponseHeadersOverTheLimitsFailTheirRequestWith502() throws {
+        let (server, proxy) = try misbehaving("bigheaders")
+        for _ in 0..<2 {
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-D", "-", "http://api.test/h"])
+            XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 502"), result.out)
+            XCTAssertTrue(result.out.contains("Proxy-Status: token-sidecar; error="), result.out)
+        }
+        _ = server
+    }
+
+    func testAGoAwayMidResponseCutsThatResponseAndItsConnectionIsNotUsedAgain() throws {
+        let (server, proxy) = try misbehaving("goawaymid")
+        for _ in 0..<2 {
+            // Each on a new connection (a reused one would be closed: a 502 or a hang, not this).
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                                       "http://api.test/m"])
+            XCTAssertEqual(result.status, 18, result.err)
+            XCTAssertEqual(result.out, "200 10")
+        }
+        _ = server
     }
 
     func testAGracefulShutdownNoticeMovesRequestsToANewConnection() throws {

@@ -13,6 +13,13 @@
         refuse     resets every stream with REFUSED_STREAM (not processed).
         truncate   answers 200 with content-length 100, sends 10 bytes, then ends the connection
                    (FIN, then reads until the sidecar closes).
+        noack      answers 200 "ok <n> conn <c>" (c counts connections) but never acknowledges
+                   the sidecar's SETTINGS.
+        zerowindow advertises SETTINGS_INITIAL_WINDOW_SIZE 0 and never opens a window (no request
+                   body can come); answers each request that ends 200 "ok <n> conn <c>".
+        bigheaders answers with 150 header fields (over the sidecar's 100).
+        goawaymid  answers 200 with content-length 100, sends 10 bytes, then GOAWAY (last = the
+                   stream, NO_ERROR: "it will complete") and ends the connection.
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -20,6 +27,7 @@ import socket, struct, sys, threading
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 counter = [0]
+connections = [0]
 lock = threading.Lock()
 
 
@@ -41,10 +49,26 @@ def read_exact(conn, n):
     return data
 
 
+def finish(conn):
+    # A clean end (FIN after the bytes): closing with the sidecar's frames unread would reset
+    # the connection, and a reset may discard what was sent before it.
+    conn.shutdown(socket.SHUT_WR)
+    conn.settimeout(2)
+    while conn.recv(65536):
+        pass
+    conn.close()
+
+
 def serve(conn, mode):
+    with lock:
+        connections[0] += 1
+        number = connections[0]
     try:
         read_exact(conn, len(PREFACE))
-        conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
+        if mode == "zerowindow":
+            conn.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0)))  # SETTINGS_INITIAL_WINDOW_SIZE 0
+        else:
+            conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
         answered = 0
         while True:
             head = read_exact(conn, 9)
@@ -53,7 +77,8 @@ def serve(conn, mode):
             stream = struct.unpack(">I", head[5:9])[0] & 0x7FFFFFFF
             read_exact(conn, length)
             if kind == 4 and not flags & 1:
-                conn.sendall(frame(4, 1, 0))  # ACK their SETTINGS
+                if mode != "noack":
+                    conn.sendall(frame(4, 1, 0))  # ACK their SETTINGS
                 continue
             if kind == 6 and not flags & 1:
                 continue
@@ -67,19 +92,22 @@ def serve(conn, mode):
             elif mode == "truncate":
                 block = literal(b":status", b"200") + literal(b"content-length", b"100")
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10))
-                # A clean end (FIN after the bytes): closing with the sidecar's frames unread
-                # would reset the connection, and a reset may discard what was sent before it.
-                conn.shutdown(socket.SHUT_WR)
-                conn.settimeout(2)
-                while conn.recv(65536):
-                    pass
-                conn.close()
+                finish(conn)
                 return
+            elif mode == "goawaymid":
+                block = literal(b":status", b"200") + literal(b"content-length", b"100")
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10)
+                             + frame(7, 0, 0, struct.pack(">II", stream, 0)))
+                finish(conn)
+                return
+            elif mode == "bigheaders":
+                block = literal(b":status", b"200") + b"".join(literal(b"x-f%d" % i, b"v") for i in range(150))
+                conn.sendall(frame(1, 5, stream, block))
             else:
                 with lock:
                     counter[0] += 1
                     n = counter[0]
-                body = b"ok %d\n" % n
+                body = b"ok %d\n" % n if mode == "graceful" else b"ok %d conn %d\n" % (n, number)
                 block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
                 answered += 1
