@@ -15,7 +15,10 @@
 #               the chunked decoder and the HTTP/2 side (frames through the codec and the translation
 #               to HTTP/1.1), side by side for FUZZ_SECONDS (default 60); fails on any crash
 #   make abuse  build release, then slowloris, slow POST, slow read, 10,000 dropped connections and
-#               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min)
+#               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min); then the
+#               HTTP/2 attacks (rapid reset, CONTINUATION / PING / SETTINGS / reset / empty-frame
+#               floods, MadeYouReset, header limits, no-read) against it and, for comparison, nginx
+#               and HAProxy (Benchmarks/abuse/h2.sh, ~6.5 min)
 #   make soak   build release, then SOAK_SECONDS (default 600) of mixed load: RSS and descriptor
 #               slopes, token fetches, unprovoked errors
 #   make bench-dpop  build release, then DPoP against bearer on the same route: instructions per
@@ -35,6 +38,10 @@ BIN     := .build/release/token-sidecar
 DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server
 # h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
 H11_VERSION := 0.16.0
+# h2 (hyper-h2, from PyPI, with its hpack and hyperframe) in a test-only virtual environment
+# (.build-h2attack, made by Benchmarks/abuse/h2.sh itself, which reads this line): the HTTP/2
+# attackers and canary of `make abuse`.
+H2_VERSION := 4.4.1
 # kubernetes-validate (from PyPI, in a test-only virtual environment with the PyYAML the example
 # checker reads manifests with) validates the manifests in config/ against the Kubernetes API
 # schema of KUBERNETES_VERSION (the newest the package bundles), offline.
@@ -158,8 +165,11 @@ run-tsan:
 fuzz: deps
 	Fuzz/run.sh
 
+# The HTTP/1.1 scenarios, then the HTTP/2 ones (both run; the worse exit status is make's).
 abuse: release
-	Benchmarks/abuse/run.sh
+	@rc=0; Benchmarks/abuse/run.sh || rc=$$?; \
+	H2_VERSION=$(H2_VERSION) Benchmarks/abuse/h2.sh || { r=$$?; [ $$r -gt $$rc ] && rc=$$r; }; \
+	exit $$rc
 
 soak: release
 	Benchmarks/soak.sh
@@ -200,7 +210,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-otel .build-k8s
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-otel .build-k8s .build-h2attack
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost
