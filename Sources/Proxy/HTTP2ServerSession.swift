@@ -68,6 +68,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
             fail(error)
             return
         }
+        if calmAfter != nil {
+            fail()
+            return
+        }
         startPending()
         turn()
     }
@@ -248,12 +252,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
     }
 
     /// The GOAWAY's last stream once a budget is spent: streams above it are refused, even one
-    /// read in the same bytes.
+    /// read in the same bytes. Once the bytes being decoded are, the GOAWAY goes out and the
+    /// connection closes, its open streams with it (as nginx, HAProxy and Envoy end a flooding
+    /// client's connection: left open, an attacker's streams would hold it until their timeouts).
     private var calmAfter: Int32?
 
     /// Counts `reason` (on `stream`, if it is about one) against the connection's budgets:
     /// counted in `token_sidecar_http2_refused_total`, the first logged, and past a budget the app
-    /// is told `ENHANCE_YOUR_CALM` and takes no new stream; the ones open finish.
+    /// is told `ENHANCE_YOUR_CALM` and the connection ends.
     private func refuse(_ reason: HTTP2Refusal, stream: Int32?) {
         let action = abuse.record(reason, now: Timer.monotonicNow())
         guard action != .pass else { return }
@@ -325,6 +331,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func turn() {
         turnScheduled = false
         guard !closed else { return }
+        if calmAfter != nil {
+            fail()
+            return
+        }
         // Each pass may touch more pipes (a delivery makes a session write): bounded passes.
         touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()

@@ -1,7 +1,7 @@
 @testable import HTTP2
 
 /// A client codec and a server codec joined in memory: ``pump()`` moves bytes both ways until
-/// neither has anything to send, collecting each side's events (without `settings`).
+/// neither has anything to send, collecting each side's events (without `settings` and their acknowledgements).
 final class CodecPair {
     let client: HTTP2Codec
     let server: HTTP2Codec
@@ -50,7 +50,9 @@ final class CodecPair {
 
 extension HTTP2Event {
     var isSettings: Bool {
-        if case .settings = self { return true }
-        return false
+        switch self {
+        case .settings, .settingsAcknowledged: return true
+        default: return false
+        }
     }
 }
