@@ -127,7 +127,7 @@ private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: Unsa
     if let trailers = body.trailers {
         flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
         let head = HTTP2Head(trailers: trailers)
-        let result = HTTP2Codec.withNameValues(head) { nva in
+        let result = codec.withNameValues(head) { nva in
             nghttp2_submit_trailer(session, stream, nva.baseAddress, nva.count)
         }
         if result != 0 { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }

@@ -145,7 +145,7 @@ public final class HTTP2Codec {
     /// Opens a stream with a request head (client only); returns its id. `endStream`: there is
     /// no body; otherwise ``sendBody(stream:_:)`` and ``endBody(stream:trailers:)`` follow.
     public func submitRequest(_ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) -> Int32 {
-        let id = Self.withNameValues(head) { nva in
+        let id = withNameValues(head) { nva in
             if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
             var provider = HTTP2Callbacks.bodyProvider
             return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
@@ -160,7 +160,7 @@ public final class HTTP2Codec {
     /// ``endBody(stream:trailers:)`` follow.
     public func submitResponse(stream: Int32, _ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) {
         let interim = (head.status ?? 200) < 200
-        let result = Self.withNameValues(head) { nva in
+        let result = withNameValues(head) { nva in
             if interim { return nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva.baseAddress, nva.count, nil) }
             if endStream { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
             var provider = HTTP2Callbacks.bodyProvider
@@ -286,28 +286,58 @@ public final class HTTP2Codec {
         HTTP2CodecError(code: code, message: String(cString: nghttp2_strerror(code)))
     }
 
-    /// Calls `body` with `head` as nghttp2 name/value pairs (names lowercased; nghttp2 copies
-    /// them during the call).
-    static func withNameValues<R>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R) -> R {
-        let lines = head.lines
-        var storage: [UInt8] = []
-        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
-        ranges.reserveCapacity(lines.count)
-        for line in lines {
-            let nameStart = storage.count
-            for byte in line.name.utf8 { storage.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
-            let valueStart = storage.count
-            storage.append(contentsOf: line.value.utf8)
-            ranges.append((nameStart..<valueStart, valueStart..<storage.count))
-        }
-        return storage.withUnsafeMutableBufferPointer { bytes in
+    /// Calls `body` with `head` as nghttp2 name/value pairs: pseudo-header fields first, in
+    /// RFC 9113 §8.3's order, then the regular fields with their names lowercased (nghttp2
+    /// copies them during the call). The bytes go into buffers the codec keeps from call to
+    /// call: a response head costs no allocation here.
+    func withNameValues<R>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R) -> R {
+        nameValueBytes.removeAll(keepingCapacity: true)
+        nameValueEnds.removeAll(keepingCapacity: true)
+        if let status = head.status { addField(":status", status: status) }
+        if let method = head.method { addField(":method", method) }
+        if let scheme = head.scheme { addField(":scheme", scheme) }
+        if let authority = head.authority { addField(":authority", authority) }
+        if let path = head.path { addField(":path", path) }
+        if let extendedProtocol = head.extendedProtocol { addField(":protocol", extendedProtocol) }
+        for field in head.fields { addField(field.name, field.value) }
+        return nameValueBytes.withUnsafeMutableBufferPointer { bytes in
             let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
-            let nva = ranges.map { range in
-                nghttp2_nv(name: base + range.name.lowerBound, value: base + range.value.lowerBound,
-                           namelen: range.name.count, valuelen: range.value.count,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            nameValues.removeAll(keepingCapacity: true)
+            var start = 0
+            for (nameEnd, valueEnd) in nameValueEnds {
+                nameValues.append(nghttp2_nv(name: base + start, value: base + nameEnd, namelen: nameEnd - start,
+                                             valuelen: valueEnd - nameEnd, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                start = valueEnd
             }
-            return nva.withUnsafeBufferPointer(body)
+            return nameValues.withUnsafeBufferPointer(body)
         }
+    }
+
+    /// Where each field's name and value end in ``nameValueBytes``.
+    private var nameValueEnds: [(name: Int, value: Int)] = []
+    /// The names and values of the head being handed to nghttp2, back to back.
+    private var nameValueBytes: [UInt8] = []
+    private var nameValues: [nghttp2_nv] = []
+
+    /// Appends a field, its name lowercased.
+    private func addField(_ name: String, _ value: String) {
+        for byte in name.utf8 { nameValueBytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+        let nameEnd = nameValueBytes.count
+        nameValueBytes.append(contentsOf: value.utf8)
+        nameValueEnds.append((nameEnd, nameValueBytes.count))
+    }
+
+    /// Appends `:status` (three digits).
+    private func addField(_ name: StaticString, status: Int) {
+        nameValueBytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        let nameEnd = nameValueBytes.count
+        if (100...999).contains(status) {
+            nameValueBytes.append(UInt8(0x30 + status / 100))
+            nameValueBytes.append(UInt8(0x30 + status / 10 % 10))
+            nameValueBytes.append(UInt8(0x30 + status % 10))
+        } else {
+            nameValueBytes.append(contentsOf: String(status).utf8)
+        }
+        nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 }

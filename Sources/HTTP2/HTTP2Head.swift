@@ -47,20 +47,6 @@ public struct HTTP2Head: Equatable, Sendable {
         fields = trailers
     }
 
-    /// The pseudo-header fields in the order RFC 9113 §8.3 lists them, then the regular ones.
-    var lines: [(name: String, value: String)] {
-        var lines: [(name: String, value: String)] = []
-        lines.reserveCapacity(fields.count + 4)
-        if let status { lines.append((":status", String(status))) }
-        if let method { lines.append((":method", method)) }
-        if let scheme { lines.append((":scheme", scheme)) }
-        if let authority { lines.append((":authority", authority)) }
-        if let path { lines.append((":path", path)) }
-        if let extendedProtocol { lines.append((":protocol", extendedProtocol)) }
-        for field in fields { lines.append((field.name, field.value)) }
-        return lines
-    }
-
     /// Records one decoded field line; pseudo-header fields go to their properties.
     mutating func add(name: String, value: String) {
         guard name.utf8.first == UInt8(ascii: ":") else {

@@ -201,19 +201,16 @@ struct HTTP2MessageTranslator {
     }
 
     /// `fields` without what RFC 9113 §8.2.2 forbids in HTTP/2 (connection-specific fields and
-    /// the fields `Connection` names), names lowercased.
+    /// the fields `Connection` names). Names keep their case: the codec lowercases them as it
+    /// sends (a lowercased copy of every name cost an allocation per field and stream).
     static func http2Fields(_ fields: HTTPFields) -> HTTPFields {
-        let named = Set(fields.connectionOptions().map { $0.lowercased() })
-        var result = HTTPFields()
-        for field in fields {
-            let name = field.name.lowercased()
-            switch name {
-            case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te":
-                continue
-            default:
-                if named.contains(name) { continue }
-                result.append(HTTPField(name: name, value: field.value))
-            }
+        // Most responses name nothing in `Connection` but `keep-alive` or `close`.
+        let named = fields.contains("connection") ? fields.connectionOptions() : []
+        var result = fields
+        result.removeAll { field in
+            field.nameEquals("connection") || field.nameEquals("keep-alive") || field.nameEquals("proxy-connection")
+                || field.nameEquals("transfer-encoding") || field.nameEquals("upgrade") || field.nameEquals("te")
+                || (!named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) })
         }
         return result
     }
