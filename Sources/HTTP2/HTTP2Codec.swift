@@ -287,9 +287,11 @@ public final class HTTP2Codec {
     }
 
     /// Calls `body` with `head` as nghttp2 name/value pairs: pseudo-header fields first, in
-    /// RFC 9113 §8.3's order, then the regular fields with their names lowercased (nghttp2
-    /// copies them during the call). The bytes go into buffers the codec keeps from call to
-    /// call: a response head costs no allocation here.
+    /// RFC 9113 §8.3's order, then the regular fields with their names lowercased, without what
+    /// HTTP/2 forbids (RFC 9113 §8.2.2: connection-specific fields, those `Connection` names, and
+    /// `te` but for `trailers`) — so an HTTP/1.1 head can be passed as it is. nghttp2 copies them
+    /// during the call. The bytes go into buffers the codec keeps from call to call: a response
+    /// head costs no allocation here.
     func withNameValues<R>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R) -> R {
         nameValueBytes.removeAll(keepingCapacity: true)
         nameValueEnds.removeAll(keepingCapacity: true)
@@ -299,7 +301,9 @@ public final class HTTP2Codec {
         if let authority = head.authority { addField(":authority", authority) }
         if let path = head.path { addField(":path", path) }
         if let extendedProtocol = head.extendedProtocol { addField(":protocol", extendedProtocol) }
-        for field in head.fields { addField(field.name, field.value) }
+        // Most heads name nothing in `Connection` but `keep-alive` or `close`.
+        let named = head.fields.contains("connection") ? head.fields.connectionOptions() : []
+        for field in head.fields where !Self.isConnectionSpecific(field, named: named) { addField(field.name, field.value) }
         return nameValueBytes.withUnsafeMutableBufferPointer { bytes in
             let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
             nameValues.removeAll(keepingCapacity: true)
@@ -319,10 +323,23 @@ public final class HTTP2Codec {
     private var nameValueBytes: [UInt8] = []
     private var nameValues: [nghttp2_nv] = []
 
+    /// Whether `field` may not be sent over HTTP/2 (RFC 9113 §8.2.2); `named`: what the head's
+    /// `Connection` names.
+    static func isConnectionSpecific(_ field: HTTPField, named: [String]) -> Bool {
+        if field.nameEquals("te") { return field.value.lowercased() != "trailers" }
+        return field.nameEquals("connection") || field.nameEquals("keep-alive") || field.nameEquals("proxy-connection")
+            || field.nameEquals("transfer-encoding") || field.nameEquals("upgrade")
+            || (!named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) })
+    }
+
     /// Appends a field, its name lowercased.
     private func addField(_ name: String, _ value: String) {
-        for byte in name.utf8 { nameValueBytes.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+        let nameStart = nameValueBytes.count
+        nameValueBytes.append(contentsOf: name.utf8)
         let nameEnd = nameValueBytes.count
+        nameValueBytes.withUnsafeMutableBufferPointer { bytes in
+            for index in nameStart..<nameEnd where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] |= 0x20 }
+        }
         nameValueBytes.append(contentsOf: value.utf8)
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }

@@ -113,8 +113,10 @@ struct HTTP2MessageTranslator {
         request.drain(length)
         scanner.reset()
         requestMethod = head.method
-        var fields = Self.http2Fields(head.fields)
+        // (The codec leaves out the connection-specific fields, RFC 9113 §8.2.2.)
+        var fields = head.fields
         fields.removeAll("host")
+        fields.removeAll("te")
         fields.append(HTTPField(name: "te", value: "trailers"))
         let bodyless: Bool
         switch head.framing {
@@ -148,7 +150,7 @@ struct HTTP2MessageTranslator {
             // 101 never reaches here: an HTTP/2 stream is not upgraded (the session's request
             // carried no Upgrade). Other interim responses pass on.
             guard head.status != 101 else { throw Failure() }
-            try codec.submitResponse(stream: stream, HTTP2Head(status: head.status, fields: Self.http2Fields(head.fields)), endStream: false)
+            try codec.submitResponse(stream: stream, HTTP2Head(status: head.status, fields: head.fields), endStream: false)
             return true
         }
         let tunnel = requestMethod == "CONNECT" && head.status / 100 == 2
@@ -159,7 +161,7 @@ struct HTTP2MessageTranslator {
         case .none, .contentLength(0): bodyless = true
         default: bodyless = false
         }
-        var fields = Self.http2Fields(head.fields)
+        var fields = head.fields
         if tunnel { fields.removeAll("content-length") }
         try codec.submitResponse(stream: stream, HTTP2Head(status: head.status, fields: fields), endStream: bodyless)
         switch framing {
@@ -188,7 +190,7 @@ struct HTTP2MessageTranslator {
                 chunks.consumeData(n)
             case .end(let consumed, let trailers):
                 response.drain(consumed)
-                codec.endBody(stream: stream, trailers: Self.http2Fields(trailers))
+                codec.endBody(stream: stream, trailers: trailers)
                 phase = .done
                 return true
             }
@@ -198,20 +200,5 @@ struct HTTP2MessageTranslator {
     private func move(_ n: Int, from response: EventBuffer, codec: HTTP2Codec) {
         response.withContiguousPrefix(n) { codec.sendBody(stream: stream, $0) }
         response.drain(n)
-    }
-
-    /// `fields` without what RFC 9113 §8.2.2 forbids in HTTP/2 (connection-specific fields and
-    /// the fields `Connection` names). Names keep their case: the codec lowercases them as it
-    /// sends (a lowercased copy of every name cost an allocation per field and stream).
-    static func http2Fields(_ fields: HTTPFields) -> HTTPFields {
-        // Most responses name nothing in `Connection` but `keep-alive` or `close`.
-        let named = fields.contains("connection") ? fields.connectionOptions() : []
-        var result = fields
-        result.removeAll { field in
-            field.nameEquals("connection") || field.nameEquals("keep-alive") || field.nameEquals("proxy-connection")
-                || field.nameEquals("transfer-encoding") || field.nameEquals("upgrade") || field.nameEquals("te")
-                || (!named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) })
-        }
-        return result
     }
 }

@@ -312,14 +312,28 @@ def rapidreset(port, authority, path):
 def provoke(port, authority, path):
     c = Connection(port)
     overflow = struct.pack(">I", 0x7FFFFFFF)
+    resets, goaway = 0, "none"
     try:
+        # Three bursts of 50, each burst's resets awaited (so that no stream is refused for
+        # concurrency: each burst's streams are closed before the next opens).
         for batch in range(3):
             ids = [1 + 2 * (50 * batch + i) for i in range(50)]
             c.sock.sendall(b"".join(frame(1, 0x5, i, block(get(authority, path))) + frame(8, 0, i, overflow) for i in ids))
+            if batch == 2:
+                break
+            awaited = resets + 50
+            while resets < awaited:
+                f = c.read_frame()
+                if f is None:
+                    break
+                if f[0] == 3:
+                    resets += 1
+                elif f[0] == 7 and goaway == "none":
+                    goaway = goaway_of(f[3])
     except (BrokenPipeError, ConnectionResetError):
         pass
-    resets, goaway = read_goaway(c)
-    print("provoke resets", resets, "goaway", goaway)
+    more, last_goaway = read_goaway(c)
+    print("provoke resets", resets + more, "goaway", goaway if goaway != "none" else last_goaway)
 
 
 def emptyframes(port, authority, path):
