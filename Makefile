@@ -18,7 +18,7 @@
 #               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min); then the
 #               HTTP/2 attacks (rapid reset, CONTINUATION / PING / SETTINGS / reset / empty-frame
 #               floods, MadeYouReset, header limits, no-read) against it and, for comparison, nginx
-#               and HAProxy (Benchmarks/abuse/h2.sh, ~6.5 min)
+#               and HAProxy (Benchmarks/abuse/h2.sh, ~7 min)
 #   make soak   build release, then SOAK_SECONDS (default 600) of mixed load: RSS and descriptor
 #               slopes, token fetches, unprovoked errors
 #   make bench-dpop  build release, then DPoP against bearer on the same route: instructions per

@@ -50,7 +50,7 @@
 # plus the h2 route `host: "127.0.0.1:<backend port>"` (an h2 request is routed by :authority; every
 # request here has :authority 127.0.0.1:<backend port>) and the admin port.
 #
-# Run:   Benchmarks/abuse/h2.sh                  (~6.5 min: 3 targets x (5 s + 9 x ~14 s))
+# Run:   Benchmarks/abuse/h2.sh                  (~7 min: 3 targets x (5 s + 9 x ~14.5 s))
 #        TARGETS=sidecar ATTACKS="rapid-reset no-read" ATTACK_SECONDS=3 Benchmarks/abuse/h2.sh
 # Env:   TARGETS ("sidecar nginx haproxy")  ATTACKS (all nine, in the order above)
 #        ATTACK_SECONDS (8)  BASELINE_SECONDS (5)  REST_SECONDS (5)
