@@ -187,6 +187,16 @@ public final class HTTP2Codec {
     /// Body bytes queued on `stream` and not yet framed (waiting for the peer's windows).
     public func bufferedBody(stream: Int32) -> Int { outbound[stream]?.count ?? 0 }
 
+    /// How many more body bytes to queue on `stream` now: what the peer's windows (the
+    /// stream's and the connection's) let go out, at most `limit`, less what is queued already.
+    /// A peer that keeps its windows closed gets nothing queued here: the bytes wait where they
+    /// come from, under that side's own limits (and its timeouts see them wait).
+    public func sendRoom(stream: Int32, limit: Int) -> Int {
+        let streamWindow = Int(nghttp2_session_get_stream_remote_window_size(session, stream))
+        let window = min(streamWindow, Int(nghttp2_session_get_remote_window_size(session)))
+        return max(0, min(limit, window) - bufferedBody(stream: stream))
+    }
+
     /// Whether `stream`'s body (or its end) has yet to go out.
     public func isSendingBody(stream: Int32) -> Bool { outbound[stream] != nil }
 

@@ -6,9 +6,9 @@ import HTTP2
 /// response it wrote for an app's stream (``HTTP2ServerSession``), or the request it wrote for
 /// an HTTP/2 upstream (``HTTP2UpstreamStream``). Interim heads, the head (without RFC 9113's
 /// connection-specific fields), the body de-framed (a length, chunks with their trailers, or
-/// until the session closes), the end. Bytes move only as far as the stream's send queue has
-/// room (``sendQueueLimit``): the rest waits in the session's output, whose watermark is what
-/// slows the other side down.
+/// until the session closes), the end. Bytes move only as far as the peer's windows let them
+/// go on (at most ``sendQueueLimit`` queued): the rest waits in the session's output, whose
+/// watermark (and the buffer budget) is what slows the other side down.
 struct HTTP2MessageTranslator {
     /// Which message it translates.
     enum Kind {
@@ -27,7 +27,7 @@ struct HTTP2MessageTranslator {
         case done
     }
 
-    /// Body bytes queued in the codec per stream before the translation waits for the app.
+    /// Body bytes queued in the codec per stream, at most, before the translation waits.
     static let sendQueueLimit = 64 * 1024
 
     private(set) var phase = Phase.head
@@ -70,7 +70,7 @@ struct HTTP2MessageTranslator {
                     guard try translateRequestHead(response, scheme: scheme, codec: codec) else { return }
                 }
             case .length(let left):
-                let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
                 let n = min(Int(clamping: left), response.count, room)
                 if n > 0 { move(n, from: response, codec: codec) }
                 if UInt64(n) == left {
@@ -83,7 +83,7 @@ struct HTTP2MessageTranslator {
             case .chunked:
                 guard try translateChunks(response, codec: codec) else { return }
             case .untilClose:
-                let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
                 let n = min(response.count, room)
                 if n > 0 { move(n, from: response, codec: codec) }
                 if closed && response.isEmpty {
@@ -183,7 +183,7 @@ struct HTTP2MessageTranslator {
             case .chunkHeader(_, let consumed), .chunkEnd(let consumed):
                 response.drain(consumed)
             case .data(let remaining):
-                let room = Self.sendQueueLimit - codec.bufferedBody(stream: stream)
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
                 let n = min(Int(clamping: remaining), response.count, room)
                 guard n > 0 else { return false }
                 move(n, from: response, codec: codec)

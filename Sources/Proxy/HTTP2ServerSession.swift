@@ -169,9 +169,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuse(.malformed, stream: id)
             return
         }
-        if context.http2Streams >= Self.workerStreamLimit {
+        if context.http2Streams >= Self.workerStreamLimit && streams.count >= Self.streamsAlwaysTaken {
             // The worker serves as many streams as it takes: this one is refused unprocessed
-            // (the app may send it again), so apps that never read hold a bounded share.
+            // (the app may send it again), so apps that never read hold a bounded share. A
+            // connection's first few are still taken: apps that fill the worker do not lock out
+            // another app's connection.
             codec.reset(stream: id, .refusedStream)
             refuse(.workerStreams, stream: id)
             return
@@ -191,6 +193,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// `REFUSED_STREAM`. 50 connections × 100 streams that never read would otherwise each hold
     /// a session, its buffers and an upstream request.
     static let workerStreamLimit = 1024
+    /// Streams a connection may always have open, the worker at its limit or not.
+    static let streamsAlwaysTaken = 4
 
     /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
     /// tunnel's route; a request for another host there is answered 421 by its session); nil
@@ -347,7 +351,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         // Streams whose send queue had no room for their session's response may go on.
         for (_, entry) in streams where entry.pipe.waitingForRoom
-            && codec.bufferedBody(stream: entry.pipe.stream) < HTTP2MessageTranslator.sendQueueLimit {
+            && codec.sendRoom(stream: entry.pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 {
             touched.append(entry.pipe)
         }
         // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
@@ -376,7 +380,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let after = pipe.response.count
         pipe.responseMoved(after != before)
         pipe.waitingForRoom = after > 0
-            && codec.bufferedBody(stream: pipe.stream) >= HTTP2MessageTranslator.sendQueueLimit
+            && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
         // A session that closed at once (an abort) leaves nothing more to send: what its
         // response lacks cannot come, so the stream is reset (a socket closed at once drops its
         // unsent bytes too). One closing gracefully is waited for while its bytes move.

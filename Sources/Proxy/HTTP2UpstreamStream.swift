@@ -243,7 +243,7 @@ final class HTTP2UpstreamStream: ByteStream {
 
     /// Whether the stream's send queue has room for more request body.
     func hasSendRoom(_ codec: HTTP2Codec) -> Bool {
-        stream == 0 || codec.bufferedBody(stream: stream) < HTTP2MessageTranslator.sendQueueLimit
+        stream == 0 || codec.sendRoom(stream: stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0
     }
 
     /// Moves the request into `codec` (its head opens the stream) as far as the stream's send

@@ -262,6 +262,23 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertFalse(other.isActive)
     }
 
+    func testSendRoomFollowsThePeersWindowsAndNeverGoesBelowZero() throws {
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface() + RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest)
+        _ = try frames.withUnsafeBytes { try server.receive($0) }
+        try server.submitResponse(stream: 1, HTTP2Head(status: 200), endStream: false)
+        // RFC 9113's default window (65,535), under the limit asked for.
+        XCTAssertEqual(server.sendRoom(stream: 1, limit: 1 << 20), 65_535)
+        XCTAssertEqual(server.sendRoom(stream: 1, limit: 16_384), 16_384)
+        Array(repeating: UInt8(1), count: 1000).withUnsafeBytes { server.sendBody(stream: 1, $0) }
+        XCTAssertEqual(server.sendRoom(stream: 1, limit: 1 << 20), 64_535, "what is queued counts")
+        // The app shrinks its windows to zero (SETTINGS_INITIAL_WINDOW_SIZE 0) with 1,000 bytes
+        // queued: no room, and not a negative one.
+        frames = RawFrames.settings([(4, 0)])
+        _ = try frames.withUnsafeBytes { try server.receive($0) }
+        XCTAssertEqual(server.sendRoom(stream: 1, limit: 1 << 20), 0)
+    }
+
     func testEmptyDataAndPingsAreTold() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

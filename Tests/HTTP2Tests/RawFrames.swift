@@ -9,8 +9,12 @@ enum RawFrames {
         Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, flags: 0, stream: 0, [])
     }
 
-    /// An empty SETTINGS frame (a server's first frame).
-    static func settings() -> [UInt8] { frame(type: 4, flags: 0, stream: 0, []) }
+    /// A SETTINGS frame with `entries` (identifier, value); empty: a server's first frame.
+    static func settings(_ entries: [(UInt16, UInt32)] = []) -> [UInt8] {
+        frame(type: 4, flags: 0, stream: 0, entries.flatMap { id, value in
+            [UInt8(id >> 8), UInt8(id & 0xff), UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+        })
+    }
 
     /// A SETTINGS acknowledgement.
     static func settingsAck() -> [UInt8] { frame(type: 4, flags: 1, stream: 0, []) }
