@@ -281,8 +281,11 @@ extension ClientSession: UpstreamWaiter {
         // The routed target is passed in place (a `let` of an immutable decision); `target`,
         // which may be the token's bound one, would be a copy (three retains and releases).
         let decision = io.decision
-        let result = decision.certificateBound == nil ? context.pool.acquire(decision.target, waiter: self, checkStale: checkStale)
-            : context.pool.acquire(io.target, waiter: self, checkStale: checkStale)
+        // A stream of an HTTP/2 app connection with many open waits behind other clients, if
+        // it must wait: apps that open streams they never read cannot hold everyone's queue.
+        let yields = isHTTP2Stream && (client as? HTTP2StreamPipe)?.owner?.hasManyStreams == true
+        let result = decision.certificateBound == nil ? context.pool.acquire(decision.target, waiter: self, checkStale: checkStale, yields: yields)
+            : context.pool.acquire(io.target, waiter: self, checkStale: checkStale, yields: yields)
         switch result {
         case .ready(let upstream):
             io.upstream = upstream

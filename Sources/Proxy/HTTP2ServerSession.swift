@@ -196,6 +196,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Streams a connection may always have open, the worker at its limit or not.
     static let streamsAlwaysTaken = 4
 
+    /// Whether this connection has more streams open than ``streamsAlwaysTaken``: its streams
+    /// queue for upstream connections behind other clients' requests.
+    var hasManyStreams: Bool { streams.count > Self.streamsAlwaysTaken }
+
     /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
     /// tunnel's route; a request for another host there is answered 421 by its session); nil
     /// when no route covers it (its session refuses it as any other).

@@ -80,11 +80,12 @@ final class UpstreamPool {
     /// closed (a POST): it peeks at an idle connection before reuse (one extra syscall), and it
     /// does not reuse at all for a backend seen closing connections right after responses — the
     /// peek cannot win the race against a close that is still on its way.
-    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool) -> PoolLease {
+    func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool, yields: Bool = false) -> PoolLease {
         let waiterID = nextWaiter
         nextWaiter &+= 1
         let now = PoolInstant.now
-        var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale, now: now)
+        var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale,
+                                   yields: yields, now: now)
         while true {
             switch action {
             case .lease(let id):

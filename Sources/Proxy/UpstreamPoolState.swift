@@ -70,6 +70,9 @@ struct UpstreamPoolState {
         let id: WaiterID
         /// Whether it must not reuse a connection to an eagerly closing backend.
         let checkStale: Bool
+        /// Whether it queues behind every waiter that does not (one of many requests of one
+        /// client connection: an HTTP/2 app with many streams waits behind other clients).
+        var yields = false
     }
 
     /// Everything about one pool key (one backend); dropped once it has neither connections
@@ -81,8 +84,17 @@ struct UpstreamPoolState {
         var connecting = 0
         /// Idle connections, least recently used first.
         var idle: [ConnectionID] = []
-        /// Queued waiters, oldest first.
+        /// Queued waiters, oldest first, those that yield after the others.
         var waiters: [Waiter] = []
+
+        /// Queues `waiter`: last among its class (yielding waiters after the others).
+        mutating func enqueue(_ waiter: Waiter) {
+            if !waiter.yields, let firstYielding = waiters.firstIndex(where: \.yields) {
+                waiters.insert(waiter, at: firstYielding)
+            } else {
+                waiters.append(waiter)
+            }
+        }
 
         /// What releasing a leased connection of this key does.
         enum ReleaseStep {
@@ -138,14 +150,15 @@ struct UpstreamPoolState {
     /// closed: it peeks at an idle connection before taking it, and it does not reuse at all for
     /// a key marked in ``eagerCloses`` (replacing the oldest idle connection when at the limit).
     /// `keyIndex`: the key's interned index (``UpstreamTarget/poolKeyIndex``), -1 if it has none.
-    mutating func request(key: String, keyIndex: Int = -1, waiter: WaiterID, checkStale: Bool,
+    /// `yields`: the request queues (if it must) behind every other that does not yield.
+    mutating func request(key: String, keyIndex: Int = -1, waiter: WaiterID, checkStale: Bool, yields: Bool = false,
                           now: PoolInstant) -> RequestAction {
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
         if !avoidReuse, let slot = table.slot(of: key, index: keyIndex), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
             return connections.modify(id) { $0.take(peekingFor: checkStale ? waiter : nil) } ? .peek(id) : .lease(id)
         }
-        return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale), avoidingReuse: avoidReuse, now: now)
+        return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale, yields: yields), avoidingReuse: avoidReuse, now: now)
     }
 
     /// The result of the peek a ``RequestAction/peek(_:)`` asked for: `stale` when the backend
@@ -363,7 +376,7 @@ struct UpstreamPoolState {
             return .create(create(key), replacing: oldest)
         }
         guard state.waiters.count < maxWaitersPerKey else { return .rejected }
-        table[slot: table.slotMaking(key)].waiters.append(waiter)
+        table[slot: table.slotMaking(key)].enqueue(waiter)
         return .enqueued
     }
 

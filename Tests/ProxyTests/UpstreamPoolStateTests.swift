@@ -107,6 +107,23 @@ final class UpstreamPoolStateTests: XCTestCase {
         XCTAssertEqual(state.released(id, now: at(30)), .pool(id, idleTimeout: .seconds(30)))
     }
 
+    func testRequestsThatYieldQueueBehindThoseThatDoNotAndFirstInFirstOutAmongThemselves() {
+        // Many streams of one HTTP/2 app connection yield: a request of another client queued
+        // after them is served first.
+        var state = State(limit: 1, idleTimeout: .seconds(30))
+        let id = leased(&state, waiters: [1])[0]
+        XCTAssertEqual(state.request(key: "a", waiter: 2, checkStale: false, yields: true, now: at(0)), .enqueued)
+        XCTAssertEqual(state.request(key: "a", waiter: 3, checkStale: false, yields: true, now: at(0)), .enqueued)
+        XCTAssertEqual(state.request(key: "a", waiter: 4, checkStale: false, now: at(0)), .enqueued)
+        XCTAssertEqual(state.request(key: "a", waiter: 5, checkStale: false, now: at(0)), .enqueued)
+        XCTAssertEqual(state.request(key: "a", waiter: 6, checkStale: false, yields: true, now: at(0)), .enqueued)
+        let order = (1...5).map { step -> State.WaiterID? in
+            if case .handOver(_, let to) = state.released(id, now: at(10 * step)) { return to }
+            return nil
+        }
+        XCTAssertEqual(order, [4, 5, 2, 3, 6])
+    }
+
     func testAFullQueueRejects() {
         var state = State(limit: 1, idleTimeout: .seconds(30), maxWaitersPerKey: 2)
         _ = leased(&state, waiters: [1])
