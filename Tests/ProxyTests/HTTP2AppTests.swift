@@ -37,6 +37,11 @@ final class HTTP2AppTests: XCTestCase {
         return (proxy, caFile)
     }
 
+    /// The number a raw client's output ends with (a GOAWAY's last stream); 0 if none.
+    private static func lastNumber(_ out: String) -> Int {
+        Int(out.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    }
+
     /// Runs the hand-made HTTP/2 client (Fixtures/h2_raw_client.py) against `proxy`.
     private func rawClient(_ proxy: ProxyHarness, _ arguments: String...) throws -> Command.Outcome {
         try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port)] + arguments,
@@ -267,7 +272,7 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         // 1,000 streams opened and cancelled at once: past 200, GOAWAY ENHANCE_YOUR_CALM (11).
         XCTAssertTrue(result.out.hasPrefix("rapidreset goaway 11 last "), result.out)
-        let last = Int(result.out.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        let last = Self.lastNumber(result.out)
         XCTAssertGreaterThan(last, 400, "not before the budget (200 streams) was spent: \(result.out)")
         XCTAssertLessThan(last, 1999, "before the attack's end: \(result.out)")
         // Each stream was reset in the bytes that opened it: none started, none went upstream.
@@ -288,7 +293,7 @@ final class HTTP2AppTests: XCTestCase {
         // is counted; the 101st (a few more if the budget refilled meanwhile: 10 a second) brings
         // GOAWAY ENHANCE_YOUR_CALM naming it.
         XCTAssertTrue(result.out.contains(" goaway 11 last "), result.out)
-        let last = Int(result.out.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+        let last = Self.lastNumber(result.out)
         XCTAssertTrue((201...261).contains(last), result.out)
         let resets = Int(result.out.split(separator: " ")[2]) ?? 0
         XCTAssertGreaterThanOrEqual(resets, 101, result.out)
