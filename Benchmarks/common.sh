@@ -199,6 +199,21 @@ ${SC_ROUTES:-}
 EOF
 }
 
+# haproxy_defaults: the defaults section of the HAProxy configurations (haproxy_cfg, abuse/h2.sh): HTTP,
+# connections kept alive and reused, 5 s to connect, 60 s idle.
+haproxy_defaults() {
+  cat <<'EOF'
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+EOF
+}
+
 # haproxy_cfg NAME PORT LOG(0|1): HAProxy as the forward proxy for absolute-form requests to the
 # backend on $BPORT, injecting "Authorization: Bearer $TOKEN" -> writes $TMP/NAME/haproxy.cfg.
 haproxy_cfg() { # haproxy_cfg NAME PORT LOG(0|1)
@@ -213,14 +228,7 @@ global
     nbthread 1
     maxconn 4096
 $g
-defaults
-    mode http
-    option http-keep-alive
-    http-reuse always
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
+$(haproxy_defaults)
 $df
 frontend fe
     bind 127.0.0.1:$2

@@ -72,6 +72,73 @@ def hostport(s):
 
 # ---------------------------------------------------------------- canary ---------------------
 
+def paced(seconds, interval, once):
+    """Calls once() -> (ok, detail) every `interval` s for `seconds` s, on a fixed schedule: slots
+    missed while a call was stuck are skipped, not bunched up. Returns the samples, each
+    [t_since_start, ms, ok, detail], ms = how long that call took. (h2attack.py's canary too.)"""
+    start = now()
+    end = start + seconds
+    samples = []  # [t_since_start, ms, ok, detail]
+    next_t = start
+    for _ in range(int(seconds / interval) + 2):
+        t = now()
+        if t >= end:
+            break
+        if t < next_t:
+            time.sleep(next_t - t)
+        t0 = now()
+        ok, detail = once()
+        ms = (now() - t0) * 1000.0
+        samples.append([round(t0 - start, 3), round(ms, 3), ok, detail])
+        next_t += interval
+        if next_t < now():
+            next_t = now()
+    return samples
+
+
+def recv_by(sock, deadline, timeout):
+    """sock.recv(65536), waiting no later than `deadline`: a canary's whole answer is due within
+    `timeout` s (TimeoutError once that has passed). (h2attack.py's canary too.)"""
+    left = deadline - now()
+    if left <= 0:
+        raise TimeoutError("no complete response within %.1f s" % timeout)
+    sock.settimeout(left)
+    return sock.recv(65536)
+
+
+def canary_once(host, port, req, timeout):
+    """One request `req` on a new connection, complete within `timeout` s: (ok, detail)."""
+    ok, detail = False, ""
+    sock = None
+    try:
+        deadline = now() + timeout
+        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.sendall(req)
+        buf = bytearray()
+        while True:
+            chunk = recv_by(sock, deadline, timeout)
+            if not chunk:
+                break
+            buf += chunk
+            if len(buf) > 1 << 20:
+                raise ValueError("response too large")
+        m = STATUS_RE.match(buf)
+        if not m:
+            detail = "no HTTP status (%d bytes)" % len(buf)
+        elif m.group(1) != b"200":
+            detail = "status %s" % m.group(1).decode()
+        elif not buf.endswith(b"ok\n"):
+            detail = "200 with unexpected body %r" % bytes(buf[-20:])
+        else:
+            ok = True
+    except (OSError, ValueError) as e:  # socket.timeout and TimeoutError are OSErrors
+        detail = "%s: %s" % (type(e).__name__, e)
+    finally:
+        if sock is not None:
+            sock.close()
+    return ok, detail
+
+
 def canary(a):
     host, port = hostport(a.proxy)
     req = ("GET http://%s/canary HTTP/1.1\r\nHost: %s\r\nUser-Agent: canary\r\nConnection: close\r\n\r\n"
@@ -85,55 +152,7 @@ def canary(a):
                 pass
     except OSError:
         pass
-    start = now()
-    end = start + a.seconds
-    samples = []  # [t_since_start, ms, ok, detail]
-    next_t = start
-    for _ in range(int(a.seconds / a.interval) + 2):
-        t = now()
-        if t >= end:
-            break
-        if t < next_t:
-            time.sleep(next_t - t)
-        t0 = now()
-        ok, detail = False, ""
-        sock = None
-        try:
-            deadline = t0 + a.timeout
-            sock = socket.create_connection((host, port), timeout=a.timeout)
-            sock.sendall(req)
-            buf = bytearray()
-            while True:
-                left = deadline - now()
-                if left <= 0:
-                    raise TimeoutError("no complete response within %.1f s" % a.timeout)
-                sock.settimeout(left)
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-                if len(buf) > 1 << 20:
-                    raise ValueError("response too large")
-            m = STATUS_RE.match(buf)
-            if not m:
-                detail = "no HTTP status (%d bytes)" % len(buf)
-            elif m.group(1) != b"200":
-                detail = "status %s" % m.group(1).decode()
-            elif not buf.endswith(b"ok\n"):
-                detail = "200 with unexpected body %r" % bytes(buf[-20:])
-            else:
-                ok = True
-        except (OSError, ValueError) as e:  # socket.timeout and TimeoutError are OSErrors
-            detail = "%s: %s" % (type(e).__name__, e)
-        finally:
-            if sock is not None:
-                sock.close()
-        ms = (now() - t0) * 1000.0
-        samples.append([round(t0 - start, 3), round(ms, 3), ok, detail])
-        # Fixed schedule; slots missed while a request was stuck are skipped, not bunched up.
-        next_t += a.interval
-        if next_t < now():
-            next_t = now()
+    samples = paced(a.seconds, a.interval, lambda: canary_once(host, port, req, a.timeout))
     dump(a.out, {"samples": samples, "interval": a.interval, "timeout": a.timeout})
 
 
@@ -164,23 +183,98 @@ class Conn:
         self.send_error = None
 
 
-class Engine:
-    """One selector loop for all attack connections (epoll; cheap on CPU when idle).
+class Connections:
+    """Non-blocking connections to one host:port, all on one selector (epoll; cheap on CPU when
+    idle): what Engine shares with h2attack.py's engine. A connection has sock, connected, done
+    and events (what it is registered for). Subclass hooks: wanted(c) (the events c waits for
+    now), on_connect(c) (its connect completed), on_connect_error(c) (it failed), got(c, data),
+    flush(c) and finish(c, how); a read that sees the peer reset or close ends the connection
+    with how = END_RESET or END_EOF."""
+    END_RESET, END_EOF = "reset", "eof"
+
+    def __init__(self, target):
+        self.host, self.port = hostport(target)
+        self.sel = selectors.DefaultSelector()
+        self.conns = {}
+        self.opened = 0
+        self.max_open = 0
+        self.connect_errors = collections.Counter()
+
+    def connect(self, c):
+        """Starts c's connect (c.sock non-blocking, its options set); False when it failed at once."""
+        self.opened += 1
+        err = c.sock.connect_ex((self.host, self.port))
+        if err not in (0, errno.EINPROGRESS):
+            self.connect_errors[errno.errorcode.get(err, str(err))] += 1
+            c.sock.close()
+            return False
+        self.conns[c.sock.fileno()] = c
+        self.max_open = max(self.max_open, len(self.conns))
+        self.update(c)
+        return True
+
+    def update(self, c):
+        """(Re)registers c for the events it waits for now."""
+        if c.done:
+            return
+        ev = self.wanted(c)
+        if ev == c.events:
+            return
+        if c.events == 0:
+            self.sel.register(c.sock, ev, c)
+        elif ev == 0:
+            self.sel.unregister(c.sock)
+        else:
+            self.sel.modify(c.sock, ev, c)
+        c.events = ev
+
+    def read(self, c, size=65536):
+        try:
+            d = c.sock.recv(size)
+        except (BlockingIOError, InterruptedError):
+            return
+        except ConnectionResetError:
+            self.finish(c, self.END_RESET)
+            return
+        except OSError as e:
+            self.finish(c, errno.errorcode.get(e.errno, str(e.errno)))
+            return
+        if not d:
+            self.finish(c, self.END_EOF)
+            return
+        self.got(c, d)
+
+    def on_event(self, c, mask):
+        if c.done:
+            return
+        if not c.connected:
+            if mask & selectors.EVENT_WRITE:
+                err = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if err:
+                    self.connect_errors[errno.errorcode.get(err, str(err))] += 1
+                    self.on_connect_error(c)
+                    return
+                c.connected = True
+                self.on_connect(c)
+            return
+        if mask & selectors.EVENT_READ:
+            self.read(c)
+        if not c.done and mask & selectors.EVENT_WRITE:
+            self.flush(c)
+
+
+class Engine(Connections):
+    """One selector loop for all attack connections.
 
     Behaviour hooks: connected(c), timer(c) via self.at(), head(c), want_read(c).
     """
 
     def __init__(self, a, behaviour):
+        super().__init__(a.proxy)
         self.a = a
         self.b = behaviour
-        self.host, self.port = hostport(a.proxy)
-        self.sel = selectors.DefaultSelector()
         self.timers = []
         self.seq = 0
-        self.conns = {}
-        self.opened = 0
-        self.max_open = 0
-        self.connect_errors = collections.Counter()
         self.ends = collections.Counter()
         self.statuses = collections.Counter()
         self.t_head = collections.defaultdict(list)
@@ -201,39 +295,21 @@ class Engine:
         s.setblocking(False)
         self.b.before_connect(s)
         c = Conn(s, self.opened)
-        self.opened += 1
-        err = s.connect_ex((self.host, self.port))
-        if err not in (0, errno.EINPROGRESS):
-            self.connect_errors[errno.errorcode.get(err, str(err))] += 1
-            s.close()
-            return
-        self.conns[s.fileno()] = c
-        self.max_open = max(self.max_open, len(self.conns))
-        self.update(c)
-        self.at(c.t_open + CONNECT_TIMEOUT, c, self.connect_timeout)
+        if self.connect(c):
+            self.at(c.t_open + CONNECT_TIMEOUT, c, self.connect_timeout)
 
     def connect_timeout(self, c):
         if not c.done and not c.connected:
             self.connect_errors["connect timeout %.0fs" % CONNECT_TIMEOUT] += 1
             self.finish(c, None, count=False)
 
-    def update(self, c):
-        if c.done:
-            return
+    def wanted(self, c):
         ev = 0
         if not c.connected or c.out:
             ev |= selectors.EVENT_WRITE
         if c.connected and self.b.want_read(c):
             ev |= selectors.EVENT_READ
-        if ev == c.events:
-            return
-        if c.events == 0:
-            self.sel.register(c.sock, ev, c)
-        elif ev == 0:
-            self.sel.unregister(c.sock)
-        else:
-            self.sel.modify(c.sock, ev, c)
-        c.events = ev
+        return ev
 
     def finish(self, c, how, count=True, rst=False):
         if c.done:
@@ -314,40 +390,16 @@ class Engine:
                     self.update(c)
 
     def read(self, c, size=None):
-        try:
-            d = c.sock.recv(size or c.recv_size)
-        except (BlockingIOError, InterruptedError):
-            return
-        except ConnectionResetError:
-            self.finish(c, "reset")
-            return
-        except OSError as e:
-            self.finish(c, errno.errorcode.get(e.errno, str(e.errno)))
-            return
-        if not d:
-            self.finish(c, "eof")
-            return
-        self.got(c, d)
+        super().read(c, size or c.recv_size)
 
-    def on_event(self, c, mask):
-        if c.done:
-            return
-        if not c.connected and mask & selectors.EVENT_WRITE:
-            err = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            if err:
-                self.connect_errors[errno.errorcode.get(err, str(err))] += 1
-                self.finish(c, None, count=False)
-                return
-            c.connected = True
-            c.t_conn = now()
-            self.b.connected(c)
-            if not c.done:
-                self.update(c)
-            return
-        if mask & selectors.EVENT_READ:
-            self.read(c)
-        if not c.done and mask & selectors.EVENT_WRITE:
-            self.flush(c)
+    def on_connect(self, c):
+        c.t_conn = now()
+        self.b.connected(c)
+        if not c.done:
+            self.update(c)
+
+    def on_connect_error(self, c):
+        self.finish(c, None, count=False)
 
     def run(self):
         next_open = self.start

@@ -215,14 +215,7 @@ EOF
 global
     nbthread 1
     maxconn $HAPROXY_MAXCONN
-defaults
-    mode http
-    option http-keep-alive
-    http-reuse always
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
+$(haproxy_defaults)
 frontend fe
     bind 127.0.0.1:$TPORT proto h2
     http-request set-header Authorization "Bearer $TOKEN"

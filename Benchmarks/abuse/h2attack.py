@@ -61,7 +61,6 @@ Other subcommands:
 import argparse
 import collections
 import errno
-import json
 import os
 import re
 import selectors
@@ -72,6 +71,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import proxyclient  # noqa: E402  (Benchmarks/proxyclient.py)
+# the HTTP/1.1 harness's, beside this file: the selector loop's connections, the canary's schedule
+# and read, its statistics, reading the JSON
+from attack import Connections, paced, recv_by  # noqa: E402  (Benchmarks/abuse/attack.py)
+from report import canary_stats, load  # noqa: E402  (Benchmarks/abuse/report.py)
 
 pct = proxyclient.percentile
 dump = proxyclient.write_json
@@ -217,16 +220,13 @@ class Conn:
         self.decode_errors = 0
 
 
-class Engine:
+class Engine(Connections):
+    END_RESET, END_EOF = "reset by target", "closed by target (eof)"
+
     def __init__(self, a, beh):
+        super().__init__(a.target)
         self.a = a
         self.b = beh
-        self.host, self.port = hostport(a.target)
-        self.sel = selectors.DefaultSelector()
-        self.conns = {}
-        self.opened = 0
-        self.max_open = 0
-        self.connect_errors = collections.Counter()
         self.records = []
         self.start = now()
         self.deadline = self.start + a.seconds
@@ -241,33 +241,15 @@ class Engine:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.b.rcvbuf)
         c = Conn(s, self.opened)
         c.variant = self.b.variant(c)
-        self.opened += 1
-        err = s.connect_ex((self.host, self.port))
-        if err not in (0, errno.EINPROGRESS):
-            self.connect_errors[errno.errorcode.get(err, str(err))] += 1
-            s.close()
-            return
-        self.conns[s.fileno()] = c
-        self.max_open = max(self.max_open, len(self.conns))
-        self.update(c)
+        self.connect(c)
 
-    def update(self, c):
-        if c.done:
-            return
+    def wanted(self, c):
         ev = 0
         if not c.connected or c.out or (c.ready and not c.stop and not self.draining and self.b.wants_fill(c)):
             ev |= selectors.EVENT_WRITE
         if c.connected and (not c.ready or c.reading or self.draining):
             ev |= selectors.EVENT_READ
-        if ev == c.events:
-            return
-        if c.events == 0:
-            self.sel.register(c.sock, ev, c)
-        elif ev == 0:
-            self.sel.unregister(c.sock)
-        else:
-            self.sel.modify(c.sock, ev, c)
-        c.events = ev
+        return ev
 
     def finish(self, c, how):
         if c.done:
@@ -327,30 +309,17 @@ class Engine:
                 break
             if not d:
                 break
-            self.got(c, d, reply=False)
+            self.parse(c, d, reply=False)
         self.finish(c, how)
 
     # -- input
-    def read(self, c):
-        try:
-            d = c.sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
-            return
-        except ConnectionResetError:
-            self.finish(c, "reset by target")
-            return
-        except OSError as e:
-            self.finish(c, errno.errorcode.get(e.errno, str(e.errno)))
-            return
-        if not d:
-            self.finish(c, "closed by target (eof)")
-            return
-        self.got(c, d, reply=not self.draining)
+    def got(self, c, d):   # the data Connections.read got
+        self.parse(c, d, reply=not self.draining)
         if self.draining and c.recvd >= DRAIN_CAP:
             c.drain_capped = True
             self.finish(c, "held (still open at the end)")
 
-    def got(self, c, d, reply):
+    def parse(self, c, d, reply):
         c.recvd += len(d)
         buf = c.rbuf
         buf += d
@@ -436,25 +405,13 @@ class Engine:
                 self.b.response(c, sid, st)
                 break
 
-    # -- connect
-    def on_event(self, c, mask):
-        if c.done:
-            return
-        if not c.connected:
-            if mask & selectors.EVENT_WRITE:
-                err = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                if err:
-                    self.connect_errors[errno.errorcode.get(err, str(err))] += 1
-                    self.finish(c, None)
-                    return
-                c.connected = True
-                c.out += PREFACE + settings_frame(self.b.settings())
-                self.flush(c)
-            return
-        if mask & selectors.EVENT_READ:
-            self.read(c)
-        if not c.done and mask & selectors.EVENT_WRITE:
-            self.flush(c)
+    # -- connect (from Connections.on_event)
+    def on_connect(self, c):
+        c.out += PREFACE + settings_frame(self.b.settings())
+        self.flush(c)
+
+    def on_connect_error(self, c):
+        self.finish(c, None)
 
     def run(self):
         next_open = self.start
@@ -673,15 +630,22 @@ class ContinuationFlood(Behaviour):
         c.out += f * 4
 
 
-class Flood(Behaviour):
-    """ping-flood / settings-flood: one pre-built batch, written again and again, never reading."""
+class NeverReads(Behaviour):
+    """An attacker that reads nothing after the handshake, with SO_RCVBUF --rcvbuf."""
     reads = False
+
+    def __init__(self, a):
+        super().__init__(a)
+        self.rcvbuf = a.rcvbuf
+
+
+class Flood(NeverReads):
+    """ping-flood / settings-flood: one pre-built batch, written again and again, never reading."""
 
     def __init__(self, a, name, one):
         super().__init__(a)
         self.name = name
         self.batch = one * 1000
-        self.rcvbuf = a.rcvbuf
 
     def wants_fill(self, c):
         return True
@@ -690,13 +654,11 @@ class Flood(Behaviour):
         c.out += self.batch
 
 
-class ResetFlood(Behaviour):
+class ResetFlood(NeverReads):
     name = "reset-flood"
-    reads = False
 
     def __init__(self, a):
         super().__init__(a)
-        self.rcvbuf = a.rcvbuf
         self.bad = lit(b"X-Upper-Case", b"1")
 
     def wants_fill(self, c):
@@ -832,13 +794,8 @@ class HeaderLimits(Behaviour):
                 "list_bytes": len(self.list_fields), "field_bytes": len(self.big_field)}
 
 
-class NoRead(Behaviour):
+class NoRead(NeverReads):
     name = "no-read"
-    reads = False
-
-    def __init__(self, a):
-        super().__init__(a)
-        self.rcvbuf = a.rcvbuf
 
     def settings(self):
         return [(SETTINGS_ENABLE_PUSH, 0), (SETTINGS_INITIAL_WINDOW_SIZE, self.a.window)]
@@ -883,11 +840,7 @@ def canary_once(host, port, authority, timeout):
                               (":path", "/canary"), ("user-agent", "h2-canary")], end_stream=True)
         s.sendall(conn.data_to_send())
         for _ in range(10_000):
-            left = deadline - now()
-            if left <= 0:
-                raise TimeoutError("no complete response within %.1f s" % timeout)
-            s.settimeout(left)
-            d = s.recv(65536)
+            d = recv_by(s, deadline, timeout)
             if not d:
                 return False, "connection closed (status %s, %d body bytes)" % (status, len(body))
             for ev in conn.receive_data(d):
@@ -919,40 +872,23 @@ def canary_once(host, port, authority, timeout):
     return True, ""
 
 
+def canary_try(host, port, authority, timeout):
+    """canary_once, any exception a failure: (ok, detail)."""
+    try:
+        return canary_once(host, port, authority, timeout)
+    except Exception as e:  # noqa: BLE001 — socket.timeout, resets, protocol errors: all failures
+        return False, "%s: %s" % (type(e).__name__, e)
+
+
 def canary(a):
     host, port = hostport(a.target)
     if a.once:
-        try:
-            ok, detail = canary_once(host, port, a.authority, a.timeout)
-        except Exception as e:  # noqa: BLE001
-            ok, detail = False, "%s: %s" % (type(e).__name__, e)
+        ok, detail = canary_try(host, port, a.authority, a.timeout)
         print("ok" if ok else detail)
         sys.exit(0 if ok else 1)
     # one untimed request first: the first one pays for python's lazy set-up
-    try:
-        canary_once(host, port, a.authority, a.timeout)
-    except Exception:  # noqa: BLE001
-        pass
-    start = now()
-    end = start + a.seconds
-    samples = []  # [t_since_start, ms, ok, detail]
-    next_t = start
-    for _ in range(int(a.seconds / a.interval) + 2):
-        t = now()
-        if t >= end:
-            break
-        if t < next_t:
-            time.sleep(next_t - t)
-        t0 = now()
-        try:
-            ok, detail = canary_once(host, port, a.authority, a.timeout)
-        except Exception as e:  # noqa: BLE001 — socket.timeout, resets, protocol errors: all failures
-            ok, detail = False, "%s: %s" % (type(e).__name__, e)
-        ms = (now() - t0) * 1000.0
-        samples.append([round(t0 - start, 3), round(ms, 3), ok, detail])
-        next_t += a.interval
-        if next_t < now():
-            next_t = now()   # slots missed while a request was stuck are skipped, not bunched up
+    canary_try(host, port, a.authority, a.timeout)
+    samples = paced(a.seconds, a.interval, lambda: canary_try(host, port, a.authority, a.timeout))
     dump(a.out, {"samples": samples, "interval": a.interval, "timeout": a.timeout, "transport": "h2c, new connection each"})
 
 
@@ -1080,23 +1016,6 @@ SHORT = {"NO_ERROR": "NO_ERR", "PROTOCOL_ERROR": "PROTO", "INTERNAL_ERROR": "INT
          "STREAM_CLOSED": "CLOSED", "FRAME_SIZE_ERROR": "FRAME_SIZE", "REFUSED_STREAM": "REFUSED",
          "COMPRESSION_ERROR": "COMPRESSION", "ENHANCE_YOUR_CALM": "CALM"}
 P99_RATIO, P99_FLOOR_MS, CPU_MAX, PEAK_MAX_MIB, AFTER_MAX_MIB = 2.0, 20.0, 60.0, 64.0, 16.0
-
-
-def load(path, default=None):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return default
-
-
-def canary_stats(d):
-    if not d:
-        return None
-    s = d["samples"]
-    ok = [x[1] for x in s if x[2]]
-    fails = [x for x in s if not x[2]]
-    return {"n": len(s), "p50": pct(ok, 50), "p99": pct(ok, 99), "fails": fails}
 
 
 def ms(v):
