@@ -129,6 +129,11 @@ public final class HTTP2Codec {
         !failed && (nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0)
     }
 
+    /// The connection reads nothing more: the `GOAWAY` of an error nghttp2 found in what the
+    /// peer sent has gone out, or a `GOAWAY` went and no stream is left. Streams the same bytes
+    /// opened are not to be served.
+    public var isTerminating: Bool { nghttp2_session_want_read(session) == 0 }
+
     /// A fatal error happened: only the `GOAWAY` nghttp2 may have queued is left to send.
     private(set) var failed = false
 

@@ -72,6 +72,17 @@ final class HTTP2ServerSession: ConnectionDelegate {
             fail()
             return
         }
+        if !pendingStarts.isEmpty {
+            // What the bytes led to goes out first: a connection error in them (MadeYouReset's
+            // frames are, for nghttp2 1.52) sends its GOAWAY, and the streams they opened are
+            // not served.
+            flushCodec()
+            if codec.isTerminating {
+                refuse(.protocolError, stream: nil)
+                fail()
+                return
+            }
+        }
         startPending()
         turn()
     }

@@ -302,6 +302,19 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(proxy.metrics().http2Refused["provoked_reset"], UInt64(resets))
     }
 
+    func testAStreamOpenedInTheBytesOfAConnectionErrorIsNotServed() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        // Two GETs and a zero WINDOW_UPDATE on the first one's stream in one write: nghttp2 1.52
+        // ends the connection (PROTOCOL_ERROR, naming stream 3 as the last processed); the
+        // first stream was made to be reset, the second is not served either.
+        let result = try rawClient(proxy, "api.test", "zeroupdate", "/z")
+        XCTAssertEqual(result.out, "zeroupdate goaway 1 last 3\n", result.err)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(nginx.logLines(), [])
+        XCTAssertEqual(proxy.metrics().http2Refused, ["provoked_reset": 1, "protocol_error": 1])
+    }
+
     func testEmptyDataFramesAndPingFloodsEndTheirConnection() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))

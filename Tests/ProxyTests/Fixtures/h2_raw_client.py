@@ -29,6 +29,10 @@
         MadeYouReset: 150 valid GETs for PATH, each followed by a WINDOW_UPDATE that overflows
         the stream's window (the server must reset it); prints how many resets came and the
         GOAWAY's code and last stream ("provoke resets <n> goaway <code> last <stream>").
+    h2_raw_client.py PORT AUTHORITY zeroupdate PATH
+        MadeYouReset as nghttp2 1.52 takes it: two valid GETs for PATH (streams 1 and 3) and, in
+        the same write, a zero WINDOW_UPDATE on stream 1 (a connection error there); prints
+        "zeroupdate goaway <code> last <stream>".
     h2_raw_client.py PORT AUTHORITY emptyframes PATH
         A POST to PATH followed by 300 empty DATA frames; prints "emptyframes goaway <code>".
     h2_raw_client.py PORT AUTHORITY pingflood
@@ -336,6 +340,13 @@ def provoke(port, authority, path):
     print("provoke resets", resets + more, "goaway", goaway if goaway != "none" else last_goaway)
 
 
+def zeroupdate(port, authority, path):
+    c = Connection(port)
+    c.sock.sendall(frame(1, 0x5, 1, block(get(authority, path))) + frame(1, 0x5, 3, block(get(authority, path)))
+                   + frame(8, 0, 1, struct.pack(">I", 0)))
+    print("zeroupdate goaway", read_goaway(c)[1])
+
+
 def emptyframes(port, authority, path):
     c = Connection(port)
     post = [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)]
@@ -384,6 +395,8 @@ if __name__ == "__main__":
         rapidreset(port, authority, sys.argv[4])
     elif mode == "provoke":
         provoke(port, authority, sys.argv[4])
+    elif mode == "zeroupdate":
+        zeroupdate(port, authority, sys.argv[4])
     elif mode == "emptyframes":
         emptyframes(port, authority, sys.argv[4])
     elif mode == "pingflood":
