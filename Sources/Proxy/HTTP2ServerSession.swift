@@ -87,14 +87,20 @@ final class HTTP2ServerSession: ConnectionDelegate {
         turn()
     }
 
-    /// Starts the sessions of the streams opened by the bytes just decoded and still open.
-    private func startPending() {
+    /// Starts the sessions of streams opened and still open, in order, as far as the worker's
+    /// budget for this loop iteration allows (at most `limit`); the rest wait for a later one.
+    func startPending(limit: Int = .max) {
+        guard !closed else { return }
+        // Streams that closed before they started leave the queue without a share of the budget.
+        pendingStarts.removeAll { !notStarted.contains($0) }
         guard !pendingStarts.isEmpty else { return }
-        let ids = pendingStarts
-        pendingStarts.removeAll(keepingCapacity: true)
+        let granted = context.http2Starts.take(min(limit, pendingStarts.count))
+        let ids = pendingStarts.prefix(granted)
+        pendingStarts.removeFirst(granted)
         for id in ids where !closed && notStarted.remove(id) != nil {
             streams[id]?.session.start()
         }
+        if !pendingStarts.isEmpty && !closed { context.http2Starts.wait(self) }
     }
 
     func connectionDidDrain(_ connection: any ByteStream) {
@@ -167,6 +173,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: id, .refusedStream)
             return
         }
+        if context.http2Streams >= Self.workerStreamLimit && streams.count >= Self.streamsAlwaysTaken {
+            // The worker serves as many streams as it takes: this one is refused unprocessed,
+            // before any work on it (the app may send it again), so apps that never read hold a
+            // bounded share. A connection's first few are still taken: apps that fill the worker
+            // do not lock out another app's connection.
+            codec.reset(stream: id, .refusedStream)
+            refuse(.workerStreams, stream: id)
+            return
+        }
         if Self.isGRPC(head), sendsHTTP2Upstream(head) == false {
             refuseGRPC(id, head)
             return
@@ -178,15 +193,6 @@ final class HTTP2ServerSession: ConnectionDelegate {
         guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
             codec.reset(stream: id, .protocolError)
             refuse(.malformed, stream: id)
-            return
-        }
-        if context.http2Streams >= Self.workerStreamLimit && streams.count >= Self.streamsAlwaysTaken {
-            // The worker serves as many streams as it takes: this one is refused unprocessed
-            // (the app may send it again), so apps that never read hold a bounded share. A
-            // connection's first few are still taken: apps that fill the worker do not lock out
-            // another app's connection.
-            codec.reset(stream: id, .refusedStream)
-            refuse(.workerStreams, stream: id)
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",

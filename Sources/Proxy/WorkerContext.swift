@@ -67,6 +67,8 @@ final class WorkerContext {
     private var http2Sessions: [ObjectIdentifier: HTTP2ServerSession] = [:]
     /// Streams those connections serve now (``HTTP2ServerSession/workerStreamLimit``).
     var http2Streams = 0
+    /// How many of their new streams start per loop iteration.
+    private(set) lazy var http2Starts = HTTP2StreamStarts(loop: loop)
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?

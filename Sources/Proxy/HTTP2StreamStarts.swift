@@ -1,0 +1,60 @@
+import EventLoop
+
+/// How many HTTP/2 streams a worker starts (gives a session: routing, token, upstream) per loop
+/// iteration, shared round-robin by the connections that have streams waiting.
+///
+/// Why: a burst of new streams (50 connections × 100 streams written at once, as an app that
+/// never reads does) would otherwise all start in the iteration that read them — a thousand
+/// sessions, tens of milliseconds — while another app's connection, read in the same iteration,
+/// waits behind them. With a budget per iteration, the next iteration comes after a bounded
+/// amount of work, and each waiting connection gets its share of it, the newest as much as the
+/// oldest.
+///
+/// Confined to its worker's loop.
+final class HTTP2StreamStarts {
+    /// Streams started per loop iteration, at most.
+    static let perIteration = 128
+
+    private var left = HTTP2StreamStarts.perIteration
+    private var waiting: [HTTP2ServerSession] = []
+    private let refillTimer: Timer
+    private var refillArmed = false
+
+    init(loop: EventLoop) {
+        refillTimer = Timer(on: loop) {}
+        refillTimer.action = { [unowned self] in refill() }
+    }
+
+    /// How many of `wanted` streams `session` may start now (at most `wanted`).
+    func take(_ wanted: Int) -> Int {
+        let granted = min(wanted, left)
+        guard granted > 0 else { return 0 }
+        left -= granted
+        armRefill()
+        return granted
+    }
+
+    /// `session` has streams left to start: it is called again (``HTTP2ServerSession/startPending(limit:)``)
+    /// in a later iteration, after the connections waiting before it.
+    func wait(_ session: HTTP2ServerSession) {
+        guard !waiting.contains(where: { $0 === session }) else { return }
+        waiting.append(session)
+        armRefill()
+    }
+
+    private func armRefill() {
+        guard !refillArmed else { return }
+        refillArmed = true
+        refillTimer.schedule(after: .zero)
+    }
+
+    /// A new iteration: a full budget, shared by the connections that waited.
+    private func refill() {
+        refillArmed = false
+        left = Self.perIteration
+        let sessions = waiting
+        waiting.removeAll()
+        let share = max(1, Self.perIteration / max(1, sessions.count))
+        for session in sessions { session.startPending(limit: share) }
+    }
+}
