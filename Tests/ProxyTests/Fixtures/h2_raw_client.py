@@ -385,23 +385,10 @@ if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
         reset(port, authority, sys.argv[4], sys.argv[5])
-    elif mode == "limits":
-        limits(port, authority, sys.argv[4])
-    elif mode == "stall":
-        stall(port, authority, sys.argv[4])
-    elif mode == "flood":
-        flood(port, authority, sys.argv[4])
-    elif mode == "rapidreset":
-        rapidreset(port, authority, sys.argv[4])
-    elif mode == "provoke":
-        provoke(port, authority, sys.argv[4])
-    elif mode == "zeroupdate":
-        zeroupdate(port, authority, sys.argv[4])
-    elif mode == "emptyframes":
-        emptyframes(port, authority, sys.argv[4])
     elif mode == "pingflood":
         pingflood(port)
-    elif mode == "noread":
-        noread(port, authority, sys.argv[4])
     else:
-        smuggle(port, authority, sys.argv[4])
+        # Every other mode: one PATH (an unknown mode is "smuggle").
+        modes = {"limits": limits, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
+                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread}
+        modes.get(mode, smuggle)(port, authority, sys.argv[4])
