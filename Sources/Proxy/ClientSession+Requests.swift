@@ -283,7 +283,7 @@ extension ClientSession: UpstreamWaiter {
         let decision = io.decision
         // A stream of an HTTP/2 app connection with many open waits behind other clients, if
         // it must wait: apps that open streams they never read cannot hold everyone's queue.
-        let yields = isHTTP2Stream && (client as? HTTP2StreamPipe)?.owner?.hasManyStreams == true
+        let yields = isStreamOfBusyHTTP2Connection
         let result = decision.certificateBound == nil ? context.pool.acquire(decision.target, waiter: self, checkStale: checkStale, yields: yields)
             : context.pool.acquire(io.target, waiter: self, checkStale: checkStale, yields: yields)
         switch result {

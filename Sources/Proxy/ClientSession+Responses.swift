@@ -263,6 +263,12 @@ extension ClientSession: UpstreamConnectionOwner {
         return pumpIntoSpool(io, spool, from: input)
     }
 
+    /// Whether this session serves one stream of an HTTP/2 app connection with many streams open
+    /// (``HTTP2ServerSession/hasManyStreams``): it yields upstream connections and never spools.
+    var isStreamOfBusyHTTP2Connection: Bool {
+        isHTTP2Stream && (client as? HTTP2StreamPipe)?.owner?.hasManyStreams == true
+    }
+
     /// Whether a response whose client fell behind can go (on) through a spool: it has one
     /// already (emptied by a client that caught up; a known length's budget is still taken), or
     /// the budget has room for what is left of it. A stream of an HTTP/2 app connection with
@@ -272,7 +278,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// the pool takes back for a request that waits.
     private func canSpool(_ io: ExchangeIO) -> Bool {
         if io.spool != nil { return true }
-        if isHTTP2Stream, (client as? HTTP2StreamPipe)?.owner?.hasManyStreams == true { return false }
+        if isStreamOfBusyHTTP2Connection { return false }
         return context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)
     }
 
