@@ -1,80 +1,177 @@
 import CLibevent
+import COpenSSL
 import Glibc
 import Synchronization
 
-/// libevent's allocator: glibc's, with a few of the buffer chunks that sockets read into kept
-/// for the next read instead of being freed and allocated again.
+/// libevent's and OpenSSL's allocator: glibc's, with a bounded number of the blocks every
+/// proxied request allocates and frees kept for the next request instead.
 ///
-/// Every read reserves a chunk (``SocketChannel/firstRead`` or ``SocketChannel/maxRead`` bytes,
-/// which libevent allocates as 16 KiB or 128 KiB) and the chunk is freed as soon as the bytes
-/// were taken: twice per proxied request. Too large for glibc's per-thread cache, each cost
-/// about 200 instructions to allocate and free; taking one from a slot here costs a few.
+/// Per request over a TLS upstream, at c50 (`perf probe` on both libraries' allocators):
+/// - two read chunks (libevent: 16 KiB for a ``SocketChannel/firstRead`` reservation, 128 KiB
+///   for ``SocketChannel/maxRead``);
+/// - two 1 KiB chains (a head written into an empty output);
+/// - OpenSSL's record buffers, 16,584 and 16,712 bytes: with `SSL_MODE_RELEASE_BUFFERS` an idle
+///   connection holds none, so each busy turn allocates them again.
 ///
-/// The slots are process-wide atomics (libevent calls its allocator from every loop's thread)
-/// and few, so what is kept is bounded: at most 4 × 16 KiB + 2 × 128 KiB. A chunk is recognized
-/// on free by its usable size, so blocks libevent allocated before this was installed are
+/// Too large for glibc's per-thread cache (or, for the chains, more of them alive at once than
+/// it holds: a response's blocks live until the loop flushes, at the end of an iteration that
+/// served dozens of connections), each cost about 300 instructions to allocate and free; taking
+/// one from here costs a few dozen. The record-sized class serves libevent's 16 KiB chunks and
+/// OpenSSL's buffers alike (each is allocated as ``SizeClass/record``'s block).
+///
+/// What is kept is bounded per process: 64 × 1 KiB + 32 × 16.5 KiB + 2 × 128 KiB. A block is
+/// recognized on free by its usable size, so blocks allocated before this was installed are
 /// freed like any other. Not installed under AddressSanitizer (`ASAN_OPTIONS` set): a kept
-/// chunk would hide a use after free of it.
+/// block would hide a use after free of it.
 enum ChunkCache {
+    /// A size of block kept.
+    enum SizeClass: CaseIterable {
+        /// libevent's smallest chain.
+        case chain
+        /// A 16 KiB read chunk or one of OpenSSL's record buffers.
+        case record
+        /// A 128 KiB read chunk.
+        case large
+
+        /// The class serving an allocation of `size` bytes, if one does.
+        @inline(__always)
+        init?(request size: Int) {
+            switch size {
+            case ChunkCache.chainSize: self = .chain
+            case ChunkCache.smallSize...ChunkCache.recordBlock: self = .record
+            case ChunkCache.largeSize: self = .large
+            default: return nil
+            }
+        }
+
+        /// The class a block of `usable` bytes (`malloc_usable_size`) belongs to, if any: glibc
+        /// rounds a request up by less than 64 bytes, or to whole pages when it maps it.
+        @inline(__always)
+        init?(usable: Int) {
+            if usable >= ChunkCache.chainSize && usable < ChunkCache.chainSize + 64 {
+                self = .chain
+            } else if usable >= ChunkCache.recordBlock && usable < ChunkCache.recordBlock + 64 {
+                self = .record
+            } else if usable >= ChunkCache.largeSize && usable < ChunkCache.largeSize + 4096 {
+                self = .large
+            } else {
+                return nil
+            }
+        }
+
+        /// The bytes a block of this class is allocated with.
+        var blockSize: Int {
+            switch self {
+            case .chain: ChunkCache.chainSize
+            case .record: ChunkCache.recordBlock
+            case .large: ChunkCache.largeSize
+            }
+        }
+
+        /// Most blocks of this class kept.
+        var capacity: Int {
+            switch self {
+            case .chain: 64
+            case .record: 32
+            case .large: 2
+            }
+        }
+    }
+
+    /// libevent's smallest chain (`MIN_BUFFER_SIZE`).
+    static let chainSize = 1024
     /// libevent's allocation for a ``SocketChannel/firstRead`` reservation.
     static let smallSize = 16 * 1024
+    /// What a record-class block is allocated as: a 16 KiB chunk, or OpenSSL's read buffer
+    /// (``TLSLayer/readBufferLength`` and a record's overhead) or write buffer.
+    static let recordBlock = 16 * 1024 + 512
     /// libevent's allocation for a ``SocketChannel/maxRead`` reservation.
     static let largeSize = 128 * 1024
 
-    /// Hands libevent the caching allocator (once, before the first loop).
+    /// Hands libevent and OpenSSL the caching allocator (once, before either allocates: OpenSSL
+    /// refuses it after its first allocation, and then keeps its own).
     static func install() {
         guard getenv("ASAN_OPTIONS") == nil else { return }
         event_set_mem_functions(chunkAllocate, chunkReallocate, chunkFree)
+        _ = CRYPTO_set_mem_functions(cryptoAllocate, cryptoReallocate, cryptoFree)
     }
 
-    /// The kept chunks (addresses; 0 for an empty slot).
+    /// The kept blocks.
     fileprivate static let slots = ChunkSlots()
+
+    /// A block for `size` bytes: a kept one when the size has a class.
+    @inline(__always)
+    fileprivate static func allocate(_ size: Int) -> UnsafeMutableRawPointer? {
+        guard let sizeClass = SizeClass(request: size) else { return malloc(size) }
+        return slots.take(sizeClass) ?? malloc(sizeClass.blockSize)
+    }
+
+    /// Frees `pointer`, or keeps it when it is of a class with room.
+    @inline(__always)
+    fileprivate static func release(_ pointer: UnsafeMutableRawPointer?) {
+        guard let pointer else { return }
+        if !slots.keep(pointer) { free(pointer) }
+    }
 }
 
-/// The slots of ``ChunkCache``: chunk addresses, 0 for an empty slot.
+/// The blocks ``ChunkCache`` keeps: a bounded stack per size class, each behind its own lock
+/// (libevent and OpenSSL allocate from every loop's thread; uncontended, a lock costs two
+/// atomic steps).
 final class ChunkSlots: Sendable {
-    private let small0 = Atomic<UInt>(0), small1 = Atomic<UInt>(0), small2 = Atomic<UInt>(0), small3 = Atomic<UInt>(0)
-    private let large0 = Atomic<UInt>(0), large1 = Atomic<UInt>(0)
+    private let chains = Mutex(ChunkStack(capacity: ChunkCache.SizeClass.chain.capacity))
+    private let records = Mutex(ChunkStack(capacity: ChunkCache.SizeClass.record.capacity))
+    private let large = Mutex(ChunkStack(capacity: ChunkCache.SizeClass.large.capacity))
 
-    /// A kept chunk for an allocation of `size` bytes (one of the two sizes), if there is one.
+    /// A kept block of `sizeClass`, if there is one.
     @inline(__always)
-    func take(_ size: Int) -> UnsafeMutableRawPointer? {
-        if size == ChunkCache.smallSize {
-            return Self.take(small0) ?? Self.take(small1) ?? Self.take(small2) ?? Self.take(small3)
+    func take(_ sizeClass: ChunkCache.SizeClass) -> UnsafeMutableRawPointer? {
+        switch sizeClass {
+        case .chain: chains.withLock { $0.pop() }
+        case .record: records.withLock { $0.pop() }
+        case .large: large.withLock { $0.pop() }
         }
-        if size == ChunkCache.largeSize { return Self.take(large0) ?? Self.take(large1) }
-        return nil
     }
 
-    /// Keeps `chunk` when it is of one of the two sizes and a slot is free.
+    /// Keeps `block` when it is of a size class with room.
     @inline(__always)
-    func keep(_ chunk: UnsafeMutableRawPointer) -> Bool {
-        let usable = shim_malloc_usable_size(chunk)
-        let address = UInt(bitPattern: chunk)
-        // glibc rounds a request up by less than 64 bytes, or to whole pages when it maps it.
-        if usable >= ChunkCache.smallSize && usable < ChunkCache.smallSize + 64 {
-            return Self.keep(address, in: small0) || Self.keep(address, in: small1)
-                || Self.keep(address, in: small2) || Self.keep(address, in: small3)
+    func keep(_ block: UnsafeMutableRawPointer) -> Bool {
+        switch ChunkCache.SizeClass(usable: shim_malloc_usable_size(block)) {
+        case .chain: chains.withLock { $0.push(block) }
+        case .record: records.withLock { $0.push(block) }
+        case .large: large.withLock { $0.push(block) }
+        case nil: false
         }
-        if usable >= ChunkCache.largeSize && usable < ChunkCache.largeSize + 4096 {
-            return Self.keep(address, in: large0) || Self.keep(address, in: large1)
-        }
-        return false
+    }
+}
+
+/// A stack of block addresses, at most `capacity` (and 64) deep.
+struct ChunkStack: Sendable {
+    private var addresses = InlineArray<64, UInt>(repeating: 0)
+    private var count = 0
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = min(capacity, addresses.count)
     }
 
-    @inline(__always)
-    private static func take(_ slot: borrowing Atomic<UInt>) -> UnsafeMutableRawPointer? {
-        UnsafeMutableRawPointer(bitPattern: slot.exchange(0, ordering: .acquiring))
+    /// The block kept last, if any.
+    mutating func pop() -> UnsafeMutableRawPointer? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return UnsafeMutableRawPointer(bitPattern: addresses[count])
     }
 
-    @inline(__always)
-    private static func keep(_ address: UInt, in slot: borrowing Atomic<UInt>) -> Bool {
-        slot.compareExchange(expected: 0, desired: address, ordering: .releasing).exchanged
+    /// Keeps `block`; false when full.
+    mutating func push(_ block: UnsafeMutableRawPointer) -> Bool {
+        guard count < capacity else { return false }
+        addresses[count] = UInt(bitPattern: block)
+        count += 1
+        return true
     }
 }
 
 private func chunkAllocate(_ size: Int) -> UnsafeMutableRawPointer? {
-    ChunkCache.slots.take(size) ?? malloc(size)
+    ChunkCache.allocate(size)
 }
 
 private func chunkReallocate(_ pointer: UnsafeMutableRawPointer?, _ size: Int) -> UnsafeMutableRawPointer? {
@@ -82,6 +179,21 @@ private func chunkReallocate(_ pointer: UnsafeMutableRawPointer?, _ size: Int) -
 }
 
 private func chunkFree(_ pointer: UnsafeMutableRawPointer?) {
-    guard let pointer else { return }
-    if !ChunkCache.slots.keep(pointer) { free(pointer) }
+    ChunkCache.release(pointer)
+}
+
+// OpenSSL's hooks. Its own allocator returns NULL for 0 bytes; so do these.
+
+private func cryptoAllocate(_ size: Int, _ file: UnsafePointer<CChar>?, _ line: Int32) -> UnsafeMutableRawPointer? {
+    size == 0 ? nil : ChunkCache.allocate(size)
+}
+
+private func cryptoReallocate(_ pointer: UnsafeMutableRawPointer?, _ size: Int, _ file: UnsafePointer<CChar>?,
+                              _ line: Int32) -> UnsafeMutableRawPointer? {
+    if pointer == nil { return size == 0 ? nil : ChunkCache.allocate(size) }
+    return realloc(pointer, size)
+}
+
+private func cryptoFree(_ pointer: UnsafeMutableRawPointer?, _ file: UnsafePointer<CChar>?, _ line: Int32) {
+    ChunkCache.release(pointer)
 }

@@ -201,6 +201,14 @@ final class TLSLayer {
         return .tlsCertificate(message: String(cString: X509_verify_cert_error_string(verify)))
     }
 
+    /// Empties this thread's OpenSSL error queue before an I/O call, as `SSL_get_error` needs.
+    /// Only when something is queued: `ERR_clear_error` resets all 16 slots every time (about
+    /// 840 instructions, twice per proxied request over TLS), while looking costs a few dozen.
+    @inline(__always)
+    private static func clearErrorQueue() {
+        if ERR_peek_error() != 0 { ERR_clear_error() }
+    }
+
     // MARK: - reading
 
     /// Whether plaintext, records or an end are held by OpenSSL (or here) that the socket will
@@ -223,7 +231,7 @@ final class TLSLayer {
             var vector = iovec()
             guard evbuffer_reserve_space(input, room - total, &vector, 1) == 1, let base = vector.iov_base else { break }
             var got = 0
-            ERR_clear_error()
+            Self.clearErrorQueue()
             let result = SSL_read_ex(ssl, base, min(room - total, vector.iov_len), &got)
             if result == 1 {
                 vector.iov_len = got
@@ -267,7 +275,7 @@ final class TLSLayer {
         if SSL_pending(ssl) > 0 { return .data }
         var byte: UInt8 = 0
         var got = 0
-        ERR_clear_error()
+        Self.clearErrorQueue()
         let result = SSL_peek_ex(ssl, &byte, 1, &got)
         if result == 1 { return .data }
         switch SSL_get_error(ssl, result) {
@@ -289,7 +297,7 @@ final class TLSLayer {
             // Joins small pieces into one record; free when the first piece is large enough.
             guard let bytes = evbuffer_pullup(output, count) else { return .failed(.socketError(errno: ENOMEM)) }
             var written = 0
-            ERR_clear_error()
+            Self.clearErrorQueue()
             let result = SSL_write_ex(ssl, bytes, count, &written)
             if result == 1 {
                 evbuffer_drain(output, written)

@@ -57,7 +57,12 @@ public final class Timer {
 
     /// ``schedule(after:)`` with the delay in nanoseconds.
     func schedule(nanoseconds delay: UInt64) {
-        let now = Timer.monotonicNow()
+        // Timeouts of a second or more, re-armed on every request, read the coarse clock (a few
+        // nanoseconds against ~22 for the precise one: 7 of the 11 clock reads per proxied
+        // request were these). Moved up by its resolution it is never behind the precise clock,
+        // so the action still never runs early; it may run a tick late, as libevent's own
+        // timers (which run on the coarse clock) do.
+        let now = delay >= Timer.coarseDelay ? Timer.coarseNow() &+ Timer.coarseResolution : Timer.monotonicNow()
         let due = now &+ delay
         deadline = due
         if let pending = pendingExpiry, pending <= due { return }
@@ -118,6 +123,26 @@ public final class Timer {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
+
+    /// CLOCK_MONOTONIC_COARSE in nanoseconds: the same clock as ``monotonicNow()`` as of the
+    /// last tick (never ahead of it, behind by less than ``coarseResolution``), read without
+    /// the TSC. For deadlines that a few milliseconds do not matter to; never for durations.
+    public static func coarseNow() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// How far ``coarseNow()`` may be behind ``monotonicNow()``: one tick (4 ms at 250 Hz).
+    public static let coarseResolution: UInt64 = {
+        var resolution = timespec()
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0 else { return 10_000_000 }
+        return UInt64(resolution.tv_sec) &* 1_000_000_000 &+ UInt64(resolution.tv_nsec)
+    }()
+
+    /// Delays from which ``schedule(after:)`` reads the coarse clock: a tick late is nothing
+    /// to a timeout this long, and shorter timers (a zero delay for "next iteration") stay exact.
+    static let coarseDelay: UInt64 = 1_000_000_000
 }
 
 /// ``Timer`` under a name Foundation does not also define (for files that import both; the

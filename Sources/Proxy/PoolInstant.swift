@@ -1,15 +1,17 @@
 import EventLoop
 
 /// A point in time for the upstream pool: nanoseconds on the monotonic clock the loop's timers
-/// run on (``Timer/monotonicNow()``). The pool reads the time twice per request (taking and
-/// giving back a connection): `ContinuousClock.now` cost ~90 instructions a read, and its
-/// 128-bit `Instant` arithmetic more. Comparable and subtractable like an `Instant`.
+/// run on. The pool reads the time twice per request (taking and giving back a connection):
+/// `ContinuousClock.now` cost ~90 instructions a read, and its 128-bit `Instant` arithmetic
+/// more; the coarse clock (``Timer/coarseNow()``) is read without the TSC, and its few
+/// milliseconds are nothing to idle timeouts of seconds. Comparable and subtractable like an
+/// `Instant`.
 struct PoolInstant: Comparable, Hashable, Sendable {
     /// Nanoseconds since an arbitrary point (the monotonic clock's origin).
     let nanoseconds: UInt64
 
     /// The current time.
-    static var now: PoolInstant { PoolInstant(nanoseconds: Timer.monotonicNow()) }
+    static var now: PoolInstant { PoolInstant(nanoseconds: Timer.coarseNow()) }
 
     static func < (lhs: PoolInstant, rhs: PoolInstant) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
 

@@ -22,6 +22,9 @@ struct Run: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
+        // First: OpenSSL takes a custom allocator only before its first allocation (a key or
+        // certificate the configuration loads would be one).
+        EventLoop.enableThreads()
         let config = try options.load()
         let logger = bootstrapLogging(level: logLevel ?? config.logLevel.rawValue)
         // From here on a loop that logs never waits for stderr's reader.

@@ -3,30 +3,48 @@ import XCTest
 
 @testable import EventLoop
 
-/// The chunk cache behind libevent's allocator: read chunks of the two sizes are kept (a
-/// bounded number) and handed out again; anything else goes to glibc.
+/// The block cache behind libevent's and OpenSSL's allocators: blocks of the three size
+/// classes are kept (a bounded number each) and handed out again; anything else goes to glibc.
 final class ChunkCacheTests: XCTestCase {
-    func testChunksOfTheReadSizesAreKeptAndHandedOutAgainUpToTheBound() throws {
+    func testBlocksOfEachClassAreKeptAndHandedOutAgainUpToTheBound() throws {
         let slots = ChunkSlots()
-        let small = (0..<5).map { _ in malloc(ChunkCache.smallSize)! }
-        XCTAssertEqual(small.map { slots.keep($0) }, [true, true, true, true, false], "four small chunks at most")
-        var taken: [UnsafeMutableRawPointer] = []
-        while let chunk = slots.take(ChunkCache.smallSize) { taken.append(chunk) }
-        XCTAssertEqual(Set(taken), Set(small.prefix(4)), "the kept chunks come back, each once")
+        for sizeClass in ChunkCache.SizeClass.allCases {
+            let bound = sizeClass.capacity
+            let blocks = (0...bound).map { _ in malloc(sizeClass.blockSize)! }
+            XCTAssertEqual(blocks.map { slots.keep($0) }, Array(repeating: true, count: bound) + [false],
+                           "\(sizeClass): \(bound) blocks at most")
+            for other in ChunkCache.SizeClass.allCases where other != sizeClass {
+                XCTAssertNil(slots.take(other), "a \(sizeClass) block is not handed out as \(other)")
+            }
+            var taken: [UnsafeMutableRawPointer] = []
+            while let block = slots.take(sizeClass) { taken.append(block) }
+            XCTAssertEqual(taken.count, bound, "\(sizeClass): each kept block comes back once")
+            XCTAssertEqual(Set(taken), Set(blocks.prefix(bound)))
+            for block in blocks { free(block) }
+        }
+    }
 
-        let large = (0..<3).map { _ in malloc(ChunkCache.largeSize)! }
-        XCTAssertEqual(large.map { slots.keep($0) }, [true, true, false], "two large chunks at most")
-        XCTAssertNil(slots.take(ChunkCache.smallSize), "a large chunk is not handed out for a small allocation")
-        let first = try XCTUnwrap(slots.take(ChunkCache.largeSize))
-        let second = try XCTUnwrap(slots.take(ChunkCache.largeSize))
-        XCTAssertEqual(Set([first, second]), Set(large.prefix(2)))
-        XCTAssertNil(slots.take(ChunkCache.largeSize))
+    func testRequestsMapToTheClassThatServesThem() {
+        XCTAssertEqual(ChunkCache.SizeClass(request: 1024), .chain)
+        XCTAssertEqual(ChunkCache.SizeClass(request: 16 * 1024), .record, "libevent's 16 KiB read chunk")
+        XCTAssertEqual(ChunkCache.SizeClass(request: 16_584), .record, "OpenSSL's read buffer")
+        XCTAssertEqual(ChunkCache.SizeClass(request: 16_712), .record, "OpenSSL's write buffer")
+        XCTAssertEqual(ChunkCache.SizeClass(request: 128 * 1024), .large)
+        for size in [0, 40, 1000, 1025, 16 * 1024 - 1, ChunkCache.recordBlock + 1, 64 * 1024] {
+            XCTAssertNil(ChunkCache.SizeClass(request: size), "\(size) bytes go to glibc")
+        }
+        // Every request of a class fits in its block.
+        XCTAssertGreaterThanOrEqual(ChunkCache.SizeClass.record.blockSize, 16_712)
+    }
 
-        // Other sizes are neither kept nor handed out.
-        let other = malloc(1000)!
-        XCTAssertFalse(slots.keep(other))
-        XCTAssertNil(slots.take(1000))
-        XCTAssertNil(slots.take(ChunkCache.smallSize - 1))
-        for chunk in small + large + [other] { free(chunk) }
+    func testBlocksOfOtherSizesAreNeitherKeptNorHandedOut() {
+        let slots = ChunkSlots()
+        // A 16 KiB block allocated before the cache was installed (not as a record block).
+        for size in [40, 1000, 2048, 16 * 1024, 64 * 1024] {
+            let block = malloc(size)!
+            XCTAssertFalse(slots.keep(block), "\(size) bytes")
+            free(block)
+        }
+        for sizeClass in ChunkCache.SizeClass.allCases { XCTAssertNil(slots.take(sizeClass)) }
     }
 }
