@@ -27,6 +27,8 @@ public final class EventLoop: @unchecked Sendable {
     /// The thread running ``run()`` (a `pthread_t`), 0 while the loop is not running. Atomic:
     /// other threads read it to find out that they are not that thread.
     private let runningThread = Atomic<UInt>(0)
+    /// ``Timer/readCoarseResolution()``, read once (timers re-armed on every request use it).
+    let coarseResolution = Timer.readCoarseResolution()
 
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {

@@ -62,7 +62,7 @@ public final class Timer {
         // request were these). Moved up by its resolution it is never behind the precise clock,
         // so the action still never runs early; it may run a tick late, as libevent's own
         // timers (which run on the coarse clock) do.
-        let now = delay >= Timer.coarseDelay ? Timer.coarseNow() &+ Timer.coarseResolution : Timer.monotonicNow()
+        let now = delay >= Timer.coarseDelay ? Timer.coarseNow() &+ loop.coarseResolution : Timer.monotonicNow()
         let due = now &+ delay
         deadline = due
         if let pending = pendingExpiry, pending <= due { return }
@@ -125,7 +125,7 @@ public final class Timer {
     }
 
     /// CLOCK_MONOTONIC_COARSE in nanoseconds: the same clock as ``monotonicNow()`` as of the
-    /// last tick (never ahead of it, behind by less than ``coarseResolution``), read without
+    /// last tick (never ahead of it, behind by less than a tick, ``readCoarseResolution()``), read without
     /// the TSC. For deadlines that a few milliseconds do not matter to; never for durations.
     public static func coarseNow() -> UInt64 {
         var now = timespec()
@@ -134,11 +134,12 @@ public final class Timer {
     }
 
     /// How far ``coarseNow()`` may be behind ``monotonicNow()``: one tick (4 ms at 250 Hz).
-    public static let coarseResolution: UInt64 = {
+    /// (Each loop keeps a copy: a static read here would cost a lazy-initialization check.)
+    static func readCoarseResolution() -> UInt64 {
         var resolution = timespec()
         guard clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) == 0 else { return 10_000_000 }
         return UInt64(resolution.tv_sec) &* 1_000_000_000 &+ UInt64(resolution.tv_nsec)
-    }()
+    }
 
     /// Delays from which ``schedule(after:)`` reads the coarse clock: a tick late is nothing
     /// to a timeout this long, and shorter timers (a zero delay for "next iteration") stay exact.
