@@ -145,6 +145,12 @@ public final class HTTP2Codec {
     /// The highest stream id the peer opened and this side took (for a `GOAWAY`).
     public var lastPeerStream: Int32 { nghttp2_session_get_last_proc_stream_id(session) }
 
+    /// The window each stream of the peer starts with (its `SETTINGS_INITIAL_WINDOW_SIZE`): what
+    /// may be sent on a stream before the peer opens it further.
+    public var peerInitialWindowSize: Int {
+        Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE))
+    }
+
     // MARK: - messages out
 
     /// Opens a stream with a request head (client only); returns its id. `endStream`: there is

@@ -217,6 +217,18 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// queue for upstream connections behind other clients' requests.
     var hasManyStreams: Bool { streams.count > Self.streamsAlwaysTaken }
 
+    /// Whether the app has taken more of `pipe`'s response than its stream's first window
+    /// (and a head's worth, ``headSlack``): it opened the window, so it reads the stream. One
+    /// that never did may never read at all, and spooling its response would only move it to
+    /// disk for nobody.
+    func appReadsBeyondFirstWindow(_ pipe: HTTP2StreamPipe) -> Bool {
+        pipe.responseBytesMoved > codec.peerInitialWindowSize + Self.headSlack
+    }
+
+    /// What a response head may add to the bytes moved into the framing beyond the window
+    /// (``appReadsBeyondFirstWindow(_:)``).
+    static let headSlack = 64 * 1024
+
     /// Whether `head` goes to a route whose upstream speaks HTTP/2 (inside a tunnel: the
     /// tunnel's route; a request for another host there is answered 421 by its session); nil
     /// when no route covers it (its session refuses it as any other).
@@ -399,6 +411,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             pipe.response.drain(pipe.response.count)
         }
         let after = pipe.response.count
+        if after < before { pipe.responseBytesMoved += before - after }
         pipe.responseMoved(after != before)
         pipe.waitingForRoom = after > 0
             && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0

@@ -49,6 +49,8 @@ final class HTTP2StreamPipe: ByteStream {
     /// The last look stopped because the stream's send queue was full (its session's response
     /// waits for the app to read).
     var waitingForRoom = false
+    /// Bytes of the response (head and body, as HTTP/1.1) moved into the framing so far.
+    var responseBytesMoved = 0
     /// The translated response's state.
     var responseTranslator: HTTP2MessageTranslator
 

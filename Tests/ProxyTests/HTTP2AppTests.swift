@@ -332,7 +332,7 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual((refused["control_frames"] ?? 0) + (refused["outbound_flood"] ?? 0), 1, "\(refused)")
     }
 
-    func testAStreamWhoseAppNeverOpensItsWindowTimesOutAndFreesItsUpstream() throws {
+    func testAStreamWhoseAppNeverOpensItsWindowTimesOutFreesItsUpstreamAndIsNotSpooled() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-noread-\(UUID().uuidString)")
         try Data(repeating: 0x6e, count: 1024 * 1024).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -346,5 +346,20 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertTrue(result.out.hasPrefix("noread RST "), result.out)
         let seconds = Double(parts.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99
         XCTAssertLessThan(seconds, 5, result.out)
+        // An app that never took more than its first window may never read: its response is
+        // not written to disk for it (a slow HTTP/1.1 client's 1 MiB would be).
+        XCTAssertEqual(proxy.metrics().spooledResponses, 0)
+    }
+
+    func testAnAppThatReadsSlowlyHasItsResponseSpooledOnceItOpenedItsWindow() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-slowread-\(UUID().uuidString)")
+        try Data(repeating: 0x73, count: 1024 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let nginx = try Nginx(locations: "location /files/ { alias \(FileManager.default.temporaryDirectory.path)/; }")
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)"))
+        let result = try rawClient(proxy, "api.test", "slowread", "/files/\(file.lastPathComponent)")
+        XCTAssertEqual(result.out, "slowread 200 1048576\n", result.err)
+        // It fell behind, and it reads: the rest went to disk and its upstream connection back.
+        XCTAssertEqual(proxy.metrics().spooledResponses, 1)
     }
 }

@@ -21,6 +21,10 @@
     h2_raw_client.py PORT AUTHORITY noread PATH
         Announces a stream window of 0, GETs PATH and never opens the window; prints how the
         stream ended and after how many seconds ("noread <outcome> <seconds>").
+    h2_raw_client.py PORT AUTHORITY slowread PATH
+        GETs PATH with the default windows and reads its response one DATA frame every 10 ms,
+        giving each back to the windows as it is read; prints "slowread <status> <body bytes>"
+        (or how the stream ended early).
     h2_raw_client.py PORT AUTHORITY rapidreset PATH
         Rapid Reset: 1,000 streams for PATH/<n>, each HEADERS followed at once by RST_STREAM
         (CANCEL), written in batches of 50; prints the GOAWAY's code and last stream if one came
@@ -248,6 +252,32 @@ def noread(port, authority, path):
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
 
 
+def slowread(port, authority, path):
+    import time
+    c = Connection(port)
+    c.request(1, get(authority, path))
+    status, got = "?", 0
+    while True:
+        f = c.read_frame()
+        if f is None:
+            print("slowread closed", status, got)
+            return
+        kind, flags, sid, payload = f
+        if sid != 1:
+            continue
+        if kind == 3:
+            print("slowread RST", struct.unpack(">I", payload)[0], got)
+            return
+        if kind == 1 and status == "?":
+            status = status_of(payload)
+        if kind == 0:
+            got += len(payload)
+            time.sleep(0.01)
+        if kind in (0, 1) and flags & 1:
+            break
+    print("slowread", status, got)
+
+
 def flood(port, authority, path):
     c = Connection(port)
     # Three bursts of 50 (each within the advertised 100 streams, so that nghttp2 refuses none
@@ -390,5 +420,5 @@ if __name__ == "__main__":
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
-                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread}
+                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])
