@@ -136,7 +136,7 @@ final class UpstreamPool {
     /// A request just queued for `key`: the connection whose exchange stalled first, if any, is
     /// reclaimed (its response is cut short, which frees its slot for the queue).
     func reclaimStalled(for key: String) {
-        if let id = state.takeOldestStalled(key) { reclaim(id) }
+        if let id = state.reclaimForQueue(key) { reclaim(id) }
     }
 
     private func reclaim(_ id: UpstreamPoolState.ConnectionID) {
@@ -157,6 +157,7 @@ final class UpstreamPool {
     @discardableResult
     func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
         upstream.owner = nil
+        upstream.isBulk = false
         guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
               upstream.isConnected else {
             upstream.close()

@@ -18,7 +18,11 @@
 ///   the limit is lowered, counts only shrink until they fit);
 /// - a key's waiter queue holds at most ``maxWaitersPerKey`` waiters, served first in first out,
 ///   each at most once;
-/// - a key never has waiters while it has idle connections;
+/// - a key never has a waiter it could serve while it has idle connections (only waiters
+///   that yield, while requests that yield hold their share, ``yieldingShare``, wait beside
+///   idle connections);
+/// - requests that yield never hold more of a key's connections than ``yieldingShare`` (but for a
+///   retry's ``requestFresh(key:)``);
 /// - at most ``EagerCloseMarks/capacity`` keys are marked as closing connections eagerly.
 struct UpstreamPoolState {
     /// Where a known connection is in its life (see the type's documentation).
@@ -45,6 +49,9 @@ struct UpstreamPoolState {
         /// Leased, with its exchange paused on a client that does not read since then: a
         /// request that must queue for this key takes the connection that stalled first.
         var stalledSince: PoolInstant?
+        /// Held (connecting, leased or peeked at) for a request that yields: counted in its
+        /// key's ``Key/yieldingHeld``.
+        var yielding = false
 
         /// Back in the idle list since `now` (no longer anyone's, so no longer stalled).
         mutating func pool(since now: PoolInstant) {
@@ -86,6 +93,15 @@ struct UpstreamPoolState {
         var idle: [ConnectionID] = []
         /// Queued waiters, oldest first, those that yield after the others.
         var waiters: [Waiter] = []
+        /// Of the open connections, how many requests that yield hold.
+        var yieldingHeld = 0
+
+        /// Whether the first waiter may have a connection now: one that yields only while
+        /// requests that yield hold less than `share`.
+        func firstWaiterServable(share: Int) -> Bool {
+            guard let first = waiters.first else { return false }
+            return !first.yields || yieldingHeld < share
+        }
 
         /// Queues `waiter`: last among its class (yielding waiters after the others).
         mutating func enqueue(_ waiter: Waiter) {
@@ -106,9 +122,10 @@ struct UpstreamPoolState {
             case pooled
         }
 
-        /// Dequeues the oldest waiter, or pools `id` if the limits allow.
-        mutating func release(_ id: ConnectionID, limit: Int, maxIdle: Int) -> ReleaseStep {
-            if !waiters.isEmpty { return .waiter(waiters.removeFirst()) }
+        /// Dequeues the oldest waiter (one that yields only below `share`), or pools `id` if the
+        /// limits allow.
+        mutating func release(_ id: ConnectionID, limit: Int, maxIdle: Int, share: Int) -> ReleaseStep {
+            if firstWaiterServable(share: share) { return .waiter(waiters.removeFirst()) }
             if open > limit || idle.count >= maxIdle { return .overLimit }
             idle.append(id)
             return .pooled
@@ -117,6 +134,11 @@ struct UpstreamPoolState {
 
     /// Open connections per key (connecting, leased and idle together) for ordinary requests.
     private(set) var limit: Int
+    /// The most connections of a key that requests that yield hold together: three quarters of
+    /// ``limit``. The rest stays for other clients: an HTTP/2 app with thousands of streams
+    /// open that never reads would otherwise hold every connection, and another app's request
+    /// would wait until one of them is taken back (a canary waited up to 230 ms).
+    var yieldingShare: Int { limit - limit / 4 }
     /// How long a pooled connection may sit idle (the driver arms it on the socket).
     private(set) var idleTimeout: Duration
     /// Bound on each key's waiter queue.
@@ -153,12 +175,22 @@ struct UpstreamPoolState {
     /// `yields`: the request queues (if it must) behind every other that does not yield.
     mutating func request(key: String, keyIndex: Int = -1, waiter: WaiterID, checkStale: Bool, yields: Bool = false,
                           now: PoolInstant) -> RequestAction {
+        if yields, let slot = table.slot(of: key, index: keyIndex), table[slot: slot].yieldingHeld >= yieldingShare {
+            // Their share is taken: it waits, even beside idle connections (kept for others).
+            guard table[slot: slot].waiters.count < maxWaitersPerKey else { return .rejected }
+            table[slot: slot].enqueue(Waiter(id: waiter, checkStale: checkStale, yields: true))
+            return .enqueued
+        }
         let avoidReuse = checkStale && eagerCloses.contains(key, now: now)
         if !avoidReuse, let slot = table.slot(of: key, index: keyIndex), let id = table[slot: slot].idle.popLast() {
             // One in-place access to the connection (each lookup hashes and copies it out).
-            return connections.modify(id) { $0.take(peekingFor: checkStale ? waiter : nil) } ? .peek(id) : .lease(id)
+            let peek = connections.modify(id) { $0.take(peekingFor: checkStale ? waiter : nil) }
+            if yields { holdForYielding(id) }
+            return peek ? .peek(id) : .lease(id)
         }
-        return openOrQueue(key, Waiter(id: waiter, checkStale: checkStale, yields: yields), avoidingReuse: avoidReuse, now: now)
+        let action = openOrQueue(key, Waiter(id: waiter, checkStale: checkStale, yields: yields), avoidingReuse: avoidReuse, now: now)
+        if yields, case .create(let id, _) = action { holdForYielding(id) }
+        return action
     }
 
     /// The result of the peek a ``RequestAction/peek(_:)`` asked for: `stale` when the backend
@@ -175,7 +207,7 @@ struct UpstreamPoolState {
         // retried request (non-retryable, or it would not have peeked) then respects.
         let key = table.name(of: connection.keySlot)
         retire(id, closedByBackend: true, now: now)
-        return .discard(id, then: request(key: key, waiter: waiter, checkStale: true, now: now))
+        return .discard(id, then: request(key: key, waiter: waiter, checkStale: true, yields: connection.yielding, now: now))
     }
 
     /// A request that must get a new connection whatever the limit: the retry of a request whose
@@ -208,14 +240,21 @@ struct UpstreamPoolState {
             // Idle or being checked: nothing the pool could lend out; close it.
             return .close(id)
         }
-        switch table[slot: slot].release(id, limit: limit, maxIdle: maxIdlePerKey) {
+        if connection.yielding {
+            connections.modify(id) { $0.yielding = false }
+            table[slot: slot].yieldingHeld -= 1
+        }
+        switch table[slot: slot].release(id, limit: limit, maxIdle: maxIdlePerKey, share: yieldingShare) {
         case .waiter(let waiter):
             if waiter.checkStale && eagerCloses.contains(table.name(of: slot), now: now) {
                 let key = table.name(of: slot)
                 retire(id, closedByBackend: false, now: now)
-                return .replace(id, with: create(key), for: waiter.id)
+                let fresh = create(key)
+                if waiter.yields { holdForYielding(fresh) }
+                return .replace(id, with: fresh, for: waiter.id)
             }
             if connection.stalledSince != nil { connections.modify(id) { $0.stalledSince = nil } }
+            if waiter.yields { holdForYielding(id) }
             return .handOver(id, to: waiter.id)
         case .overLimit:
             retire(id, closedByBackend: false, now: now)
@@ -238,8 +277,18 @@ struct UpstreamPoolState {
         if connection.stalledSince == nil {
             connections.modify(id) { $0.stalledSince = now }
         }
-        let key = table.name(of: connection.keySlot)
-        return hasWaiters(key) ? takeOldestStalled(key) : nil
+        return reclaimForQueue(table.name(of: connection.keySlot))
+    }
+
+    /// Requests wait for `key`: the stalled connection to take back for them
+    /// (``takeOldestStalled(_:)``), when the first of them does not yield. One that yields is a
+    /// stream of an app with many streams open: cutting another stalled response for it (most
+    /// often of the same app, which reads none of them) only churned connections, reading a
+    /// megabyte after another that nobody took while 800 such streams waited, and held up
+    /// other clients' requests. It waits for a release, or for the stalled exchange's timeout.
+    mutating func reclaimForQueue(_ key: String) -> ConnectionID? {
+        guard let slot = table.slot(of: key), let first = table[slot: slot].waiters.first, !first.yields else { return nil }
+        return takeOldestStalled(key)
     }
 
     /// The exchange on `id` goes on (its client read again, or it ended): not a candidate any more.
@@ -395,6 +444,7 @@ struct UpstreamPoolState {
         guard let connection = connections.removeValue(forID: id) else { return }
         let slot = connection.keySlot
         table[slot: slot].open -= 1
+        if connection.yielding { table[slot: slot].yieldingHeld -= 1 }
         switch connection.phase {
         case .connecting:
             table[slot: slot].connecting -= 1
@@ -409,11 +459,21 @@ struct UpstreamPoolState {
         table.dropIfUnused(slot)
     }
 
-    /// Gives a free slot under the limit to the oldest waiter of `key`.
+    /// Gives a free slot under the limit to the oldest waiter of `key` (one that yields only
+    /// while requests that yield hold less than their share).
     private mutating func serveWaiter(_ key: String) -> SlotAction {
         guard let slot = table.slot(of: key), table[slot: slot].open < limit,
-              let waiter = table[slot: slot].waiters.first else { return .none }
-        table[slot: slot].waiters.removeFirst()
-        return .create(create(key), for: waiter.id)
+              table[slot: slot].firstWaiterServable(share: yieldingShare) else { return .none }
+        let waiter = table[slot: slot].waiters.removeFirst()
+        let id = create(key)
+        if waiter.yields { holdForYielding(id) }
+        return .create(id, for: waiter.id)
+    }
+
+    /// Counts connection `id` as held for a request that yields.
+    private mutating func holdForYielding(_ id: ConnectionID) {
+        guard let connection = connections[id], !connection.yielding else { return }
+        connections.modify(id) { $0.yielding = true }
+        table[slot: connection.keySlot].yieldingHeld += 1
     }
 }

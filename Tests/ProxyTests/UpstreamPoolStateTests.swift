@@ -124,6 +124,57 @@ final class UpstreamPoolStateTests: XCTestCase {
         XCTAssertEqual(order, [4, 5, 2, 3, 6])
     }
 
+    func testRequestsThatYieldHoldAtMostTheirShareAndTheRestStaysForOthers() {
+        // limit 8: requests that yield (streams of a busy HTTP/2 app) hold at most 6.
+        var state = State(limit: 8, idleTimeout: .seconds(30))
+        XCTAssertEqual(state.yieldingShare, 6)
+        var yielding: [State.ConnectionID] = []
+        for waiter in 1...6 {
+            guard case .create(let id, nil) = state.request(key: "a", waiter: waiter, checkStale: false, yields: true, now: at(0)) else {
+                return XCTFail("a request that yields gets a connection within its share")
+            }
+            yielding.append(id)
+        }
+        XCTAssertEqual(state.request(key: "a", waiter: 7, checkStale: false, yields: true, now: at(0)), .enqueued,
+                       "past its share, one that yields waits though the limit has room")
+        // Another client's request still gets a connection at once.
+        let other = leased(&state, waiters: [8])[0]
+        // Given back, that one goes idle, not to the waiter over its share...
+        XCTAssertEqual(state.released(other, now: at(10)), .pool(other, idleTimeout: .seconds(30)))
+        XCTAssertEqual(state.counts(for: "a").waiting, 1)
+        // ...and the next other request takes it.
+        XCTAssertEqual(state.request(key: "a", waiter: 9, checkStale: false, now: at(20)), .lease(other))
+        // A connection given back by one that yields goes to the waiter that yields.
+        XCTAssertEqual(state.released(yielding[0], now: at(30)), .handOver(yielding[0], to: 7))
+        XCTAssertEqual(state.request(key: "a", waiter: 10, checkStale: false, yields: true, now: at(40)), .enqueued)
+        // One that closes frees a share and a slot: the waiter gets a new connection.
+        guard case .create(_, for: 10) = state.connectionClosed(yielding[1], now: at(50)) else {
+            return XCTFail("the waiter that yields is served when a connection of its share closes")
+        }
+    }
+
+    func testOnlyAWaiterThatDoesNotYieldTakesBackAStalledConnection() {
+        var state = State(limit: 4, idleTimeout: .seconds(30))
+        XCTAssertEqual(state.yieldingShare, 3)
+        let other = leased(&state, waiters: [1])[0]
+        let yielding = (2...4).map { waiter -> State.ConnectionID in
+            guard case .create(let id, nil) = state.request(key: "a", waiter: waiter, checkStale: false, yields: true, now: at(0)) else {
+                XCTFail("within the share")
+                return -1
+            }
+            return id
+        }
+        for id in [other] + yielding { state.connected(id) }
+        XCTAssertNil(state.leaseStalled(other, now: at(1)))
+        XCTAssertEqual(state.request(key: "a", waiter: 5, checkStale: false, yields: true, now: at(2)), .enqueued)
+        XCTAssertNil(state.reclaimForQueue("a"), "a waiter that yields cuts no stalled response")
+        XCTAssertNil(state.leaseStalled(yielding[1], now: at(3)), "nor one that stalls later")
+        // Another client's request does: the connection that stalled first.
+        XCTAssertEqual(state.request(key: "a", waiter: 6, checkStale: false, now: at(4)), .enqueued)
+        XCTAssertEqual(state.reclaimForQueue("a"), other)
+        XCTAssertEqual(state.released(other, now: at(5)), .handOver(other, to: 6))
+    }
+
     func testAFullQueueRejects() {
         var state = State(limit: 1, idleTimeout: .seconds(30), maxWaitersPerKey: 2)
         _ = leased(&state, waiters: [1])
