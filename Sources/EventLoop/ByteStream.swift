@@ -56,10 +56,6 @@ public protocol ByteStream: AnyObject {
     /// A new message is about to be received after a consumer that fell behind: a stream whose
     /// receive window follows its consumer starts it small again. Others ignore it.
     func narrowReceiveWindow()
-    /// Marks this stream's work as bulk (or normal again): its events run after every other
-    /// ready event of the loop, a bounded number per iteration (``EventLoop``'s priorities), so
-    /// that a flood of it does not hold up other clients. Streams without events ignore it.
-    func setBulk(_ bulk: Bool)
     /// The server name (SNI) a TLS client asked for when this stream is the server side of a
     /// completed handshake; nil otherwise.
     var tlsServerName: String? { get }
@@ -84,9 +80,6 @@ extension ByteStream {
 
     /// The kernel sizes this stream's receive window: nothing to do.
     public func narrowReceiveWindow() {}
-
-    /// No events of its own: nothing to order.
-    public func setBulk(_ bulk: Bool) {}
 
     /// Not TLS: no server name.
     public var tlsServerName: String? { nil }

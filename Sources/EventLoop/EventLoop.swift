@@ -30,15 +30,6 @@ public final class EventLoop: @unchecked Sendable {
     /// ``Timer/readCoarseResolution()``, read once (timers re-armed on every request use it).
     let coarseResolution = Timer.readCoarseResolution()
 
-    /// The priority of bulk events (libevent runs lower numbers first; every other event has
-    /// ``normalPriority``).
-    static let bulkPriority: Int32 = 2
-    /// The priority events are created with.
-    static let normalPriority: Int32 = 1
-    /// Bulk callbacks run per loop iteration at most, when nothing else is ready: then the loop
-    /// polls again, and what became ready meanwhile (another app's request) runs first.
-    static let bulkCallbacksPerIteration = 32
-
     /// Process-wide preparation; call once before creating loops (idempotent).
     public static func enableThreads() {
         _ = prepared
@@ -54,19 +45,7 @@ public final class EventLoop: @unchecked Sendable {
     /// Creates a loop. Call ``run()`` on the thread that will own it.
     public init() throws(EventLoopError) {
         EventLoop.enableThreads()
-        // Bulk work (``SocketConnection/setBulk(_:)``) runs after everything else, at most
-        // ``bulkCallbacksPerIteration`` callbacks before the loop polls again.
-        let config = event_config_new()
-        _ = event_config_set_max_dispatch_interval(config, nil, Int32(EventLoop.bulkCallbacksPerIteration),
-                                                   Int32(EventLoop.bulkPriority))
-        let created = event_base_new_with_config(config)
-        event_config_free(config)
-        guard let base = created else { throw EventLoopError.system("event_base_new failed") }
-        // Three priorities; new events take the middle one (libevent's default, count / 2).
-        guard event_base_priority_init(base, EventLoop.bulkPriority + 1) == 0 else {
-            event_base_free(base)
-            throw EventLoopError.system("event_base_priority_init failed")
-        }
+        guard let base = event_base_new() else { throw EventLoopError.system("event_base_new failed") }
         self.base = base
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else {

@@ -119,19 +119,6 @@ final class SocketChannel {
         return true
     }
 
-    /// Whether this socket's events are bulk work (``EventLoop/bulkPriority``).
-    private(set) var isBulk = false
-
-    /// Makes the socket's events bulk work, or normal again. (libevent cannot change the
-    /// priority of an event whose callback is due; that one keeps it until it ran.)
-    func setBulk(_ bulk: Bool) {
-        guard bulk != isBulk, let readEvent, let writeEvent else { return }
-        isBulk = bulk
-        let priority = bulk ? EventLoop.bulkPriority : EventLoop.normalPriority
-        _ = event_priority_set(readEvent, priority)
-        _ = event_priority_set(writeEvent, priority)
-    }
-
     // MARK: - reading
 
     /// Wants bytes: registers the read event unless it still is (a lazy pause), and restarts

@@ -208,10 +208,6 @@ public final class SocketConnection: SocketStream {
         apply(change)
     }
 
-    public func setBulk(_ bulk: Bool) {
-        channel.setBulk(bulk)
-    }
-
     public func narrowReceiveWindow() {
         guard isOpen, isConnected, let change = receiveWindow?.reset() else { return }
         apply(change)

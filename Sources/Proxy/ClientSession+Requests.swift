@@ -327,7 +327,6 @@ extension ClientSession: UpstreamWaiter {
         let body: EventBuffer
         if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
-        upstream.isBulk = isStreamOfBusyHTTP2Connection
         upstream.requestsServed += 1
         // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
         // refused head) may be part of how this one is scanned.

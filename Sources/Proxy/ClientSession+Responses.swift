@@ -149,7 +149,7 @@ extension ClientSession: UpstreamConnectionOwner {
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
         // (The clocks need no change: the relay starts in the phase the send or the request's
         // completion set them for.)
-        io.upstream?.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
+        io.upstream?.startReading(readAhead: responseReadAhead(io))
         return pumpResponse(io)
     }
 
@@ -165,7 +165,7 @@ extension ClientSession: UpstreamConnectionOwner {
         unmarkStalled(io)
         // The client's output drained: it has everything relayed but what a spool still holds.
         upstream.clientTook(Int(truncatingIfNeeded: io.responseRelay.bodyBytes) - (io.spool?.undelivered ?? 0))
-        upstream.startReading(readAhead: context.bufferBudget.readAhead(needing: io.responseRelay.bytesNeededAtOnce))
+        upstream.startReading(readAhead: responseReadAhead(io))
         return pumpResponse(io)
     }
 
@@ -261,6 +261,19 @@ extension ClientSession: UpstreamConnectionOwner {
             context.metrics.spooledResponses += 1
         }
         return pumpIntoSpool(io, spool, from: input)
+    }
+
+    /// How far the backend's response is read ahead of the client (``BufferBudget``). A stream
+    /// of an HTTP/2 app connection with many streams open reads its backend in the budget's
+    /// smallest steps: hundreds of such streams may be ready in one loop iteration, and 128 KiB
+    /// reads for each (25 MB for the no-read attack's 192 connections) held up another app's
+    /// request for tens of milliseconds. (Its window to the app is 64 KiB by default anyway.)
+    private func responseReadAhead(_ io: ExchangeIO) -> Int {
+        let needed = io.responseRelay.bytesNeededAtOnce
+        if isStreamOfBusyHTTP2Connection {
+            return needed <= BufferBudget.floor ? BufferBudget.floor : BufferBudget.chunkedFloor
+        }
+        return context.bufferBudget.readAhead(needing: needed)
     }
 
     /// Whether this session serves one stream of an HTTP/2 app connection with many streams open

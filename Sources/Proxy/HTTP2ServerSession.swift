@@ -180,6 +180,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             // do not lock out another app's connection.
             codec.reset(stream: id, .refusedStream)
             refuse(.workerStreams, stream: id)
+            refusedForWorkerLimit = true
             return
         }
         if Self.isGRPC(head), sendsHTTP2Upstream(head) == false {
@@ -213,9 +214,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Streams a connection may always have open, the worker at its limit or not.
     static let streamsAlwaysTaken = 4
 
-    /// Whether this connection has more streams open than ``streamsAlwaysTaken``: its streams
-    /// queue for upstream connections behind other clients' requests.
-    var hasManyStreams: Bool { streams.count > Self.streamsAlwaysTaken }
+    /// Whether this connection has more streams open than ``streamsAlwaysTaken``, or asked for
+    /// more than the full worker took: its streams queue for upstream connections behind other
+    /// clients' requests. (Held to 4 by a full worker, 40 connections of the no-read attack
+    /// counted as other clients: their 160 streams took upstream connections back from stalled
+    /// ones at once, a megabyte read after another, while a canary waited.)
+    var hasManyStreams: Bool { streams.count > Self.streamsAlwaysTaken || refusedForWorkerLimit }
+    /// A stream of this connection was refused because the worker served its limit.
+    private var refusedForWorkerLimit = false
 
     /// Whether the app has taken more of `pipe`'s response than its stream's first window
     /// (and a head's worth, ``headSlack``): it opened the window, so it reads the stream. One

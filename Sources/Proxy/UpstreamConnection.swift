@@ -54,12 +54,6 @@ final class UpstreamConnection: ConnectionDelegate {
     var owner: (any UpstreamConnectionOwner)?
     /// Whether it sits idle in the pool.
     var isIdle = false
-    /// Whether its socket's events are bulk work (``EventLoop/ByteStream/setBulk(_:)``): while
-    /// it carries a stream of an HTTP/2 app connection with many streams open, whose responses
-    /// must not hold up other clients' requests. Back to normal when the pool takes it back.
-    var isBulk = false {
-        didSet { if isBulk != oldValue { connection?.setBulk(isBulk) } }
-    }
     /// How many requests this connection has carried.
     var requestsServed = 0
 
@@ -150,7 +144,6 @@ final class UpstreamConnection: ConnectionDelegate {
             connectTimer = nil
             connection = winner
             winner.delegate = self
-            if isBulk { winner.setBulk(true) }
             if let pending {
                 pending.buffer.moveAll(to: winner.output)
                 self.pending = nil

@@ -157,7 +157,6 @@ final class UpstreamPool {
     @discardableResult
     func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
         upstream.owner = nil
-        upstream.isBulk = false
         guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
               upstream.isConnected else {
             upstream.close()
