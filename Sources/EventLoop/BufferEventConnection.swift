@@ -43,6 +43,8 @@ public final class BufferEventConnection: SocketStream {
     var onFlushed: (() -> Void)?
     var lingerDuration: Duration = .seconds(2)
     var lingerCap: Timer?
+    var lingerDiscardLimit = Int.max
+    var lingerDiscarded = 0
     var halfClosing = false
     var appliedTimeouts: (read: Duration?, write: Duration?)?
     var shutDownWrite = false
@@ -117,6 +119,10 @@ public final class BufferEventConnection: SocketStream {
 
     public func setReadHighWatermark(_ bytes: Int) {
         if let bev { bufferevent_setwatermark(bev, Int16(EV_READ), 0, bytes) }
+    }
+
+    public func limitLingeringDiscard(to bytes: Int) {
+        lingerDiscardLimit = bytes
     }
 
     public func setTimeouts(read: Duration?, write: Duration?) {

@@ -56,6 +56,11 @@ public protocol ByteStream: AnyObject {
     /// A new message is about to be received after a consumer that fell behind: a stream whose
     /// receive window follows its consumer starts it small again. Others ignore it.
     func narrowReceiveWindow()
+    /// A later lingering close (``closeAfterFlush(linger:flushed:)``) discards at most `bytes`
+    /// of what the peer still sends, then closes at once: for a peer ended for flooding, which
+    /// would keep it reading (and the loop busy) for the whole linger. Streams that do not
+    /// linger ignore it.
+    func limitLingeringDiscard(to bytes: Int)
     /// The server name (SNI) a TLS client asked for when this stream is the server side of a
     /// completed handshake; nil otherwise.
     var tlsServerName: String? { get }
@@ -80,6 +85,9 @@ extension ByteStream {
 
     /// The kernel sizes this stream's receive window: nothing to do.
     public func narrowReceiveWindow() {}
+
+    /// Does not linger: nothing to limit.
+    public func limitLingeringDiscard(to bytes: Int) {}
 
     /// Not TLS: no server name.
     public var tlsServerName: String? { nil }

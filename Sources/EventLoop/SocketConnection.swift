@@ -49,6 +49,8 @@ public final class SocketConnection: SocketStream {
     var onFlushed: (() -> Void)?
     var lingerDuration: Duration = .seconds(2)
     var lingerCap: Timer?
+    var lingerDiscardLimit = Int.max
+    var lingerDiscarded = 0
     var halfClosing = false
     var appliedTimeouts: (read: Duration?, write: Duration?)?
     var shutDownWrite = false
@@ -115,6 +117,10 @@ public final class SocketConnection: SocketStream {
 
     public func setReadHighWatermark(_ bytes: Int) {
         if isOpen { channel.highWatermark = bytes }
+    }
+
+    public func limitLingeringDiscard(to bytes: Int) {
+        lingerDiscardLimit = bytes
     }
 
     public func setTimeouts(read: Duration?, write: Duration?) {

@@ -19,6 +19,10 @@ protocol SocketStream: ByteStream {
     var lingerDuration: Duration { get set }
     /// Ends a lingering close that the peer keeps alive.
     var lingerCap: Timer? { get set }
+    /// Most bytes a lingering close discards before it closes at once (``ByteStream/limitLingeringDiscard(to:)``).
+    var lingerDiscardLimit: Int { get set }
+    /// Bytes a lingering close discarded so far.
+    var lingerDiscarded: Int { get set }
     /// Half-close once the output is empty (``finishWriting()``), but keep reporting.
     var halfClosing: Bool { get set }
     /// The timeouts applied last (re-arming costs libevent calls: skipped when unchanged).
@@ -208,7 +212,13 @@ extension SocketStream {
     }
 
     func handleReadable() {
-        if lingering { input.drain(input.count); return }
+        if lingering {
+            lingerDiscarded += input.count
+            input.drain(input.count)
+            // A peer that keeps sending this much is not waiting for the answer.
+            if lingerDiscarded > lingerDiscardLimit { close() }
+            return
+        }
         delegate?.connectionDidRead(self)
     }
 

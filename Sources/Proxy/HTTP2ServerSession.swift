@@ -470,8 +470,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if let error, error.isFlood || error.isContinuationFlood {
             client.output.append(HTTP2Codec.goAwayFrame(lastStream: codec.lastPeerStream, .enhanceYourCalm))
         }
+        // Frames already on their way are read and dropped while the GOAWAY goes out; a flood
+        // that goes on is not (the settings flood kept a worker reading 1.5 GB/s for the 2 s
+        // linger of each connection).
+        client.limitLingeringDiscard(to: Self.failedLingerDiscard)
         close()
     }
+
+    /// What a connection ended for an error or a flood may still send while it lingers.
+    static let failedLingerDiscard = 256 * 1024
 
     /// Closes after the last frames are out.
     private func close() {

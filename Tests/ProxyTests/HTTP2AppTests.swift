@@ -332,6 +332,18 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual((refused["control_frames"] ?? 0) + (refused["outbound_flood"] ?? 0), 1, "\(refused)")
     }
 
+    func testAPingFloodThatGoesOnIsCutOffNotReadForTheWholeLinger() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        // Past the pings' budget the connection is told to calm down and closed; what the
+        // flood still sends is dropped only up to a bound, then the connection is cut (a 2 s
+        // linger read it all, at the attacker's pace).
+        let result = try rawClient(proxy, "api.test", "pingstream")
+        XCTAssertTrue(result.out.hasPrefix("pingstream ended "), result.out + result.err)
+        let seconds = Double(result.out.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99
+        XCTAssertLessThan(seconds, 1.5, result.out)
+    }
+
     func testAStreamWhoseAppNeverOpensItsWindowTimesOutFreesItsUpstreamAndIsNotSpooled() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-noread-\(UUID().uuidString)")
         try Data(repeating: 0x6e, count: 1024 * 1024).write(to: file)

@@ -39,6 +39,10 @@
         "zeroupdate goaway <code> last <stream>".
     h2_raw_client.py PORT AUTHORITY emptyframes PATH
         A POST to PATH followed by 300 empty DATA frames; prints "emptyframes goaway <code>".
+    h2_raw_client.py PORT AUTHORITY pingstream
+        Writes PINGs without pause for up to 6 s, reading nothing; prints "pingstream ended
+        <seconds>" when a write fails (the server closed or reset the connection), else
+        "pingstream open".
     h2_raw_client.py PORT AUTHORITY pingflood
         Sends 20,000 PINGs with a 4 KiB receive buffer, reading nothing; then reads what came and
         prints "pingflood goaway <code> closed" when the connection ended with a GOAWAY.
@@ -384,6 +388,23 @@ def emptyframes(port, authority, path):
     print("emptyframes goaway", read_goaway(c)[1].split(" ")[0])
 
 
+def pingstream(port):
+    import time
+    s = socket.socket()
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    s.sendall(PREFACE + frame(4, 0, 0))
+    batch = frame(6, 0, 0, b"12345678") * 500
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < 6:
+            s.sendall(batch)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        print("pingstream ended", "%.1f" % (time.monotonic() - start))
+        return
+    print("pingstream open")
+
+
 def pingflood(port):
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -417,6 +438,8 @@ if __name__ == "__main__":
         reset(port, authority, sys.argv[4], sys.argv[5])
     elif mode == "pingflood":
         pingflood(port)
+    elif mode == "pingstream":
+        pingstream(port)
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
