@@ -47,7 +47,14 @@ final class BufferBudget: Sendable {
     @inline(__always)
     func readAhead(needing needed: Int) -> Int {
         if used.load(ordering: .relaxed) < limit { return WorkerContext.readAhead }
-        return needed <= BufferBudget.floor ? BufferBudget.floor : BufferBudget.chunkedFloor
+        return Self.smallestReadAhead(needing: needed)
+    }
+
+    /// The read-ahead of a spent budget: ``floor``, or ``chunkedFloor`` for a relay that needs
+    /// more at once.
+    @inline(__always)
+    static func smallestReadAhead(needing needed: Int) -> Int {
+        needed <= floor ? floor : chunkedFloor
     }
 
     /// The smallest read-ahead of a chunked relay: room for its largest size line or trailer

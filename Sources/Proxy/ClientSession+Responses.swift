@@ -270,9 +270,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// request for tens of milliseconds. (Its window to the app is 64 KiB by default anyway.)
     private func responseReadAhead(_ io: ExchangeIO) -> Int {
         let needed = io.responseRelay.bytesNeededAtOnce
-        if isStreamOfBusyHTTP2Connection {
-            return needed <= BufferBudget.floor ? BufferBudget.floor : BufferBudget.chunkedFloor
-        }
+        if isStreamOfBusyHTTP2Connection { return BufferBudget.smallestReadAhead(needing: needed) }
         return context.bufferBudget.readAhead(needing: needed)
     }
 
@@ -280,7 +278,14 @@ extension ClientSession: UpstreamConnectionOwner {
     /// (``HTTP2ServerSession/hasManyStreams``): it yields upstream connections (and never spools:
     /// ``canSpool(_:)``).
     var isStreamOfBusyHTTP2Connection: Bool {
-        isHTTP2Stream && (client as? HTTP2StreamPipe)?.owner?.hasManyStreams == true
+        http2Stream?.connection.hasManyStreams == true
+    }
+
+    /// This session's stream and the app connection it belongs to, when it serves an HTTP/2
+    /// stream whose connection is still there.
+    private var http2Stream: (pipe: HTTP2StreamPipe, connection: HTTP2ServerSession)? {
+        guard isHTTP2Stream, let pipe = client as? HTTP2StreamPipe, let connection = pipe.owner else { return nil }
+        return (pipe, connection)
     }
 
     /// Whether a response whose client fell behind can go (on) through a spool: it has one
@@ -295,8 +300,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// for a request that waits.
     private func canSpool(_ io: ExchangeIO) -> Bool {
         if io.spool != nil { return true }
-        if isHTTP2Stream, let pipe = client as? HTTP2StreamPipe, let owner = pipe.owner,
-           owner.hasManyStreams || !owner.appReadsBeyondFirstWindow(pipe) {
+        if let (pipe, connection) = http2Stream, connection.hasManyStreams || !connection.appReadsBeyondFirstWindow(pipe) {
             return false
         }
         return context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)
