@@ -12,17 +12,12 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
             guard let frame, let name, let value, let user else { return 0 }
-            let codec = owner(user)
-            let stream = frame.pointee.hd.stream_id
-            guard codec.building[stream] != nil else { return 0 }
             // nghttp2 advertises SETTINGS_MAX_HEADER_LIST_SIZE but does not enforce it: a few
             // bytes of HPACK can name a 4 KiB table entry again and again. Past the limit the
             // block is dropped (and decoding goes on at no cost to memory).
-            guard codec.admitField(stream: stream, size: nameLength + valueLength + 32) else { return 0 }
             // nghttp2 checked the name (lowercase token) and the value (no CR, LF, NUL) already.
-            let nameText = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
-            let valueText = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
-            codec.building[stream]!.add(name: nameText, value: valueText)
+            owner(user).addField(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                                 value: UnsafeBufferPointer(start: value, count: valueLength))
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in

@@ -33,8 +33,17 @@ public final class HTTP2Codec {
     private var session: OpaquePointer?
     /// Events decoded by the current ``receive(_:)`` (filled by the callbacks).
     var events: [HTTP2Event] = []
-    /// Header blocks being decoded, per stream.
-    var building: [Int32: HTTP2Head] = [:]
+    /// The header block being decoded: its stream (0 when none, or when the block went past
+    /// the limits and is being dropped), and the head it fills. HTTP/2 sends a block's frames
+    /// back to back (RFC 9113 §6.10: nothing may come between a `HEADERS` and its
+    /// `CONTINUATION`s), so one block at most is ever open: no per-stream table.
+    private(set) var blockStream: Int32 = 0
+    private(set) var block = HTTP2Head()
+    /// What the open block may still take (bytes, fields).
+    private var blockBytesLeft = 0
+    private var blockFieldsLeft = 0
+    /// The stream whose block went past the limits (0 for none): reported when the block ends.
+    private var oversizedStream: Int32 = 0
     /// Streams whose reset needs no `.malformed` when they close: reported already, or reset by
     /// the consumer or by the peer.
     var explainedResets: Set<Int32> = []
@@ -170,12 +179,33 @@ public final class HTTP2Codec {
     /// `endStream`: there is no body; otherwise ``sendBody(stream:_:)`` and
     /// ``endBody(stream:trailers:)`` follow.
     public func submitResponse(stream: Int32, _ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) {
-        let interim = (head.status ?? 200) < 200
-        let result = withNameValues(head) { nva in
-            if interim { return nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva.baseAddress, nva.count, nil) }
-            if endStream { return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil) }
+        let status = head.status ?? 200
+        try withNameValues(head) { nva throws(HTTP2CodecError) in
+            try submitResponse(stream: stream, interim: status < 200, nva, endStream: endStream)
+        }
+    }
+
+    /// Sends a response head on `stream` (server only) whose fields are an HTTP/1.1 field
+    /// section read in place (its names lowercased, RFC 9113's connection-specific fields and
+    /// `omitting` left out): no String per field. Otherwise as
+    /// ``submitResponse(stream:_:endStream:)``.
+    public func submitResponse(stream: Int32, status: Int, fields section: FieldSectionView, omitting: StaticString? = nil,
+                               endStream: Bool) throws(HTTP2CodecError) {
+        try withNameValues(status: status, section, omitting: omitting) { nva throws(HTTP2CodecError) in
+            try submitResponse(stream: stream, interim: status < 200, nva, endStream: endStream)
+        }
+    }
+
+    private func submitResponse(stream: Int32, interim: Bool, _ nva: UnsafeBufferPointer<nghttp2_nv>,
+                                endStream: Bool) throws(HTTP2CodecError) {
+        let result: Int32
+        if interim {
+            result = nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva.baseAddress, nva.count, nil)
+        } else if endStream {
+            result = nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, nil)
+        } else {
             var provider = HTTP2Callbacks.bodyProvider
-            return nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
+            result = nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
         if result < 0 { throw Self.error(result) }
         if !interim && !endStream { outbound[stream] = HTTP2OutboundBody() }
@@ -234,41 +264,41 @@ public final class HTTP2Codec {
 
     /// A header block began on `stream`.
     func beginHead(stream: Int32) {
-        building[stream] = HTTP2Head()
-        headerBudget[stream] = (settings.maxHeaderListSize, settings.maxHeaderFields)
+        blockStream = stream
+        block = HTTP2Head()
+        blockBytesLeft = settings.maxHeaderListSize
+        blockFieldsLeft = settings.maxHeaderFields
+        if oversizedStream == stream { oversizedStream = 0 }
     }
 
-    /// What the header block being decoded on each stream may still take (bytes, fields).
-    private var headerBudget: [Int32: (bytes: Int, fields: Int)] = [:]
-    /// Streams whose header block went past the limits.
-    private var oversized: Set<Int32> = []
-
-    /// Counts a field of `size` (name + value + 32) against `stream`'s block; false once the
-    /// block is over its limits (it is dropped, and reported when it ends).
-    func admitField(stream: Int32, size: Int) -> Bool {
-        guard var budget = headerBudget[stream] else { return false }
-        budget.bytes -= size
-        budget.fields -= 1
-        guard budget.bytes >= 0, budget.fields >= 0 else {
-            building[stream] = nil
-            headerBudget[stream] = nil
-            oversized.insert(stream)
-            return false
+    /// Adds a decoded field to `stream`'s block (its bytes valid during the call), counting
+    /// `name + value + 32` (RFC 9113's accounting) against the limits: past them the block is
+    /// dropped (and reported when it ends).
+    func addField(stream: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard stream == blockStream else { return }
+        blockBytesLeft -= name.count + value.count + 32
+        blockFieldsLeft -= 1
+        guard blockBytesLeft >= 0, blockFieldsLeft >= 0 else {
+            blockStream = 0
+            block = HTTP2Head()
+            oversizedStream = stream
+            return
         }
-        headerBudget[stream] = budget
-        return true
+        block.add(name: name, value: value)
     }
 
     /// A header block on `stream` is complete: a head or trailers, by what it holds.
     func finishHead(stream: Int32, endStream: Bool) {
-        headerBudget[stream] = nil
-        if oversized.remove(stream) != nil {
+        if oversizedStream == stream {
+            oversizedStream = 0
             events.append(.headTooLarge(stream: stream))
             return
         }
-        guard let head = building.removeValue(forKey: stream) else { return }
-        let isHead = head.method != nil || head.status != nil
-        if isHead {
+        guard blockStream == stream else { return }
+        blockStream = 0
+        let head = block
+        block = HTTP2Head()
+        if head.method != nil || head.status != nil {
             events.append(.head(stream: stream, head))
         } else {
             events.append(.trailers(stream: stream, head.fields))
@@ -287,9 +317,11 @@ public final class HTTP2Codec {
            code != HTTP2ErrorCode.refusedStream.rawValue {
             events.append(code == HTTP2ErrorCode.protocolError.rawValue ? .malformed(stream: stream) : .provokedReset(stream: stream))
         }
-        building[stream] = nil
-        headerBudget[stream] = nil
-        oversized.remove(stream)
+        if blockStream == stream {
+            blockStream = 0
+            block = HTTP2Head()
+        }
+        if oversizedStream == stream { oversizedStream = 0 }
         outbound[stream] = nil
         events.append(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
     }
@@ -313,7 +345,7 @@ public final class HTTP2Codec {
     /// `te` but for `trailers`) — so an HTTP/1.1 head can be passed as it is. nghttp2 copies them
     /// during the call. The bytes go into buffers the codec keeps from call to call: a response
     /// head costs no allocation here.
-    func withNameValues<R>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R) -> R {
+    func withNameValues<R, E: Error>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
         nameValueBytes.removeAll(keepingCapacity: true)
         nameValueEnds.removeAll(keepingCapacity: true)
         if let status = head.status { addField(":status", status: status) }
@@ -325,7 +357,27 @@ public final class HTTP2Codec {
         // Most heads name nothing in `Connection` but `keep-alive` or `close`.
         let named = head.fields.contains("connection") ? head.fields.connectionOptions() : []
         for field in head.fields where !Self.isConnectionSpecific(field, named: named) { addField(field.name, field.value) }
-        return nameValueBytes.withUnsafeMutableBufferPointer { bytes in
+        return try withCollectedNameValues(body)
+    }
+
+    /// ``withNameValues(_:_:)`` for a response head with `status` and the fields of `section`
+    /// (read in place; `omitting` is left out too).
+    func withNameValues<R, E: Error>(status: Int, _ section: FieldSectionView, omitting: StaticString?,
+                                     _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        nameValueBytes.removeAll(keepingCapacity: true)
+        nameValueEnds.removeAll(keepingCapacity: true)
+        addField(":status", status: status)
+        let named = section.connectionOptions()
+        for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
+            if let omitting, section.name(of: line, equals: omitting) { continue }
+            addField(name: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), value: section.value(of: line))
+        }
+        return try withCollectedNameValues(body)
+    }
+
+    /// Calls `body` with the fields added since the last start as nghttp2 name/value pairs.
+    private func withCollectedNameValues<R, E: Error>(_ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        try nameValueBytes.withUnsafeMutableBufferPointer { (bytes) throws(E) -> R in
             let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
             nameValues.removeAll(keepingCapacity: true)
             var start = 0
@@ -334,7 +386,7 @@ public final class HTTP2Codec {
                                              valuelen: valueEnd - nameEnd, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
                 start = valueEnd
             }
-            return nameValues.withUnsafeBufferPointer(body)
+            return try nameValues.withUnsafeBufferPointer(body)
         }
     }
 
@@ -347,21 +399,75 @@ public final class HTTP2Codec {
     /// Whether `field` may not be sent over HTTP/2 (RFC 9113 §8.2.2); `named`: what the head's
     /// `Connection` names.
     static func isConnectionSpecific(_ field: HTTPField, named: [String]) -> Bool {
-        if field.nameEquals("te") { return field.value.lowercased() != "trailers" }
-        return field.nameEquals("connection") || field.nameEquals("keep-alive") || field.nameEquals("proxy-connection")
-            || field.nameEquals("transfer-encoding") || field.nameEquals("upgrade")
-            || (!named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) })
+        // By length first: most names are none of these, and a length is one load.
+        switch field.name.utf8.count {
+        case 2:
+            if field.nameEquals("te") { return field.value.lowercased() != "trailers" }
+        case 7:
+            if field.nameEquals("upgrade") { return true }
+        case 10:
+            if field.nameEquals("connection") || field.nameEquals("keep-alive") { return true }
+        case 16:
+            if field.nameEquals("proxy-connection") { return true }
+        case 17:
+            if field.nameEquals("transfer-encoding") { return true }
+        default:
+            break
+        }
+        return !named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) }
+    }
+
+    /// ``isConnectionSpecific(_:named:)`` for a line of `section`; `named`: its
+    /// `Connection` options.
+    static func isConnectionSpecific(_ line: FieldLine, in section: FieldSectionView, named: [Range<Int>]) -> Bool {
+        switch line.name.count {
+        case 2:
+            if section.name(of: line, equals: "te") { return !equalsIgnoringCase(section.value(of: line), "trailers") }
+        case 7:
+            if section.name(of: line, equals: "upgrade") { return true }
+        case 10:
+            if section.name(of: line, equals: "connection") || section.name(of: line, equals: "keep-alive") { return true }
+        case 16:
+            if section.name(of: line, equals: "proxy-connection") { return true }
+        case 17:
+            if section.name(of: line, equals: "transfer-encoding") { return true }
+        default:
+            break
+        }
+        return !named.isEmpty && section.name(of: line, isAmong: named)
+    }
+
+    /// Whether `bytes` are `lowercase` (letters) ignoring ASCII case.
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        for index in 0..<bytes.count where bytes[index] | 0x20 != lowercase.utf8Start[index] { return false }
+        return true
+    }
+
+    /// Appends a field from bytes, its name lowercased.
+    private func addField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        let nameStart = nameValueBytes.count
+        nameValueBytes.append(contentsOf: name)
+        let nameEnd = nameValueBytes.count
+        lowercase(nameStart..<nameEnd)
+        nameValueBytes.append(contentsOf: value)
+        nameValueEnds.append((nameEnd, nameValueBytes.count))
+    }
+
+    /// Lowercases the ASCII letters of `range` in ``nameValueBytes``.
+    private func lowercase(_ range: Range<Int>) {
+        nameValueBytes.withUnsafeMutableBufferPointer { bytes in
+            for index in range where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] |= 0x20 }
+        }
     }
 
     /// Appends a field, its name lowercased.
     private func addField(_ name: String, _ value: String) {
         let nameStart = nameValueBytes.count
-        nameValueBytes.append(contentsOf: name.utf8)
+        nameValueBytes.appendUTF8(name)
         let nameEnd = nameValueBytes.count
-        nameValueBytes.withUnsafeMutableBufferPointer { bytes in
-            for index in nameStart..<nameEnd where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] |= 0x20 }
-        }
-        nameValueBytes.append(contentsOf: value.utf8)
+        lowercase(nameStart..<nameEnd)
+        nameValueBytes.appendUTF8(value)
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 
@@ -374,7 +480,7 @@ public final class HTTP2Codec {
             nameValueBytes.append(UInt8(0x30 + status / 10 % 10))
             nameValueBytes.append(UInt8(0x30 + status % 10))
         } else {
-            nameValueBytes.append(contentsOf: String(status).utf8)
+            nameValueBytes.appendDecimal(status)
         }
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }

@@ -1,3 +1,4 @@
+import Glibc
 import HTTP1
 
 /// The head of an HTTP/2 message: its pseudo-header fields apart, its regular fields in order.
@@ -47,20 +48,33 @@ public struct HTTP2Head: Equatable, Sendable {
         fields = trailers
     }
 
-    /// Records one decoded field line; pseudo-header fields go to their properties.
-    mutating func add(name: String, value: String) {
-        guard name.utf8.first == UInt8(ascii: ":") else {
-            fields.append(HTTPField(name: name, value: value))
+    /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
+    /// fields go to their properties.
+    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let valueText = String(decoding: value, as: UTF8.self)
+        guard name.first == UInt8(ascii: ":") else {
+            fields.append(HTTPField(name: String(decoding: name, as: UTF8.self), value: valueText))
             return
         }
-        switch name {
-        case ":method": method = value
-        case ":scheme": scheme = value
-        case ":authority": authority = value
-        case ":path": path = value
-        case ":protocol": extendedProtocol = value
-        case ":status": status = Int(value)
-        default: break  // nghttp2 refuses unknown pseudo-header fields before they get here
+        if Self.equals(name, ":method") {
+            method = valueText
+        } else if Self.equals(name, ":path") {
+            path = valueText
+        } else if Self.equals(name, ":scheme") {
+            scheme = valueText
+        } else if Self.equals(name, ":authority") {
+            authority = valueText
+        } else if Self.equals(name, ":status") {
+            status = Int(valueText)
+        } else if Self.equals(name, ":protocol") {
+            extendedProtocol = valueText
         }
+        // (nghttp2 refuses unknown pseudo-header fields before they get here.)
+    }
+
+    @inline(__always)
+    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        bytes.count == literal.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0
     }
 }

@@ -27,50 +27,58 @@ public enum HTTP2RequestTranslator {
         case chunked
     }
 
-    /// The translated head and how the body follows it; `nil` when the request cannot be
-    /// expressed (no `:authority` or `host`).
-    public static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: BodyFraming)? {
+    /// The translated head (bytes of HTTP/1.1 text) and how the body follows it; `nil` when the
+    /// request cannot be expressed (no `:authority` or `host`).
+    public static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: [UInt8], framing: BodyFraming)? {
         // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
         // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
         guard let method = head.method, head.extendedProtocol == nil else { return nil }
         let authority = head.authority ?? head.fields.first("host")
         guard let authority, !authority.isEmpty else { return nil }
+        var text: [UInt8] = []
+        text.reserveCapacity(256)
         if method == "CONNECT" {
-            return ("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n", .raw)
+            text.append("CONNECT ")
+            text.appendUTF8(authority)
+            text.append(" HTTP/1.1\r\nHost: ")
+            text.appendUTF8(authority)
+            text.append("\r\n\r\n")
+            return (text, .raw)
         }
         // Only http and https (nghttp2 checks :path's shape only for them), and an origin-form
         // path (or `*` for OPTIONS): anything else, read as HTTP/1.1, could name another origin.
         guard let path = head.path, head.scheme == "http" || head.scheme == "https",
               path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else { return nil }
-        var text = "\(method) \(path) HTTP/1.1\r\nHost: \(authority)\r\n"
+        text.appendUTF8(method)
+        text.append(0x20)
+        text.appendUTF8(path)
+        text.append(" HTTP/1.1\r\nHost: ")
+        text.appendUTF8(authority)
+        text.append("\r\n")
         var cookies: [String] = []
         var hasLength = false
         for field in head.fields {
-            switch field.name {
-            case "host", "te":
-                continue
-            case "cookie":
+            // (Names are lowercase: nghttp2 refuses others.)
+            if field.nameEquals("host") || field.nameEquals("te") { continue }
+            if field.nameEquals("cookie") {
                 if !field.value.isEmpty { cookies.append(field.value) }
                 continue
-            case "content-length":
-                hasLength = true
-            default:
-                break
             }
-            text += "\(field.name): \(field.value)\r\n"
+            if field.nameEquals("content-length") { hasLength = true }
+            text.appendField(field.name, field.value)
         }
-        if !cookies.isEmpty { text += "cookie: \(cookies.joined(separator: "; "))\r\n" }
+        if !cookies.isEmpty { text.appendField("cookie", cookies.joined(separator: "; ")) }
         let framing: BodyFraming
         if hasLength {
             framing = .raw
         } else if endStream {
             framing = .none
-            if method == "POST" || method == "PUT" || method == "PATCH" { text += "content-length: 0\r\n" }
+            if method == "POST" || method == "PUT" || method == "PATCH" { text.append("content-length: 0\r\n") }
         } else {
             framing = .chunked
-            text += "transfer-encoding: chunked\r\n"
+            text.append("transfer-encoding: chunked\r\n")
         }
-        text += "connection: close\r\n\r\n"
+        text.append("connection: close\r\n\r\n")
         return (text, framing)
     }
 

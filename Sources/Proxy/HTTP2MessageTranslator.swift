@@ -134,42 +134,40 @@ struct HTTP2MessageTranslator {
         return true
     }
 
-    /// Translates one response head if it is all there; false when more bytes are needed.
+    /// Translates one response head if it is all there; false when more bytes are needed. The
+    /// head is read in place and its fields handed to the codec from the bytes (no String per
+    /// field: the session wrote them, well-formed, a moment ago).
     private mutating func translateHead(_ response: EventBuffer, requestMethod: String, codec: HTTP2Codec) throws -> Bool {
-        let available = response.count
-        guard available > 0 else { return false }
-        let method = requestMethod
-        let parsed: (ResponseHead, Int)? = try response.withContiguousPrefix(HeadLimits.responseHead) { (bytes) throws(HTTPParseError) in
+        guard response.count > 0 else { return false }
+        let stream = stream
+        let read = try response.withContiguousPrefix(HeadLimits.responseHead) { bytes throws -> (phase: Phase, length: Int)? in
             guard let length = try scanner.scan(bytes) else { return nil }
-            return (try ResponseHeadParser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]), requestMethod: method), length)
+            let head = try ResponseHeadParser.view(UnsafeRawBufferPointer(rebasing: bytes[0..<length]), requestMethod: requestMethod)
+            if head.status < 200 {
+                // 101 never reaches here: an HTTP/2 stream is not upgraded (the session's request
+                // carried no Upgrade). Other interim responses pass on.
+                guard head.status != 101 else { throw Failure() }
+                try codec.submitResponse(stream: stream, status: head.status, fields: head.section, endStream: false)
+                return (.head, length)
+            }
+            // A tunnel's bytes follow a CONNECT's 2xx until the close, whatever its head says.
+            let tunnel = requestMethod == "CONNECT" && head.status / 100 == 2
+            let next: Phase
+            switch tunnel ? .untilClose : head.framing {
+            case .none, .contentLength(0): next = .done
+            case .contentLength(let n): next = .length(n)
+            case .chunked: next = .chunked
+            case .untilClose: next = .untilClose
+            }
+            try codec.submitResponse(stream: stream, status: head.status, fields: head.section,
+                                     omitting: tunnel ? "content-length" : nil, endStream: next == .done)
+            return (next, length)
         }
-        guard let (head, length) = parsed else { return false }
-        response.drain(length)
+        // (Drained only now: the view read the buffer's bytes in place.)
+        guard let read else { return false }
+        response.drain(read.length)
         scanner.reset()
-        if head.status < 200 {
-            // 101 never reaches here: an HTTP/2 stream is not upgraded (the session's request
-            // carried no Upgrade). Other interim responses pass on.
-            guard head.status != 101 else { throw Failure() }
-            try codec.submitResponse(stream: stream, HTTP2Head(status: head.status, fields: head.fields), endStream: false)
-            return true
-        }
-        let tunnel = requestMethod == "CONNECT" && head.status / 100 == 2
-        var framing = head.framing
-        if tunnel { framing = .untilClose }
-        let bodyless: Bool
-        switch framing {
-        case .none, .contentLength(0): bodyless = true
-        default: bodyless = false
-        }
-        var fields = head.fields
-        if tunnel { fields.removeAll("content-length") }
-        try codec.submitResponse(stream: stream, HTTP2Head(status: head.status, fields: fields), endStream: bodyless)
-        switch framing {
-        case .none, .contentLength(0): phase = .done
-        case .contentLength(let n): phase = .length(n)
-        case .chunked: phase = .chunked
-        case .untilClose: phase = .untilClose
-        }
+        phase = read.phase
         return true
     }
 

@@ -117,7 +117,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         for (index, event) in events.enumerated() {
             switch event {
             case .head(let id, let head):
-                let ended = index + 1 < events.count && events[index + 1] == .end(stream: id)
+                // (Matched, not compared: comparing events copies their heads.)
+                var ended = false
+                if index + 1 < events.count, case .end(let next) = events[index + 1] { ended = next == id }
                 open(id, head, endStream: ended)
             case .data(let id, let bytes):
                 guard let pipe = streams[id]?.pipe, pipe.receiveBody(bytes) else {

@@ -56,8 +56,10 @@ final class HTTP2StreamPipe: ByteStream {
 
     private var readTimeout: Duration?
     private var writeTimeout: Duration?
-    private let readTimer: Timer
-    private let writeTimer: Timer
+    /// Made when first armed: most streams (a request ended with its head, a response that
+    /// fits the window) never arm either, and a timer is an allocation and a libevent event.
+    private var readTimer: Timer?
+    private var writeTimer: Timer?
     private var writeTimerRunning = false
 
     /// How the request's body is framed in ``input`` (chunked until its last chunk is written).
@@ -65,7 +67,7 @@ final class HTTP2StreamPipe: ByteStream {
 
     /// A pipe for `stream`, its input starting with the translated request `head`, the body to
     /// follow framed as `framing` says.
-    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String, head: String,
+    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String, head: [UInt8],
          framing: HTTP2RequestTranslator.BodyFraming) {
         self.stream = stream
         self.owner = owner
@@ -73,10 +75,13 @@ final class HTTP2StreamPipe: ByteStream {
         self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
         inputBuffer.buffer.append(head)
-        readTimer = Timer(on: loop) {}
-        writeTimer = Timer(on: loop) {}
-        readTimer.action = { [unowned self] in timedOut() }
-        writeTimer.action = { [unowned self] in timedOut() }
+    }
+
+    /// A timer that ends the stream as timed out.
+    private func makeTimer() -> Timer {
+        let timer = Timer(on: loop) {}
+        timer.action = { [unowned self] in timedOut() }
+        return timer
     }
 
     var isOpen: Bool { !sessionClosed }
@@ -90,7 +95,7 @@ final class HTTP2StreamPipe: ByteStream {
 
     func stopReading() {
         isReading = false
-        readTimer.suspend()
+        readTimer?.suspend()
     }
 
     func setReadHighWatermark(_ bytes: Int) {}
@@ -105,9 +110,10 @@ final class HTTP2StreamPipe: ByteStream {
     /// The read timeout runs while the session reads and the app has not ended its request.
     private func restartReadTimer() {
         if let readTimeout, isReading, !peerEnded, !sessionClosed {
-            readTimer.schedule(after: readTimeout)
+            if readTimer == nil { readTimer = makeTimer() }
+            readTimer?.schedule(after: readTimeout)
         } else {
-            readTimer.suspend()
+            readTimer?.suspend()
         }
     }
 
@@ -117,10 +123,11 @@ final class HTTP2StreamPipe: ByteStream {
     func responseMoved(_ moved: Bool = true) {
         if let writeTimeout, !outputBuffer.buffer.isEmpty, !sessionClosed {
             guard moved || !writeTimerRunning else { return }
-            writeTimer.schedule(after: writeTimeout)
+            if writeTimer == nil { writeTimer = makeTimer() }
+            writeTimer?.schedule(after: writeTimeout)
             writeTimerRunning = true
         } else if writeTimerRunning {
-            writeTimer.suspend()
+            writeTimer?.suspend()
             writeTimerRunning = false
         }
     }
@@ -139,8 +146,8 @@ final class HTTP2StreamPipe: ByteStream {
     }
 
     private func stopTimers() {
-        readTimer.cancel()
-        writeTimer.cancel()
+        readTimer?.cancel()
+        writeTimer?.cancel()
     }
 
     func write(_ bytes: [UInt8]) {
@@ -208,7 +215,7 @@ final class HTTP2StreamPipe: ByteStream {
     /// The app ended its side of the stream or reset it.
     func peerDidEnd() {
         peerEnded = true
-        readTimer.suspend()
+        readTimer?.suspend()
     }
 
     /// App bytes delivered and never reported as taken (the stream is closing: they go back

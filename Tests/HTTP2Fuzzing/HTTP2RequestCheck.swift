@@ -61,8 +61,7 @@ public enum HTTP2RequestCheck {
                 problems.append("te other than trailers was delivered")
             }
         }
-        guard let (text, _) = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
-        let bytes = Array(text.utf8)
+        guard let (bytes, _) = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
         let parsed = bytes.withUnsafeBytes { try? RequestHeadParser.parsePrefix($0) }
         guard let (request, length) = parsed else { return problems }  // refused: a 400, never forwarded
         if length != bytes.count { problems.append("the translation holds more than one head") }
