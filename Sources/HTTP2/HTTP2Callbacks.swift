@@ -113,9 +113,8 @@ private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: Unsa
                       _ flags: UnsafeMutablePointer<UInt32>?, _ user: UnsafeMutableRawPointer?) -> Int {
     guard let user, let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     let codec = owner(user)
-    guard codec.outbound[stream] != nil else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-    let n = codec.outbound[stream]!.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
-    let body = codec.outbound[stream]!
+    guard let body = codec.outbound[stream] else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    let n = body.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
     guard body.count == 0 else { return n }
     guard body.ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
     flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue

@@ -96,12 +96,20 @@ public final class HTTP2Codec {
     /// connection.
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2CodecError) -> [HTTP2Event] {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return [] }
-        defer { events.removeAll(keepingCapacity: true) }
         let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
         if result < 0 {
             failed = true
+            events.removeAll(keepingCapacity: true)
             throw Self.error(Int32(result))
         }
+        return takeEvents()
+    }
+
+    /// The events collected, handed over (the empty list costs no allocation: most sends
+    /// lead to none).
+    private func takeEvents() -> [HTTP2Event] {
+        guard !events.isEmpty else { return [] }
+        defer { events = [] }
         return events
     }
 
@@ -112,20 +120,20 @@ public final class HTTP2Codec {
     /// a stream the consumer already has may end this way).
     @discardableResult
     public func send(limit: Int = .max, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
-        defer { events.removeAll(keepingCapacity: true) }
         var sent = 0
         while sent < limit {
             var data: UnsafePointer<UInt8>?
             let n = nghttp2_session_mem_send(session, &data)
             if n < 0 {
                 failed = true
+                events.removeAll(keepingCapacity: true)
                 throw Self.error(Int32(n))
             }
-            guard n > 0, let data else { return events }
+            guard n > 0, let data else { break }
             sink(UnsafeRawBufferPointer(start: data, count: n))
             sent += n
         }
-        return events
+        return takeEvents()
     }
 
     /// Whether frames wait to be sent (``send(limit:into:)`` stopped at its limit, or the
@@ -213,15 +221,15 @@ public final class HTTP2Codec {
 
     /// Queues body bytes on `stream` (after its head); they go out as the peer's windows allow.
     public func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty, outbound[stream] != nil else { return }
-        outbound[stream]!.append(bytes)
+        guard !bytes.isEmpty, let body = outbound[stream] else { return }
+        body.append(bytes)
         nghttp2_session_resume_data(session, stream)
     }
 
     /// Ends `stream`'s body, with `trailers` after it when there are any.
     public func endBody(stream: Int32, trailers: HTTPFields? = nil) {
-        guard outbound[stream] != nil else { return }
-        outbound[stream]!.end(trailers: trailers?.isEmpty == false ? trailers : nil)
+        guard let body = outbound[stream] else { return }
+        body.end(trailers: trailers?.isEmpty == false ? trailers : nil)
         nghttp2_session_resume_data(session, stream)
     }
 
@@ -447,10 +455,11 @@ public final class HTTP2Codec {
     /// Appends a field from bytes, its name lowercased.
     private func addField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let nameStart = nameValueBytes.count
-        nameValueBytes.append(contentsOf: name)
+        // (Typed: a raw buffer would be appended a byte at a time.)
+        nameValueBytes.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
         let nameEnd = nameValueBytes.count
         lowercase(nameStart..<nameEnd)
-        nameValueBytes.append(contentsOf: value)
+        nameValueBytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 

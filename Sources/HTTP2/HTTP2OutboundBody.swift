@@ -2,7 +2,9 @@ import HTTP1
 
 /// What a stream still has to send after its head: queued body bytes, whether the body is
 /// complete, and the trailers that end it. nghttp2 pulls from it as the peer's windows allow.
-struct HTTP2OutboundBody {
+/// A class: the codec finds it once per operation and changes it in place (a struct in the
+/// codec's table was looked up again for every read and write of it).
+final class HTTP2OutboundBody {
     /// Queued bytes; `start` is the first one not yet taken.
     private var bytes: [UInt8] = []
     private var start = 0
@@ -15,7 +17,7 @@ struct HTTP2OutboundBody {
     var count: Int { bytes.count - start }
 
     /// Queues `more`.
-    mutating func append(_ more: UnsafeRawBufferPointer) {
+    func append(_ more: UnsafeRawBufferPointer) {
         if start == bytes.count {
             bytes.removeAll(keepingCapacity: true)
             start = 0
@@ -28,13 +30,13 @@ struct HTTP2OutboundBody {
     }
 
     /// Marks the body complete, with `trailers` to send after it.
-    mutating func end(trailers: HTTPFields?) {
+    func end(trailers: HTTPFields?) {
         ended = true
         self.trailers = trailers
     }
 
     /// Copies up to `capacity` queued bytes to `destination`; returns how many.
-    mutating func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
+    func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
         let n = min(destination.count, count)
         guard n > 0 else { return 0 }
         bytes.withUnsafeBytes { source in

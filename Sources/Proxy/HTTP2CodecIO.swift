@@ -38,28 +38,40 @@ enum HTTP2CodecIO {
     }
 }
 
+/// A pipe a ``TouchedPipes`` list holds: the mark says it is in the list already.
+protocol TouchablePipe: AnyObject {
+    /// The pipe waits in its connection's list to be looked at.
+    var isTouched: Bool { get set }
+}
+
 /// The pipes of an HTTP/2 connection whose state changed since the connection last looked at
 /// them: a turn looks at each once per pass, and since looking at one may touch others (a
-/// delivery makes a session write), passes repeat, boundedly.
-final class TouchedPipes<Pipe: AnyObject> {
+/// delivery makes a session write), passes repeat, boundedly. A pipe is listed once however
+/// often it is touched (its mark, not a set: no hashing, no allocation per pass).
+final class TouchedPipes<Pipe: TouchablePipe> {
     private var pipes: [Pipe] = []
+    /// The pass being looked at (swapped with ``pipes``: both keep their storage).
+    private var batch: [Pipe] = []
 
     /// Whether none waits to be looked at.
     var isEmpty: Bool { pipes.isEmpty }
 
     /// `pipe` changed.
-    func append(_ pipe: Pipe) { pipes.append(pipe) }
+    func append(_ pipe: Pipe) {
+        guard !pipe.isTouched else { return }
+        pipe.isTouched = true
+        pipes.append(pipe)
+    }
 
     /// Looks at each touched pipe once (`look`), then runs `afterPass`; again while pipes were
     /// touched meanwhile, at most `passes` times (the rest wait for the next turn).
     func drain(passes: Int, look: (Pipe) -> Void, afterPass: () -> Void) {
         for _ in 0..<passes where !pipes.isEmpty {
-            let batch = pipes
-            pipes.removeAll(keepingCapacity: true)
-            var seen = Set<ObjectIdentifier>()
-            for pipe in batch where seen.insert(ObjectIdentifier(pipe)).inserted {
-                look(pipe)
-            }
+            swap(&pipes, &batch)
+            // Unmarked first: a pipe touched while the pass looks at the others is listed again.
+            for pipe in batch { pipe.isTouched = false }
+            for pipe in batch { look(pipe) }
+            batch.removeAll(keepingCapacity: true)
             afterPass()
         }
     }

@@ -12,7 +12,9 @@ import HTTP2
 /// timeout runs while the session waits for request bytes the app has not ended, the write
 /// timeout while response bytes wait for the app's window; either ends the stream for the
 /// session as a timeout, as a socket's would.
-final class HTTP2StreamPipe: ByteStream {
+final class HTTP2StreamPipe: ByteStream, TouchablePipe {
+    /// Listed in its connection's touched pipes.
+    var isTouched = false
     /// The stream's id on the app's connection.
     let stream: Int32
     /// The connection (weak: a session that outlives its connection, in a tunnel say, only

@@ -16,7 +16,9 @@ import HTTP2
 /// timeout while request bytes wait.
 ///
 /// In memory, on its worker's loop.
-final class HTTP2UpstreamStream: ByteStream {
+final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
+    /// Listed in its connection's touched pipes.
+    var isTouched = false
     let loop: EventLoop
     var delegate: (any ConnectionDelegate)?
     let target: UpstreamTarget
