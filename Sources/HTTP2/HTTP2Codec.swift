@@ -321,7 +321,9 @@ public final class HTTP2Codec {
         // window: told here, unless the reset is already explained (by the peer, the consumer
         // or the invalid-frame callback).
         // (`REFUSED_STREAM` is this side's own choice: the streams above a GOAWAY's last one.)
-        if explainedResets.remove(stream) == nil, code != HTTP2ErrorCode.noError.rawValue,
+        // (Most streams end cleanly with nothing explained: the set is not looked up for them.)
+        let explained = !explainedResets.isEmpty && explainedResets.remove(stream) != nil
+        if !explained, code != HTTP2ErrorCode.noError.rawValue,
            code != HTTP2ErrorCode.refusedStream.rawValue {
             events.append(code == HTTP2ErrorCode.protocolError.rawValue ? .malformed(stream: stream) : .provokedReset(stream: stream))
         }

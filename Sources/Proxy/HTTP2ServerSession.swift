@@ -24,9 +24,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
-    private var pendingStarts: [Int32] = []
-    /// Streams whose sessions have not started (pending, or doomed before they started).
-    private var notStarted: Set<Int32> = []
+    /// (Whether a stream's session started, or never will, is its pipe's: no set to look up.)
+    private var pendingStarts: [(pipe: HTTP2StreamPipe, session: ClientSession)] = []
     /// What this connection may still do wrong before it is told to calm down.
     private var abuse = HTTP2AbuseGuard()
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
@@ -92,13 +91,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
     func startPending(limit: Int = .max) {
         guard !closed else { return }
         // Streams that closed before they started leave the queue without a share of the budget.
-        pendingStarts.removeAll { !notStarted.contains($0) }
+        pendingStarts.removeAll { $0.pipe.droppedBeforeStart }
         guard !pendingStarts.isEmpty else { return }
         let granted = context.http2Starts.take(min(limit, pendingStarts.count))
-        let ids = pendingStarts.prefix(granted)
+        let starting = pendingStarts.prefix(granted)
         pendingStarts.removeFirst(granted)
-        for id in ids where !closed && notStarted.remove(id) != nil {
-            streams[id]?.session.start()
+        for entry in starting where !closed && !entry.pipe.droppedBeforeStart && !entry.pipe.sessionStarted {
+            entry.pipe.sessionStarted = true
+            entry.session.start()
         }
         if !pendingStarts.isEmpty && !closed { context.http2Starts.wait(self) }
     }
@@ -148,7 +148,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 refuse(.malformed, stream: id)
             case .provokedReset(let id):
                 // The codec resets it: if its session has not started, it never will.
-                pendingStarts.removeAll { $0 == id }
+                if let pipe = streams[id]?.pipe, !pipe.sessionStarted { pipe.droppedBeforeStart = true }
                 refuse(.provokedReset, stream: id)
             case .refusedStream(let id):
                 refuse(.concurrentStreams, stream: id)
@@ -204,8 +204,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                                     grpc: Self.isGRPC(head))
         streams[id] = (pipe, session)
         context.http2Streams += 1
-        pendingStarts.append(id)
-        notStarted.insert(id)
+        pendingStarts.append((pipe, session))
     }
 
     /// Most streams one worker serves at once, over all its apps' connections (each connection
@@ -325,12 +324,13 @@ final class HTTP2ServerSession: ConnectionDelegate {
     }
 
     private func streamClosed(_ id: Int32) {
-        resetWhenSent.remove(id)
+        if !resetWhenSent.isEmpty { resetWhenSent.remove(id) }
         guard let entry = streams.removeValue(forKey: id) else { return }
         context.http2Streams -= 1
-        if notStarted.remove(id) != nil {
-            // Reset in the bytes that opened it: its session never starts.
-            pendingStarts.removeAll { $0 == id }
+        if !entry.pipe.sessionStarted {
+            // Reset in the bytes that opened it: its session never starts (and leaves the queue
+            // at the next start).
+            entry.pipe.droppedBeforeStart = true
             codec.consumed(stream: id, count: entry.pipe.takeUnreported())
             return
         }
@@ -503,12 +503,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     private func abortStreams() {
         let open = streams
-        let unstarted = notStarted
         streams.removeAll()
         pendingStarts.removeAll()
-        notStarted.removeAll()
         context.http2Streams -= open.count
-        for (id, entry) in open where !unstarted.contains(id) { abandon(entry) }
+        for (_, entry) in open where entry.pipe.sessionStarted { abandon(entry) }
     }
 
     /// Sends GOAWAY for a drain: the open streams finish, no new one starts.

@@ -15,6 +15,10 @@ import HTTP2
 final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
+    /// Its connection started the session serving it.
+    var sessionStarted = false
+    /// It closed (or the codec reset it) before its session started: the session never will.
+    var droppedBeforeStart = false
     /// The stream's id on the app's connection.
     let stream: Int32
     /// The connection (weak: a session that outlives its connection, in a tunnel say, only
