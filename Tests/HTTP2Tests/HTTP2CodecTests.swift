@@ -225,6 +225,52 @@ final class HTTP2CodecTests: XCTestCase {
         }
     }
 
+    func testAHeaderBlockSplitAcrossContinuationFramesIsOneHead() throws {
+        let server = HTTP2Codec(role: .server)
+        var frames = RawFrames.preface()
+        frames += RawFrames.headers(stream: 1, endStream: true, endHeaders: false, fields: RawFrames.getRequest)
+        frames += RawFrames.continuation(stream: 1, endHeaders: false, fields: [("x-a", "1")])
+        frames += RawFrames.continuation(stream: 1, endHeaders: true, fields: [("x-b", "2")])
+        let events = try frames.withUnsafeBytes { try server.receive($0) }.filter { !$0.isSettings }
+        XCTAssertEqual(events, [
+            .head(stream: 1, HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/",
+                                       fields: HTTPFields([HTTPField(name: "x-a", value: "1"), HTTPField(name: "x-b", value: "2")]))),
+            .end(stream: 1),
+        ])
+    }
+
+    func testABlockOverTheLimitsLeavesTheNextStreamsHeadIntact() throws {
+        // One block is decoded at a time: the dropped one must not leak into the next.
+        let server = HTTP2Codec(role: .server, settings: HTTP2Settings(maxHeaderListSize: 1024))
+        var frames = RawFrames.preface()
+        frames += RawFrames.headers(stream: 1, endStream: true, fields: RawFrames.getRequest + [("x-big", String(repeating: "b", count: 2000))])
+        frames += RawFrames.headers(stream: 3, endStream: true, fields: RawFrames.getRequest + [("x-ok", "1")])
+        let events = try frames.withUnsafeBytes { try server.receive($0) }.filter { !$0.isSettings }
+        XCTAssertEqual(events, [
+            .headTooLarge(stream: 1),
+            .head(stream: 3, HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/",
+                                       fields: HTTPFields([HTTPField(name: "x-ok", value: "1")]))),
+            .end(stream: 3),
+        ])
+    }
+
+    func testAResponseHeadReadInPlaceFromHTTP1LeavesOutWhatHTTP2Forbids() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        try pair.pump()
+        let head = Array(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\n"
+                          + "Keep-Alive: timeout=5\r\nUpgrade: h2c\r\nProxy-Connection: x\r\nContent-Length: 0\r\nX-Keep: Yes\r\n\r\n").utf8)
+        try head.withUnsafeBytes { bytes in
+            let view = try ResponseHeadParser.view(bytes, requestMethod: "GET")
+            try pair.server.submitResponse(stream: id, status: view.status, fields: view.section, omitting: "content-length", endStream: true)
+        }
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents.first, .head(stream: id, HTTP2Head(status: 200, fields: HTTPFields([
+            HTTPField(name: "content-type", value: "text/plain"), HTTPField(name: "x-keep", value: "Yes"),
+        ]))), "names lowercased, values as they were; connection-specific fields, those Connection names and the omitted one left out")
+        XCTAssertTrue(pair.clientEvents.contains(.end(stream: id)))
+    }
+
     func testAContinuationFloodEndsTheConnection() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

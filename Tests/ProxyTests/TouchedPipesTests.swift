@@ -1,0 +1,60 @@
+@testable import Proxy
+import XCTest
+
+/// The list of an HTTP/2 connection's pipes to look at: each once per pass, again in a later
+/// pass when touched meanwhile, and no more passes than asked for.
+final class TouchedPipesTests: XCTestCase {
+    private final class Pipe: TouchablePipe {
+        let name: String
+        var isTouched = false
+        init(_ name: String) { self.name = name }
+    }
+
+    func testAPipeTouchedTwiceIsLookedAtOnce() {
+        let touched = TouchedPipes<Pipe>()
+        let a = Pipe("a"), b = Pipe("b")
+        touched.append(a)
+        touched.append(b)
+        touched.append(a)
+        var looked: [String] = []
+        var passes = 0
+        touched.drain(passes: 8, look: { looked.append($0.name) }, afterPass: { passes += 1 })
+        XCTAssertEqual(looked, ["a", "b"])
+        XCTAssertEqual(passes, 1)
+        XCTAssertTrue(touched.isEmpty)
+        XCTAssertFalse(a.isTouched || b.isTouched)
+    }
+
+    func testAPipeTouchedWhileAPassLooksIsLookedAtAgainInTheNext() {
+        let touched = TouchedPipes<Pipe>()
+        let a = Pipe("a"), b = Pipe("b")
+        touched.append(a)
+        touched.append(b)
+        var looked: [String] = []
+        // Looking at `a` touches `b` (already listed in this pass) and `a` itself.
+        touched.drain(passes: 8, look: { pipe in
+            looked.append(pipe.name)
+            if pipe === a && looked.count == 1 {
+                touched.append(b)
+                touched.append(a)
+            }
+        }, afterPass: {})
+        XCTAssertEqual(looked, ["a", "b", "b", "a"], "both were touched after the first pass began: both again, once each")
+        XCTAssertTrue(touched.isEmpty)
+    }
+
+    func testPassesAreBoundedAndTheRestWaits() {
+        let touched = TouchedPipes<Pipe>()
+        let a = Pipe("a")
+        touched.append(a)
+        var looks = 0
+        // A pipe that touches itself on every look would loop forever without the bound.
+        touched.drain(passes: 3, look: { pipe in
+            looks += 1
+            touched.append(pipe)
+        }, afterPass: {})
+        XCTAssertEqual(looks, 3)
+        XCTAssertFalse(touched.isEmpty, "what is left waits for the next turn")
+        XCTAssertTrue(a.isTouched)
+    }
+}
