@@ -10,16 +10,18 @@ import Synchronization
 /// - two read chunks (libevent: 16 KiB for a ``SocketChannel/firstRead`` reservation, 128 KiB
 ///   for ``SocketChannel/maxRead``);
 /// - two 1 KiB chains (a head written into an empty output);
-/// - OpenSSL's record buffers, 16,584 and 16,712 bytes: with `SSL_MODE_RELEASE_BUFFERS` an idle
-///   connection holds none, so each busy turn allocates them again.
+/// - OpenSSL's buffers, 16,712 bytes to write and ``TLSLayer/readBufferLength`` (64 KiB) to read:
+///   with `SSL_MODE_RELEASE_BUFFERS` an idle connection holds none, so each busy turn allocates
+///   them again.
 ///
 /// Too large for glibc's per-thread cache (or, for the chains, more of them alive at once than
 /// it holds: a response's blocks live until the loop flushes, at the end of an iteration that
 /// served dozens of connections), each cost about 300 instructions to allocate and free; taking
 /// one from here costs a few dozen. The record-sized class serves libevent's 16 KiB chunks and
-/// OpenSSL's buffers alike (each is allocated as ``SizeClass/record``'s block).
+/// OpenSSL's write buffer alike (each is allocated as ``SizeClass/record``'s block).
 ///
-/// What is kept is bounded per process: 64 × 1 KiB + 32 × 16.5 KiB + 2 × 128 KiB. A block is
+/// What is kept is bounded per process: 64 × 1 KiB + 32 × 16.5 KiB + 8 × 64 KiB + 2 × 128 KiB
+/// (1.3 MiB). A block is
 /// recognized on free by its usable size, so blocks allocated before this was installed are
 /// freed like any other. Not installed under AddressSanitizer (`ASAN_OPTIONS` set): a kept
 /// block would hide a use after free of it.
@@ -30,6 +32,8 @@ enum ChunkCache {
         case chain
         /// A 16 KiB read chunk or one of OpenSSL's record buffers.
         case record
+        /// OpenSSL's read buffer (``TLSLayer/readBufferLength``).
+        case tlsRead
         /// A 128 KiB read chunk.
         case large
 
@@ -39,6 +43,7 @@ enum ChunkCache {
             switch size {
             case ChunkCache.chainSize: self = .chain
             case ChunkCache.smallSize...ChunkCache.recordBlock: self = .record
+            case ChunkCache.tlsReadSize: self = .tlsRead
             case ChunkCache.largeSize: self = .large
             default: return nil
             }
@@ -52,6 +57,8 @@ enum ChunkCache {
                 self = .chain
             } else if usable >= ChunkCache.recordBlock && usable < ChunkCache.recordBlock + 64 {
                 self = .record
+            } else if usable >= ChunkCache.tlsReadSize && usable < ChunkCache.tlsReadSize + 64 {
+                self = .tlsRead
             } else if usable >= ChunkCache.largeSize && usable < ChunkCache.largeSize + 4096 {
                 self = .large
             } else {
@@ -64,6 +71,7 @@ enum ChunkCache {
             switch self {
             case .chain: ChunkCache.chainSize
             case .record: ChunkCache.recordBlock
+            case .tlsRead: ChunkCache.tlsReadSize
             case .large: ChunkCache.largeSize
             }
         }
@@ -73,6 +81,7 @@ enum ChunkCache {
             switch self {
             case .chain: 64
             case .record: 32
+            case .tlsRead: 8
             case .large: 2
             }
         }
@@ -82,9 +91,12 @@ enum ChunkCache {
     static let chainSize = 1024
     /// libevent's allocation for a ``SocketChannel/firstRead`` reservation.
     static let smallSize = 16 * 1024
-    /// What a record-class block is allocated as: a 16 KiB chunk, or OpenSSL's read buffer
-    /// (``TLSLayer/readBufferLength`` and a record's overhead) or write buffer.
+    /// What a record-class block is allocated as: a 16 KiB chunk, or OpenSSL's write buffer
+    /// (a record and its overhead).
     static let recordBlock = 16 * 1024 + 512
+    /// OpenSSL's read buffer: exactly ``TLSLayer/readBufferLength`` (larger than a record and
+    /// its overhead, it is allocated at that length).
+    static let tlsReadSize = TLSLayer.readBufferLength
     /// libevent's allocation for a ``SocketChannel/maxRead`` reservation.
     static let largeSize = 128 * 1024
 
@@ -118,6 +130,7 @@ enum ChunkCache {
 final class ChunkSlots: Sendable {
     private let chains = BlockStack(capacity: ChunkCache.SizeClass.chain.capacity)
     private let records = BlockStack(capacity: ChunkCache.SizeClass.record.capacity)
+    private let tlsReads = BlockStack(capacity: ChunkCache.SizeClass.tlsRead.capacity)
     private let large = BlockStack(capacity: ChunkCache.SizeClass.large.capacity)
 
     /// A kept block of `sizeClass`, if there is one.
@@ -126,6 +139,7 @@ final class ChunkSlots: Sendable {
         switch sizeClass {
         case .chain: chains.pop()
         case .record: records.pop()
+        case .tlsRead: tlsReads.pop()
         case .large: large.pop()
         }
     }
@@ -136,6 +150,7 @@ final class ChunkSlots: Sendable {
         switch ChunkCache.SizeClass(usable: shim_malloc_usable_size(block)) {
         case .chain: chains.push(block)
         case .record: records.push(block)
+        case .tlsRead: tlsReads.push(block)
         case .large: large.push(block)
         case nil: false
         }
