@@ -75,9 +75,9 @@ final class TLSLayer {
     /// libevent's filter did, every record took a read for its header and another for its
     /// body). A readiness reads once (no `EAGAIN` read), so this is what a busy connection
     /// moves per loop iteration: with 16 KiB, a 1 MiB body took 66 reads and 34 writes to the
-    /// app (32 KiB each); with 64 KiB, 60 syscalls in all and 7% less CPU per MiB
-    /// (`Benchmarks`' 1 MiB TLS run, beside HAProxy's 204). The buffer is held only while it has
-    /// bytes (`SSL_MODE_RELEASE_BUFFERS`), and comes from ``ChunkCache``.
+    /// app (32 KiB each); with 64 KiB, 60 syscalls in all and about 7% less CPU per MiB
+    /// (`peers.sh` with `BACKEND_TLS=1`; HAProxy makes 204). The buffer is held only while it
+    /// has bytes (`SSL_MODE_RELEASE_BUFFERS`), and comes from ``ChunkCache``.
     static let readBufferLength = 64 * 1024
     /// Most plaintext per record (TLS's limit).
     static let recordSize = 16 * 1024

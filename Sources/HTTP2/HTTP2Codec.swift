@@ -33,12 +33,13 @@ public final class HTTP2Codec {
     private var session: OpaquePointer?
     /// Events decoded by the current ``receive(_:)`` (filled by the callbacks).
     var events: [HTTP2Event] = []
-    /// The header block being decoded: its stream (0 when none, or when the block went past
-    /// the limits and is being dropped), and the head it fills. HTTP/2 sends a block's frames
-    /// back to back (RFC 9113 §6.10: nothing may come between a `HEADERS` and its
-    /// `CONTINUATION`s), so one block at most is ever open: no per-stream table.
-    private(set) var blockStream: Int32 = 0
-    private(set) var block = HTTP2Head()
+    /// The stream of the header block being decoded (0 when none, or when the block went past
+    /// the limits and is being dropped). HTTP/2 sends a block's frames back to back (RFC 9113
+    /// §6.10: nothing may come between a `HEADERS` and its `CONTINUATION`s), so one block at
+    /// most is ever open: no per-stream table.
+    private var blockStream: Int32 = 0
+    /// The head that block fills.
+    private var block = HTTP2Head()
     /// What the open block may still take (bytes, fields).
     private var blockBytesLeft = 0
     private var blockFieldsLeft = 0
