@@ -71,6 +71,12 @@ public struct FieldLine: Sendable, Equatable {
     public let name: Range<Int>
     /// The trimmed field value's bytes.
     public let value: Range<Int>
+
+    /// A line whose name and value are at these offsets.
+    public init(name: Range<Int>, value: Range<Int>) {
+        self.name = name
+        self.value = value
+    }
 }
 
 /// Parses a field section (RFC 9112 §5, RFC 9110 §5.5): field lines up to and including the

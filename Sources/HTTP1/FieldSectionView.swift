@@ -11,6 +11,14 @@ public struct FieldSectionView {
     /// The index of the first of them when the parse says (-1: search for them).
     let firstConnectionLine: Int
 
+    /// A view of `lines` located in `bytes` by someone else (lines a proxy copied out of a parsed
+    /// head, say). (``lineEnd(_:)`` takes the section's final CRLF to end `bytes`.)
+    public init(bytes: UnsafeRawBufferPointer, lines: [FieldLine]) {
+        var connectionLines = 0
+        for line in lines where ASCII.equalsLowercase(bytes, line.name, "connection") { connectionLines += 1 }
+        self.init(bytes: bytes, lines: lines, connectionLines: connectionLines)
+    }
+
     /// A view of `lines` over `bytes`.
     init(bytes: UnsafeRawBufferPointer, lines: [FieldLine], connectionLines: Int, firstConnectionLine: Int = -1) {
         self.bytes = bytes

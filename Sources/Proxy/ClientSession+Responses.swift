@@ -55,7 +55,7 @@ extension ClientSession: UpstreamConnectionOwner {
                                          switching: switching), view.bytes.count)
                     }
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version,
-                                                             reusing: context.takeHeadBytes())
+                                                             reusing: context.takeHeadBytes(), locatingLines: isHTTP2Stream)
                     if isGRPCStream { response.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(view) }
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
@@ -141,10 +141,16 @@ extension ClientSession: UpstreamConnectionOwner {
         // bufferevent's output cannot be taken back: libevent freezes its start.) No other
         // framing can turn out malformed: that head goes to the client at once (a move fewer).
         let staged = framing == .chunked
-        var headBytes = ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version, keepAlive: keepClient)
-        (staged ? context.scratch.buffer : client.output).append(headBytes)
-        headBytes.removeAll(keepingCapacity: true)
-        context.headBytes = headBytes
+        if let pipe = http2Stream?.pipe, io.head.method != "CONNECT" {
+            // An HTTP/2 app's stream: the head goes to the codec as fields (a staged one once the
+            // body's first bytes are checked), not written as text and parsed back.
+            pipe.responseTranslator.announce(Self.announcedHead(&io.responseHead!), committed: !staged, after: pipe.response.count)
+        } else {
+            var headBytes = ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version, keepAlive: keepClient)
+            (staged ? context.scratch.buffer : client.output).append(headBytes)
+            headBytes.removeAll(keepingCapacity: true)
+            context.headBytes = headBytes
+        }
         io.responseCommitted = !staged
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
         // (The clocks need no change: the relay starts in the phase the send or the request's
@@ -183,9 +189,15 @@ extension ClientSession: UpstreamConnectionOwner {
         } catch {
             progress = .malformed
         }
-        if !io.responseCommitted && progress != .malformed {
-            context.scratch.buffer.moveAll(to: client.output)
-            io.responseCommitted = true
+        if !io.responseCommitted {
+            if progress != .malformed {
+                http2Stream?.pipe.responseTranslator.commitAnnounced()
+                context.scratch.buffer.moveAll(to: client.output)
+                io.responseCommitted = true
+            } else {
+                // The error response the exchange writes instead is the stream's head.
+                http2Stream?.pipe.responseTranslator.dropAnnounced()
+            }
         }
         chargeOutput()
         let spool = Exchange.SpoolFacts(undelivered: 0, canSpool: canSpool(io))
@@ -272,6 +284,25 @@ extension ClientSession: UpstreamConnectionOwner {
         let needed = io.responseRelay.bytesNeededAtOnce
         if isStreamOfBusyHTTP2Connection { return BufferBudget.smallestReadAhead(needing: needed) }
         return context.bufferBudget.readAhead(needing: needed)
+    }
+
+    /// A final response head as an HTTP/2 stream's translator takes it: the forwarded lines (moved
+    /// out) and Via, and how the body the relay writes after it is framed.
+    private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2MessageTranslator.AnnouncedHead {
+        var bytes: [UInt8] = []
+        swap(&bytes, &head.forwardedLines)
+        var lines = head.keptLines
+        let viaStart = bytes.count
+        bytes.append(HeadBytes.viaName)
+        lines.append(FieldLine(name: viaStart..<viaStart + 3, value: viaStart + 5..<bytes.count))
+        let body: HTTP2MessageTranslator.Phase
+        switch (head.clientFraming, head.framing) {
+        case (.none, _), (_, .contentLength(0)): body = .done
+        case (.contentLength, .contentLength(let length)): body = .length(length)
+        case (.chunked, _): body = .chunked
+        case (.close, _), (.contentLength, _): body = .untilClose
+        }
+        return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 
     /// Whether this session serves one stream of an HTTP/2 app connection with many streams open

@@ -38,6 +38,23 @@ struct HTTP2MessageTranslator {
     private(set) var requestMethod = ""
     private var scanner: HeadScanner
     private var chunks = ChunkedDecoder()
+    /// A final response head the session handed over as fields (``announce(_:committed:)``)
+    /// instead of writing it as text, and whether it may go out.
+    private var announced: AnnouncedHead?
+    private var announcedCommitted = false
+    /// Bytes of text heads (interim responses) written before the announced head: translated
+    /// first.
+    private var textBeforeAnnounced = 0
+
+    /// A response head as the session has it: its status, its forwarded field lines located in
+    /// `bytes`, and how the body written after it is framed.
+    struct AnnouncedHead {
+        let status: Int
+        let bytes: [UInt8]
+        let lines: [FieldLine]
+        /// What the bytes after the head are.
+        let body: Phase
+    }
 
     /// Translates the response to a `requestMethod` request on the app's `stream`.
     init(requestMethod: String, stream: Int32) {
@@ -63,6 +80,11 @@ struct HTTP2MessageTranslator {
         while true {
             switch phase {
             case .head:
+                if announced != nil && textBeforeAnnounced == 0 {
+                    guard announcedCommitted else { return }
+                    try submitAnnounced(codec: codec)
+                    continue
+                }
                 switch kind {
                 case .response(let method):
                     guard try translateHead(response, requestMethod: method, codec: codec) else { return }
@@ -96,6 +118,37 @@ struct HTTP2MessageTranslator {
                 return
             }
         }
+    }
+
+    /// The session's final response head, as fields: it goes to the codec without being written
+    /// and read back as text. Not `committed`: it waits (a chunked body's first bytes are
+    /// checked first) until ``commitAnnounced()``, or is dropped (``dropAnnounced()``) for the
+    /// error response written instead.
+    /// `after`: bytes already written before it (interim heads, as text).
+    mutating func announce(_ head: AnnouncedHead, committed: Bool, after textBytes: Int) {
+        announced = head
+        announcedCommitted = committed
+        textBeforeAnnounced = textBytes
+    }
+
+    /// The announced head may go out.
+    mutating func commitAnnounced() { announcedCommitted = true }
+
+    /// The announced head will not go out (the session answers with an error instead).
+    mutating func dropAnnounced() {
+        announced = nil
+        announcedCommitted = false
+    }
+
+    private mutating func submitAnnounced(codec: HTTP2Codec) throws {
+        guard let head = announced else { return }
+        announced = nil
+        let stream = stream
+        try head.bytes.withUnsafeBytes { bytes in
+            try codec.submitResponse(stream: stream, status: head.status, fields: FieldSectionView(bytes: bytes, lines: head.lines),
+                                     endStream: head.body == .done)
+        }
+        phase = head.body
     }
 
     /// Translates one request head if it is all there, opening the stream; false when more
@@ -168,6 +221,7 @@ struct HTTP2MessageTranslator {
         response.drain(read.length)
         scanner.reset()
         phase = read.phase
+        textBeforeAnnounced = max(0, textBeforeAnnounced - read.length)
         return true
     }
 

@@ -30,6 +30,9 @@ struct UpstreamResponse {
     var forwardedLines: [UInt8]
     /// Transfer codings besides `chunked`, in order (rare: e.g. `gzip, chunked`).
     let otherCodings: [String]
+    /// Where each forwarded field line's name and value are in ``forwardedLines`` (only when
+    /// asked for: an HTTP/2 app's stream, whose head goes to the codec as fields, not as text).
+    var keptLines: [FieldLine] = []
     /// A 401 asking for a DPoP nonce (``ResponseRewriter/readDPoP(_:nonces:origin:)``).
     var nonceChallenge = false
     /// A gRPC call's trailers-only UNAUTHENTICATED (``Exchange/ResponseHeadFacts/grpcUnauthenticated``).
@@ -53,8 +56,9 @@ enum ResponseRewriter {
     /// arrived, each run of consecutive kept lines in one copy.
     /// `reusing`: an empty array whose storage the head is built in (no allocation when it is
     /// large enough).
+    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``).
     static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion,
-                         reusing out: consuming [UInt8] = []) -> UpstreamResponse {
+                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
         out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
@@ -70,7 +74,10 @@ enum ResponseRewriter {
         let connectionNamed = section.connectionOptions()
         // A line runs from its name to the next line's name; the last one to the section's CRLF.
         var runStart: Int?
+        let linesStart = out.count
         for line in section.lines {
+            // (Written out, not `isDropped`: on the HTTP/1.1 path the call cost 200 instructions
+            // per request in a `make release` build.)
             let dropped = FieldNames.isHopByHop(line, in: section)
                 || (!connectionNamed.isEmpty && section.name(of: line, isAmong: connectionNamed))
                 || (framing == .chunked && section.name(of: line, equals: "content-length"))
@@ -88,7 +95,32 @@ enum ResponseRewriter {
         }
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
-                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
+                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings,
+                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart) : [])
+    }
+
+    /// Whether `line` stays with this hop: hop-by-hop fields, those the Connection field names,
+    /// and Content-Length when the body is re-framed as chunked (as the copy's loop decides).
+    private static func isDropped(_ line: FieldLine, _ section: FieldSectionView, _ connectionNamed: [Range<Int>],
+                                  _ framing: ClientFraming) -> Bool {
+        FieldNames.isHopByHop(line, in: section)
+            || (!connectionNamed.isEmpty && section.name(of: line, isAmong: connectionNamed))
+            || (framing == .chunked && section.name(of: line, equals: "content-length"))
+    }
+
+    /// Where each kept line of `section` is in the copy, whose field lines start at `start`:
+    /// kept lines are copied back to back, each from its name to the next line's.
+    private static func keptLines(_ section: FieldSectionView, _ connectionNamed: [Range<Int>], _ framing: ClientFraming,
+                                  at start: Int) -> [FieldLine] {
+        var kept: [FieldLine] = []
+        var position = start
+        for (index, line) in section.lines.enumerated() where !isDropped(line, section, connectionNamed, framing) {
+            let shift = position - line.name.lowerBound
+            kept.append(FieldLine(name: line.name.lowerBound + shift..<line.name.upperBound + shift,
+                                  value: line.value.lowerBound + shift..<line.value.upperBound + shift))
+            position += section.lineEnd(index) - line.name.lowerBound
+        }
+        return kept
     }
 
     /// The most ``head(for:clientVersion:keepAlive:)`` appends without other codings:

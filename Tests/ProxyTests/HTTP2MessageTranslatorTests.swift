@@ -106,4 +106,52 @@ final class HTTP2MessageTranslatorTests: XCTestCase {
         response.buffer.append("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n")
         XCTAssertThrowsError(try translator.translate(response.buffer, closed: false, codec: server))
     }
+
+    /// A head the session hands over as located fields (what it forwards of the backend's head).
+    private func announced(_ fields: [(String, String)], body: HTTP2MessageTranslator.Phase) -> HTTP2MessageTranslator.AnnouncedHead {
+        var bytes: [UInt8] = []
+        var lines: [FieldLine] = []
+        for (name, value) in fields {
+            let start = bytes.count
+            bytes += Array("\(name): \(value)\r\n".utf8)
+            lines.append(FieldLine(name: start..<start + name.utf8.count, value: start + name.utf8.count + 2..<bytes.count - 2))
+        }
+        return HTTP2MessageTranslator.AnnouncedHead(status: 200, bytes: bytes, lines: lines, body: body)
+    }
+
+    func testAnAnnouncedHeadGoesOutAfterTheInterimHeadsWrittenBeforeIt() throws {
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
+        let interim = "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+        response.buffer.append(interim)
+        translator.announce(announced([("Content-Type", "text/plain"), ("Via", "1.1 token-sidecar")], body: .length(5)),
+                            committed: true, after: interim.utf8.count)
+        let events = try translate(&translator, "hello", closed: true)
+        XCTAssertEqual(events, [
+            .head(stream: stream, HTTP2Head(status: 103, fields: HTTPFields([HTTPField(name: "link", value: "</a.css>; rel=preload")]))),
+            .head(stream: stream, HTTP2Head(status: 200, fields: HTTPFields([HTTPField(name: "content-type", value: "text/plain"),
+                                                                                HTTPField(name: "via", value: "1.1 token-sidecar")]))),
+            .data(stream: stream, Array("hello".utf8)), .end(stream: stream), .closed(stream: stream, .noError),
+        ], "the interim head first, then the announced one, names lowercased, then the body after it")
+    }
+
+    func testAnUncommittedHeadWaitsAndADroppedOneLeavesTheErrorResponseAsTheHead() throws {
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
+        translator.announce(announced([("X-A", "1")], body: .chunked), committed: false, after: 0)
+        XCTAssertEqual(try translate(&translator, ""), [], "nothing goes out while the body's first bytes are checked")
+        translator.dropAnnounced()
+        let events = try translate(&translator, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 2\r\n\r\nno", closed: true)
+        XCTAssertEqual(events.first, .head(stream: stream, HTTP2Head(status: 502, fields: HTTPFields([HTTPField(name: "content-length", value: "2")]))))
+        XCTAssertTrue(events.contains(.end(stream: stream)))
+    }
+
+    func testACommittedHeadGoesOutBeforeTheChunksThatFollowIt() throws {
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
+        translator.announce(announced([("X-A", "1")], body: .chunked), committed: false, after: 0)
+        translator.commitAnnounced()
+        let events = try translate(&translator, "3\r\nabc\r\n0\r\n\r\n", closed: true)
+        XCTAssertEqual(events, [
+            .head(stream: stream, HTTP2Head(status: 200, fields: HTTPFields([HTTPField(name: "x-a", value: "1")]))),
+            .data(stream: stream, Array("abc".utf8)), .end(stream: stream), .closed(stream: stream, .noError),
+        ])
+    }
 }

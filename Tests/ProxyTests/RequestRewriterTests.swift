@@ -201,4 +201,18 @@ final class ResponseRewriterTests: XCTestCase {
         XCTAssertEqual(head(none, clientVersion: .http1_1, keepAlive: true),
                        "HTTP/1.1 404 Not  Found\r\nContent-Length: 0\r\nVia: 1.1 token-sidecar\r\n\r\n")
     }
+
+    func testLocatedLinesPointAtEachKeptNameAndValueInTheCopy() throws {
+        // (What an HTTP/2 app's stream gets: the kept lines as fields, without text around them.)
+        let text = "HTTP/1.1 200 OK\r\nKeep-Alive: 5\r\nX-A:tight\r\nX-B:   spaced  \r\nConnection: X-Hop\r\nX-Hop: 1\r\n"
+            + "X-C: c\r\nTransfer-Encoding: chunked\r\n\r\n"
+        let kept = try Array(text.utf8).withUnsafeBytes { bytes throws(HTTPParseError) in
+            ResponseRewriter.response(try ResponseHeadParser.view(bytes, requestMethod: "GET"), clientVersion: .http1_1, locatingLines: true)
+        }
+        let located = kept.keptLines.map { line in
+            String(decoding: kept.forwardedLines[line.name], as: UTF8.self) + "=" + String(decoding: kept.forwardedLines[line.value], as: UTF8.self)
+        }
+        XCTAssertEqual(located, ["X-A=tight", "X-B=spaced", "X-C=c"])
+        XCTAssertTrue(try response(text, clientVersion: .http1_1).keptLines.isEmpty, "located only when asked for")
+    }
 }
