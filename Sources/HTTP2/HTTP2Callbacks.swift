@@ -30,23 +30,23 @@ enum HTTP2Callbacks {
                 codec.finishHead(stream: header.stream_id, endStream: endStream)
             case NGHTTP2_DATA.rawValue:
                 if endStream {
-                    codec.events.append(.end(stream: header.stream_id))
+                    codec.emit(.end(stream: header.stream_id))
                 } else if header.length == 0 {
-                    codec.events.append(.emptyData(stream: header.stream_id))
+                    codec.emit(.emptyData(stream: header.stream_id))
                 }
             case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
-                codec.events.append(.ping)
+                codec.emit(.ping)
             case NGHTTP2_RST_STREAM.rawValue:
                 codec.explainedResets.insert(header.stream_id)
-                codec.events.append(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
+                codec.emit(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
             case NGHTTP2_GOAWAY.rawValue:
                 let goAway = frame.pointee.goaway
-                codec.events.append(.goAway(lastStream: goAway.last_stream_id, HTTP2ErrorCode(rawValue: goAway.error_code)))
+                codec.emit(.goAway(lastStream: goAway.last_stream_id, HTTP2ErrorCode(rawValue: goAway.error_code)))
             case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
                 let streams = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
-                codec.events.append(.settings(maxConcurrentStreams: Int(streams)))
+                codec.emit(.settings(maxConcurrentStreams: Int(streams)))
             case NGHTTP2_SETTINGS.rawValue:
-                codec.events.append(.settingsAcknowledged)
+                codec.emit(.settingsAcknowledged)
             default:
                 break
             }
@@ -54,7 +54,7 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
-            owner(user).events.append(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
+            owner(user).emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
             return 0
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { session, frame, error, user in
@@ -75,13 +75,13 @@ enum HTTP2Callbacks {
             }
             switch error {
             case NGHTTP2_ERR_HTTP_HEADER.rawValue, NGHTTP2_ERR_HTTP_MESSAGING.rawValue:
-                codec.events.append(.malformed(stream: stream))
+                codec.emit(.malformed(stream: stream))
             case NGHTTP2_ERR_REFUSED_STREAM.rawValue:
-                codec.events.append(.refusedStream(stream: stream))
+                codec.emit(.refusedStream(stream: stream))
             default:
                 // A frame for a stream that is not open is a connection error (or ignored):
                 // nothing of a stream is reset.
-                if isOpen { codec.events.append(.provokedReset(stream: stream)) }
+                if isOpen { codec.emit(.provokedReset(stream: stream)) }
             }
             return 0
         }

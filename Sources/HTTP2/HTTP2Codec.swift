@@ -106,6 +106,15 @@ public final class HTTP2Codec {
         return takeEvents()
     }
 
+    /// Records `event` for the current ``receive(_:)`` or ``send(limit:into:)``. The list is
+    /// handed over whole (``takeEvents()``), so each call's list starts without storage: room for
+    /// a few is made at once (a request's head and end, a stream's close) rather than grown one
+    /// element at a time, an allocation each.
+    func emit(_ event: HTTP2Event) {
+        if events.capacity == 0 { events.reserveCapacity(8) }
+        events.append(event)
+    }
+
     /// The events collected, handed over (the empty list costs no allocation: most sends
     /// lead to none).
     private func takeEvents() -> [HTTP2Event] {
@@ -300,7 +309,7 @@ public final class HTTP2Codec {
     func finishHead(stream: Int32, endStream: Bool) {
         if oversizedStream == stream {
             oversizedStream = 0
-            events.append(.headTooLarge(stream: stream))
+            emit(.headTooLarge(stream: stream))
             return
         }
         guard blockStream == stream else { return }
@@ -308,11 +317,11 @@ public final class HTTP2Codec {
         let head = block
         block = HTTP2Head()
         if head.method != nil || head.status != nil {
-            events.append(.head(stream: stream, head))
+            emit(.head(stream: stream, head))
         } else {
-            events.append(.trailers(stream: stream, head.fields))
+            emit(.trailers(stream: stream, head.fields))
         }
-        if endStream { events.append(.end(stream: stream)) }
+        if endStream { emit(.end(stream: stream)) }
     }
 
     /// `stream` closed.
@@ -326,7 +335,7 @@ public final class HTTP2Codec {
         let explained = !explainedResets.isEmpty && explainedResets.remove(stream) != nil
         if !explained, code != HTTP2ErrorCode.noError.rawValue,
            code != HTTP2ErrorCode.refusedStream.rawValue {
-            events.append(code == HTTP2ErrorCode.protocolError.rawValue ? .malformed(stream: stream) : .provokedReset(stream: stream))
+            emit(code == HTTP2ErrorCode.protocolError.rawValue ? .malformed(stream: stream) : .provokedReset(stream: stream))
         }
         if blockStream == stream {
             blockStream = 0
@@ -334,7 +343,7 @@ public final class HTTP2Codec {
         }
         if oversizedStream == stream { oversizedStream = 0 }
         outbound[stream] = nil
-        events.append(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
+        emit(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
     }
 
     // MARK: - helpers

@@ -113,6 +113,8 @@ enum ResponseRewriter {
     private static func keptLines(_ section: FieldSectionView, _ connectionNamed: [Range<Int>], _ framing: ClientFraming,
                                   at start: Int) -> [FieldLine] {
         var kept: [FieldLine] = []
+        // Room for every line, and the Via an HTTP/2 stream adds: one allocation.
+        kept.reserveCapacity(section.lines.count + 1)
         var position = start
         for (index, line) in section.lines.enumerated() where !isDropped(line, section, connectionNamed, framing) {
             let shift = position - line.name.lowerBound
