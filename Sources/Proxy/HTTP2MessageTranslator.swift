@@ -38,7 +38,7 @@ struct HTTP2MessageTranslator {
     private(set) var requestMethod = ""
     private var scanner: HeadScanner
     private var chunks = ChunkedDecoder()
-    /// A final response head the session handed over as fields (``announce(_:committed:)``)
+    /// A final response head the session handed over as fields (``announce(_:committed:after:)``)
     /// instead of writing it as text, and whether it may go out.
     private var announced: AnnouncedHead?
     private var announcedCommitted = false
@@ -121,10 +121,10 @@ struct HTTP2MessageTranslator {
     }
 
     /// The session's final response head, as fields: it goes to the codec without being written
-    /// and read back as text. Not `committed`: it waits (a chunked body's first bytes are
-    /// checked first) until ``commitAnnounced()``, or is dropped (``dropAnnounced()``) for the
-    /// error response written instead.
-    /// `after`: bytes already written before it (interim heads, as text).
+    /// and read back as text, once the `textBytes` already written before it (interim heads)
+    /// are translated. Not `committed`: it waits (a chunked body's first bytes are checked
+    /// first) until ``commitAnnounced()``, or is dropped (``dropAnnounced()``) for the error
+    /// response written instead.
     mutating func announce(_ head: AnnouncedHead, committed: Bool, after textBytes: Int) {
         announced = head
         announcedCommitted = committed
