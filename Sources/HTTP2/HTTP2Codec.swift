@@ -419,42 +419,44 @@ public final class HTTP2Codec {
     /// Whether `field` may not be sent over HTTP/2 (RFC 9113 §8.2.2); `named`: what the head's
     /// `Connection` names.
     static func isConnectionSpecific(_ field: HTTPField, named: [String]) -> Bool {
-        // By length first: most names are none of these, and a length is one load.
-        switch field.name.utf8.count {
-        case 2:
-            if field.nameEquals("te") { return field.value.lowercased() != "trailers" }
-        case 7:
-            if field.nameEquals("upgrade") { return true }
-        case 10:
-            if field.nameEquals("connection") || field.nameEquals("keep-alive") { return true }
-        case 16:
-            if field.nameEquals("proxy-connection") { return true }
-        case 17:
-            if field.nameEquals("transfer-encoding") { return true }
-        default:
-            break
+        switch connectionSpecific(nameLength: field.name.utf8.count, nameIs: { field.nameEquals($0) }) {
+        case .forbidden: return true
+        case .forbiddenUnlessTrailers: return field.value.lowercased() != "trailers"
+        case .allowed: return !named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) }
         }
-        return !named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) }
     }
 
     /// ``isConnectionSpecific(_:named:)`` for a line of `section`; `named`: its
     /// `Connection` options.
     static func isConnectionSpecific(_ line: FieldLine, in section: FieldSectionView, named: [Range<Int>]) -> Bool {
-        switch line.name.count {
-        case 2:
-            if section.name(of: line, equals: "te") { return !equalsIgnoringCase(section.value(of: line), "trailers") }
-        case 7:
-            if section.name(of: line, equals: "upgrade") { return true }
-        case 10:
-            if section.name(of: line, equals: "connection") || section.name(of: line, equals: "keep-alive") { return true }
-        case 16:
-            if section.name(of: line, equals: "proxy-connection") { return true }
-        case 17:
-            if section.name(of: line, equals: "transfer-encoding") { return true }
-        default:
-            break
+        switch connectionSpecific(nameLength: line.name.count, nameIs: { section.name(of: line, equals: $0) }) {
+        case .forbidden: return true
+        case .forbiddenUnlessTrailers: return !equalsIgnoringCase(section.value(of: line), "trailers")
+        case .allowed: return !named.isEmpty && section.name(of: line, isAmong: named)
         }
-        return !named.isEmpty && section.name(of: line, isAmong: named)
+    }
+
+    /// What RFC 9113 §8.2.2 says of a field by its name alone.
+    enum NameRule {
+        case allowed
+        case forbidden
+        /// `te`: only `trailers`.
+        case forbiddenUnlessTrailers
+    }
+
+    /// The rule for a name `nameLength` bytes long that `nameIs` compares (ignoring case) with
+    /// a lowercase name. By length first: most names are none of these, and a length is one
+    /// load.
+    @inline(__always)
+    static func connectionSpecific(nameLength: Int, nameIs: (StaticString) -> Bool) -> NameRule {
+        switch nameLength {
+        case 2 where nameIs("te"): .forbiddenUnlessTrailers
+        case 7 where nameIs("upgrade"): .forbidden
+        case 10 where nameIs("connection") || nameIs("keep-alive"): .forbidden
+        case 16 where nameIs("proxy-connection"): .forbidden
+        case 17 where nameIs("transfer-encoding"): .forbidden
+        default: .allowed
+        }
     }
 
     /// Whether `bytes` are `lowercase` (letters) ignoring ASCII case.

@@ -292,16 +292,11 @@ extension ClientSession: UpstreamConnectionOwner {
         var bytes: [UInt8] = []
         swap(&bytes, &head.forwardedLines)
         var lines = head.keptLines
-        let viaStart = bytes.count
-        bytes.append(HeadBytes.viaName)
-        lines.append(FieldLine(name: viaStart..<viaStart + 3, value: viaStart + 5..<bytes.count))
-        let body: HTTP2MessageTranslator.Phase
-        switch (head.clientFraming, head.framing) {
-        case (.none, _), (_, .contentLength(0)): body = .done
-        case (.contentLength, .contentLength(let length)): body = .length(length)
-        case (.chunked, _): body = .chunked
-        case (.close, _), (.contentLength, _): body = .untilClose
-        }
+        let via = bytes.count
+        bytes.append(HeadBytes.viaLine)
+        lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "1.1 token-sidecar"
+        // The relay re-frames a chunked or close-delimited body as chunks; else the backend's framing.
+        let body = head.clientFraming == .chunked ? .chunked : HTTP2MessageTranslator.phase(for: head.framing)
         return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 

@@ -151,6 +151,16 @@ struct HTTP2MessageTranslator {
         phase = head.body
     }
 
+    /// What the bytes after a response head framed as `framing` are.
+    static func phase(for framing: BodyFraming) -> Phase {
+        switch framing {
+        case .none, .contentLength(0): .done
+        case .contentLength(let n): .length(n)
+        case .chunked: .chunked
+        case .untilClose: .untilClose
+        }
+    }
+
     /// Translates one request head if it is all there, opening the stream; false when more
     /// bytes are needed. `:authority` is the `Host` the session wrote (an HTTP/2 server reads
     /// `:authority` first, RFC 9113 §8.3.1), and `te: trailers` goes with every request: the
@@ -205,13 +215,7 @@ struct HTTP2MessageTranslator {
             }
             // A tunnel's bytes follow a CONNECT's 2xx until the close, whatever its head says.
             let tunnel = requestMethod == "CONNECT" && head.status / 100 == 2
-            let next: Phase
-            switch tunnel ? .untilClose : head.framing {
-            case .none, .contentLength(0): next = .done
-            case .contentLength(let n): next = .length(n)
-            case .chunked: next = .chunked
-            case .untilClose: next = .untilClose
-            }
+            let next = Self.phase(for: tunnel ? .untilClose : head.framing)
             try codec.submitResponse(stream: stream, status: head.status, fields: head.section,
                                      omitting: tunnel ? "content-length" : nil, endStream: next == .done)
             return (next, length)

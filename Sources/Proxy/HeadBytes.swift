@@ -18,6 +18,4 @@ enum HeadBytes {
     static var connectionKeepAlive: StaticString { "Connection: keep-alive\r\n" }
     /// The `Via` line the proxy adds to every head it forwards.
     static var viaLine: StaticString { "Via: 1.1 token-sidecar\r\n" }
-    /// Its name and value without the line end (a field handed to HTTP/2 as located bytes).
-    static var viaName: StaticString { "Via: 1.1 token-sidecar" }
 }

@@ -199,6 +199,35 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(lines.count, 2, "\(lines)")
     }
 
+    func testABackendThatBreaksItsResponseFailsOnlyThatStreamAtEachPhase() throws {
+        // The response head goes to the codec as fields (not text): what a broken backend does
+        // after it, or instead of a body, must still reach the app as HTTP/2 says.
+        let backend = try MisbehavingBackend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: backend.port))
+        func get(_ path: String, _ extra: [String] = []) throws -> (status: Int32, out: String, err: String) {
+            try Curl.run(["--http2-prior-knowledge", "-H", "Host: api.test", "-w", "\n%{http_code}"] + extra
+                         + ["http://127.0.0.1:\(proxy.port)\(path)"])
+        }
+        // A chunked body malformed from its start: the held head is dropped for a clean 502.
+        let bad = try get("/bad-chunk-size", ["-D", "-"])
+        XCTAssertEqual(bad.status, 0, bad.err)
+        XCTAssertTrue(bad.out.hasSuffix("\n502"), bad.out)
+        XCTAssertTrue(bad.out.lowercased().contains("proxy-status:"), bad.out)
+        // Malformed after its first chunk (sent 0.3 s later, in a read of its own), or closed
+        // short of its length: the stream is reset, never ended as if complete.
+        for path in ["/bad-chunk-late", "/short-cl-close"] {
+            let cut = try get(path)
+            XCTAssertNotEqual(cut.status, 0, "\(path): \(cut.out)")
+        }
+        // Bodies a head's status or method rules out end with the head; the stray bytes go nowhere.
+        let head = try get("/head-with-body", ["-I"])
+        XCTAssertEqual(head.status, 0, head.err)
+        XCTAssertTrue(head.out.hasPrefix("HTTP/2 200"), head.out)
+        let noContent = try get("/204-with-body")
+        XCTAssertEqual(noContent.status, 0, noContent.err)
+        XCTAssertEqual(noContent.out, "\n204")
+    }
+
     func testMalformedStreamsAreResetAndNothingReachesTheUpstream() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
