@@ -10,7 +10,11 @@ import Glibc
 /// comes before the deadline (the timer was pushed back, or suspended) finds nothing due and
 /// re-arms for what remains. The action never runs before its deadline.
 public final class Timer {
+    /// The libevent event, made at the first arming: many timers are never armed (an HTTP/2
+    /// stream's session never waits for a next head), and an event is an allocation and a free.
     private var event: OpaquePointer?
+    /// Cancelled for good: never armed again.
+    private var cancelled = false
     private unowned(unsafe) let loop: EventLoop
     /// What runs when the timer expires. Settable, so that an owner can keep its timer in a
     /// `let` (calls through a `var` retain the timer) and still give it an action that refers
@@ -38,7 +42,6 @@ public final class Timer {
         self.action = action
         self.interval = nil
         self.loop = loop
-        event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit { cancel() }
@@ -76,6 +79,7 @@ public final class Timer {
 
     /// Stops the timer for good.
     public func cancel() {
+        cancelled = true
         if let event { event_free(event) }
         event = nil
         deadline = nil
@@ -83,6 +87,9 @@ public final class Timer {
     }
 
     private func arm(nanoseconds: UInt64, expiry: UInt64) {
+        if event == nil && !cancelled {
+            event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        }
         guard let event else { return }
         var tv = timeval(tv_sec: Int(nanoseconds / 1_000_000_000), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
         event_add(event, &tv)
