@@ -126,22 +126,8 @@ public enum RequestHeadParser {
             else { throw .invalid("Host does not match request target") }
         }
 
-        // Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
         let rules = MessageRules(buf: head, lines: lines, known: known)
-        let framing: BodyFraming
-        let hasTE = known.count(.transferEncoding) > 0
-        let hasCL = known.count(.contentLength) > 0
-        if hasTE {
-            if hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
-            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
-            if version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 request") }
-            try rules.validateRequestTransferEncoding()
-            framing = .chunked
-        } else if hasCL {
-            framing = .contentLength(try rules.requestContentLength())
-        } else {
-            framing = .none
-        }
+        let framing = try requestFraming(rules, version: version)
 
         if let recycled {
             recycled.refill(
@@ -168,6 +154,76 @@ public enum RequestHeadParser {
 
     /// The method token as a String: the common methods as literals (making a String from the
     /// bytes costs some 60 instructions), any other from its bytes.
+    /// Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
+    @inline(__always)
+    private static func requestFraming(_ rules: MessageRules, version: HTTPVersion) throws(HTTPParseError) -> BodyFraming {
+        let hasTE = rules.known.count(.transferEncoding) > 0
+        let hasCL = rules.known.count(.contentLength) > 0
+        if hasTE {
+            if hasCL { throw .invalid("both Content-Length and Transfer-Encoding") }
+            // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing.
+            if version == .http1_0 { throw .invalid("Transfer-Encoding in HTTP/1.0 request") }
+            try rules.validateRequestTransferEncoding()
+            return .chunked
+        }
+        if hasCL { return .contentLength(try rules.requestContentLength()) }
+        return .none
+    }
+
+    /// A head whose request line comes in parts — an HTTP/2 request's `:method` and `:path`,
+    /// its `:authority` already the first line of `fieldSection` as `Host` — checked by the
+    /// rules a parsed head is: the method a token, the target origin-form (or `*` for
+    /// `OPTIONS`) of visible ASCII without a fragment, `fieldSection` (`name: value` lines and
+    /// the empty line, what ``parse(_:maxFields:reusing:)`` reads after a request line) by the
+    /// same field-section parser, one valid `Host`, the same framing rules. HTTP/1.1; the
+    /// connection is not kept alive (one exchange per stream). `fieldSection` becomes the
+    /// head's bytes without a copy.
+    public static func head(method: String, target: String, fieldSection: consuming [UInt8],
+                            maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
+        var method = method
+        let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
+        guard methodValid else { throw .invalid("malformed request line") }
+        var targetBytes = target
+        // (Results out of the closures: `withUTF8` and `withUnsafeBytes` rethrow untyped.)
+        let requestTarget = targetBytes.withUTF8 { bytes in
+            Result { () throws(HTTPParseError) in try Self.streamTarget(UnsafeRawBufferPointer(bytes), method: method, target) }
+        }
+        var lines: [FieldLine] = []
+        var known = KnownFields()
+        let parts = fieldSection.withUnsafeBytes { section in
+            Result { () throws(HTTPParseError) -> (BodyFraming, Authority, Bool) in
+                _ = try FieldSectionParser.headSection(section, from: 0, maxFields: maxFields, exact: true,
+                                                       lines: &lines, known: &known)
+                guard known.count(.host) == 1 else {
+                    throw .invalid(known.count(.host) == 0 ? "missing Host" : "multiple Host fields")
+                }
+                guard let host = Authority.parse(section, known[.host].firstValue) else { throw .invalid("invalid Host") }
+                let rules = MessageRules(buf: section, lines: lines, known: known)
+                return (try requestFraming(rules, version: .http1_1), host, rules.expectsContinue())
+            }
+        }
+        let (framing, host, expectsContinue) = try parts.get()
+        return RequestHead(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldSection,
+                           fieldLines: lines, connectionLines: known.count(.connection), framing: framing,
+                           host: host, keepAlive: false, expectsContinue: expectsContinue)
+    }
+
+    /// `target` (its bytes `buf`) as a request line's target given in parts: origin-form, or
+    /// `*` for `OPTIONS`. As in a request line: visible ASCII only (no CTLs, DEL, spaces or raw
+    /// non-ASCII, RFC 3986 §2), never a fragment (RFC 9110 §4.2.5).
+    private static func streamTarget(_ buf: UnsafeRawBufferPointer, method: String,
+                                     _ target: String) throws(HTTPParseError) -> RequestTarget {
+        for b in buf {
+            guard b > ASCII.sp, b < 0x7F else { throw .invalid("invalid character in request target") }
+            if b == 0x23 { throw .invalid("fragment in request target") }
+        }
+        guard let first = buf.first else { throw .invalid("malformed request line") }
+        if first == 0x2F { return .origin(target) }
+        guard buf.count == 1, first == 0x2A else { throw .invalid("invalid request target") }
+        guard method == "OPTIONS" else { throw .invalid("asterisk-form only allowed for OPTIONS") }
+        return .asterisk
+    }
+
     private static func method(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         switch range.count {
         case 3:

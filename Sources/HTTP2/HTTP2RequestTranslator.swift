@@ -1,60 +1,79 @@
 import HTTP1
 
-/// An HTTP/2 request head as the HTTP/1.1 request the proxy's session reads (RFC 9113 §8.3.1
-/// back to RFC 9112). nghttp2 has already refused what RFC 9113 calls malformed (uppercase or
-/// invalid names, CR, LF or NUL in values, connection-specific fields, `te` other than
-/// `trailers`, pseudo-header fields missing, repeated or misplaced), so nothing here can smuggle
-/// a second message: names are lowercase tokens, values single lines. The HTTP/1.1 parser then
-/// reads the result with its own strict rules, as it reads every request.
+/// An HTTP/2 request head as the HTTP/1.1 request the proxy's session serves (RFC 9113 §8.3.1
+/// back to RFC 9112): a method, an origin-form target and a field section, which
+/// ``HTTP1/RequestHeadParser/head(method:target:fieldSection:maxFields:)`` checks with the rules
+/// of the strict HTTP/1.1 parser, as it checks every request — the guard against a translated
+/// head carrying what an HTTP/1.1 upstream would read as a second message. nghttp2 has already
+/// refused what RFC 9113 calls malformed (uppercase or invalid names, CR, LF or NUL in values,
+/// connection-specific fields, `te` other than `trailers`, pseudo-header fields missing,
+/// repeated or misplaced).
 ///
-/// - The target is origin-form with `Host` from `:authority` (a `host` field is dropped when
-///   `:authority` is there; RFC 9113 §8.3.1 makes `:authority` win); `cookie` fields, which
-///   HTTP/2 may split, are joined with `; ` (§8.2.3).
+/// - The target is origin-form (or `*` for `OPTIONS`) with `Host` from `:authority` (a `host`
+///   field is dropped when `:authority` is there; RFC 9113 §8.3.1 makes `:authority` win);
+///   `cookie` fields, which HTTP/2 may split, are joined with `; ` (§8.2.3).
 /// - The body: with `content-length`, as it is; without, and not ended with the head, chunked
 ///   (so trailers can follow it); a request ended with its head has none (`content-length: 0`
 ///   for methods that usually carry one, so an HTTP/1.1 upstream does not wait for a body).
-/// - `Connection: close`: each stream is one exchange; its session ends after the response.
-/// - `CONNECT` (RFC 9113 §8.5) becomes an HTTP/1.1 `CONNECT` to `:authority`, its DATA the
-///   tunnel's bytes.
+/// - Each stream is one exchange: the head is not kept alive (its session ends after the
+///   response).
+/// - `CONNECT` (RFC 9113 §8.5) is not translated: the server session answers it itself.
 public enum HTTP2RequestTranslator {
     /// How the translated request's body is framed.
     public enum BodyFraming: Equatable, Sendable {
         /// No body.
         case none
-        /// The app's bytes as they are (a `content-length`, or a `CONNECT` tunnel).
+        /// The app's bytes as they are (a `content-length`).
         case raw
         /// Chunked: each DATA frame a chunk, the end a last chunk with the trailers.
         case chunked
     }
 
-    /// The translated head (bytes of HTTP/1.1 text) and how the body follows it; `nil` when the
-    /// request cannot be expressed (no `:authority` or `host`).
-    public static func translate(_ head: HTTP2Head, endStream: Bool) -> (head: [UInt8], framing: BodyFraming)? {
+    /// A translated request head, in the parts the HTTP/1.1 rules check.
+    public struct Translation: Sendable {
+        /// The method, as the app sent it.
+        public let method: String
+        /// The origin-form target (`:path`).
+        public let target: String
+        /// `Host` and the fields, as `name: value` lines, and the empty line.
+        public let fieldSection: [UInt8]
+        /// How the body follows the head.
+        public let framing: BodyFraming
+
+        /// The head as the HTTP/1.1 session reads it: checked by the strict parser's rules
+        /// (throws what a parser would refuse, with its error).
+        public func requestHead(maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
+            try RequestHeadParser.head(method: method, target: target, fieldSection: fieldSection, maxFields: maxFields)
+        }
+
+        /// The head as HTTP/1.1 text (request line and field section).
+        public var text: [UInt8] {
+            var text: [UInt8] = []
+            text.appendUTF8(method)
+            text.append(0x20)
+            text.appendUTF8(target)
+            text.append(" HTTP/1.1\r\n")
+            return text + fieldSection
+        }
+    }
+
+    /// The translated head, or `nil` when the request cannot be expressed (no `:authority` or
+    /// `host`, a scheme other than http or https, a target not origin-form, `CONNECT`).
+    public static func translate(_ head: HTTP2Head, endStream: Bool) -> Translation? {
         // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
         // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
-        guard let method = head.method, head.extendedProtocol == nil else { return nil }
+        guard let method = head.method, head.extendedProtocol == nil, method != "CONNECT" else { return nil }
         let authority = head.authority ?? head.fields.first("host")
         guard let authority, !authority.isEmpty else { return nil }
-        var text: [UInt8] = []
-        text.reserveCapacity(256)
-        if method == "CONNECT" {
-            text.append("CONNECT ")
-            text.appendUTF8(authority)
-            text.append(" HTTP/1.1\r\nHost: ")
-            text.appendUTF8(authority)
-            text.append("\r\n\r\n")
-            return (text, .raw)
-        }
         // Only http and https (nghttp2 checks :path's shape only for them), and an origin-form
         // path (or `*` for OPTIONS): anything else, read as HTTP/1.1, could name another origin.
         guard let path = head.path, head.scheme == "http" || head.scheme == "https",
               path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else { return nil }
-        text.appendUTF8(method)
-        text.append(0x20)
-        text.appendUTF8(path)
-        text.append(" HTTP/1.1\r\nHost: ")
-        text.appendUTF8(authority)
-        text.append("\r\n")
+        var section: [UInt8] = []
+        section.reserveCapacity(256)
+        section.append("Host: ")
+        section.appendUTF8(authority)
+        section.append("\r\n")
         var cookies: [String] = []
         var hasLength = false
         for field in head.fields {
@@ -65,21 +84,21 @@ public enum HTTP2RequestTranslator {
                 continue
             }
             if field.nameEquals("content-length") { hasLength = true }
-            text.appendField(field.name, field.value)
+            section.appendField(field.name, field.value)
         }
-        if !cookies.isEmpty { text.appendField("cookie", cookies.joined(separator: "; ")) }
+        if !cookies.isEmpty { section.appendField("cookie", cookies.joined(separator: "; ")) }
         let framing: BodyFraming
         if hasLength {
             framing = .raw
         } else if endStream {
             framing = .none
-            if method == "POST" || method == "PUT" || method == "PATCH" { text.append("content-length: 0\r\n") }
+            if method == "POST" || method == "PUT" || method == "PATCH" { section.append("content-length: 0\r\n") }
         } else {
             framing = .chunked
-            text.append("transfer-encoding: chunked\r\n")
+            section.append("transfer-encoding: chunked\r\n")
         }
-        text.append("connection: close\r\n\r\n")
-        return (text, framing)
+        section.append("\r\n")
+        return Translation(method: method, target: path, fieldSection: section, framing: framing)
     }
 
     /// A chunk's size line for `count` bytes of data.

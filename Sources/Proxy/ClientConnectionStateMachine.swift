@@ -186,6 +186,15 @@ struct ClientConnectionStateMachine {
         return .armHeadTimer(.idle)
     }
 
+    /// A request whose head was read elsewhere (an HTTP/2 stream's, translated by its
+    /// connection) is answered at once: no head to wait for, no head timer. False when the
+    /// connection is not waiting for a request (it never started, or it ended).
+    mutating func headGiven() -> Bool {
+        guard state == .idle else { return false }
+        state = .inRequest
+        return true
+    }
+
     /// Part of a head is buffered: from its first byte it has `clientHeader` to complete.
     mutating func headIncomplete() -> Action {
         guard state == .idle else { return .none }

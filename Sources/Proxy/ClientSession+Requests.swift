@@ -51,6 +51,22 @@ extension ClientSession: UpstreamWaiter {
         begin(head)
     }
 
+    /// Serves an HTTP/2 stream's request: its head, translated and checked by the stream's
+    /// connection (``HTTP2RequestTranslator``), or what those checks refused (answered as a
+    /// malformed head read here would be). Nothing is read from the stream but the body.
+    func start(streamHead: Result<RequestHead, HTTPParseError>) {
+        client.delegate = self
+        client.reportsCloseWhilePaused = true
+        client.startReading()
+        switch streamHead {
+        case .success(let head):
+            guard connection.headGiven() else { return }
+            begin(head)
+        case .failure(let error):
+            reject(error)
+        }
+    }
+
     // Cold paths are kept out of line (`@inline(never)`): inlined into the loop of
     // ``readRequests()``, their message strings were materialized on every call of it.
     @inline(never)

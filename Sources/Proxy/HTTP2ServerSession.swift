@@ -25,7 +25,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
     /// (Whether a stream's session started, or never will, is its pipe's: no set to look up.)
-    private var pendingStarts: [(pipe: HTTP2StreamPipe, session: ClientSession)] = []
+    private var pendingStarts: [(pipe: HTTP2StreamPipe, session: ClientSession, head: Result<RequestHead, HTTPParseError>)] = []
     /// What this connection may still do wrong before it is told to calm down.
     private var abuse = HTTP2AbuseGuard()
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
@@ -98,7 +98,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         pendingStarts.removeFirst(granted)
         for entry in starting where !closed && !entry.pipe.droppedBeforeStart && !entry.pipe.sessionStarted {
             entry.pipe.sessionStarted = true
-            entry.session.start()
+            entry.session.start(streamHead: entry.head)
         }
         if !pendingStarts.isEmpty && !closed { context.http2Starts.wait(self) }
     }
@@ -193,18 +193,27 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuseConnect(id, head)
             return
         }
-        guard let (text, framing) = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
+        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
             codec.reset(stream: id, .protocolError)
             refuse(.malformed, stream: id)
             return
         }
-        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET",
-                                   head: text, framing: framing)
+        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
+                                   framing: translation.framing)
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
                                     grpc: Self.isGRPC(head))
         streams[id] = (pipe, session)
         context.http2Streams += 1
-        pendingStarts.append((pipe, session))
+        pendingStarts.append((pipe, session, requestHead(translation)))
+    }
+
+    /// The translated head as its session serves it, checked by the HTTP/1.1 rules and limits
+    /// (what they refuse, its session answers as it answers a malformed HTTP/1.1 head).
+    private func requestHead(_ translation: HTTP2RequestTranslator.Translation) -> Result<RequestHead, HTTPParseError> {
+        // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the fields).
+        let length = translation.method.utf8.count + translation.target.utf8.count + 11 + translation.fieldSection.count
+        guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
+        return Result { () throws(HTTPParseError) in try translation.requestHead(maxFields: context.requestFieldLimit) }
     }
 
     /// Most streams one worker serves at once, over all its apps' connections (each connection

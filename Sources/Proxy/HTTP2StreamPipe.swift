@@ -71,16 +71,15 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// How the request's body is framed in ``input`` (chunked until its last chunk is written).
     private var requestFraming: HTTP2RequestTranslator.BodyFraming
 
-    /// A pipe for `stream`, its input starting with the translated request `head`, the body to
-    /// follow framed as `framing` says.
-    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String, head: [UInt8],
+    /// A pipe for `stream`, whose request body is to be framed in its input as `framing` says
+    /// (the head goes to the session directly, ``ClientSession/start(streamHead:)``).
+    init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String,
          framing: HTTP2RequestTranslator.BodyFraming) {
         self.stream = stream
         self.owner = owner
         self.loop = loop
         self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
-        inputBuffer.buffer.append(head)
     }
 
     /// A timer that ends the stream as timed out.

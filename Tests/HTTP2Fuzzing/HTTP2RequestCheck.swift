@@ -8,10 +8,11 @@ import HTTP2
 ///
 /// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names, no CR, LF or
 ///   NUL in values, no connection-specific field, `te` only `trailers`).
-/// - Its translation is one HTTP/1.1 head and nothing after it: when the strict parser takes
-///   it, it reads exactly its bytes, the same method, and exactly the fields the HTTP/2 request
-///   had (no field appears that the app did not send: no request smuggling through
-///   translation). When the parser refuses it, the proxy answers 400 (safe).
+/// - Its translation, checked in parts by the HTTP/1.1 rules as the session gets it, has the
+///   same method and exactly the fields the HTTP/2 request had (no field appears that the app
+///   did not send: no request smuggling through translation), and agrees with the strict
+///   parser reading the same translation as text: both take it (one head, nothing after it,
+///   the same fields and framing) or both refuse it (the proxy answers 400: safe).
 /// - The codec never crashes, and a failure ends the connection (it then reads nothing more).
 public enum HTTP2RequestCheck {
     /// The client connection preface, put before every input.
@@ -61,21 +62,34 @@ public enum HTTP2RequestCheck {
                 problems.append("te other than trailers was delivered")
             }
         }
-        guard let (bytes, _) = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
+        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
+        // The head as the session gets it, and the same translation as HTTP/1.1 text read by
+        // the parser of every HTTP/1.1 request: the two must agree.
+        let direct = try? translation.requestHead()
+        let bytes = translation.text
         let parsed = bytes.withUnsafeBytes { try? RequestHeadParser.parsePrefix($0) }
-        guard let (request, length) = parsed else { return problems }  // refused: a 400, never forwarded
-        if length != bytes.count { problems.append("the translation holds more than one head") }
+        if (direct == nil) != (parsed == nil) {
+            problems.append("the head given in parts and its text are \(direct == nil ? "refused and taken" : "taken and refused")")
+        }
+        guard let request = direct else { return problems }  // refused: a 400, never forwarded
+        if let (text, length) = parsed {
+            if length != bytes.count { problems.append("the translation holds more than one head") }
+            if text.fields.map({ "\($0.name): \($0.value)" }) != request.fields.map({ "\($0.name): \($0.value)" }) {
+                problems.append("the head given in parts has other fields than its text")
+            }
+            if text.framing != request.framing { problems.append("the head given in parts is framed unlike its text") }
+        }
         if request.method != head.method { problems.append("the method changed in translation") }
-        let sent = head.method == "CONNECT" ? [] : expectedFields(head, endStream: endStream)
+        if request.keepAlive { problems.append("a stream's head is kept alive") }
         let received = request.fields.map { "\($0.name.lowercased()): \(trimmed($0.value))" }
-        if head.method != "CONNECT" && received != sent {
-            problems.append("the translated fields differ from the request's: \(received) vs \(sent)")
+        if received != expectedFields(head, endStream: endStream) {
+            problems.append("the translated fields differ from the request's: \(received) vs \(expectedFields(head, endStream: endStream))")
         }
         return problems
     }
 
     /// The fields the translation must carry: `Host`, the app's (without `host` and `te`, the
-    /// cookies joined), the framing, `connection: close`.
+    /// cookies joined), the framing.
     private static func expectedFields(_ head: HTTP2Head, endStream: Bool) -> [String] {
         var fields = ["host: \(head.authority ?? head.fields.first("host") ?? "")"]
         var cookies: [String] = []
@@ -97,7 +111,6 @@ public enum HTTP2RequestCheck {
                 fields.append("transfer-encoding: chunked")
             }
         }
-        fields.append("connection: close")
         return fields
     }
 

@@ -12,19 +12,19 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
 
     /// The translation, its head as text.
     private func translate(_ head: HTTP2Head, endStream: Bool) -> (head: String, framing: HTTP2RequestTranslator.BodyFraming)? {
-        HTTP2RequestTranslator.translate(head, endStream: endStream).map { (String(decoding: $0.head, as: UTF8.self), $0.framing) }
+        HTTP2RequestTranslator.translate(head, endStream: endStream).map { (String(decoding: $0.text, as: UTF8.self), $0.framing) }
     }
 
     func testABodylessGetBecomesAnOriginFormRequestThatClosesAfterItsResponse() throws {
         let (text, framing) = try XCTUnwrap(translate(head(fields: [("accept", "*/*")]), endStream: true))
-        XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\naccept: */*\r\nconnection: close\r\n\r\n")
+        XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\naccept: */*\r\n\r\n")
         XCTAssertEqual(framing, HTTP2RequestTranslator.BodyFraming.none)
     }
 
     func testAuthorityWinsOverHostAndCookiesAreJoined() throws {
         let (text, _) = try XCTUnwrap(translate(
             head(fields: [("host", "evil.test"), ("cookie", "a=1"), ("x-b", "2"), ("cookie", "c=3"), ("te", "trailers")]), endStream: true))
-        XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\nx-b: 2\r\ncookie: a=1; c=3\r\nconnection: close\r\n\r\n")
+        XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\nx-b: 2\r\ncookie: a=1; c=3\r\n\r\n")
     }
 
     func testHostStandsInForAMissingAuthority() throws {
@@ -39,7 +39,7 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
         XCTAssertTrue(sized.head.contains("content-length: 5\r\n") && !sized.head.contains("transfer-encoding"))
         let streamed = try XCTUnwrap(translate(head("POST"), endStream: false))
         XCTAssertEqual(streamed.framing, .chunked)
-        XCTAssertTrue(streamed.head.hasSuffix("transfer-encoding: chunked\r\nconnection: close\r\n\r\n"), streamed.head)
+        XCTAssertTrue(streamed.head.hasSuffix("transfer-encoding: chunked\r\n\r\n"), streamed.head)
         let empty = try XCTUnwrap(translate(head("POST"), endStream: true))
         XCTAssertEqual(empty.framing, HTTP2RequestTranslator.BodyFraming.none)
         XCTAssertTrue(empty.head.contains("content-length: 0\r\n"), "an HTTP/1.1 upstream does not wait for a body")
@@ -48,11 +48,52 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
                        "0\r\ngrpc-status: 0\r\n\r\n")
     }
 
-    func testConnectBecomesAnHTTP1Connect() throws {
+    func testConnectIsNotTranslated() {
+        // (The server session answers a CONNECT stream itself.)
         let connect = HTTP2Head(method: "CONNECT", scheme: nil, authority: "db.test:5432", path: nil)
-        let (text, framing) = try XCTUnwrap(translate(connect, endStream: false))
-        XCTAssertEqual(text, "CONNECT db.test:5432 HTTP/1.1\r\nHost: db.test:5432\r\n\r\n")
-        XCTAssertEqual(framing, .raw)
+        XCTAssertNil(translate(connect, endStream: false))
+    }
+
+    func testTheHeadTheSessionGetsIsCheckedByTheHTTP1RulesAndClosesAfterItsResponse() throws {
+        let translation = try XCTUnwrap(HTTP2RequestTranslator.translate(
+            head("POST", fields: [("content-length", "5"), ("expect", "100-continue")]), endStream: false))
+        let request = try translation.requestHead()
+        XCTAssertEqual(request.method, "POST")
+        XCTAssertEqual(request.target, .origin("/p?q=1"))
+        XCTAssertEqual(request.host?.host, "api.test")
+        XCTAssertEqual(request.framing, .contentLength(5))
+        XCTAssertTrue(request.expectsContinue)
+        XCTAssertFalse(request.keepAlive, "one exchange per stream")
+        XCTAssertEqual(request.fields.map(\.name), ["Host", "content-length", "expect"])
+        let streamed = try HTTP2RequestTranslator.translate(head("POST"), endStream: false)?.requestHead()
+        XCTAssertEqual(streamed?.framing, .chunked)
+        let options = try HTTP2RequestTranslator.translate(head("OPTIONS", path: "*"), endStream: true)?.requestHead()
+        XCTAssertEqual(options?.target, .asterisk)
+    }
+
+    func testWhatTheHTTP1RulesRefuseIsRefusedInPartsToo() throws {
+        func refusal(_ head: HTTP2Head, maxFields: Int = 100) -> HTTPParseError? {
+            guard let translation = HTTP2RequestTranslator.translate(head, endStream: true) else { return nil }
+            do {
+                _ = try translation.requestHead(maxFields: maxFields)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        // A control character nghttp2 lets through (it refuses only CR, LF and NUL) is refused
+        // here as in an HTTP/1.1 head.
+        XCTAssertEqual(refusal(head(fields: [("x-a", "a\u{01}b")])), .invalid("control character in field value"))
+        XCTAssertEqual(refusal(head(path: "/a#frag")), .invalid("fragment in request target"))
+        XCTAssertEqual(refusal(head(path: "/a b")), .invalid("invalid character in request target"))
+        XCTAssertEqual(refusal(head(path: "/\u{7F}")), .invalid("invalid character in request target"))
+        XCTAssertEqual(refusal(head("GE T")), .invalid("malformed request line"))
+        XCTAssertEqual(refusal(head(authority: "a b")), .invalid("invalid Host"))
+        XCTAssertEqual(refusal(head("POST", fields: [("content-length", "5x")])), .invalid("invalid Content-Length"))
+        XCTAssertEqual(refusal(head(fields: [("content-length", "1"), ("content-length", "1")])),
+                       .invalid("multiple Content-Length fields"))
+        XCTAssertEqual(refusal(head(fields: (0..<5).map { ("x-\($0)", "v") }), maxFields: 5), .tooManyFields)
+        XCTAssertNil(refusal(head(fields: (0..<4).map { ("x-\($0)", "v") }), maxFields: 5), "Host and four fields")
     }
 
     func testAnExtendedConnectIsNotTranslated() {

@@ -116,6 +116,18 @@ final class ClientConnectionStateMachineTests: XCTestCase {
         try assertNothingOutside([.idle, .readingHead], "headComplete") { $0.headComplete() }
     }
 
+    func testAHeadGivenByAnHTTP2StreamIsAnsweredAtOnceWithoutAHeadTimer() throws {
+        var stream = Machine()
+        XCTAssertTrue(stream.headGiven(), "a new stream's session takes its head before any event")
+        XCTAssertEqual(stream.state, .inRequest)
+        XCTAssertEqual(stream.headTimerFired(), .none, "no head timer runs for it")
+        for state in try allStates() where state != .idle {
+            var machine = try self.machine(in: state)
+            XCTAssertFalse(machine.headGiven(), "headGiven in \(state)")
+            XCTAssertEqual(machine.state, state, "headGiven leaves \(state) as it is")
+        }
+    }
+
     func testPipelinedRequestsAreReadOneAfterTheOtherAndStillAnsweredWhileDraining() throws {
         var machine = try self.machine(in: .idle)
         XCTAssertEqual(machine.headComplete(), .stopHeadTimer, "a pipelined head, whole at once")
