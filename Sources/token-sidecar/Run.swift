@@ -22,6 +22,8 @@ struct Run: ParsableCommand {
     var logLevel: String?
 
     func run() throws {
+        // Before anything else: it may start the process again.
+        ProcessSetup.tuneAllocator()
         // First: OpenSSL takes a custom allocator only before its first allocation (a key or
         // certificate the configuration loads would be one).
         EventLoop.enableThreads()
