@@ -25,7 +25,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
     /// (Whether a stream's session started, or never will, is its pipe's: no set to look up.)
-    private var pendingStarts: [(pipe: HTTP2StreamPipe, session: ClientSession, head: Result<RequestHead, HTTPParseError>)] = []
+    private var pendingStarts: [PendingStart] = []
+    /// A stream waiting for its session to start, with its head (or what refused it).
+    private typealias PendingStart = (pipe: HTTP2StreamPipe, session: ClientSession, head: Result<RequestHead, HTTPParseError>)
     /// What this connection may still do wrong before it is told to calm down.
     private var abuse = HTTP2AbuseGuard()
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
@@ -94,14 +96,23 @@ final class HTTP2ServerSession: ConnectionDelegate {
         pendingStarts.removeAll { $0.pipe.droppedBeforeStart }
         guard !pendingStarts.isEmpty else { return }
         let granted = context.http2Starts.take(min(limit, pendingStarts.count))
-        let starting = pendingStarts.prefix(granted)
-        pendingStarts.removeFirst(granted)
+        if granted == pendingStarts.count {
+            // The usual case: all of them, the arrays swapped (removing a prefix moves the rest).
+            swap(&starting, &pendingStarts)
+        } else {
+            starting.append(contentsOf: pendingStarts.prefix(granted))
+            pendingStarts.removeFirst(granted)
+        }
         for entry in starting where !closed && !entry.pipe.droppedBeforeStart && !entry.pipe.sessionStarted {
             entry.pipe.sessionStarted = true
             entry.session.start(streamHead: entry.head)
         }
+        starting.removeAll(keepingCapacity: true)
         if !pendingStarts.isEmpty && !closed { context.http2Starts.wait(self) }
     }
+
+    /// The streams ``startPending(limit:)`` is starting (kept, with its capacity, for the next).
+    private var starting: [PendingStart] = []
 
     func connectionDidDrain(_ connection: any ByteStream) {
         turn()
@@ -185,7 +196,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refusedForWorkerLimit = true
             return
         }
-        if Self.isGRPC(head), sendsHTTP2Upstream(head) == false {
+        let grpc = Self.isGRPC(head)
+        if grpc, sendsHTTP2Upstream(head) == false {
             refuseGRPC(id, head)
             return
         }
@@ -201,7 +213,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
                                    framing: translation.framing)
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
-                                    grpc: Self.isGRPC(head))
+                                    grpc: grpc)
         streams[id] = (pipe, session)
         context.http2Streams += 1
         pendingStarts.append((pipe, session, requestHead(translation)))
@@ -259,8 +271,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// A gRPC call (`content-type: application/grpc`, `+proto`, `;…`; not gRPC-Web, which is
     /// made for HTTP/1.1).
     static func isGRPC(_ head: HTTP2Head) -> Bool {
-        guard let type = head.fields.first("content-type")?.lowercased() else { return false }
-        return type == "application/grpc" || type.hasPrefix("application/grpc+") || type.hasPrefix("application/grpc;")
+        guard let type = head.fields.first("content-type") else { return false }
+        // (Most requests are not: a look at the length and first byte before a lowercased copy.)
+        guard type.utf8.count >= 16, type.utf8.first == UInt8(ascii: "a") || type.utf8.first == UInt8(ascii: "A") else { return false }
+        let lowered = type.lowercased()
+        return lowered == "application/grpc" || lowered.hasPrefix("application/grpc+") || lowered.hasPrefix("application/grpc;")
     }
 
     /// gRPC needs HTTP/2 end to end (its trailers carry the call's status), and the route's
