@@ -49,7 +49,7 @@ public final class HTTP2Codec {
     /// the consumer or by the peer.
     var explainedResets: Set<Int32> = []
     /// Streams with a body to send, per stream.
-    var outbound: [Int32: HTTP2OutboundBody] = [:]
+    var outbound = StreamTable<HTTP2OutboundBody>()
 
     /// A codec for `role` advertising `settings`. The settings go out with the first
     /// ``send(into:)`` (a client's after its preface).

@@ -20,7 +20,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     let intercepted: InterceptedOrigin?
     private let codec = HTTP2Codec(role: .server)
     /// Open streams and the sessions serving them.
-    private var streams: [Int32: (pipe: HTTP2StreamPipe, session: ClientSession)] = [:]
+    private var streams = StreamTable<(pipe: HTTP2StreamPipe, session: ClientSession)>()
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.

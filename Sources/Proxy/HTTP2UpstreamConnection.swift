@@ -26,7 +26,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// The pool's connection while it dials.
     private var dialing: UpstreamConnection?
     /// Pipes whose request is on a stream here, by stream id.
-    private var streams: [Int32: HTTP2UpstreamStream] = [:]
+    private var streams = StreamTable<HTTP2UpstreamStream>()
     /// Pipes bound here whose request has not opened its stream yet (the connection is still
     /// being dialled, or their head is not complete).
     private var bound: [HTTP2UpstreamStream] = []
@@ -225,7 +225,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 // refused streams so (at its requests-per-connection limit, not an idle or
                 // shutdown notice) teaches that limit.
                 goingAway = true
-                if code == .noError, streams.keys.contains(where: { $0 > last }) {
+                if code == .noError, streams.containsKey(where: { $0 > last }) {
                     upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey)
                 }
             case .headTooLarge(let id):
@@ -342,7 +342,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             socket.closeAfterFlush(linger: .seconds(1))
         }
         socket = nil
-        let open = Array(streams.values) + bound
+        let open = streams.allValues + bound
         streams.removeAll()
         bound.removeAll()
         for pipe in open { pipe.connectionEnded(reason) }
