@@ -64,6 +64,9 @@ public final class HTTP2Codec {
         // Windows open as the consumer drains, not as bytes arrive.
         nghttp2_option_set_no_auto_window_update(option, 1)
         nghttp2_option_set_max_continuations(option, settings.maxContinuations)
+        // A server keeps closed streams only for RFC 7540's priority tree, which RFC 9113
+        // deprecates and the proxy does not use: each stream's close would cost the upkeep.
+        nghttp2_option_set_no_closed_streams(option, 1)
         let user = Unmanaged.passUnretained(self).toOpaque()
         switch role {
         case .server: nghttp2_session_server_new2(&session, callbacks, user, option)
