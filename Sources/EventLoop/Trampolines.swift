@@ -56,6 +56,11 @@ func timerTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?
     Unmanaged<Timer>.fromOpaque(ctx).takeUnretainedValue().fire()
 }
 
+func loopTaskTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<LoopTask>.fromOpaque(ctx).takeUnretainedValue().fire()
+}
+
 func signalTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
     Unmanaged<SignalWatcher>.fromOpaque(ctx).takeUnretainedValue().fire()

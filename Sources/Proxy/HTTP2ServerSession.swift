@@ -35,9 +35,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private var resetWhenSent: Set<Int32> = []
     /// Pipes whose response or input changed since the last turn.
     private let touched = TouchedPipes<HTTP2StreamPipe>()
-    /// Runs a turn after the callbacks that touched pipes.
+    /// Runs a turn after the callbacks that touched pipes, in the same loop iteration: the
+    /// responses read from every upstream in one poll go out in one turn.
+    private let turnTask: LoopTask
+    /// Runs a turn in the next loop iteration, for what a turn leaves (after a poll).
     private let turnTimer: Timer
     private var turnScheduled = false
+    /// A turn is running, or about to run at the end of the current read: a pipe touched now
+    /// is looked at by it.
+    private var turning = false
     private var closed = false
 
     /// The first line of the client's connection preface and the empty line after it: what an
@@ -48,7 +54,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         self.client = client
         self.context = context
         self.intercepted = intercepted
+        self.turnTask = LoopTask(on: context.loop) {}
         self.turnTimer = Timer(on: context.loop) {}
+        turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
     }
 
@@ -63,6 +71,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     // MARK: - the app's connection
 
     func connectionDidRead(_ connection: any ByteStream) {
+        // (It ends with a turn.)
+        let outer = turning
+        turning = true
+        defer { turning = outer }
         do {
             try HTTP2CodecIO.receive(client.input, codec: codec, while: { !closed }, handle: handle)
         } catch {
@@ -390,9 +402,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     private func mark(_ pipe: HTTP2StreamPipe) {
         touched.append(pipe)
-        guard !turnScheduled, !closed else { return }
+        guard !turnScheduled, !turning, !closed else { return }
         turnScheduled = true
-        turnTimer.schedule(after: .zero)
+        turnTask.schedule()
     }
 
     /// Moves responses into the codec, reopens windows for what sessions took, delivers
@@ -400,6 +412,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func turn() {
         turnScheduled = false
         guard !closed else { return }
+        let outer = turning
+        turning = true
+        defer { turning = outer }
         if calmAfter != nil {
             fail()
             return
@@ -511,6 +526,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         guard !closed else { return }
         closed = true
         abortStreams()
+        turnTask.cancel()
         turnTimer.cancel()
         client.closeAfterFlush { [self] in context.removeHTTP2(self) }
     }
@@ -520,6 +536,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         guard !closed else { return }
         closed = true
         abortStreams()
+        turnTask.cancel()
         turnTimer.cancel()
         client.close()
         context.removeHTTP2(self)
