@@ -105,7 +105,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     func startPending(limit: Int = .max) {
         guard !closed else { return }
         // Streams that closed before they started leave the queue without a share of the budget.
-        pendingStarts.removeAll { $0.pipe.droppedBeforeStart }
+        // (Looked for first: removing rebuilds the array, and there is rarely anything to remove.)
+        if pendingStarts.contains(where: { $0.pipe.droppedBeforeStart }) {
+            pendingStarts.removeAll { $0.pipe.droppedBeforeStart }
+        }
         guard !pendingStarts.isEmpty else { return }
         let granted = context.http2Starts.take(min(limit, pendingStarts.count))
         if granted == pendingStarts.count {
