@@ -391,11 +391,26 @@ public final class HTTP2Codec {
         nameValueEnds.removeAll(keepingCapacity: true)
         addField(":status", status: status)
         let named = section.connectionOptions()
-        for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
-            if let omitting, section.name(of: line, equals: omitting) { continue }
-            addField(name: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), value: section.value(of: line))
+        return try nameValueBytes.withUnsafeMutableBufferPointer { (statusBytes) throws(E) -> R in
+            nameValues.removeAll(keepingCapacity: true)
+            let statusBase = statusBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
+            let statusEnd = nameValueEnds[0]
+            nameValues.append(nghttp2_nv(name: statusBase, value: statusBase + statusEnd.name, namelen: statusEnd.name,
+                                         valuelen: statusEnd.value - statusEnd.name, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
+            // the head, and lowercases the names it copies (`nghttp2_submit_response`).
+            guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
+            let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
+            for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
+                if let omitting, section.name(of: line, equals: omitting) { continue }
+                let value = section.value(of: line)
+                let valueStart = value.baseAddress.map { $0 - sectionBase } ?? line.value.lowerBound
+                nameValues.append(nghttp2_nv(name: base + line.name.lowerBound, value: base + valueStart,
+                                             namelen: line.name.count, valuelen: value.count,
+                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            }
+            return try nameValues.withUnsafeBufferPointer(body)
         }
-        return try withCollectedNameValues(body)
     }
 
     /// Calls `body` with the fields added since the last start as nghttp2 name/value pairs.
@@ -467,17 +482,6 @@ public final class HTTP2Codec {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         for index in 0..<bytes.count where bytes[index] | 0x20 != lowercase.utf8Start[index] { return false }
         return true
-    }
-
-    /// Appends a field from bytes, its name lowercased.
-    private func addField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        let nameStart = nameValueBytes.count
-        // (Typed: a raw buffer would be appended a byte at a time.)
-        nameValueBytes.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
-        let nameEnd = nameValueBytes.count
-        lowercase(nameStart..<nameEnd)
-        nameValueBytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
-        nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 
     /// Lowercases the ASCII letters of `range` in ``nameValueBytes``.
