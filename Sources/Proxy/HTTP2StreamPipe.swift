@@ -3,10 +3,12 @@ import HTTP1
 import HTTP2
 
 /// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
-/// serves: the ``HTTP2ServerSession`` writes the stream's request into ``input`` (translated,
-/// strictly, by ``HTTP2RequestTranslator``) and takes the session's response from ``output``
-/// (``HTTP2MessageTranslator``). So every HTTP/2 request goes through the same routing, token
-/// injection, pool, error responses, access log and metrics as an HTTP/1.1 one.
+/// serves: the session gets the request's head from the ``HTTP2ServerSession`` (translated and
+/// checked by ``HTTP2RequestTranslator``, ``ClientSession/start(streamHead:)``), reads its body
+/// from ``input`` (framed as HTTP/1.1), and writes its response to ``output``, which the
+/// connection turns into frames (``HTTP2MessageTranslator``). So every HTTP/2 request goes
+/// through the same routing, token injection, pool, error responses, access log and metrics as
+/// an HTTP/1.1 one.
 ///
 /// In memory, on its connection's loop. Its inactivity timeouts are the stream's own: the read
 /// timeout runs while the session waits for request bytes the app has not ended, the write
