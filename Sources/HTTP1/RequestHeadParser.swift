@@ -152,8 +152,6 @@ public enum RequestHeadParser {
         return (parsed, length)
     }
 
-    /// The method token as a String: the common methods as literals (making a String from the
-    /// bytes costs some 60 instructions), any other from its bytes.
     /// Framing, RFC 9112 §6.3 items 3, 6 and 7 (requests never read until close).
     @inline(__always)
     private static func requestFraming(_ rules: MessageRules, version: HTTPVersion) throws(HTTPParseError) -> BodyFraming {
@@ -224,6 +222,8 @@ public enum RequestHeadParser {
         return .asterisk
     }
 
+    /// The method token as a String: the common methods as literals (making a String from the
+    /// bytes costs some 60 instructions), any other from its bytes.
     private static func method(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         switch range.count {
         case 3:

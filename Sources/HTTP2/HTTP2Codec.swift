@@ -403,10 +403,8 @@ public final class HTTP2Codec {
             let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
             for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
                 if let omitting, section.name(of: line, equals: omitting) { continue }
-                let value = section.value(of: line)
-                let valueStart = value.baseAddress.map { $0 - sectionBase } ?? line.value.lowerBound
-                nameValues.append(nghttp2_nv(name: base + line.name.lowerBound, value: base + valueStart,
-                                             namelen: line.name.count, valuelen: value.count,
+                nameValues.append(nghttp2_nv(name: base + line.name.lowerBound, value: base + line.value.lowerBound,
+                                             namelen: line.name.count, valuelen: line.value.count,
                                              flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
             return try nameValues.withUnsafeBufferPointer(body)

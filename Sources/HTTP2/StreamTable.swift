@@ -95,7 +95,8 @@ public struct StreamTable<Value>: Sequence {
     }
 
     private func find(_ id: Int32) -> Int? {
-        guard count > 0 else { return nil }
+        // (0 marks an empty slot: it is never a stream's id.)
+        guard count > 0, id > 0 else { return nil }
         let mask = keys.count &- 1
         var slot = home(id)
         while true {

@@ -60,7 +60,12 @@ extension ClientSession: UpstreamWaiter {
         client.startReading()
         switch streamHead {
         case .success(let head):
-            guard connection.headGiven() else { return }
+            guard connection.headGiven() else {
+                // (A new session always waits for its first request.)
+                assertionFailure("an HTTP/2 stream's session was not waiting for its request")
+                abort()
+                return
+            }
             begin(head)
         case .failure(let error):
             reject(error)
@@ -71,7 +76,8 @@ extension ClientSession: UpstreamWaiter {
     // ``readRequests()``, their message strings were materialized on every call of it.
     @inline(never)
     private func reject(_ error: any Error) {
-        if continueAsHTTP2IfPreface() { return }
+        // (Not for a stream: its input is its body, which may well begin with the preface.)
+        if !isHTTP2Stream, continueAsHTTP2IfPreface() { return }
         let parseError = error as? HTTPParseError ?? .invalid("malformed request")
         let proxyError: ProxyError
         switch parseError {

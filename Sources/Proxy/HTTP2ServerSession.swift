@@ -4,8 +4,9 @@ import HTTP2
 
 /// An app's HTTP/2 connection (h2c with prior knowledge on the listener, or inside a plaintext
 /// intercepted tunnel): the ``HTTP2Codec`` turns its bytes into streams, and each stream is
-/// served by a ``ClientSession`` of its own over an ``HTTP2StreamPipe`` — the request
-/// translated to HTTP/1.1 going in, the session's response translated back coming out. Every
+/// served by a ``ClientSession`` of its own over an ``HTTP2StreamPipe`` — the request's head
+/// translated to HTTP/1.1 and checked by its rules, its body going in, the session's response
+/// translated back coming out. Every
 /// stream is a request like any other: routed, its token injected, counted and logged.
 ///
 /// A stream's receive window opens only as its session takes the request body, and its
@@ -238,7 +239,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// (what they refuse, its session answers as it answers a malformed HTTP/1.1 head).
     private func requestHead(_ translation: HTTP2RequestTranslator.Translation) -> Result<RequestHead, HTTPParseError> {
         // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the fields).
-        let length = translation.method.utf8.count + translation.target.utf8.count + 11 + translation.fieldSection.count
+        let length = translation.method.utf8.count + translation.target.utf8.count + 12 + translation.fieldSection.count
         guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
         return Result { () throws(HTTPParseError) in try translation.requestHead(maxFields: context.requestFieldLimit) }
     }

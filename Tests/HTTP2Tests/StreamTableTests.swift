@@ -58,5 +58,11 @@ final class StreamTableTests: XCTestCase {
         XCTAssertEqual(copy.allValues.count, 199)
         table[Int32.max] = "last"
         XCTAssertEqual(table[Int32.max], "last", "the largest stream id")
+        // 0 (the connection's id) marks an empty slot: never found, never removed.
+        XCTAssertNil(table[0])
+        XCTAssertNil(table.removeValue(forKey: 0))
+        table[0] = nil
+        XCTAssertEqual(table.count, 1, "looking for 0 takes nothing away")
+        XCTAssertEqual(table[Int32.max], "last")
     }
 }

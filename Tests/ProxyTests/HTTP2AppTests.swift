@@ -244,6 +244,22 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(nginx.logLines(), [], "no malformed request went upstream")
     }
 
+    func testAHeadTheHTTP1RulesRefuseGets400AndItsBodyIsNeverReadAsAConnection() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try rawClient(proxy, "api.test", "refusedhead", "/ok")
+        XCTAssertEqual(result.status, 0, result.err)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 2, result.out)
+        // nghttp2 lets a fragment in `:path` through; the HTTP/1.1 rules do not. The body, an
+        // HTTP/2 preface with a request, stays a body.
+        XCTAssertTrue(lines[0].hasPrefix("fragment-in-path headers") && lines[0].contains("fragment in request target"),
+                      lines[0])
+        XCTAssertTrue(lines[1].hasPrefix("next-stream headers auth=Bearer abc"), lines[1])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(nginx.logLines().count, 1, "only the next stream reached nginx")
+    }
+
     func testHeaderFloodsAreAnswered431ConnectIsRefusedAndEarlyAnswersGiveTheWindowBack() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))

@@ -236,6 +236,22 @@ def limits(port, authority, path):
     print("after-uploads", outcome, body.decode(errors="replace").strip())
 
 
+def refusedhead(port, authority, path):
+    # A head nghttp2 takes but the HTTP/1.1 rules refuse (a fragment in the path), its
+    # body the HTTP/2 preface and a request, sent at once: a 400 for the stream, never a
+    # connection inside it.
+    body = PREFACE + frame(4, 0, 0) + frame(1, 5, 1, block(get(authority, path)))
+    c = Connection(port)
+    fields = [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path + "#frag"),
+              ("content-length", str(len(body)))]
+    c.sock.sendall(frame(1, 4, 1, block(fields)) + frame(0, 1, 1, body))
+    outcome, answer = read_until_end(c, 1)
+    print("fragment-in-path", outcome, answer.decode(errors="replace").strip())
+    c.request(3, get(authority, path))
+    outcome, answer = read_until_end(c, 3)
+    print("next-stream", outcome, answer.decode(errors="replace").strip())
+
+
 def stall(port, authority, path):
     import time
     c = Connection(port)
@@ -442,6 +458,6 @@ if __name__ == "__main__":
         pingstream(port)
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
-        modes = {"limits": limits, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
+        modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])
