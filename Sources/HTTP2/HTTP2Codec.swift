@@ -363,7 +363,7 @@ public final class HTTP2Codec {
     }
 
     /// Calls `body` with `head` as nghttp2 name/value pairs: pseudo-header fields first, in
-    /// RFC 9113 §8.3's order, then the regular fields with their names lowercased, without what
+    /// RFC 9113 §8.3's order, then the regular fields (nghttp2 lowercases the names as it copies them), without what
     /// HTTP/2 forbids (RFC 9113 §8.2.2: connection-specific fields, those `Connection` names, and
     /// `te` but for `trailers`) — so an HTTP/1.1 head can be passed as it is. nghttp2 copies them
     /// during the call. The bytes go into buffers the codec keeps from call to call: a response
@@ -482,19 +482,10 @@ public final class HTTP2Codec {
         return true
     }
 
-    /// Lowercases the ASCII letters of `range` in ``nameValueBytes``.
-    private func lowercase(_ range: Range<Int>) {
-        nameValueBytes.withUnsafeMutableBufferPointer { bytes in
-            for index in range where bytes[index] >= 0x41 && bytes[index] <= 0x5A { bytes[index] |= 0x20 }
-        }
-    }
-
-    /// Appends a field, its name lowercased.
+    /// Appends a field (its name as it is: every `nghttp2_submit_*` lowercases the names it copies).
     private func addField(_ name: String, _ value: String) {
-        let nameStart = nameValueBytes.count
         nameValueBytes.appendUTF8(name)
         let nameEnd = nameValueBytes.count
-        lowercase(nameStart..<nameEnd)
         nameValueBytes.appendUTF8(value)
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }

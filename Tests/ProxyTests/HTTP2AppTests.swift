@@ -244,13 +244,21 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(nginx.logLines(), [], "no malformed request went upstream")
     }
 
-    func testAHeadTheHTTP1RulesRefuseGets400AndItsBodyIsNeverReadAsAConnection() throws {
+    /// The raw client's `mode` against a proxy to the echo backend: its output lines (checked to
+    /// be `count`), and the backend.
+    private func rawOutcomes(_ mode: String, count: Int, line: UInt = #line) throws -> (lines: [String], nginx: Nginx) {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try rawClient(proxy, "api.test", "refusedhead", "/ok")
-        XCTAssertEqual(result.status, 0, result.err)
+        let result = try rawClient(proxy, "api.test", mode, "/ok")
+        XCTAssertEqual(result.status, 0, result.err, line: line)
         let lines = result.out.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.count, 2, result.out)
+        XCTAssertEqual(lines.count, count, result.out, line: line)
+        return (lines, nginx)
+    }
+
+    func testAHeadTheHTTP1RulesRefuseGets400AndItsBodyIsNeverReadAsAConnection() throws {
+        let (lines, nginx) = try rawOutcomes("refusedhead", count: 2)
+        guard lines.count == 2 else { return }
         // nghttp2 lets a fragment in `:path` through; the HTTP/1.1 rules do not. The body, an
         // HTTP/2 preface with a request, stays a body.
         XCTAssertTrue(lines[0].hasPrefix("fragment-in-path headers") && lines[0].contains("fragment in request target"),
@@ -261,12 +269,8 @@ final class HTTP2AppTests: XCTestCase {
     }
 
     func testHeaderFloodsAreAnswered431ConnectIsRefusedAndEarlyAnswersGiveTheWindowBack() throws {
-        let nginx = try Nginx(locations: Self.echo)
-        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try rawClient(proxy, "api.test", "limits", "/ok")
-        XCTAssertEqual(result.status, 0, result.err)
-        let lines = result.out.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.count, 4, result.out)
+        let (lines, nginx) = try rawOutcomes("limits", count: 4)
+        guard lines.count == 4 else { return }
         // 150 fields, and 300 one-byte references to a 4 KiB table entry: 431, nothing kept.
         for line in lines.prefix(2) {
             XCTAssertTrue(line.contains("\"error\": \"http_request_error\"") && line.contains("larger than 65536 bytes or 100 fields"), line)
