@@ -10,10 +10,17 @@ import EventLoop
 /// amount of work, and each waiting connection gets its share of it, the newest as much as the
 /// oldest.
 ///
+/// The budget is half the worker's streams (``HTTP2ServerSession/workerStreamLimit``): a burst
+/// to the limit starts over two iterations (a start is about 2 µs, so an iteration stays near a
+/// millisecond), while a steady load of a few hundred streams in flight never waits. A smaller
+/// budget (128 until 2026-11-26) split such a load's reads across iterations: its responses left
+/// in more, smaller writes, the app sent its next requests in the same small batches, and the
+/// worker served 0.8× the streams per second it serves with this one (h2load, 50 × 10).
+///
 /// Confined to its worker's loop.
 final class HTTP2StreamStarts {
     /// Streams started per loop iteration, at most.
-    static let perIteration = 128
+    static let perIteration = HTTP2ServerSession.workerStreamLimit / 2
 
     private var left = HTTP2StreamStarts.perIteration
     private var waiting: [HTTP2ServerSession] = []
