@@ -316,13 +316,14 @@ struct UpstreamPoolState {
         !(table[key]?.waiters.isEmpty ?? true)
     }
 
-    /// Whether requests wait for a connection to the key of connection `id`. `mutating` only so
-    /// that the driver's call reads its stored state in place: a non-mutating call on a class's
-    /// stored struct copied the whole state (a retain and a release of each of its collections)
-    /// on every release.
-    mutating func hasWaiters(forKeyOf id: ConnectionID) -> Bool {
+    /// Whether the request first in line for the key of connection `id` — the one a release
+    /// hands it to — could not be retried if the connection turned out closed (``Waiter/checkStale``).
+    /// `mutating` only so that the driver's call reads its stored state in place: a
+    /// non-mutating call on a class's stored struct copied the whole state (a retain and a
+    /// release of each of its collections) on every release.
+    mutating func firstWaiterChecksStale(forKeyOf id: ConnectionID) -> Bool {
         guard let connection = connections[id] else { return false }
-        return !table[slot: connection.keySlot].waiters.isEmpty
+        return table[slot: connection.keySlot].waiters.first?.checkStale ?? false
     }
 
     /// The name of the key in `slot` of the key table (a connection's key: `keySlot`).

@@ -133,6 +133,29 @@ final class UpstreamPoolTests: XCTestCase {
         XCTAssertEqual(pool.streams.count, 1)
     }
 
+    /// A release that hands a connection straight to a queued request peeks (a syscall) only
+    /// for a request that could not be retried: a GET takes it as it would an idle one; a POST
+    /// is not given one whose backend has closed, and gets a new connection instead.
+    func testAHandOverPeeksOnlyForARequestThatCannotBeRetried() throws {
+        let pool = try Pool(limit: 1)
+        let first = FakeSession(), get = FakeSession(), post = FakeSession()
+        let (upstream, stream) = try connect(pool, first)
+        guard case .queued = pool.pool.acquire(target, waiter: get, checkStale: false) else { return XCTFail("not queued") }
+        XCTAssertEqual(pool.pool.release(upstream), .handedOver)
+        XCTAssertTrue(get.provided === upstream)
+        XCTAssertEqual(stream.peeks, 0, "no peek for a request that can be retried")
+
+        upstream.owner = get
+        guard case .queued = pool.pool.acquire(target, waiter: post, checkStale: true) else { return XCTFail("not queued") }
+        stream.endUnreported()
+        XCTAssertEqual(pool.pool.release(upstream), .closed)
+        XCTAssertEqual(stream.peeks, 1, "the POST's connection was peeked at")
+        XCTAssertTrue(upstream.isClosed)
+        let fresh = try XCTUnwrap(post.provided, "the POST gets a new connection")
+        XCTAssertFalse(fresh === upstream)
+        XCTAssertEqual(pool.streams.count, 2)
+    }
+
     func testClosingALeasedConnectionOpensOneForTheOldestWaiter() throws {
         let pool = try Pool(limit: 1)
         let first = FakeSession(), second = FakeSession()

@@ -117,7 +117,13 @@ public final class MemoryStream: ByteStream {
 
     public func finishWriting() { finishedWriting = true }
 
-    public func peekPeer() -> PeerActivity { seenPeerActivity }
+    /// How many times ``peekPeer()`` looked (a socket's would be a syscall each).
+    public private(set) var peeks = 0
+
+    public func peekPeer() -> PeerActivity {
+        peeks += 1
+        return seenPeerActivity
+    }
 
     public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
         guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
