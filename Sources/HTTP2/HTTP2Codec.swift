@@ -378,8 +378,14 @@ public final class HTTP2Codec {
         if let path = head.path { addField(":path", path) }
         if let extendedProtocol = head.extendedProtocol { addField(":protocol", extendedProtocol) }
         // Most heads name nothing in `Connection` but `keep-alive` or `close`.
-        let named = head.fields.contains("connection") ? head.fields.connectionOptions() : []
-        for field in head.fields where !Self.isConnectionSpecific(field, named: named) { addField(field.name, field.value) }
+        let named = head.hasField("connection") ? head.fields.connectionOptions() : []
+        head.forEachField { name, value in
+            guard !Self.isConnectionSpecific(name: name, value: value, named: named) else { return }
+            nameValueBytes.append(contentsOf: name)
+            let nameEnd = nameValueBytes.count
+            nameValueBytes.append(contentsOf: value)
+            nameValueEnds.append((nameEnd, nameValueBytes.count))
+        }
         return try withCollectedNameValues(body)
     }
 
@@ -434,15 +440,17 @@ public final class HTTP2Codec {
 
     /// Whether `field` may not be sent over HTTP/2 (RFC 9113 §8.2.2); `named`: what the head's
     /// `Connection` names.
-    static func isConnectionSpecific(_ field: HTTPField, named: [String]) -> Bool {
-        switch connectionSpecific(nameLength: field.name.utf8.count, nameIs: { field.nameEquals($0) }) {
+    static func isConnectionSpecific(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, named: [String]) -> Bool {
+        switch connectionSpecific(nameLength: name.count, nameIs: { equalsIgnoringCase(name, $0) }) {
         case .forbidden: return true
-        case .forbiddenUnlessTrailers: return field.value.lowercased() != "trailers"
-        case .allowed: return !named.isEmpty && named.contains { field.nameEquals(ignoringCase: $0) }
+        case .forbiddenUnlessTrailers: return !equalsIgnoringCase(value, "trailers")
+        case .allowed:
+            // (`named` is lowercase, and rarely anything.)
+            return !named.isEmpty && named.contains(String(decoding: name, as: UTF8.self).lowercased())
         }
     }
 
-    /// ``isConnectionSpecific(_:named:)`` for a line of `section`; `named`: its
+    /// ``isConnectionSpecific(name:value:named:)`` for a line of `section`; `named`: its
     /// `Connection` options.
     static func isConnectionSpecific(_ line: FieldLine, in section: FieldSectionView, named: [Range<Int>]) -> Bool {
         switch connectionSpecific(nameLength: line.name.count, nameIs: { section.name(of: line, equals: $0) }) {
@@ -475,8 +483,8 @@ public final class HTTP2Codec {
         }
     }
 
-    /// Whether `bytes` are `lowercase` (letters) ignoring ASCII case.
-    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+    /// Whether `bytes` are `lowercase` (letters, digits, `-`) ignoring ASCII case.
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         for index in 0..<bytes.count where bytes[index] | 0x20 != lowercase.utf8Start[index] { return false }
         return true

@@ -20,8 +20,79 @@ public struct HTTP2Head: Equatable, Sendable {
     public var extendedProtocol: String?
     /// `:status`, as a number.
     public var status: Int?
-    /// The regular fields, in the order received or to be sent.
-    public var fields: HTTPFields
+    /// The regular fields' bytes: each name, then its value, back to back, in order. A received
+    /// head keeps them as nghttp2 hands them over, with no String per field: a request goes on
+    /// as HTTP/1.1 text made from these bytes (``HTTP2RequestTranslator``).
+    private var fieldBytes: [UInt8] = []
+    /// Where each field's name and value end in ``fieldBytes``: two entries a field.
+    private var fieldEnds: [Int] = []
+
+    /// The regular fields, in the order received or to be sent (made from the bytes they are
+    /// kept as: ``forEachField(_:)`` and ``firstField(_:)`` read them without Strings).
+    public var fields: HTTPFields {
+        get {
+            var fields = HTTPFields()
+            fields.fields.reserveCapacity(fieldCount)
+            forEachField { name, value in
+                fields.append(HTTPField(name: String(decoding: name, as: UTF8.self),
+                                        value: String(decoding: value, as: UTF8.self)))
+            }
+            return fields
+        }
+        set {
+            fieldBytes.removeAll(keepingCapacity: true)
+            fieldEnds.removeAll(keepingCapacity: true)
+            for field in newValue {
+                fieldBytes.appendUTF8(field.name)
+                fieldEnds.append(fieldBytes.count)
+                fieldBytes.appendUTF8(field.value)
+                fieldEnds.append(fieldBytes.count)
+            }
+        }
+    }
+
+    /// How many regular fields there are.
+    public var fieldCount: Int { fieldEnds.count / 2 }
+
+    /// How many bytes their names and values have, together.
+    public var fieldByteCount: Int { fieldBytes.count }
+
+    /// Calls `body` with each regular field's name and value bytes, in order (valid during the
+    /// call).
+    public func forEachField(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try fieldBytes.withUnsafeBytes { bytes in
+            var start = 0
+            var index = 0
+            while index < fieldEnds.count {
+                let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
+                try body(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]),
+                         UnsafeRawBufferPointer(rebasing: bytes[nameEnd..<valueEnd]))
+                start = valueEnd
+                index += 2
+            }
+        }
+    }
+
+    /// The value of the first regular field named `name` (a lowercase name; compared ignoring
+    /// ASCII case), or nil.
+    public func firstField(_ name: StaticString) -> String? {
+        var found: String?
+        forEachField { fieldName, value in
+            if found == nil && HTTP2Codec.equalsIgnoringCase(fieldName, name) {
+                found = String(decoding: value, as: UTF8.self)
+            }
+        }
+        return found
+    }
+
+    /// Whether a regular field is named `name` (a lowercase name; compared ignoring ASCII case).
+    public func hasField(_ name: StaticString) -> Bool {
+        var found = false
+        forEachField { fieldName, _ in
+            if !found && HTTP2Codec.equalsIgnoringCase(fieldName, name) { found = true }
+        }
+        return found
+    }
 
     /// A request head.
     public init(method: String, scheme: String?, authority: String?, path: String?, fields: HTTPFields = HTTPFields()) {
@@ -39,9 +110,7 @@ public struct HTTP2Head: Equatable, Sendable {
     }
 
     /// An empty head, filled field by field as a header block is decoded.
-    init() {
-        fields = HTTPFields()
-    }
+    init() {}
 
     /// A trailer section: regular fields only.
     init(trailers: HTTPFields) {
@@ -51,11 +120,19 @@ public struct HTTP2Head: Equatable, Sendable {
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
     /// fields go to their properties.
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        let valueText = String(decoding: value, as: UTF8.self)
         guard name.first == UInt8(ascii: ":") else {
-            fields.append(HTTPField(name: String(decoding: name, as: UTF8.self), value: valueText))
+            if fieldBytes.isEmpty {
+                // Room for a usual request's fields: one allocation each.
+                fieldBytes.reserveCapacity(256)
+                fieldEnds.reserveCapacity(16)
+            }
+            fieldBytes.append(contentsOf: name)
+            fieldEnds.append(fieldBytes.count)
+            fieldBytes.append(contentsOf: value)
+            fieldEnds.append(fieldBytes.count)
             return
         }
+        let valueText = String(decoding: value, as: UTF8.self)
         if Self.equals(name, ":method") {
             method = valueText
         } else if Self.equals(name, ":path") {

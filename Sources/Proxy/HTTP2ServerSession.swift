@@ -280,14 +280,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if let intercepted {
             return context.router.sendsHTTP2(Authority(host: intercepted.host, port: intercepted.port), defaultPort: 443)
         }
-        guard let text = head.authority ?? head.fields.first("host"), let authority = Authority.parse(text) else { return nil }
+        guard let text = head.authority ?? head.firstField("host"), let authority = Authority.parse(text) else { return nil }
         return context.router.sendsHTTP2(authority, defaultPort: head.scheme == "https" ? 443 : 80)
     }
 
     /// A gRPC call (`content-type: application/grpc`, `+proto`, `;…`; not gRPC-Web, which is
     /// made for HTTP/1.1).
     static func isGRPC(_ head: HTTP2Head) -> Bool {
-        guard let type = head.fields.first("content-type") else { return false }
+        guard let type = head.firstField("content-type") else { return false }
         // (Most requests are not: a look at the length and first byte before a lowercased copy.)
         guard type.utf8.count >= 16, type.utf8.first == UInt8(ascii: "a") || type.utf8.first == UInt8(ascii: "A") else { return false }
         let lowered = type.lowercased()

@@ -278,23 +278,30 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// gRPC trailers-only response), which a `content-length: 0` keeps so for the app.
     func receiveHead(_ head: HTTP2Head, endStream: Bool) {
         guard !closed, let status = head.status else { return }
-        var text = "HTTP/1.1 \(status) \(HeadSerializer.reasonPhrase(status))\r\n"
-        for field in head.fields { text += "\(field.name): \(field.value)\r\n" }
+        var text: [UInt8] = []
+        text.reserveCapacity(head.fieldByteCount + head.fieldCount * 4 + 96)
+        text.appendUTF8("HTTP/1.1 \(status) \(HeadSerializer.reasonPhrase(status))\r\n")
+        head.forEachField { name, value in
+            text.append(contentsOf: name)
+            text.append(": ")
+            text.append(contentsOf: value)
+            text.append("\r\n")
+        }
         if status >= 200 {
             // A body without a length is chunked, so that trailers can follow it. A response
             // to HEAD, a 204 or a 304 has no body whatever it says (RFC 9110 §6.4.1).
             let noBody = translator.requestMethod == "HEAD" || status == 204 || status == 304
-            if noBody || head.fields.contains("content-length") {
+            if noBody || head.hasField("content-length") {
                 responseBody = .raw
             } else if endStream {
                 responseBody = .raw
-                text += "content-length: 0\r\n"
+                text.append("content-length: 0\r\n")
             } else {
                 responseBody = .chunked
-                text += "transfer-encoding: chunked\r\n"
+                text.append("transfer-encoding: chunked\r\n")
             }
         }
-        text += "\r\n"
+        text.append("\r\n")
         inputBuffer.buffer.append(text)
         connection?.touch(self)
     }

@@ -1,5 +1,5 @@
 import HTTP1
-import HTTP2
+@testable import HTTP2
 import XCTest
 
 /// HTTP/2 request heads as the HTTP/1.1 requests a session reads.
@@ -69,6 +69,37 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
         XCTAssertEqual(streamed?.framing, .chunked)
         let options = try HTTP2RequestTranslator.translate(head("OPTIONS", path: "*"), endStream: true)?.requestHead()
         XCTAssertEqual(options?.target, .asterisk)
+    }
+
+    /// A received value that is not UTF-8 goes on as its bytes, and the HTTP/1.1 rules refuse
+    /// it, as they refuse an HTTP/1.1 app's: no value is altered on its way upstream.
+    func testAReceivedValueThatIsNotUTF8IsRefusedNotAltered() throws {
+        var received = head()
+        let name = Array("x-note".utf8), value: [UInt8] = [0x61, 0xFF, 0x62]
+        name.withUnsafeBufferPointer { name in value.withUnsafeBufferPointer { received.add(name: name, value: $0) } }
+        XCTAssertTrue(received.hasField("x-note"))
+        let translation = try XCTUnwrap(HTTP2RequestTranslator.translate(received, endStream: true))
+        let line: [UInt8] = Array("x-note: ".utf8) + value + [0x0D, 0x0A]
+        XCTAssertNotNil(translation.fieldSection.firstRange(of: line), "the bytes as received")
+        XCTAssertThrowsError(try translation.requestHead()) { error in
+            XCTAssertEqual(error as? HTTPParseError, .invalid("field value is not valid UTF-8"))
+        }
+    }
+
+    /// Fields given as Strings read back the same, in order, duplicates kept; looked up by a
+    /// lowercase name ignoring case.
+    func testFieldsReadBackAsGiven() {
+        var given = head(fields: [("Accept", "a/b"), ("x-dup", "1"), ("X-Dup", "2")])
+        XCTAssertEqual(given.fields.map(\.name), ["Accept", "x-dup", "X-Dup"])
+        XCTAssertEqual(given.fields.map(\.value), ["a/b", "1", "2"])
+        XCTAssertEqual(given.fieldCount, 3)
+        XCTAssertEqual(given.firstField("x-dup"), "1")
+        XCTAssertEqual(given.firstField("accept"), "a/b", "names compare ignoring case")
+        XCTAssertNil(given.firstField("host"))
+        given.fields.append(HTTPField(name: "host", value: "h.test"))
+        XCTAssertEqual(given.firstField("host"), "h.test")
+        XCTAssertEqual(given, head(fields: [("Accept", "a/b"), ("x-dup", "1"), ("X-Dup", "2"), ("host", "h.test")]))
+        XCTAssertNotEqual(given, head(fields: [("Accept", "a/b")]))
     }
 
     func testWhatTheHTTP1RulesRefuseIsRefusedInPartsToo() throws {
