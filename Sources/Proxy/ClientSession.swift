@@ -244,7 +244,7 @@ final class ClientSession: ConnectionDelegate {
             arm(after: context.timeouts.connect)
             // A client that stopped reading must not keep this request waiting (the pool may
             // hand over such a connection at once: after the timer, which the send stops).
-            context.pool.reclaimStalled(for: io.target.poolKey)
+            context.pool.reclaimStalled(for: io.target)
         case .declineUpstream: declineUpstream(io)
         case .send(let readingBody, let responseTimer):
             // A traced request takes its own copy of the step, out of line: a trace test inside

@@ -133,10 +133,10 @@ final class UpstreamPool {
         state.leaseResumed(upstream.id)
     }
 
-    /// A request just queued for `key`: the connection whose exchange stalled first, if any, is
-    /// reclaimed (its response is cut short, which frees its slot for the queue).
-    func reclaimStalled(for key: String) {
-        if let id = state.reclaimForQueue(key) { reclaim(id) }
+    /// A request just queued for `target`: the connection of its key whose exchange stalled
+    /// first, if any, is reclaimed (its response is cut short, which frees its slot for the queue).
+    func reclaimStalled(for target: UpstreamTarget) {
+        if let id = state.reclaimForQueue(target.poolKey, keyIndex: target.poolKeyIndex) { reclaim(id) }
     }
 
     private func reclaim(_ id: UpstreamPoolState.ConnectionID) {

@@ -286,8 +286,11 @@ struct UpstreamPoolState {
     /// often of the same app, which reads none of them) only churned connections, reading a
     /// megabyte after another that nobody took while 800 such streams waited, and held up
     /// other clients' requests. It waits for a release, or for the stalled exchange's timeout.
-    mutating func reclaimForQueue(_ key: String) -> ConnectionID? {
-        guard let slot = table.slot(of: key), let first = table[slot: slot].waiters.first, !first.yields else { return nil }
+    /// `keyIndex`: the key's interned index (``UpstreamTarget/poolKeyIndex``), -1 if it has none.
+    mutating func reclaimForQueue(_ key: String, keyIndex: Int = -1) -> ConnectionID? {
+        guard let slot = table.slot(of: key, index: keyIndex), let first = table[slot: slot].waiters.first, !first.yields else {
+            return nil
+        }
         return takeOldestStalled(key)
     }
 
