@@ -483,10 +483,14 @@ public final class HTTP2Codec {
         }
     }
 
-    /// Whether `bytes` are `lowercase` (letters, digits, `-`) ignoring ASCII case.
+    /// Whether `bytes` are `lowercase` (a lowercase name) ignoring ASCII case: only letters
+    /// fold, so no other byte stands in for another (`-` for CR, say).
     static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        for index in 0..<bytes.count where bytes[index] | 0x20 != lowercase.utf8Start[index] { return false }
+        for index in 0..<bytes.count {
+            let byte = bytes[index], expected = lowercase.utf8Start[index]
+            guard byte == expected || (byte | 0x20 == expected && expected >= 0x61 && expected <= 0x7A) else { return false }
+        }
         return true
     }
 

@@ -135,6 +135,8 @@ public enum HTTP2RequestTranslator {
                 }
                 out.put(framingLine)
                 out.put("\r\n")
+                // (Sized and written by the same rules: a difference is a bug, not input.)
+                precondition(out.position == buffer.count, "a translated head came out shorter than its size")
                 count = out.position
             }
         }
@@ -145,8 +147,11 @@ public enum HTTP2RequestTranslator {
     private enum FieldKind: Equatable {
         /// `host` (the `Host` line is `:authority`) and `te` (HTTP/2's only `trailers`).
         case dropped
+        /// `cookie`: its crumbs are joined into one line.
         case cookie
+        /// `content-length`: the body is framed by it.
         case contentLength
+        /// Any other field: copied as it is.
         case other
     }
 
@@ -161,10 +166,14 @@ public enum HTTP2RequestTranslator {
     /// Writes bytes one after the other into memory sized for them beforehand (a size that
     /// came out short stops the process rather than write past it).
     private struct Writer {
+        /// Where the bytes go.
         let base: UnsafeMutablePointer<UInt8>
+        /// How many bytes fit.
         let capacity: Int
+        /// How many were written.
         var position = 0
 
+        /// Appends `bytes`.
         mutating func put(_ bytes: UnsafeRawBufferPointer) {
             guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
             precondition(bytes.count <= capacity - position, "a translated head outgrew its size")
@@ -172,6 +181,7 @@ public enum HTTP2RequestTranslator {
             position += bytes.count
         }
 
+        /// Appends the bytes of `literal`.
         mutating func put(_ literal: StaticString) {
             precondition(literal.utf8CodeUnitCount <= capacity - position, "a translated head outgrew its size")
             (base + position).initialize(from: literal.utf8Start, count: literal.utf8CodeUnitCount)

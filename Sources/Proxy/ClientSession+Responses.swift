@@ -444,7 +444,10 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.owner = nil
         switch disposal {
         case .release where !upstream.isClosed:
-            if context.pool.release(upstream) == .discardedUnexpectedBytes { noteUnexpectedBytes(upstream) }
+            let bodiless = io.responseHead?.framing == BodyFraming.none
+            if context.pool.release(upstream, bodilessResponse: bodiless) == .discardedUnexpectedBytes {
+                noteUnexpectedBytes(upstream)
+            }
         case .discardUnexpectedBytes:
             noteUnexpectedBytes(upstream)
             upstream.close()

@@ -294,7 +294,8 @@ struct Exchange {
         requestComplete = progress == .complete
         timer = nil
         state = .awaitingUpstream
-        return .acquireUpstream(checkStale: !retryable, pauseClient: progress == .blocked)
+        // A request whose body is still coming cannot be retried (a retry needs all of it).
+        return .acquireUpstream(checkStale: !(retryable && requestComplete), pauseClient: progress == .blocked)
     }
 
     /// The pool queued the request (the upstream is at its connection limit).

@@ -5,14 +5,15 @@ import EventLoop
 ///
 /// Why: a burst of new streams (50 connections × 100 streams written at once, as an app that
 /// never reads does) would otherwise all start in the iteration that read them — a thousand
-/// sessions, tens of milliseconds — while another app's connection, read in the same iteration,
+/// sessions, milliseconds of work — while another app's connection, read in the same iteration,
 /// waits behind them. With a budget per iteration, the next iteration comes after a bounded
 /// amount of work, and each waiting connection gets its share of it, the newest as much as the
 /// oldest.
 ///
 /// The budget is half the worker's streams (``HTTP2ServerSession/workerStreamLimit``): a burst
-/// to the limit starts over two iterations (a start is about 2 µs, so an iteration stays near a
-/// millisecond), while a steady load of a few hundred streams in flight never waits. A smaller
+/// to the limit starts over two iterations (a start is about 2 µs, more when it opens an upstream
+/// connection: an iteration stays within a few milliseconds; the no-read attack's canary p99 was
+/// 3–10 ms with it), while a steady load of a few hundred streams in flight never waits. A smaller
 /// budget (128 until 2026-11-26) split such a load's reads across iterations: its responses left
 /// in more, smaller writes, the app sent its next requests in the same small batches, and the
 /// worker served 0.8× the streams per second it serves with this one (h2load, 50 × 10).

@@ -153,10 +153,10 @@ final class UpstreamPool {
 
     /// Returns a connection whose exchange completed cleanly. Pools it only if nothing arrived
     /// beyond the response: its input is empty and no close was seen (and, when it goes straight
-    /// to a queued request that could not be retried, a non-blocking peek sees neither bytes nor
-    /// a close).
+    /// to a queued request that could not be retried, or after a response without a body by
+    /// rule — `bodilessResponse` — a non-blocking peek sees neither bytes nor a close).
     @discardableResult
-    func release(_ upstream: UpstreamConnection) -> PoolReleaseOutcome {
+    func release(_ upstream: UpstreamConnection, bodilessResponse: Bool = false) -> PoolReleaseOutcome {
         upstream.owner = nil
         guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
               upstream.isConnected else {
@@ -165,13 +165,16 @@ final class UpstreamPool {
         }
         let now = PoolInstant.now
         // A connection handed straight to a queued request that could not be retried (a POST)
-        // is checked with a non-blocking peek: a close may still sit in the kernel. Otherwise
-        // only what libevent has already seen counts — no syscall on the hot path: a connection
-        // going idle is retired by any byte or close that comes while it waits, and a request
-        // that can be retried is, on a fresh connection, if this one turns out closed (as one
-        // taking an idle connection is; the peek was one syscall in two of an HTTP/2 stream's
-        // at 50 x 10, where most releases hand over).
-        let peek = state.firstWaiterChecksStale(forKeyOf: upstream.id)
+        // is checked with a non-blocking peek: a close may still sit in the kernel. So is one
+        // whose response had no body by rule (HEAD, 204, 304): a backend that sends one anyway
+        // may have its bytes in the kernel, and the next request would read them as its
+        // response. Otherwise only what libevent has already seen counts — no syscall on the hot
+        // path: a connection going idle is retired by any byte or close that comes while it
+        // waits, and a request that can be retried is, on a fresh connection, if this one turns
+        // out closed (as one taking an idle connection is; the peek was one syscall in two of
+        // an HTTP/2 stream's at 50 x 10, where most releases hand over). Bytes a backend sends
+        // beyond a response with a length, after the read that ended it, are not looked for.
+        let peek = state.handOverNeedsPeek(upstream.id, bodilessResponse: bodilessResponse)
         switch peek ? connection.peekPeer() : connection.seenPeerActivity {
         case .data:
             upstream.close()

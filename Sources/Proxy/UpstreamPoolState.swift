@@ -75,7 +75,9 @@ struct UpstreamPoolState {
     struct Waiter: Equatable {
         /// The driver's ID for it.
         let id: WaiterID
-        /// Whether it must not reuse a connection to an eagerly closing backend.
+        /// Whether it could not be retried if a reused connection turned out closed: it must not
+        /// reuse a connection to an eagerly closing backend, and a connection is peeked at before
+        /// it gets one (idle, or handed over at a release).
         let checkStale: Bool
         /// Whether it queues behind every waiter that does not (one of many requests of one
         /// client connection: an HTTP/2 app with many streams waits behind other clients).
@@ -319,14 +321,17 @@ struct UpstreamPoolState {
         !(table[key]?.waiters.isEmpty ?? true)
     }
 
-    /// Whether the request first in line for the key of connection `id` — the one a release
-    /// hands it to — could not be retried if the connection turned out closed (``Waiter/checkStale``).
-    /// `mutating` only so that the driver's call reads its stored state in place: a
-    /// non-mutating call on a class's stored struct copied the whole state (a retain and a
+    /// Whether a release of connection `id` that hands it straight to the request first in line
+    /// for its key (the one ``released(_:now:)`` serves) must first peek at its socket: when that
+    /// request could not be retried if the connection turned out closed (``Waiter/checkStale``),
+    /// or when the response just completed had no body by rule (`bodilessResponse`: to a HEAD,
+    /// a 204 or a 304, which some backends follow with a body anyway — bytes that must reach no
+    /// other client). `mutating` only so that the driver's call reads its stored state in place:
+    /// a non-mutating call on a class's stored struct copied the whole state (a retain and a
     /// release of each of its collections) on every release.
-    mutating func firstWaiterChecksStale(forKeyOf id: ConnectionID) -> Bool {
-        guard let connection = connections[id] else { return false }
-        return table[slot: connection.keySlot].waiters.first?.checkStale ?? false
+    mutating func handOverNeedsPeek(_ id: ConnectionID, bodilessResponse: Bool) -> Bool {
+        guard let connection = connections[id], let first = table[slot: connection.keySlot].waiters.first else { return false }
+        return first.checkStale || bodilessResponse
     }
 
     /// The name of the key in `slot` of the key table (a connection's key: `keySlot`).

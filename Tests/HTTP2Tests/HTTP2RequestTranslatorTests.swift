@@ -27,6 +27,26 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
         XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\nx-b: 2\r\ncookie: a=1; c=3\r\n\r\n")
     }
 
+    /// Empty crumbs are left out of the joined cookie, and only-empty cookies make no line.
+    func testEmptyCookieCrumbsAreLeftOut() throws {
+        let joined = try XCTUnwrap(HTTP2RequestTranslator.translate(
+            head(fields: [("cookie", "a=1"), ("cookie", ""), ("cookie", "b=2"), ("cookie", "c=3")]), endStream: true))
+        XCTAssertEqual(try joined.requestHead().fields.values("cookie"), ["a=1; b=2; c=3"])
+        let none = try XCTUnwrap(HTTP2RequestTranslator.translate(head(fields: [("cookie", ""), ("cookie", "")]), endStream: true))
+        XCTAssertFalse(String(decoding: none.fieldSection, as: UTF8.self).contains("cookie"))
+        XCTAssertEqual(try none.requestHead().fields.values("cookie"), [])
+    }
+
+    /// A name matches a field's only when each byte does, letters ignoring case: no other byte
+    /// stands in for another.
+    func testFieldNamesMatchLettersIgnoringCaseOnly() {
+        let given = head(fields: [("X_Y", "1"), ("Content-Type", "a/b")])
+        XCTAssertEqual(given.firstField("content-type"), "a/b")
+        XCTAssertEqual(given.firstField("x_y"), "1")
+        XCTAssertNil(given.firstField("x-y"))
+        XCTAssertFalse(head(fields: [("content\u{0D}type", "a/b")]).hasField("content-type"), "CR is not a dash")
+    }
+
     func testHostStandsInForAMissingAuthority() throws {
         let (text, _) = try XCTUnwrap(translate(head(authority: nil, fields: [("host", "h.test:8443")]), endStream: true))
         XCTAssertTrue(text.hasPrefix("GET /p?q=1 HTTP/1.1\r\nHost: h.test:8443\r\n"), text)

@@ -24,7 +24,9 @@ final class ExchangeTests: XCTestCase {
         // An incomplete body streams once ``Exchange/collectLimit`` bytes were collected.
         let action = exchange.bodyStaged(complete ? .complete : .needMore, stagedBytes: body.count,
                                          heldBytes: complete ? 0 : Exchange.collectLimit, copy: body)
-        XCTAssertEqual(action, .acquireUpstream(checkStale: !(request.idempotent), pauseClient: false))
+        // A request that could not be retried (not idempotent, or its body still coming) has its
+        // connection checked first.
+        XCTAssertEqual(action, .acquireUpstream(checkStale: !(request.idempotent && complete), pauseClient: false))
         XCTAssertEqual(exchange.upstreamAssigned(upstreamConnected: true), .send(readingBody: !complete, responseTimer: complete))
         XCTAssertEqual(exchange.state, .forwarding)
         return exchange

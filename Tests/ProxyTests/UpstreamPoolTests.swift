@@ -147,11 +147,28 @@ final class UpstreamPoolTests: XCTestCase {
 
         upstream.owner = get
         guard case .queued = pool.pool.acquire(target, waiter: post, checkStale: true) else { return XCTFail("not queued") }
-        stream.endUnreported()
+        stream.arriveUnseen(.closed)
         XCTAssertEqual(pool.pool.release(upstream), .closed)
         XCTAssertEqual(stream.peeks, 1, "the POST's connection was peeked at")
         XCTAssertTrue(upstream.isClosed)
         let fresh = try XCTUnwrap(post.provided, "the POST gets a new connection")
+        XCTAssertFalse(fresh === upstream)
+        XCTAssertEqual(pool.streams.count, 2)
+    }
+
+    /// After a response without a body by rule (to a HEAD, a 204, a 304) a hand-over peeks even
+    /// for a GET: a backend that sent a body anyway has its bytes in the kernel, and they must not
+    /// be read as the GET's response. The GET gets a new connection.
+    func testAHandOverAfterABodilessResponsePeeksAndBytesBeyondItDiscardTheConnection() throws {
+        let pool = try Pool(limit: 1)
+        let first = FakeSession(), get = FakeSession()
+        let (upstream, stream) = try connect(pool, first)
+        guard case .queued = pool.pool.acquire(target, waiter: get, checkStale: false) else { return XCTFail("not queued") }
+        stream.arriveUnseen(.data)
+        XCTAssertEqual(pool.pool.release(upstream, bodilessResponse: true), .discardedUnexpectedBytes)
+        XCTAssertEqual(stream.peeks, 1)
+        XCTAssertTrue(upstream.isClosed)
+        let fresh = try XCTUnwrap(get.provided, "the GET gets a new connection")
         XCTAssertFalse(fresh === upstream)
         XCTAssertEqual(pool.streams.count, 2)
     }

@@ -119,11 +119,18 @@ public final class MemoryStream: ByteStream {
 
     /// How many times ``peekPeer()`` looked (a socket's would be a syscall each).
     public private(set) var peeks = 0
+    /// What waits in the kernel unseen by the loop (``arriveUnseen(_:)``): only a peek sees it.
+    public private(set) var inKernel: PeerActivity?
 
     public func peekPeer() -> PeerActivity {
         peeks += 1
+        if let inKernel, seenPeerActivity == .quiet { return inKernel }
         return seenPeerActivity
     }
+
+    /// The peer's bytes or close reach the kernel after the loop's last read: the owner does not
+    /// see them (``seenPeerActivity``) until it peeks (``peekPeer()``), as with a socket.
+    public func arriveUnseen(_ activity: PeerActivity) { inKernel = activity }
 
     public func peekFirstByte(_ body: @escaping (UInt8?) -> Void) -> Bool {
         guard isOpen, input.isEmpty, firstByteWaiter == nil else { return false }
