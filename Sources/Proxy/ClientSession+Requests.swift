@@ -388,6 +388,7 @@ extension ClientSession: UpstreamWaiter {
         if let trace = io.trace { trace.resending(io, replay: replayCheckingStale != nil) }
         discardUpstream(io)
         io.responseHead = nil
+        io.responseBodiless = false
         io.responseCommitted = false
         responseReader.reset()
         disarm()

@@ -81,6 +81,7 @@ extension ClientSession: UpstreamConnectionOwner {
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
                     draining: context.draining, nonceChallenge: head.nonceChallenge,
                     grpcUnauthenticated: head.grpcUnauthenticated)
+                io.responseBodiless = head.framing == .none
                 io.responseHead = consume head
                 return connection.exchangeEvent { $0.responseHead(facts) }
             }
@@ -444,8 +445,7 @@ extension ClientSession: UpstreamConnectionOwner {
         upstream.owner = nil
         switch disposal {
         case .release where !upstream.isClosed:
-            let bodiless = io.responseHead?.framing == BodyFraming.none
-            if context.pool.release(upstream, bodilessResponse: bodiless) == .discardedUnexpectedBytes {
+            if context.pool.release(upstream, bodilessResponse: io.responseBodiless) == .discardedUnexpectedBytes {
                 noteUnexpectedBytes(upstream)
             }
         case .discardUnexpectedBytes:

@@ -51,6 +51,10 @@ final class ExchangeIO {
     var requestQueued = 0
     /// The final response head from the backend, once parsed.
     var responseHead: UpstreamResponse?
+    /// That head's response has no body by rule (to a HEAD, a 204, a 304): its connection is
+    /// peeked at before a hand-over (``UpstreamPool/release(_:bodilessResponse:)``). A flag of
+    /// its own: reading it through the optional head copied the head at every release.
+    var responseBodiless = false
     /// Decodes the backend's response body framing and produces the client's.
     var responseRelay = BodyRelay(framing: .none, chunkedOutput: false, forwardTrailers: true)
     /// The response bytes the client has not taken yet, once it fell behind (see ``ResponseSpool``).
