@@ -76,22 +76,28 @@ public struct HTTP2Head: Equatable, Sendable {
     /// The value of the first regular field named `name` (a lowercase name; compared ignoring
     /// ASCII case), or nil.
     public func firstField(_ name: StaticString) -> String? {
-        var found: String?
-        forEachField { fieldName, value in
-            if found == nil && HTTP2Codec.equalsIgnoringCase(fieldName, name) {
-                found = String(decoding: value, as: UTF8.self)
-            }
-        }
-        return found
+        guard let (start, end) = firstValue(named: name) else { return nil }
+        return fieldBytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
     }
 
     /// Whether a regular field is named `name` (a lowercase name; compared ignoring ASCII case).
-    public func hasField(_ name: StaticString) -> Bool {
-        var found = false
-        forEachField { fieldName, _ in
-            if !found && HTTP2Codec.equalsIgnoringCase(fieldName, name) { found = true }
+    public func hasField(_ name: StaticString) -> Bool { firstValue(named: name) != nil }
+
+    /// Where the value of the first field named `name` is in ``fieldBytes``; stops at it.
+    private func firstValue(named name: StaticString) -> (start: Int, end: Int)? {
+        fieldBytes.withUnsafeBytes { bytes in
+            var start = 0
+            var index = 0
+            while index < fieldEnds.count {
+                let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
+                if HTTP2Codec.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), name) {
+                    return (nameEnd, valueEnd)
+                }
+                start = valueEnd
+                index += 2
+            }
+            return nil
         }
-        return found
     }
 
     /// A request head.

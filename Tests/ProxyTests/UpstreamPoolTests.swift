@@ -150,10 +150,7 @@ final class UpstreamPoolTests: XCTestCase {
         stream.arriveUnseen(.closed)
         XCTAssertEqual(pool.pool.release(upstream), .closed)
         XCTAssertEqual(stream.peeks, 1, "the POST's connection was peeked at")
-        XCTAssertTrue(upstream.isClosed)
-        let fresh = try XCTUnwrap(post.provided, "the POST gets a new connection")
-        XCTAssertFalse(fresh === upstream)
-        XCTAssertEqual(pool.streams.count, 2)
+        try assertNewConnection(for: post, not: upstream, pool)
     }
 
     /// After a response without a body by rule (to a HEAD, a 204, a 304) a hand-over peeks even
@@ -167,10 +164,16 @@ final class UpstreamPoolTests: XCTestCase {
         stream.arriveUnseen(.data)
         XCTAssertEqual(pool.pool.release(upstream, bodilessResponse: true), .discardedUnexpectedBytes)
         XCTAssertEqual(stream.peeks, 1)
-        XCTAssertTrue(upstream.isClosed)
-        let fresh = try XCTUnwrap(get.provided, "the GET gets a new connection")
-        XCTAssertFalse(fresh === upstream)
-        XCTAssertEqual(pool.streams.count, 2)
+        try assertNewConnection(for: get, not: upstream, pool)
+    }
+
+    /// `upstream` was closed instead of handed over, and `waiter` got a second, new connection.
+    private func assertNewConnection(for waiter: FakeSession, not upstream: UpstreamConnection, _ pool: Pool,
+                                     file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertTrue(upstream.isClosed, file: file, line: line)
+        let fresh = try XCTUnwrap(waiter.provided, "the waiter gets a new connection", file: file, line: line)
+        XCTAssertFalse(fresh === upstream, file: file, line: line)
+        XCTAssertEqual(pool.streams.count, 2, file: file, line: line)
     }
 
     func testClosingALeasedConnectionOpensOneForTheOldestWaiter() throws {
