@@ -11,7 +11,7 @@ import TokenManager
 /// (``perform(_:)``). Lives on its worker's loop; owned by the ``WorkerContext`` until it
 /// closes. Reading heads and sending requests is in `ClientSession+Requests.swift`, relaying
 /// responses in `ClientSession+Responses.swift`.
-final class ClientSession: ConnectionDelegate {
+final class ClientSession: ConnectionDelegate, TimerOwner {
     /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
     let client: any ByteStream
     let context: WorkerContext
@@ -56,11 +56,11 @@ final class ClientSession: ConnectionDelegate {
         // A plaintext intercepted tunnel has no handshake to wait for.
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
-        // `let`s, given their actions once `self` exists (calls through a lazy `var` retained them).
+        // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
         self.headTimer = Timer(on: context.loop) {}
         self.exchangeTimer = Timer(on: context.loop) {}
-        headTimer.action = { [unowned self] in headTimerFired() }
-        exchangeTimer.action = { [unowned self] in exchangeTimerFired() }
+        headTimer.owner = self
+        exchangeTimer.owner = self
     }
 
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
@@ -297,6 +297,10 @@ final class ClientSession: ConnectionDelegate {
     /// until the next head starts.
     func awaitNextRequest() {
         perform(connection.requestEnded(draining: context.draining, inputEmpty: client.input.isEmpty))
+    }
+
+    func timerFired(_ timer: Timer) {
+        if timer === exchangeTimer { exchangeTimerFired() } else { headTimerFired() }
     }
 
     private func headTimerFired() {
