@@ -126,6 +126,6 @@ private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: Unsa
         }
         if result != 0 { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     }
-    codec.outbound[stream] = nil
+    codec.retireOutbound(stream: stream)
     return n
 }

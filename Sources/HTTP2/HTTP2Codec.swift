@@ -50,6 +50,22 @@ public final class HTTP2Codec {
     var explainedResets: Set<Int32> = []
     /// Streams with a body to send, per stream.
     var outbound = StreamTable<HTTP2OutboundBody>()
+    /// Queues of streams that ended, for the next streams' bodies (an object and an array
+    /// allocated, and freed, per stream otherwise).
+    private var spareBodies: [HTTP2OutboundBody] = []
+    /// Queues kept for the next streams, at most.
+    static let spareBodyLimit = 16
+
+    /// An empty queue for a stream's body: one an ended stream left, or a new one.
+    private func outboundBody() -> HTTP2OutboundBody {
+        spareBodies.popLast() ?? HTTP2OutboundBody()
+    }
+
+    /// `stream` has nothing more to send: its queue goes, kept for a next stream if there is room.
+    func retireOutbound(stream: Int32) {
+        guard let body = outbound.removeValue(forKey: stream) else { return }
+        if spareBodies.count < Self.spareBodyLimit, body.reset() { spareBodies.append(body) }
+    }
 
     /// A codec for `role` advertising `settings`. The settings go out with the first
     /// ``send(into:)`` (a client's after its preface).
@@ -192,7 +208,7 @@ public final class HTTP2Codec {
             return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
         }
         if id < 0 { throw Self.error(id) }
-        if !endStream { outbound[id] = HTTP2OutboundBody() }
+        if !endStream { outbound[id] = outboundBody() }
         return id
     }
 
@@ -229,7 +245,7 @@ public final class HTTP2Codec {
             result = nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
         if result < 0 { throw Self.error(result) }
-        if !interim && !endStream { outbound[stream] = HTTP2OutboundBody() }
+        if !interim && !endStream { outbound[stream] = outboundBody() }
     }
 
     /// Queues body bytes on `stream` (after its head); they go out as the peer's windows allow.
@@ -345,7 +361,7 @@ public final class HTTP2Codec {
             block = HTTP2Head()
         }
         if oversizedStream == stream { oversizedStream = 0 }
-        outbound[stream] = nil
+        retireOutbound(stream: stream)
         emit(.closed(stream: stream, HTTP2ErrorCode(rawValue: code)))
     }
 

@@ -35,6 +35,20 @@ final class HTTP2OutboundBody {
         self.trailers = trailers
     }
 
+    /// Empties the queue for another stream; false when it grew too large to keep (a large
+    /// body's array is given back to the allocator, not held by an idle connection).
+    func reset() -> Bool {
+        guard bytes.capacity <= Self.keptCapacity else { return false }
+        bytes.removeAll(keepingCapacity: true)
+        start = 0
+        ended = false
+        trailers = nil
+        return true
+    }
+
+    /// The largest array a queue keeps for another stream.
+    static let keptCapacity = 16 * 1024
+
     /// Copies up to `capacity` queued bytes to `destination`; returns how many.
     func take(into destination: UnsafeMutableRawBufferPointer) -> Int {
         let n = min(destination.count, count)
