@@ -292,7 +292,9 @@ extension ClientSession: UpstreamConnectionOwner {
     private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2MessageTranslator.AnnouncedHead {
         var bytes: [UInt8] = []
         swap(&bytes, &head.forwardedLines)
-        var lines = head.keptLines
+        // (Moved out too: a copy would share storage with `head`, and the append copy it.)
+        var lines: [FieldLine] = []
+        swap(&lines, &head.keptLines)
         let via = bytes.count
         bytes.append(HeadBytes.viaLine)
         lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "1.1 token-sidecar"
