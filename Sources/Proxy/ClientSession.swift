@@ -41,7 +41,8 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
     /// proxy-generated errors are gRPC-shaped (``ErrorResponse/grpcBytes(for:)``).
     let isGRPCStream: Bool
-    /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says.
+    /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says
+    /// (an HTTP/2 stream's session has none of these: the same timer as ``exchangeTimer``).
     let headTimer: Timer
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
@@ -57,8 +58,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
         // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
-        self.headTimer = Timer(on: context.loop) {}
         self.exchangeTimer = Timer(on: context.loop) {}
+        // An HTTP/2 stream's session is given its head and closes after its response: it never
+        // waits for a head, so its head timer is never armed (asserted where it would be) and
+        // the exchange's serves for both (one allocation fewer per stream; cancelling it twice
+        // is harmless, and ``timerFired(_:)`` tells it apart as the exchange's).
+        self.headTimer = http2Stream ? exchangeTimer : Timer(on: context.loop) {}
         headTimer.owner = self
         exchangeTimer.owner = self
     }
@@ -140,8 +145,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
                  otherwise exchangeEvent: (inout Exchange) -> ExchangeAction = { _ in .none }) {
         switch action {
         case .toExchange: perform(connection.exchangeEvent(exchangeEvent))
-        case .stopHeadTimer: headTimer.suspend()
-        case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
+        case .stopHeadTimer:
+            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            headTimer.suspend()
+        case .armHeadTimer(.idle):
+            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            headTimer.schedule(after: context.timeouts.idle)
         default: performConnectionAction(action)
         }
     }
@@ -163,9 +172,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     private func step(_ action: ClientConnectionStateMachine.Action) -> ClientConnectionStateMachine.Action {
         switch action {
         case .none, .toExchange: break
-        case .armHeadTimer(.idle): headTimer.schedule(after: context.timeouts.idle)
-        case .armHeadTimer(.clientHeader): headTimer.schedule(after: context.timeouts.clientHeader)
-        case .stopHeadTimer: headTimer.suspend()
+        case .armHeadTimer(let timeout):
+            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            headTimer.schedule(after: timeout == .idle ? context.timeouts.idle : context.timeouts.clientHeader)
+        case .stopHeadTimer:
+            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            headTimer.suspend()
         case .close: close()
         case .answer(let error, let keepClient): answer(error, keepClient: keepClient)
         case .rejectHead(let error):
