@@ -231,6 +231,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
                                     grpc: grpc)
         streams[id] = (pipe, session)
+        pipe.isListed = true
         context.http2Streams += 1
         pendingStarts.append((pipe, session, requestHead(translation)))
     }
@@ -366,6 +367,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func streamClosed(_ id: Int32) {
         if !resetWhenSent.isEmpty { resetWhenSent.remove(id) }
         guard let entry = streams.removeValue(forKey: id) else { return }
+        entry.pipe.isListed = false
         context.http2Streams -= 1
         if !entry.pipe.sessionStarted {
             // Reset in the bytes that opened it: its session never starts (and leaves the queue
@@ -452,10 +454,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             flushCodec()
         }
         // Streams whose send queue had no room for their session's response may go on.
-        for (_, entry) in streams where entry.pipe.waitingForRoom
-            && codec.sendRoom(stream: entry.pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 {
-            touched.append(entry.pipe)
-        }
+        if !roomWaiters.isEmpty { lookAtRoomWaiters() }
         // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
         client.setTimeouts(read: streams.isEmpty ? context.timeouts.idle : nil, write: nil)
         if !touched.isEmpty && !turnScheduled {
@@ -465,8 +464,28 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if !codec.isActive { close() }
     }
 
+    /// Pipes whose last look stopped for want of room in their stream's send queue (each listed
+    /// once: its ``HTTP2StreamPipe/waitingForRoom`` mark), so a turn looks at these, not at
+    /// every open stream.
+    private var roomWaiters: [HTTP2StreamPipe] = []
+
+    /// Touches the waiting pipes whose stream has room now (their look lists them again if it
+    /// stops short once more); forgets those whose stream closed.
+    private func lookAtRoomWaiters() {
+        roomWaiters.removeAll { pipe in
+            guard pipe.waitingForRoom, pipe.isListed else {
+                pipe.waitingForRoom = false
+                return true
+            }
+            guard codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
+            pipe.waitingForRoom = false
+            touched.append(pipe)
+            return true
+        }
+    }
+
     private func service(_ pipe: HTTP2StreamPipe) {
-        guard streams[pipe.stream]?.pipe === pipe else { return }
+        guard pipe.isListed else { return }
         pipe.deliver()
         let consumed = pipe.takeConsumed()
         if consumed > 0 { codec.consumed(stream: pipe.stream, count: consumed) }
@@ -482,8 +501,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let after = pipe.response.count
         if after < before { pipe.responseBytesMoved += before - after }
         pipe.responseMoved(after != before)
-        pipe.waitingForRoom = after > 0
-            && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
+        let waiting = after > 0 && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
+        if waiting && !pipe.waitingForRoom { roomWaiters.append(pipe) }
+        pipe.waitingForRoom = waiting
         // A session that closed at once (an abort) leaves nothing more to send: what its
         // response lacks cannot come, so the stream is reset (a socket closed at once drops its
         // unsent bytes too). One closing gracefully is waited for while its bytes move.
@@ -568,7 +588,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let open = streams
         streams.removeAll()
         pendingStarts.removeAll()
+        roomWaiters.removeAll()
         context.http2Streams -= open.count
+        for (_, entry) in open { entry.pipe.isListed = false }
         for (_, entry) in open where entry.pipe.sessionStarted { abandon(entry) }
     }
 

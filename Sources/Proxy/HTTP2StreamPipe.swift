@@ -17,6 +17,9 @@ import HTTP2
 final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
+    /// In its connection's table of open streams (a look at it needs no lookup: stream ids
+    /// are never reused on a connection).
+    var isListed = false
     /// Its connection started the session serving it.
     var sessionStarted = false
     /// It closed (or the codec reset it) before its session started: the session never will.
@@ -55,7 +58,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Request bytes written into ``input`` so far, and how many of them the session took.
     private var credit = StreamWindowCredit()
     /// The last look stopped because the stream's send queue was full (its session's response
-    /// waits for the app to read).
+    /// waits for the app to read); it is listed in its connection's room waiters.
     var waitingForRoom = false
     /// Bytes of the response (head and body, as HTTP/1.1) moved into the framing so far.
     var responseBytesMoved = 0
