@@ -7,7 +7,7 @@ enum HTTP2Callbacks {
     static func install(on callbacks: OpaquePointer?) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             guard let frame, let user else { return 0 }
-            owner(user).beginHead(stream: frame.pointee.hd.stream_id)
+            withOwner(user) { $0.beginHead(stream: frame.pointee.hd.stream_id) }
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
@@ -16,45 +16,48 @@ enum HTTP2Callbacks {
             // bytes of HPACK can name a 4 KiB table entry again and again. Past the limit the
             // block is dropped (and decoding goes on at no cost to memory).
             // nghttp2 checked the name (lowercase token) and the value (no CR, LF, NUL) already.
-            owner(user).addField(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
-                                 value: UnsafeBufferPointer(start: value, count: valueLength))
+            withOwner(user) {
+                $0.addField(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                            value: UnsafeBufferPointer(start: value, count: valueLength))
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
             guard let frame, let user else { return 0 }
-            let codec = owner(user)
-            let header = frame.pointee.hd
-            let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
-            switch UInt32(header.type) {
-            case NGHTTP2_HEADERS.rawValue:
-                codec.finishHead(stream: header.stream_id, endStream: endStream)
-            case NGHTTP2_DATA.rawValue:
-                if endStream {
-                    codec.emit(.end(stream: header.stream_id))
-                } else if header.length == 0 {
-                    codec.emit(.emptyData(stream: header.stream_id))
+            withOwner(user) { codec in
+                let header = frame.pointee.hd
+                let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+                switch UInt32(header.type) {
+                case NGHTTP2_HEADERS.rawValue:
+                    codec.finishHead(stream: header.stream_id, endStream: endStream)
+                case NGHTTP2_DATA.rawValue:
+                    if endStream {
+                        codec.emit(.end(stream: header.stream_id))
+                    } else if header.length == 0 {
+                        codec.emit(.emptyData(stream: header.stream_id))
+                    }
+                case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                    codec.emit(.ping)
+                case NGHTTP2_RST_STREAM.rawValue:
+                    codec.explainedResets.insert(header.stream_id)
+                    codec.emit(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
+                case NGHTTP2_GOAWAY.rawValue:
+                    let goAway = frame.pointee.goaway
+                    codec.emit(.goAway(lastStream: goAway.last_stream_id, HTTP2ErrorCode(rawValue: goAway.error_code)))
+                case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                    let streams = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+                    codec.emit(.settings(maxConcurrentStreams: Int(streams)))
+                case NGHTTP2_SETTINGS.rawValue:
+                    codec.emit(.settingsAcknowledged)
+                default:
+                    break
                 }
-            case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
-                codec.emit(.ping)
-            case NGHTTP2_RST_STREAM.rawValue:
-                codec.explainedResets.insert(header.stream_id)
-                codec.emit(.reset(stream: header.stream_id, HTTP2ErrorCode(rawValue: frame.pointee.rst_stream.error_code)))
-            case NGHTTP2_GOAWAY.rawValue:
-                let goAway = frame.pointee.goaway
-                codec.emit(.goAway(lastStream: goAway.last_stream_id, HTTP2ErrorCode(rawValue: goAway.error_code)))
-            case NGHTTP2_SETTINGS.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
-                let streams = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
-                codec.emit(.settings(maxConcurrentStreams: Int(streams)))
-            case NGHTTP2_SETTINGS.rawValue:
-                codec.emit(.settingsAcknowledged)
-            default:
-                break
             }
             return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
-            owner(user).emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length))))
+            withOwner(user) { $0.emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length)))) }
             return 0
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { session, frame, error, user in
@@ -87,7 +90,7 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
             guard let user else { return 0 }
-            owner(user).streamClosed(stream, code: code)
+            withOwner(user) { $0.streamClosed(stream, code: code) }
             return 0
         }
     }
@@ -106,13 +109,27 @@ private func owner(_ user: UnsafeMutableRawPointer) -> HTTP2Codec {
     Unmanaged<HTTP2Codec>.fromOpaque(user).takeUnretainedValue()
 }
 
+/// Runs `body` with the codec a callback's `user_data` is, not retained for the call: the codec
+/// is inside one of its own calls into nghttp2 (``HTTP2Codec/receive(_:)``, ``HTTP2Codec/send(limit:into:)``),
+/// so it is alive throughout. For the callbacks made once per header field (a retain and a
+/// release each otherwise).
+@inline(__always)
+private func withOwner<R>(_ user: UnsafeMutableRawPointer, _ body: (HTTP2Codec) -> R) -> R {
+    Unmanaged<HTTP2Codec>.fromOpaque(user)._withUnsafeGuaranteedRef(body)
+}
+
 /// Fills one DATA frame of `stream` from its queue: deferred while the queue is empty and
 /// the body not ended; the end sets `EOF` (and hands over the trailers, which then end the
 /// stream instead of the DATA frame).
 private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>?, _ length: Int,
                       _ flags: UnsafeMutablePointer<UInt32>?, _ user: UnsafeMutableRawPointer?) -> Int {
     guard let user, let buffer, let flags else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-    let codec = owner(user)
+    return withOwner(user) { codec in readBody(codec, session, stream, buffer, length, flags) }
+}
+
+/// ``readBody(_:_:_:_:_:_:)`` for `codec`.
+private func readBody(_ codec: HTTP2Codec, _ session: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>,
+                      _ length: Int, _ flags: UnsafeMutablePointer<UInt32>) -> Int {
     guard let body = codec.outbound[stream] else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
     let n = body.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
     guard body.count == 0 else { return n }
