@@ -333,8 +333,9 @@ public final class HTTP2Codec {
         }
         guard blockStream == stream else { return }
         blockStream = 0
-        let head = block
-        block = HTTP2Head()
+        // (Moved out of the block, not copied from it.)
+        var head = HTTP2Head()
+        swap(&head, &block)
         if head.method != nil || head.status != nil {
             emit(.head(stream: stream, head))
         } else {

@@ -8,11 +8,12 @@ enum HTTP2CodecIO {
     /// before the next is decoded.
     static let receiveChunk = 64 * 1024
 
-    /// Decodes what `input` holds, handing each piece's events to `handle`, while `open()` says
+    /// Decodes what `input` holds, handing each piece's events to `handle` (given, so it may move
+    /// them out instead of copying them), while `open()` says
     /// the connection still is. A protocol error drops the rest of the input and throws (the
     /// codec has queued its `GOAWAY`).
     static func receive(_ input: EventBuffer, codec: HTTP2Codec, while open: () -> Bool,
-                        handle: ([HTTP2Event]) -> Void) throws(HTTP2CodecError) {
+                        handle: (consuming [HTTP2Event]) -> Void) throws(HTTP2CodecError) {
         while !input.isEmpty && open() {
             let events: [HTTP2Event]
             do {

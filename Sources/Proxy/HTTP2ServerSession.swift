@@ -140,8 +140,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     // MARK: - streams
 
-    private func handle(_ events: [HTTP2Event]) {
-        for (index, event) in events.enumerated() {
+    private func handle(_ events: consuming [HTTP2Event]) {
+        for index in events.indices {
+            // Moved out, a trivial event left in its place: a head is not copied (and released
+            // twice) on its way to its stream.
+            var event = HTTP2Event.settingsAcknowledged
+            swap(&event, &events[index])
             switch event {
             case .head(let id, let head):
                 // (Matched, not compared: comparing events copies their heads.)

@@ -194,7 +194,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         close(reason)
     }
 
-    private func handle(_ events: [HTTP2Event]) {
+    private func handle(_ events: consuming [HTTP2Event]) {
         for (index, event) in events.enumerated() {
             switch event {
             case .head(let id, let head):
