@@ -94,7 +94,13 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         exchangeTimer.cancel()
         client.close()
         releaseOutputCharge()
-        context.remove(self)
+        leaveContext()
+    }
+
+    /// Leaves the worker's sessions. An HTTP/2 stream's session was never among them (its
+    /// connection is): no lookup for it.
+    private func leaveContext() {
+        if !isHTTP2Stream { context.remove(self) }
     }
 
     /// Flushes what is queued for the client, then closes.
@@ -108,7 +114,7 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         // never stops the process under a response still being written.
         client.closeAfterFlush { [self] in
             releaseOutputCharge()
-            context.remove(self)
+            leaveContext()
         }
     }
 
