@@ -53,7 +53,8 @@ public final class HTTP2Codec {
     /// Queues of streams that ended, for the next streams' bodies (an object and an array
     /// allocated, and freed, per stream otherwise).
     private var spareBodies: [HTTP2OutboundBody] = []
-    /// Queues kept for the next streams, at most.
+    /// Queues kept for the next streams, at most (with at most
+    /// ``HTTP2OutboundBody/keptCapacity`` bytes of storage each: 16 KiB in all).
     static let spareBodyLimit = 16
 
     /// An empty queue for a stream's body: one an ended stream left, or a new one.
@@ -64,7 +65,9 @@ public final class HTTP2Codec {
     /// `stream` has nothing more to send: its queue goes, kept for a next stream if there is room.
     func retireOutbound(stream: Int32) {
         guard let body = outbound.removeValue(forKey: stream) else { return }
-        if spareBodies.count < Self.spareBodyLimit, body.reset() { spareBodies.append(body) }
+        guard spareBodies.count < Self.spareBodyLimit else { return }
+        body.reset()
+        spareBodies.append(body)
     }
 
     /// A codec for `role` advertising `settings`. The settings go out with the first

@@ -35,19 +35,21 @@ final class HTTP2OutboundBody {
         self.trailers = trailers
     }
 
-    /// Empties the queue for another stream; false when it grew too large to keep (a large
-    /// body's array is given back to the allocator, not held by an idle connection).
-    func reset() -> Bool {
-        guard bytes.capacity <= Self.keptCapacity else { return false }
-        bytes.removeAll(keepingCapacity: true)
+    /// Empties the queue for another stream. An array larger than ``keptCapacity`` is given
+    /// back to the allocator: the spare queues of an idle connection hold little.
+    func reset() {
+        if bytes.capacity <= Self.keptCapacity {
+            bytes.removeAll(keepingCapacity: true)
+        } else {
+            bytes = []
+        }
         start = 0
         ended = false
         trailers = nil
-        return true
     }
 
-    /// The largest array a queue keeps for another stream.
-    static let keptCapacity = 16 * 1024
+    /// The largest array a queue keeps for another stream (a small response's body fits).
+    static let keptCapacity = 1024
 
     /// Copies up to `capacity` queued bytes to `destination`; returns how many.
     func take(into destination: UnsafeMutableRawBufferPointer) -> Int {

@@ -9,8 +9,9 @@ import TokenManager
 /// The session decides nothing about an exchange: it turns socket, pool, credential and timer
 /// events into ``Exchange`` events and performs the ``ExchangeAction`` each returns
 /// (``perform(_:)``). Lives on its worker's loop; owned by the ``WorkerContext`` until it
-/// closes. Reading heads and sending requests is in `ClientSession+Requests.swift`, relaying
-/// responses in `ClientSession+Responses.swift`.
+/// closes (an HTTP/2 stream's, by its ``HTTP2ServerSession``). Reading heads and sending
+/// requests is in `ClientSession+Requests.swift`, relaying responses in
+/// `ClientSession+Responses.swift`.
 final class ClientSession: ConnectionDelegate, TimerOwner {
     /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
     let client: any ByteStream
@@ -179,10 +180,17 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         switch action {
         case .none, .toExchange: break
         case .armHeadTimer(let timeout):
-            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            // (Never for an HTTP/2 stream: its head timer is its exchange timer, left alone.)
+            guard !isHTTP2Stream else {
+                assertionFailure("an HTTP/2 stream's head timer is its exchange timer")
+                break
+            }
             headTimer.schedule(after: timeout == .idle ? context.timeouts.idle : context.timeouts.clientHeader)
         case .stopHeadTimer:
-            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
+            guard !isHTTP2Stream else {
+                assertionFailure("an HTTP/2 stream's head timer is its exchange timer")
+                break
+            }
             headTimer.suspend()
         case .close: close()
         case .answer(let error, let keepClient): answer(error, keepClient: keepClient)

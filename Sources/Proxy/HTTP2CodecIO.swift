@@ -25,7 +25,7 @@ enum HTTP2CodecIO {
                 throw error
             }
             input.drain(min(input.count, receiveChunk))
-            handle(events)
+            handle(consume events)
         }
     }
 

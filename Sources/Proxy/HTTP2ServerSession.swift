@@ -469,21 +469,19 @@ final class HTTP2ServerSession: ConnectionDelegate {
     }
 
     /// Pipes whose last look stopped for want of room in their stream's send queue (each listed
-    /// once: its ``HTTP2StreamPipe/waitingForRoom`` mark), so a turn looks at these, not at
+    /// once: its ``HTTP2StreamPipe/inRoomWaiters`` mark), so a turn looks at these, not at
     /// every open stream.
     private var roomWaiters: [HTTP2StreamPipe] = []
 
     /// Touches the waiting pipes whose stream has room now (their look lists them again if it
-    /// stops short once more); forgets those whose stream closed.
+    /// stops short once more); forgets those no longer waiting, or whose stream closed.
     private func lookAtRoomWaiters() {
         roomWaiters.removeAll { pipe in
-            guard pipe.waitingForRoom, pipe.isListed else {
-                pipe.waitingForRoom = false
-                return true
+            if pipe.waitingForRoom && pipe.isListed {
+                guard codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
+                touched.append(pipe)
             }
-            guard codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
-            pipe.waitingForRoom = false
-            touched.append(pipe)
+            pipe.inRoomWaiters = false
             return true
         }
     }
@@ -506,8 +504,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if after < before { pipe.responseBytesMoved += before - after }
         pipe.responseMoved(after != before)
         let waiting = after > 0 && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
-        if waiting && !pipe.waitingForRoom { roomWaiters.append(pipe) }
         pipe.waitingForRoom = waiting
+        if waiting && !pipe.inRoomWaiters {
+            pipe.inRoomWaiters = true
+            roomWaiters.append(pipe)
+        }
         // A session that closed at once (an abort) leaves nothing more to send: what its
         // response lacks cannot come, so the stream is reset (a socket closed at once drops its
         // unsent bytes too). One closing gracefully is waited for while its bytes move.

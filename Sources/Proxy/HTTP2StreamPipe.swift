@@ -58,8 +58,10 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Request bytes written into ``input`` so far, and how many of them the session took.
     private var credit = StreamWindowCredit()
     /// The last look stopped because the stream's send queue was full (its session's response
-    /// waits for the app to read); it is listed in its connection's room waiters.
+    /// waits for the app to read).
     var waitingForRoom = false
+    /// Listed in its connection's room waiters (until a turn looks at it there).
+    var inRoomWaiters = false
     /// Bytes of the response (head and body, as HTTP/1.1) moved into the framing so far.
     var responseBytesMoved = 0
     /// The translated response's state.

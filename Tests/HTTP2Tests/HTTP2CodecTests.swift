@@ -33,6 +33,34 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
     }
 
+    func testAStreamAfterOneWithTrailersAndALargeBodyStartsWithAnEmptyQueue() throws {
+        // The queue an ended stream leaves serves the next stream: nothing of the first (its
+        // trailers, bytes it left, its end) may show on the second.
+        let pair = CodecPair()
+        let first = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/1"), endStream: true)
+        try pair.pump()
+        try pair.server.submitResponse(stream: first, HTTP2Head(status: 200), endStream: false)
+        let large = (0..<20_000).map { UInt8(truncatingIfNeeded: $0) }
+        large.withUnsafeBytes { pair.server.sendBody(stream: first, $0) }
+        pair.server.endBody(stream: first, trailers: HTTPFields([HTTPField(name: "x-first", value: "1")]))
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents.last, .closed(stream: first, .noError))
+        pair.clientEvents.removeAll()
+
+        let second = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/2"), endStream: true)
+        try pair.pump()
+        try pair.server.submitResponse(stream: second, HTTP2Head(status: 200), endStream: false)
+        let body = Array("second".utf8)
+        body.withUnsafeBytes { pair.server.sendBody(stream: second, $0) }
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents, [.head(stream: second, HTTP2Head(status: 200)), .data(stream: second, body)],
+                       "the body so far, not ended")
+        pair.server.endBody(stream: second)
+        try pair.pump()
+        XCTAssertEqual(Array(pair.clientEvents.dropFirst(2)), [.end(stream: second), .closed(stream: second, .noError)],
+                       "no trailers of the first stream")
+    }
+
     func testBytesSplitIntoSingleBytesDecodeToTheSameEvents() throws {
         let pair = CodecPair()
         let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)

@@ -1,0 +1,53 @@
+@_spi(Testing) import EventLoop
+import XCTest
+
+/// A timer with an owner tells the owner which of its timers expired, instead of running its
+/// action (``Timer/owner``).
+final class TimerTests: XCTestCase {
+    /// Keeps two timers and records which fired, in order.
+    private final class Owner: TimerOwner {
+        let first: LoopTimer
+        let second: LoopTimer
+        var fired: [String] = []
+        var onFire: (() -> Void)?
+
+        init(loop: EventLoop) {
+            first = LoopTimer(on: loop) { XCTFail("the action of a timer with an owner never runs") }
+            second = LoopTimer(on: loop) { XCTFail("the action of a timer with an owner never runs") }
+            first.owner = self
+            second.owner = self
+        }
+
+        func timerFired(_ timer: LoopTimer) {
+            fired.append(timer === first ? "first" : timer === second ? "second" : "other")
+            onFire?()
+        }
+    }
+
+    func testTheOwnerIsToldWhichTimerExpiredInDeadlineOrder() throws {
+        let loop = try EventLoop()
+        let owner = Owner(loop: loop)
+        owner.second.schedule(after: .milliseconds(40))
+        owner.first.schedule(after: .milliseconds(5))
+        owner.onFire = { if owner.fired.count == 2 { loop.stop() } }
+        let guardTimer = LoopTimer(on: loop, after: .seconds(5)) { loop.stop() }
+        loop.run()
+        XCTAssertEqual(owner.fired, ["first", "second"])
+        withExtendedLifetime(guardTimer) {}
+    }
+
+    func testASuspendedTimerDoesNotTellItsOwnerAndAnExpiryTellsItOnce() throws {
+        let loop = try EventLoop()
+        let owner = Owner(loop: loop)
+        owner.first.schedule(after: .milliseconds(5))
+        owner.first.suspend()
+        let stop = LoopTimer(on: loop, after: .milliseconds(50)) { loop.stop() }
+        loop.run()
+        XCTAssertEqual(owner.fired, [], "suspended before its deadline")
+        owner.second.schedule(after: .seconds(60))
+        owner.second.expire()
+        owner.second.expire()
+        XCTAssertEqual(owner.fired, ["second"], "an expiry as if the deadline had passed, once")
+        withExtendedLifetime(stop) {}
+    }
+}
