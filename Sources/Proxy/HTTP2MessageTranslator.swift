@@ -149,6 +149,19 @@ struct HTTP2MessageTranslator {
                                      endStream: head.body == .done)
         }
         phase = head.body
+        // (The codec copied the fields: the storage may serve another head.)
+        spentHead = (head.bytes, head.lines)
+    }
+
+    /// The storage of the announced head once it went to the codec, until taken.
+    private var spentHead: (bytes: [UInt8], lines: [FieldLine])?
+
+    /// The storage of the announced head that went to the codec, handed over once.
+    mutating func takeSpentHead() -> (bytes: [UInt8], lines: [FieldLine])? {
+        guard spentHead != nil else { return nil }
+        var taken: (bytes: [UInt8], lines: [FieldLine])?
+        swap(&taken, &spentHead)
+        return taken
     }
 
     /// What the bytes after a response head framed as `framing` are.

@@ -59,6 +59,27 @@ final class WorkerContext {
         return bytes
     }
 
+    /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
+    /// (``takeStreamHeadStorage()``): many streams' heads are read in one poll before any goes
+    /// out, so a few are kept, each small.
+    private var streamHeadStorages: [(bytes: [UInt8], lines: [FieldLine])] = []
+
+    /// Storage for an HTTP/2 stream's response head: a kept one, or empty arrays.
+    func takeStreamHeadStorage() -> (bytes: [UInt8], lines: [FieldLine]) {
+        streamHeadStorages.popLast() ?? ([], [])
+    }
+
+    /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
+    /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
+    func giveBack(headBytes bytes: consuming [UInt8], lines: consuming [FieldLine]) {
+        // (At most 128 × (2 KiB + 32 lines) kept: a poll reads up to one head per upstream
+        // connection, and an app with many streams may hold 192 of them.)
+        guard streamHeadStorages.count < 128, bytes.capacity <= 2048, lines.capacity <= 32 else { return }
+        bytes.removeAll(keepingCapacity: true)
+        lines.removeAll(keepingCapacity: true)
+        streamHeadStorages.append((bytes, lines))
+    }
+
     /// This worker's counters (only touched on this loop).
     var metrics = ProxyMetrics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]

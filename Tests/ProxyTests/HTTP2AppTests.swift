@@ -90,6 +90,31 @@ final class HTTP2AppTests: XCTestCase {
         }
     }
 
+    func testConcurrentStreamsEachGetTheirOwnResponseHead() throws {
+        // Response heads of many streams are read in one poll and go out later: each stream's
+        // fields (kept in storage the worker reuses) must be its own.
+        let nginx = try Nginx(locations: #"location /each/ { add_header X-Path $uri; add_header X-Long $uri$uri$uri$uri; return 200 "$uri\n"; }"#)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let paths = (0..<40).map { "/each/\($0)-" + String(repeating: "x", count: $0 * 7) }
+        let result = try Command.run(["nghttp", "-n", "-v", "-m", "1", "-H", ":authority: api.test"]
+                                         + paths.map { "http://127.0.0.1:\(proxy.port)\($0)" }, timeout: 30)
+        XCTAssertEqual(result.status, 0, result.err)
+        var seen: [String: String] = [:]
+        var stream = ""
+        for line in result.out.split(separator: "\n") {
+            if let range = line.range(of: "recv HEADERS frame <length=") {
+                let id = line[range.upperBound...].components(separatedBy: "stream_id=").last ?? ""
+                stream = String(id.prefix { $0.isNumber })
+            } else if let range = line.range(of: "x-path: ") {
+                seen[stream] = String(line[range.upperBound...])
+            } else if let range = line.range(of: "x-long: "), let path = seen[stream] {
+                XCTAssertEqual(String(line[range.upperBound...]), String(repeating: path, count: 4), "stream \(stream)")
+            }
+        }
+        XCTAssertEqual(Set(seen.values), Set(paths), "each path's head once, on its stream")
+        XCTAssertEqual(seen.count, paths.count)
+    }
+
     func testAnUnroutedHostOverHTTP2GetsTheSameRefusalAsOverHTTP1() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
