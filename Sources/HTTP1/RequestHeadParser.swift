@@ -175,9 +175,11 @@ public enum RequestHeadParser {
     /// the empty line, what ``parse(_:maxFields:reusing:)`` reads after a request line) by the
     /// same field-section parser, one valid `Host`, the same framing rules. HTTP/1.1; the
     /// connection is not kept alive (one exchange per stream). `fieldSection` becomes the
-    /// head's bytes without a copy.
+    /// head's bytes without a copy; `storage`, a head done with, gives its object and its
+    /// lines' array.
     public static func head(method: String, target: String, fieldSection: consuming [UInt8],
-                            maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
+                            maxFields: Int = 100,
+                            reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
         var method = method
         let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
         guard methodValid else { throw .invalid("malformed request line") }
@@ -187,6 +189,11 @@ public enum RequestHeadParser {
             Result { () throws(HTTPParseError) in try Self.streamTarget(UnsafeRawBufferPointer(bytes), method: method, target) }
         }
         var lines: [FieldLine] = []
+        let recycled = storage.head
+        storage.head = nil
+        // Moved out: unique, so filled in place (the section comes with its own bytes).
+        if let recycled { swap(&lines, &recycled.fieldLines) }
+        lines.removeAll(keepingCapacity: true)
         var known = KnownFields()
         let parts = fieldSection.withUnsafeBytes { section in
             Result { () throws(HTTPParseError) -> (BodyFraming, Authority, Bool) in
@@ -201,6 +208,12 @@ public enum RequestHeadParser {
             }
         }
         let (framing, host, expectsContinue) = try parts.get()
+        if let recycled {
+            recycled.refill(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldSection,
+                            fieldLines: lines, connectionLines: known.count(.connection), framing: framing,
+                            host: host, keepAlive: false, expectsContinue: expectsContinue)
+            return recycled
+        }
         return RequestHead(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldSection,
                            fieldLines: lines, connectionLines: known.count(.connection), framing: framing,
                            host: host, keepAlive: false, expectsContinue: expectsContinue)

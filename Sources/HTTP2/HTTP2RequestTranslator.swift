@@ -42,8 +42,10 @@ public enum HTTP2RequestTranslator {
 
         /// The head as the HTTP/1.1 session reads it: checked by the strict parser's rules
         /// (throws what a parser would refuse, with its error).
-        public func requestHead(maxFields: Int = 100) throws(HTTPParseError) -> RequestHead {
-            try RequestHeadParser.head(method: method, target: target, fieldSection: fieldSection, maxFields: maxFields)
+        public func requestHead(maxFields: Int = 100,
+                                reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
+            try RequestHeadParser.head(method: method, target: target, fieldSection: fieldSection, maxFields: maxFields,
+                                       reusing: storage)
         }
 
         /// The head as HTTP/1.1 text (request line and field section).

@@ -54,14 +54,10 @@ extension ClientSession: UpstreamConnectionOwner {
                         return (.interim(status: view.status, reason: String(decoding: view.reason, as: UTF8.self),
                                          switching: switching), view.bytes.count)
                     }
-                    var response: UpstreamResponse
-                    if isHTTP2Stream {
-                        let storage = context.takeStreamHeadStorage()
-                        response = ResponseRewriter.response(view, clientVersion: io.head.version, reusing: storage.bytes,
-                                                             locatingLines: true, reusingLines: storage.lines)
-                    } else {
-                        response = ResponseRewriter.response(view, clientVersion: io.head.version, reusing: context.takeHeadBytes())
-                    }
+                    // (An HTTP/2 stream's head goes to its codec later: built in storage of its own.)
+                    var response = ResponseRewriter.response(view, clientVersion: io.head.version,
+                                                             reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
+                                                             locatingLines: isHTTP2Stream)
                     if isGRPCStream { response.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(view) }
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,

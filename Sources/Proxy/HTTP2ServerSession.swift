@@ -246,7 +246,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the fields).
         let length = translation.method.utf8.count + translation.target.utf8.count + 12 + translation.fieldSection.count
         guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
-        return Result { () throws(HTTPParseError) in try translation.requestHead(maxFields: context.requestFieldLimit) }
+        return Result { () throws(HTTPParseError) in
+            try translation.requestHead(maxFields: context.requestFieldLimit, reusing: context.takeHeadStorage())
+        }
     }
 
     /// Most streams one worker serves at once, over all its apps' connections (each connection
@@ -500,7 +502,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: pipe.stream, .internalError)
             pipe.response.drain(pipe.response.count)
         }
-        if let spent = pipe.responseTranslator.takeSpentHead() { context.giveBack(headBytes: spent.bytes, lines: spent.lines) }
+        if let spent = pipe.responseTranslator.takeSpentHead() { context.giveBack(headBytes: spent) }
         let after = pipe.response.count
         if after < before { pipe.responseBytesMoved += before - after }
         pipe.responseMoved(after != before)

@@ -46,9 +46,10 @@ final class WorkerContext {
     }
 
     /// Keeps `storage` for a later head, unless enough are kept already or it grew large (an
-    /// unusually large head's memory goes back rather than staying with the worker).
+    /// unusually large head's memory goes back rather than staying with the worker). 64: an
+    /// HTTP/2 connection starts its streams in bursts, each taking one (256 KiB kept at most).
     func recycle(_ storage: consuming RequestHeadStorage) {
-        guard headStorages.count < 16, storage.capacity <= 8192 else { return }
+        guard headStorages.count < 64, storage.capacity <= 4096 else { return }
         headStorages.append(storage)
     }
 
@@ -60,24 +61,23 @@ final class WorkerContext {
     }
 
     /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
-    /// (``takeStreamHeadStorage()``): many streams' heads are read in one poll before any goes
+    /// (``takeStreamHeadBytes()``): many streams' heads are read in one poll before any goes
     /// out, so a few are kept, each small.
-    private var streamHeadStorages: [(bytes: [UInt8], lines: [FieldLine])] = []
+    private var streamHeadStorages: [[UInt8]] = []
 
-    /// Storage for an HTTP/2 stream's response head: a kept one, or empty arrays.
-    func takeStreamHeadStorage() -> (bytes: [UInt8], lines: [FieldLine]) {
-        streamHeadStorages.popLast() ?? ([], [])
+    /// Storage for an HTTP/2 stream's response head: a kept one, or an empty array.
+    func takeStreamHeadBytes() -> [UInt8] {
+        streamHeadStorages.popLast() ?? []
     }
 
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
     /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
-    func giveBack(headBytes bytes: consuming [UInt8], lines: consuming [FieldLine]) {
-        // (At most 128 × (2 KiB + 32 lines) kept: a poll reads up to one head per upstream
-        // connection, and an app with many streams may hold 192 of them.)
-        guard streamHeadStorages.count < 128, bytes.capacity <= 2048, lines.capacity <= 32 else { return }
+    func giveBack(headBytes bytes: consuming [UInt8]) {
+        // (At most 128 × 2 KiB kept: a poll reads up to one head per upstream connection, and
+        // an app with many streams may hold 192 of them.)
+        guard streamHeadStorages.count < 128, bytes.capacity <= 2048 else { return }
         bytes.removeAll(keepingCapacity: true)
-        lines.removeAll(keepingCapacity: true)
-        streamHeadStorages.append((bytes, lines))
+        streamHeadStorages.append(bytes)
     }
 
     /// This worker's counters (only touched on this loop).
