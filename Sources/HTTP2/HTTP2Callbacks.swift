@@ -69,24 +69,25 @@ enum HTTP2Callbacks {
             // limit is refused.
             let stream = frame.pointee.hd.stream_id
             guard stream != 0 else { return 0 }
-            let codec = owner(user)
-            // Explained for its close, if it is open (a frame on a closed stream closes nothing:
-            // remembering it would grow the set for nothing). Told once per stream.
-            let isOpen = nghttp2_session_find_stream(session, stream) != nil
-            if isOpen {
-                guard codec.explainedResets.insert(stream).inserted else { return 0 }
+            return withOwner(user) { codec -> Int32 in
+                // Explained for its close, if it is open (a frame on a closed stream closes nothing:
+                // remembering it would grow the set for nothing). Told once per stream.
+                let isOpen = nghttp2_session_find_stream(session, stream) != nil
+                if isOpen {
+                    guard codec.explainedResets.insert(stream).inserted else { return 0 }
+                }
+                switch error {
+                case NGHTTP2_ERR_HTTP_HEADER.rawValue, NGHTTP2_ERR_HTTP_MESSAGING.rawValue:
+                    codec.emit(.malformed(stream: stream))
+                case NGHTTP2_ERR_REFUSED_STREAM.rawValue:
+                    codec.emit(.refusedStream(stream: stream))
+                default:
+                    // A frame for a stream that is not open is a connection error (or ignored):
+                    // nothing of a stream is reset.
+                    if isOpen { codec.emit(.provokedReset(stream: stream)) }
+                }
+                return 0
             }
-            switch error {
-            case NGHTTP2_ERR_HTTP_HEADER.rawValue, NGHTTP2_ERR_HTTP_MESSAGING.rawValue:
-                codec.emit(.malformed(stream: stream))
-            case NGHTTP2_ERR_REFUSED_STREAM.rawValue:
-                codec.emit(.refusedStream(stream: stream))
-            default:
-                // A frame for a stream that is not open is a connection error (or ignored):
-                // nothing of a stream is reset.
-                if isOpen { codec.emit(.provokedReset(stream: stream)) }
-            }
-            return 0
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, user in
             guard let user else { return 0 }
@@ -103,16 +104,10 @@ enum HTTP2Callbacks {
     }
 }
 
-/// The codec a callback's `user_data` is.
-@inline(__always)
-private func owner(_ user: UnsafeMutableRawPointer) -> HTTP2Codec {
-    Unmanaged<HTTP2Codec>.fromOpaque(user).takeUnretainedValue()
-}
-
 /// Runs `body` with the codec a callback's `user_data` is, not retained for the call: the codec
 /// is inside one of its own calls into nghttp2 (``HTTP2Codec/receive(_:)``, ``HTTP2Codec/send(limit:into:)``),
-/// so it is alive throughout. For the callbacks made once per header field (a retain and a
-/// release each otherwise).
+/// so it is alive throughout. Every callback reaches the codec this way (some run once per
+/// header field: a retain and a release each otherwise).
 @inline(__always)
 private func withOwner<R>(_ user: UnsafeMutableRawPointer, _ body: (HTTP2Codec) -> R) -> R {
     Unmanaged<HTTP2Codec>.fromOpaque(user)._withUnsafeGuaranteedRef(body)
