@@ -29,10 +29,14 @@ enum HTTP2CodecIO {
         }
     }
 
-    /// Moves the codec's frames into `output` while it holds less than `limit` bytes (frames
-    /// beyond wait in the codec, and the streams behind them in their own buffers); returns the
-    /// events sending led to.
-    static func send(_ codec: HTTP2Codec, into output: EventBuffer, limit: Int) throws(HTTP2CodecError) -> [HTTP2Event] {
+    /// Moves the codec's frames into `stream`'s output while it holds less than `limit` bytes
+    /// (frames beyond wait in the codec, and the streams behind them in their own buffers);
+    /// returns the events sending led to. With nothing queued it touches neither (a turn looks
+    /// several times, most often with nothing to send: each look cost nghttp2's whole send
+    /// path and a flush scheduled for nothing).
+    static func send(_ codec: HTTP2Codec, to stream: any ByteStream, limit: Int) throws(HTTP2CodecError) -> [HTTP2Event] {
+        guard codec.wantsToSend else { return [] }
+        let output = stream.output
         let room = limit - output.count
         guard room > 0 else { return [] }
         return try codec.send(limit: room) { bytes in output.append(bytes) }

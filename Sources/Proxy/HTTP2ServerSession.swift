@@ -540,7 +540,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     private func flushCodec() {
         do {
-            handle(try HTTP2CodecIO.send(codec, into: client.output, limit: Self.outputLimit))
+            handle(try HTTP2CodecIO.send(codec, to: client, limit: Self.outputLimit))
         } catch {
             fail()
         }

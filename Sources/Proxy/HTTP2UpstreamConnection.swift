@@ -303,7 +303,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private func flushCodec() {
         guard let socket else { return }
         do {
-            handle(try HTTP2CodecIO.send(codec, into: socket.output, limit: Self.outputLimit))
+            handle(try HTTP2CodecIO.send(codec, to: socket, limit: Self.outputLimit))
         } catch {
             fail(.socketError(errno: EPROTO))
         }
