@@ -131,6 +131,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private var starting: [PendingStart] = []
 
     func connectionDidDrain(_ connection: any ByteStream) {
+        // Room in the socket's output matters only to frames the codec holds back (and the
+        // streams waiting behind them): most drains follow a turn that sent everything.
+        guard codec.wantsToSend || !touched.isEmpty || !roomWaiters.isEmpty else { return }
         turn()
     }
 
