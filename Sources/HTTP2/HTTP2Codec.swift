@@ -129,21 +129,39 @@ public final class HTTP2Codec {
     }
 
     /// Records `event` for the current ``receive(_:)`` or ``send(limit:into:)``. The list is
-    /// handed over whole (``takeEvents()``), so each call's list starts without storage: room for
-    /// a few is made at once (a request's head and end, a stream's close) rather than grown one
-    /// element at a time, an allocation each.
+    /// handed over whole (``takeEvents()``), so a call's list may start without storage: room
+    /// for a few is made at once (a request's head and end, a stream's close) rather than grown
+    /// one element at a time, an allocation each.
     func emit(_ event: HTTP2Event) {
         if events.capacity == 0 { events.reserveCapacity(8) }
         events.append(event)
     }
 
     /// The events collected, handed over (the empty list costs no allocation: most sends
-    /// lead to none).
+    /// lead to none); the next ones go into the storage of a list handed back
+    /// (``recycle(events:)``), if there is one.
     private func takeEvents() -> [HTTP2Event] {
         guard !events.isEmpty else { return [] }
-        defer { events = [] }
-        return events
+        var taken: [HTTP2Event] = []
+        swap(&taken, &spareEvents)
+        swap(&taken, &events)
+        // (Emptied here, not when handed back: by now the consumer holds no other reference to
+        // it, so emptying keeps the storage instead of copying it.)
+        events.removeAll(keepingCapacity: true)
+        return taken
     }
+
+    /// A list of events the consumer is done with: its storage takes the next ones (an
+    /// allocation and a free fewer per read or send that leads to events). Kept only if small.
+    public func recycle(events list: consuming [HTTP2Event]) {
+        guard spareEvents.capacity == 0, list.capacity <= Self.keptEventCapacity else { return }
+        spareEvents = list
+    }
+
+    /// Storage for the next events (``recycle(events:)``).
+    private var spareEvents: [HTTP2Event] = []
+    /// The largest list whose storage is kept.
+    static let keptEventCapacity = 64
 
     /// Hands what is queued for the peer to `sink`, in order (maybe in several pieces; each
     /// valid only during its call), stopping once `limit` bytes went (a frame is not split: the
@@ -305,7 +323,12 @@ public final class HTTP2Codec {
     /// A header block began on `stream`.
     func beginHead(stream: Int32) {
         blockStream = stream
-        block = HTTP2Head()
+        if let spare = spareHeads.popLast() {
+            block = spare
+            block.clear()
+        } else {
+            block = HTTP2Head()
+        }
         blockBytesLeft = settings.maxHeaderListSize
         blockFieldsLeft = settings.maxHeaderFields
         if oversizedStream == stream { oversizedStream = 0 }
@@ -327,6 +350,18 @@ public final class HTTP2Codec {
         block.add(name: name, value: value)
     }
 
+    /// A received head the consumer is done with: its storage takes a next stream's fields
+    /// (two allocations and frees fewer per stream). A few are kept, only small ones.
+    public func recycle(head: consuming HTTP2Head) {
+        guard spareHeads.count < Self.spareHeadLimit, head.isSmall else { return }
+        spareHeads.append(head)
+    }
+
+    /// Heads kept for their storage (``recycle(head:)``).
+    private var spareHeads: [HTTP2Head] = []
+    /// Heads kept, at most.
+    static let spareHeadLimit = 4
+
     /// A header block on `stream` is complete: a head or trailers, by what it holds.
     func finishHead(stream: Int32, endStream: Bool) {
         if oversizedStream == stream {
@@ -343,6 +378,7 @@ public final class HTTP2Codec {
             emit(.head(stream: stream, head))
         } else {
             emit(.trailers(stream: stream, head.fields))
+            recycle(head: head)
         }
         if endStream { emit(.end(stream: stream)) }
     }

@@ -118,6 +118,22 @@ public struct HTTP2Head: Equatable, Sendable {
     /// An empty head, filled field by field as a header block is decoded.
     init() {}
 
+    /// Whether its fields' storage is small enough to keep for another head (1 KiB of bytes,
+    /// 64 fields).
+    var isSmall: Bool { fieldBytes.capacity <= 1024 && fieldEnds.capacity <= 128 }
+
+    /// Empties it, keeping its fields' storage (for the next block the codec decodes).
+    mutating func clear() {
+        method = nil
+        scheme = nil
+        authority = nil
+        path = nil
+        extendedProtocol = nil
+        status = nil
+        fieldBytes.removeAll(keepingCapacity: true)
+        fieldEnds.removeAll(keepingCapacity: true)
+    }
+
     /// A trailer section: regular fields only.
     init(trailers: HTTPFields) {
         fields = trailers

@@ -155,6 +155,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 var ended = false
                 if index + 1 < events.count, case .end(let next) = events[index + 1] { ended = next == id }
                 open(id, head, endStream: ended)
+                codec.recycle(head: head)
             case .data(let id, let bytes):
                 guard let pipe = streams[id]?.pipe, pipe.receiveBody(bytes) else {
                     // No session, or it is done with the stream (an early answer): the bytes go
@@ -199,6 +200,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 break
             }
         }
+        codec.recycle(events: events)
     }
 
     /// A request head arrived: a session of its own serves it.
