@@ -125,6 +125,17 @@ public struct RequestHeadStorage: @unchecked Sendable {
 
     init(head: RequestHead) { self.head = head }
 
+    /// The bytes array of the head it holds, moved out (its capacity kept, its bytes to be
+    /// overwritten): a field section written into it and passed with this storage to
+    /// ``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:)`` costs no
+    /// allocation. Empty when it holds no head.
+    public mutating func takeFieldBytes() -> [UInt8] {
+        guard let head else { return [] }
+        var bytes: [UInt8] = []
+        swap(&bytes, &head.fieldBytes)
+        return bytes
+    }
+
     /// Bytes of memory the storage holds on to in its arrays.
     public var capacity: Int {
         guard let head else { return 0 }

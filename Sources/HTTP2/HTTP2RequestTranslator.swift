@@ -60,8 +60,10 @@ public enum HTTP2RequestTranslator {
     }
 
     /// The translated head, or `nil` when the request cannot be expressed (no `:authority` or
-    /// `host`, a scheme other than http or https, a target not origin-form, `CONNECT`).
-    public static func translate(_ head: HTTP2Head, endStream: Bool) -> Translation? {
+    /// `host`, a scheme other than http or https, a target not origin-form, `CONNECT`). The
+    /// field section is written into `storage` when it has room (a head done with gives its
+    /// bytes: ``HTTP1/RequestHeadStorage/takeFieldBytes()``), else into a new array.
+    public static func translate(_ head: HTTP2Head, endStream: Bool, into storage: consuming [UInt8] = []) -> Translation? {
         // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
         // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
         guard let method = head.method, head.extendedProtocol == nil, method != "CONNECT" else { return nil }
@@ -109,7 +111,8 @@ public enum HTTP2RequestTranslator {
         let cookieSize = cookies == 0 ? 0 : 10 + cookiesSize + 2 * (cookies - 1)
         var host = authority
         let section = host.withUTF8 { host in
-            [UInt8](unsafeUninitializedCapacity: 8 + host.count + linesSize + cookieSize + framingLine.utf8CodeUnitCount + 2) { buffer, count in
+            let size = 8 + host.count + linesSize + cookieSize + framingLine.utf8CodeUnitCount + 2
+            return written(size: size, into: &storage) { buffer in
                 var out = Writer(base: buffer.baseAddress!, capacity: buffer.count)
                 out.put("Host: ")
                 out.put(UnsafeRawBufferPointer(host))
@@ -139,10 +142,31 @@ public enum HTTP2RequestTranslator {
                 out.put("\r\n")
                 // (Sized and written by the same rules: a difference is a bug, not input.)
                 precondition(out.position == buffer.count, "a translated head came out shorter than its size")
-                count = out.position
             }
         }
         return Translation(method: method, target: path, fieldSection: section, framing: framing)
+    }
+
+    /// `size` bytes `write` fills (all of them): in `storage` when it has the room, its count
+    /// set to `size` (growing it by the difference from what it held, usually a few bytes: a
+    /// connection's requests look alike), else in a new array.
+    private static func written(size: Int, into storage: inout [UInt8],
+                                _ write: (UnsafeMutableBufferPointer<UInt8>) -> Void) -> [UInt8] {
+        guard storage.capacity >= size else {
+            return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                write(buffer)
+                count = size
+            }
+        }
+        if storage.count > size {
+            storage.removeLast(storage.count - size)
+        } else if storage.count < size {
+            storage.append(contentsOf: repeatElement(0, count: size - storage.count))
+        }
+        storage.withUnsafeMutableBufferPointer { write($0) }
+        var section: [UInt8] = []
+        swap(&section, &storage)
+        return section
     }
 
     /// What a received field is to the translation.

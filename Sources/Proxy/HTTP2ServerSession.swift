@@ -230,9 +230,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuseConnect(id, head)
             return
         }
-        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
+        var storage = context.takeHeadStorage()
+        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream, into: storage.takeFieldBytes()) else {
             codec.reset(stream: id, .protocolError)
             refuse(.malformed, stream: id)
+            context.recycle(storage)
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
@@ -242,17 +244,20 @@ final class HTTP2ServerSession: ConnectionDelegate {
         streams[id] = (pipe, session)
         pipe.isListed = true
         context.http2Streams += 1
-        pendingStarts.append((pipe, session, requestHead(translation)))
+        pendingStarts.append((pipe, session, requestHead(translation, reusing: storage)))
     }
 
     /// The translated head as its session serves it, checked by the HTTP/1.1 rules and limits
     /// (what they refuse, its session answers as it answers a malformed HTTP/1.1 head).
-    private func requestHead(_ translation: HTTP2RequestTranslator.Translation) -> Result<RequestHead, HTTPParseError> {
+    private func requestHead(_ translation: HTTP2RequestTranslator.Translation,
+                             reusing storage: consuming RequestHeadStorage) -> Result<RequestHead, HTTPParseError> {
         // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the fields).
         let length = translation.method.utf8.count + translation.target.utf8.count + 12 + translation.fieldSection.count
         guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
-        return Result { () throws(HTTPParseError) in
-            try translation.requestHead(maxFields: context.requestFieldLimit, reusing: context.takeHeadStorage())
+        do {
+            return .success(try translation.requestHead(maxFields: context.requestFieldLimit, reusing: storage))
+        } catch {
+            return .failure(error)
         }
     }
 

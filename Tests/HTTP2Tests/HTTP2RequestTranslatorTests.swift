@@ -27,6 +27,37 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
         XCTAssertEqual(text, "GET /p?q=1 HTTP/1.1\r\nHost: api.test\r\nx-b: 2\r\ncookie: a=1; c=3\r\n\r\n")
     }
 
+    /// A section written into the bytes of a head done with is the section written fresh,
+    /// whether those bytes were more, fewer or too few to reuse: nothing of the old head stays.
+    func testASectionWrittenIntoAnOldHeadsBytesIsTheSameAsAFreshOne() throws {
+        let request = head("POST", fields: [("content-type", "text/plain"), ("cookie", "a=1"), ("cookie", "b=2"), ("x-id", "7")])
+        let fresh = try XCTUnwrap(HTTP2RequestTranslator.translate(request, endStream: false)).fieldSection
+        var longer = [UInt8](repeating: UInt8(ascii: "X"), count: fresh.count + 40)
+        longer.reserveCapacity(fresh.count + 100)
+        var shorter = [UInt8](repeating: UInt8(ascii: "Y"), count: 3)
+        shorter.reserveCapacity(fresh.count + 100)
+        let tooSmall = [UInt8](repeating: UInt8(ascii: "Z"), count: 5)
+        for old in [longer, shorter, tooSmall] {
+            let reused = try XCTUnwrap(HTTP2RequestTranslator.translate(request, endStream: false, into: old))
+            XCTAssertEqual(reused.fieldSection, fresh)
+            XCTAssertEqual(reused.framing, .chunked)
+        }
+    }
+
+    /// The storage of a parsed head done with gives its bytes to the next translation, and the
+    /// head parsed from it reads the new request's fields, not the old one's.
+    func testAHeadParsedFromRecycledStorageReadsTheNewFields() throws {
+        var first = try XCTUnwrap(HTTP2RequestTranslator.translate(
+            head(fields: [("x-old", String(repeating: "o", count: 200))]), endStream: true)).requestHead()
+        var storage = try XCTUnwrap(RequestHead.reclaimStorage(&first))
+        let translation = try XCTUnwrap(HTTP2RequestTranslator.translate(head(fields: [("x-new", "n")]), endStream: true,
+                                                                          into: storage.takeFieldBytes()))
+        let second = try translation.requestHead(reusing: storage)
+        XCTAssertEqual(second.fields.values("x-new"), ["n"])
+        XCTAssertEqual(second.fields.values("x-old"), [])
+        XCTAssertEqual(second.host?.description, "api.test")
+    }
+
     /// Empty crumbs are left out of the joined cookie, and only-empty cookies make no line.
     func testEmptyCookieCrumbsAreLeftOut() throws {
         let joined = try XCTUnwrap(HTTP2RequestTranslator.translate(
