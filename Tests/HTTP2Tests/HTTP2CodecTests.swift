@@ -61,6 +61,34 @@ final class HTTP2CodecTests: XCTestCase {
                        "no trailers of the first stream")
     }
 
+    func testAHeadDecodedIntoARecycledOnesStorageCarriesNothingOfIt() throws {
+        // The consumer hands each head and event list back; the next stream's head is decoded
+        // into that storage: none of the first head's fields or pseudo-header fields may show.
+        let pair = CodecPair()
+        let first = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "https", authority: "a.test", path: "/1",
+                                                            fields: HTTPFields([HTTPField(name: "x-first", value: "1"),
+                                                                                HTTPField(name: "cookie", value: "c=1")])),
+                                                  endStream: true)
+        do {
+            // (Scoped: once handed back, nothing here holds the storage, so it is reused in place.)
+            let (bytes, _) = try pair.output(of: pair.client)
+            let events = try bytes.withUnsafeBytes { try pair.server.receive($0) }
+            let firstHead = events.compactMap { if case .head(first, let head) = $0 { head } else { nil } }
+            XCTAssertEqual(firstHead.first?.firstField("x-first"), "1")
+            for head in firstHead { pair.server.recycle(head: head) }
+            pair.server.recycle(events: events)
+        }
+
+        let second = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "b.test", path: "/2"),
+                                                   endStream: true)
+        let (more, _) = try pair.output(of: pair.client)
+        let events = try more.withUnsafeBytes { try pair.server.receive($0) }
+        XCTAssertEqual(events.filter { !$0.isSettings }, [
+            .head(stream: second, HTTP2Head(method: "GET", scheme: "http", authority: "b.test", path: "/2")),
+            .end(stream: second),
+        ])
+    }
+
     func testBytesSplitIntoSingleBytesDecodeToTheSameEvents() throws {
         let pair = CodecPair()
         let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
