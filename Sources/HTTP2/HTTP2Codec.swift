@@ -359,8 +359,9 @@ public final class HTTP2Codec {
 
     /// Heads kept for their storage (``recycle(head:)``).
     private var spareHeads: [HTTP2Head] = []
-    /// Heads kept, at most.
-    static let spareHeadLimit = 4
+    /// Heads kept, at most: a read often decodes several streams' heads before the consumer
+    /// hands the first back (h2load's 10 streams a connection come in one read).
+    static let spareHeadLimit = 16
 
     /// A header block on `stream` is complete: a head or trailers, by what it holds.
     func finishHead(stream: Int32, endStream: Bool) {

@@ -118,9 +118,9 @@ public struct HTTP2Head: Equatable, Sendable {
     /// An empty head, filled field by field as a header block is decoded.
     init() {}
 
-    /// Whether its fields' storage is small enough to keep for another head (1 KiB of bytes,
-    /// 64 fields).
-    var isSmall: Bool { fieldBytes.capacity <= 1024 && fieldEnds.capacity <= 128 }
+    /// Whether its fields' storage is small enough to keep for another head (512 bytes, 16
+    /// fields: what a usual request reserves; a codec keeps 12 KiB at most).
+    var isSmall: Bool { fieldBytes.capacity <= 512 && fieldEnds.capacity <= 32 }
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).
     mutating func clear() {
