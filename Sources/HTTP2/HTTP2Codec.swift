@@ -52,14 +52,14 @@ public final class HTTP2Codec {
     var outbound = StreamTable<HTTP2OutboundBody>()
     /// Queues of streams that ended, for the next streams' bodies (an object and an array
     /// allocated, and freed, per stream otherwise).
-    private var spareBodies: [HTTP2OutboundBody] = []
+    private var spareBodies = SpareList<HTTP2OutboundBody>(limit: HTTP2Codec.spareBodyLimit)
     /// Queues kept for the next streams, at most (with at most
     /// ``HTTP2OutboundBody/keptCapacity`` bytes of storage each: 16 KiB in all).
     static let spareBodyLimit = 16
 
     /// An empty queue for a stream's body: one an ended stream left, or a new one.
     private func outboundBody() -> HTTP2OutboundBody {
-        spareBodies.popLast() ?? HTTP2OutboundBody()
+        spareBodies.take() ?? HTTP2OutboundBody()
     }
 
     /// `stream` has nothing more to send: its queue goes, kept for a next stream if there is room.
@@ -67,7 +67,7 @@ public final class HTTP2Codec {
         guard let body = outbound.removeValue(forKey: stream) else { return }
         guard spareBodies.count < Self.spareBodyLimit else { return }
         body.reset()
-        spareBodies.append(body)
+        spareBodies.keep(body)
     }
 
     /// A codec for `role` advertising `settings`. The settings go out with the first
@@ -142,8 +142,7 @@ public final class HTTP2Codec {
     /// (``recycle(events:)``), if there is one.
     private func takeEvents() -> [HTTP2Event] {
         guard !events.isEmpty else { return [] }
-        var taken: [HTTP2Event] = []
-        swap(&taken, &spareEvents)
+        var taken = spareEvents.take() ?? []
         swap(&taken, &events)
         // (Emptied here, not when handed back: by now the consumer holds no other reference to
         // it, so emptying keeps the storage instead of copying it.)
@@ -154,12 +153,12 @@ public final class HTTP2Codec {
     /// A list of events the consumer is done with: its storage takes the next ones (an
     /// allocation and a free fewer per read or send that leads to events). Kept only if small.
     public func recycle(events list: consuming [HTTP2Event]) {
-        guard spareEvents.capacity == 0, list.capacity <= Self.keptEventCapacity else { return }
-        spareEvents = list
+        guard list.capacity <= Self.keptEventCapacity else { return }
+        spareEvents.keep(list)
     }
 
     /// Storage for the next events (``recycle(events:)``).
-    private var spareEvents: [HTTP2Event] = []
+    private var spareEvents = SpareList<[HTTP2Event]>(limit: 1)
     /// The largest list whose storage is kept.
     static let keptEventCapacity = 64
 
@@ -323,7 +322,7 @@ public final class HTTP2Codec {
     /// A header block began on `stream`.
     func beginHead(stream: Int32) {
         blockStream = stream
-        if let spare = spareHeads.popLast() {
+        if let spare = spareHeads.take() {
             block = spare
             block.clear()
         } else {
@@ -353,12 +352,12 @@ public final class HTTP2Codec {
     /// A received head the consumer is done with: its storage takes a next stream's fields
     /// (two allocations and frees fewer per stream). A few are kept, only small ones.
     public func recycle(head: consuming HTTP2Head) {
-        guard spareHeads.count < Self.spareHeadLimit, head.isSmall else { return }
-        spareHeads.append(head)
+        guard head.isSmall else { return }
+        spareHeads.keep(head)
     }
 
     /// Heads kept for their storage (``recycle(head:)``).
-    private var spareHeads: [HTTP2Head] = []
+    private var spareHeads = SpareList<HTTP2Head>(limit: HTTP2Codec.spareHeadLimit)
     /// Heads kept, at most: a read often decodes several streams' heads before the consumer
     /// hands the first back (h2load's 10 streams a connection come in one read).
     static let spareHeadLimit = 16

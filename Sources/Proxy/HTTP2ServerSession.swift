@@ -410,21 +410,21 @@ final class HTTP2ServerSession: ConnectionDelegate {
     // MARK: - from the pipes
 
     /// Buffers of streams that ended, for the next streams' pipes (at most ``spareBufferLimit``).
-    private var spareBuffers: [OwnedEventBuffer] = []
+    private var spareBuffers = SpareList<OwnedEventBuffer>(limit: HTTP2ServerSession.spareBufferLimit)
     /// The buffers a connection keeps for its next streams: enough for 16 streams at a time
     /// (an idle connection that had them holds a few KiB of empty buffers).
     static let spareBufferLimit = 32
 
     /// An empty buffer for a new stream's pipe: one a closed stream left, or a new one.
     func spareBuffer() -> OwnedEventBuffer {
-        spareBuffers.popLast() ?? OwnedEventBuffer()
+        spareBuffers.take() ?? OwnedEventBuffer()
     }
 
     /// A closed stream's pipe gives its buffer back (emptied here; kept if there is room).
     func giveBack(_ buffer: OwnedEventBuffer) {
         guard !closed, spareBuffers.count < Self.spareBufferLimit else { return }
         buffer.buffer.drain(buffer.buffer.count)
-        spareBuffers.append(buffer)
+        spareBuffers.keep(buffer)
     }
 
     /// A pipe's session wrote, read or closed: look at it in this loop iteration's turn.

@@ -38,11 +38,11 @@ final class WorkerContext {
 
     /// Storage of request heads whose exchanges ended, for the next heads to be parsed into
     /// (``takeHeadStorage()``, ``recycle(_:)``): a few, each small (see ``recycle(_:)``).
-    private var headStorages: [RequestHeadStorage] = []
+    private var headStorages = SpareList<RequestHeadStorage>(limit: 512)
 
     /// Storage for the next request head: a recycled one if there is one.
     func takeHeadStorage() -> RequestHeadStorage {
-        headStorages.popLast() ?? RequestHeadStorage()
+        headStorages.take() ?? RequestHeadStorage()
     }
 
     /// Keeps `storage` for a later head, unless enough are kept already or it grew large (an
@@ -50,9 +50,10 @@ final class WorkerContext {
     /// apps keep hundreds of streams in flight (50 connections × 10), each holding one; with
     /// 64 kept, two in three streams made theirs anew. A usual head's storage is about half a
     /// KiB (1 MiB kept at most).
+    @inline(__always)  // (every HTTP/1.1 exchange's end: out of line it cost 10 instructions more)
     func recycle(_ storage: consuming RequestHeadStorage) {
-        guard headStorages.count < 512, storage.capacity <= 2048 else { return }
-        headStorages.append(storage)
+        guard storage.capacity <= 2048 else { return }
+        headStorages.keep(storage)
     }
 
     /// ``headBytes``, moved out (the context keeps no reference, so it is filled in place).
@@ -65,11 +66,11 @@ final class WorkerContext {
     /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
     /// (``takeStreamHeadBytes()``): many streams' heads are read in one poll before any goes
     /// out, so a few are kept, each small.
-    private var streamHeadStorages: [[UInt8]] = []
+    private var streamHeadStorages = SpareList<[UInt8]>(limit: 128)
 
     /// Storage for an HTTP/2 stream's response head: a kept one, or an empty array.
     func takeStreamHeadBytes() -> [UInt8] {
-        streamHeadStorages.popLast() ?? []
+        streamHeadStorages.take() ?? []
     }
 
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
@@ -77,9 +78,9 @@ final class WorkerContext {
     func giveBack(headBytes bytes: consuming [UInt8]) {
         // (At most 128 × 2 KiB kept: a poll reads up to one head per upstream connection, and
         // an app with many streams may hold 192 of them.)
-        guard streamHeadStorages.count < 128, bytes.capacity <= 2048 else { return }
+        guard bytes.capacity <= 2048 else { return }
         bytes.removeAll(keepingCapacity: true)
-        streamHeadStorages.append(bytes)
+        streamHeadStorages.keep(bytes)
     }
 
     /// This worker's counters (only touched on this loop).
