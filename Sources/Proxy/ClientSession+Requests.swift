@@ -369,8 +369,12 @@ extension ClientSession: UpstreamWaiter {
         // The wait in the queue is over (its timer, `connect`, no longer applies).
         if wasQueued { disarm() }
         // The response head (up to 64 KiB) is read with the full read-ahead, whatever the body
-        // before it on this connection was read with under the buffer budget.
-        upstream.startReading(readAhead: WorkerContext.readAhead)
+        // before it on this connection was read with under the buffer budget; for a stream of a
+        // busy HTTP/2 connection, with the smallest (raised if the head needs more: see
+        // ``readResponseHead(_:)``). The first read also takes the body that came with the head:
+        // the no-read attack's 192 upstream requests read 128 KiB each at once, 24 MiB and a
+        // hundred milliseconds of the worker's time as the attack began.
+        upstream.startReading(readAhead: isHTTP2Stream ? headReadAhead : WorkerContext.readAhead)
         setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         return wasQueued ? connection.exchangeEvent { $0.queuedRequestSent() } : .none
     }

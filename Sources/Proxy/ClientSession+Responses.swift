@@ -65,7 +65,11 @@ extension ClientSession: UpstreamConnectionOwner {
                     }
                     return (.final(response), view.bytes.count)
                 })
-                guard let read else { return .none }
+                guard let read else {
+                    // A head longer than a busy stream's first read-ahead: the rest of it may come.
+                    if isHTTP2Stream && input.count >= BufferBudget.floor { upstream.startReading(readAhead: WorkerContext.readAhead) }
+                    return .none
+                }
                 parsed = read
             } catch {
                 return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
@@ -186,9 +190,12 @@ extension ClientSession: UpstreamConnectionOwner {
             return pumpIntoSpool(io, spool, from: input)
         }
         let destination = io.responseCommitted ? client.output : context.scratch.buffer
+        // (A stream of a busy HTTP/2 connection fills its output in the smallest steps, as it
+        // reads its backend: 192 no-read streams otherwise each held 256 KiB.)
+        let window = isHTTP2Stream && isStreamOfBusyHTTP2Connection ? BufferBudget.floor : context.bufferBudget.window
         var progress: Exchange.BodyProgress
         do {
-            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: context.bufferBudget.window))
+            progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: window))
         } catch {
             progress = .malformed
         }
@@ -303,6 +310,13 @@ extension ClientSession: UpstreamConnectionOwner {
         // The relay re-frames a chunked or close-delimited body as chunks; else the backend's framing.
         let body = head.clientFraming == .chunked ? .chunked : HTTP2MessageTranslator.phase(for: head.framing)
         return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
+    }
+
+    /// How far an HTTP/2 stream's session reads its backend's response ahead until the head is
+    /// read: the smallest step for a stream of a busy connection (``responseReadAhead(_:)``
+    /// reads its body in those steps too), else the full read-ahead.
+    var headReadAhead: Int {
+        isStreamOfBusyHTTP2Connection ? BufferBudget.floor : WorkerContext.readAhead
     }
 
     /// Whether this session serves one stream of an HTTP/2 app connection with many streams open
