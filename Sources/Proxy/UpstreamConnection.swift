@@ -148,7 +148,7 @@ final class UpstreamConnection: ConnectionDelegate {
                 pending.buffer.moveAll(to: winner.output)
                 self.pending = nil
             }
-            winner.setReadHighWatermark(WorkerContext.readAhead)
+            winner.setReadHighWatermark(readAheadOnConnect)
             winner.startReading()
             pool.connectionEstablished(self)
             owner?.upstreamDidConnect(self)
@@ -174,6 +174,10 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Response bytes received (empty before the connection exists).
     var input: EventBuffer? { pending == nil ? connection?.input : nil }
 
+    /// The read-ahead the socket starts with once connected (the request's, asked for while it
+    /// was still connecting: see ``startReading(readAhead:)``).
+    private var readAheadOnConnect = WorkerContext.readAhead
+
     /// Whether TCP (and TLS) setup completed.
     var isConnected: Bool { pending == nil && connection != nil }
 
@@ -182,7 +186,11 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Reads at most `readAhead` bytes ahead of the client (TLS too: what OpenSSL holds beyond
     /// it is read once the input drains, without the socket signalling again).
     func startReading(readAhead: Int) {
-        guard isConnected, let connection else { return }
+        guard isConnected, let connection else {
+            // (Asked before the socket exists: it reads this far once it connects.)
+            readAheadOnConnect = readAhead
+            return
+        }
         connection.setReadHighWatermark(readAhead)
         connection.startReading()
     }

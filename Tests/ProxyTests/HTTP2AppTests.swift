@@ -115,6 +115,41 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(seen.count, paths.count)
     }
 
+    func testStreamsOfABusyConnectionGetLongHeadsAndLargeBodiesWhole() throws {
+        // With more than 4 streams open, a stream reads its backend's response in 16 KiB steps
+        // (the no-read attack's defence): a head longer than a step (30 KB of one field) must
+        // still be read whole, and each 1 MiB body must arrive whole, on every stream.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-busy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data((0..<(1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }).write(to: directory.appendingPathComponent("big"))
+        let thousand = String(repeating: "b", count: 1000)
+        let nginx = try Nginx(locations: #"location /busy/ { alias "# + directory.path + #"/; set $a ""# + thousand + #""; "#
+                                  + "add_header X-Big " + String(repeating: "$a", count: 30) + "; }")
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let urls = (0..<8).map { "http://127.0.0.1:\(proxy.port)/busy/big?\($0)" }
+        let result = try Command.run(["nghttp", "-n", "-v", "-H", ":authority: api.test"] + urls, timeout: 60)
+        XCTAssertEqual(result.status, 0, result.err)
+        var dataPerStream: [String: Int] = [:]
+        var bigHeads = 0
+        var okHeads = 0
+        for line in result.out.split(separator: "\n") {
+            if let range = line.range(of: "recv DATA frame <length="), let id = line.components(separatedBy: "stream_id=").last {
+                let length = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                dataPerStream[String(id.prefix { $0.isNumber }), default: 0] += length
+            } else if line.contains("x-big: ") {
+                XCTAssertEqual(line.components(separatedBy: "x-big: ").last?.count, 30_000)
+                bigHeads += 1
+            } else if line.contains(":status: 200") {
+                okHeads += 1
+            }
+        }
+        XCTAssertEqual(okHeads, 8, result.out.suffix(2000).description)
+        XCTAssertEqual(bigHeads, 8)
+        XCTAssertEqual(dataPerStream.count, 8)
+        XCTAssertEqual(Set(dataPerStream.values), [1024 * 1024], "every body whole")
+    }
+
     func testAnUnroutedHostOverHTTP2GetsTheSameRefusalAsOverHTTP1() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
