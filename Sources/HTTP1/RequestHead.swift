@@ -136,9 +136,12 @@ public struct RequestHeadStorage: @unchecked Sendable {
         return bytes
     }
 
-    /// Bytes of memory the storage holds on to in its arrays.
+    /// Bytes of memory the storage holds on to: its arrays, and an origin-form target's bytes
+    /// (an HTTP/2 stream's `:path` is a String of its own, up to the head's 64 KiB).
     public var capacity: Int {
         guard let head else { return 0 }
-        return head.fieldBytes.capacity + head.fieldLines.capacity * MemoryLayout<FieldLine>.stride
+        let target: Int
+        if case .origin(let path) = head.target { target = path.utf8.count } else { target = 0 }
+        return head.fieldBytes.capacity + head.fieldLines.capacity * MemoryLayout<FieldLine>.stride + target
     }
 }

@@ -20,6 +20,11 @@ public struct SpareList<Element> {
     @inlinable
     public var count: Int { elements.count }
 
+    /// Whether ``limit`` are kept: ``keep(_:)`` would let the next one go (a keeper checks
+    /// this before emptying one for keeping).
+    @inlinable
+    public var isFull: Bool { elements.count >= limit }
+
     /// A kept one, handed over (no longer kept), or nil.
     @inlinable
     public mutating func take() -> Element? {
@@ -34,6 +39,12 @@ public struct SpareList<Element> {
         guard elements.count < limit else { return false }
         elements.append(element)
         return true
+    }
+
+    /// Lets all but the newest `count` go.
+    @inlinable
+    public mutating func trim(to count: Int) {
+        if elements.count > count { elements.removeFirst(elements.count - count) }
     }
 
     /// Forgets every kept one.

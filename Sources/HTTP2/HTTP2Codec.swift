@@ -65,7 +65,7 @@ public final class HTTP2Codec {
     /// `stream` has nothing more to send: its queue goes, kept for a next stream if there is room.
     func retireOutbound(stream: Int32) {
         guard let body = outbound.removeValue(forKey: stream) else { return }
-        guard spareBodies.count < Self.spareBodyLimit else { return }
+        guard !spareBodies.isFull else { return }
         body.reset()
         spareBodies.keep(body)
     }
@@ -101,12 +101,6 @@ public final class HTTP2Codec {
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
                                    value: UInt32(settings.maxHeaderListSize)),
         ]
-        // RFC 7540's stream priorities are not used (RFC 9218 §2.1): the proxy serves streams
-        // in the order their responses come, as nginx and HAProxy do, and nghttp2 then keeps no
-        // dependency tree (a stream opened and closed cost about 300 instructions more with it).
-        if role == .server {
-            entries.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1))
-        }
         // No server push: the proxy has no use for pushed responses (RFC 9113 §8.4).
         if role == .client {
             entries.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0))
@@ -158,6 +152,8 @@ public final class HTTP2Codec {
 
     /// A list of events the consumer is done with: its storage takes the next ones (an
     /// allocation and a free fewer per read or send that leads to events). Kept only if small.
+    /// Its elements stay until the list is reused: a consumer moves out what it needs kept
+    /// (a head's fields) before handing the list back.
     public func recycle(events list: consuming [HTTP2Event]) {
         guard list.capacity <= Self.keptEventCapacity else { return }
         spareEvents.keep(list)
@@ -356,16 +352,29 @@ public final class HTTP2Codec {
     }
 
     /// A received head the consumer is done with: its storage takes a next stream's fields
-    /// (two allocations and frees fewer per stream). A few are kept, only small ones.
+    /// (two allocations and frees fewer per stream). A few are kept, only small ones
+    /// (``HTTP2Head/isSmall``, which counts a `:path` too: it may be 64 KiB). It is emptied when
+    /// reused, not here: the consumer's event may still share its arrays now, and emptying
+    /// shared storage copies it.
     public func recycle(head: consuming HTTP2Head) {
-        guard head.isSmall else { return }
+        guard head.isSmall, !spareHeads.isFull else { return }
         spareHeads.keep(head)
+    }
+
+    /// The most spares of one kind kept (heads or body queues).
+    public var spareCount: Int { max(spareHeads.count, spareBodies.count) }
+
+    /// Lets all but `count` of each kind of spare go (the connection has no stream open).
+    public func trimSpares(to count: Int) {
+        spareHeads.trim(to: count)
+        spareBodies.trim(to: count)
     }
 
     /// Heads kept for their storage (``recycle(head:)``).
     private var spareHeads = SpareList<HTTP2Head>(limit: HTTP2Codec.spareHeadLimit)
     /// Heads kept, at most: a read often decodes several streams' heads before the consumer
-    /// hands the first back (h2load's 10 streams a connection come in one read).
+    /// hands the first back (h2load's 10 streams a connection come in one read). An idle
+    /// connection keeps fewer (``trimSpares(to:)``).
     static let spareHeadLimit = 16
 
     /// A header block on `stream` is complete: a head or trailers, by what it holds.

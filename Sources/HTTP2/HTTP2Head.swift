@@ -118,9 +118,14 @@ public struct HTTP2Head: Equatable, Sendable {
     /// An empty head, filled field by field as a header block is decoded.
     init() {}
 
-    /// Whether its fields' storage is small enough to keep for another head (512 bytes, 16
-    /// fields: what a usual request reserves; a codec keeps 12 KiB at most).
-    var isSmall: Bool { fieldBytes.capacity <= 512 && fieldEnds.capacity <= 32 }
+    /// Whether it is small enough to keep for another head: 1 KiB of names and values, 36
+    /// fields (a browser's request; what an array reserved for 256 bytes and 16 fields grows
+    /// to, once, is within it), a `:path` and `:authority` of 2 KiB together. A codec keeps at
+    /// most 16 (about 60 KiB), two once its connection is idle a while.
+    var isSmall: Bool {
+        fieldBytes.capacity <= 1100 && fieldEnds.capacity <= 72
+            && (path?.utf8.count ?? 0) + (authority?.utf8.count ?? 0) <= 2048
+    }
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).
     mutating func clear() {

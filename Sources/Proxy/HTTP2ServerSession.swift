@@ -132,8 +132,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     func connectionDidDrain(_ connection: any ByteStream) {
         // Room in the socket's output matters only to frames the codec holds back (and the
-        // streams waiting behind them): most drains follow a turn that sent everything.
-        guard codec.wantsToSend || !touched.isEmpty || !roomWaiters.isEmpty else { return }
+        // streams waiting behind them): most drains follow a turn that sent everything. A
+        // connection a turn's sends told to calm down (its GOAWAY went out) ends in the next.
+        guard codec.wantsToSend || !touched.isEmpty || !roomWaiters.isEmpty || calmAfter != nil else { return }
         turn()
     }
 
@@ -234,7 +235,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream, into: storage.takeFieldBytes()) else {
             codec.reset(stream: id, .protocolError)
             refuse(.malformed, stream: id)
-            context.recycle(storage)
+            if storage.capacity > 0 { context.recycle(storage) }
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
@@ -422,10 +423,37 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     /// A closed stream's pipe gives its buffer back (emptied here; kept if there is room).
     func giveBack(_ buffer: OwnedEventBuffer) {
-        guard !closed, spareBuffers.count < Self.spareBufferLimit else { return }
+        guard !closed, !spareBuffers.isFull else { return }
         buffer.buffer.drain(buffer.buffer.count)
         spareBuffers.keep(buffer)
     }
+
+    /// Trims the spares once the connection has had no stream open for ``idleTrimDelay``
+    /// (made when first needed). Not at once: an app's batches of streams leave the connection
+    /// without any between them, and the next batch would make them all again.
+    private var spareTrimTimer: Timer?
+
+    private func scheduleSpareTrim() {
+        let timer = spareTrimTimer ?? Timer(on: context.loop) {}
+        if spareTrimTimer == nil {
+            timer.action = { [unowned self] in trimSparesIfIdle() }
+            spareTrimTimer = timer
+        }
+        timer.schedule(after: Self.idleTrimDelay)
+    }
+
+    /// Still no stream open: at most ``idleSpareLimit`` buffers (and what the codec keeps, as
+    /// few) stay for the next streams.
+    private func trimSparesIfIdle() {
+        guard !closed, streams.isEmpty else { return }
+        spareBuffers.trim(to: Self.idleSpareLimit)
+        codec.trimSpares(to: Self.idleSpareLimit)
+    }
+
+    /// Spares an idle connection keeps of each kind: a stream's worth (its pipe's two buffers).
+    static let idleSpareLimit = 2
+    /// How long a connection stays without a stream before its spares are trimmed.
+    static let idleTrimDelay: Duration = .seconds(1)
 
     /// A pipe's session wrote, read or closed: look at it in this loop iteration's turn.
     func pipeTouched(_ pipe: HTTP2StreamPipe) {
@@ -471,8 +499,13 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         // Streams whose send queue had no room for their session's response may go on.
         if !roomWaiters.isEmpty { lookAtRoomWaiters() }
-        // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one.
+        // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one,
+        // and if it stays idle a while keeps only a few spares for its next streams (a burst's
+        // worth could be tens of KiB on each of a thousand idle connections).
         client.setTimeouts(read: streams.isEmpty ? context.timeouts.idle : nil, write: nil)
+        if streams.isEmpty && (spareBuffers.count > Self.idleSpareLimit || codec.spareCount > Self.idleSpareLimit) {
+            scheduleSpareTrim()
+        }
         if !touched.isEmpty && !turnScheduled {
             turnScheduled = true
             turnTimer.schedule(after: .zero)
@@ -588,6 +621,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         abortStreams()
         turnTask.cancel()
         turnTimer.cancel()
+        spareTrimTimer?.cancel()
         client.closeAfterFlush { [self] in context.removeHTTP2(self) }
     }
 
@@ -598,6 +632,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         abortStreams()
         turnTask.cancel()
         turnTimer.cancel()
+        spareTrimTimer?.cancel()
         client.close()
         context.removeHTTP2(self)
     }

@@ -181,10 +181,10 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Whether TCP (and TLS) setup completed.
     var isConnected: Bool { pending == nil && connection != nil }
 
-    /// Starts reading the socket (after backpressure paused it), buffering at most `readAhead`
-    /// bytes the consumer has not taken.
-    /// Reads at most `readAhead` bytes ahead of the client (TLS too: what OpenSSL holds beyond
-    /// it is read once the input drains, without the socket signalling again).
+    /// Starts reading the socket (after backpressure paused it), at most `readAhead` bytes ahead
+    /// of the client (TLS too: what OpenSSL holds beyond it is read once the input drains,
+    /// without the socket signalling again). Before the socket exists, the read-ahead is what
+    /// it starts with once connected.
     func startReading(readAhead: Int) {
         guard isConnected, let connection else {
             // (Asked before the socket exists: it reads this far once it connects.)
