@@ -29,6 +29,20 @@ final class SpareListTests: XCTestCase {
         XCTAssertEqual(list.count, 0)
     }
 
+    func testTrimKeepsTheNewestAndSaysWhenFull() {
+        var list = SpareList<Int>(limit: 4)
+        for n in 0..<4 { list.keep(n) }
+        XCTAssertTrue(list.isFull)
+        list.trim(to: 2)
+        XCTAssertFalse(list.isFull)
+        XCTAssertEqual(list.count, 2)
+        XCTAssertEqual(list.take(), 3, "the newest stay")
+        XCTAssertEqual(list.take(), 2)
+        XCTAssertNil(list.take())
+        list.trim(to: 2)
+        XCTAssertEqual(list.count, 0, "trimming fewer than the count keeps them")
+    }
+
     func testRemoveAllLetsEverythingGo() {
         var list = SpareList<Int>(limit: 4)
         for n in 0..<4 { list.keep(n) }
