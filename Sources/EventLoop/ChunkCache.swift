@@ -79,8 +79,8 @@ enum ChunkCache {
         /// Most blocks of this class kept.
         var capacity: Int {
             switch self {
-            case .chain: 64
-            case .record: 32
+            case .chain: 512
+            case .record: 128
             case .tlsRead: 8
             case .large: 2
             }

@@ -65,6 +65,7 @@ public final class Timer {
 
     /// ``schedule(after:)`` with the delay in nanoseconds.
     func schedule(nanoseconds delay: UInt64) {
+        guard !cancelled else { return }
         // Timeouts of a second or more, re-armed on every request, read the coarse clock (a few
         // nanoseconds against ~22 for the precise one: 7 of the 11 clock reads per proxied
         // request were these). Moved up by its resolution it is never behind the precise clock,
@@ -82,6 +83,29 @@ public final class Timer {
         deadline = nil
     }
 
+    /// Stops the timer until it is renewed (``renew()``): like ``cancel()``, but its libevent
+    /// event stays made, for the timer's next owner.
+    public func stop() {
+        cancelled = true
+        if let event, pendingExpiry != nil { event_del(event) }
+        deadline = nil
+        pendingExpiry = nil
+    }
+
+    /// A timer that is done with, made as new (not armed, no owner, no action) for another
+    /// owner on the same loop, with the libevent event it had (its callback argument is this
+    /// timer still): a timer that is no allocation and no free, of the timer or its event (an
+    /// HTTP/2 stream's session makes one and lets it go). Only for a timer made without a
+    /// repeat interval.
+    public func renew() {
+        precondition(interval == nil, "a repeating timer renewed")
+        stop()
+        cancelled = false
+        owner = nil
+        action = {}
+        scheduledDelay = nil
+    }
+
     /// Stops the timer for good.
     public func cancel() {
         cancelled = true
@@ -92,7 +116,9 @@ public final class Timer {
     }
 
     private func arm(nanoseconds: UInt64, expiry: UInt64) {
-        if event == nil && !cancelled {
+        // (A stopped timer keeps its event: never added again until renewed.)
+        guard !cancelled else { return }
+        if event == nil {
             event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())
         }
         guard let event else { return }

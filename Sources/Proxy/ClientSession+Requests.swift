@@ -103,8 +103,8 @@ extension ClientSession: UpstreamWaiter {
 
     /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
     func continueAsHTTP2() {
-        headTimer.cancel()
-        exchangeTimer.cancel()
+        headTimer.stop()
+        exchangeTimer.stop()
         let session = HTTP2ServerSession(client: client, context: context, intercepted: intercepted)
         // Adopt first: a drain must never see a moment with neither session.
         context.adoptHTTP2(session)
@@ -224,7 +224,7 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head, connect: true)
         case .success(let destination):
             connection.tunnelStarted()
-            headTimer.cancel()
+            headTimer.stop()
             let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
             context.adoptTunnel(tunnel)
@@ -314,9 +314,12 @@ extension ClientSession: UpstreamWaiter {
             return connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: upstream.isConnected) }
         case .queued:
             // At the connection limit: keep the staged body here while queued.
-            let held = OwnedEventBuffer()
-            context.scratch.buffer.moveAll(to: held.buffer)
-            io.queuedBody = held
+            io.queued = true
+            if !context.scratch.buffer.isEmpty {
+                let held = OwnedEventBuffer()
+                context.scratch.buffer.moveAll(to: held.buffer)
+                io.queuedBody = held
+            }
             return connection.exchangeEvent { $0.upstreamQueued() }
         case .overloaded:
             context.scratch.buffer.drain(context.scratch.buffer.count)
@@ -326,7 +329,7 @@ extension ClientSession: UpstreamWaiter {
 
     /// A queued request got its connection.
     func pool(didProvide upstream: UpstreamConnection) {
-        guard let io = current, io.queuedBody != nil else {
+        guard let io = current, io.queued else {
             context.pool.release(upstream)
             return
         }
@@ -346,8 +349,10 @@ extension ClientSession: UpstreamWaiter {
     @inline(__always)
     func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool, traced: Bool) -> ExchangeAction {
         guard let upstream = io.upstream else { return .none }
-        let body: EventBuffer
-        if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
+        // The staged body: in the scratch buffer, or kept while queued (none when nothing was
+        // staged; the scratch buffer may hold another exchange's bytes by now).
+        let body: EventBuffer?
+        if let held = io.queuedBody { body = held.buffer } else { body = io.queued ? nil : context.scratch.buffer }
         upstream.owner = self
         upstream.requestsServed += 1
         // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
@@ -363,8 +368,9 @@ extension ClientSession: UpstreamWaiter {
         } else {
             headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
         }
-        io.requestQueued = headCount + body.moveAll(to: upstream.output)
-        let wasQueued = io.queuedBody != nil
+        io.requestQueued = headCount + (body?.moveAll(to: upstream.output) ?? 0)
+        let wasQueued = io.queued
+        io.queued = false
         io.queuedBody = nil
         // The wait in the queue is over (its timer, `connect`, no longer applies).
         if wasQueued { disarm() }

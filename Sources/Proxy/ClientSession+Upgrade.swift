@@ -10,7 +10,7 @@ extension ClientSession {
     /// the bytes relayed each way.
     func switchProtocols(_ io: ExchangeIO) {
         disarm()
-        headTimer.cancel()
+        headTimer.stop()
         current = nil
         let upstream = io.upstream
         io.upstream = nil

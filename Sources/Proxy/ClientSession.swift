@@ -59,14 +59,20 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
         // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
-        self.exchangeTimer = Timer(on: context.loop) {}
+        self.exchangeTimer = context.takeTimer()
         // An HTTP/2 stream's session is given its head and closes after its response: it never
         // waits for a head, so its head timer is never armed (asserted where it would be) and
         // the exchange's serves for both (one allocation fewer per stream; cancelling it twice
         // is harmless, and ``timerFired(_:)`` tells it apart as the exchange's).
-        self.headTimer = http2Stream ? exchangeTimer : Timer(on: context.loop) {}
+        self.headTimer = http2Stream ? exchangeTimer : context.takeTimer()
         headTimer.owner = self
         exchangeTimer.owner = self
+    }
+
+    // Its timers serve the worker's next sessions (no one else holds them).
+    deinit {
+        context.giveBack(timer: exchangeTimer)
+        if headTimer !== exchangeTimer { context.giveBack(timer: headTimer) }
     }
 
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
@@ -85,14 +91,14 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
             // The exchange ends without a complete answer (client gone, loop shutdown): still
             // counted and logged, with the status sent so far or 499 (client closed).
             account(io, status: io.responseHead?.status ?? 499, error: nil)
-            if io.queuedBody != nil { context.pool.cancel(self, key: io.target.poolKey) }
+            if io.queued { context.pool.cancel(self, key: io.target.poolKey) }
             discardUpstream(io, reset: true)
             current = nil
         }
         local = nil
         connection.closed()
-        headTimer.cancel()
-        exchangeTimer.cancel()
+        headTimer.stop()
+        exchangeTimer.stop()
         client.close()
         releaseOutputCharge()
         leaveContext()
@@ -109,8 +115,8 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         connection.closed()
         // Nothing more is read from a closing connection (a lingering close discards it).
         client.input.drain(client.input.count)
-        headTimer.cancel()
-        exchangeTimer.cancel()
+        headTimer.stop()
+        exchangeTimer.stop()
         // The session stays registered until its last bytes are with the kernel, so a drain
         // never stops the process under a response still being written.
         client.closeAfterFlush { [self] in

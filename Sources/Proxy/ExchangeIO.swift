@@ -41,7 +41,10 @@ final class ExchangeIO {
     var variant: TokenVariantKey?
     /// The upstream connection in use, if any.
     var upstream: UpstreamConnection?
-    /// Request body bytes staged while queued for a connection (the worker's scratch buffer is shared).
+    /// Waiting in the pool's queue for a connection.
+    var queued = false
+    /// Request body bytes staged while queued for a connection (the worker's scratch buffer is
+    /// shared); `nil` when none were (most queued requests end with their head: no buffer made).
     var queuedBody: OwnedEventBuffer?
     /// Request body bytes collected before a connection is taken (see ``Exchange/collectLimit``).
     var heldBody: OwnedEventBuffer?

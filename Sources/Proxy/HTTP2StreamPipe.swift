@@ -35,9 +35,11 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     private let outputBuffer: OwnedEventBuffer
     /// The request as the session reads it.
     var input: EventBuffer { inputBuffer.buffer }
-    /// The session's response: asking for it tells the connection to look at it.
+    /// The session's response: asking for it tells the connection to look at it. (Asked for
+    /// several times per response: once listed, the connection's turn will look anyway, and
+    /// the weak load of ``owner`` is skipped.)
     var output: EventBuffer {
-        if !sessionClosed { owner?.pipeTouched(self) }
+        if !sessionClosed && !isTouched { owner?.pipeTouched(self) }
         return outputBuffer.buffer
     }
     /// The response bytes, for the connection (without scheduling a look).

@@ -56,9 +56,11 @@ enum ResponseRewriter {
     /// arrived, each run of consecutive kept lines in one copy.
     /// `reusing`: an empty array whose storage the head is built in (no allocation when it is
     /// large enough).
-    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``).
+    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``),
+    /// in `lines` (an empty array whose storage is reused).
     static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion,
-                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false) -> UpstreamResponse {
+                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false,
+                         lines: consuming [FieldLine] = []) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
         out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
@@ -96,7 +98,7 @@ enum ResponseRewriter {
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
                                 keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings,
-                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart) : [])
+                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart, into: lines) : [])
     }
 
     /// Whether `line` stays with this hop: hop-by-hop fields, those the Connection field names,
@@ -111,9 +113,9 @@ enum ResponseRewriter {
     /// Where each kept line of `section` is in the copy, whose field lines start at `start`:
     /// kept lines are copied back to back, each from its name to the next line's.
     private static func keptLines(_ section: FieldSectionView, _ connectionNamed: [Range<Int>], _ framing: ClientFraming,
-                                  at start: Int) -> [FieldLine] {
-        var kept: [FieldLine] = []
-        // Room for every line, and the Via an HTTP/2 stream adds: one allocation.
+                                  at start: Int, into kept: consuming [FieldLine]) -> [FieldLine] {
+        kept.removeAll(keepingCapacity: true)
+        // Room for every line, and the Via an HTTP/2 stream adds: one allocation, if any.
         kept.reserveCapacity(section.lines.count + 1)
         var position = start
         for (index, line) in section.lines.enumerated() where !isDropped(line, section, connectionNamed, framing) {

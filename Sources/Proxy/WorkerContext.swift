@@ -64,23 +64,41 @@ final class WorkerContext {
     }
 
     /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
-    /// (``takeStreamHeadBytes()``): many streams' heads are read in one poll before any goes
-    /// out, so a few are kept, each small.
-    private var streamHeadStorages = SpareList<[UInt8]>(limit: 128)
+    /// (``takeStreamHead()``): many streams' heads are read in one poll before any goes out, so
+    /// a few are kept, each small.
+    private var streamHeadStorages = SpareList<StreamHeadStorage>(limit: 128)
 
-    /// Storage for an HTTP/2 stream's response head: a kept one, or an empty array.
-    func takeStreamHeadBytes() -> [UInt8] {
-        streamHeadStorages.take() ?? []
+    /// Storage for an HTTP/2 stream's response head: a kept one, or empty arrays.
+    func takeStreamHead() -> StreamHeadStorage {
+        streamHeadStorages.take() ?? StreamHeadStorage(bytes: [], lines: [])
     }
 
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
     /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
-    func giveBack(headBytes bytes: consuming [UInt8]) {
-        // (At most 128 × 2 KiB kept: a poll reads up to one head per upstream connection, and
-        // an app with many streams may hold 192 of them.)
-        guard bytes.capacity <= 2048 else { return }
-        bytes.removeAll(keepingCapacity: true)
-        streamHeadStorages.keep(bytes)
+    func giveBack(streamHead storage: consuming StreamHeadStorage) {
+        // (At most 128 × 2.5 KiB kept: a poll reads up to one head per upstream connection,
+        // and an app with many streams may hold 192 of them.)
+        guard storage.bytes.capacity <= 2048, storage.lines.capacity <= 32 else { return }
+        storage.bytes.removeAll(keepingCapacity: true)
+        storage.lines.removeAll(keepingCapacity: true)
+        streamHeadStorages.keep(storage)
+    }
+
+    /// Timers of sessions that ended, for the next sessions (``takeTimer()``): an HTTP/2 app's
+    /// every stream has a session of its own, and a timer made and freed per stream was an
+    /// allocation and a free. Renewed when kept (``LoopTimer/renew()``), so a kept timer holds
+    /// no libevent event (its loop keeps those) and cannot fire.
+    private var spareTimers = SpareList<LoopTimer>(limit: 64)
+
+    /// A timer on this worker's loop, not armed, with no owner and no action: a kept one, or new.
+    func takeTimer() -> LoopTimer {
+        spareTimers.take() ?? LoopTimer(on: loop) {}
+    }
+
+    /// A session's timer it is done with (no one else holds it): kept for a next session.
+    func giveBack(timer: LoopTimer) {
+        timer.renew()
+        spareTimers.keep(timer)
     }
 
     /// This worker's counters (only touched on this loop).

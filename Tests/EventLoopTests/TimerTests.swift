@@ -50,4 +50,29 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(owner.fired, ["second"], "an expiry as if the deadline had passed, once")
         withExtendedLifetime(stop) {}
     }
+
+    func testAStoppedTimerNeverFiresUntilRenewedAndThenServesItsNewOwner() throws {
+        let loop = try EventLoop()
+        let owner = Owner(loop: loop)
+        owner.first.schedule(after: .milliseconds(5))
+        owner.first.stop()
+        owner.first.schedule(after: .milliseconds(5))
+        XCTAssertFalse(owner.first.isScheduled, "a stopped timer is not armed again")
+        let stop = LoopTimer(on: loop, after: .milliseconds(50)) { loop.stop() }
+        loop.run()
+        XCTAssertEqual(owner.fired, [], "stopped while its expiry was pending")
+
+        // Renewed: no owner and no action any more; a next owner arms it and is told.
+        let timer = owner.first
+        timer.renew()
+        let next = Owner(loop: loop)
+        timer.owner = next
+        timer.schedule(after: .milliseconds(5))
+        next.onFire = { loop.stop() }
+        let guardTimer = LoopTimer(on: loop, after: .seconds(5)) { loop.stop() }
+        loop.run()
+        XCTAssertEqual(next.fired, ["other"], "the renewed timer told its new owner")
+        XCTAssertEqual(owner.fired, [], "and not its old one")
+        withExtendedLifetime((stop, guardTimer)) {}
+    }
 }
