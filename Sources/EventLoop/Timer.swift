@@ -65,7 +65,6 @@ public final class Timer {
 
     /// ``schedule(after:)`` with the delay in nanoseconds.
     func schedule(nanoseconds delay: UInt64) {
-        guard !cancelled else { return }
         // Timeouts of a second or more, re-armed on every request, read the coarse clock (a few
         // nanoseconds against ~22 for the precise one: 7 of the 11 clock reads per proxied
         // request were these). Moved up by its resolution it is never behind the precise clock,

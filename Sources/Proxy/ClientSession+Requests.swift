@@ -314,8 +314,9 @@ extension ClientSession: UpstreamWaiter {
             return connection.exchangeEvent { $0.upstreamAssigned(upstreamConnected: upstream.isConnected) }
         case .queued:
             // At the connection limit: keep the staged body here while queued.
-            io.queued = true
-            if !context.scratch.buffer.isEmpty {
+            if context.scratch.buffer.isEmpty {
+                io.queuedBody = context.noQueuedBody
+            } else {
                 let held = OwnedEventBuffer()
                 context.scratch.buffer.moveAll(to: held.buffer)
                 io.queuedBody = held
@@ -329,7 +330,7 @@ extension ClientSession: UpstreamWaiter {
 
     /// A queued request got its connection.
     func pool(didProvide upstream: UpstreamConnection) {
-        guard let io = current, io.queued else {
+        guard let io = current, io.queuedBody != nil else {
             context.pool.release(upstream)
             return
         }
@@ -349,10 +350,8 @@ extension ClientSession: UpstreamWaiter {
     @inline(__always)
     func sendRequest(_ io: ExchangeIO, readingBody: Bool, responseTimer: Bool, traced: Bool) -> ExchangeAction {
         guard let upstream = io.upstream else { return .none }
-        // The staged body: in the scratch buffer, or kept while queued (none when nothing was
-        // staged; the scratch buffer may hold another exchange's bytes by now).
-        let body: EventBuffer?
-        if let held = io.queuedBody { body = held.buffer } else { body = io.queued ? nil : context.scratch.buffer }
+        let body: EventBuffer
+        if let held = io.queuedBody { body = held.buffer } else { body = context.scratch.buffer }
         upstream.owner = self
         upstream.requestsServed += 1
         // A new response starts: nothing of an earlier one (cut short by a timeout, a close or a
@@ -368,9 +367,8 @@ extension ClientSession: UpstreamWaiter {
         } else {
             headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
         }
-        io.requestQueued = headCount + (body?.moveAll(to: upstream.output) ?? 0)
-        let wasQueued = io.queued
-        io.queued = false
+        io.requestQueued = headCount + body.moveAll(to: upstream.output)
+        let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
         // The wait in the queue is over (its timer, `connect`, no longer applies).
         if wasQueued { disarm() }

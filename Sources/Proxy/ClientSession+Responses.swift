@@ -55,20 +55,9 @@ extension ClientSession: UpstreamConnectionOwner {
                                          switching: switching), view.bytes.count)
                     }
                     // (An HTTP/2 stream's head goes to its codec later: built in storage of its own.)
-                    var response: UpstreamResponse
-                    if isHTTP2Stream {
-                        // (Moved out of the storage: a copy left in it would share the arrays,
-                        // and filling shared arrays copies them.)
-                        var storage = context.takeStreamHead()
-                        var bytes: [UInt8] = []
-                        var lines: [FieldLine] = []
-                        swap(&bytes, &storage.bytes)
-                        swap(&lines, &storage.lines)
-                        response = ResponseRewriter.response(view, clientVersion: io.head.version, reusing: bytes,
-                                                             locatingLines: true, lines: lines)
-                    } else {
-                        response = ResponseRewriter.response(view, clientVersion: io.head.version, reusing: context.takeHeadBytes())
-                    }
+                    var response = ResponseRewriter.response(view, clientVersion: io.head.version,
+                                                             reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
+                                                             locatingLines: isHTTP2Stream)
                     if isGRPCStream { response.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(view) }
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,
@@ -499,9 +488,8 @@ extension ClientSession: UpstreamConnectionOwner {
     /// Answers the exchange's request with a proxy-generated error.
     func fail(_ io: ExchangeIO, _ failure: ExchangeFailure, close: Bool, retryAfter: Int?) {
         disarm()
-        if io.queued {
+        if io.queuedBody != nil {
             context.pool.cancel(self, key: io.target.poolKey)
-            io.queued = false
             io.queuedBody = nil
         }
         discardUpstream(io)

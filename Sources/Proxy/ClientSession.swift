@@ -91,7 +91,7 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
             // The exchange ends without a complete answer (client gone, loop shutdown): still
             // counted and logged, with the status sent so far or 499 (client closed).
             account(io, status: io.responseHead?.status ?? 499, error: nil)
-            if io.queued { context.pool.cancel(self, key: io.target.poolKey) }
+            if io.queuedBody != nil { context.pool.cancel(self, key: io.target.poolKey) }
             discardUpstream(io, reset: true)
             current = nil
         }

@@ -41,10 +41,9 @@ final class ExchangeIO {
     var variant: TokenVariantKey?
     /// The upstream connection in use, if any.
     var upstream: UpstreamConnection?
-    /// Waiting in the pool's queue for a connection.
-    var queued = false
     /// Request body bytes staged while queued for a connection (the worker's scratch buffer is
-    /// shared); `nil` when none were (most queued requests end with their head: no buffer made).
+    /// shared); non-nil exactly while queued (the worker's ``WorkerContext/noQueuedBody`` when
+    /// none were staged: most queued requests end with their head).
     var queuedBody: OwnedEventBuffer?
     /// Request body bytes collected before a connection is taken (see ``Exchange/collectLimit``).
     var heldBody: OwnedEventBuffer?

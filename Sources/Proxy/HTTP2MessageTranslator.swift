@@ -150,16 +150,16 @@ struct HTTP2MessageTranslator {
         }
         phase = head.body
         // (The codec copied the fields: the storage may serve another head.)
-        spentHead = StreamHeadStorage(bytes: head.bytes, lines: head.lines)
+        spentHead = head.bytes
     }
 
-    /// The storage of the announced head once it went to the codec, until taken.
-    private var spentHead: StreamHeadStorage?
+    /// The bytes of the announced head once it went to the codec, until taken.
+    private var spentHead: [UInt8]?
 
-    /// The storage of the announced head that went to the codec, handed over once.
-    mutating func takeSpentHead() -> StreamHeadStorage? {
+    /// The bytes of the announced head that went to the codec, handed over once.
+    mutating func takeSpentHead() -> [UInt8]? {
         guard spentHead != nil else { return nil }
-        var taken: StreamHeadStorage?
+        var taken: [UInt8]?
         swap(&taken, &spentHead)
         return taken
     }

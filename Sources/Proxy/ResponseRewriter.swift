@@ -56,11 +56,9 @@ enum ResponseRewriter {
     /// arrived, each run of consecutive kept lines in one copy.
     /// `reusing`: an empty array whose storage the head is built in (no allocation when it is
     /// large enough).
-    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``),
-    /// in `lines` (an empty array whose storage is reused).
+    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``).
     static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion,
-                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false,
-                         lines: consuming [FieldLine] = []) -> UpstreamResponse {
+                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
         out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
@@ -98,7 +96,7 @@ enum ResponseRewriter {
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
                                 keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings,
-                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart, into: lines) : [])
+                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart) : [])
     }
 
     /// Whether `line` stays with this hop: hop-by-hop fields, those the Connection field names,
@@ -113,9 +111,9 @@ enum ResponseRewriter {
     /// Where each kept line of `section` is in the copy, whose field lines start at `start`:
     /// kept lines are copied back to back, each from its name to the next line's.
     private static func keptLines(_ section: FieldSectionView, _ connectionNamed: [Range<Int>], _ framing: ClientFraming,
-                                  at start: Int, into kept: consuming [FieldLine]) -> [FieldLine] {
-        kept.removeAll(keepingCapacity: true)
-        // Room for every line, and the Via an HTTP/2 stream adds: one allocation, if any.
+                                  at start: Int) -> [FieldLine] {
+        var kept: [FieldLine] = []
+        // Room for every line, and the Via an HTTP/2 stream adds: one allocation.
         kept.reserveCapacity(section.lines.count + 1)
         var position = start
         for (index, line) in section.lines.enumerated() where !isDropped(line, section, connectionNamed, framing) {

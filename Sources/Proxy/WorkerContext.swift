@@ -20,6 +20,9 @@ final class WorkerContext {
     var maxConnectionsPerUpstream: Int
     /// Staging area for the first bytes of a request body, validated before anything is sent upstream.
     let scratch = OwnedEventBuffer()
+    /// The body kept by every request queued for a connection with none staged: always empty
+    /// (only ever moved from), so such a request allocates no buffer of its own.
+    let noQueuedBody = OwnedEventBuffer()
     /// The field lines array response heads are parsed into, given back after each head so the
     /// next one reuses its storage (``takeFieldLines()``).
     var fieldLines: [FieldLine] = []
@@ -64,24 +67,23 @@ final class WorkerContext {
     }
 
     /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
-    /// (``takeStreamHead()``): many streams' heads are read in one poll before any goes out, so
-    /// a few are kept, each small.
-    private var streamHeadStorages = SpareList<StreamHeadStorage>(limit: 128)
+    /// (``takeStreamHeadBytes()``): many streams' heads are read in one poll before any goes
+    /// out, so a few are kept, each small.
+    private var streamHeadStorages = SpareList<[UInt8]>(limit: 128)
 
-    /// Storage for an HTTP/2 stream's response head: a kept one, or empty arrays.
-    func takeStreamHead() -> StreamHeadStorage {
-        streamHeadStorages.take() ?? StreamHeadStorage(bytes: [], lines: [])
+    /// Storage for an HTTP/2 stream's response head: a kept one, or an empty array.
+    func takeStreamHeadBytes() -> [UInt8] {
+        streamHeadStorages.take() ?? []
     }
 
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
     /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
-    func giveBack(streamHead storage: consuming StreamHeadStorage) {
-        // (At most 128 × 2.5 KiB kept: a poll reads up to one head per upstream connection,
-        // and an app with many streams may hold 192 of them.)
-        guard storage.bytes.capacity <= 2048, storage.lines.capacity <= 32 else { return }
-        storage.bytes.removeAll(keepingCapacity: true)
-        storage.lines.removeAll(keepingCapacity: true)
-        streamHeadStorages.keep(storage)
+    func giveBack(headBytes bytes: consuming [UInt8]) {
+        // (At most 128 × 2 KiB kept: a poll reads up to one head per upstream connection, and
+        // an app with many streams may hold 192 of them.)
+        guard bytes.capacity <= 2048 else { return }
+        bytes.removeAll(keepingCapacity: true)
+        streamHeadStorages.keep(bytes)
     }
 
     /// Timers of sessions that ended, for the next sessions (``takeTimer()``): an HTTP/2 app's
