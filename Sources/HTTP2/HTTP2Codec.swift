@@ -132,7 +132,7 @@ public final class HTTP2Codec {
     /// handed over whole (``takeEvents()``), so a call's list may start without storage: room
     /// for a few is made at once (a request's head and end, a stream's close) rather than grown
     /// one element at a time, an allocation each.
-    func emit(_ event: HTTP2Event) {
+    func emit(_ event: consuming HTTP2Event) {  // (consumed: a head is moved in, not copied)
         if events.capacity == 0 { events.reserveCapacity(8) }
         events.append(event)
     }
@@ -390,7 +390,7 @@ public final class HTTP2Codec {
         var head = HTTP2Head()
         swap(&head, &block)
         if head.method != nil || head.status != nil {
-            emit(.head(stream: stream, head))
+            emit(.head(stream: stream, consume head))
         } else {
             emit(.trailers(stream: stream, head.fields))
             recycle(head: head)

@@ -42,4 +42,11 @@ public enum HTTP2Event: Equatable, Sendable {
     case goAway(lastStream: Int32, HTTP2ErrorCode)
     /// The peer's settings arrived (or changed): how many streams it takes at once.
     case settings(maxConcurrentStreams: Int)
+
+    /// Whether this is the end of `stream`'s request or response (read in place: matching an
+    /// event held in a list copies its payload, a head's five strings and arrays).
+    public func isEnd(of stream: Int32) -> Bool {
+        if case .end(let ended) = self { return ended == stream }
+        return false
+    }
 }

@@ -150,11 +150,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
             // twice) on its way to its stream.
             var event = HTTP2Event.settingsAcknowledged
             swap(&event, &events[index])
-            switch event {
+            // (Consumed: a switch over the variable copied the head it holds.)
+            switch consume event {
             case .head(let id, let head):
-                // (Matched, not compared: comparing events copies their heads.)
-                var ended = false
-                if index + 1 < events.count, case .end(let next) = events[index + 1] { ended = next == id }
+                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
                 open(id, head, endStream: ended)
                 codec.recycle(head: head)
             case .data(let id, let bytes):

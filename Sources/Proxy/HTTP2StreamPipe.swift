@@ -95,8 +95,9 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
 
     // Its buffers serve the connection's next streams (two allocations and two frees fewer each).
     deinit {
-        owner?.giveBack(inputBuffer)
-        owner?.giveBack(outputBuffer)
+        guard let owner else { return }
+        owner.giveBack(inputBuffer)
+        owner.giveBack(outputBuffer)
     }
 
     /// A timer that ends the stream as timed out.
