@@ -33,6 +33,18 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
     }
 
+    func testAnEventSaysWhetherItEndsAGivenStream() throws {
+        let pair = CodecPair()
+        let ended = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        let open = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
+        try pair.pump()
+        let events = pair.serverEvents
+        XCTAssertEqual(events.filter { $0.isEnd(of: ended) }.count, 1, "the bodyless request's end: \(events)")
+        XCTAssertFalse(events.contains { $0.isEnd(of: open) }, "a request whose body is still to come has none")
+        XCTAssertFalse(HTTP2Event.closed(stream: ended, .noError).isEnd(of: ended), "a close is not an end")
+        XCTAssertFalse(HTTP2Event.end(stream: ended).isEnd(of: open), "another stream's end is not its end")
+    }
+
     func testAStreamAfterOneWithTrailersAndALargeBodyStartsWithAnEmptyQueue() throws {
         // The queue an ended stream leaves serves the next stream: nothing of the first (its
         // trailers, bytes it left, its end) may show on the second.

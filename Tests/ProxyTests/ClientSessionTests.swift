@@ -422,6 +422,41 @@ final class ClientSessionTests: XCTestCase {
         XCTAssertTrue(other.readAll().hasSuffix("\r\n\r\nok"))
     }
 
+    /// Requests queued at the connection limit, with a body staged and without, each reach the
+    /// backend in turn with exactly their own body (those without one share the worker's empty
+    /// buffer: nothing of another request's body may show up in theirs).
+    func testQueuedRequestsWithAndWithoutABodyEachSendOnlyTheirOwn() throws {
+        let harness = try SessionHarness(top: "maxConnectionsPerUpstream: 1")
+        let holder = harness.connectClient()
+        holder.receive(get)
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        XCTAssertTrue(received(backend).hasPrefix("GET /x "))
+        let post = { (body: String) in
+            "POST http://api.test/p HTTP/1.1\r\nHost: api.test\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        }
+        let first = harness.connectClient()
+        first.receive(post("hello"))
+        let bodiless = harness.connectClient()
+        bodiless.receive(get)
+        let second = harness.connectClient()
+        second.receive(post("world!"))
+        XCTAssertEqual(harness.backends.count, 1, "all three queued behind the one connection")
+        XCTAssertEqual(received(backend), "", "nothing sent for them yet")
+
+        var expected: [(MemoryStream, String)] = [(first, "hello"), (bodiless, ""), (second, "world!")]
+        var answering = holder
+        while true {
+            backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            XCTAssertTrue(answering.readAll().hasSuffix("\r\n\r\nok"))
+            guard !expected.isEmpty else { break }
+            let (client, body) = expected.removeFirst()
+            let request = received(backend)
+            XCTAssertTrue(request.hasSuffix("\r\n\r\n" + body), "the queued request's own body, whole: \(request)")
+            answering = client
+        }
+        XCTAssertEqual(harness.backends.count, 1, "one connection served them all, in turn")
+    }
+
     // MARK: - deadlines (the clock jumps; nothing sleeps)
 
     func testAnIdleConnectionClosesAtTheIdleTimeout() throws {
