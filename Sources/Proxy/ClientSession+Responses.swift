@@ -148,7 +148,7 @@ extension ClientSession: UpstreamConnectionOwner {
         // bufferevent's output cannot be taken back: libevent freezes its start.) No other
         // framing can turn out malformed: that head goes to the client at once (a move fewer).
         let staged = framing == .chunked
-        if let pipe = http2Stream?.pipe, io.head.method != "CONNECT" {
+        if let pipe = http2Pipe, io.head.method != "CONNECT" {
             // An HTTP/2 app's stream: the head goes to the codec as fields (a staged one once the
             // body's first bytes are checked), not written as text and parsed back.
             pipe.responseTranslator.announce(Self.announcedHead(&io.responseHead!), committed: !staged, after: pipe.response.count)
@@ -201,12 +201,12 @@ extension ClientSession: UpstreamConnectionOwner {
         }
         if !io.responseCommitted {
             if progress != .malformed {
-                http2Stream?.pipe.responseTranslator.commitAnnounced()
+                http2Pipe?.responseTranslator.commitAnnounced()
                 context.scratch.buffer.moveAll(to: client.output)
                 io.responseCommitted = true
             } else {
                 // The error response the exchange writes instead is the stream's head.
-                http2Stream?.pipe.responseTranslator.dropAnnounced()
+                http2Pipe?.responseTranslator.dropAnnounced()
             }
         }
         chargeOutput()
@@ -323,7 +323,13 @@ extension ClientSession: UpstreamConnectionOwner {
     /// (``HTTP2ServerSession/hasManyStreams``): it yields upstream connections (and never spools:
     /// ``canSpool(_:)``).
     var isStreamOfBusyHTTP2Connection: Bool {
-        http2Stream?.connection.hasManyStreams == true
+        http2Load?.hasManyStreams == true
+    }
+
+    /// The HTTP/2 stream this session serves, if it serves one (whether or not its connection
+    /// is still there: a pipe whose connection is gone only takes what is written to it).
+    private var http2Pipe: HTTP2StreamPipe? {
+        isHTTP2Stream ? client as? HTTP2StreamPipe : nil
     }
 
     /// This session's stream and the app connection it belongs to, when it serves an HTTP/2

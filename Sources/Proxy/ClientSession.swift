@@ -39,6 +39,8 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// The client is one stream of an app's HTTP/2 connection (an ``HTTP2StreamPipe``): the
     /// access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
+    /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
+    let http2Load: HTTP2ConnectionLoad?
     /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
     /// proxy-generated errors are gRPC-shaped (``ErrorResponse/grpcBytes(for:)``).
     let isGRPCStream: Bool
@@ -49,11 +51,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     let exchangeTimer: Timer
 
     init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Stream: Bool = false,
-         grpc: Bool = false) {
+         load: HTTP2ConnectionLoad? = nil, grpc: Bool = false) {
         self.client = client
         self.context = context
         self.intercepted = intercepted
         self.isHTTP2Stream = http2Stream
+        self.http2Load = load
         self.isGRPCStream = grpc
         // A plaintext intercepted tunnel has no handshake to wait for.
         self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)

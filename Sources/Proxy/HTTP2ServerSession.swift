@@ -218,7 +218,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             // do not lock out another app's connection.
             codec.reset(stream: id, .refusedStream)
             refuse(.workerStreams, stream: id)
-            refusedForWorkerLimit = true
+            load.refusedForWorkerLimit = true
             return
         }
         let grpc = Self.isGRPC(head)
@@ -239,9 +239,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
                                    framing: translation.framing)
-        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true,
+        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true, load: load,
                                     grpc: grpc)
         streams[id] = (pipe, session)
+        load.openStreams = streams.count
         pipe.isListed = true
         context.http2Streams += 1
         pendingStarts.append((pipe, session, requestHead(translation, reusing: storage)))
@@ -274,9 +275,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// clients' requests. (Held to 4 by a full worker, 40 connections of the no-read attack
     /// counted as other clients: their 160 streams took upstream connections back from stalled
     /// ones at once, a megabyte read after another, while a canary waited.)
-    var hasManyStreams: Bool { streams.count > Self.streamsAlwaysTaken || refusedForWorkerLimit }
-    /// A stream of this connection was refused because the worker served its limit.
-    private var refusedForWorkerLimit = false
+    var hasManyStreams: Bool { load.hasManyStreams }
+    /// How many streams it has open and whether one was refused for the worker's limit, as its
+    /// streams' sessions see it (kept current where ``streams`` changes).
+    let load = HTTP2ConnectionLoad()
 
     /// Whether the app has taken more of `pipe`'s response than its stream's first window
     /// (and a head's worth, ``headSlack``): it opened the window, so it reads the stream. One
@@ -383,6 +385,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func streamClosed(_ id: Int32) {
         if !resetWhenSent.isEmpty { resetWhenSent.remove(id) }
         guard let entry = streams.removeValue(forKey: id) else { return }
+        load.openStreams = streams.count
         entry.pipe.isListed = false
         context.http2Streams -= 1
         if !entry.pipe.sessionStarted {
@@ -639,6 +642,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func abortStreams() {
         let open = streams
         streams.removeAll()
+        load.connectionClosed()
         pendingStarts.removeAll()
         roomWaiters.removeAll()
         context.http2Streams -= open.count
