@@ -13,7 +13,7 @@ public final class Timer {
     /// The libevent event, made at the first arming: many timers are never armed (an HTTP/2
     /// stream's session never waits for a next head), and an event is an allocation and a free.
     private var event: OpaquePointer?
-    /// Cancelled for good: never armed again.
+    /// Stopped or cancelled: not armed until renewed (``renew()``; a cancelled timer, never).
     private var cancelled = false
     private unowned(unsafe) let loop: EventLoop
     /// What runs when the timer expires. Settable, so that an owner can keep its timer in a
@@ -23,7 +23,7 @@ public final class Timer {
     /// Told instead of ``action`` when set: an owner that keeps several timers tells them apart
     /// by identity, and no closure capturing it is allocated per timer (two of the allocations
     /// of every HTTP/2 stream's session were its timers' closures). Unowned: the owner holds the
-    /// timer, which never outlives it.
+    /// timer; one that outlives its owner (kept for another, ``renew()``) has none.
     public unowned var owner: (any TimerOwner)?
     private let interval: Duration?
     /// When the action is due (monotonic nanoseconds); `nil` while not scheduled.
@@ -95,7 +95,8 @@ public final class Timer {
     /// owner on the same loop, with the libevent event it had (its callback argument is this
     /// timer still): a timer that is no allocation and no free, of the timer or its event (an
     /// HTTP/2 stream's session makes one and lets it go). Only for a timer made without a
-    /// repeat interval.
+    /// repeat interval. Whoever keeps it must cancel it before the loop goes (its event is on
+    /// the loop's base).
     public func renew() {
         precondition(interval == nil, "a repeating timer renewed")
         stop()

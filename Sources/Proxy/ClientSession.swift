@@ -65,8 +65,9 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         self.exchangeTimer = context.takeTimer()
         // An HTTP/2 stream's session is given its head and closes after its response: it never
         // waits for a head, so its head timer is never armed (asserted where it would be) and
-        // the exchange's serves for both (one allocation fewer per stream; cancelling it twice
-        // is harmless, and ``timerFired(_:)`` tells it apart as the exchange's).
+        // the exchange's serves for both (one allocation fewer per stream; stopping it twice
+        // is harmless, it is given back once, and ``timerFired(_:)`` tells it apart as the
+        // exchange's).
         self.headTimer = http2Stream ? exchangeTimer : context.takeTimer()
         headTimer.owner = self
         exchangeTimer.owner = self

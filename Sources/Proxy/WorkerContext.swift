@@ -99,6 +99,15 @@ final class WorkerContext {
         spareTimers.take() ?? LoopTimer(on: loop) {}
     }
 
+    /// Frees the kept timers' libevent events now, while the loop is certainly there: a kept
+    /// timer holds one (on the loop's base), and a context may outlive its loop's last other
+    /// reference (its stored properties go after the loop's).
+    private func cancelSpareTimers() {
+        while let timer = spareTimers.take() { timer.cancel() }
+    }
+
+    deinit { cancelSpareTimers() }
+
     /// A session's timer it is done with (no one else holds it): kept for a next session.
     func giveBack(timer: LoopTimer) {
         guard !spareTimers.isFull else { return }
@@ -309,5 +318,6 @@ final class WorkerContext {
         for session in Array(http2Sessions.values) { session.abort() }
         http2Sessions.removeAll()
         pool.closeAll()
+        cancelSpareTimers()
     }
 }
