@@ -280,6 +280,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// streams' sessions see it (kept current where ``streams`` changes).
     let load = HTTP2ConnectionLoad()
 
+    // First, before anything it holds goes: a pipe that asks for its connection from now on
+    // (its deinit, a session that outlives the connection) finds none.
+    deinit { load.connectionGone = true }
+
     /// Whether the app has taken more of `pipe`'s response than its stream's first window
     /// (and a head's worth, ``headSlack``): it opened the window, so it reads the stream. One
     /// that never did may never read at all, and spooling its response would only move it to

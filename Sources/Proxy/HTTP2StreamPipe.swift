@@ -26,9 +26,15 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     var droppedBeforeStart = false
     /// The stream's id on the app's connection.
     let stream: Int32
-    /// The connection (weak: a session that outlives its connection, in a tunnel say, only
-    /// writes into a closed pipe).
-    private(set) weak var owner: HTTP2ServerSession?
+    /// The connection, while it is there (a session that outlives its connection, in a tunnel
+    /// say, only writes into a closed pipe). Not a weak reference: a weak one costs about 45
+    /// instructions a load, five per stream, and gives the connection a side table, which makes
+    /// every release of it slow; its ``HTTP2ConnectionLoad`` says when it is gone instead.
+    var owner: HTTP2ServerSession? { connectionLoad.connectionGone ? nil : connection }
+    /// Read only through ``owner``, which checks the connection is there.
+    private unowned(unsafe) let connection: HTTP2ServerSession
+    /// Shared with the connection: whether it is gone.
+    private let connectionLoad: HTTP2ConnectionLoad
     let loop: EventLoop
     var delegate: (any ConnectionDelegate)?
     private let inputBuffer: OwnedEventBuffer
@@ -85,7 +91,8 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String,
          framing: HTTP2RequestTranslator.BodyFraming) {
         self.stream = stream
-        self.owner = owner
+        self.connection = owner
+        self.connectionLoad = owner.load
         self.loop = loop
         self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
