@@ -106,7 +106,11 @@ final class WorkerContext {
         while let timer = spareTimers.take() { timer.cancel() }
     }
 
-    deinit { cancelSpareTimers() }
+    // (The loop is still held while this runs: the timers' events are freed before its base.)
+    deinit {
+        cancelSpareTimers()
+        http2StartsMade?.cancel()
+    }
 
     /// A session's timer it is done with (no one else holds it): kept for a next session.
     func giveBack(timer: LoopTimer) {
@@ -124,7 +128,14 @@ final class WorkerContext {
     /// Streams those connections serve now (``HTTP2ServerSession/workerStreamLimit``).
     var http2Streams = 0
     /// How many of their new streams start per loop iteration.
-    private(set) lazy var http2Starts = HTTP2StreamStarts(loop: loop)
+    var http2Starts: HTTP2StreamStarts {
+        if let starts = http2StartsMade { return starts }
+        let starts = HTTP2StreamStarts(loop: loop)
+        http2StartsMade = starts
+        return starts
+    }
+    /// ``http2Starts`` once made (when a first HTTP/2 stream starts).
+    private var http2StartsMade: HTTP2StreamStarts?
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?
