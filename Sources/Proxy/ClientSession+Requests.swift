@@ -378,7 +378,7 @@ extension ClientSession: UpstreamWaiter {
         // ``readResponseHead(_:)``). The first read also takes the body that came with the head:
         // the no-read attack's 192 upstream requests read 128 KiB each at once, 24 MiB and a
         // hundred milliseconds of the worker's time as the attack began.
-        upstream.startReading(readAhead: isHTTP2Stream ? headReadAhead : WorkerContext.readAhead)
+        upstream.startReading(readAhead: headReadAhead)
         setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         return wasQueued ? connection.exchangeEvent { $0.queuedRequestSent() } : .none
     }

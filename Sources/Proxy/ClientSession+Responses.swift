@@ -192,7 +192,7 @@ extension ClientSession: UpstreamConnectionOwner {
         let destination = io.responseCommitted ? client.output : context.scratch.buffer
         // (A stream of a busy HTTP/2 connection fills its output in the smallest steps, as it
         // reads its backend: 192 no-read streams otherwise each held 256 KiB.)
-        let window = isHTTP2Stream && isStreamOfBusyHTTP2Connection ? BufferBudget.floor : context.bufferBudget.window
+        let window = isStreamOfBusyHTTP2Connection ? BufferBudget.floor : context.bufferBudget.window
         var progress: Exchange.BodyProgress
         do {
             progress = Exchange.BodyProgress(try io.responseRelay.pump(from: input, to: destination, limit: window))
@@ -312,16 +312,16 @@ extension ClientSession: UpstreamConnectionOwner {
         return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 
-    /// How far an HTTP/2 stream's session reads its backend's response ahead until the head is
-    /// read: the smallest step for a stream of a busy connection (``responseReadAhead(_:)``
-    /// reads its body in those steps too), else the full read-ahead.
+    /// How far a session reads its backend's response ahead until the head is read: the
+    /// smallest step for a stream of a busy HTTP/2 connection (``responseReadAhead(_:)`` reads
+    /// its body in those steps too), else the full read-ahead.
     var headReadAhead: Int {
         isStreamOfBusyHTTP2Connection ? BufferBudget.floor : WorkerContext.readAhead
     }
 
     /// Whether this session serves one stream of an HTTP/2 app connection with many streams open
     /// (``HTTP2ServerSession/hasManyStreams``): it yields upstream connections (and never spools:
-    /// ``canSpool(_:)``).
+    /// ``canSpool(_:)``). False for any other session (it has no ``http2Load``).
     var isStreamOfBusyHTTP2Connection: Bool {
         http2Load?.hasManyStreams == true
     }
