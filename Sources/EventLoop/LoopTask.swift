@@ -13,6 +13,8 @@ import CLibevent
 /// Freed (and so cancelled) when released; confined to its loop's thread.
 public final class LoopTask {
     private var event: OpaquePointer?
+    /// Held: the event lives on the loop's base (see ``Timer``'s loop).
+    private let loop: EventLoop
     /// What runs. Settable, so that an owner can keep its task in a `let` and still give it an
     /// action that refers to the owner once the owner is initialized.
     public var action: () -> Void
@@ -22,6 +24,7 @@ public final class LoopTask {
     /// A task on `loop`, not scheduled yet.
     public init(on loop: EventLoop, _ action: @escaping () -> Void) {
         self.action = action
+        self.loop = loop
         event = event_new(loop.base, -1, 0, loopTaskTrampoline, Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -8,10 +8,13 @@ import Glibc
 public final class SignalWatcher {
     private var event: OpaquePointer?
     private let action: () -> Void
+    /// Held: the event lives on the loop's base (see ``Timer``'s loop).
+    private let loop: EventLoop
 
     /// Watches `signal` (e.g. `SIGTERM`) on `loop` until released.
     public init(signal number: Int32, on loop: EventLoop, _ action: @escaping () -> Void) {
         self.action = action
+        self.loop = loop
         let flags = Int16(EV_SIGNAL | EV_PERSIST)
         event = event_new(loop.base, number, flags, signalTrampoline, Unmanaged.passUnretained(self).toOpaque())
         if let event { event_add(event, nil) }

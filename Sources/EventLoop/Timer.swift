@@ -15,7 +15,12 @@ public final class Timer {
     private var event: OpaquePointer?
     /// Stopped or cancelled: not armed until renewed (``renew()``; a cancelled timer, never).
     private var cancelled = false
-    private unowned(unsafe) let loop: EventLoop
+    /// Held strongly: the timer's libevent event lives on the loop's base, and freeing it after
+    /// the base is a use after free libevent's callers cannot see (it is not instrumented, so
+    /// no sanitizer reports it). Whoever holds a timer — a kept one, or one in a context whose
+    /// other properties outlive its loop reference — keeps the loop with it, and no owner has
+    /// to free its timers in order. (The loop holds no timer: no cycle.)
+    private let loop: EventLoop
     /// What runs when the timer expires. Settable, so that an owner can keep its timer in a
     /// `let` (calls through a `var` retain the timer) and still give it an action that refers
     /// to the owner once the owner is initialized.
@@ -95,8 +100,7 @@ public final class Timer {
     /// owner on the same loop, with the libevent event it had (its callback argument is this
     /// timer still): a timer that is no allocation and no free, of the timer or its event (an
     /// HTTP/2 stream's session makes one and lets it go). Only for a timer made without a
-    /// repeat interval. Whoever keeps it must cancel it before the loop goes (its event is on
-    /// the loop's base).
+    /// repeat interval. A kept timer keeps its loop, whose base its event is on.
     public func renew() {
         precondition(interval == nil, "a repeating timer renewed")
         stop()

@@ -56,14 +56,6 @@ final class HTTP2StreamStarts {
         refillTimer.schedule(after: .zero)
     }
 
-    /// Stops for good (its worker goes): its timer's libevent event is freed now, while the
-    /// loop is there, not whenever this is released (a worker's context may hold its loop's
-    /// last reference, and its stored properties go after the loop's).
-    func cancel() {
-        refillTimer.cancel()
-        waiting.removeAll()
-    }
-
     /// A new iteration: a full budget, shared by the connections that waited.
     private func refill() {
         refillArmed = false

@@ -99,19 +99,6 @@ final class WorkerContext {
         spareTimers.take() ?? LoopTimer(on: loop) {}
     }
 
-    /// Frees the kept timers' libevent events now, while the loop is certainly there: a kept
-    /// timer holds one (on the loop's base), and a context may outlive its loop's last other
-    /// reference (its stored properties go after the loop's).
-    private func cancelSpareTimers() {
-        while let timer = spareTimers.take() { timer.cancel() }
-    }
-
-    // (The loop is still held while this runs: the timers' events are freed before its base.)
-    deinit {
-        cancelSpareTimers()
-        http2StartsMade?.cancel()
-    }
-
     /// A session's timer it is done with (no one else holds it): kept for a next session.
     func giveBack(timer: LoopTimer) {
         guard !spareTimers.isFull else { return }
@@ -128,14 +115,7 @@ final class WorkerContext {
     /// Streams those connections serve now (``HTTP2ServerSession/workerStreamLimit``).
     var http2Streams = 0
     /// How many of their new streams start per loop iteration.
-    var http2Starts: HTTP2StreamStarts {
-        if let starts = http2StartsMade { return starts }
-        let starts = HTTP2StreamStarts(loop: loop)
-        http2StartsMade = starts
-        return starts
-    }
-    /// ``http2Starts`` once made (when a first HTTP/2 stream starts).
-    private var http2StartsMade: HTTP2StreamStarts?
+    private(set) lazy var http2Starts = HTTP2StreamStarts(loop: loop)
     /// This worker's listener, paused while the worker holds ``clientShare`` connections. Weak:
     /// the listener's accept closure holds this context.
     weak var listener: Listener?
@@ -329,6 +309,5 @@ final class WorkerContext {
         for session in Array(http2Sessions.values) { session.abort() }
         http2Sessions.removeAll()
         pool.closeAll()
-        cancelSpareTimers()
     }
 }

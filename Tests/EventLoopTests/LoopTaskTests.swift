@@ -39,4 +39,20 @@ final class LoopTaskTests: XCTestCase {
         XCTAssertEqual(runs, 0)
         withExtendedLifetime((task, start, stop)) {}
     }
+
+    /// A task keeps its loop (its libevent event is on the loop's base), so one released after
+    /// every other reference to the loop frees its event before the base.
+    func testATaskKeepsItsLoopUntilItIsReleased() throws {
+        weak var weakLoop: EventLoop?
+        var task: LoopTask?
+        do {
+            let loop = try EventLoop()
+            weakLoop = loop
+            task = LoopTask(on: loop) {}
+        }
+        XCTAssertNotNil(weakLoop, "the task holds its loop")
+        XCTAssertFalse(task?.isScheduled ?? true)
+        task = nil
+        XCTAssertNil(weakLoop, "released with its task")
+    }
 }

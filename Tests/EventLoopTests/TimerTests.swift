@@ -74,4 +74,22 @@ final class TimerTests: XCTestCase {
         XCTAssertEqual(owner.fired, [], "and not its old one")
         withExtendedLifetime((stop, guardTimer)) {}
     }
+
+    /// A kept timer (a worker's spare, or one in an object whose other properties outlive its
+    /// loop reference) keeps its loop: its libevent event is on the loop's base, and freeing
+    /// it after the base would be a use after free no sanitizer sees.
+    func testATimerKeepsItsLoopUntilItIsReleased() throws {
+        weak var weakLoop: EventLoop?
+        var timer: LoopTimer?
+        do {
+            let loop = try EventLoop()
+            weakLoop = loop
+            timer = LoopTimer(on: loop) {}
+            timer?.schedule(after: .seconds(60))  // (its event made, on the loop's base)
+            timer?.stop()
+        }
+        XCTAssertNotNil(weakLoop, "the timer holds its loop")
+        timer = nil
+        XCTAssertNil(weakLoop, "released with its last timer")
+    }
 }
