@@ -13,6 +13,13 @@ final class AllocatorTuningTests: XCTestCase {
     /// The backend the sidecar's route goes to (kept while the test runs).
     private var backend: FixtureServer?
 
+    // XCTest keeps every test case object until the run ends, and a process that exits
+    // releases nothing: without this the backends stayed running after the tests.
+    override func tearDown() {
+        backend = nil
+        super.tearDown()
+    }
+
     private func sidecar(environment: [String: String]) throws -> SidecarProcess {
         let backend = try FixtureServer.backend(log: "b.jsonl")
         self.backend = backend
