@@ -159,21 +159,35 @@ public struct HTTP2Head: Equatable, Sendable {
             fieldEnds.append(fieldBytes.count)
             return
         }
-        let valueText = String(decoding: value, as: UTF8.self)
         if Self.equals(name, ":method") {
-            method = valueText
+            method = Self.knownMethod(value) ?? String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":path") {
-            path = valueText
+            path = String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":scheme") {
-            scheme = valueText
+            scheme = Self.equals(value, "https") ? "https" : Self.equals(value, "http") ? "http"
+                : String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":authority") {
-            authority = valueText
+            authority = String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":status") {
-            status = Int(valueText)
+            status = Int(String(decoding: value, as: UTF8.self))
         } else if Self.equals(name, ":protocol") {
-            extendedProtocol = valueText
+            extendedProtocol = String(decoding: value, as: UTF8.self)
         }
         // (nghttp2 refuses unknown pseudo-header fields before they get here.)
+    }
+
+    /// A usual method as a literal (no decoding and checking of its bytes, about 150
+    /// instructions a request), or nil. Methods are case-sensitive (RFC 9110 §9.1): only the
+    /// exact bytes match.
+    private static func knownMethod(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        switch bytes.count {
+        case 3: return equals(bytes, "GET") ? "GET" : equals(bytes, "PUT") ? "PUT" : nil
+        case 4: return equals(bytes, "POST") ? "POST" : equals(bytes, "HEAD") ? "HEAD" : nil
+        case 5: return equals(bytes, "PATCH") ? "PATCH" : nil
+        case 6: return equals(bytes, "DELETE") ? "DELETE" : nil
+        case 7: return equals(bytes, "OPTIONS") ? "OPTIONS" : nil
+        default: return nil
+        }
     }
 
     @inline(__always)

@@ -72,7 +72,7 @@ public enum HTTP2RequestTranslator {
         // Only http and https (nghttp2 checks :path's shape only for them), and an origin-form
         // path (or `*` for OPTIONS): anything else, read as HTTP/1.1, could name another origin.
         guard let path = head.path, head.scheme == "http" || head.scheme == "https",
-              path.hasPrefix("/") || (path == "*" && method == "OPTIONS") else { return nil }
+              path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else { return nil }
         // The field lines go on as the codec received them (no String per field): their sizes
         // first, then the section written in place, one allocation (an append per piece cost
         // about 45 instructions, four a field).

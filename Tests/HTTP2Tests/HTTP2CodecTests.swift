@@ -101,6 +101,27 @@ final class HTTP2CodecTests: XCTestCase {
         ])
     }
 
+    func testEveryMethodAndSchemeArrivesAsSentWhetherUsualOrNot() throws {
+        // The usual methods and schemes are decoded as literals; any other, or one differing
+        // only in case (methods are case-sensitive, RFC 9110 §9.1), is kept byte for byte.
+        let pair = CodecPair()
+        let methods = ["GET", "PUT", "POST", "HEAD", "PATCH", "DELETE", "OPTIONS", "get", "Post", "PROPFIND", "GETX", "M"]
+        var sent: [(Int32, String, String)] = []
+        for (index, method) in methods.enumerated() {
+            let scheme = index % 2 == 0 ? "https" : "http"
+            let id = try pair.client.submitRequest(HTTP2Head(method: method, scheme: scheme, authority: "a.test", path: "/\(index)"),
+                                                   endStream: true)
+            sent.append((id, method, scheme))
+        }
+        try pair.pump()
+        let heads = pair.serverEvents.compactMap { if case .head(let id, let head) = $0 { (id, head) } else { nil } }
+        XCTAssertEqual(heads.map(\.0), sent.map(\.0))
+        for ((_, head), (_, method, scheme)) in zip(heads, sent) {
+            XCTAssertEqual(head.method, method)
+            XCTAssertEqual(head.scheme, scheme)
+        }
+    }
+
     func testBytesSplitIntoSingleBytesDecodeToTheSameEvents() throws {
         let pair = CodecPair()
         let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
