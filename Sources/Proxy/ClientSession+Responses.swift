@@ -56,8 +56,10 @@ extension ClientSession: UpstreamConnectionOwner {
                     }
                     // (An HTTP/2 stream's head goes to its codec later: built in storage of its own.)
                     var response = ResponseRewriter.response(view, clientVersion: io.head.version,
-                                                             reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
-                                                             locatingLines: isHTTP2Stream)
+                                                             reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes())
+                    if isHTTP2Stream {
+                        ResponseRewriter.locateKeptLines(of: view, in: &response, reusing: context.takeStreamHeadLines())
+                    }
                     if isGRPCStream { response.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(view) }
                     if let nonces = io.token?.binding?.nonces {
                         response.nonceChallenge = ResponseRewriter.readDPoP(view, nonces: nonces,

@@ -50,10 +50,31 @@ struct HTTP2MessageTranslator {
     /// `bytes`, and how the body written after it is framed.
     struct AnnouncedHead {
         let status: Int
-        let bytes: [UInt8]
-        let lines: [FieldLine]
+        private(set) var bytes: [UInt8]
+        private(set) var lines: [FieldLine]
         /// What the bytes after the head are.
         let body: Phase
+
+        init(status: Int, bytes: [UInt8], lines: [FieldLine], body: Phase) {
+            self.status = status
+            self.bytes = bytes
+            self.lines = lines
+            self.body = body
+        }
+
+        /// ``bytes``, moved out (their storage serves another head; no copy shares it).
+        mutating func takeBytes() -> [UInt8] {
+            var taken: [UInt8] = []
+            swap(&taken, &bytes)
+            return taken
+        }
+
+        /// ``lines``, moved out.
+        mutating func takeLines() -> [FieldLine] {
+            var taken: [FieldLine] = []
+            swap(&taken, &lines)
+            return taken
+        }
     }
 
     /// Translates the response to a `requestMethod` request on the app's `stream`.
@@ -150,16 +171,16 @@ struct HTTP2MessageTranslator {
         }
         phase = head.body
         // (The codec copied the fields: the storage may serve another head.)
-        spentHead = head.bytes
+        spentHead = consume head
     }
 
-    /// The bytes of the announced head once it went to the codec, until taken.
-    private var spentHead: [UInt8]?
+    /// The announced head once it went to the codec, until taken.
+    private var spentHead: AnnouncedHead?
 
-    /// The bytes of the announced head that went to the codec, handed over once.
-    mutating func takeSpentHead() -> [UInt8]? {
+    /// The announced head that went to the codec (for its storage), handed over once.
+    mutating func takeSpentHead() -> AnnouncedHead? {
         guard spentHead != nil else { return nil }
-        var taken: [UInt8]?
+        var taken: AnnouncedHead?
         swap(&taken, &spentHead)
         return taken
     }

@@ -551,7 +551,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
             codec.reset(stream: pipe.stream, .internalError)
             pipe.response.drain(pipe.response.count)
         }
-        if let spent = pipe.responseTranslator.takeSpentHead() { context.giveBack(headBytes: spent) }
+        if var spent = pipe.responseTranslator.takeSpentHead() {
+            context.giveBack(streamHead: spent.takeBytes(), lines: spent.takeLines())
+        }
         let after = pipe.response.count
         if after < before { pipe.responseBytesMoved += before - after }
         pipe.responseMoved(after != before)

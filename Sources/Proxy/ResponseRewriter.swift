@@ -31,7 +31,8 @@ struct UpstreamResponse {
     /// Transfer codings besides `chunked`, in order (rare: e.g. `gzip, chunked`).
     let otherCodings: [String]
     /// Where each forwarded field line's name and value are in ``forwardedLines`` (only when
-    /// asked for: an HTTP/2 app's stream, whose head goes to the codec as fields, not as text).
+    /// asked for, ``ResponseRewriter/locateKeptLines(of:in:reusing:)``: an HTTP/2 app's stream,
+    /// whose head goes to the codec as fields, not as text).
     var keptLines: [FieldLine] = []
     /// A 401 asking for a DPoP nonce (``ResponseRewriter/readDPoP(_:nonces:origin:)``).
     var nonceChallenge = false
@@ -56,9 +57,8 @@ enum ResponseRewriter {
     /// arrived, each run of consecutive kept lines in one copy.
     /// `reusing`: an empty array whose storage the head is built in (no allocation when it is
     /// large enough).
-    /// `locatingLines`: also say where each kept line is in the copy (``UpstreamResponse/keptLines``).
     static func response(_ view: ResponseHeadView, clientVersion: HTTPVersion,
-                         reusing out: consuming [UInt8] = [], locatingLines: Bool = false) -> UpstreamResponse {
+                         reusing out: consuming [UInt8] = []) -> UpstreamResponse {
         let framing = clientFraming(view.framing, clientVersion: clientVersion)
         out.removeAll(keepingCapacity: true)
         // Room for what ``head(for:clientVersion:keepAlive:)`` appends, so it never reallocates.
@@ -74,7 +74,6 @@ enum ResponseRewriter {
         let connectionNamed = section.connectionOptions()
         // A line runs from its name to the next line's name; the last one to the section's CRLF.
         var runStart: Int?
-        let linesStart = out.count
         for line in section.lines {
             // (Written out, not `isDropped`: on the HTTP/1.1 path the call cost 200 instructions
             // per request in a `make release` build.)
@@ -95,8 +94,7 @@ enum ResponseRewriter {
         }
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
-                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings,
-                                keptLines: locatingLines ? keptLines(section, connectionNamed, framing, at: linesStart) : [])
+                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
     }
 
     /// Whether `line` stays with this hop: hop-by-hop fields, those the Connection field names,
@@ -108,21 +106,29 @@ enum ResponseRewriter {
             || (framing == .chunked && section.name(of: line, equals: "content-length"))
     }
 
-    /// Where each kept line of `section` is in the copy, whose field lines start at `start`:
-    /// kept lines are copied back to back, each from its name to the next line's.
-    private static func keptLines(_ section: FieldSectionView, _ connectionNamed: [Range<Int>], _ framing: ClientFraming,
-                                  at start: Int) -> [FieldLine] {
-        var kept: [FieldLine] = []
-        // Room for every line, and the Via an HTTP/2 stream adds: one allocation.
+    /// Sets `response.keptLines` (``response(_:clientVersion:reusing:)`` made `response` of
+    /// `view`): where each kept line is in its copy. Kept lines are copied back to back after
+    /// the status line, each from its name to the next line's. `reusing`: an empty array whose
+    /// storage takes them (a head done with gives its own; not passed through
+    /// ``response(_:clientVersion:reusing:)``, where any extra argument cost every HTTP/1.1
+    /// response instructions).
+    static func locateKeptLines(of view: ResponseHeadView, in response: inout UpstreamResponse,
+                                reusing kept: consuming [FieldLine] = []) {
+        let section = view.section
+        let connectionNamed = section.connectionOptions()
+        let framing = response.clientFraming
+        kept.removeAll(keepingCapacity: true)
+        // Room for every line, and the Via an HTTP/2 stream adds: at most one allocation.
         kept.reserveCapacity(section.lines.count + 1)
-        var position = start
+        // "HTTP/1.1 ", the status, a space, the reason and its CRLF.
+        var position = HeadBytes.http11Space.utf8CodeUnitCount + 4 + view.reasonEnd + 2 - view.reasonStart
         for (index, line) in section.lines.enumerated() where !isDropped(line, section, connectionNamed, framing) {
             let shift = position - line.name.lowerBound
             kept.append(FieldLine(name: line.name.lowerBound + shift..<line.name.upperBound + shift,
                                   value: line.value.lowerBound + shift..<line.value.upperBound + shift))
             position += section.lineEnd(index) - line.name.lowerBound
         }
-        return kept
+        response.keptLines = kept
     }
 
     /// The most ``head(for:clientVersion:keepAlive:)`` appends without other codings:

@@ -76,14 +76,29 @@ final class WorkerContext {
         streamHeadStorages.take() ?? []
     }
 
+    /// The lines of HTTP/2 streams' response heads (``UpstreamResponse/keptLines``) that went
+    /// to their codecs, as ``streamHeadStorages`` keeps their bytes.
+    private var streamHeadLines = SpareList<[FieldLine]>(limit: 128)
+
+    /// Storage for where an HTTP/2 stream's response head lines are: a kept one, or an empty
+    /// array.
+    func takeStreamHeadLines() -> [FieldLine] {
+        streamHeadLines.take() ?? []
+    }
+
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
     /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
-    func giveBack(headBytes bytes: consuming [UInt8]) {
-        // (At most 128 × 2 KiB kept: a poll reads up to one head per upstream connection, and
-        // an app with many streams may hold 192 of them.)
-        guard bytes.capacity <= 2048 else { return }
-        bytes.removeAll(keepingCapacity: true)
-        streamHeadStorages.keep(bytes)
+    func giveBack(streamHead bytes: consuming [UInt8], lines: consuming [FieldLine]) {
+        // (At most 128 × (2 KiB + 64 lines) kept: a poll reads up to one head per upstream
+        // connection, and an app with many streams may hold 192 of them.)
+        if bytes.capacity <= 2048 {
+            bytes.removeAll(keepingCapacity: true)
+            streamHeadStorages.keep(bytes)
+        }
+        if lines.capacity <= 64 {
+            lines.removeAll(keepingCapacity: true)
+            streamHeadLines.keep(lines)
+        }
     }
 
     /// Timers of sessions that ended, for the next sessions (``takeTimer()``): an HTTP/2 app's

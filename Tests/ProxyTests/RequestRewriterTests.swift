@@ -207,7 +207,11 @@ final class ResponseRewriterTests: XCTestCase {
         let text = "HTTP/1.1 200 OK\r\nKeep-Alive: 5\r\nX-A:tight\r\nX-B:   spaced  \r\nConnection: X-Hop\r\nX-Hop: 1\r\n"
             + "X-C: c\r\nTransfer-Encoding: chunked\r\n\r\n"
         let kept = try Array(text.utf8).withUnsafeBytes { bytes throws(HTTPParseError) in
-            ResponseRewriter.response(try ResponseHeadParser.view(bytes, requestMethod: "GET"), clientVersion: .http1_1, locatingLines: true)
+            let view = try ResponseHeadParser.view(bytes, requestMethod: "GET")
+            var response = ResponseRewriter.response(view, clientVersion: .http1_1)
+            // (Into storage a head done with gave back: what it held does not show.)
+            ResponseRewriter.locateKeptLines(of: view, in: &response, reusing: [FieldLine(name: 0..<1, value: 2..<3)])
+            return response
         }
         let located = kept.keptLines.map { line in
             String(decoding: kept.forwardedLines[line.name], as: UTF8.self) + "=" + String(decoding: kept.forwardedLines[line.value], as: UTF8.self)
