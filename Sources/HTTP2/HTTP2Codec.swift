@@ -120,6 +120,7 @@ public final class HTTP2Codec {
     public func receive(_ bytes: UnsafeRawBufferPointer) throws(HTTP2CodecError) -> [HTTP2Event] {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return [] }
         let result = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        sendWish = nil
         if result < 0 {
             failed = true
             events.removeAll(keepingCapacity: true)
@@ -175,6 +176,7 @@ public final class HTTP2Codec {
         while sent < limit {
             var data: UnsafePointer<UInt8>?
             let n = nghttp2_session_mem_send(session, &data)
+            sendWish = nil
             if n < 0 {
                 failed = true
                 events.removeAll(keepingCapacity: true)
@@ -189,7 +191,18 @@ public final class HTTP2Codec {
 
     /// Whether frames wait to be sent (``send(limit:into:)`` stopped at its limit, or the
     /// windows just opened).
-    public var wantsToSend: Bool { nghttp2_session_want_write(session) != 0 }
+    public var wantsToSend: Bool {
+        if let known = sendWish { return known }
+        let wants = nghttp2_session_want_write(session) != 0
+        sendWish = wants
+        return wants
+    }
+
+    /// What nghttp2 last said of wanting to send, until a call that can change it (every call
+    /// here that decodes, queues or sends, each setting it unknown): a connection asks several
+    /// times per turn, and each answer cost about 75 instructions. nghttp2 changes its queues
+    /// only within such calls (it has no timers), so the answer holds until the next one.
+    private var sendWish: Bool?
 
     /// Whether the connection still has a use: streams open, or frames to read or send. False
     /// after a `GOAWAY` both ways once the last stream closed, or after a fatal error.
@@ -224,6 +237,7 @@ public final class HTTP2Codec {
     /// Opens a stream with a request head (client only); returns its id. `endStream`: there is
     /// no body; otherwise ``sendBody(stream:_:)`` and ``endBody(stream:trailers:)`` follow.
     public func submitRequest(_ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) -> Int32 {
+        sendWish = nil
         let id = withNameValues(head) { nva in
             if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
             var provider = HTTP2Callbacks.bodyProvider
@@ -257,6 +271,7 @@ public final class HTTP2Codec {
 
     private func submitResponse(stream: Int32, interim: Bool, _ nva: UnsafeBufferPointer<nghttp2_nv>,
                                 endStream: Bool) throws(HTTP2CodecError) {
+        sendWish = nil
         let result: Int32
         if interim {
             result = nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva.baseAddress, nva.count, nil)
@@ -274,6 +289,7 @@ public final class HTTP2Codec {
     public func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty, let body = outbound[stream] else { return }
         body.append(bytes)
+        sendWish = nil
         nghttp2_session_resume_data(session, stream)
     }
 
@@ -281,6 +297,7 @@ public final class HTTP2Codec {
     public func endBody(stream: Int32, trailers: HTTPFields? = nil) {
         guard let body = outbound[stream] else { return }
         body.end(trailers: trailers?.isEmpty == false ? trailers : nil)
+        sendWish = nil
         nghttp2_session_resume_data(session, stream)
     }
 
@@ -303,12 +320,14 @@ public final class HTTP2Codec {
     /// Resets `stream` with `code` (nothing more is sent or delivered for it).
     public func reset(stream: Int32, _ code: HTTP2ErrorCode) {
         explainedResets.insert(stream)
+        sendWish = nil
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }
 
     /// Sends `GOAWAY` with `code`: streams above `lastStream` (by default the last one the codec
     /// took) are not processed; the connection ends once the open ones close (``isActive``).
     public func goAway(_ code: HTTP2ErrorCode, lastStream: Int32? = nil) {
+        sendWish = nil
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStream ?? lastPeerStream, code.rawValue, nil, 0)
     }
 
@@ -316,6 +335,7 @@ public final class HTTP2Codec {
     public func consumed(stream: Int32, count: Int) {
         guard count > 0 else { return }
         // A stream that is gone still has its bytes counted for the connection's window.
+        sendWish = nil
         nghttp2_session_consume(session, stream, count)
     }
 

@@ -122,6 +122,39 @@ final class HTTP2CodecTests: XCTestCase {
         }
     }
 
+    func testWantingToSendFollowsEveryCallThatQueuesAFrame() throws {
+        // The codec remembers nghttp2's answer until a call that can change it: each of these
+        // queues a frame, and a codec that missed one would leave it unsent (a stalled stream).
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "https", authority: "a.test", path: "/"),
+                                               endStream: false)
+        try pair.pump()
+        XCTAssertFalse(pair.client.wantsToSend, "all sent")
+        XCTAssertFalse(pair.client.wantsToSend, "and asked again, still nothing")
+        Array("body".utf8).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        XCTAssertTrue(pair.client.wantsToSend, "a body queued")
+        try pair.pump()
+        XCTAssertFalse(pair.client.wantsToSend)
+        pair.client.endBody(stream: id)
+        XCTAssertTrue(pair.client.wantsToSend, "the end queued")
+        try pair.pump()
+        XCTAssertFalse(pair.server.wantsToSend)
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: false)
+        XCTAssertTrue(pair.server.wantsToSend, "a response head queued")
+        try pair.pump()
+        XCTAssertFalse(pair.server.wantsToSend)
+        pair.server.reset(stream: id, .cancel)
+        XCTAssertTrue(pair.server.wantsToSend, "a reset queued")
+        try pair.pump()
+        XCTAssertFalse(pair.server.wantsToSend)
+        _ = try RawFrames.ping().withUnsafeBytes { try pair.server.receive($0) }
+        XCTAssertTrue(pair.server.wantsToSend, "a PING received: its acknowledgement queued")
+        try pair.pump()
+        XCTAssertFalse(pair.server.wantsToSend)
+        pair.server.goAway(.noError)
+        XCTAssertTrue(pair.server.wantsToSend, "a GOAWAY queued")
+    }
+
     func testBytesSplitIntoSingleBytesDecodeToTheSameEvents() throws {
         let pair = CodecPair()
         let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
