@@ -129,4 +129,12 @@ final class ResponseConnectionOptionsTests: XCTestCase {
         XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nconnection: X-One\r\nA: 1\r\nCONNECTION: x-two, Keep-Alive\r\n\r\n"),
                        ["X-One", "x-two"])
     }
+
+    func testALoneKeepAliveOrCloseNamesNothingAndAnythingLongerIsStillRead() throws {
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nConnection: Keep-Alive\r\n\r\n"), [])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), [])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nConnection: keep-alives\r\n\r\n"), ["keep-alives"])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nConnection: close, X-Hop\r\n\r\n"), ["X-Hop"])
+        XCTAssertEqual(try options("HTTP/1.1 200 OK\r\nConnection: X-Hop\r\n\r\n"), ["X-Hop"])
+    }
 }
