@@ -21,14 +21,25 @@ final class HTTP2ServerSession: ConnectionDelegate {
     let intercepted: InterceptedOrigin?
     private let codec = HTTP2Codec(role: .server)
     /// Open streams and the sessions serving them.
-    private var streams = StreamTable<(pipe: HTTP2StreamPipe, session: ClientSession)>()
+    private var streams = StreamTable<OpenStream>()
+    /// An open stream's pipe and the session serving it. (A struct, not a tuple: arrays and
+    /// optionals of tuples are copied and destroyed through the runtime's generic tuple
+    /// witnesses: about 60 instructions a stream more, with ``PendingStart``.)
+    private struct OpenStream {
+        let pipe: HTTP2StreamPipe
+        let session: ClientSession
+    }
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
     /// (Whether a stream's session started, or never will, is its pipe's: no set to look up.)
     private var pendingStarts: [PendingStart] = []
     /// A stream waiting for its session to start, with its head (or what refused it).
-    private typealias PendingStart = (pipe: HTTP2StreamPipe, session: ClientSession, head: Result<RequestHead, HTTPParseError>)
+    private struct PendingStart {
+        let pipe: HTTP2StreamPipe
+        let session: ClientSession
+        let head: Result<RequestHead, HTTPParseError>
+    }
     /// What this connection may still do wrong before it is told to calm down.
     private var abuse = HTTP2AbuseGuard()
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
@@ -241,11 +252,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
                                    framing: translation.framing)
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true, load: load,
                                     grpc: grpc)
-        streams[id] = (pipe, session)
+        streams[id] = OpenStream(pipe: pipe, session: session)
         load.openStreams = streams.count
         pipe.isListed = true
         context.http2Streams += 1
-        pendingStarts.append((pipe, session, requestHead(translation, reusing: storage)))
+        pendingStarts.append(PendingStart(pipe: pipe, session: session, head: requestHead(translation, reusing: storage)))
     }
 
     /// The translated head as its session serves it, checked by the HTTP/1.1 rules and limits
@@ -407,7 +418,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
 
     /// The app is gone from a stream whose session may still be serving it: the session hears
     /// the end (and aborts, if hearing it did not close it).
-    private func abandon(_ entry: (pipe: HTTP2StreamPipe, session: ClientSession)) {
+    private func abandon(_ entry: OpenStream) {
         guard !entry.pipe.sessionClosed else { return }
         entry.pipe.peerDidEnd()
         entry.pipe.deliverEnd()
