@@ -50,6 +50,13 @@ final class HTTP2StreamStarts {
         armRefill()
     }
 
+    /// Forgets the connections waiting (their worker closed them all): a waiting connection
+    /// holds its sessions, each its worker's context, which holds this — a cycle that kept a
+    /// stopped worker's context, loop and event base alive when no refill came to break it.
+    func forgetWaiting() {
+        waiting.removeAll()
+    }
+
     private func armRefill() {
         guard !refillArmed else { return }
         refillArmed = true

@@ -323,6 +323,7 @@ final class WorkerContext {
         tunnels.removeAll()
         for session in Array(http2Sessions.values) { session.abort() }
         http2Sessions.removeAll()
+        http2Starts.forgetWaiting()
         pool.closeAll()
     }
 }

@@ -217,6 +217,15 @@ final class ResponseRewriterTests: XCTestCase {
             String(decoding: kept.forwardedLines[line.name], as: UTF8.self) + "=" + String(decoding: kept.forwardedLines[line.value], as: UTF8.self)
         }
         XCTAssertEqual(located, ["X-A=tight", "X-B=spaced", "X-C=c"])
+        // A status line without a reason phrase: the lines start right after it.
+        let noReason = try Array("HTTP/1.1 204\r\nX-A: a\r\nConnection: close\r\nX-B: b\r\n\r\n".utf8).withUnsafeBytes { bytes throws(HTTPParseError) in
+            let view = try ResponseHeadParser.view(bytes, requestMethod: "GET")
+            var response = ResponseRewriter.response(view, clientVersion: .http1_1)
+            ResponseRewriter.locateKeptLines(of: view, in: &response)
+            return response
+        }
+        XCTAssertEqual(noReason.keptLines.map { String(decoding: noReason.forwardedLines[$0.name], as: UTF8.self) + "="
+            + String(decoding: noReason.forwardedLines[$0.value], as: UTF8.self) }, ["X-A=a", "X-B=b"])
         XCTAssertTrue(try response(text, clientVersion: .http1_1).keptLines.isEmpty, "located only when asked for")
     }
 }
