@@ -68,8 +68,9 @@ final class WorkerContext {
 
     /// Storage of HTTP/2 streams' response heads that went to their codecs, for the next heads
     /// (``takeStreamHeadBytes()``): many streams' heads are read in one poll before any goes
-    /// out, so a few are kept, each small.
-    private var streamHeadStorages = SpareList<[UInt8]>(limit: 128)
+    /// out, so many are kept, each small. 512, as for request heads: at 50 connections × 10
+    /// streams, one in three streams made its head's bytes and lines anew with 128 kept.
+    private var streamHeadStorages = SpareList<[UInt8]>(limit: 512)
 
     /// Storage for an HTTP/2 stream's response head: a kept one, or an empty array.
     func takeStreamHeadBytes() -> [UInt8] {
@@ -78,7 +79,7 @@ final class WorkerContext {
 
     /// The lines of HTTP/2 streams' response heads (``UpstreamResponse/keptLines``) that went
     /// to their codecs, as ``streamHeadStorages`` keeps their bytes.
-    private var streamHeadLines = SpareList<[FieldLine]>(limit: 128)
+    private var streamHeadLines = SpareList<[FieldLine]>(limit: 512)
 
     /// Storage for where an HTTP/2 stream's response head lines are: a kept one, or an empty
     /// array.
@@ -89,8 +90,9 @@ final class WorkerContext {
     /// An HTTP/2 stream's response head went to its codec: its storage serves a next head
     /// (unless enough are kept, or it grew large: its memory goes back to the allocator).
     func giveBack(streamHead bytes: consuming [UInt8], lines: consuming [FieldLine]) {
-        // (At most 128 × (2 KiB + 64 lines) kept: a poll reads up to one head per upstream
-        // connection, and an app with many streams may hold 192 of them.)
+        // (At most 512 × (2 KiB + 64 lines of 32 bytes), 2 MiB, kept; a usual head's are about
+        // 700 bytes together. A poll reads up to one head per upstream connection, and a
+        // worker's apps hold up to 1,024 streams, each with one.)
         if bytes.capacity <= 2048 {
             bytes.removeAll(keepingCapacity: true)
             streamHeadStorages.keep(bytes)
