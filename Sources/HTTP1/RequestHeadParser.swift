@@ -176,10 +176,12 @@ public enum RequestHeadParser {
     /// same field-section parser, one valid `Host`, the same framing rules. HTTP/1.1; the
     /// connection is not kept alive (one exchange per stream). `fieldSection` becomes the
     /// head's bytes without a copy; `storage`, a head done with, gives its object and its
-    /// lines' array.
+    /// lines' array. `lastHost`: the `Host` of the connection's last head, taken as it is when
+    /// this one's has the same bytes (they passed these checks then).
     public static func head(method: String, target: String, fieldSection: consuming [UInt8],
                             maxFields: Int = 100,
-                            reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
+                            reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
+                            lastHost: ParsedHost? = nil) throws(HTTPParseError) -> RequestHead {
         var method = method
         let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
         guard methodValid else { throw .invalid("malformed request line") }
@@ -202,7 +204,14 @@ public enum RequestHeadParser {
                 guard known.count(.host) == 1 else {
                     throw .invalid(known.count(.host) == 0 ? "missing Host" : "multiple Host fields")
                 }
-                guard let host = Authority.parse(section, known[.host].firstValue) else { throw .invalid("invalid Host") }
+                let value = known[.host].firstValue
+                let host: Authority
+                if let lastHost, lastHost.matches(section, value) {
+                    host = lastHost.authority
+                } else {
+                    guard let parsed = Authority.parse(section, value) else { throw .invalid("invalid Host") }
+                    host = parsed
+                }
                 let rules = MessageRules(buf: section, lines: lines, known: known)
                 return (try requestFraming(rules, version: .http1_1), host, rules.expectsContinue())
             }

@@ -41,11 +41,13 @@ public enum HTTP2RequestTranslator {
         public let framing: BodyFraming
 
         /// The head as the HTTP/1.1 session reads it: checked by the strict parser's rules
-        /// (throws what a parser would refuse, with its error).
+        /// (throws what a parser would refuse, with its error). `lastHost`: the connection's
+        /// last `Host`, whose authority is taken when this one's bytes are the same.
         public func requestHead(maxFields: Int = 100,
-                                reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
+                                reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
+                                lastHost: ParsedHost? = nil) throws(HTTPParseError) -> RequestHead {
             try RequestHeadParser.head(method: method, target: target, fieldSection: fieldSection, maxFields: maxFields,
-                                       reusing: storage)
+                                       reusing: storage, lastHost: lastHost)
         }
 
         /// The head as HTTP/1.1 text (request line and field section).

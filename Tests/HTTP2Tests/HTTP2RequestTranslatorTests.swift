@@ -44,6 +44,25 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
         }
     }
 
+    /// A connection's last `Host` is taken for a head whose `Host` has exactly its bytes; any
+    /// other is checked and parsed on its own, the last one or not.
+    func testTheLastHostIsTakenOnlyForTheSameBytesAndABadOneIsStillRefused() throws {
+        let first = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: "Api.Test:8443"), endStream: true)).requestHead()
+        let last = try XCTUnwrap(ParsedHost(of: first))
+        XCTAssertEqual(last.authority, Authority(host: "api.test", port: 8443))
+        let same = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: "Api.Test:8443"), endStream: true))
+        XCTAssertEqual(try same.requestHead(lastHost: last).host, Authority(host: "api.test", port: 8443))
+        for (authority, expected) in [("api.test:8443", Authority(host: "api.test", port: 8443)), ("other.test", Authority(host: "other.test", port: nil)),
+                                      ("Api.Test:9443", Authority(host: "api.test", port: 9443))] {
+            let other = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: authority), endStream: true))
+            XCTAssertEqual(try other.requestHead(lastHost: last).host, expected, authority)
+        }
+        for bad in ["a@b.test", "api.test:0", "api.test:99999", "api test"] {
+            let other = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: bad), endStream: true))
+            XCTAssertThrowsError(try other.requestHead(lastHost: last), bad)
+        }
+    }
+
     /// The storage of a parsed head done with gives its bytes to the next translation, and the
     /// head parsed from it reads the new request's fields, not the old one's.
     func testAHeadParsedFromRecycledStorageReadsTheNewFields() throws {
