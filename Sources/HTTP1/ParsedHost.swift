@@ -3,30 +3,24 @@ import Glibc
 /// A `Host` value's bytes and the authority they parsed to: the streams of one HTTP/2
 /// connection name the same host, so a next head whose `Host` has the same bytes takes the
 /// authority as it is (``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)``)
-/// instead of checking and lowercasing them again (about 350 instructions a stream). A class:
-/// passed down to the parser's closure as one reference (as a struct, its copies there cost
-/// most of what it saves).
+/// instead of checking and lowercasing them again (about 350 instructions a stream). Made only
+/// by that parse, from the bytes it parsed. A class: passed down to the parser's closure as one
+/// reference (as a struct, its copies there cost most of what it saves).
 public final class ParsedHost: Sendable {
     /// The `Host` value, as it was in the head.
     let bytes: [UInt8]
     /// What it parsed to.
     public let authority: Authority
 
-    /// The `Host` of `head` and what it parsed to; nil when it has none.
-    public init?(of head: RequestHead) {
-        guard let authority = head.host else { return nil }
-        let bytes: [UInt8]? = head.withFieldSection { section in
-            guard let line = section.lines.first(where: { section.name(of: $0, equals: "host") }) else { return nil }
-            return Array(section.value(of: line))
-        }
-        guard let bytes, !bytes.isEmpty else { return nil }
-        self.bytes = bytes
+    /// `buf[range]`, a `Host` value, and what ``Authority/parse(_:_:)`` made of it.
+    init(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, parsedTo authority: Authority) {
+        bytes = Array(buf[range])
         self.authority = authority
     }
 
     /// Whether `buf[range]` holds exactly these bytes.
     func matches(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
-        guard range.count == bytes.count, let base = buf.baseAddress else { return false }
+        guard range.count == bytes.count, !bytes.isEmpty, let base = buf.baseAddress else { return false }
         return bytes.withUnsafeBytes { memcmp($0.baseAddress!, base + range.lowerBound, range.count) == 0 }
     }
 }

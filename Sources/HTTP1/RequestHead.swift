@@ -127,7 +127,7 @@ public struct RequestHeadStorage: @unchecked Sendable {
 
     /// The bytes array of the head it holds, moved out (its capacity kept, its bytes to be
     /// overwritten): a field section written into it and passed with this storage to
-    /// ``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:)`` costs no
+    /// ``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)`` costs no
     /// allocation. Empty when it holds no head.
     public mutating func takeFieldBytes() -> [UInt8] {
         guard let head else { return [] }

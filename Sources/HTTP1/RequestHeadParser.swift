@@ -177,11 +177,12 @@ public enum RequestHeadParser {
     /// connection is not kept alive (one exchange per stream). `fieldSection` becomes the
     /// head's bytes without a copy; `storage`, a head done with, gives its object and its
     /// lines' array. `lastHost`: the `Host` of the connection's last head, taken as it is when
-    /// this one's has the same bytes (they passed these checks then).
+    /// this one's has the same bytes (they passed these checks then), and replaced by this
+    /// one's when they differ.
     public static func head(method: String, target: String, fieldSection: consuming [UInt8],
                             maxFields: Int = 100,
                             reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
-                            lastHost: ParsedHost? = nil) throws(HTTPParseError) -> RequestHead {
+                            lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
         var method = method
         let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
         guard methodValid else { throw .invalid("malformed request line") }
@@ -206,11 +207,12 @@ public enum RequestHeadParser {
                 }
                 let value = known[.host].firstValue
                 let host: Authority
-                if let lastHost, lastHost.matches(section, value) {
-                    host = lastHost.authority
+                if let last = lastHost, last.matches(section, value) {
+                    host = last.authority
                 } else {
                     guard let parsed = Authority.parse(section, value) else { throw .invalid("invalid Host") }
                     host = parsed
+                    lastHost = ParsedHost(section, value, parsedTo: parsed)
                 }
                 let rules = MessageRules(buf: section, lines: lines, known: known)
                 return (try requestFraming(rules, version: .http1_1), host, rules.expectsContinue())

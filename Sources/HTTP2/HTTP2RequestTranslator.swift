@@ -2,7 +2,7 @@ import HTTP1
 
 /// An HTTP/2 request head as the HTTP/1.1 request the proxy's session serves (RFC 9113 §8.3.1
 /// back to RFC 9112): a method, an origin-form target and a field section, which
-/// ``HTTP1/RequestHeadParser/head(method:target:fieldSection:maxFields:)`` checks with the rules
+/// ``HTTP1/RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)`` checks with the rules
 /// of the strict HTTP/1.1 parser, as it checks every request — the guard against a translated
 /// head carrying what an HTTP/1.1 upstream would read as a second message. nghttp2 has already
 /// refused what RFC 9113 calls malformed (uppercase or invalid names, CR, LF or NUL in values,
@@ -41,13 +41,19 @@ public enum HTTP2RequestTranslator {
         public let framing: BodyFraming
 
         /// The head as the HTTP/1.1 session reads it: checked by the strict parser's rules
-        /// (throws what a parser would refuse, with its error). `lastHost`: the connection's
-        /// last `Host`, whose authority is taken when this one's bytes are the same.
+        /// (throws what a parser would refuse, with its error).
         public func requestHead(maxFields: Int = 100,
-                                reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
-                                lastHost: ParsedHost? = nil) throws(HTTPParseError) -> RequestHead {
+                                reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
+            var lastHost: ParsedHost?
+            return try requestHead(maxFields: maxFields, reusing: storage, lastHost: &lastHost)
+        }
+
+        /// ``requestHead(maxFields:reusing:)`` with the connection's last `Host` (taken when
+        /// this one's bytes are the same, replaced by this one's when they differ).
+        public func requestHead(maxFields: Int = 100, reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
+                                lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
             try RequestHeadParser.head(method: method, target: target, fieldSection: fieldSection, maxFields: maxFields,
-                                       reusing: storage, lastHost: lastHost)
+                                       reusing: storage, lastHost: &lastHost)
         }
 
         /// The head as HTTP/1.1 text (request line and field section).

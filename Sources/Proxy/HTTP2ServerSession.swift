@@ -267,16 +267,16 @@ final class HTTP2ServerSession: ConnectionDelegate {
         let length = translation.method.utf8.count + translation.target.utf8.count + 12 + translation.fieldSection.count
         guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
         do {
-            let head = try translation.requestHead(maxFields: context.requestFieldLimit, reusing: storage, lastHost: lastHost)
-            if lastHost?.authority != head.host { lastHost = ParsedHost(of: head) }
-            return .success(head)
+            return .success(try translation.requestHead(maxFields: context.requestFieldLimit, reusing: storage,
+                                                        lastHost: &lastHost))
         } catch {
             return .failure(error)
         }
     }
 
     /// The `Host` of this connection's last request head: the next one with the same bytes
-    /// takes its authority without parsing them again (an app's streams name one host).
+    /// takes its authority without parsing them again (an app's streams name one host; one
+    /// that alternates hosts parses each, and makes this anew each time).
     private var lastHost: ParsedHost?
 
     /// Most streams one worker serves at once, over all its apps' connections (each connection

@@ -45,21 +45,25 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
     }
 
     /// A connection's last `Host` is taken for a head whose `Host` has exactly its bytes; any
-    /// other is checked and parsed on its own, the last one or not.
+    /// other is checked and parsed on its own, and becomes the last one.
     func testTheLastHostIsTakenOnlyForTheSameBytesAndABadOneIsStillRefused() throws {
-        let first = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: "Api.Test:8443"), endStream: true)).requestHead()
-        let last = try XCTUnwrap(ParsedHost(of: first))
-        XCTAssertEqual(last.authority, Authority(host: "api.test", port: 8443))
-        let same = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: "Api.Test:8443"), endStream: true))
-        XCTAssertEqual(try same.requestHead(lastHost: last).host, Authority(host: "api.test", port: 8443))
+        var last: ParsedHost?
+        let first = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: "Api.Test:8443"), endStream: true))
+        XCTAssertEqual(try first.requestHead(lastHost: &last).host, Authority(host: "api.test", port: 8443))
+        let remembered = try XCTUnwrap(last)
+        XCTAssertEqual(try first.requestHead(lastHost: &last).host, Authority(host: "api.test", port: 8443))
+        XCTAssertTrue(last === remembered, "the same bytes: the same memo")
         for (authority, expected) in [("api.test:8443", Authority(host: "api.test", port: 8443)), ("other.test", Authority(host: "other.test", port: nil)),
                                       ("Api.Test:9443", Authority(host: "api.test", port: 9443))] {
             let other = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: authority), endStream: true))
-            XCTAssertEqual(try other.requestHead(lastHost: last).host, expected, authority)
+            XCTAssertEqual(try other.requestHead(lastHost: &last).host, expected, authority)
+            XCTAssertEqual(last?.authority, expected, "\(authority) is the last one now")
         }
+        let remembered2 = last
         for bad in ["a@b.test", "api.test:0", "api.test:99999", "api test"] {
             let other = try XCTUnwrap(HTTP2RequestTranslator.translate(head(authority: bad), endStream: true))
-            XCTAssertThrowsError(try other.requestHead(lastHost: last), bad)
+            XCTAssertThrowsError(try other.requestHead(lastHost: &last), bad)
+            XCTAssertTrue(last === remembered2, "a refused one is not remembered")
         }
     }
 
