@@ -650,9 +650,15 @@ final class HTTP2ServerSession: ConnectionDelegate {
         client.closeAfterFlush { [self] in context.removeHTTP2(self) }
     }
 
-    /// The app's connection ended: every stream's session aborts.
+    /// The app's connection ended: every stream's session aborts. One closing gracefully (its
+    /// last frames still going out) closes at once: the worker is closing everything, and the
+    /// close's flush callback, which takes it off the worker, held it (and through it the worker's
+    /// context) until bytes a stopped loop never sends were sent.
     func abort() {
-        guard !closed else { return }
+        guard !closed else {
+            client.close()
+            return
+        }
         closed = true
         abortStreams()
         turnTask.cancel()
