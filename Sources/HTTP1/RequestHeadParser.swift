@@ -246,9 +246,10 @@ public enum RequestHeadParser {
         return .asterisk
     }
 
-    /// The method token as a String: the common methods as literals (making a String from the
-    /// bytes costs some 60 instructions), any other from its bytes.
-    private static func method(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+    /// The method token `buf[range]` as a String: the common methods as literals (making a
+    /// String from the bytes costs some 60 instructions, more for HTTP/2's `:method`), any
+    /// other from its bytes. Case-sensitive (RFC 9110 §9.1): only the exact bytes match.
+    public static func method(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
         switch range.count {
         case 3:
             if ASCII.equals(buf, range, "GET") { return "GET" }

@@ -160,7 +160,7 @@ public struct HTTP2Head: Equatable, Sendable {
             return
         }
         if Self.equals(name, ":method") {
-            method = Self.knownMethod(value) ?? String(decoding: value, as: UTF8.self)
+            method = RequestHeadParser.method(UnsafeRawBufferPointer(value), 0..<value.count)
         } else if Self.equals(name, ":path") {
             path = String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":scheme") {
@@ -174,20 +174,6 @@ public struct HTTP2Head: Equatable, Sendable {
             extendedProtocol = String(decoding: value, as: UTF8.self)
         }
         // (nghttp2 refuses unknown pseudo-header fields before they get here.)
-    }
-
-    /// A usual method as a literal (no decoding and checking of its bytes, about 150
-    /// instructions a request), or nil. Methods are case-sensitive (RFC 9110 §9.1): only the
-    /// exact bytes match.
-    private static func knownMethod(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        switch bytes.count {
-        case 3: return equals(bytes, "GET") ? "GET" : equals(bytes, "PUT") ? "PUT" : nil
-        case 4: return equals(bytes, "POST") ? "POST" : equals(bytes, "HEAD") ? "HEAD" : nil
-        case 5: return equals(bytes, "PATCH") ? "PATCH" : nil
-        case 6: return equals(bytes, "DELETE") ? "DELETE" : nil
-        case 7: return equals(bytes, "OPTIONS") ? "OPTIONS" : nil
-        default: return nil
-        }
     }
 
     @inline(__always)
