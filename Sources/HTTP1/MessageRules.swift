@@ -35,6 +35,9 @@ struct MessageRules {
     /// identical value (RFC 9110 §8.6 allows repeated identical values; RFC 9112 §6.3 item 5
     /// says differing ones are unrecoverable).
     func responseContentLength() throws(HTTPParseError) -> UInt64 {
+        // The usual head: one line, one number (all digits: a list of one element, itself).
+        let entry = known[.contentLength]
+        if entry.count == 1, let value = Self.contentLength(buf, entry.firstValue) { return value }
         var result: UInt64?
         var bad = false
         forEachElement(.contentLength, "content-length") { buf, range in
@@ -85,6 +88,15 @@ struct MessageRules {
     /// Persistence per RFC 9112 §9.3: HTTP/1.1 persists unless Connection has `close`;
     /// HTTP/1.0 persists only with `keep-alive` and no `close`.
     func keepAlive(_ version: HTTPVersion) -> Bool {
+        // The usual head: no `Connection`, or one naming exactly `keep-alive` or `close`
+        // (compared whole, not walked as a list).
+        let entry = known[.connection]
+        if entry.count == 0 { return version == .http1_1 }
+        if entry.count == 1 {
+            let value = entry.firstValue
+            if value.count == 10 && ASCII.equalsLowercase(buf, value, "keep-alive") { return true }
+            if value.count == 5 && ASCII.equalsLowercase(buf, value, "close") { return false }
+        }
         var close = false
         var keepAlive = false
         forEachElement(.connection, "connection") { buf, range in

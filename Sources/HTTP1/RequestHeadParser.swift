@@ -270,6 +270,13 @@ public enum RequestHeadParser {
         return ASCII.string(buf, range)
     }
 
+    /// Whether `method` is `CONNECT` (case-sensitive). The length first: a String comparison
+    /// that fails is an out-of-line call, and nearly every request is not a `CONNECT`.
+    @inlinable
+    public static func isConnect(_ method: String) -> Bool {
+        method.utf8.count == 7 && method == "CONNECT"
+    }
+
     /// `bytes` holding a copy of `head` (in its own storage when that is unique and large enough).
     private static func copy(_ head: UnsafeRawBufferPointer, into bytes: consuming [UInt8]) -> [UInt8] {
         let n = head.count

@@ -156,7 +156,9 @@ public final class HTTP2Codec {
     /// Its elements stay until the list is reused: a consumer moves out what it needs kept
     /// (a head's fields) before handing the list back.
     public func recycle(events list: consuming [HTTP2Event]) {
-        guard list.capacity <= Self.keptEventCapacity else { return }
+        // (An empty list made for no events has no storage: kept, it would only take the place
+        // of one that has.)
+        guard list.capacity > 0, list.capacity <= Self.keptEventCapacity else { return }
         spareEvents.keep(list)
     }
 

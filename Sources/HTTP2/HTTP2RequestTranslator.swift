@@ -74,12 +74,13 @@ public enum HTTP2RequestTranslator {
     public static func translate(_ head: HTTP2Head, endStream: Bool, into storage: consuming [UInt8] = []) -> Translation? {
         // An extended CONNECT (RFC 8441: WebSocket over HTTP/2) is not offered (no
         // SETTINGS_ENABLE_CONNECT_PROTOCOL), so a peer sending one broke the protocol.
-        guard let method = head.method, head.extendedProtocol == nil, method != "CONNECT" else { return nil }
+        guard let method = head.method, head.extendedProtocol == nil, !RequestHeadParser.isConnect(method) else { return nil }
         let authority = head.authority ?? head.firstField("host")
         guard let authority, !authority.isEmpty else { return nil }
         // Only http and https (nghttp2 checks :path's shape only for them), and an origin-form
         // path (or `*` for OPTIONS): anything else, read as HTTP/1.1, could name another origin.
-        guard let path = head.path, head.scheme == "http" || head.scheme == "https",
+        // (The scheme bound first: comparing the optional copied it through generic witnesses.)
+        guard let path = head.path, let scheme = head.scheme, scheme == "http" || scheme == "https",
               path.utf8.first == UInt8(ascii: "/") || (path == "*" && method == "OPTIONS") else { return nil }
         // The field lines go on as the codec received them (no String per field): their sizes
         // first, then the section written in place, one allocation (an append per piece cost
@@ -110,7 +111,7 @@ public enum HTTP2RequestTranslator {
             framingLine = ""
         } else if endStream {
             framing = .none
-            framingLine = method == "POST" || method == "PUT" || method == "PATCH" ? "content-length: 0\r\n" : ""
+            framingLine = Self.usuallyCarriesBody(method) ? "content-length: 0\r\n" : ""
         } else {
             framing = .chunked
             framingLine = "transfer-encoding: chunked\r\n"
@@ -175,6 +176,18 @@ public enum HTTP2RequestTranslator {
         var section: [UInt8] = []
         swap(&section, &storage)
         return section
+    }
+
+    /// Whether `method` is one that usually carries a body (`POST`, `PUT`, `PATCH`): an
+    /// HTTP/1.1 upstream waits for a body such a request announces none of. (Lengths first:
+    /// most requests are a `GET`, and a String comparison that fails is an out-of-line call.)
+    static func usuallyCarriesBody(_ method: String) -> Bool {
+        switch method.utf8.count {
+        case 3: method == "PUT"
+        case 4: method == "POST"
+        case 5: method == "PATCH"
+        default: false
+        }
     }
 
     /// What a received field is to the translation.

@@ -124,7 +124,7 @@ extension ClientSession: UpstreamWaiter {
             beginLocal(head, service)
             return
         }
-        if head.method.utf8.count == 7 && head.method == "CONNECT" {  // (the length first: a cheap mismatch)
+        if RequestHeadParser.isConnect(head.method) {
             startTunnel(head)
             return
         }

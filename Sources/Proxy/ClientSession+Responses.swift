@@ -150,7 +150,7 @@ extension ClientSession: UpstreamConnectionOwner {
         // bufferevent's output cannot be taken back: libevent freezes its start.) No other
         // framing can turn out malformed: that head goes to the client at once (a move fewer).
         let staged = framing == .chunked
-        if let pipe = http2Pipe, io.head.method != "CONNECT" {
+        if let pipe = http2Pipe, !RequestHeadParser.isConnect(io.head.method) {
             // An HTTP/2 app's stream: the head goes to the codec as fields (a staged one once the
             // body's first bytes are checked), not written as text and parsed back.
             pipe.responseTranslator.announce(Self.announcedHead(&io.responseHead!), committed: !staged, after: pipe.response.count)

@@ -21,6 +21,8 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     var connection: ClientConnectionStateMachine
     /// The bytes and handles of the exchange under way; `nil` between requests.
     var current: ExchangeIO?
+    /// Where the upstream pool queued this session's request, while it waits for a connection.
+    var poolTicket = -1
     var requestReader: HeadReader
     var responseReader = HeadReader(limit: HeadLimits.responseHead)
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
@@ -69,8 +71,9 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         // is harmless, it is given back once, and ``timerFired(_:)`` tells it apart as the
         // exchange's).
         self.headTimer = http2Stream ? exchangeTimer : context.takeTimer()
-        headTimer.owner = self
+        // (Once for a timer serving both: each unowned store is two atomic operations.)
         exchangeTimer.owner = self
+        if !http2Stream { headTimer.owner = self }
     }
 
     // Its timers serve the worker's next sessions (no one else holds them).

@@ -248,7 +248,7 @@ struct HTTP2MessageTranslator {
                 return (.head, length)
             }
             // A tunnel's bytes follow a CONNECT's 2xx until the close, whatever its head says.
-            let tunnel = requestMethod == "CONNECT" && head.status / 100 == 2
+            let tunnel = RequestHeadParser.isConnect(requestMethod) && head.status / 100 == 2
             let next = Self.phase(for: tunnel ? .untilClose : head.framing)
             try codec.submitResponse(stream: stream, status: head.status, fields: head.section,
                                      omitting: tunnel ? "content-length" : nil, endStream: next == .done)

@@ -156,6 +156,13 @@ final class HTTP2ServerSession: ConnectionDelegate {
     // MARK: - streams
 
     private func handle(_ events: consuming [HTTP2Event]) {
+        // Most sends lead to no event (about four calls in five per stream): an empty list
+        // holds no storage to give back, and is not worth the loop's setup.
+        if events.isEmpty { return }
+        handleEvents(events)
+    }
+
+    private func handleEvents(_ events: consuming [HTTP2Event]) {
         for index in events.indices {
             // Moved out, a trivial event left in its place: a head is not copied (and released
             // twice) on its way to its stream.
@@ -237,7 +244,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuseGRPC(id, head)
             return
         }
-        if head.method == "CONNECT" {
+        if let method = head.method, RequestHeadParser.isConnect(method) {
             refuseConnect(id, head)
             return
         }
@@ -593,7 +600,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             pipe.responseDrained()
             return
         }
-        if pipe.response.isEmpty && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
+        if after == 0 && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
         if pipe.responseTranslator.phase == .done && !pipe.peerEnded {
             // The response is complete before the request: once it is out, the app is told to
             // stop sending (RFC 9113 §8.1).

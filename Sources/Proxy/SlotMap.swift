@@ -1,12 +1,20 @@
-/// Values in reusable slots, each reached by an `Int` ID that is never reused: the slot in the
-/// low 32 bits, the slot's generation (bumped each time the slot is freed) above them. A lookup
-/// is an array index and a compare — no hashing — which is why the upstream pool keeps its
-/// connections here (several lookups per proxied request).
+/// Values in reusable slots, each reached by an `Int` ID that one map never reuses: the slot in
+/// the low 32 bits, the slot's generation (bumped each time the slot is freed) above them. A
+/// lookup is an array index and a compare — no hashing — which is why the upstream pool keeps
+/// its connections and queued requests here (several lookups per proxied request). A new map
+/// starts again at 0: whoever keeps IDs across maps checks what it finds under one.
 ///
 /// The first value inserted gets ID 0, the next 1, and so on while no slot has been freed.
 struct SlotMap<Value>: Sequence {
-    /// A stored value and its ID's generation; `nil` value when the slot is free.
-    private var slots: [(generation: Int, value: Value?)] = []
+    /// A stored value and its ID's generation; `nil` value when the slot is free. (A struct,
+    /// not a tuple: a tuple of a generic value is copied and destroyed through the runtime's
+    /// generic tuple witnesses.)
+    private struct Slot {
+        var generation: Int
+        var value: Value?
+    }
+
+    private var slots: [Slot] = []
     private var freeSlots: [Int] = []
     /// Values stored.
     private(set) var count = 0
@@ -31,7 +39,7 @@ struct SlotMap<Value>: Sequence {
             slots[slot].value = value
             return slots[slot].generation << 32 | slot
         }
-        slots.append((0, value))
+        slots.append(Slot(generation: 0, value: value))
         return slots.count - 1
     }
 
@@ -57,9 +65,10 @@ struct SlotMap<Value>: Sequence {
     @discardableResult
     mutating func removeValue(forID id: Int) -> Value? {
         let slot = Self.slot(of: id)
-        guard slot < slots.count, slots[slot].generation == Self.generation(of: id),
-              let value = slots[slot].value else { return nil }
-        slots[slot].value = nil
+        guard slot < slots.count, slots[slot].generation == Self.generation(of: id), slots[slot].value != nil else { return nil }
+        // Moved out, not copied and then destroyed in place.
+        var value: Value?
+        swap(&value, &slots[slot].value)
         free(slot)
         return value
     }

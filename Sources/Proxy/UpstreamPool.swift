@@ -4,6 +4,9 @@ import EventLoop
 protocol UpstreamWaiter: AnyObject {
     /// A connection (new or reused) is now the waiter's.
     func pool(didProvide upstream: UpstreamConnection)
+    /// Where the pool queued it (set by the pool while it waits; read by
+    /// ``UpstreamPool/cancel(_:key:)``).
+    var poolTicket: Int { get set }
 }
 
 /// What ``UpstreamPool/acquire(_:waiter:checkStale:)`` produced.
@@ -46,10 +49,10 @@ final class UpstreamPool {
     private var connectTimeout: Duration
     /// Every open connection the state machine knows, by ID.
     private var connections = SlotMirror<UpstreamConnection>()
-    /// Queued requests by waiter ID, and the ID of each queued waiter object (for cancel).
-    private var queued: [UpstreamPoolState.WaiterID: Queued] = [:]
-    private var waiterIDs: [ObjectIdentifier: UpstreamPoolState.WaiterID] = [:]
-    private var nextWaiter: UpstreamPoolState.WaiterID = 0
+    /// Queued requests by waiter ID: the IDs are the slots' (each waiter also keeps its own,
+    /// ``UpstreamWaiter/poolTicket``, for a cancel). No hashing: two dictionaries, by ID and by
+    /// waiter object, cost a queued request about 350 instructions of SipHash and probing.
+    private var queued = SlotMap<Queued>()
     /// `host:port` per pool key with open connections, for metrics.
     private var labels: [String: String] = [:]
     /// Completed TLS handshakes by backend label (at most ``ProxyMetrics/maxUpstreamSeries``
@@ -81,8 +84,9 @@ final class UpstreamPool {
     /// does not reuse at all for a backend seen closing connections right after responses — the
     /// peek cannot win the race against a close that is still on its way.
     func acquire(_ target: UpstreamTarget, waiter: any UpstreamWaiter, checkStale: Bool, yields: Bool = false) -> PoolLease {
-        let waiterID = nextWaiter
-        nextWaiter &+= 1
+        // The ID the waiter is queued under if it is (an ID not used goes to the next request;
+        // the state machine keeps none of a request it did not queue).
+        let waiterID = queued.nextID
         let now = PoolInstant.now
         var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale,
                                    yields: yields, now: now)
@@ -105,8 +109,9 @@ final class UpstreamPool {
                 if let replacing { discard(replacing) }
                 return .ready(open(id, target))
             case .enqueued:
-                queued[waiterID] = Queued(waiter: waiter, target: target)
-                waiterIDs[ObjectIdentifier(waiter)] = waiterID
+                let id = queued.insert(Queued(waiter: waiter, target: target))
+                assert(id == waiterID, "a waiter is queued under the ID the state machine was given")
+                waiter.poolTicket = id
                 return .queued
             case .rejected:
                 return .overloaded
@@ -146,8 +151,10 @@ final class UpstreamPool {
 
     /// Forgets a queued waiter (it gave up).
     func cancel(_ waiter: any UpstreamWaiter, key: String) {
-        guard let id = waiterIDs.removeValue(forKey: ObjectIdentifier(waiter)) else { return }
-        queued[id] = nil
+        let id = waiter.poolTicket
+        // (Its ticket may be an old one, whose slot now holds another waiter.)
+        guard let entry = queued[id], entry.waiter === waiter else { return }
+        queued.removeValue(forID: id)
         state.waiterCancelled(id, key: key)
     }
 
@@ -266,8 +273,7 @@ final class UpstreamPool {
     func closeAll() {
         http2.closeAll()
         let actions = state.closeAll()
-        queued.removeAll()
-        waiterIDs.removeAll()
+        queued = SlotMap()
         for id in actions.close { discard(id) }
     }
 
@@ -326,9 +332,7 @@ final class UpstreamPool {
 
     /// Removes a served waiter from the queue bookkeeping.
     private func take(_ waiterID: UpstreamPoolState.WaiterID) -> Queued? {
-        guard let next = queued.removeValue(forKey: waiterID) else { return nil }
-        waiterIDs[ObjectIdentifier(next.waiter)] = nil
-        return next
+        queued.removeValue(forID: waiterID)
     }
 
     private func forgetLabelIfUnused(_ key: String) {

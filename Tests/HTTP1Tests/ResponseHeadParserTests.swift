@@ -103,6 +103,36 @@ final class ResponseHeadParserTests: XCTestCase {
         XCTAssertFalse(try parseResponse("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\n").keepAlive)
     }
 
+    /// A lone `keep-alive` or `close` (any case) is read whole; a list naming either, or a
+    /// value that only starts like one, is still walked element by element.
+    func testConnectionKeepAliveOrCloseWholeOrInAList() throws {
+        func keepAlive(_ version: String, _ value: String) throws -> Bool {
+            try parseResponse("\(version) 200 OK\r\nConnection: \(value)\r\nContent-Length: 3\r\n\r\n").keepAlive
+        }
+        XCTAssertTrue(try keepAlive("HTTP/1.0", "Keep-Alive"))
+        XCTAssertFalse(try keepAlive("HTTP/1.1", "CLOSE"))
+        XCTAssertFalse(try keepAlive("HTTP/1.1", "keep-alive, close"), "close anywhere in the list wins")
+        XCTAssertFalse(try keepAlive("HTTP/1.1", "Upgrade, close"))
+        XCTAssertTrue(try keepAlive("HTTP/1.0", "Upgrade, keep-alive"))
+        XCTAssertFalse(try keepAlive("HTTP/1.0", "keep-alivex"), "not keep-alive: HTTP/1.0 closes")
+        XCTAssertTrue(try keepAlive("HTTP/1.1", "closed"), "not close: HTTP/1.1 stays")
+        XCTAssertFalse(try keepAlive("HTTP/1.0", "keep-alive\r\nConnection: close"), "a second line is read")
+    }
+
+    /// One Content-Length of digits is taken whole; anything else is read as a list.
+    func testContentLengthWholeOrAsAList() throws {
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n").framing, .contentLength(100))
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 7 , 7\r\n\r\n").framing, .contentLength(7))
+        XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\n").framing,
+                       .contentLength(UInt64(Int64.max)))
+        for value in ["7,", ",7"] {  // (empty list elements do not count, RFC 9110 §5.6.1)
+            XCTAssertEqual(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\n").framing, .contentLength(7), value)
+        }
+        for value in ["7 7", "7, 8", " ", "7,,8"] {
+            assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nContent-Length: \(value)\r\n\r\n"), value)
+        }
+    }
+
     func testFieldRulesApply() {
         assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX : y\r\n\r\n"))
         assertInvalid(try parseResponse("HTTP/1.1 200 OK\r\nX: y\r\n folded\r\n\r\n"))

@@ -9,6 +9,7 @@ private final class FakeSession: UpstreamConnectionOwner, UpstreamWaiter {
     var connected = false
     var ended: UpstreamEnd?
     var provided: UpstreamConnection?
+    var poolTicket = -1
     func upstreamDidConnect(_ upstream: UpstreamConnection) { connected = true }
     func upstreamDidRead(_ upstream: UpstreamConnection) {}
     func upstreamDidDrain(_ upstream: UpstreamConnection) {}
@@ -131,6 +132,35 @@ final class UpstreamPoolTests: XCTestCase {
         XCTAssertEqual(pool.pool.release(upstream), .pooled)
         XCTAssertNil(third.provided)
         XCTAssertEqual(pool.streams.count, 1)
+    }
+
+    /// A waiter that gave up, or was served, cancels nothing when it cancels again: not the
+    /// waiter queued after it, even one queued where it was (after the pool forgot its queue).
+    func testACancelWithAnOldTicketLeavesTheWaiterNowInItsPlace() throws {
+        let pool = try Pool(limit: 1)
+        let first = FakeSession(), gone = FakeSession(), waiting = FakeSession()
+        let (upstream, _) = try connect(pool, first)
+        guard case .queued = pool.pool.acquire(target, waiter: gone, checkStale: false) else { return XCTFail("not queued") }
+        pool.pool.cancel(gone, key: target.poolKey)
+        guard case .queued = pool.pool.acquire(target, waiter: waiting, checkStale: false) else { return XCTFail("not queued") }
+        pool.pool.cancel(gone, key: target.poolKey)
+        XCTAssertEqual(pool.pool.release(upstream), .handedOver)
+        XCTAssertTrue(waiting.provided === upstream)
+        XCTAssertNil(gone.provided)
+
+        // The queue forgotten (`closeAll`, which leaves a lent connection lent) and begun
+        // again: the next waiter is queued under the very ID the old one's ticket names.
+        let again = try Pool(limit: 1)
+        let (busy, _) = try connect(again, FakeSession())
+        let old = FakeSession(), next = FakeSession()
+        guard case .queued = again.pool.acquire(target, waiter: old, checkStale: false) else { return XCTFail("not queued") }
+        again.pool.closeAll()
+        guard case .queued = again.pool.acquire(target, waiter: next, checkStale: false) else { return XCTFail("not queued") }
+        XCTAssertEqual(old.poolTicket, next.poolTicket, "the same ID")
+        again.pool.cancel(old, key: target.poolKey)
+        XCTAssertEqual(again.pool.release(busy), .handedOver)
+        XCTAssertTrue(next.provided === busy)
+        XCTAssertNil(old.provided)
     }
 
     /// A release that hands a connection straight to a queued request peeks (a syscall) only
