@@ -71,7 +71,10 @@ final class TouchedPipes<Pipe: TouchablePipe> {
     /// Looks at each touched pipe once (`look`), then runs `afterPass`; again while pipes were
     /// touched meanwhile, at most `passes` times (the rest wait for the next turn).
     func drain(passes: Int, look: (Pipe) -> Void, afterPass: () -> Void) {
-        for _ in 0..<passes where !pipes.isEmpty {
+        var pass = 0
+        // (Stops at the first pass with nothing touched: most turns need one.)
+        while pass < passes && !pipes.isEmpty {
+            pass += 1
             swap(&pipes, &batch)
             // Unmarked first: a pipe touched while the pass looks at the others is listed again.
             for pipe in batch { pipe.isTouched = false }

@@ -53,6 +53,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Runs a turn in the next loop iteration, for what a turn leaves (after a poll).
     private let turnTimer: Timer
     private var turnScheduled = false
+    /// Ends the connection once it has had no stream open for the idle timeout (armed by each
+    /// turn that finds none, suspended by each that finds some). A timer, not the socket's read
+    /// timeout: that was set anew at every turn where the number of open streams went to or
+    /// from zero (an app with one stream at a time: twice per stream, each an `event_add`), where
+    /// re-arming a timer whose pending expiry comes first touches nothing.
+    private let idleTimer: Timer
     /// A turn is running, or about to run at the end of the current read: a pipe touched now
     /// is looked at by it.
     private var turning = false
@@ -68,8 +74,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
         self.intercepted = intercepted
         self.turnTask = LoopTask(on: context.loop) {}
         self.turnTimer = Timer(on: context.loop) {}
+        self.idleTimer = Timer(on: context.loop) {}
         turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
+        idleTimer.action = { [unowned self] in idleTimedOut() }
     }
 
     /// Takes over the connection, with what is already in its input.
@@ -150,6 +158,13 @@ final class HTTP2ServerSession: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+        abort()
+    }
+
+    /// No stream was open for the idle timeout: the connection ends, as an idle HTTP/1.1 one
+    /// does (as its socket's read timeout ended it before).
+    private func idleTimedOut() {
+        guard !closed, streams.isEmpty else { return }
         abort()
     }
 
@@ -532,7 +547,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
         // An idle connection (no stream open) ends after the idle timeout, as an HTTP/1.1 one,
         // and if it stays idle a while keeps only a few spares for its next streams (a burst's
         // worth could be tens of KiB on each of a thousand idle connections).
-        client.setTimeouts(read: streams.isEmpty ? context.timeouts.idle : nil, write: nil)
+        if streams.isEmpty {
+            idleTimer.schedule(after: context.timeouts.idle)
+        } else {
+            idleTimer.suspend()
+        }
         if streams.isEmpty && (spareBuffers.count > Self.idleSpareLimit || codec.spareCount > Self.idleSpareLimit) {
             scheduleSpareTrim()
         }
@@ -653,6 +672,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         abortStreams()
         turnTask.cancel()
         turnTimer.cancel()
+        idleTimer.cancel()
         spareTrimTimer?.cancel()
         client.closeAfterFlush { [self] in context.removeHTTP2(self) }
     }
@@ -670,6 +690,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         abortStreams()
         turnTask.cancel()
         turnTimer.cancel()
+        idleTimer.cancel()
         spareTrimTimer?.cancel()
         client.close()
         context.removeHTTP2(self)

@@ -357,6 +357,29 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
     }
 
+    /// A connection with no stream open ends after the idle timeout, as an idle HTTP/1.1 one
+    /// does; one whose stream is still open (its body stalled) is not cut by it.
+    func testAConnectionWithoutAStreamEndsAfterTheIdleTimeoutAndOneWithAStreamDoesNot() throws {
+        let nginx = try Nginx(locations: Self.upload + " " + Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)",
+                                                             timeouts: "{idle: 1s, bodyIdle: 3s}"))
+        let idle = try rawClient(proxy, "api.test", "idle", "/")
+        XCTAssertEqual(idle.status, 0, idle.err)
+        let parts = idle.out.split(whereSeparator: \.isWhitespace)
+        XCTAssertEqual(parts.prefix(3), ["idle", "headers", "closed"], idle.out)
+        let seconds = parts.count > 3 ? Double(parts[3]) ?? 99 : 99
+        XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the idle timeout: \(idle.out)")
+        XCTAssertLessThan(seconds, 4, "ended by the idle timeout: \(idle.out)")
+
+        // A stream whose body stalls holds the connection past the idle timeout, until its own
+        // (bodyIdle) ends it.
+        let stalled = try rawClient(proxy, "api.test", "stall", "/upload")
+        XCTAssertEqual(stalled.status, 0, stalled.err)
+        let stall = stalled.out.split(separator: " ")
+        let stallSeconds = stall.count > 2 ? Double(stall[2]) ?? 0 : 0
+        XCTAssertGreaterThanOrEqual(stallSeconds, 2.9, "not cut by the idle timeout: \(stalled.out)")
+    }
+
     func testAnAppThatKeepsSendingMalformedStreamsIsToldToCalmDownAndTakesNoNewStream() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))

@@ -21,6 +21,10 @@
     h2_raw_client.py PORT AUTHORITY noread PATH
         Announces a stream window of 0, GETs PATH and never opens the window; prints how the
         stream ended and after how many seconds ("noread <outcome> <seconds>").
+    h2_raw_client.py PORT AUTHORITY idle PATH
+        GETs PATH, reads its response to the end, then waits without a stream open (answering
+        nothing but what the server sends); prints "idle <status> closed <seconds after the
+        response>" when the server ends the connection, or "idle <status> open" after 10 s.
     h2_raw_client.py PORT AUTHORITY slowread PATH
         GETs PATH with the default windows and reads its response one DATA frame every 10 ms,
         giving each back to the windows as it is read; prints "slowread <status> <body bytes>"
@@ -272,6 +276,24 @@ def noread(port, authority, path):
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
 
 
+def idle(port, authority, path):
+    import time
+    c = Connection(port)
+    c.request(1, get(authority, path))
+    outcome, _ = read_until_end(c, 1)
+    ended = time.monotonic()
+    c.sock.settimeout(10)
+    try:
+        while c.read_frame() is not None:
+            pass
+    except socket.timeout:
+        print("idle", outcome, "open")
+        return
+    except ConnectionResetError:
+        pass
+    print("idle", outcome, "closed", "%.1f" % (time.monotonic() - ended))
+
+
 def slowread(port, authority, path):
     import time
     c = Connection(port)
@@ -459,5 +481,6 @@ if __name__ == "__main__":
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
-                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread}
+                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
+                 "idle": idle}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])
