@@ -70,6 +70,8 @@ public final class Timer {
 
     /// ``schedule(after:)`` with the delay in nanoseconds.
     func schedule(nanoseconds delay: UInt64) {
+        // (Stopped or cancelled: not armed, and no deadline for a pending expiry to find.)
+        guard !cancelled else { return }
         // Timeouts of a second or more, re-armed on every request, read the coarse clock (a few
         // nanoseconds against ~22 for the precise one: 7 of the 11 clock reads per proxied
         // request were these). Moved up by its resolution it is never behind the precise clock,
@@ -88,12 +90,12 @@ public final class Timer {
     }
 
     /// Stops the timer until it is renewed (``renew()``): like ``cancel()``, but its libevent
-    /// event stays made, for the timer's next owner.
+    /// event stays made, for the timer's next owner. A pending expiry stays too, and finds
+    /// nothing due: the next owner's deadline, usually later, then needs no `event_add` (and this
+    /// stop no `event_del`: an HTTP/2 stream's session stopped and armed its timer once each).
     public func stop() {
         cancelled = true
-        if let event, pendingExpiry != nil { event_del(event) }
         deadline = nil
-        pendingExpiry = nil
     }
 
     /// A timer that is done with, made as new (not armed, no owner, no action) for another
@@ -120,7 +122,7 @@ public final class Timer {
     }
 
     private func arm(nanoseconds: UInt64, expiry: UInt64) {
-        // (A stopped timer keeps its event: never added again until renewed.)
+        // (A stopped timer keeps its event and any pending expiry: never added again until renewed.)
         guard !cancelled else { return }
         if event == nil {
             event = event_new(loop.base, -1, 0, timerTrampoline, Unmanaged.passUnretained(self).toOpaque())

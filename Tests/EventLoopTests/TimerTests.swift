@@ -75,6 +75,41 @@ final class TimerTests: XCTestCase {
         withExtendedLifetime((stop, guardTimer)) {}
     }
 
+    /// A stopped timer keeps its pending expiry for its next owner: that owner's deadline is
+    /// still met exactly, later than the old expiry (which then finds nothing due and waits for
+    /// the rest) or earlier (armed for it), and the old owner's deadline never fires.
+    func testARenewedTimerFiresAtItsNewOwnersDeadlineWhetherBeforeOrAfterTheOldExpiry() throws {
+        let loop = try EventLoop()
+        for (old, new) in [(20, 120), (300, 30)] {
+            let owner = Owner(loop: loop)
+            owner.first.schedule(after: .milliseconds(old))
+            owner.first.stop()
+            let timer = owner.first
+            timer.renew()
+            let next = Owner(loop: loop)
+            timer.owner = next
+            let start = Timer.monotonicNow()
+            timer.schedule(after: .milliseconds(new))
+            var firedAfter: UInt64 = 0
+            next.onFire = {
+                firedAfter = Timer.monotonicNow() - start
+                loop.stop()
+            }
+            let guardTimer = LoopTimer(on: loop, after: .seconds(5)) { loop.stop() }
+            loop.run()
+            XCTAssertEqual(next.fired, ["other"], "old \(old) ms, new \(new) ms")
+            XCTAssertEqual(owner.fired, [], "the old owner is not told")
+            XCTAssertGreaterThanOrEqual(firedAfter, UInt64(new) * 1_000_000, "never before the new deadline")
+            XCTAssertLessThan(firedAfter, UInt64(new + 250) * 1_000_000, "not left for a later expiry")
+            // The old expiry, if still to come, finds nothing due.
+            next.onFire = nil
+            let settle = LoopTimer(on: loop, after: .milliseconds(max(old - new, 0) + 50)) { loop.stop() }
+            loop.run()
+            XCTAssertEqual(next.fired, ["other"], "told once")
+            withExtendedLifetime((guardTimer, settle)) {}
+        }
+    }
+
     /// A kept timer (a worker's spare, or one in an object whose other properties outlive its
     /// loop reference) keeps its loop: its libevent event is on the loop's base, and freeing
     /// it after the base would be a use after free no sanitizer sees.
