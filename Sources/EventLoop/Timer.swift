@@ -58,6 +58,8 @@ public final class Timer {
 
     /// (Re)arms the timer to fire once after `delay`, replacing any pending expiry.
     public func schedule(after delay: Duration) {
+        // (Stopped or cancelled: not armed, nor reported as scheduled.)
+        guard !cancelled else { return }
         scheduledDelay = delay
         // Most timers are re-armed with the same delay each time: converted once.
         // (Compared on attoseconds: `Duration`'s `==` is an out-of-line call.)

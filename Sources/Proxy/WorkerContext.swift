@@ -106,7 +106,8 @@ final class WorkerContext {
     /// Timers of sessions that ended, for the next sessions (``takeTimer()``): an HTTP/2 app's
     /// every stream has a session of its own, and a timer made and freed per stream was an
     /// allocation and a free. Renewed when kept (``LoopTimer/renew()``), so a kept timer holds
-    /// its libevent event but cannot fire. 512, as for head storages: an app's 50 connections ×
+    /// its libevent event and maybe a pending expiry, which finds nothing due (its next owner's
+    /// deadline, when later, needs no `event_add`): its action never runs. 512, as for head storages: an app's 50 connections ×
     /// 10 streams end and begin hundreds of sessions at a time (with 64 kept, three in five
     /// streams made theirs anew). About 250 bytes each.
     private var spareTimers = SpareList<LoopTimer>(limit: 512)
