@@ -98,9 +98,8 @@ public enum ResponseHeadParser {
         let rules = MessageRules(buf: head, lines: lines, known: known)
         let framing: BodyFraming
         // (Lengths first: comparing Strings that differ is an out-of-line call.)
-        let methodLength = requestMethod.utf8.count
-        if (methodLength == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
-            || (methodLength == 7 && requestMethod == "CONNECT" && status < 300) {
+        if (requestMethod.utf8.count == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
+            || (RequestHeadParser.isConnect(requestMethod) && status < 300) {
             // Still validate a Content-Length so garbage cannot pass through unnoticed.
             if hasCL { _ = try rules.responseContentLength() }
             framing = .none

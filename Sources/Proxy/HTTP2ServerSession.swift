@@ -386,7 +386,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Answers `stream` with the proxy's own error response (the same bytes an HTTP/1.1 app
     /// gets, translated), without a session; the app's request body is not wanted.
     private func answer(_ id: Int32, method: String, grpc: Bool = false, _ error: ProxyError) {
-        var translator = HTTP2MessageTranslator(requestMethod: method == "CONNECT" ? "GET" : method, stream: id)
+        var translator = HTTP2MessageTranslator(requestMethod: RequestHeadParser.isConnect(method) ? "GET" : method, stream: id)
         let response = OwnedEventBuffer()
         response.buffer.append(ErrorResponse.bytes(for: error, close: false, grpc: grpc))
         do {
