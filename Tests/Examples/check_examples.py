@@ -57,6 +57,7 @@ none (placeholder secrets and issued tokens are masked, and a case fails if the 
 """
 
 import argparse
+import asyncio
 import base64
 import glob
 import hashlib
@@ -292,7 +293,11 @@ class TokenServer(Server):
 
 class TLSFront:
     """TLS on 127.0.0.1 in front of the backend (a certificate for IP 127.0.0.1 made with openssl):
-    the https upstream of an intercepting route. Each connection is piped to the backend as is."""
+    the https upstream of an intercepting route. Each connection is piped to the backend as is.
+
+    One asyncio loop on one thread does all of it: an `ssl.SSLSocket` read on one thread while
+    another writes to it races inside OpenSSL when the socket has a timeout (CPython issue 77271),
+    and now and then cut a response short (the sidecar then reports `http_response_incomplete`)."""
     def __init__(self, workdir, backend_port):
         key, self.cert_path = os.path.join(workdir, "front-key.pem"), os.path.join(workdir, "front-cert.pem")
         must(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
@@ -305,44 +310,33 @@ class TLSFront:
         self.backend_port = backend_port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.loop = asyncio.new_event_loop()
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._serve, sock=self.listener, ssl=self.context, ssl_handshake_timeout=30))
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
 
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client):
+    async def _serve(self, client_reader, client_writer):
         try:
-            client.settimeout(30)
-            tls = self.context.wrap_socket(client, server_side=True)
-            backend = socket.create_connection(("127.0.0.1", self.backend_port), timeout=30)
-        except OSError:
-            client.close()
+            backend_reader, backend_writer = await asyncio.wait_for(
+                asyncio.open_connection("127.0.0.1", self.backend_port), timeout=30)
+        except (OSError, asyncio.TimeoutError):
+            client_writer.close()
             return
 
-        def pipe(source, sink):
+        async def pipe(source, sink):
             try:
-                while True:
-                    data = source.recv(1 << 16)
-                    if not data:
-                        break
-                    sink.sendall(data)
-            except OSError:
+                while data := await asyncio.wait_for(source.read(1 << 16), timeout=30):
+                    sink.write(data)
+                    await sink.drain()
+            except (OSError, asyncio.TimeoutError, ssl.SSLError):
                 pass
-            for sock in (source, sink):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-        threading.Thread(target=pipe, args=(backend, tls), daemon=True).start()
-        pipe(tls, backend)
+            # Either side's end ends both (as the backend's close ends its response).
+            for writer in (client_writer, backend_writer):
+                writer.close()
+        await asyncio.gather(pipe(backend_reader, client_writer), pipe(client_reader, backend_writer))
 
     def stop(self):
-        self.listener.close()
+        self.loop.call_soon_threadsafe(self.server.close)
 
 
 def tunnel(listen_port, host, cafile, rcvbuf=None, timeout=10):
