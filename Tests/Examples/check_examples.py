@@ -327,12 +327,13 @@ class TLSFront:
             try:
                 while data := await asyncio.wait_for(source.read(1 << 16), timeout=30):
                     sink.write(data)
-                    await sink.drain()
-            except (OSError, asyncio.TimeoutError, ssl.SSLError):
+                    await asyncio.wait_for(sink.drain(), timeout=30)
+            except OSError:    # resets, TLS errors and timeouts alike
                 pass
             # Either side's end ends both (as the backend's close ends its response).
             for writer in (client_writer, backend_writer):
-                writer.close()
+                if not writer.is_closing():
+                    writer.close()
         await asyncio.gather(pipe(backend_reader, client_writer), pipe(client_reader, backend_writer))
 
     def stop(self):
