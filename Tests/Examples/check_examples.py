@@ -59,6 +59,7 @@ none (placeholder secrets and issued tokens are masked, and a case fails if the 
 import argparse
 import asyncio
 import base64
+import collections
 import glob
 import hashlib
 import http.client
@@ -310,6 +311,8 @@ class TLSFront:
         self.backend_port = backend_port
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
+        # The last connections' errors (on the loop's thread; read after a failure).
+        self.errors = collections.deque(maxlen=8)
         self.loop = asyncio.new_event_loop()
         self.server = self.loop.run_until_complete(
             asyncio.start_server(self._serve, sock=self.listener, ssl=self.context, ssl_handshake_timeout=30))
@@ -319,22 +322,24 @@ class TLSFront:
         try:
             backend_reader, backend_writer = await asyncio.wait_for(
                 asyncio.open_connection("127.0.0.1", self.backend_port), timeout=30)
-        except (OSError, asyncio.TimeoutError):
+        except OSError as error:    # refused, or timed out
+            self.errors.append(f"backend connection: {error!r}")
             client_writer.close()
             return
 
-        async def pipe(source, sink):
+        async def pipe(source, sink, direction):
             try:
                 while data := await asyncio.wait_for(source.read(1 << 16), timeout=30):
                     sink.write(data)
                     await asyncio.wait_for(sink.drain(), timeout=30)
-            except OSError:    # resets, TLS errors and timeouts alike
-                pass
+            except OSError as error:    # resets, TLS errors and timeouts alike
+                self.errors.append(f"{direction}: {error!r}")
             # Either side's end ends both (as the backend's close ends its response).
             for writer in (client_writer, backend_writer):
                 if not writer.is_closing():
                     writer.close()
-        await asyncio.gather(pipe(backend_reader, client_writer), pipe(client_reader, backend_writer))
+        await asyncio.gather(pipe(backend_reader, client_writer, "backend to sidecar"),
+                             pipe(client_reader, backend_writer, "sidecar to backend"))
 
     def stop(self):
         self.loop.call_soon_threadsafe(self.server.close)
@@ -1075,8 +1080,11 @@ class Runner:
                 if code != 0:
                     raise CaseFailure(f"exited {code} after SIGTERM")
             except CaseFailure as failure:
+                # The TLS front's errors too: a response it cut short shows there.
+                front = "".join(f"\n    {error}" for error in list(self.tls_front.errors)) if self.tls_front else ""
                 with open(stderr_path) as f:
-                    raise CaseFailure(f"{failure}\nsidecar stderr:\n{tail(f.read())}")
+                    raise CaseFailure(f"{failure}\nsidecar stderr:\n{tail(f.read())}"
+                                      + (f"\nTLS front errors:{front}" if front else ""))
         finally:
             if process is not None and process.poll() is None:
                 process.kill()
