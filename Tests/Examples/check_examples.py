@@ -322,7 +322,7 @@ class TLSFront:
         try:
             backend_reader, backend_writer = await asyncio.wait_for(
                 asyncio.open_connection("127.0.0.1", self.backend_port), timeout=30)
-        except OSError as error:    # refused, or timed out
+        except (OSError, asyncio.TimeoutError) as error:    # refused, or timed out (not an OSError before 3.11)
             self.errors.append(f"backend connection: {error!r}")
             client_writer.close()
             return
@@ -332,7 +332,7 @@ class TLSFront:
                 while data := await asyncio.wait_for(source.read(1 << 16), timeout=30):
                     sink.write(data)
                     await asyncio.wait_for(sink.drain(), timeout=30)
-            except OSError as error:    # resets, TLS errors and timeouts alike
+            except (OSError, asyncio.TimeoutError) as error:    # resets, TLS errors, timeouts
                 self.errors.append(f"{direction}: {error!r}")
             # Either side's end ends both (as the backend's close ends its response).
             for writer in (client_writer, backend_writer):
@@ -1081,7 +1081,9 @@ class Runner:
                     raise CaseFailure(f"exited {code} after SIGTERM")
             except CaseFailure as failure:
                 # The TLS front's errors too: a response it cut short shows there.
-                front = "".join(f"\n    {error}" for error in list(self.tls_front.errors)) if self.tls_front else ""
+                # (`copy` is one step under the GIL: iterating the deque while the front's thread
+                # appends to it could raise.)
+                front = "".join(f"\n    {error}" for error in self.tls_front.errors.copy()) if self.tls_front else ""
                 with open(stderr_path) as f:
                     raise CaseFailure(f"{failure}\nsidecar stderr:\n{tail(f.read())}"
                                       + (f"\nTLS front errors:{front}" if front else ""))
