@@ -100,6 +100,9 @@ public final class HTTP2Codec {
                                    value: UInt32(settings.streamWindow)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
                                    value: UInt32(settings.maxHeaderListSize)),
+            // RFC 7540's priority tree goes unused (RFC 9113 §5.3.2 deprecates it): said so
+            // (RFC 9218 §2.1), nghttp2 keeps no tree for the connection's streams.
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         // No server push: the proxy has no use for pushed responses (RFC 9113 §8.4).
         if role == .client {
@@ -494,17 +497,16 @@ public final class HTTP2Codec {
             nameValues.removeAll(keepingCapacity: true)
             let statusBase = statusBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
             let statusEnd = nameValueEnds[0]
-            nameValues.append(nghttp2_nv(name: statusBase, value: statusBase + statusEnd.name, namelen: statusEnd.name,
-                                         valuelen: statusEnd.value - statusEnd.name, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+            nameValues.append(Self.pair(name: statusBase, count: statusEnd.name, value: statusBase + statusEnd.name,
+                                        count: statusEnd.value - statusEnd.name))
             // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
             // the head, and lowercases the names it copies (`nghttp2_submit_response`).
             guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
             let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
             for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
                 if let omitting, section.name(of: line, equals: omitting) { continue }
-                nameValues.append(nghttp2_nv(name: base + line.name.lowerBound, value: base + line.value.lowerBound,
-                                             namelen: line.name.count, valuelen: line.value.count,
-                                             flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                nameValues.append(Self.pair(name: base + line.name.lowerBound, count: line.name.count,
+                                            value: base + line.value.lowerBound, count: line.value.count))
             }
             return try nameValues.withUnsafeBufferPointer(body)
         }
@@ -517,12 +519,26 @@ public final class HTTP2Codec {
             nameValues.removeAll(keepingCapacity: true)
             var start = 0
             for (nameEnd, valueEnd) in nameValueEnds {
-                nameValues.append(nghttp2_nv(name: base + start, value: base + nameEnd, namelen: nameEnd - start,
-                                             valuelen: valueEnd - nameEnd, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
+                                            count: valueEnd - nameEnd))
                 start = valueEnd
             }
             return try nameValues.withUnsafeBufferPointer(body)
         }
+    }
+
+    /// A name/value pair for nghttp2, which copies both as it takes a head (they need to last
+    /// only through the `nghttp2_submit_*` call), except a common name (``CommonFieldNames``):
+    /// that one is a lowercase constant, handed over as it is.
+    @inline(__always)
+    private static func pair(name: UnsafeMutablePointer<UInt8>, count nameCount: Int,
+                             value: UnsafeMutablePointer<UInt8>, count valueCount: Int) -> nghttp2_nv {
+        if let common = CommonFieldNames.lowercase(UnsafeRawBufferPointer(start: name, count: nameCount)) {
+            return nghttp2_nv(name: UnsafeMutablePointer(mutating: common.utf8Start), value: value, namelen: nameCount,
+                              valuelen: valueCount, flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue))
+        }
+        return nghttp2_nv(name: name, value: value, namelen: nameCount, valuelen: valueCount,
+                          flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
     }
 
     /// Where each field's name and value end in ``nameValueBytes``.
