@@ -373,8 +373,12 @@ public final class HTTP2Codec {
             oversizedStream = stream
             return
         }
-        block.add(name: name, value: value)
+        block.add(name: name, value: value, lastAuthority: &lastAuthority)
     }
+
+    /// The `:authority` of the last request head received (its String serves the next head
+    /// with the same bytes).
+    private var lastAuthority: String?
 
     /// A received head the consumer is done with: its storage takes a next stream's fields
     /// (two allocations and frees fewer per stream). A few are kept, only small ones

@@ -147,6 +147,14 @@ public struct HTTP2Head: Equatable, Sendable {
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
     /// fields go to their properties.
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        var noAuthority: String?
+        add(name: name, value: value, lastAuthority: &noAuthority)
+    }
+
+    /// ``add(name:value:)`` on a connection whose previous `:authority` was `lastAuthority`:
+    /// the same bytes again (an app's streams name one host) take that String rather than
+    /// decoding a new one; other bytes replace it.
+    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, lastAuthority: inout String?) {
         guard name.first == UInt8(ascii: ":") else {
             if fieldBytes.isEmpty {
                 // Room for a usual request's fields: one allocation each.
@@ -167,13 +175,26 @@ public struct HTTP2Head: Equatable, Sendable {
             scheme = Self.equals(value, "https") ? "https" : Self.equals(value, "http") ? "http"
                 : String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":authority") {
-            authority = String(decoding: value, as: UTF8.self)
+            if var last = lastAuthority, last.withUTF8({ Self.equals($0, value) }) {
+                authority = last
+            } else {
+                let decoded = String(decoding: value, as: UTF8.self)
+                authority = decoded
+                lastAuthority = decoded
+            }
         } else if Self.equals(name, ":status") {
             status = Int(String(decoding: value, as: UTF8.self))
         } else if Self.equals(name, ":protocol") {
             extendedProtocol = String(decoding: value, as: UTF8.self)
         }
         // (nghttp2 refuses unknown pseudo-header fields before they get here.)
+    }
+
+    @inline(__always)
+    private static func equals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }
+        return memcmp(x, y, a.count) == 0
     }
 
     @inline(__always)

@@ -122,6 +122,22 @@ final class HTTP2CodecTests: XCTestCase {
         }
     }
 
+    func testEachStreamGetsItsOwnAuthorityWhenTheConnectionsStreamsNameSeveral() throws {
+        // A head with the previous one's `:authority` bytes takes its String: one that differs
+        // in a byte or in length must not.
+        let pair = CodecPair()
+        let authorities = ["a.test", "a.test", "b.test", "a.test:8080", "a.test:8080", "a.tesT", "a.tes", "a.test.", "a.test"]
+        var sent: [Int32] = []
+        for (index, authority) in authorities.enumerated() {
+            sent.append(try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: authority, path: "/\(index)"),
+                                                      endStream: true))
+        }
+        try pair.pump()
+        let heads = pair.serverEvents.compactMap { if case .head(let id, let head) = $0 { (id, head) } else { nil } }
+        XCTAssertEqual(heads.map(\.0), sent)
+        XCTAssertEqual(heads.map { $0.1.authority }, authorities)
+    }
+
     func testWantingToSendFollowsEveryCallThatQueuesAFrame() throws {
         // The codec remembers nghttp2's answer until a call that can change it: each of these
         // queues a frame, and a codec that missed one would leave it unsent (a stalled stream).
