@@ -1,5 +1,14 @@
 /// Parses a response head (RFC 9112 §4 and §5) and derives framing and persistence.
 public enum ResponseHeadParser {
+    /// Whether a `status` response to a `requestMethod` request has no content, whatever its
+    /// head says (RFC 9110 §6.4.1): a response to `HEAD`, and every 1xx, 204 and 304. The one
+    /// place this rule is written (parsing, translating to HTTP/2, answering locally).
+    @inlinable
+    public static func hasNoContent(status: Int, requestMethod: String) -> Bool {
+        // (Lengths first: comparing Strings that differ is an out-of-line call.)
+        (requestMethod.utf8.count == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
+    }
+
     /// Parses a response head.
     ///
     /// Framing follows RFC 9112 §6.3: a response to HEAD, a 1xx/204/304 response, or a 2xx
@@ -97,9 +106,7 @@ public enum ResponseHeadParser {
 
         let rules = MessageRules(buf: head, lines: lines, known: known)
         let framing: BodyFraming
-        // (Lengths first: comparing Strings that differ is an out-of-line call.)
-        if (requestMethod.utf8.count == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
-            || (RequestHeadParser.isConnect(requestMethod) && status < 300) {
+        if hasNoContent(status: status, requestMethod: requestMethod) || (RequestHeadParser.isConnect(requestMethod) && status < 300) {
             // Still validate a Content-Length so garbage cannot pass through unnoticed.
             if hasCL { _ = try rules.responseContentLength() }
             framing = .none

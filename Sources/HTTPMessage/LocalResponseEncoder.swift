@@ -21,7 +21,7 @@ public enum LocalResponseEncoder {
             if !managed.contains(lowered) { fields.append(name, value) }
         }
         // RFC 9110 §6.4.1: no content for HEAD, 204 and 304; §8.6: no Content-Length on 204.
-        let sendsBody = method != "HEAD" && status != 204 && status != 304
+        let sendsBody = !ResponseHeadParser.hasNoContent(status: status, requestMethod: method)
         if status != 204 && status != 304 {
             fields.append("Content-Length", String(response.body.count))
         }

@@ -290,7 +290,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         if status >= 200 {
             // A body without a length is chunked, so that trailers can follow it. A response
             // to HEAD, a 204 or a 304 has no body whatever it says (RFC 9110 §6.4.1).
-            let noBody = translator.requestMethod == "HEAD" || status == 204 || status == 304
+            let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: translator.requestMethod)
             if noBody || head.hasField("content-length") {
                 responseBody = .raw
             } else if endStream {
