@@ -2,7 +2,8 @@
 public enum ResponseHeadParser {
     /// Whether a `status` response to a `requestMethod` request has no content, whatever its
     /// head says (RFC 9110 §6.4.1): a response to `HEAD`, and every 1xx, 204 and 304. The one
-    /// place this rule is written (parsing, translating to HTTP/2, answering locally).
+    /// place this rule is written (parsing a response, reading an HTTP/2 upstream's response
+    /// as HTTP/1.1, answering locally).
     @inlinable
     public static func hasNoContent(status: Int, requestMethod: String) -> Bool {
         // (Lengths first: comparing Strings that differ is an out-of-line call.)

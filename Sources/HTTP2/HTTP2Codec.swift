@@ -100,9 +100,6 @@ public final class HTTP2Codec {
                                    value: UInt32(settings.streamWindow)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue),
                                    value: UInt32(settings.maxHeaderListSize)),
-            // RFC 7540's priority tree goes unused (RFC 9113 §5.3.2 deprecates it): said so
-            // (RFC 9218 §2.1), nghttp2 keeps no tree for the connection's streams.
-            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         // No server push: the proxy has no use for pushed responses (RFC 9113 §8.4).
         if role == .client {
@@ -377,7 +374,8 @@ public final class HTTP2Codec {
     }
 
     /// The `:authority` of the last request head received (its String serves the next head
-    /// with the same bytes).
+    /// with the same bytes), if short: kept for the connection's life, so one long value
+    /// (nghttp2 bounds it only by the header list size) does not stay with an idle connection.
     private var lastAuthority: String?
 
     /// A received head the consumer is done with: its storage takes a next stream's fields

@@ -153,7 +153,8 @@ public struct HTTP2Head: Equatable, Sendable {
 
     /// ``add(name:value:)`` on a connection whose previous `:authority` was `lastAuthority`:
     /// the same bytes again (an app's streams name one host) take that String rather than
-    /// decoding a new one; other bytes replace it.
+    /// decoding a new one; other bytes replace it (or clear it, when longer than
+    /// ``keptAuthorityLimit``: it is kept as long as the connection).
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, lastAuthority: inout String?) {
         guard name.first == UInt8(ascii: ":") else {
             if fieldBytes.isEmpty {
@@ -180,7 +181,7 @@ public struct HTTP2Head: Equatable, Sendable {
             } else {
                 let decoded = String(decoding: value, as: UTF8.self)
                 authority = decoded
-                lastAuthority = decoded
+                lastAuthority = value.count <= Self.keptAuthorityLimit ? decoded : nil
             }
         } else if Self.equals(name, ":status") {
             status = Int(String(decoding: value, as: UTF8.self))
@@ -189,6 +190,10 @@ public struct HTTP2Head: Equatable, Sendable {
         }
         // (nghttp2 refuses unknown pseudo-header fields before they get here.)
     }
+
+    /// The longest `:authority` kept for the next head to compare with (a host name is at
+    /// most 253 bytes, a port 6 more).
+    static let keptAuthorityLimit = 260
 
     @inline(__always)
     private static func equals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

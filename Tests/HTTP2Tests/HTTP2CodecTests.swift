@@ -138,6 +138,26 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(heads.map { $0.1.authority }, authorities)
     }
 
+    func testOnlyAShortAuthorityIsKeptForTheNextHead() {
+        // The String kept for comparison lives as long as the connection: a long one (nghttp2
+        // bounds it only by the header list size) is not kept, and its head still gets it whole.
+        var last: String?
+        func received(_ authority: [UInt8]) -> HTTP2Head {
+            var head = HTTP2Head()
+            Array(":authority".utf8).withUnsafeBufferPointer { name in
+                authority.withUnsafeBufferPointer { head.add(name: name, value: $0, lastAuthority: &last) }
+            }
+            return head
+        }
+        XCTAssertEqual(received(Array("a.test".utf8)).authority, "a.test")
+        XCTAssertEqual(last, "a.test")
+        let long = [UInt8](repeating: UInt8(ascii: "a"), count: HTTP2Head.keptAuthorityLimit + 1)
+        XCTAssertEqual(received(long).authority, String(decoding: long, as: UTF8.self))
+        XCTAssertNil(last, "a long authority replaces the kept one without being kept")
+        XCTAssertEqual(received(Array("a.test".utf8)).authority, "a.test")
+        XCTAssertEqual(last, "a.test")
+    }
+
     func testWantingToSendFollowsEveryCallThatQueuesAFrame() throws {
         // The codec remembers nghttp2's answer until a call that can change it: each of these
         // queues a frame, and a codec that missed one would leave it unsent (a stalled stream).
