@@ -45,6 +45,36 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertFalse(HTTP2Event.end(stream: ended).isEnd(of: open), "another stream's end is not its end")
     }
 
+    func testStreamsWithBodiesQueuedTakeTurnsOnTheConnection() throws {
+        // Both sides: an app's responses on one connection, and apps' uploads on a shared
+        // upstream connection. One stream's large body must not hold back another's until it
+        // ends (nghttp2 told SETTINGS_NO_RFC7540_PRIORITIES sends the oldest stream's first).
+        for serverSends in [true, false] {
+            let pair = CodecPair()
+            var ids: [Int32] = []
+            for path in ["/a", "/b"] {
+                ids.append(try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: path),
+                                                         endStream: serverSends))
+            }
+            try pair.pump()
+            let sender = serverSends ? pair.server : pair.client
+            if serverSends {
+                for id in ids { try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: false) }
+            }
+            // Three frames' worth each, within the default windows.
+            let body = [UInt8](repeating: 0x61, count: 3 * 16_384)
+            for id in ids {
+                body.withUnsafeBytes { sender.sendBody(stream: id, $0) }
+                sender.endBody(stream: id)
+            }
+            let (bytes, _) = try pair.output(of: sender)
+            let order = RawFrames.frames(in: bytes).filter { $0.type == 0 && !$0.payload.isEmpty }.map(\.stream)
+            XCTAssertEqual(order.count, 6, serverSends ? "responses" : "uploads")
+            XCTAssertNotEqual(Array(order.prefix(3)), [ids[0], ids[0], ids[0]],
+                              "\(serverSends ? "responses" : "uploads"): the first stream's body went out whole first: \(order)")
+        }
+    }
+
     func testAStreamAfterOneWithTrailersAndALargeBodyStartsWithAnEmptyQueue() throws {
         // The queue an ended stream leaves serves the next stream: nothing of the first (its
         // trailers, bytes it left, its end) may show on the second.
