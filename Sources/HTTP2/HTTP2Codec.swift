@@ -502,7 +502,8 @@ public final class HTTP2Codec {
             nameValues.append(Self.pair(name: statusBase, count: statusEnd.name, value: statusBase + statusEnd.name,
                                         count: statusEnd.value - statusEnd.name))
             // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
-            // the head, and lowercases the names it copies (`nghttp2_submit_response`).
+            // the head, and lowercases the names it copies (`nghttp2_submit_response`); a
+            // common name goes as a lowercase constant instead (``pair(name:count:value:count:)``).
             guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
             let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
             for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
