@@ -146,15 +146,11 @@ public struct HTTP2Head: Equatable, Sendable {
 
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
     /// fields go to their properties.
-    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        var noAuthority: String?
-        add(name: name, value: value, lastAuthority: &noAuthority)
-    }
-
-    /// ``add(name:value:)`` on a connection whose previous `:authority` was `lastAuthority`:
-    /// the same bytes again (an app's streams name one host) take that String rather than
-    /// decoding a new one; other bytes replace it (or clear it, when longer than
-    /// ``keptAuthorityLimit``: it is kept as long as the connection).
+    ///
+    /// `lastAuthority` is the connection's previous `:authority`: the same bytes again (an
+    /// app's streams name one host) take that String rather than decoding a new one; other
+    /// bytes replace it (or clear it, when longer than ``keptAuthorityLimit``: it is kept as
+    /// long as the connection).
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, lastAuthority: inout String?) {
         guard name.first == UInt8(ascii: ":") else {
             if fieldBytes.isEmpty {

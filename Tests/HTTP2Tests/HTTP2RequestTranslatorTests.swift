@@ -150,7 +150,10 @@ final class HTTP2RequestTranslatorTests: XCTestCase {
     func testAReceivedValueThatIsNotUTF8IsRefusedNotAltered() throws {
         var received = head()
         let name = Array("x-note".utf8), value: [UInt8] = [0x61, 0xFF, 0x62]
-        name.withUnsafeBufferPointer { name in value.withUnsafeBufferPointer { received.add(name: name, value: $0) } }
+        var lastAuthority: String?
+        name.withUnsafeBufferPointer { name in
+            value.withUnsafeBufferPointer { received.add(name: name, value: $0, lastAuthority: &lastAuthority) }
+        }
         XCTAssertTrue(received.hasField("x-note"))
         let translation = try XCTUnwrap(HTTP2RequestTranslator.translate(received, endStream: true))
         let line: [UInt8] = Array("x-note: ".utf8) + value + [0x0D, 0x0A]
