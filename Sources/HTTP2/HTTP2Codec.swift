@@ -6,7 +6,8 @@ import HTTP1
 /// trailers and resets go in through `submit…` and come out as bytes for the peer
 /// (``send(into:)``). nghttp2 does the protocol — framing, HPACK, flow control, stream states
 /// and RFC 9113's message rules (§8.2–8.3: lowercase names, no connection-specific fields,
-/// `te` only `trailers`, no CR, LF or NUL in values, pseudo-headers exactly as required,
+/// `te` only `trailers`, no control character but HTAB, no DEL and no whitespace around a
+/// value, pseudo-headers exactly as required,
 /// `content-length` against the DATA), so a malformed message resets its stream and never
 /// reaches the consumer.
 ///

@@ -6,8 +6,9 @@ import HTTP2
 /// the first byte chooses, and every request head that comes out goes through the translation
 /// to HTTP/1.1 and back through the strict HTTP/1.1 parser.
 ///
-/// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names, no CR, LF or
-///   NUL in values, no connection-specific field, `te` only `trailers`).
+/// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names; values
+///   without a control character but HTAB, without DEL and without whitespace around them; no
+///   connection-specific field, `te` only `trailers`).
 /// - Its translation, checked in parts by the HTTP/1.1 rules as the session gets it, has the
 ///   same method and exactly the fields the HTTP/2 request had (no field appears that the app
 ///   did not send: no request smuggling through translation), and agrees with the strict
@@ -54,6 +55,12 @@ public enum HTTP2RequestCheck {
             }
             if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) {
                 problems.append("a value with CR, LF or NUL was delivered")
+            } else if field.value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) {
+                problems.append("a value with a control character or DEL was delivered")
+            }
+            if let first = field.value.utf8.first, let last = field.value.utf8.last,
+               first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09 {
+                problems.append("a value with whitespace around it was delivered")
             }
             if ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].contains(field.name) {
                 problems.append("a connection-specific field was delivered: \(field.name)")

@@ -35,4 +35,20 @@ final class HTTP2FuzzCorpusTests: XCTestCase {
         XCTAssertTrue(problems.contains("a value with CR, LF or NUL was delivered"), "\(problems)")
         XCTAssertTrue(problems.contains { $0.hasPrefix("the translated fields differ") }, "\(problems)")
     }
+
+    func testTheCheckFlagsEveryValueTheCodecRefusesAndNoValueItTakes() {
+        // What nghttp2 resets a stream for (HTTP2CodecTests) must never come out of the codec: a
+        // fuzzed input that delivered one would be reported.
+        func problems(_ value: String) -> [String] {
+            HTTP2RequestCheck.check(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/",
+                                              fields: HTTPFields([HTTPField(name: "x-a", value: value)])), endStream: true)
+        }
+        XCTAssertTrue(problems("b\u{01}c").contains("a value with a control character or DEL was delivered"))
+        XCTAssertTrue(problems("b\u{7F}c").contains("a value with a control character or DEL was delivered"))
+        XCTAssertTrue(problems(" b").contains("a value with whitespace around it was delivered"))
+        XCTAssertTrue(problems("b\t").contains("a value with whitespace around it was delivered"))
+        for taken in ["a\tb", "a b", "", "\u{E9}t\u{E9}"] {
+            XCTAssertEqual(problems(taken), [], taken)
+        }
+    }
 }
