@@ -275,7 +275,7 @@ final class RevocationTests: XCTestCase {
 
         let statuses = load.statuses
         XCTAssertGreaterThan(statuses.count, 90)
-        XCTAssertEqual(statuses.filter { $0 != 200 }.count, 0, "no request failed")
+        XCTAssertEqual(statuses.filter { $0 != 200 }, [], "no request failed")
         XCTAssertEqual(tokens.requests().count, 3, "one token fetch at start and one per revocation")
         let rejected = Int(proxy.metrics().upstreamUnauthorized["partner"] ?? 0)
         XCTAssertGreaterThanOrEqual(rejected, 2, "requests met each revoked token and were replayed")
