@@ -15,7 +15,8 @@ enum HTTP2Callbacks {
             // nghttp2 advertises SETTINGS_MAX_HEADER_LIST_SIZE but does not enforce it: a few
             // bytes of HPACK can name a 4 KiB table entry again and again. Past the limit the
             // block is dropped (and decoding goes on at no cost to memory).
-            // nghttp2 checked the name (lowercase token) and the value (no CR, LF, NUL) already.
+            // nghttp2 checked the name (lowercase token) and the value (no control character but
+            // HTAB, no DEL, no whitespace around it) already.
             withOwner(user) {
                 $0.addField(stream: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
                             value: UnsafeBufferPointer(start: value, count: valueLength))

@@ -6,10 +6,10 @@ import HTTP1
 /// trailers and resets go in through `submit…` and come out as bytes for the peer
 /// (``send(into:)``). nghttp2 does the protocol — framing, HPACK, flow control, stream states
 /// and RFC 9113's message rules (§8.2–8.3: lowercase names, no connection-specific fields,
-/// `te` only `trailers`, no control character but HTAB, no DEL and no whitespace around a
-/// value, pseudo-headers exactly as required,
-/// `content-length` against the DATA), so a malformed message resets its stream and never
-/// reaches the consumer.
+/// `te` only `trailers`, no CR, LF or NUL in a value and no whitespace around it,
+/// pseudo-headers exactly as required, `content-length` against the DATA; and RFC 9110 §5.5's
+/// value grammar, which nghttp2 applies too: no other control character than HTAB, no DEL), so
+/// a malformed message resets its stream and never reaches the consumer.
 ///
 /// Flow control follows the consumer: a stream's receive window opens only as the consumer
 /// reports bytes moved on (``consumed(stream:count:)``), so a stream whose other side does not

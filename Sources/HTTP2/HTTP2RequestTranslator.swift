@@ -5,9 +5,10 @@ import HTTP1
 /// ``HTTP1/RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)`` checks with the rules
 /// of the strict HTTP/1.1 parser, as it checks every request — the guard against a translated
 /// head carrying what an HTTP/1.1 upstream would read as a second message. nghttp2 has already
-/// refused what RFC 9113 calls malformed (uppercase or invalid names; control characters but
-/// HTAB, DEL or surrounding whitespace in values; connection-specific fields, `te` other than
-/// `trailers`, pseudo-header fields missing, repeated or misplaced).
+/// refused what RFC 9113 calls malformed (uppercase or invalid names; CR, LF, NUL or whitespace
+/// around a value; connection-specific fields, `te` other than `trailers`, pseudo-header
+/// fields missing, repeated or misplaced), and values RFC 9110 §5.5 does not allow (any other
+/// control character than HTAB, DEL).
 ///
 /// - The target is origin-form (or `*` for `OPTIONS`) with `Host` from `:authority` (a `host`
 ///   field is dropped when `:authority` is there; RFC 9113 §8.3.1 makes `:authority` win);

@@ -7,8 +7,9 @@ import HTTP2
 /// to HTTP/1.1 and back through the strict HTTP/1.1 parser.
 ///
 /// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names; values
-///   without a control character but HTAB, without DEL and without whitespace around them; no
-///   connection-specific field, `te` only `trailers`).
+///   without CR, LF or NUL and without whitespace around them; no connection-specific field,
+///   `te` only `trailers`) and RFC 9110 §5.5's value grammar, as nghttp2 applies it (no other
+///   control character than HTAB, no DEL).
 /// - Its translation, checked in parts by the HTTP/1.1 rules as the session gets it, has the
 ///   same method and exactly the fields the HTTP/2 request had (no field appears that the app
 ///   did not send: no request smuggling through translation), and agrees with the strict

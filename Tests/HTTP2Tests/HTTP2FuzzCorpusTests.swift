@@ -43,10 +43,10 @@ final class HTTP2FuzzCorpusTests: XCTestCase {
             HTTP2RequestCheck.check(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/",
                                               fields: HTTPFields([HTTPField(name: "x-a", value: value)])), endStream: true)
         }
-        XCTAssertTrue(problems("b\u{01}c").contains("a value with a control character or DEL was delivered"))
-        XCTAssertTrue(problems("b\u{7F}c").contains("a value with a control character or DEL was delivered"))
-        XCTAssertTrue(problems(" b").contains("a value with whitespace around it was delivered"))
-        XCTAssertTrue(problems("b\t").contains("a value with whitespace around it was delivered"))
+        XCTAssertTrue(problems("b\u{01}c").contains("a value with a control character or DEL was delivered"), "\(problems("b\u{01}c"))")
+        XCTAssertTrue(problems("b\u{7F}c").contains("a value with a control character or DEL was delivered"), "\(problems("b\u{7F}c"))")
+        XCTAssertTrue(problems(" b").contains("a value with whitespace around it was delivered"), "\(problems(" b"))")
+        XCTAssertTrue(problems("b\t").contains("a value with whitespace around it was delivered"), "\(problems("b\t"))")
         for taken in ["a\tb", "a b", "", "\u{E9}t\u{E9}"] {
             XCTAssertEqual(problems(taken), [], taken)
         }
