@@ -178,6 +178,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
     }
 
     private func handleEvents(_ events: consuming [HTTP2Event]) {
+        // The stream whose `.end` its `.head` took already (a request ended with its head).
+        var endTaken: Int32 = 0
         for index in events.indices {
             // Moved out, a trivial event left in its place: a head is not copied (and released
             // twice) on its way to its stream.
@@ -189,6 +191,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
                 open(id, head, endStream: ended)
                 codec.recycle(head: head)
+                if ended { endTaken = id }
             case .data(let id, let bytes):
                 guard let pipe = streams[id]?.pipe, pipe.receiveBody(bytes) else {
                     // No session, or it is done with the stream (an early answer): the bytes go
@@ -202,7 +205,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 pipe.receiveEnd(trailers: fields)
                 mark(pipe)
             case .end(let id):
-                guard let pipe = streams[id]?.pipe else { continue }
+                // (A request ended with its head: its pipe began ended, with nothing to frame.)
+                guard id != endTaken, let pipe = streams[id]?.pipe else { continue }
                 pipe.receiveEnd(trailers: HTTPFields())
                 pipe.peerDidEnd()
                 mark(pipe)
@@ -274,6 +278,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
                                    framing: translation.framing)
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true, load: load,
                                     grpc: grpc)
+        // A request ended with its head has no body to frame (none, or a length): its end is
+        // taken here, not looked up again for the `.end` that follows.
+        if endStream { pipe.peerDidEnd() }
         streams[id] = OpenStream(pipe: pipe, session: session)
         load.openStreams = streams.count
         pipe.isListed = true

@@ -357,6 +357,30 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
     }
 
+    /// A request that ended with its head (a GET) waits for a slow upstream as long as the
+    /// upstream's own timeouts allow: the app has nothing more to send, so none of the
+    /// client's timeouts (a body's idle time, the head's, the connection's) runs for it.
+    func testARequestEndedWithItsHeadWaitsForASlowUpstreamPastTheClientTimeouts() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(backend.port)",
+                                                             timeouts: "{bodyIdle: 1s, clientHeader: 1s, idle: 1s}"))
+        let result = try Curl.run(["-s", "-o", "/dev/null", "-w", "%{http_code} %{http_version} %{time_total}", "--http2-prior-knowledge",
+                                   "-H", "Host: api.test", "http://127.0.0.1:\(proxy.port)/slow?ms=1600"])
+        let parts = result.out.split(separator: " ")
+        XCTAssertEqual(parts.prefix(2), ["200", "2"], "\(result.out) \(result.err)")
+        XCTAssertGreaterThanOrEqual(Double(parts.last ?? "") ?? 0, 1.5, "the upstream's answer, not an early one: \(result.out)")
+    }
+
+    /// A request that ended with its head gets its response and nothing after it: a stream is
+    /// reset only when its response ends before the app ended its request.
+    func testARequestEndedWithItsHeadIsAnsweredAndNotReset() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try rawClient(proxy, "api.test", "ended", "/")
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.out.trimmingCharacters(in: .whitespacesAndNewlines), "ended headers resets 0 auth=Bearer abc host=127.0.0.1")
+    }
+
     /// A connection with no stream open ends after the idle timeout, as an idle HTTP/1.1 one
     /// does; one whose stream is still open (its body stalled) is not cut by it.
     func testAConnectionWithoutAStreamEndsAfterTheIdleTimeoutAndOneWithAStreamDoesNot() throws {

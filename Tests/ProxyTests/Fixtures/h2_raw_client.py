@@ -276,6 +276,27 @@ def noread(port, authority, path):
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
 
 
+def ended(port, authority, path):
+    """A GET ended with its head: reads its response to its end, then a PING's ACK (by then the
+    server has sent whatever it queued after the response); prints the outcome, how many
+    RST_STREAM frames came, and the body."""
+    c = Connection(port)
+    c.request(1, get(authority, path))
+    outcome, body = read_until_end(c, 1)
+    c.sock.sendall(frame(6, 0, 0, b"12345678"))
+    resets = 0
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        kind, flags, _, _ = f
+        if kind == 3:
+            resets += 1
+        if kind == 6 and flags & 1:
+            break
+    print("ended", outcome, "resets", resets, body.decode(errors="replace").strip())
+
+
 def idle(port, authority, path):
     import time
     c = Connection(port)
@@ -482,5 +503,5 @@ if __name__ == "__main__":
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
-                 "idle": idle}
+                 "idle": idle, "ended": ended}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])
