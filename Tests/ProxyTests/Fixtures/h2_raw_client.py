@@ -277,9 +277,10 @@ def noread(port, authority, path):
 
 
 def ended(port, authority, path):
-    """A GET ended with its head: reads its response to its end, then a PING's ACK (by then the
-    server has sent whatever it queued after the response); prints the outcome, how many
-    RST_STREAM frames came, and the body."""
+    """A GET ended with its head: reads its response to its end, then a PING's ACK; prints the
+    outcome, how many RST_STREAM frames came, and the body. (A PING's ACK may overtake frames
+    queued before it, but a reset this proxy sends after a response is queued with the
+    response's last DATA, before the PING arrives: one would be counted.)"""
     c = Connection(port)
     c.request(1, get(authority, path))
     outcome, body = read_until_end(c, 1)
