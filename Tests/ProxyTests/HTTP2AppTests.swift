@@ -376,9 +376,13 @@ final class HTTP2AppTests: XCTestCase {
     func testARequestEndedWithItsHeadIsAnsweredAndNotReset() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
-        let result = try rawClient(proxy, "api.test", "ended", "/")
-        XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertEqual(result.out.trimmingCharacters(in: .whitespacesAndNewlines), "ended headers resets 0 auth=Bearer abc host=127.0.0.1")
+        // Sent whole, and a byte at a time (the head and its end then come in the last read).
+        for mode in ["ended", "endedsplit"] {
+            let result = try rawClient(proxy, "api.test", mode, "/")
+            XCTAssertEqual(result.status, 0, "\(mode): \(result.err)")
+            XCTAssertEqual(result.out.trimmingCharacters(in: .whitespacesAndNewlines), "ended headers resets 0 auth=Bearer abc host=127.0.0.1",
+                           mode)
+        }
     }
 
     /// A connection with no stream open ends after the idle timeout, as an idle HTTP/1.1 one

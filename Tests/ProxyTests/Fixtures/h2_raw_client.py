@@ -276,13 +276,20 @@ def noread(port, authority, path):
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
 
 
-def ended(port, authority, path):
-    """A GET ended with its head: reads its response to its end, then a PING's ACK; prints the
+def ended(port, authority, path, split=False):
+    """A GET ended with its head (with `split`, its HEADERS frame sent a byte at a time, so the
+    server reads it in pieces): reads its response to its end, then a PING's ACK; prints the
     outcome, how many RST_STREAM frames came, and the body. (A PING's ACK may overtake frames
     queued before it, but a reset this proxy sends after a response is queued with the
     response's last DATA, before the PING arrives: one would be counted.)"""
+    import time
     c = Connection(port)
-    c.request(1, get(authority, path))
+    if split:
+        for byte in frame(1, 0x5, 1, block(get(authority, path))):
+            c.sock.sendall(bytes([byte]))
+            time.sleep(0.002)
+    else:
+        c.request(1, get(authority, path))
     outcome, body = read_until_end(c, 1)
     c.sock.sendall(frame(6, 0, 0, b"12345678"))
     resets = 0
@@ -504,5 +511,5 @@ if __name__ == "__main__":
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
-                 "idle": idle, "ended": ended}
+                 "idle": idle, "ended": ended, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])
