@@ -55,8 +55,8 @@ protocol TouchablePipe: AnyObject {
 /// often it is touched (its mark, not a set: no hashing, no allocation per pass).
 final class TouchedPipes<Pipe: TouchablePipe> {
     private var pipes: [Pipe] = []
-    /// The pass being looked at (swapped with ``pipes``: both keep their storage).
-    private var batch: [Pipe] = []
+    /// The storage of the last pass, kept for the next (the two swap: both keep their capacity).
+    private var spare: [Pipe] = []
 
     /// Whether none waits to be looked at.
     var isEmpty: Bool { pipes.isEmpty }
@@ -75,11 +75,21 @@ final class TouchedPipes<Pipe: TouchablePipe> {
         // (Stops at the first pass with nothing touched: most turns need one.)
         while pass < passes && !pipes.isEmpty {
             pass += 1
-            swap(&pipes, &batch)
-            // Unmarked first: a pipe touched while the pass looks at the others is listed again.
-            for pipe in batch { pipe.isTouched = false }
-            for pipe in batch { look(pipe) }
+            // The pass's pipes move to a local that only this pass reaches (a look may touch
+            // pipes, or run a nested turn): it keeps each alive while it is looked at, so the
+            // walk need not retain it (``Array/forEachUnretained(_:)``).
+            var batch: [Pipe] = []
+            swap(&batch, &spare)
+            swap(&batch, &pipes)
+            // Each unmarked just before its look: touched by an earlier pipe's look, it is still
+            // listed and this pass looks at it anyway; touched by its own or a later one's, it is
+            // listed again for the next pass.
+            batch.forEachUnretained { pipe in
+                pipe.isTouched = false
+                look(pipe)
+            }
             batch.removeAll(keepingCapacity: true)
+            if spare.capacity < batch.capacity { swap(&spare, &batch) }
             afterPass()
         }
     }

@@ -31,7 +31,7 @@ final class TouchedPipesTests: XCTestCase {
         touched.append(a)
         touched.append(b)
         var looked: [String] = []
-        // Looking at `a` touches `b` (already listed in this pass) and `a` itself.
+        // Looking at `a` touches `b` (listed in this pass, not yet looked at) and `a` itself.
         touched.drain(passes: 8, look: { pipe in
             looked.append(pipe.name)
             if pipe === a && looked.count == 1 {
@@ -39,7 +39,44 @@ final class TouchedPipesTests: XCTestCase {
                 touched.append(a)
             }
         }, afterPass: {})
-        XCTAssertEqual(looked, ["a", "b", "b", "a"], "both were touched after the first pass began: both again, once each")
+        XCTAssertEqual(looked, ["a", "b", "a"],
+                       "b, touched before its own look in the first pass, once; a, touched by its own look, again in the next")
+        XCTAssertTrue(touched.isEmpty)
+    }
+
+    func testAPipeTouchedByALaterPipesLookIsLookedAtAgainInTheNextPass() {
+        let touched = TouchedPipes<Pipe>()
+        let a = Pipe("a"), b = Pipe("b")
+        touched.append(a)
+        touched.append(b)
+        var looked: [String] = []
+        var passes = 0
+        // Looking at `b` touches `a`, whose look in this pass is over: it must be looked at again.
+        touched.drain(passes: 8, look: { pipe in
+            looked.append(pipe.name)
+            if pipe === b && passes == 0 { touched.append(a) }
+        }, afterPass: { passes += 1 })
+        XCTAssertEqual(looked, ["a", "b", "a"])
+        XCTAssertEqual(passes, 2)
+        XCTAssertTrue(touched.isEmpty)
+    }
+
+    func testALookThatDrainsAgainLeavesTheOuterPassWhole() {
+        let touched = TouchedPipes<Pipe>()
+        let a = Pipe("a"), b = Pipe("b"), c = Pipe("c")
+        touched.append(a)
+        touched.append(b)
+        var looked: [String] = []
+        // A look that runs a nested turn (as a delivery can): the nested drain takes only what
+        // was touched since, and the outer pass goes on with its own pipes.
+        touched.drain(passes: 8, look: { pipe in
+            looked.append(pipe.name)
+            if pipe === a {
+                touched.append(c)
+                touched.drain(passes: 8, look: { looked.append("nested " + $0.name) }, afterPass: {})
+            }
+        }, afterPass: {})
+        XCTAssertEqual(looked, ["a", "nested c", "b"])
         XCTAssertTrue(touched.isEmpty)
     }
 
