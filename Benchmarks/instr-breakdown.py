@@ -7,7 +7,9 @@ CALLGRIND_OUT is a dump written by `callgrind_control -d` (the shared ruler,
 `../shared/bench/instr.sh`, leaves it in its temporary directory as `cg.out.<pid>.1`);
 REQUESTS is how many requests the dump counted (instr.sh's N, 2000 by default).
 Prints each group's exclusive instructions per request (what ran in the function itself,
-not in what it called) and, with --top, the N most expensive functions.
+not in what it called), the reference-count calls per request (each retain and release of a
+non-nil, mortal object is an atomic read-modify-write: under load they cost several times their
+instructions, so they are counted apart) and, with --top, the N most expensive functions.
 
 Groups, by the function's mangled module or its object file:
   proxy logic      Proxy, TokenManager, Config, Admin, Sidecar modules
@@ -33,11 +35,19 @@ MODULES = [
 ]
 
 
-def parse(path):
-    """Exclusive cost per (object, function) of one callgrind file (name compression aware)."""
+# Reference-count entry points whose calls are counted (calls among them, as a bridge-object
+# retain calling swift_retain, are not counted twice).
+REFCOUNT = re.compile(r'^swift_(retain|release|retain_n|release_n|bridgeObjectRetain|bridgeObjectRelease|'
+                      r'bridgeObjectRetain_n|bridgeObjectRelease_n|unknownObjectRetain|unknownObjectRelease)$')
+
+
+def parse(path, refcounts=None):
+    """Exclusive cost per (object, function) of one callgrind file (name compression aware);
+    `refcounts`, when given, gets the number of calls to each reference-count entry point from
+    outside them."""
     names, objects = {}, {}
     cost = collections.Counter()
-    fn = ob = None
+    fn = ob = cfn = None
     after_call = False
     for line in open(path, encoding='utf-8', errors='replace'):
         line = line.rstrip('\n')
@@ -64,8 +74,12 @@ def parse(path):
                 ob = value
             elif key == 'fn':
                 fn = value
+            elif key == 'cfn':
+                cfn = value
         elif key == 'calls':
             after_call = True
+            if refcounts is not None and cfn and REFCOUNT.match(cfn) and not (fn and REFCOUNT.match(fn)):
+                refcounts[cfn] += int(value.split()[0])
     return cost
 
 
@@ -94,7 +108,8 @@ def main():
     if len(args) != 2:
         sys.exit(__doc__)
     path, requests = args[0], float(args[1])
-    cost = parse(path)
+    refcounts = collections.Counter()
+    cost = parse(path, refcounts)
     groups = collections.Counter()
     for (ob, fn), c in cost.items():
         groups[group(ob, fn)] += c
@@ -104,6 +119,11 @@ def main():
     for name, c in groups.most_common():
         print(f'| {name} | {c / requests:,.0f} |')
     print(f'| **total** | **{total / requests:,.0f}** |')
+    retains = sum(c for name, c in refcounts.items() if 'etain' in name)
+    releases = sum(c for name, c in refcounts.items() if 'elease' in name)
+    print()
+    print(f'reference-count calls per request: {retains / requests:,.1f} retains, {releases / requests:,.1f} releases'
+          ' (calls on nil or immortal objects included: those return without an atomic operation)')
     if top:
         rows = cost.most_common(top)
         demangled = subprocess.run(['swift', 'demangle', '--simplified'], input='\n'.join(fn for (_, fn), _ in rows),
