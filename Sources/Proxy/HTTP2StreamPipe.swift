@@ -30,9 +30,20 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// say, only writes into a closed pipe). Not a weak reference: a weak one costs about 45
     /// instructions a load, five per stream, and gives the connection a side table, which makes
     /// every release of it slow; its ``HTTP2ConnectionLoad`` says when it is gone instead.
-    var owner: HTTP2ServerSession? { connectionLoad.connectionGone ? nil : connection }
-    /// Read only through ``owner``, which checks the connection is there.
-    private unowned(unsafe) let connection: HTTP2ServerSession
+    var owner: HTTP2ServerSession? { connectionLoad.connectionGone ? nil : connection.object }
+    /// Read only through ``owner`` and ``withOwner(_:)``, which check the connection is there.
+    private let connection: UnretainedReference<HTTP2ServerSession>
+
+    /// Calls `body` with the connection, if it is there, without retaining it around the call
+    /// (the pipe's calls to its connection, four or five per stream, each cost a retain and a
+    /// release through ``owner``). The connection is alive while its load says it is not gone,
+    /// and none of the calls made here closes it in place: they mark the pipe for a later turn,
+    /// queue a reset, or keep or give a buffer.
+    @inline(__always)
+    private func withOwner(_ body: (HTTP2ServerSession) -> Void) {
+        guard !connectionLoad.connectionGone else { return }
+        connection.with(body)
+    }
     /// Shared with the connection: whether it is gone.
     private let connectionLoad: HTTP2ConnectionLoad
     let loop: EventLoop
@@ -45,7 +56,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// several times per response: once listed, the connection's turn will look anyway, and
     /// the weak load of ``owner`` is skipped.)
     var output: EventBuffer {
-        if !sessionClosed && !isTouched { owner?.pipeTouched(self) }
+        if !sessionClosed && !isTouched { withOwner { $0.pipeTouched(self) } }
         return outputBuffer.buffer
     }
     /// The response bytes, for the connection (without scheduling a look).
@@ -91,7 +102,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String,
          framing: HTTP2RequestTranslator.BodyFraming) {
         self.stream = stream
-        self.connection = owner
+        self.connection = UnretainedReference(owner)
         self.connectionLoad = owner.load
         self.loop = loop
         self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
@@ -102,9 +113,10 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
 
     // Its buffers serve the connection's next streams (two allocations and two frees fewer each).
     deinit {
-        guard let owner else { return }
-        owner.giveBack(inputBuffer)
-        owner.giveBack(outputBuffer)
+        withOwner { owner in
+            owner.giveBack(inputBuffer)
+            owner.giveBack(outputBuffer)
+        }
     }
 
     /// A timer that ends the stream as timed out.
@@ -120,7 +132,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         guard !sessionClosed else { return }
         isReading = true
         restartReadTimer()
-        if !inputBuffer.buffer.isEmpty || peerEnded { owner?.pipeTouched(self) }
+        if !inputBuffer.buffer.isEmpty || peerEnded { withOwner { $0.pipeTouched(self) } }
     }
 
     func stopReading() {
@@ -195,7 +207,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         // The session's closing closure holds the session: dropped, or the two keep each other.
         flushed = nil
         stopTimers()
-        owner?.pipeClosed(self, reset: reset)
+        withOwner { $0.pipeClosed(self, reset: reset) }
     }
 
     func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
@@ -205,12 +217,12 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         }
         closingAfterFlush = true
         self.flushed = flushed
-        owner?.pipeTouched(self)
+        withOwner { $0.pipeTouched(self) }
     }
 
     func finishWriting() {
         closingAfterFlush = true
-        owner?.pipeTouched(self)
+        withOwner { $0.pipeTouched(self) }
     }
 
     func peekPeer() -> PeerActivity { seenPeerActivity }
@@ -277,7 +289,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
             let done = flushed
             flushed = nil
             stopTimers()
-            owner?.pipeClosed(self, reset: false)
+            withOwner { $0.pipeClosed(self, reset: false) }
             done?()
             return
         }
