@@ -36,9 +36,12 @@ MODULES = [
 
 
 # Reference-count entry points whose calls are counted (calls among them, as a bridge-object
-# retain calling swift_retain, are not counted twice).
-REFCOUNT = re.compile(r'^swift_(retain|release|retain_n|release_n|bridgeObjectRetain|bridgeObjectRelease|'
-                      r'bridgeObjectRetain_n|bridgeObjectRelease_n|unknownObjectRetain|unknownObjectRelease)$')
+# retain calling swift_retain, are not counted twice). callgrind names a function called again
+# inside its own call tree `name'2` (a release that deallocates an object whose fields are
+# released): those count too.
+REFCOUNT = re.compile(r"^swift_(retain|release|retain_n|release_n|bridgeObjectRetain|bridgeObjectRelease|"
+                      r"bridgeObjectRetain_n|bridgeObjectRelease_n|unknownObjectRetain|unknownObjectRelease|"
+                      r"unownedRetain|unownedRelease)('\d+)?$")
 
 
 def parse(path, refcounts=None):
