@@ -36,7 +36,15 @@ final class UpstreamConnection: ConnectionDelegate {
     private let pool: UpstreamPool
     private let loop: EventLoop
     /// The socket, once an attempt has won the race.
-    private(set) var connection: (any ByteStream)?
+    private(set) var connection: (any ByteStream)? {
+        didSet { socket = (connection as? SocketConnection).map(UnretainedReference.init) }
+    }
+    /// ``connection`` when it is a socket (not a stream of an HTTP/2 upstream, nor a test's),
+    /// which it keeps alive: the exchange's calls to move bytes and set timeouts, a dozen per
+    /// request, go through this without a retain and a release each (a call through the
+    /// protocol cannot be seen into, so each retained the socket around it). Only for calls
+    /// that reach none of the socket's delegates: they cannot end or replace it in place.
+    private var socket: UnretainedReference<SocketConnection>?
     /// Bytes written before the connection exists (resolution and connect are in progress);
     /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
@@ -165,6 +173,7 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Where request bytes go: the socket's output once connected, a staging buffer before.
     var output: EventBuffer {
         if let pending { return pending.buffer }
+        if let socket { return socket.with { $0.output } }
         return connection!.output
     }
 
@@ -172,7 +181,11 @@ final class UpstreamConnection: ConnectionDelegate {
     var unsentCount: Int { pending?.buffer.count ?? connection?.output.count ?? 0 }
 
     /// Response bytes received (empty before the connection exists).
-    var input: EventBuffer? { pending == nil ? connection?.input : nil }
+    var input: EventBuffer? {
+        guard pending == nil else { return nil }
+        if let socket { return socket.with { $0.input } }
+        return connection?.input
+    }
 
     /// The read-ahead the socket starts with once connected (the request's, asked for while it
     /// was still connecting: see ``startReading(readAhead:)``).
@@ -186,13 +199,20 @@ final class UpstreamConnection: ConnectionDelegate {
     /// without the socket signalling again). Before the socket exists, the read-ahead is what
     /// it starts with once connected.
     func startReading(readAhead: Int) {
-        guard isConnected, let connection else {
+        guard isConnected else {
             // (Asked before the socket exists: it reads this far once it connects.)
             readAheadOnConnect = readAhead
             return
         }
-        connection.setReadHighWatermark(readAhead)
-        connection.startReading()
+        if let socket {
+            socket.with { socket in
+                socket.setReadHighWatermark(readAhead)
+                socket.startReading()
+            }
+        } else if let connection {
+            connection.setReadHighWatermark(readAhead)
+            connection.startReading()
+        }
     }
 
     /// The client has taken `bytes` of this response: a loopback backend may send more at once
@@ -221,7 +241,12 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// Sets the socket's inactivity timeouts (applied once connected).
     func setTimeouts(read: Duration?, write: Duration?) {
-        if isConnected { connection?.setTimeouts(read: read, write: write) }
+        guard isConnected else { return }
+        if let socket {
+            socket.with { $0.setTimeouts(read: read, write: write) }
+        } else {
+            connection?.setTimeouts(read: read, write: write)
+        }
     }
 
     /// Closes the socket (or stops connecting) and tells the pool (which may then serve a
