@@ -427,13 +427,14 @@ extension ClientSession: UpstreamWaiter {
     /// The backend's read side uses the longer of bodyIdle and responseHeaders, so it never cuts
     /// a wait for the head that responseHeaders (its own timer) still allows.
     private func setExchangeTimeouts(_ io: ExchangeIO, readingBody: Bool) {
-        let state = (requestComplete: !readingBody, upstream: io.upstream.map(ObjectIdentifier.init),
-                     connected: io.upstream?.isConnected == true)
+        let state = (requestComplete: !readingBody, upstream: io.withUpstream { ObjectIdentifier($0) },
+                     connected: io.withUpstream { $0.isConnected } == true)
         if let applied = io.timeoutsAppliedFor, applied == state { return }
         io.timeoutsAppliedFor = state
         let idle = context.timeouts.bodyIdle
         client.setTimeouts(read: readingBody ? idle : nil, write: idle)
-        io.upstream?.setTimeouts(read: max(idle, context.timeouts.responseHeaders), write: idle)
+        let upstreamRead = max(idle, context.timeouts.responseHeaders)
+        io.withUpstream { $0.setTimeouts(read: upstreamRead, write: idle) }
     }
 
     /// Moves request body bytes from the client to the upstream.

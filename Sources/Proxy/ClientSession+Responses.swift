@@ -35,7 +35,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// as the exchange says (whose ``forwardInterim(_:toClient:)`` then reads the next one), the
     /// final one hands the exchange the facts it decides on.
     func readResponseHead(_ io: ExchangeIO) -> ExchangeAction {
-        guard let upstream = io.upstream, let input = upstream.input, !input.isEmpty else { return .none }
+        guard let input = io.withUpstream({ $0.input }) ?? nil, !input.isEmpty else { return .none }
         do {
             // The head is read as offsets over the buffered bytes and the forwarded lines copied
             // out before the bytes are drained: no String per field.
@@ -69,7 +69,9 @@ extension ClientSession: UpstreamConnectionOwner {
                 })
                 guard let read else {
                     // A head longer than a busy stream's first read-ahead: the rest of it may come.
-                    if isHTTP2Stream && input.count >= BufferBudget.floor { upstream.startReading(readAhead: WorkerContext.readAhead) }
+                    if isHTTP2Stream && input.count >= BufferBudget.floor {
+                        io.withUpstream { $0.startReading(readAhead: WorkerContext.readAhead) }
+                    }
                     return .none
                 }
                 parsed = read
@@ -164,7 +166,8 @@ extension ClientSession: UpstreamConnectionOwner {
         io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
         // (The clocks need no change: the relay starts in the phase the send or the request's
         // completion set them for.)
-        io.upstream?.startReading(readAhead: responseReadAhead(io))
+        let readAhead = responseReadAhead(io)
+        io.withUpstream { $0.startReading(readAhead: readAhead) }
         return pumpResponse(io)
     }
 
@@ -186,7 +189,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Relays what the backend has buffered toward the client (or behind a spool's bytes).
     func pumpResponse(_ io: ExchangeIO) -> ExchangeAction {
-        guard let upstream = io.upstream, let input = upstream.input else { return .none }
+        guard let input = io.withUpstream({ $0.input }) ?? nil else { return .none }
         if let spool = io.spool, spool.undelivered > 0 {
             // Bytes are waiting in the spool: new ones go behind them.
             return pumpIntoSpool(io, spool, from: input)

@@ -295,7 +295,7 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
             client.startReading()
             return pumpRequest(io, copy: copy)
         case .requestComplete:
-            let connected = io.upstream?.isConnected == true
+            let connected = io.withUpstream { $0.isConnected } == true
             return connection.exchangeEvent { $0.clocks(upstreamConnected: connected) }
         case .setClocks(let readingBody, let responseTimer): setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         case .readResponseHead: return readResponseHead(io)
