@@ -1,4 +1,5 @@
 import CNghttp2
+import HTTP1
 
 /// nghttp2's callbacks into an ``HTTP2Codec`` (its `user_data`, unretained: the codec owns the
 /// session and frees it in its deinit, so the session never outlives it).
@@ -126,12 +127,17 @@ private func readBody(_ session: OpaquePointer?, _ stream: Int32, _ buffer: Unsa
 /// ``readBody(_:_:_:_:_:_:)`` for `codec`.
 private func readBody(_ codec: HTTP2Codec, _ session: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMutablePointer<UInt8>,
                       _ length: Int, _ flags: UnsafeMutablePointer<UInt32>) -> Int {
-    guard let body = codec.outbound[stream] else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
-    let n = body.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
-    guard body.count == 0 else { return n }
-    guard body.ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
+    // (Read in place, and the trailers taken out, before the body leaves the table below.)
+    let read = codec.outbound.unretainedValue(for: stream)?._withUnsafeGuaranteedRef { body -> (taken: Int, left: Bool, ended: Bool, trailers: HTTPFields?) in
+        let n = body.take(into: UnsafeMutableRawBufferPointer(start: buffer, count: length))
+        let left = body.count > 0
+        return (n, left, body.ended, left || !body.ended ? nil : body.trailers)
+    }
+    guard let (n, left, ended, trailers) = read else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    guard !left else { return n }
+    guard ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
     flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-    if let trailers = body.trailers {
+    if let trailers {
         flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
         let head = HTTP2Head(trailers: trailers)
         let result = codec.withNameValues(head) { nva in

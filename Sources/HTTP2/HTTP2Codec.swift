@@ -290,22 +290,23 @@ public final class HTTP2Codec {
 
     /// Queues body bytes on `stream` (after its head); they go out as the peer's windows allow.
     public func sendBody(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty, let body = outbound[stream] else { return }
-        body.append(bytes)
+        guard !bytes.isEmpty, let body = outbound.unretainedValue(for: stream) else { return }
+        body._withUnsafeGuaranteedRef { $0.append(bytes) }
         sendWish = nil
         nghttp2_session_resume_data(session, stream)
     }
 
     /// Ends `stream`'s body, with `trailers` after it when there are any.
     public func endBody(stream: Int32, trailers: HTTPFields? = nil) {
-        guard let body = outbound[stream] else { return }
-        body.end(trailers: trailers?.isEmpty == false ? trailers : nil)
+        let kept = trailers?.isEmpty == false ? trailers : nil
+        guard let body = outbound.unretainedValue(for: stream) else { return }
+        body._withUnsafeGuaranteedRef { $0.end(trailers: kept) }
         sendWish = nil
         nghttp2_session_resume_data(session, stream)
     }
 
     /// Body bytes queued on `stream` and not yet framed (waiting for the peer's windows).
-    public func bufferedBody(stream: Int32) -> Int { outbound[stream]?.count ?? 0 }
+    public func bufferedBody(stream: Int32) -> Int { outbound.unretainedValue(for: stream)?._withUnsafeGuaranteedRef { $0.count } ?? 0 }
 
     /// How many more body bytes to queue on `stream` now: what the peer's windows (the
     /// stream's and the connection's) let go out, at most `limit`, less what is queued already.
@@ -318,7 +319,7 @@ public final class HTTP2Codec {
     }
 
     /// Whether `stream`'s body (or its end) has yet to go out.
-    public func isSendingBody(stream: Int32) -> Bool { outbound[stream] != nil }
+    public func isSendingBody(stream: Int32) -> Bool { outbound.unretainedValue(for: stream) != nil }
 
     /// Resets `stream` with `code` (nothing more is sent or delivered for it).
     public func reset(stream: Int32, _ code: HTTP2ErrorCode) {

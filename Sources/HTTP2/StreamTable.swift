@@ -43,9 +43,7 @@ public struct StreamTable<Value>: Sequence {
     @discardableResult
     public mutating func removeValue(forKey id: Int32) -> Value? {
         guard let slot = find(id) else { return nil }
-        let removed = values[slot]
-        remove(at: slot)
-        return removed
+        return remove(at: slot)
     }
 
     /// Removes everything (keeping the table's size).
@@ -130,7 +128,11 @@ public struct StreamTable<Value>: Sequence {
 
     /// Empties `slot`, moving back the entries after it that would otherwise no longer be
     /// found (those whose home is not cyclically within the gap and their slot).
-    private mutating func remove(at slot: Int) {
+    /// Returns the value moved out of `slot`. (Values move by swaps, not copies: a copy of a
+    /// class reference is a retain, and the slot it leaves a release.)
+    private mutating func remove(at slot: Int) -> Value? {
+        var removed: Value? = nil
+        swap(&removed, &values[slot])
         let mask = keys.count &- 1
         var gap = slot
         var next = slot
@@ -142,12 +144,13 @@ public struct StreamTable<Value>: Sequence {
             let stays = gap <= next ? (gap < home && home <= next) : (gap < home || home <= next)
             if stays { continue }
             keys[gap] = key
-            values[gap] = values[next]
+            // (The gap's value is nil: moved out above, or by the swap before.)
+            values.swapAt(gap, next)
             gap = next
         }
         keys[gap] = 0
-        values[gap] = nil
         count -= 1
+        return removed
     }
 
     private mutating func grow() {
@@ -160,5 +163,18 @@ public struct StreamTable<Value>: Sequence {
         for (key, value) in old where key != 0 {
             if let value { insert(key, value) }
         }
+    }
+}
+
+extension StreamTable where Value: AnyObject {
+    /// The object for `id`, if there is one, not retained (a copy through the subscript is a
+    /// retain and a release, two atomic operations per look, and a codec looks up a stream's
+    /// body several times per response). The table keeps it alive: use it only until the table
+    /// changes. (Returned, not lent to a closure: a table stored in a class and lent for a call
+    /// is retained around it, both its arrays, which costs what the object's retain would.)
+    @inline(never)
+    func unretainedValue(for id: Int32) -> Unmanaged<Value>? {
+        guard let slot = find(id), let value = values[slot] else { return nil }
+        return Unmanaged.passUnretained(value)
     }
 }

@@ -65,4 +65,32 @@ final class StreamTableTests: XCTestCase {
         XCTAssertEqual(table.count, 1, "looking for 0 takes nothing away")
         XCTAssertEqual(table[Int32.max], "last")
     }
+
+    private final class Stream {
+        let id: Int32
+        init(_ id: Int32) { self.id = id }
+    }
+
+    func testAStreamTakenOutIsNoLongerKeptAndTheOthersStayFound() {
+        // Enough streams that runs form and removals shift entries back over the gap.
+        var table = StreamTable<Stream>()
+        var gone: [Int32: () -> Stream?] = [:]
+        for id in stride(from: Int32(1), through: 95, by: 2) {
+            let stream = Stream(id)
+            weak let watched = stream
+            gone[id] = { watched }
+            table[id] = stream
+        }
+        for id in stride(from: Int32(1), through: 95, by: 6) {
+            XCTAssertEqual(table.removeValue(forKey: id)?.id, id)
+            XCTAssertNil(gone[id]!(), "stream \(id): the table let go of it once taken out")
+        }
+        for id in stride(from: Int32(1), through: 95, by: 2) {
+            let kept = (id - 1) % 6 != 0
+            XCTAssertEqual(table[id]?.id, kept ? id : nil, "stream \(id)")
+            XCTAssertEqual(gone[id]!() != nil, kept, "stream \(id) alive only while in the table")
+        }
+        table.removeAll()
+        XCTAssertTrue(gone.values.allSatisfy { $0() == nil }, "emptied, the table keeps none")
+    }
 }
