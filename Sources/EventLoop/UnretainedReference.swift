@@ -1,7 +1,8 @@
 /// A reference to an object that something else keeps alive, through which calls neither retain
 /// nor release it: for an object that refers back to its owner on a loop's hot path (a stream to
-/// its connection), where each call through a strong, `unowned` or `unowned(unsafe)` reference
-/// costs a retain and a release, two atomic operations.
+/// its connection), where each call through a `var`, an `unowned` or an `unowned(unsafe)`
+/// reference costs a retain and a release, two atomic operations (a `let` holding a class costs
+/// neither, but a back reference cannot own what it refers to).
 ///
 /// The holder must know the object is alive when it calls ``with(_:)`` (its owner says so, as an
 /// HTTP/2 connection's load says whether the connection is gone), and the call must not make it

@@ -35,6 +35,8 @@ extension ClientSession: UpstreamConnectionOwner {
     /// as the exchange says (whose ``forwardInterim(_:toClient:)`` then reads the next one), the
     /// final one hands the exchange the facts it decides on.
     func readResponseHead(_ io: ExchangeIO) -> ExchangeAction {
+        // (`input` is the socket's buffer, alive while the exchange holds its upstream: nothing
+        // here gives the upstream up before the last use of `input`.)
         guard let input = io.withUpstream({ $0.input }) ?? nil, !input.isEmpty else { return .none }
         do {
             // The head is read as offsets over the buffered bytes and the forwarded lines copied
@@ -189,6 +191,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// Relays what the backend has buffered toward the client (or behind a spool's bytes).
     func pumpResponse(_ io: ExchangeIO) -> ExchangeAction {
+        // (`input` lives while the exchange holds its upstream, which nothing here gives up.)
         guard let input = io.withUpstream({ $0.input }) ?? nil else { return .none }
         if let spool = io.spool, spool.undelivered > 0 {
             // Bytes are waiting in the spool: new ones go behind them.

@@ -37,8 +37,8 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Calls `body` with the connection, if it is there, without retaining it around the call
     /// (the pipe's calls to its connection, four or five per stream, each cost a retain and a
     /// release through ``owner``). The connection is alive while its load says it is not gone,
-    /// and none of the calls made here closes it in place: they mark the pipe for a later turn,
-    /// queue a reset, or keep or give a buffer.
+    /// and none of the calls made here closes it in place: they list the pipe for a turn (the
+    /// current one, or one scheduled for later), queue a reset, or keep or give a buffer.
     @inline(__always)
     private func withOwner(_ body: (HTTP2ServerSession) -> Void) {
         guard !connectionLoad.connectionGone else { return }
@@ -54,7 +54,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     var input: EventBuffer { inputBuffer.buffer }
     /// The session's response: asking for it tells the connection to look at it. (Asked for
     /// several times per response: once listed, the connection's turn will look anyway, and
-    /// the weak load of ``owner`` is skipped.)
+    /// the call to the connection is skipped.)
     var output: EventBuffer {
         if !sessionClosed && !isTouched { withOwner { $0.pipeTouched(self) } }
         return outputBuffer.buffer
