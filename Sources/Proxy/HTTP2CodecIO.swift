@@ -68,6 +68,13 @@ final class TouchedPipes<Pipe: TouchablePipe> {
         pipes.append(pipe)
     }
 
+    /// Forgets every listed pipe, unmarked (its connection closed: a pipe that goes on, on
+    /// another connection, must be listable there).
+    func removeAll() {
+        for pipe in pipes { pipe.isTouched = false }
+        pipes.removeAll()
+    }
+
     /// Looks at each touched pipe once (`look`), then runs `afterPass`; again while pipes were
     /// touched meanwhile, at most `passes` times (the rest wait for the next turn).
     func drain(passes: Int, look: (Pipe) -> Void, afterPass: () -> Void) {

@@ -331,6 +331,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         guard !isClosed else { return }
         isClosed = true
         turnTimer.cancel()
+        // A pipe listed here and never looked at would stay marked: a stream of it that goes on
+        // on another connection (a completed one, reused) would not be listed there.
+        touched.removeAll()
         settingsTimer?.cancel()
         settingsTimer = nil
         upstreams.connectionClosed(self)

@@ -93,6 +93,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         responseComplete = false
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
+        // Still listed by the connection it last used, whose turn now skips it (it is not that
+        // connection's any more): unmarked, so the chosen one lists it.
+        isTouched = false
         chosen.bind(self)
         if chosen.isReady && !isConnected { connectionReady() }
     }

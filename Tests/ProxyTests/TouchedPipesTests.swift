@@ -94,4 +94,17 @@ final class TouchedPipesTests: XCTestCase {
         XCTAssertFalse(touched.isEmpty, "what is left waits for the next turn")
         XCTAssertTrue(a.isTouched)
     }
+
+    func testAPipeForgottenByAClosedConnectionsListIsListedByTheNext() {
+        let closing = TouchedPipes<Pipe>(), next = TouchedPipes<Pipe>()
+        let a = Pipe("a")
+        closing.append(a)
+        closing.removeAll()
+        XCTAssertTrue(closing.isEmpty)
+        XCTAssertFalse(a.isTouched)
+        next.append(a)
+        var looked: [String] = []
+        next.drain(passes: 8, look: { looked.append($0.name) }, afterPass: {})
+        XCTAssertEqual(looked, ["a"], "listed, and looked at, by the connection it goes on with")
+    }
 }
