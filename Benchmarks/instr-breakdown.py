@@ -2,6 +2,7 @@
 """Where a proxied request's user-space instructions go, from one callgrind dump.
 
     instr-breakdown.py CALLGRIND_OUT REQUESTS [--top N]
+    instr-breakdown.py --by-object CALLGRIND_OUT REQUESTS
 
 CALLGRIND_OUT is a dump written by `callgrind_control -d` (the shared ruler,
 `../shared/bench/instr.sh`, leaves it in its temporary directory as `cg.out.<pid>.1`);
@@ -11,9 +12,16 @@ not in what it called), the reference-count calls per request (each retain and r
 non-nil, mortal object is an atomic read-modify-write: under load they cost several times their
 instructions, so they are counted apart) and, with --top, the N most expensive functions.
 
+With --by-object, only the instructions per request of each object file (the executable and
+each shared library): the view that also reads another proxy's dump (nginx, HAProxy, nghttpx),
+e.g. how much of a stream's cost is nghttp2's in token-sidecar and in nghttpx, which both use it.
+
 Groups, by the function's mangled module or its object file:
   proxy logic      Proxy, TokenManager, Config, Admin, Sidecar modules
   HTTP1            the HTTP1 and HTTPMessage modules
+  HTTP2            the HTTP2 module (the codec around nghttp2, the request translator)
+  nghttp2          libnghttp2 (HTTP/2 framing, HPACK, flow control)
+  OpenSSL          libssl and libcrypto
   libevent         libevent's objects
   Swift ARC        retain/release, bridge-object retain/release, uniqueness checks
   EventLoop        the EventLoop module (channel, timers, flushes), start-up page release apart
@@ -30,6 +38,7 @@ ARC = re.compile(r'^swift_(retain|release|bridgeObjectRetain|bridgeObjectRelease
 MODULES = [
     ('start-up page release (one-off)', re.compile(r'StartupPages')),
     ('HTTP1', re.compile(r'^\$s(5HTTP1|11HTTPMessage)')),
+    ('HTTP2', re.compile(r'^\$s5HTTP2')),
     ('EventLoop module', re.compile(r'^\$s9EventLoop')),
     ('proxy logic', re.compile(r'^\$s(5Proxy|12TokenManager|6Config|5Admin|12TokenSidecar|13token_sidecar)')),
 ]
@@ -91,6 +100,10 @@ def group(ob, fn):
         return 'Swift ARC'
     if ob and 'libevent' in ob:
         return 'libevent'
+    if ob and 'libnghttp2' in ob:
+        return 'nghttp2'
+    if ob and re.search(r'/lib(ssl|crypto)[.-]', ob):
+        return 'OpenSSL'
     for name, pattern in MODULES:
         if pattern.search(fn):
             return name
@@ -104,6 +117,9 @@ def group(ob, fn):
 def main():
     args = sys.argv[1:]
     top = 0
+    by_object = '--by-object' in args
+    if by_object:
+        args.remove('--by-object')
     if '--top' in args:
         i = args.index('--top')
         top = int(args[i + 1])
@@ -113,6 +129,17 @@ def main():
     path, requests = args[0], float(args[1])
     refcounts = collections.Counter()
     cost = parse(path, refcounts)
+    if by_object:
+        objects = collections.Counter()
+        for (ob, _), c in cost.items():
+            objects[(ob or '?').rsplit('/', 1)[-1]] += c
+        print('| object | instructions/request |')
+        print('|---|--:|')
+        for name, c in objects.most_common():
+            if c / requests >= 0.5:
+                print(f'| {name} | {c / requests:,.0f} |')
+        print(f'| **total** | **{sum(objects.values()) / requests:,.0f}** |')
+        return
     groups = collections.Counter()
     for (ob, fn), c in cost.items():
         groups[group(ob, fn)] += c
