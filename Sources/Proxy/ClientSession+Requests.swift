@@ -168,8 +168,10 @@ extension ClientSession: UpstreamWaiter {
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
-        // The head moves into the exchange's I/O record (no copy of its fields).
-        let io = ExchangeIO(head: head, decision: decision, context: context)
+        // The head and the decision move into the exchange's I/O record (no copy of the head's
+        // fields; `consume`: passed as they were, each was retained for the record and released
+        // here at the end, two atomic operations apiece).
+        let io = ExchangeIO(head: consume head, decision: consume decision, context: context)
         if let variant { io.variant = variant }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade

@@ -97,11 +97,15 @@ final class ExchangeIO {
     var responseCommitted = false
 
     init(head: consuming RequestHead, decision: consuming RouteDecision, context: WorkerContext) {
-        self.head = head
+        // The head is read first and stored last, so it moves into the record: stored first and
+        // read after, it was retained for the store and released at the end, and that retain
+        // (right after the record's fields were initialized) was one of a stream's costliest.
+        let framing = head.framing
+        self.requestRelay = BodyRelay(framing: framing, chunkedOutput: framing == .chunked, forwardTrailers: false)
         self.context = context
         self.decision = decision
         self.startedAt = Timer.monotonicNow()
-        self.requestRelay = BodyRelay(framing: head.framing, chunkedOutput: head.framing == .chunked, forwardTrailers: false)
+        self.head = head
     }
 
     deinit {
