@@ -13,8 +13,10 @@ non-nil, mortal object is an atomic read-modify-write: under load they cost seve
 instructions, so they are counted apart) and, with --top, the N most expensive functions.
 
 With --by-object, only the instructions per request of each object file (the executable and
-each shared library): the view that also reads another proxy's dump (nginx, HAProxy, nghttpx),
-e.g. how much of a stream's cost is nghttp2's in token-sidecar and in nghttpx, which both use it.
+each shared library; files under 0.5 per request are left out, the total still counts them): the
+view that also reads another proxy's dump (nginx, HAProxy, nghttpx), e.g. how much of a stream's
+cost is nghttp2's in token-sidecar and in nghttpx, which both use it. --top goes with the default
+view only.
 
 Groups, by the function's mangled module or its object file:
   proxy logic      Proxy, TokenManager, Config, Admin, Sidecar modules
@@ -124,7 +126,7 @@ def main():
         i = args.index('--top')
         top = int(args[i + 1])
         del args[i:i + 2]
-    if len(args) != 2:
+    if len(args) != 2 or (by_object and top):
         sys.exit(__doc__)
     path, requests = args[0], float(args[1])
     refcounts = collections.Counter()
