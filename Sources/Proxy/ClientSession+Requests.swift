@@ -135,9 +135,9 @@ extension ClientSession: UpstreamWaiter {
         }
         var decision: RouteDecision
         // A ternary, not `Optional.map ?? …`: the decision is not copied through an optional.
-        switch intercepted == nil ? context.router.decide(head)
-            : context.router.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName,
-                                    secure: client.isTLS) {
+        switch intercepted == nil ? context.withRouter({ $0.decide(head) })
+            : context.withRouter({ $0.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName,
+                                                 secure: client.isTLS) }) {
         case .success(let routed): decision = routed
         case .failure(let error):
             refuse(error, head: head)

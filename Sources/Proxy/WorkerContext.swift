@@ -14,7 +14,20 @@ final class WorkerContext {
 
     let loop: EventLoop
     /// Routing; replaced on reload (requests in flight keep the decision they started with).
-    var router: Router
+    var router: Router {
+        didSet { routerReference = UnretainedReference(router) }
+    }
+    /// ``router``, kept alive by it, for ``withRouter(_:)``.
+    private var routerReference: UnretainedReference<Router>
+
+    /// Calls `body` with the router without retaining it around the call (a look through
+    /// ``router``, a stored `var`, retains and releases it: two atomic operations per request).
+    /// Only for calls that decide and return: nothing a router does replaces it (a reload does,
+    /// between events).
+    @inline(__always)
+    func withRouter<Result>(_ body: (Router) -> Result) -> Result {
+        routerReference.with(body)
+    }
     let pool: UpstreamPool
     var timeouts: Timeouts
     var maxConnectionsPerUpstream: Int
@@ -179,6 +192,7 @@ final class WorkerContext {
         self.loop = loop
         self.clientShare = clientShare
         self.router = router
+        self.routerReference = UnretainedReference(router)
         self.timeouts = config.timeouts
         self.maxConnectionsPerUpstream = config.maxConnectionsPerUpstream
         // Every connection a key may open may also wait idle (until upstreamIdle): with fewer,
