@@ -169,8 +169,8 @@ extension ClientSession: UpstreamWaiter {
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
         // The head and the decision move into the exchange's I/O record (no copy of the head's
-        // fields; `consume`: passed as they were, each was retained for the record and released
-        // here at the end, two atomic operations apiece).
+        // fields; `consume`, their last uses: passed as it was, the decision was retained for the
+        // record and released here at the end, two atomic operations).
         let io = ExchangeIO(head: consume head, decision: consume decision, context: context)
         if let variant { io.variant = variant }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
