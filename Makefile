@@ -35,7 +35,7 @@ CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
 # System packages: libevent + OpenSSL to build; nginx, python3 (with cryptography, for the verifying
 # authorization server), openssl (test keys) and curl for the integration tests.
-DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server
+DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server golang-go golang-google-grpc-dev
 # h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
 H11_VERSION := 0.16.0
 # h2 (hyper-h2, from PyPI, with its hpack and hyperframe) in a test-only virtual environment
@@ -68,7 +68,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
+.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -89,6 +89,15 @@ demo: release
 
 run: release
 	$(BIN) run --config $(CONFIG)
+
+# The grpc-go test peer (client and server), built offline in GOPATH mode against Debian's
+# golang-google-grpc-dev: no module download. Rebuilt when its source changes.
+GRPC_GO_PEER := .build-grpcgo/grpc_go_peer
+grpc-go-peer: $(GRPC_GO_PEER)
+
+$(GRPC_GO_PEER): Tests/ProxyTests/Fixtures/grpc_go_peer/main.go
+	mkdir -p $(dir $@)
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(CURDIR)/.build-grpcgo/cache GOFLAGS= go build -o $@ $<
 
 h11-venv: .build-h11/bin/python3
 
@@ -118,7 +127,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv otel-venv test-examples test-sanitizers
+test: deps h11-venv peers-venv otel-venv grpc-go-peer test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -127,7 +136,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv peers-venv otel-venv
+test-plain: h11-venv peers-venv otel-venv grpc-go-peer
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -149,10 +158,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv peers-venv otel-venv
+build-asan: h11-venv peers-venv otel-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv peers-venv otel-venv
+build-tsan: h11-venv peers-venv otel-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
@@ -210,7 +219,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-h11 .build-peers .build-otel .build-k8s .build-h2attack
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-grpcgo .build-h11 .build-peers .build-otel .build-k8s .build-h2attack
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost

@@ -57,6 +57,14 @@ enum HTTP2Callbacks {
             }
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
+            guard let frame, let user else { return 0 }
+            let type = UInt32(frame.pointee.hd.type)
+            if type == NGHTTP2_HEADERS.rawValue || type == NGHTTP2_DATA.rawValue {
+                withOwner(user) { $0.messageFrameSent = true }
+            }
+            return 0
+        }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
             withOwner(user) { $0.emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length)))) }

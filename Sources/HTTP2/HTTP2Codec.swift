@@ -51,6 +51,18 @@ public final class HTTP2Codec {
     var explainedResets: Set<Int32> = []
     /// Streams with a body to send, per stream.
     var outbound = StreamTable<HTTP2OutboundBody>()
+    /// A `HEADERS` or `DATA` frame went to the peer since the last ``takeMessageFrameSent()``
+    /// (set by nghttp2's frame-sent callback).
+    var messageFrameSent = false
+
+    /// Whether a `HEADERS` or `DATA` frame went to the peer since the last call. A `PING` that
+    /// follows such a frame is flow control (gRPC runtimes measure the bandwidth-delay product
+    /// with one after the `DATA` they receive), not a flood: grpc-go's own server counts a ping
+    /// as abuse only when it sent neither since the previous one.
+    public func takeMessageFrameSent() -> Bool {
+        defer { messageFrameSent = false }
+        return messageFrameSent
+    }
     /// Queues of streams that ended, for the next streams' bodies (an object and an array
     /// allocated, and freed, per stream otherwise).
     private var spareBodies = SpareList<HTTP2OutboundBody>(limit: HTTP2Codec.spareBodyLimit)

@@ -168,6 +168,9 @@ extension ClientSession: UpstreamWaiter {
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
+        // An HTTP/2 stream's body without a length (translated as chunked) is a stream: a gRPC
+        // call or a conversation, each message waiting for its answer.
+        request.streamsBody = isHTTP2Stream && request.chunked
         // The head and the decision move into the exchange's I/O record (no copy of the head's
         // fields; `consume`, their last uses: passed as it was, the decision was retained for the
         // record and released here at the end, two atomic operations).

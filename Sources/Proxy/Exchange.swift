@@ -62,6 +62,12 @@ struct Exchange {
         /// The request asks to switch to a protocol the route allows (its `Upgrade` goes on): a
         /// `101` turns both connections into one byte stream.
         var upgrade = false
+        /// The body is a stream whose sender may wait for answers before it sends more (an
+        /// HTTP/2 stream's body of unknown length: a gRPC call, a streaming upload): the head
+        /// goes upstream at once and each piece of the body as it arrives, never collected
+        /// first (collecting held a conversation's first message until the 64 KiB it never
+        /// sends, or its end).
+        var streamsBody = false
     }
 
     /// How the request uses a credential.
@@ -275,7 +281,8 @@ struct Exchange {
         if progress == .malformed {
             return fail(.malformedBody, close: true)
         }
-        if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue {
+        if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue
+            && !request.streamsBody {
             // Not even the first chunk-size line is complete: wait for it rather than open a
             // backend request that might have to be aborted. Bounded by clientHeader, from the
             // first wait (more bytes of the size line do not restart the clock).
@@ -283,7 +290,7 @@ struct Exchange {
             timer = .bodyStart
             return .waitForBody
         }
-        if progress == .needMore && !request.expectsContinue && heldBytes + stagedBytes < Self.collectLimit {
+        if progress == .needMore && !request.expectsContinue && !request.streamsBody && heldBytes + stagedBytes < Self.collectLimit {
             // Collect more before taking a backend connection (bounded by bodyIdle). With
             // `Expect: 100-continue` the client waits for the backend before sending: never held.
             keep(copy, count: stagedBytes)

@@ -226,7 +226,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 refuse(.concurrentStreams, stream: id)
             case .emptyData(let id):
                 refuse(.emptyFrames, stream: id)
-            case .ping, .settings:
+            case .ping:
+                // A ping after frames this side sent is a gRPC runtime's flow control (about one
+                // per call for grpc-go): counted only when nothing went out since the last one.
+                if !codec.takeMessageFrameSent() { refuse(.controlFrames, stream: nil) }
+            case .settings:
                 refuse(.controlFrames, stream: nil)
             case .closed(let id, _):
                 streamClosed(id)

@@ -531,6 +531,28 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(events.contains(.end(stream: 1)))
     }
 
+    func testOnlyHeadersAndDataSentAreToldAsMessageFramesAndOnlyOnce() throws {
+        let pair = CodecPair()
+        try pair.pump()
+        XCTAssertFalse(pair.server.takeMessageFrameSent(), "SETTINGS and their acknowledgements are not messages")
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
+        try pair.pump()
+        XCTAssertTrue(pair.client.takeMessageFrameSent(), "the request's HEADERS")
+        XCTAssertFalse(pair.client.takeMessageFrameSent(), "told once")
+        XCTAssertFalse(pair.server.takeMessageFrameSent(), "the server sent nothing but a window")
+        // A PING from the client: the server's answer (an ACK) is no message frame.
+        _ = try RawFrames.ping().withUnsafeBytes { try pair.server.receive($0) }
+        try pair.pump()
+        XCTAssertFalse(pair.server.takeMessageFrameSent(), "a PING's ACK")
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: false)
+        try pair.pump()
+        XCTAssertTrue(pair.server.takeMessageFrameSent(), "the response's HEADERS")
+        Array("x".utf8).withUnsafeBytes { pair.server.sendBody(stream: id, $0) }
+        try pair.pump()
+        XCTAssertTrue(pair.server.takeMessageFrameSent(), "a DATA frame")
+        XCTAssertFalse(pair.server.takeMessageFrameSent())
+    }
+
     func testPingsNeverReadAreAFloodThatEndsTheConnection() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

@@ -167,6 +167,28 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.resendBody, drip + drip + drip, "the bytes of every step are kept for a replay, in order")
     }
 
+    func testAStreamedBodyGoesUpstreamAtOnceWithNothingCollectedOrAwaited() {
+        // An HTTP/2 stream's body without a length (a gRPC call, a conversation): its sender
+        // may wait for an answer to its first message before it sends the next.
+        var streamed = request(idempotent: false, bodyless: false, chunked: true, credential: .none)
+        streamed.streamsBody = true
+        var headOnly = Exchange()
+        _ = headOnly.start(streamed)
+        XCTAssertEqual(headOnly.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .acquireUpstream(checkStale: true, pauseClient: false),
+                       "the head goes on before any of the body (a server may speak first)")
+        XCTAssertNil(headOnly.timer, "no wait for the first chunk")
+        var firstMessage = Exchange()
+        _ = firstMessage.start(streamed)
+        XCTAssertEqual(firstMessage.bodyStaged(.needMore, stagedBytes: 12, copy: Array(repeating: 1, count: 12)),
+                       .acquireUpstream(checkStale: true, pauseClient: false))
+        XCTAssertFalse(firstMessage.requestComplete)
+        XCTAssertEqual(firstMessage.resendBody, Array(repeating: 1, count: 12), "what went on is still kept for a replay")
+        // The same body from an HTTP/1.1 client is collected, as before.
+        var collected = Exchange()
+        _ = collected.start(request(idempotent: false, bodyless: false, chunked: true, credential: .none))
+        XCTAssertEqual(collected.bodyStaged(.needMore, stagedBytes: 12, copy: nil), .holdBody)
+    }
+
     func testAStalledCollectedBodyFails408ButAStalledForwardedOneAborts() {
         var collecting = Exchange()
         _ = collecting.start(request(idempotent: false, bodyless: false, credential: .none))

@@ -357,6 +357,17 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
     }
 
+    /// A stream used as a conversation with an HTTP/1.1 upstream (a POST without a length: one
+    /// DATA frame, then its answer, 100 times): each frame reaches the upstream as a chunk when
+    /// it arrives, and each answer comes back while the request goes on. (Collecting the body
+    /// before taking an upstream held the first frame until the 64 KiB it never sends.)
+    func testAStreamUsedAsAConversationWithAnHTTP1UpstreamGetsEachAnswerInTurn() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(backend.port)"))
+        let result = try rawClient(proxy, "api.test", "pingpong", "/echo-stream")
+        XCTAssertEqual(result.out, "pingpong 100 200\n", result.err)
+    }
+
     /// A request that ended with its head (a GET) waits for a slow upstream as long as the
     /// upstream's own timeouts allow: the app has nothing more to send, so none of the
     /// client's timeouts (a body's idle time, the head's, the connection's) runs for it.

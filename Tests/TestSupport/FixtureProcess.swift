@@ -22,14 +22,22 @@ public final class FixtureProcess: @unchecked Sendable {
     /// ``PeersPython/path``) and reads its `PORT <n>` line (at most 10 s).
     /// `{dir}` in an argument is replaced by ``directory``; `prepare` runs before the process
     /// starts (to write its first control file, say).
-    public init(script: URL, arguments: [String] = [], quiet: Bool = true, python: String = "python3",
+    public convenience init(script: URL, arguments: [String] = [], quiet: Bool = true, python: String = "python3",
+                            prepare: (URL) throws -> Void = { _ in }) throws {
+        try self.init(command: [python, script.path], arguments: arguments, quiet: quiet, prepare: prepare)
+    }
+
+    /// Runs `command` (its first word looked up on `PATH`, or a path) followed by `arguments`,
+    /// and reads its `PORT <n>` line (at most 10 s): a peer that is a program of its own, such as
+    /// ``GRPCGoPeer/path``. `{dir}` and `prepare` as for a script.
+    public init(command: [String], arguments: [String] = [], quiet: Bool = true,
                 prepare: (URL) throws -> Void = { _ in }) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString)")
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try prepare(directory)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, script.path]
+        process.arguments = command
             + arguments.map { $0.replacingOccurrences(of: "{dir}", with: directory.path) }
         let out = Pipe()
         process.standardOutput = out
@@ -40,7 +48,7 @@ public final class FixtureProcess: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
             try? FileManager.default.removeItem(at: directory)
-            throw StartError(description: "\(script.lastPathComponent) did not announce its port: \(line ?? "(nothing within 10 s)")")
+            throw StartError(description: "\(command.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " ")) did not announce its port: \(line ?? "(nothing within 10 s)")")
         }
         self.port = port
     }

@@ -26,7 +26,8 @@
         "tls:<host:port>": TLS to host:port through https_proxy (the environment's), trusting
         GRPC_DEFAULT_SSL_ROOTS_FILE_PATH.
         MODE unary | stream | missing | upload | deadline | expiring | many (COUNT unary calls on one
-        channel, printing how many distinct peers the server saw) | suite (every kind of call
+        channel, printing how many distinct peers the server saw) | pingpong (one bidirectional
+        call as a conversation: a message, then its answer, COUNT times) | suite (every kind of call
         at size: 1,000 messages each way, 100 round trips, 8 MiB each way, a deadline, a cancel,
         a custom status). Prints one line per result.
 """
@@ -191,6 +192,29 @@ def suite(channel, metadata):
                                                          trailers.get("x-data-bin", b"").hex()))
 
 
+def pingpong(channel, metadata, rounds):
+    """A bidirectional call used as a conversation: one message, then wait for its answer before
+    the next, `rounds` times (a chat, a streaming pull). Returns "pingpong <answers> ok=<bool>"."""
+    import queue
+    outbox = queue.Queue()
+
+    def messages():
+        while True:
+            message = outbox.get()
+            if message is None:
+                return
+            yield message
+
+    call = channel.stream_stream("/test.Orders/Chat")(messages(), metadata=metadata, timeout=30)
+    answers = []
+    for i in range(rounds):
+        outbox.put(b"%d" % i)
+        answers.append(next(call))
+    outbox.put(None)
+    rest = list(call)
+    return "pingpong %d ok=%s" % (len(answers), answers == [b"echo %d" % i for i in range(rounds)] and rest == [])
+
+
 def client(proxy_port, target, mode, count):
     kind, _, where = target.partition(":")
     options = [("grpc.enable_retries", 0)] + SIZES
@@ -231,6 +255,8 @@ def client(proxy_port, target, mode, count):
                     print(reply.decode())
             except grpc.RpcError as error:
                 print("error %s %s" % (error.code().name, error.details()))
+        elif mode == "pingpong":
+            print(pingpong(channel, metadata, count))
         elif mode == "suite":
             suite(channel, metadata)
         elif mode == "many":

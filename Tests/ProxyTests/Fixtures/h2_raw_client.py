@@ -50,6 +50,10 @@
     h2_raw_client.py PORT AUTHORITY pingflood
         Sends 20,000 PINGs with a 4 KiB receive buffer, reading nothing; then reads what came and
         prints "pingflood goaway <code> closed" when the connection ended with a GOAWAY.
+    h2_raw_client.py PORT AUTHORITY pingpong PATH
+        A conversation on one stream: a POST to PATH without a length, then 100 times one DATA
+        frame "ping <i>" and a wait for the response's DATA "echo ping <i>" before the next;
+        prints "pingpong <rounds answered> <status>" (or how the stream ended early).
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -499,10 +503,50 @@ def pingflood(port):
     print("pingflood goaway", goaway, "closed")
 
 
+def pingpong(port, authority, path):
+    c = Connection(port)
+    c.sock.settimeout(5)
+    # As interactive clients do: its small writes (a window update, then the next message)
+    # are not held back by Nagle's algorithm until the previous one is acknowledged.
+    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    c.request(1, [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)], end=False)
+    status, answered, pending = "?", 0, b""
+    for i in range(100):
+        expected = b"echo ping %d" % i
+        c.sock.sendall(frame(0, 0, 1, b"ping %d" % i))
+        while len(pending) < len(expected):
+            try:
+                f = c.read_frame()
+            except socket.timeout:
+                f = None
+            if f is None:
+                print("pingpong %d %s waited" % (answered, status))
+                return
+            kind, flags, sid, payload = f
+            if sid != 1:
+                continue
+            if kind == 1:
+                status = status_of(payload)
+            elif kind == 0:
+                pending += payload
+            elif kind == 3:
+                print("pingpong %d RST_STREAM %d" % (answered, struct.unpack(">I", payload)[0]))
+                return
+        if pending[:len(expected)] != expected:
+            print("pingpong %d %s got %r" % (answered, status, pending[:40]))
+            return
+        pending = pending[len(expected):]
+        answered += 1
+    c.sock.sendall(frame(0, 1, 1))
+    print("pingpong %d %s" % (answered, status))
+
+
 if __name__ == "__main__":
     port, authority, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     if mode == "reset":
         reset(port, authority, sys.argv[4], sys.argv[5])
+    elif mode == "pingpong":
+        pingpong(port, authority, sys.argv[4])
     elif mode == "pingflood":
         pingflood(port)
     elif mode == "pingstream":
