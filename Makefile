@@ -18,7 +18,8 @@
 #               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min); then the
 #               HTTP/2 attacks (rapid reset, CONTINUATION / PING / SETTINGS / reset / empty-frame
 #               floods, MadeYouReset, header limits, no-read) against it and, for comparison, nginx
-#               and HAProxy (Benchmarks/abuse/h2.sh, ~7 min)
+#               and HAProxy (Benchmarks/abuse/h2.sh, ~7 min); then the zero-window attack over TLS
+#               and h2c with a canary beside it (Benchmarks/abuse/h2-zero-window.sh, ~45 s)
 #   make soak   build release, then SOAK_SECONDS (default 600) of mixed load: RSS and descriptor
 #               slopes, token fetches, unprovoked errors
 #   make bench-dpop  build release, then DPoP against bearer on the same route: instructions per
@@ -178,6 +179,7 @@ fuzz: deps
 abuse: release
 	@rc=0; Benchmarks/abuse/run.sh || rc=$$?; \
 	H2_VERSION=$(H2_VERSION) Benchmarks/abuse/h2.sh || { r=$$?; [ $$r -gt $$rc ] && rc=$$r; }; \
+	Benchmarks/abuse/h2-zero-window.sh || { r=$$?; [ $$r -gt $$rc ] && rc=$$r; }; \
 	exit $$rc
 
 soak: release

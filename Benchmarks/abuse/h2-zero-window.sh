@@ -4,7 +4,8 @@
 #
 # One attacker connection sets SETTINGS_INITIAL_WINDOW_SIZE to 0 and opens STREAMS streams, each
 # for an 8 MiB file, and never opens a window (Benchmarks/abuse/zero_window.py). Beside it a
-# CANARY sends a GET through the sidecar (HTTP/1.1, keep-alive, to a plain route) every 10 ms:
+# CANARY sends a GET through the sidecar (HTTP/1.1, keep-alive, to a plain route and a backend of
+# its own) every 10 ms, each latency counted from when its request was due:
 # SECONDS before the attack (its baseline), then SECONDS while the attack holds. Two rows:
 #   tls  CONNECT zw.test:443, TLS with the sidecar's leaf (ALPN h2), the route intercepting to a
 #        TLS nginx (HTTP/1.1)
@@ -34,7 +35,9 @@ printf 'basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextende
 openssl x509 -req -in "$TMP/backend.csr" -CA "$TMP/ca.pem" -CAkey "$TMP/ca.key" -set_serial 7 -days 1 \
   -extfile "$TMP/backend.ext" -out "$TMP/backend.pem" 2>/dev/null
 
-# ---- backend: nginx, plain and TLS, HTTP/1.1 ----------------------------------------------------
+# ---- backends: nginx, plain and TLS, HTTP/1.1; the canary's of its own -----------------------------
+# (Sharing one would measure the backend: a single nginx worker encrypting 100 x 8 MiB answers the
+# canary hundreds of milliseconds late whoever forwards to it.)
 mkdir -p "$TMP/www"
 head -c $((8 << 20)) /dev/zero >"$TMP/www/big8m"
 PLAIN_PORT="$(free_port)"
@@ -45,10 +48,16 @@ nginx_conf backend "
         listen 127.0.0.1:$TLS_PORT ssl;
         ssl_certificate $TMP/backend.pem;
         ssl_certificate_key $TMP/backend.key;
-        location = /canary { default_type text/plain; return 200 \"ok\n\"; }
         location / { root $TMP/www; default_type application/octet-stream; }
     }"
 start_nginx backend "$PLAIN_PORT"
+CANARY_PORT="$(free_port)"
+nginx_conf canary "
+    server {
+        listen 127.0.0.1:$CANARY_PORT;
+        location = /canary { default_type text/plain; return 200 \"ok\n\"; }
+    }"
+start_nginx canary "$CANARY_PORT"
 
 # ---- the sidecar --------------------------------------------------------------------------------
 PORT="$(free_port)"
@@ -69,7 +78,7 @@ routes:
     upstream: "http://127.0.0.1:$PLAIN_PORT"
     credential: api
   - host: "canary.test"
-    upstream: "http://127.0.0.1:$PLAIN_PORT"
+    upstream: "http://127.0.0.1:$CANARY_PORT"
     credential: api
 EOF
 start_bg "$TMP/sidecar.log" "$SIDECAR_BIN" run --config "$TMP/sidecar.yaml"

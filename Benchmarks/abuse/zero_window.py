@@ -8,12 +8,15 @@ h2, trusting CA_FILE: the proxy's interception CA) and HTTP/2 in it; `--h2c`: HT
 knowledge on the listener — sets SETTINGS_INITIAL_WINDOW_SIZE to 0, opens --streams GETs for PATH
 (a large response each) and never opens a window, reading only what the proxy sends beside DATA.
 
-The CANARY, on connections of its own, sends `GET http://CANARY_HOST/CANARY_PATH` through the
-proxy (HTTP/1.1, keep-alive) every 10 ms, first for --seconds before the attack (the baseline),
-then for --seconds while it holds. Prints one JSON line: each phase's count, p50, p99, max (ms)
-and failures, and what the attacker's streams got (HEADERS, resets).
+The attacker runs in a process of its own (so that nothing it does holds up the canary's
+interpreter). The CANARY, on a connection of its own, sends `GET http://CANARY_HOST/CANARY_PATH`
+through the proxy (HTTP/1.1, keep-alive) every 10 ms, first for --seconds before the attack (the
+baseline), then for --seconds while it holds. Each latency counts from when its request was due,
+not from when it could be sent: a stall of 300 ms is 30 slow samples, not one (no coordinated
+omission). Prints one JSON line: each phase's count, p50, p99, max (ms) and failures, and what the
+attacker's streams got (HEADERS, resets, DATA bytes, a GOAWAY's code).
 """
-import argparse, json, socket, ssl, struct, threading, time
+import argparse, json, socket, ssl, struct, subprocess, sys, threading, time
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -108,9 +111,12 @@ def canary(a, seconds):
     request = b"GET http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n" % (a.canary_host.encode(), a.canary_path.encode(),
                                                                 a.canary_host.encode())
     sock = None
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        started = time.monotonic()
+    due = time.monotonic()
+    end = due + seconds
+    while due < end:
+        # Due every 10 ms: a request sent late (after a slow one) counts from when it was due.
+        started = due
+        due += 0.01
         try:
             if sock is None:
                 sock = socket.create_connection(("127.0.0.1", a.port), timeout=2)
@@ -139,7 +145,7 @@ def canary(a, seconds):
             if sock is not None:
                 sock.close()
             sock = None
-        time.sleep(max(0.0, 0.01 - (time.monotonic() - started)))
+        time.sleep(max(0.0, due - time.monotonic()))
     if sock is not None:
         sock.close()
     latencies.sort()
@@ -163,17 +169,29 @@ def main():
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--canary-host", default="canary.test")
     p.add_argument("--canary-path", default="/canary")
+    p.add_argument("--attacker", action="store_true", help="(internal) be the attacker process")
     a = p.parse_args()
+    if a.attacker:
+        # Says "ready" once its streams are sent, then holds until its standard input closes.
+        attacker = Attacker(a)
+        attacker.start()
+        attacker.ready.wait(10)
+        print("ready", flush=True)
+        sys.stdin.read()
+        attacker.stop = True
+        attacker.join(2)
+        print(json.dumps({"heads": attacker.heads, "resets": attacker.resets, "data": attacker.data,
+                          "goaway": attacker.goaway}), flush=True)
+        return
     baseline = canary(a, a.seconds)
-    attacker = Attacker(a)
-    attacker.start()
-    attacker.ready.wait(10)
+    process = subprocess.Popen([sys.executable, __file__, "--attacker"] + sys.argv[1:], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    if process.stdout.readline().strip() != "ready":
+        raise SystemExit("the attacker did not start")
     attack = canary(a, a.seconds)
-    attacker.stop = True
-    attacker.join(2)
+    out, _ = process.communicate("", timeout=10)
     print(json.dumps({"way": "tls" if a.tls else "h2c", "streams": a.streams, "baseline": baseline, "attack": attack,
-                      "attacker": {"heads": attacker.heads, "resets": attacker.resets, "data": attacker.data,
-                                   "goaway": attacker.goaway}}))
+                      "attacker": json.loads(out)}))
 
 
 if __name__ == "__main__":

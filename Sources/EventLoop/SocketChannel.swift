@@ -403,6 +403,12 @@ final class SocketChannel {
         }
     }
 
+    /// Waits for writability (a connected socket has it at once: the loop calls back in its
+    /// next iteration).
+    func awaitWritable() {
+        armWrite()
+    }
+
     /// A TLS server side waits for the client's first flight (the read event, from the loop).
     func awaitHandshake() {
         if !readArmed { armRead() }

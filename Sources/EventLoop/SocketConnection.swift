@@ -278,7 +278,12 @@ public final class SocketConnection: SocketStream {
             // fix the window scale it offers, and the window could never grow past 64 KiB.
             if receiveWindow != nil { _ = shim_set_receive_buffer(descriptor, Int32(ReceiveWindow.initial)) }
             if let tls = channel.tls {
-                continueHandshake(tls)
+                if loop.takeHandshakeTurn() {
+                    continueHandshake(tls)
+                } else {
+                    // This iteration's handshakes ran: the writable socket calls again in the next.
+                    channel.awaitWritable()
+                }
                 return
             }
             isConnected = true
@@ -301,7 +306,8 @@ public final class SocketConnection: SocketStream {
     @inline(never)
     private func tlsTookReadable(_ tls: TLSLayer) -> Bool {
         if !tls.isEstablished {
-            continueHandshake(tls)
+            // Past this iteration's handshakes, the socket (still readable) calls again in the next.
+            if loop.takeHandshakeTurn() { continueHandshake(tls) }
             return true
         }
         if tls.writeWantsRead {
@@ -319,7 +325,8 @@ public final class SocketConnection: SocketStream {
     @inline(never)
     private func tlsTookWritable(_ tls: TLSLayer) -> Bool {
         if !tls.isEstablished {
-            continueHandshake(tls)
+            // Past this iteration's handshakes, the socket (still writable) calls again in the next.
+            if loop.takeHandshakeTurn() { continueHandshake(tls) }
             return true
         }
         if tls.readWantsWrite {

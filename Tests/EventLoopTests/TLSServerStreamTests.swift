@@ -1,4 +1,4 @@
-import EventLoop
+@testable import EventLoop
 import Foundation
 import TestSupport
 import XCTest
@@ -75,6 +75,43 @@ final class TLSServerStreamTests: XCTestCase {
         XCTAssertTrue(server.streams.first?.isTLS ?? false)
         client.close()
         XCTAssertTrue(runLoop(loop) { !server.ends.isEmpty }, "the server sees the client leave")
+        server.streams.forEach { $0.close() }
+    }
+
+    /// Thirty clients connecting at once, with the server in the same loop: their handshakes
+    /// run a few steps per loop iteration (``EventLoop/handshakesPerIteration``: a burst of
+    /// them in one iteration held every other connection of the worker for tens of
+    /// milliseconds), and every one of them completes and is served.
+    func testABurstOfHandshakesIsSpreadOverIterationsAndEveryOneCompletes() throws {
+        let ca = try TestCA()
+        let loop = try EventLoop()
+        let server = EchoServer()
+        let listener = try Listener(address: loopback, on: loop,
+                                    tls: TLSServerContext(certificateFile: ca.localhostCert, keyFile: ca.localhostKey)) { server.adopt($0) }
+        let trust = try TLSClientContext(caFile: ca.caCert)
+        var clients: [(Collector, any ByteStream)] = []
+        for _ in 0..<30 {
+            let collector = Collector()
+            let stream = try XCTUnwrap(Connection.connectTLS(host: "localhost", port: listener.address.port, context: trust,
+                                                             on: loop, delegate: collector))
+            stream.startReading()
+            stream.write(Array("ping".utf8))
+            clients.append((collector, stream))
+        }
+        XCTAssertTrue(runLoop(loop) { clients.allSatisfy { $0.0.received.count >= 9 } }, "every client was answered")
+        XCTAssertEqual(server.handshakes, 30)
+        XCTAssertTrue(clients.allSatisfy { String(decoding: $0.0.received, as: UTF8.self) == "echo:ping" })
+        // The turns: as many as the budget in one callback, and as many again in a later iteration.
+        var granted: [Int] = []
+        let count = { (0..<20).filter { _ in loop.takeHandshakeTurn() }.count }
+        let first = LoopTimer(on: loop, after: .zero) { granted.append(count()) }
+        XCTAssertTrue(runLoop(loop) { granted.count == 1 })
+        let second = LoopTimer(on: loop, after: .milliseconds(2)) { granted.append(count()) }
+        XCTAssertTrue(runLoop(loop) { granted.count == 2 })
+        XCTAssertEqual(granted, [EventLoop.handshakesPerIteration, EventLoop.handshakesPerIteration])
+        first.cancel()
+        second.cancel()
+        clients.forEach { $0.1.close() }
         server.streams.forEach { $0.close() }
     }
 
