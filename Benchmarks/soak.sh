@@ -101,7 +101,7 @@ done
 [[ $ready = 1 ]] || { echo "sidecar not ready within 10 s:"; tail -20 "$TMP/sidecar.log"; exit 2; }
 FD0="$(find "/proc/$SPID/fd" -mindepth 1 -maxdepth 1 | wc -l)"
 echo "backend.py 127.0.0.1:$BPORT  token server 127.0.0.1:$TPORT (expires_in $EXPIRES_IN s)"
-echo "token-sidecar pid $SPID 127.0.0.1:$SPORT (admin $APORT, $FD0 fds idle)  $SIDECAR_BIN"
+echo "token-sidecar pid $SPID 127.0.0.1:$SPORT (admin $APORT, $FD0 fds idle)  ${SIDECAR_BIN#"$REPO"/}"
 echo "load: ${SOAK_SECONDS}s at ~$SOAK_RATE ops/s with $SOAK_WORKERS workers; samples every ${SAMPLE_INTERVAL}s"
 
 timeout -k 5 $((SOAK_SECONDS + 30)) python3 "$SOAK" sample --pid "$SPID" --admin "127.0.0.1:$APORT" \

@@ -84,7 +84,7 @@ EOF
 start_bg "$TMP/sidecar.log" "$SIDECAR_BIN" run --config "$TMP/sidecar.yaml"
 wait_port "$PORT" "$LAST_PID" 10 || { cat "$TMP/sidecar.log"; echo "the sidecar did not start" >&2; exit 2; }
 
-echo "token-sidecar $SIDECAR_BIN ($(git -C "$REPO" log -1 --format=%h 2>/dev/null || echo '?')); $STREAMS streams x 8 MiB, window 0, ${SECONDS_EACH} s baseline + ${SECONDS_EACH} s attack per row"
+echo "token-sidecar (make release of $(git -C "$REPO" log -1 --format=%h 2>/dev/null || echo "?")); $STREAMS streams x 8 MiB, window 0, ${SECONDS_EACH} s baseline + ${SECONDS_EACH} s attack per row"
 echo
 echo "| way | canary baseline p50 / p99 (ms) | canary under attack p50 / p99 / max (ms) | failures | attacker heads / resets | verdict |"
 echo "|---|---|---|---|---|---|"

@@ -180,7 +180,7 @@ start_target() {
     upstream: \"http://$AUTHORITY\"
     credential: api" sidecar_config "$TPORT" "$d/sidecar.yaml"
       start_bg "$d/log" "$SIDECAR_BIN" run --config "$d/sidecar.yaml"
-      describe="$SIDECAR_BIN, h2c on the plain listener, 1 worker, default limits (sidecar.yaml in the temp dir)"
+      describe="${SIDECAR_BIN#"$REPO"/}, h2c on the plain listener, 1 worker, default limits (sidecar.yaml in the temp dir)"
       ;;
     nginx)
       {
