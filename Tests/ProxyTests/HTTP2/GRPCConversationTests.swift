@@ -164,6 +164,7 @@ final class GRPCConversationTests: XCTestCase {
         XCTAssertEqual(lines.first, "calls \(calls) failures 0", "\(lines)")
         // Enough calls that the old budget would have been spent: this run shows the pings
         // are not counted, not that there were too few of them.
+        print("grpc-go load:", lines)
         XCTAssertGreaterThan(calls, 1000 + 100 * seconds, "\(lines)")
         XCTAssertEqual(proxy.metrics().http2Refused, [:])
     }
