@@ -57,14 +57,6 @@ enum HTTP2Callbacks {
             }
             return 0
         }
-        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, user in
-            guard let frame, let user else { return 0 }
-            let type = UInt32(frame.pointee.hd.type)
-            if type == NGHTTP2_HEADERS.rawValue || type == NGHTTP2_DATA.rawValue {
-                withOwner(user) { $0.messageFrameSent = true }
-            }
-            return 0
-        }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
             withOwner(user) { $0.emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length)))) }
@@ -142,6 +134,8 @@ private func readBody(_ codec: HTTP2Codec, _ session: OpaquePointer?, _ stream: 
         return (n, left, body.ended, left || !body.ended ? nil : body.trailers)
     }
     guard let (n, left, ended, trailers) = read else { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+    // A DATA frame is made now (nghttp2 asks as it frames: the peer's windows allow it).
+    if n > 0 || ended { codec.messageFrameSent = true }
     guard !left else { return n }
     guard ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
     flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue

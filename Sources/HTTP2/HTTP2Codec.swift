@@ -51,8 +51,11 @@ public final class HTTP2Codec {
     var explainedResets: Set<Int32> = []
     /// Streams with a body to send, per stream.
     var outbound = StreamTable<HTTP2OutboundBody>()
-    /// A `HEADERS` or `DATA` frame went to the peer since the last ``takeMessageFrameSent()``
-    /// (set by nghttp2's frame-sent callback).
+    /// A `HEADERS` or `DATA` frame went to the peer since the last ``takeMessageFrameSent()``:
+    /// set where a head is submitted (`HEADERS` are not flow-controlled: they leave with the
+    /// next send) and where nghttp2 asks for a `DATA` frame's bytes (it asks as it frames one).
+    /// Not nghttp2's frame-sent callback: a call for every frame, about 300 instructions per
+    /// stream.
     var messageFrameSent = false
 
     /// Whether a `HEADERS` or `DATA` frame went to the peer since the last call. A `PING` that
@@ -259,6 +262,7 @@ public final class HTTP2Codec {
             return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
         }
         if id < 0 { throw Self.error(id) }
+        messageFrameSent = true
         if !endStream { outbound[id] = outboundBody() }
         return id
     }
@@ -297,6 +301,7 @@ public final class HTTP2Codec {
             result = nghttp2_submit_response(session, stream, nva.baseAddress, nva.count, &provider)
         }
         if result < 0 { throw Self.error(result) }
+        messageFrameSent = true
         if !interim && !endStream { outbound[stream] = outboundBody() }
     }
 
