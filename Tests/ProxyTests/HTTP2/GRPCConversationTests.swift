@@ -153,7 +153,7 @@ final class GRPCConversationTests: XCTestCase {
         // grpc-go's flow control sends a PING each time DATA arrives and the previous one was
         // answered: about one per call here. The PING budget (1,000, then 100 a second) ran out
         // after ~10 s at 200 calls a second and the app lost its calls in flight to the GOAWAY.
-        let seconds = Int(ProcessInfo.processInfo.environment["GRPC_LOAD_SECONDS"] ?? "") ?? 20
+        let seconds = Int(ProcessInfo.processInfo.environment["GRPC_LOAD_SECONDS"] ?? "") ?? 12
         let result = try Command.run([GRPCGoPeer.path, "client", "127.0.0.1:\(proxy.port)", "load", String(seconds),
                                       "-authority", "grpc-go.h2c"], timeout: seconds + 30)
         XCTAssertEqual(result.status, 0, result.err)
