@@ -62,12 +62,14 @@ public final class EventLoop: @unchecked Sendable {
         wakeEvent = wake
         event_add(wake, nil)
         flushEvent = event_new(base, -1, 0, loopFlushTrampoline, Unmanaged.passUnretained(self).toOpaque())
+        handshakeRefillEvent = event_new(base, -1, 0, handshakeRefillTrampoline, Unmanaged.passUnretained(self).toOpaque())
         flushQueue.reserveCapacity(64)
     }
 
     deinit {
         if let wakeEvent { event_free(wakeEvent) }
         if let flushEvent { event_free(flushEvent) }
+        if let handshakeRefillEvent { event_free(handshakeRefillEvent) }
         for entry in flushQueue { entry.release() }
         Glibc.close(wakeFD)
         if let resolverBase { evdns_base_free(resolverBase, 0) }
@@ -167,28 +169,35 @@ public final class EventLoop: @unchecked Sendable {
     /// its key share used: ECDHE and ECDSA). A burst of new connections — an HTTP/2 app's 100
     /// streams, each taking its own TLS connection to an HTTP/1.1 backend — became ready in the
     /// same `epoll_wait` and ran all their steps in one iteration: 40–80 ms in which no other
-    /// client was served (the zero-window attack's canary, p99 42 ms, max 84; `make abuse`'s
+    /// client was served (the zero-window attack's canary, p99 31–55 ms; `make abuse`'s
     /// h2-zero-window row). With a budget the rest wait for the next iterations: their sockets
     /// stay ready (level-triggered), so nothing is lost, and the iteration stays short.
     static let handshakesPerIteration = 4
 
-    private var handshakeTurnsLeft = 0
-    /// The iteration the turns were counted for: libevent's cached time, which it updates once
-    /// per iteration after polling.
-    private var handshakeIteration = Glibc.timeval()
+    private var handshakeTurnsLeft = EventLoop.handshakesPerIteration
+    /// Refills the turns once the callbacks due in this iteration have run: an event made
+    /// active when the first turn is taken runs after them (as the flush event does). Not
+    /// libevent's cached time: it comes from the coarse monotonic clock (4 ms ticks here), so
+    /// every iteration of a tick shared one budget, and a burst spun the loop for the rest of it.
+    private var handshakeRefillEvent: OpaquePointer?
+    private var handshakeRefillPending = false
 
     /// Whether a TLS handshake step may run now; false once this iteration's
     /// ``handshakesPerIteration`` ran (the step then waits for its socket's next readiness).
     func takeHandshakeTurn() -> Bool {
-        var now = Glibc.timeval()
-        event_base_gettimeofday_cached(base, &now)
-        if now.tv_sec != handshakeIteration.tv_sec || now.tv_usec != handshakeIteration.tv_usec {
-            handshakeIteration = now
-            handshakeTurnsLeft = Self.handshakesPerIteration
-        }
         guard handshakeTurnsLeft > 0 else { return false }
         handshakeTurnsLeft -= 1
+        if !handshakeRefillPending, let handshakeRefillEvent {
+            handshakeRefillPending = true
+            event_active(handshakeRefillEvent, Int32(EV_TIMEOUT), 0)
+        }
         return true
+    }
+
+    /// This iteration's callbacks ran: the next iteration has its turns.
+    func refillHandshakeTurns() {
+        handshakeRefillPending = false
+        handshakeTurnsLeft = Self.handshakesPerIteration
     }
 
     /// A socket's read callback is running (``dispatchRead(_:)``): flushes wait for its end.

@@ -97,6 +97,11 @@ func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPoin
     Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().runFlushes()
 }
 
+func handshakeRefillTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().refillHandshakeTurns()
+}
+
 /// OpenSSL's new-session callback (any worker thread): keeps the session for its peer. Returns
 /// 1 when the reference was taken over, 0 to let OpenSSL release it.
 func tlsNewSessionTrampoline(_ ssl: OpaquePointer?, _ session: OpaquePointer?) -> Int32 {

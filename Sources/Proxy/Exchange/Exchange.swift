@@ -63,11 +63,15 @@ struct Exchange {
         /// `101` turns both connections into one byte stream.
         var upgrade = false
         /// The body is a stream whose sender may wait for answers before it sends more (an
-        /// HTTP/2 stream's body of unknown length: a gRPC call, a streaming upload): the head
-        /// goes upstream at once and each piece of the body as it arrives, never collected
-        /// first (collecting held a conversation's first message until the 64 KiB it never
-        /// sends, or its end).
+        /// HTTP/2 stream's body of unknown length: a gRPC call, a streaming upload): each piece
+        /// goes upstream as it arrives, never collected first (collecting held a
+        /// conversation's first message until the 64 KiB it never sends, or its end).
         var streamsBody = false
+        /// The head goes upstream before any of the body (a gRPC call: a server may speak first
+        /// on it, and its upstream is HTTP/2, where a stream waiting for its body holds none of
+        /// the pool's connections). Any other body's first bytes are waited for, within
+        /// `clientHeader`: a stream that never sends one holds no backend connection.
+        var headGoesFirst = false
     }
 
     /// How the request uses a credential.
@@ -282,7 +286,7 @@ struct Exchange {
             return fail(.malformedBody, close: true)
         }
         if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue
-            && !request.streamsBody {
+            && !request.headGoesFirst {
             // Not even the first chunk-size line is complete: wait for it rather than open a
             // backend request that might have to be aborted. Bounded by clientHeader, from the
             // first wait (more bytes of the size line do not restart the clock).

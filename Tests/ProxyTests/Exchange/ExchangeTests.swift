@@ -172,11 +172,18 @@ final class ExchangeTests: XCTestCase {
         // may wait for an answer to its first message before it sends the next.
         var streamed = request(idempotent: false, bodyless: false, chunked: true, credential: .none)
         streamed.streamsBody = true
+        var grpc = streamed
+        grpc.headGoesFirst = true
         var headOnly = Exchange()
-        _ = headOnly.start(streamed)
+        _ = headOnly.start(grpc)
         XCTAssertEqual(headOnly.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .acquireUpstream(checkStale: true, pauseClient: false),
-                       "the head goes on before any of the body (a server may speak first)")
+                       "a gRPC call's head goes on before any of the body (a server may speak first)")
         XCTAssertNil(headOnly.timer, "no wait for the first chunk")
+        var waiting = Exchange()
+        _ = waiting.start(streamed)
+        XCTAssertEqual(waiting.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .waitForBody,
+                       "another stream's first bytes are waited for (within clientHeader): a stream that sends none holds no backend connection")
+        XCTAssertEqual(waiting.timer, .bodyStart)
         var firstMessage = Exchange()
         _ = firstMessage.start(streamed)
         XCTAssertEqual(firstMessage.bodyStaged(.needMore, stagedBytes: 12, copy: Array(repeating: 1, count: 12)),

@@ -15,6 +15,9 @@
     h2_raw_client.py PORT AUTHORITY stall PATH
         POSTs 5 of 10 announced bytes to PATH and waits; prints the stream's outcome and how
         many seconds it took ("stall <status or RST code> <seconds> <body>").
+    h2_raw_client.py PORT AUTHORITY headonly PATH
+        A POST to PATH without a length whose HEADERS are all it sends; prints the stream's
+        outcome and how many seconds it took ("headonly <status or RST code> <seconds> <body>").
     h2_raw_client.py PORT AUTHORITY flood PATH
         Sends 150 malformed requests (an uppercase field name) on one connection in three bursts,
         the last written together with one valid request; prints how many resets came, the GOAWAY's code if one came, and the valid one's fate.
@@ -268,6 +271,31 @@ def stall(port, authority, path):
     start = time.monotonic()
     outcome, body = read_until_end(c, 1)
     print("stall", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
+
+
+def headonly(port, authority, path):
+    import time
+    c = Connection(port)
+    c.request(1, [(":method", "POST")] + get(authority, path)[1:], end=False)
+    start = time.monotonic()
+    outcome, body = "closed", b""
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        kind, flags, sid, payload = f
+        if sid != 1:
+            continue
+        if kind == 1:
+            outcome = status_of(payload)
+        elif kind == 0:
+            body += payload
+        elif kind == 3:
+            outcome = "RST %d" % struct.unpack(">I", payload)[0]
+            break
+        if kind in (0, 1) and flags & 1:
+            break
+    print("headonly", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
 
 
 def noread(port, authority, path):
@@ -553,7 +581,7 @@ if __name__ == "__main__":
         pingstream(port)
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
-        modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
+        modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "headonly": headonly, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
                  "idle": idle, "ended": ended, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])

@@ -357,6 +357,22 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
     }
 
+    /// A stream that opens a body of unknown length and sends nothing of it (a slow POST over
+    /// HTTP/2) takes no backend connection: its first bytes are waited for within
+    /// `clientHeader`, then it is answered 408 and nothing reached the backend.
+    func testAStreamThatSendsOnlyItsHeadTakesNoBackendConnection() throws {
+        let nginx = try Nginx(locations: Self.upload)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", timeouts: "{clientHeader: 1s}"))
+        let result = try rawClient(proxy, "api.test", "headonly", "/upload")
+        XCTAssertEqual(result.status, 0, result.err)
+        let parts = result.out.split(separator: " ")
+        XCTAssertEqual(parts.count > 1 ? parts[1] : "", "408", result.out)
+        let seconds = Double(parts.count > 2 ? parts[2] : "99") ?? 99
+        XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before clientHeader: \(result.out)")
+        XCTAssertLessThan(seconds, 4, result.out)
+        XCTAssertEqual(nginx.logLines().count, 0, "nothing reached the backend")
+    }
+
     /// A stream used as a conversation with an HTTP/1.1 upstream (a POST without a length: one
     /// DATA frame, then its answer, 100 times): each frame reaches the upstream as a chunk when
     /// it arrives, and each answer comes back while the request goes on. (Collecting the body
