@@ -278,12 +278,8 @@ public final class SocketConnection: SocketStream {
             // fix the window scale it offers, and the window could never grow past 64 KiB.
             if receiveWindow != nil { _ = shim_set_receive_buffer(descriptor, Int32(ReceiveWindow.initial)) }
             if let tls = channel.tls {
-                if loop.takeHandshakeTurn() {
-                    continueHandshake(tls)
-                } else {
-                    // This iteration's handshakes ran: the writable socket calls again in the next.
-                    channel.awaitWritable()
-                }
+                // (The connect's write interest is gone: a step that waits needs it again.)
+                if !continueHandshakeInTurn(tls) { channel.awaitWritable() }
                 return
             }
             isConnected = true
@@ -306,8 +302,7 @@ public final class SocketConnection: SocketStream {
     @inline(never)
     private func tlsTookReadable(_ tls: TLSLayer) -> Bool {
         if !tls.isEstablished {
-            // Past this iteration's handshakes, the socket (still readable) calls again in the next.
-            if loop.takeHandshakeTurn() { continueHandshake(tls) }
+            _ = continueHandshakeInTurn(tls)
             return true
         }
         if tls.writeWantsRead {
@@ -325,8 +320,7 @@ public final class SocketConnection: SocketStream {
     @inline(never)
     private func tlsTookWritable(_ tls: TLSLayer) -> Bool {
         if !tls.isEstablished {
-            // Past this iteration's handshakes, the socket (still writable) calls again in the next.
-            if loop.takeHandshakeTurn() { continueHandshake(tls) }
+            _ = continueHandshakeInTurn(tls)
             return true
         }
         if tls.readWantsWrite {
@@ -343,6 +337,15 @@ public final class SocketConnection: SocketStream {
             }
         }
         return false
+    }
+
+    /// Runs a handshake step if the loop has a turn left in this iteration
+    /// (``EventLoop/takeHandshakeTurn()``); false when the step waits: the socket, still
+    /// readable or writable, calls again in the next iteration (its event is level-triggered).
+    private func continueHandshakeInTurn(_ tls: TLSLayer) -> Bool {
+        guard loop.takeHandshakeTurn() else { return false }
+        continueHandshake(tls)
+        return true
     }
 
     /// Runs the TLS handshake on; once it completes, the stream is connected: the delegate

@@ -57,15 +57,6 @@ public final class HTTP2Codec {
     /// Not nghttp2's frame-sent callback: a call for every frame, about 300 instructions per
     /// stream.
     var messageFrameSent = false
-
-    /// Whether a `HEADERS` or `DATA` frame went to the peer since the last call. A `PING` that
-    /// follows such a frame is flow control (gRPC runtimes measure the bandwidth-delay product
-    /// with one after the `DATA` they receive), not a flood: grpc-go's own server counts a ping
-    /// as abuse only when it sent neither since the previous one.
-    public func takeMessageFrameSent() -> Bool {
-        defer { messageFrameSent = false }
-        return messageFrameSent
-    }
     /// Queues of streams that ended, for the next streams' bodies (an object and an array
     /// allocated, and freed, per stream otherwise).
     private var spareBodies = SpareList<HTTP2OutboundBody>(limit: HTTP2Codec.spareBodyLimit)
@@ -251,6 +242,15 @@ public final class HTTP2Codec {
     }
 
     // MARK: - messages out
+
+    /// Whether a `HEADERS` or `DATA` frame went to the peer since the last call. A `PING` that
+    /// follows such a frame is flow control (gRPC runtimes measure the bandwidth-delay product
+    /// with one after the `DATA` they receive), not a flood: grpc-go's own server counts a ping
+    /// as abuse only when it sent neither since the previous one.
+    public func takeMessageFrameSent() -> Bool {
+        defer { messageFrameSent = false }
+        return messageFrameSent
+    }
 
     /// Opens a stream with a request head (client only); returns its id. `endStream`: there is
     /// no body; otherwise ``sendBody(stream:_:)`` and ``endBody(stream:trailers:)`` follow.

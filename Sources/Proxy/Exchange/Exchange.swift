@@ -62,16 +62,24 @@ struct Exchange {
         /// The request asks to switch to a protocol the route allows (its `Upgrade` goes on): a
         /// `101` turns both connections into one byte stream.
         var upgrade = false
-        /// The body is a stream whose sender may wait for answers before it sends more (an
-        /// HTTP/2 stream's body of unknown length: a gRPC call, a streaming upload): each piece
-        /// goes upstream as it arrives, never collected first (collecting held a
-        /// conversation's first message until the 64 KiB it never sends, or its end).
-        var streamsBody = false
-        /// The head goes upstream before any of the body (a gRPC call: a server may speak first
-        /// on it, and its upstream is HTTP/2, where a stream waiting for its body holds none of
-        /// the pool's connections). Any other body's first bytes are waited for, within
-        /// `clientHeader`: a stream that never sends one holds no backend connection.
-        var headGoesFirst = false
+        /// How the body goes upstream.
+        var bodyFlow = BodyFlow.collected
+    }
+
+    /// How a request's body goes upstream.
+    enum BodyFlow: Equatable {
+        /// Collected up to ``collectLimit`` (or its end) before a backend connection is taken,
+        /// as nginx does: a client dripping its body holds only its own connection.
+        case collected
+        /// A stream whose sender may wait for answers before it sends more (an HTTP/2 stream's
+        /// body of unknown length): each piece goes on as it arrives, once the first has come
+        /// (within `clientHeader`: a stream that sends none holds no backend connection).
+        /// Collecting held a conversation's first message until the 64 KiB it never sends.
+        case streamed
+        /// Streamed, and the head goes on before any of the body (a gRPC call: a server may
+        /// speak first, and its upstream is HTTP/2, where a stream waiting for its body holds
+        /// none of the pool's connections).
+        case streamedHeadFirst
     }
 
     /// How the request uses a credential.
@@ -286,7 +294,7 @@ struct Exchange {
             return fail(.malformedBody, close: true)
         }
         if progress == .needMore && stagedBytes + heldBytes == 0 && request.chunked && !request.expectsContinue
-            && !request.headGoesFirst {
+            && request.bodyFlow != .streamedHeadFirst {
             // Not even the first chunk-size line is complete: wait for it rather than open a
             // backend request that might have to be aborted. Bounded by clientHeader, from the
             // first wait (more bytes of the size line do not restart the clock).
@@ -294,7 +302,8 @@ struct Exchange {
             timer = .bodyStart
             return .waitForBody
         }
-        if progress == .needMore && !request.expectsContinue && !request.streamsBody && heldBytes + stagedBytes < Self.collectLimit {
+        if progress == .needMore && !request.expectsContinue && request.bodyFlow == .collected
+            && heldBytes + stagedBytes < Self.collectLimit {
             // Collect more before taking a backend connection (bounded by bodyIdle). With
             // `Expect: 100-continue` the client waits for the backend before sending: never held.
             keep(copy, count: stagedBytes)

@@ -171,8 +171,7 @@ extension ClientSession: UpstreamWaiter {
         // An HTTP/2 stream's body without a length (translated as chunked) is a stream: a gRPC
         // call or a conversation, each message waiting for its answer. A gRPC call's head goes
         // on before its first message (a server may speak first).
-        request.streamsBody = isHTTP2Stream && request.chunked
-        request.headGoesFirst = request.streamsBody && isGRPCStream
+        if isHTTP2Stream && request.chunked { request.bodyFlow = isGRPCStream ? .streamedHeadFirst : .streamed }
         // The head and the decision move into the exchange's I/O record (no copy of the head's
         // fields; `consume`, their last uses: passed as it was, the decision was retained for the
         // record and released here at the end, two atomic operations).

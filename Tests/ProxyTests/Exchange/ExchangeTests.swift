@@ -167,13 +167,13 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.resendBody, drip + drip + drip, "the bytes of every step are kept for a replay, in order")
     }
 
-    func testAStreamedBodyGoesUpstreamAtOnceWithNothingCollectedOrAwaited() {
+    func testAStreamedBodyIsNeverCollectedAndAGRPCCallsHeadGoesFirst() {
         // An HTTP/2 stream's body without a length (a gRPC call, a conversation): its sender
         // may wait for an answer to its first message before it sends the next.
         var streamed = request(idempotent: false, bodyless: false, chunked: true, credential: .none)
-        streamed.streamsBody = true
+        streamed.bodyFlow = .streamed
         var grpc = streamed
-        grpc.headGoesFirst = true
+        grpc.bodyFlow = .streamedHeadFirst
         var headOnly = Exchange()
         _ = headOnly.start(grpc)
         XCTAssertEqual(headOnly.bodyStaged(.needMore, stagedBytes: 0, copy: nil), .acquireUpstream(checkStale: true, pauseClient: false),

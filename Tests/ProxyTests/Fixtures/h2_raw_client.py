@@ -201,7 +201,9 @@ def smuggle(port, authority, path):
     print("content-length-vs-data", outcome_of(c, 1))
 
 
-def read_until_end(c, stream):
+def read_until_end(c, stream, status_code=False):
+    """Reads `stream` to its end: (outcome, body). The outcome is "headers" once a HEADERS
+    frame came (with `status_code`, its ":status"), "closed", "GOAWAY <code>", or "... RST <code>"."""
     status, body = "?", b""
     while True:
         f = c.read_frame()
@@ -213,7 +215,7 @@ def read_until_end(c, stream):
         if sid != stream:
             continue
         if kind == 1:
-            status = "headers"
+            status = status_of(payload) if status_code else "headers"
         elif kind == 0:
             body += payload
         elif kind == 3:
@@ -278,23 +280,7 @@ def headonly(port, authority, path):
     c = Connection(port)
     c.request(1, [(":method", "POST")] + get(authority, path)[1:], end=False)
     start = time.monotonic()
-    outcome, body = "closed", b""
-    while True:
-        f = c.read_frame()
-        if f is None:
-            break
-        kind, flags, sid, payload = f
-        if sid != 1:
-            continue
-        if kind == 1:
-            outcome = status_of(payload)
-        elif kind == 0:
-            body += payload
-        elif kind == 3:
-            outcome = "RST %d" % struct.unpack(">I", payload)[0]
-            break
-        if kind in (0, 1) and flags & 1:
-            break
+    outcome, body = read_until_end(c, 1, status_code=True)
     print("headonly", outcome, "%.1f" % (time.monotonic() - start), body.decode(errors="replace").strip())
 
 
