@@ -33,8 +33,8 @@ Endpoints (path taken from the request target; origin- or absolute-form):
     /slow?ms=N                sleeps N ms (max 120000) then the default response
     /close-after              default response with "Connection: close", then close
     /nocl                     200 small body, no Content-Length/Transfer-Encoding, close
-    /echo-stream              (chunked request) the response head at once, then each request chunk
-                              answered with a chunk "echo <its bytes>" as it arrives; close after
+    /echo-stream              (chunked request) the response head at once, then each line of the
+                              body answered with "echo <line>\\n" once complete; close after
     /continue                 if "Expect: 100-continue": sends "HTTP/1.1 100 Continue" first,
                               then reads the body and answers like /upload
 Request bodies: Content-Length or chunked (chunk extensions and trailers accepted).
@@ -390,19 +390,23 @@ class Server:
                 sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
 
         if path == "/echo-stream" and kind == "chunked":
-            # A conversation: the response head at once, then each request chunk answered
-            # ("echo " + its bytes) as it arrives, before the next is read.
+            # A conversation: the response head at once, then each line of the body answered
+            # ("echo " + the line) as soon as it is complete. Lines, not chunks: a proxy may
+            # split or join chunks (HTTP gives their boundaries no meaning).
             sock.sendall(head_bytes(200, [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked"),
                                           ("Connection", "close")]))
+            pending = b""
             try:
                 for _ in range(1 << 20):  # bounded by data; one chunk per iteration
                     size = int(rd.readline(MAX_LINE).split(b";", 1)[0].strip(), 16)
                     if size == 0:
                         break
-                    piece = b"".join(rd.pieces(size))
+                    pending += b"".join(rd.pieces(size))
                     rd.readline(MAX_LINE)
-                    reply = b"echo " + piece
-                    sock.sendall(b"%x\r\n%s\r\n" % (len(reply), reply))
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        reply = b"echo " + line + b"\n"
+                        sock.sendall(b"%x\r\n%s\r\n" % (len(reply), reply))
                 sock.sendall(b"0\r\n\r\n")
             except (PeerClosed, ValueError):
                 pass

@@ -55,8 +55,13 @@
         prints "pingflood goaway <code> closed" when the connection ended with a GOAWAY.
     h2_raw_client.py PORT AUTHORITY pingpong PATH
         A conversation on one stream: a POST to PATH without a length, then 100 times one DATA
-        frame "ping <i>" and a wait for the response's DATA "echo ping <i>" before the next;
+        frame "ping <i>\\n" and a wait for the response's "echo ping <i>\\n" before the next;
         prints "pingpong <rounds answered> <status>" (or how the stream ended early).
+    h2_raw_client.py PORT AUTHORITY pingpongsplit PATH
+        The same, every frame the client sends written a byte at a time.
+    h2_raw_client.py PORT AUTHORITY pingpongdrop PATH N
+        The same, the client closing its connection once N answers came (0: right after its
+        HEADERS); prints "pingpong N dropped".
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -517,17 +522,32 @@ def pingflood(port):
     print("pingflood goaway", goaway, "closed")
 
 
-def pingpong(port, authority, path):
+def pingpong(port, authority, path, split=False, drop_after=None):
+    """The conversation; with `split`, every frame the client sends goes a byte at a time (each
+    byte its own segment); with `drop_after` N, the client closes its connection (no END_STREAM,
+    no RST_STREAM) once N answers came and prints "pingpong N dropped"."""
     c = Connection(port)
     c.sock.settimeout(5)
     # As interactive clients do: its small writes (a window update, then the next message)
     # are not held back by Nagle's algorithm until the previous one is acknowledged.
     c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    c.request(1, [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)], end=False)
+
+    def send(data):
+        if not split:
+            c.sock.sendall(data)
+            return
+        for index in range(len(data)):
+            c.sock.sendall(data[index:index + 1])
+
+    send(frame(1, 0x4, 1, block([(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)])))
     status, answered, pending = "?", 0, b""
     for i in range(100):
-        expected = b"echo ping %d" % i
-        c.sock.sendall(frame(0, 0, 1, b"ping %d" % i))
+        if answered == drop_after:
+            c.sock.close()
+            print("pingpong %d dropped" % answered)
+            return
+        expected = b"echo ping %d\n" % i
+        send(frame(0, 0, 1, b"ping %d\n" % i))
         while len(pending) < len(expected):
             try:
                 f = c.read_frame()
@@ -551,7 +571,7 @@ def pingpong(port, authority, path):
             return
         pending = pending[len(expected):]
         answered += 1
-    c.sock.sendall(frame(0, 1, 1))
+    send(frame(0, 1, 1))
     print("pingpong %d %s" % (answered, status))
 
 
@@ -561,6 +581,10 @@ if __name__ == "__main__":
         reset(port, authority, sys.argv[4], sys.argv[5])
     elif mode == "pingpong":
         pingpong(port, authority, sys.argv[4])
+    elif mode == "pingpongsplit":
+        pingpong(port, authority, sys.argv[4], split=True)
+    elif mode == "pingpongdrop":
+        pingpong(port, authority, sys.argv[4], drop_after=int(sys.argv[5]))
     elif mode == "pingflood":
         pingflood(port)
     elif mode == "pingstream":

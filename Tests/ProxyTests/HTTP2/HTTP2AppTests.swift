@@ -357,6 +357,26 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0.9, "not before the body's idle timeout: \(result.out)")
     }
 
+    /// The conversation with its frames split a byte at a time, and with an app that drops its
+    /// connection: right after the stream's head (no backend connection was ever taken: its
+    /// first bytes were being waited for) and in the middle (the backend's connection is closed,
+    /// not left to its timeouts); the next app's conversation is served as the first was.
+    func testAConversationSplitAtEveryByteOrDroppedAtAnyPointLeavesNothingBehind() throws {
+        let backend = try Backend()
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(backend.port)"))
+        XCTAssertEqual(try rawClient(proxy, "api.test", "pingpongsplit", "/echo-stream").out, "pingpong 100 200\n")
+        func events(_ kind: String) -> Int { backend.events().filter { $0["event"] as? String == kind }.count }
+        let connectsBefore = events("connect")
+        XCTAssertEqual(try rawClient(proxy, "api.test", "pingpongdrop", "/echo-stream", "0").out, "pingpong 0 dropped\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(events("connect"), connectsBefore, "a stream dropped before its first bytes took no backend connection")
+        XCTAssertEqual(try rawClient(proxy, "api.test", "pingpongdrop", "/echo-stream", "3").out, "pingpong 3 dropped\n")
+        let deadline = Date().addingTimeInterval(5)
+        while events("close") < events("connect") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        XCTAssertEqual(events("close"), events("connect"), "the dropped conversation's backend connection was closed")
+        XCTAssertEqual(try rawClient(proxy, "api.test", "pingpong", "/echo-stream").out, "pingpong 100 200\n")
+    }
+
     /// A stream that opens a body of unknown length and sends nothing of it (a slow POST over
     /// HTTP/2) takes no backend connection: its first bytes are waited for within
     /// `clientHeader`, then it is answered 408 and nothing reached the backend.
