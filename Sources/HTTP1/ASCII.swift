@@ -38,6 +38,40 @@ enum ASCII {
         buf.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
     }
 
+    /// Whether `buf[range]` is only visible ASCII and SP (0x20...0x7E), 8 bytes at a time: a
+    /// field value that needs no closer look.
+    @inline(__always)
+    static func isPlainText(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        var i = range.lowerBound
+        while i &+ 8 <= range.upperBound {
+            let w = word(buf, i)
+            if hasLess(w, sp) | (w & highs) | hasByte(w, 0x7F) != 0 { return false }
+            i &+= 8
+        }
+        while i < range.upperBound {
+            let b = buf[i]
+            if b < sp || b >= 0x7F { return false }
+            i &+= 1
+        }
+        return true
+    }
+
+    /// Whether `buf[range]` is a token (RFC 9110 §5.6.2), 8 letters, digits or dashes at a time.
+    @inline(__always)
+    static func isToken(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
+        guard !range.isEmpty else { return false }
+        var i = range.lowerBound
+        while i &+ 8 <= range.upperBound {
+            if nameStopBytes(word(buf, i)) != 0 { break }
+            i &+= 8
+        }
+        while i < range.upperBound {
+            if !isTchar(buf[i]) { return false }
+            i &+= 1
+        }
+        return true
+    }
+
     /// Non-zero iff some byte of `w` is < `n` (exact as a boolean for n <= 128).
     @inline(__always)
     static func hasLess(_ w: UInt64, _ n: UInt8) -> UInt64 {

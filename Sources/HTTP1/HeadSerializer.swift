@@ -110,6 +110,13 @@ public enum HeadSerializer {
         return out
     }
 
+    /// The last chunk (`"0\r\n"`), `trailers` and the empty line that ends them.
+    public static func lastChunk(trailers: HTTPFields) -> [UInt8] {
+        var out: [UInt8] = [0x30, ASCII.cr, ASCII.lf]
+        appendFields(trailers, to: &out)
+        return out
+    }
+
     private static func fieldsSize(_ fields: HTTPFields) -> Int {
         var size = 2
         for field in fields.fields { size += field.name.utf8.count + field.value.utf8.count + 4 }

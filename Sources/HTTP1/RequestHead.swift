@@ -136,6 +136,17 @@ public struct RequestHeadStorage: @unchecked Sendable {
         return bytes
     }
 
+    /// The line offsets array of the head it holds, moved out and emptied (its capacity kept),
+    /// for a codec that writes the lines itself (``RequestHeadParser/head(method:target:fieldBytes:lines:maxFields:reusing:lastHost:)``).
+    /// Empty when it holds no head.
+    public mutating func takeFieldLines() -> [FieldLine] {
+        guard let head else { return [] }
+        var lines: [FieldLine] = []
+        swap(&lines, &head.fieldLines)
+        lines.removeAll(keepingCapacity: true)
+        return lines
+    }
+
     /// Bytes of memory the storage holds on to: its arrays, and an origin-form target's bytes
     /// (an HTTP/2 stream's `:path` is a String of its own, up to the head's 64 KiB).
     public var capacity: Int {

@@ -183,6 +183,78 @@ public enum RequestHeadParser {
                             maxFields: Int = 100,
                             reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
                             lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
+        var lines: [FieldLine] = []
+        let recycled = storage.head
+        storage.head = nil
+        // Moved out: unique, so filled in place (the section comes with its own bytes).
+        if let recycled { swap(&lines, &recycled.fieldLines) }
+        lines.removeAll(keepingCapacity: true)
+        var known = KnownFields()
+        let scanned = fieldSection.withUnsafeBytes { section in
+            Result { () throws(HTTPParseError) in
+                _ = try FieldSectionParser.headSection(section, from: 0, maxFields: maxFields, exact: true,
+                                                       lines: &lines, known: &known)
+            }
+        }
+        try scanned.get()
+        return try streamHead(method: method, target: target, fieldBytes: fieldSection, lines: lines, known: known,
+                              into: recycled, lastHost: &lastHost)
+    }
+
+    /// A head whose request line comes in parts and whose field lines a codec already wrote
+    /// and checked (an HTTP/2 request's, by nghttp2 and ``HTTP2RequestHeadValidator``): the
+    /// same rules as ``head(method:target:fieldSection:maxFields:reusing:lastHost:)`` without
+    /// scanning the section again. `fieldBytes` holds the lines (`name: value` and CRLF each,
+    /// then the empty line), `lines` their offsets; the values' offsets without whitespace
+    /// around them. Each line is held to the field-section parser's rules (names tokens, values
+    /// without controls but HTAB and of valid UTF-8, at most `maxFields` lines) in a look at its
+    /// bytes 8 at a time, not a parse.
+    public static func head(method: String, target: String, fieldBytes: consuming [UInt8], lines: consuming [FieldLine],
+                            maxFields: Int = 100,
+                            reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
+                            lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
+        guard lines.count <= maxFields else { throw .tooManyFields }
+        var known = KnownFields()
+        let problem = fieldBytes.withUnsafeBytes { bytes -> HTTPParseError? in
+            for (index, line) in lines.enumerated() {
+                guard ASCII.isToken(bytes, line.name) else { return .invalid("invalid character in field name") }
+                if !ASCII.isPlainText(bytes, line.value), let problem = oddValue(bytes, line.value) { return problem }
+                if let kind = KnownFields.classify(bytes, line.name) { known.record(kind, index: index, value: line.value) }
+            }
+            return nil
+        }
+        if let problem { throw problem }
+        let recycled = storage.head
+        storage.head = nil
+        return try streamHead(method: method, target: target, fieldBytes: fieldBytes, lines: lines, known: known,
+                              into: recycled, lastHost: &lastHost)
+    }
+
+    /// What is wrong with a value that is not plain text, if anything: a control character
+    /// other than HTAB, DEL, or bytes above 0x7F that are not UTF-8 (RFC 9110 §5.5, as the
+    /// field-section parser holds them).
+    private static func oddValue(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> HTTPParseError? {
+        var high = false
+        for index in range {
+            let b = buf[index]
+            if b >= 0x80 {
+                high = true
+            } else if (b < ASCII.sp && b != ASCII.htab) || b == 0x7F {
+                return .invalid("control character in field value")
+            }
+        }
+        if high, String(validating: UnsafeRawBufferPointer(rebasing: buf[range]), as: UTF8.self) == nil {
+            return .invalid("field value is not valid UTF-8")
+        }
+        return nil
+    }
+
+    /// The rules after the field section, for a head given in parts: the method a token, the
+    /// target origin-form (or `*` for `OPTIONS`), one valid `Host`, the framing; filled into
+    /// `recycled` when there is one.
+    private static func streamHead(method: String, target: String, fieldBytes: consuming [UInt8], lines: [FieldLine],
+                                   known: KnownFields, into recycled: RequestHead?,
+                                   lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
         var method = method
         let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
         guard methodValid else { throw .invalid("malformed request line") }
@@ -191,17 +263,8 @@ public enum RequestHeadParser {
         let requestTarget = targetBytes.withUTF8 { bytes in
             Result { () throws(HTTPParseError) in try Self.streamTarget(UnsafeRawBufferPointer(bytes), method: method, target) }
         }
-        var lines: [FieldLine] = []
-        let recycled = storage.head
-        storage.head = nil
-        // Moved out: unique, so filled in place (the section comes with its own bytes).
-        if let recycled { swap(&lines, &recycled.fieldLines) }
-        lines.removeAll(keepingCapacity: true)
-        var known = KnownFields()
-        let parts = fieldSection.withUnsafeBytes { section in
+        let parts = fieldBytes.withUnsafeBytes { section in
             Result { () throws(HTTPParseError) -> (BodyFraming, Authority, Bool) in
-                _ = try FieldSectionParser.headSection(section, from: 0, maxFields: maxFields, exact: true,
-                                                       lines: &lines, known: &known)
                 guard known.count(.host) == 1 else {
                     throw .invalid(known.count(.host) == 0 ? "missing Host" : "multiple Host fields")
                 }
@@ -220,12 +283,12 @@ public enum RequestHeadParser {
         }
         let (framing, host, expectsContinue) = try parts.get()
         if let recycled {
-            recycled.refill(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldSection,
+            recycled.refill(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldBytes,
                             fieldLines: lines, connectionLines: known.count(.connection), framing: framing,
                             host: host, keepAlive: false, expectsContinue: expectsContinue)
             return recycled
         }
-        return RequestHead(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldSection,
+        return RequestHead(method: method, target: try requestTarget.get(), version: .http1_1, fieldBytes: fieldBytes,
                            fieldLines: lines, connectionLines: known.count(.connection), framing: framing,
                            host: host, keepAlive: false, expectsContinue: expectsContinue)
     }

@@ -4,7 +4,8 @@ import HTTP2
 /// The properties the HTTP/2 fuzzer checks, for one input: frames from an app (after the
 /// connection preface, which the check adds) go through the server codec in reads of a size
 /// the first byte chooses, and every request head that comes out goes through the translation
-/// to HTTP/1.1 and back through the strict HTTP/1.1 parser.
+/// to HTTP/1.1 and back through the strict HTTP/1.1 parser, and through the proxy's
+/// ``HTTP2/HTTP2RequestHeadValidator``, which must agree with that translation (its oracle).
 ///
 /// - Every head the codec delivers obeys RFC 9113 §8.2–8.3 (lowercase token names; values
 ///   without CR, LF or NUL and without whitespace around them; no connection-specific field,
@@ -15,6 +16,10 @@ import HTTP2
 ///   did not send: no request smuggling through translation), and agrees with the strict
 ///   parser reading the same translation as text: both take it (one head, nothing after it,
 ///   the same fields and framing) or both refuse it (the proxy answers 400: safe).
+/// - The validator, which builds the head the proxy serves in one pass, agrees with the
+///   translation read back by the HTTP/1.1 rules: both find it inexpressible (a reset), both
+///   refuse it (a 400 or 431), or both take it with the same method, target, `Host`, framing,
+///   `Expect` and field lines, in order (``differences(_:endStream:)``).
 /// - The codec never crashes, and a failure ends the connection (it then reads nothing more).
 public enum HTTP2RequestCheck {
     /// The client connection preface, put before every input.
@@ -70,6 +75,7 @@ public enum HTTP2RequestCheck {
                 problems.append("te other than trailers was delivered")
             }
         }
+        problems += differences(head, endStream: endStream)
         guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
         // The head as the session gets it, and the same translation as HTTP/1.1 text read by
         // the parser of every HTTP/1.1 request: the two must agree.
@@ -94,6 +100,51 @@ public enum HTTP2RequestCheck {
             problems.append("the translated fields differ from the request's: \(received) vs \(expectedFields(head, endStream: endStream))")
         }
         return problems
+    }
+
+    /// Where the validator and its oracle (the translation read back by the HTTP/1.1 rules,
+    /// with the same limits) disagree about `head`: empty when they agree.
+    public static func differences(_ head: HTTP2Head, endStream: Bool, headLimit: Int = 64 * 1024,
+                                   maxFields: Int = 100) -> [String] {
+        var lastHost: ParsedHost?
+        let outcome = HTTP2RequestHeadValidator.validate(head, endStream: endStream, headLimit: headLimit,
+                                                         maxFields: maxFields, lastHost: &lastHost)
+        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else {
+            if case .malformed = outcome { return [] }
+            return ["the oracle finds the head inexpressible, the validator does not"]
+        }
+        let oracle: RequestHead?
+        if translation.text.count > headLimit {
+            oracle = nil
+        } else {
+            oracle = try? translation.requestHead(maxFields: maxFields)
+        }
+        switch outcome {
+        case .malformed:
+            return ["the validator finds the head inexpressible, the oracle does not"]
+        case .refused:
+            return oracle == nil ? [] : ["the validator refuses a head the oracle takes"]
+        case .head(let request, let body):
+            guard let oracle else { return ["the validator takes a head the oracle refuses"] }
+            var problems: [String] = []
+            if request.method != oracle.method { problems.append("the methods differ") }
+            if request.target != oracle.target { problems.append("the targets differ") }
+            if request.host != oracle.host { problems.append("the hosts differ") }
+            if request.framing != oracle.framing { problems.append("the framings differ") }
+            if request.expectsContinue != oracle.expectsContinue { problems.append("Expect is read differently") }
+            if request.keepAlive || oracle.keepAlive { problems.append("a stream's head is kept alive") }
+            if request.fields.map({ "\($0.name): \($0.value)" }) != oracle.fields.map({ "\($0.name): \($0.value)" }) {
+                problems.append("the field lines differ")
+            }
+            let expectedBody: HTTP2RequestHeadValidator.Body
+            switch translation.framing {
+            case .none: expectedBody = .none
+            case .raw: expectedBody = .sized
+            case .chunked: expectedBody = .streamed
+            }
+            if body != expectedBody { problems.append("the bodies follow differently") }
+            return problems
+        }
     }
 
     /// The fields the translation must carry: `Host`, the app's (without `host` and `te`, the

@@ -271,15 +271,25 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuseConnect(id, head)
             return
         }
-        var storage = context.takeHeadStorage()
-        guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream, into: storage.takeFieldBytes()) else {
+        // Checked and built into a request head in one pass (what it refuses, the stream's
+        // session answers as it answers a malformed HTTP/1.1 head).
+        let request: Result<RequestHead, HTTPParseError>
+        let body: HTTP2RequestHeadValidator.Body
+        switch HTTP2RequestHeadValidator.validate(head, endStream: endStream, headLimit: context.requestHeadLimit,
+                                                  maxFields: context.requestFieldLimit, reusing: context.takeHeadStorage(),
+                                                  lastHost: &lastHost) {
+        case .head(let built, let framing):
+            request = .success(built)
+            body = framing
+        case .refused(let error):
+            request = .failure(error)
+            body = endStream ? .none : .streamed
+        case .malformed:
             codec.reset(stream: id, .protocolError)
             refuse(.malformed, stream: id)
-            if storage.capacity > 0 { context.recycle(storage) }
             return
         }
-        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: translation.method,
-                                   framing: translation.framing)
+        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET", framing: body)
         let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Stream: true, load: load,
                                     grpc: grpc)
         // A request ended with its head has no body to frame (none, or a length): its end is
@@ -289,22 +299,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         load.openStreams = streams.count
         pipe.isListed = true
         context.http2Streams += 1
-        pendingStarts.append(PendingStart(pipe: pipe, session: session, head: requestHead(translation, reusing: storage)))
-    }
-
-    /// The translated head as its session serves it, checked by the HTTP/1.1 rules and limits
-    /// (what they refuse, its session answers as it answers a malformed HTTP/1.1 head).
-    private func requestHead(_ translation: HTTP2RequestTranslator.Translation,
-                             reusing storage: consuming RequestHeadStorage) -> Result<RequestHead, HTTPParseError> {
-        // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the fields).
-        let length = translation.method.utf8.count + translation.target.utf8.count + 12 + translation.fieldSection.count
-        guard length <= context.requestHeadLimit else { return .failure(.headTooLarge) }
-        do {
-            return .success(try translation.requestHead(maxFields: context.requestFieldLimit, reusing: storage,
-                                                        lastHost: &lastHost))
-        } catch {
-            return .failure(error)
-        }
+        pendingStarts.append(PendingStart(pipe: pipe, session: session, head: request))
     }
 
     /// The `Host` of this connection's last request head: the next one with the same bytes

@@ -4,7 +4,7 @@ import HTTP2
 
 /// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
 /// serves: the session gets the request's head from the ``HTTP2ServerSession`` (translated and
-/// checked by ``HTTP2RequestTranslator``, ``ClientSession/start(streamHead:)``), reads its body
+/// checked by ``HTTP2RequestHeadValidator``, ``ClientSession/start(streamHead:)``), reads its body
 /// from ``input`` (framed as HTTP/1.1), and writes its response to ``output``, which the
 /// connection turns into frames (``HTTP2MessageTranslator``). So every HTTP/2 request goes
 /// through the same routing, token injection, pool, error responses, access log and metrics as
@@ -94,13 +94,14 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     private var writeTimer: Timer?
     private var writeTimerRunning = false
 
-    /// How the request's body is framed in ``input`` (chunked until its last chunk is written).
-    private var requestFraming: HTTP2RequestTranslator.BodyFraming
+    /// How the request's body follows its head (a streamed one is framed as chunks in ``input``
+    /// until its last chunk is written).
+    private var requestFraming: HTTP2RequestHeadValidator.Body
 
     /// A pipe for `stream`, whose request body is to be framed in its input as `framing` says
     /// (the head goes to the session directly, ``ClientSession/start(streamHead:)``).
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String,
-         framing: HTTP2RequestTranslator.BodyFraming) {
+         framing: HTTP2RequestHeadValidator.Body) {
         self.stream = stream
         self.connection = UnretainedReference(owner)
         self.connectionLoad = owner.load
@@ -238,8 +239,8 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// the session is gone (the caller gives the bytes back to the connection's window at once).
     func receiveBody(_ bytes: [UInt8]) -> Bool {
         guard !sessionClosed else { return false }
-        let chunked = requestFraming == .chunked
-        if chunked { inputBuffer.buffer.append(HTTP2RequestTranslator.chunkHeader(bytes.count)) }
+        let chunked = requestFraming == .streamed
+        if chunked { inputBuffer.buffer.append(HeadSerializer.chunkHeader(bytes.count)) }
         inputBuffer.buffer.append(bytes)
         if chunked { inputBuffer.buffer.append("\r\n") }
         credit.deliver(bytes.count)
@@ -249,8 +250,8 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
 
     /// The request body ended (with `trailers`, maybe empty): a chunked body gets its last chunk.
     func receiveEnd(trailers: HTTPFields) {
-        guard !sessionClosed, requestFraming == .chunked else { return }
-        inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers))
+        guard !sessionClosed, requestFraming == .streamed else { return }
+        inputBuffer.buffer.append(HeadSerializer.lastChunk(trailers: trailers))
         requestFraming = .none
     }
 

@@ -313,7 +313,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     func receiveBody(_ bytes: [UInt8]) {
         guard !closed else { return }
         if responseBody == .chunked {
-            inputBuffer.buffer.append(HTTP2RequestTranslator.chunkHeader(bytes.count))
+            inputBuffer.buffer.append(HeadSerializer.chunkHeader(bytes.count))
             inputBuffer.buffer.append(bytes)
             inputBuffer.buffer.append("\r\n")
         } else {
@@ -330,7 +330,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         responseComplete = true
         unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
         if responseBody == .chunked {
-            inputBuffer.buffer.append(HTTP2RequestTranslator.lastChunk(trailers: trailers ?? HTTPFields()))
+            inputBuffer.buffer.append(HeadSerializer.lastChunk(trailers: trailers ?? HTTPFields()))
         }
         if translator.phase == .done {
             // The exchange is over here: the pipe leaves the stream at once (its END_STREAM may

@@ -1,5 +1,10 @@
 import HTTP1
+import HTTP2
 
+/// The test oracle for ``HTTP2/HTTP2RequestHeadValidator``: the translation the proxy used
+/// before it, kept so the differential fuzzer (``HTTP2RequestCheck``) can hold the two to the
+/// same answers.
+///
 /// An HTTP/2 request head as the HTTP/1.1 request the proxy's session serves (RFC 9113 §8.3.1
 /// back to RFC 9112): a method, an origin-form target and a field section, which
 /// ``HTTP1/RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)`` checks with the rules
@@ -205,9 +210,9 @@ public enum HTTP2RequestTranslator {
 
     /// `name`'s kind (received names are lowercase: nghttp2 refuses others).
     private static func kind(of name: UnsafeRawBufferPointer) -> FieldKind {
-        if HTTP2Codec.equalsIgnoringCase(name, "host") || HTTP2Codec.equalsIgnoringCase(name, "te") { return .dropped }
-        if HTTP2Codec.equalsIgnoringCase(name, "cookie") { return .cookie }
-        if HTTP2Codec.equalsIgnoringCase(name, "content-length") { return .contentLength }
+        if equals(name, "host") || equals(name, "te") { return .dropped }
+        if equals(name, "cookie") { return .cookie }
+        if equals(name, "content-length") { return .contentLength }
         return .other
     }
 
@@ -237,13 +242,8 @@ public enum HTTP2RequestTranslator {
         }
     }
 
-    /// A chunk's size line for `count` bytes of data.
-    public static func chunkHeader(_ count: Int) -> String { String(count, radix: 16) + "\r\n" }
-
-    /// The last chunk and the trailer section.
-    public static func lastChunk(trailers: HTTPFields) -> String {
-        var text = "0\r\n"
-        for field in trailers { text += "\(field.name): \(field.value)\r\n" }
-        return text + "\r\n"
+    /// Whether `name` is exactly `lowercase` (received names are lowercase).
+    private static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+        name.elementsEqual(UnsafeRawBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
     }
 }
