@@ -12,8 +12,8 @@
 #   make bench-peers  build release, then token-sidecar vs nginx and HAProxy side by side (~10 min;
 #               table in Benchmarks/results/peers-latest.md, chart docs/bench/peers.png)
 #   make fuzz   libFuzzer + AddressSanitizer on the request head parser, the response head parser,
-#               the chunked decoder and the HTTP/2 side (frames through the codec and the translation
-#               to HTTP/1.1), side by side for FUZZ_SECONDS (default 60); fails on any crash
+#               the chunked decoder and the HTTP/2 side (frames through the codec; the head validator
+#               against the old translation to HTTP/1.1), side by side for FUZZ_SECONDS (default 60); fails on any crash
 #   make abuse  build release, then slowloris, slow POST, slow read, 10,000 dropped connections and
 #               100 × 8 KiB headers against the proxy, with a canary every 100 ms (~3.5 min); then the
 #               HTTP/2 attacks (rapid reset, CONTINUATION / PING / SETTINGS / reset / empty-frame

@@ -25,7 +25,7 @@ swiftc "${FLAGS[@]}" -I Sources/CNghttp2 -emit-library -static -emit-module -mod
 for source in Fuzz/Fuzz*.swift; do
     name=$(basename "$source" .swift)
     case $name in
-        FuzzHTTP2) libraries=(-I Sources/CNghttp2 -lHTTP2Fuzzing -lHTTP2 -lHTTP1 -lnghttp2) ;;
+        FuzzHTTP2|FuzzHTTP2Head) libraries=(-I Sources/CNghttp2 -lHTTP2Fuzzing -lHTTP2 -lHTTP1 -lnghttp2) ;;
         *) libraries=(-lHTTP1Fuzzing -lHTTP1) ;;
     esac
     swiftc "${FLAGS[@]}" -L "$OUT" "${libraries[@]}" -o "$OUT/$name" "$source"

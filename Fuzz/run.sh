@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=${FUZZ_SECONDS:-60}
 bash Fuzz/build.sh 2>&1 | grep -v "Cannot export local symbol" || true
 status=0
-targets=(RequestHead:request-head ResponseHead:response-head Chunked:chunked HTTP2:http2)
-# All four at once, for FUZZ_SECONDS each: a fuzzer is one thread, so on a machine with fewer
+targets=(RequestHead:request-head ResponseHead:response-head Chunked:chunked HTTP2:http2 HTTP2Head:http2-head)
+# All five at once, for FUZZ_SECONDS each: a fuzzer is one thread, so on a machine with fewer
 # cores than targets each gets a share of one (on 2 cores, 60 s side by side is 30 s of a core
 # each, where one after the other took 3 minutes for 60 s each).
 pids=()

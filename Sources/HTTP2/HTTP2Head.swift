@@ -22,7 +22,7 @@ public struct HTTP2Head: Equatable, Sendable {
     public var status: Int?
     /// The regular fields' bytes: each name, then its value, back to back, in order. A received
     /// head keeps them as nghttp2 hands them over, with no String per field: a request goes on
-    /// as HTTP/1.1 text made from these bytes (``HTTP2RequestTranslator``).
+    /// as a request head written from these bytes (``HTTP2RequestHeadValidator``).
     private var fieldBytes: [UInt8] = []
     /// Where each field's name and value end in ``fieldBytes``: two entries a field.
     private var fieldEnds: [Int] = []

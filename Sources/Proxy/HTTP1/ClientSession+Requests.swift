@@ -51,8 +51,8 @@ extension ClientSession: UpstreamWaiter {
         begin(head)
     }
 
-    /// Serves an HTTP/2 stream's request: its head, translated and checked by the stream's
-    /// connection (``HTTP2RequestTranslator``), or what those checks refused (answered as a
+    /// Serves an HTTP/2 stream's request: its head, checked and built by the stream's
+    /// connection (``HTTP2RequestHeadValidator``), or what those checks refused (answered as a
     /// malformed head read here would be). Nothing is read from the stream but the body.
     func start(streamHead: Result<RequestHead, HTTPParseError>) {
         client.delegate = self
