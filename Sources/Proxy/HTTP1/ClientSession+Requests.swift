@@ -368,10 +368,19 @@ extension ClientSession: UpstreamWaiter {
         if traced {
             let rewrite = io.propagation.nextAttempt()
             if let trace = io.trace { trace.attemptStarted(rewrite.traceParent, number: io.propagation.attempts) }
-            headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                              trace: rewrite, to: upstream.output)
-        } else {
+            if upstream.takesTextHead {
+                headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
+                                                  trace: rewrite, to: upstream.output)
+            } else {
+                headCount = upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token,
+                                                                  upgrade: io.upgrade?.text, trace: rewrite))
+            }
+        } else if upstream.takesTextHead {
             headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
+        } else {
+            // An HTTP/2 upstream's stream takes the head typed (or, before a negotiated
+            // upstream's protocol is known, it waits for it).
+            headCount = sendPlannedHead(io, upstream)
         }
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
         let wasQueued = io.queuedBody != nil
@@ -387,6 +396,13 @@ extension ClientSession: UpstreamWaiter {
         upstream.startReading(readAhead: headReadAhead)
         setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
         return wasQueued ? connection.exchangeEvent { $0.queuedRequestSent() } : .none
+    }
+
+    /// The untraced head as a plan (out of line: the HTTP/1.1 path inlines only its text write).
+    @inline(never)
+    private func sendPlannedHead(_ io: ExchangeIO, _ upstream: UpstreamConnection) -> Int {
+        upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
+                                              trace: nil))
     }
 
     /// ``sendRequest(_:readingBody:responseTimer:traced:)`` for a traced request.

@@ -463,7 +463,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// the credential refetches as for a 401.
     @inline(never)
     func reportTrailingRejection(_ io: ExchangeIO) {
-        guard let pipe = io.upstream?.connection as? HTTP2UpstreamStream, pipe.takeUnauthenticatedTrailers(),
+        guard let pipe = io.upstream?.http2Stream, pipe.takeUnauthenticatedTrailers(),
               let credential = io.decision.credential, let token = io.token else { return }
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         credential.rejected(token, on: context.loop, timeout: .zero, nil)

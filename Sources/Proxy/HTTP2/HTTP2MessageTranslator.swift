@@ -3,8 +3,9 @@ import HTTP1
 import HTTP2
 
 /// An HTTP/1.1 message a ``ClientSession`` wrote, turned into one HTTP/2 stream's frames: the
-/// response it wrote for an app's stream (``HTTP2ServerSession``), or the request it wrote for
-/// an HTTP/2 upstream (``HTTP2UpstreamStream``). Interim heads, the head (without RFC 9113's
+/// response it wrote for an app's stream (``HTTP2ServerSession``), or the body of the request it
+/// sends an HTTP/2 upstream (``HTTP2UpstreamStream``; the request's head comes typed,
+/// ``submitRequest(_:body:codec:)``). Interim heads, the head (without RFC 9113's
 /// connection-specific fields), the body de-framed (a length, chunks with their trailers, or
 /// until the session closes), the end. Bytes move only as far as the peer's windows let them
 /// go on (at most ``sendQueueLimit`` queued): the rest waits in the session's output, whose
@@ -14,8 +15,8 @@ struct HTTP2MessageTranslator {
     enum Kind {
         /// A response to a request with this method, on a stream the app opened.
         case response(requestMethod: String)
-        /// A request to an upstream with this scheme (`http` or `https`): its head opens the stream.
-        case request(scheme: String)
+        /// A request to an upstream: its typed head opens the stream.
+        case request
     }
 
     /// What the next response bytes are.
@@ -84,11 +85,20 @@ struct HTTP2MessageTranslator {
         scanner = HeadScanner(limit: HeadLimits.responseHead)
     }
 
-    /// Translates a request to an upstream reached with `scheme`; its head opens a stream.
-    init(requestScheme scheme: String) {
-        kind = .request(scheme: scheme)
+    /// Translates a request's body to an upstream; its typed head opens the stream
+    /// (``submitRequest(_:body:codec:)``).
+    init() {
+        kind = .request
         stream = 0
         scanner = HeadScanner(limit: HeadLimits.requestHead)
+    }
+
+    /// Opens the stream with the request's typed head (the exchange's rewrite, as name/value
+    /// pairs); `body`: how the body written after it is framed (``phase(for:)``).
+    mutating func submitRequest(_ head: HTTP2Head, body: Phase, codec: HTTP2Codec) throws {
+        requestMethod = head.method ?? ""
+        stream = try codec.submitRequest(head, endStream: body == .done)
+        phase = body
     }
 
     /// What went wrong with the session's response (never the app's doing: the session writes
@@ -109,8 +119,9 @@ struct HTTP2MessageTranslator {
                 switch kind {
                 case .response(let method):
                     guard try translateHead(response, requestMethod: method, codec: codec) else { return }
-                case .request(let scheme):
-                    guard try translateRequestHead(response, scheme: scheme, codec: codec) else { return }
+                case .request:
+                    // (Its head comes typed: until then, the body waits.)
+                    return
                 }
             case .length(let left):
                 let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
@@ -193,42 +204,6 @@ struct HTTP2MessageTranslator {
         case .chunked: .chunked
         case .untilClose: .untilClose
         }
-    }
-
-    /// Translates one request head if it is all there, opening the stream; false when more
-    /// bytes are needed. `:authority` is the `Host` the session wrote (an HTTP/2 server reads
-    /// `:authority` first, RFC 9113 §8.3.1), and `te: trailers` goes with every request: the
-    /// sidecar relays trailers (gRPC servers require it).
-    private mutating func translateRequestHead(_ request: EventBuffer, scheme: String, codec: HTTP2Codec) throws -> Bool {
-        guard request.count > 0 else { return false }
-        let parsed: (RequestHead, Int)? = try request.withContiguousPrefix(HeadLimits.requestHead) { (bytes) throws(HTTPParseError) in
-            guard let length = try scanner.scan(bytes) else { return nil }
-            return (try RequestHeadParser.parse(UnsafeRawBufferPointer(rebasing: bytes[0..<length]),
-                                                maxFields: HeadLimits.requestFields + 16), length)
-        }
-        guard let (head, length) = parsed else { return false }
-        request.drain(length)
-        scanner.reset()
-        requestMethod = head.method
-        // (The codec leaves out the connection-specific fields, RFC 9113 §8.2.2.)
-        var fields = head.fields
-        fields.removeAll("host")
-        fields.removeAll("te")
-        fields.append(HTTPField(name: "te", value: "trailers"))
-        let bodyless: Bool
-        switch head.framing {
-        case .none, .contentLength(0): bodyless = true
-        default: bodyless = false
-        }
-        let message = HTTP2Head(method: head.method, scheme: scheme, authority: head.host?.description,
-                                path: head.target.originFormString, fields: fields)
-        stream = try codec.submitRequest(message, endStream: bodyless)
-        switch head.framing {
-        case .none, .contentLength(0), .untilClose: phase = .done
-        case .contentLength(let n): phase = .length(n)
-        case .chunked: phase = .chunked
-        }
-        return true
     }
 
     /// Translates one response head if it is all there; false when more bytes are needed. The

@@ -2,11 +2,11 @@ import EventLoop
 import HTTP1
 import HTTP2
 
-/// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream: an HTTP/1.1 byte stream
-/// whose each request becomes a stream on a shared ``HTTP2UpstreamConnection``. The session
-/// writes its request as it would to a socket; the request is translated strictly
-/// (``HTTP2MessageTranslator``: connection-specific fields removed, `Host` as `:authority`, the
-/// body de-framed, chunked trailers as HTTP/2 trailers). The response comes back as HTTP/1.1:
+/// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream: a byte stream whose each
+/// request becomes a stream on a shared ``HTTP2UpstreamConnection``. The session hands it the
+/// request's head typed (``sendHead(_:body:)``: name/value pairs from the exchange's rewrite,
+/// never text) and writes the body as it would to a socket, which is de-framed
+/// (``HTTP2MessageTranslator``: a length, or chunks with trailers as HTTP/2 trailers). The response comes back as HTTP/1.1:
 /// its head, then the body with its length, or chunked when it has none (so trailers, gRPC's
 /// status among them, reach the session and go on to the app).
 ///
@@ -51,6 +51,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         case chunked
     }
     private var responseBody = ResponseBody.awaitingHead
+    /// The next request's head and how its body is framed, until the connection's turn opens
+    /// its stream with it.
+    private var pendingHead: (head: HTTP2Head, body: HTTP2MessageTranslator.Phase)?
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
     /// The response's trailers said `grpc-status: 16` (UNAUTHENTICATED) after its messages.
@@ -69,7 +72,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         self.target = target
         self.upstreams = upstreams
         self.loop = upstreams.loop
-        translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
+        translator = HTTP2MessageTranslator()
         readTimer = Timer(on: upstreams.loop) {}
         writeTimer = Timer(on: upstreams.loop) {}
         lookTimer = Timer(on: upstreams.loop) {}
@@ -88,7 +91,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard connection == nil, !closed, !dead else { return }
         let chosen = upstreams.connection(for: target)
         connection = chosen
-        translator = HTTP2MessageTranslator(requestScheme: target.tls == nil ? "http" : "https")
+        translator = HTTP2MessageTranslator()
         responseBody = .awaitingHead
         responseComplete = false
         unauthenticatedTrailers = false
@@ -120,8 +123,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             delegate?.connectionDidConnect(self)
         }
         if dead {
+            pendingHead = nil
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
-        } else if connection == nil && !outputBuffer.buffer.isEmpty {
+        } else if connection == nil && hasRequestBytes {
             bindIfNeeded()
         }
     }
@@ -173,7 +177,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     }
 
     private func restartWriteTimer() {
-        if let writeTimeout, !outputBuffer.buffer.isEmpty || queuedInCodec > 0, !closed {
+        if let writeTimeout, pendingHead != nil || !outputBuffer.buffer.isEmpty || queuedInCodec > 0, !closed {
             writeTimer.schedule(after: writeTimeout)
         } else {
             writeTimer.suspend()
@@ -203,6 +207,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard !closed else { return }
         closed = true
         delegate = nil
+        pendingHead = nil
         readTimer.cancel()
         writeTimer.cancel()
         lookTimer.cancel()
@@ -230,8 +235,21 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     // MARK: - for the connection
 
-    /// Whether request bytes wait to be sent.
-    var hasRequestBytes: Bool { !outputBuffer.buffer.isEmpty }
+    /// Whether a request head or request bytes wait to be sent.
+    var hasRequestBytes: Bool { pendingHead != nil || !outputBuffer.buffer.isEmpty }
+
+    /// What of the request has not gone to the codec yet: its body bytes, and 1 for its head
+    /// while that waits (the count ``UpstreamConnection/sendHead(_:)`` returns for it).
+    var unsentCount: Int { (pendingHead != nil ? 1 : 0) + outputBuffer.buffer.count }
+
+    /// The request's head, typed (the exchange's rewrite as name/value pairs): it opens a stream
+    /// at the connection's next turn; `body` says how the bytes written after it are framed.
+    /// (Given once the stream announced its connect: a response never comes before it.)
+    func sendHead(_ head: HTTP2Head, body: HTTP2MessageTranslator.Phase) {
+        guard !closed, !dead else { return }
+        pendingHead = (head, body)
+        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+    }
 
     /// Request body bytes waiting in the codec's send queue for the upstream's windows, as the
     /// connection last counted them: they are not written yet, so the write timeout runs while
@@ -255,6 +273,15 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// queue has room; the session hears its output drained once everything went.
     func sendRequest(_ codec: HTTP2Codec) throws {
         let request = outputBuffer.buffer
+        if let pending = pendingHead {
+            pendingHead = nil
+            try translator.submitRequest(pending.head, body: pending.body, codec: codec)
+            restartWriteTimer()
+            if request.isEmpty {
+                delegate?.connectionDidDrain(self)
+                return
+            }
+        }
         let before = request.count
         guard before > 0 else { return }
         try translator.translate(request, closed: false, codec: codec)

@@ -48,6 +48,12 @@ final class UpstreamConnection: ConnectionDelegate {
     /// Bytes written before the connection exists (resolution and connect are in progress);
     /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
+    /// The HTTP/2 stream it goes through, once it takes one (an `h2` upstream, or one that
+    /// agreed on HTTP/2): the request's head goes to it typed (``sendHead(_:)``).
+    private(set) var http2Stream: HTTP2UpstreamStream?
+    /// A request head sent while the upstream's protocol is not known yet (a negotiated one
+    /// still connecting): written once it is, as text or typed.
+    private var deferredHead: UpstreamRequestPlan?
     private var racer: AddressRacer?
     /// A client fell behind since the last response started (``clientFellBehind()``).
     private var narrowAtNextResponse = false
@@ -108,7 +114,31 @@ final class UpstreamConnection: ConnectionDelegate {
         let stream = HTTP2UpstreamStream(target: target.http == .h2 ? target : target.asHTTP2, upstreams: pool.http2)
         stream.delegate = self
         connecting = stream
+        http2Stream = stream
         stream.connect()
+    }
+
+    /// Whether a request head goes as HTTP/1.1 text into ``output`` now: this is (or will be)
+    /// a socket to an HTTP/1.1 upstream. Otherwise it goes through ``sendHead(_:)``.
+    var takesTextHead: Bool { http2Stream == nil && (isConnected || target.http == .http1) }
+
+    /// Sends the request head `plan` makes: typed to a connected HTTP/2 stream, as text to a
+    /// socket, or, before the connection is there, once it is (typed or as text, as it turns
+    /// out: a response then never comes before the connect). Returns what it queued for
+    /// ``unsentCount``: the text's size, or 1 for a head not (yet) written as bytes — so
+    /// "nothing sent" keeps meaning that no whole head left.
+    func sendHead(_ plan: UpstreamRequestPlan) -> Int {
+        if takesTextHead { return plan.writeText(to: output) }
+        if isConnected, let stream = http2Stream {
+            sendHead(plan, to: stream)
+            return 1
+        }
+        deferredHead = plan
+        return 1
+    }
+
+    private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamStream) {
+        stream.sendHead(plan.http2Head(scheme: target.tls == nil ? "http" : "https"), body: plan.http2Body)
     }
 
     /// Connects to exactly `addresses`, in this order (no resolution, no filtering), giving up
@@ -152,6 +182,16 @@ final class UpstreamConnection: ConnectionDelegate {
             connectTimer = nil
             connection = winner
             winner.delegate = self
+            if let plan = deferredHead {
+                // The head sent while connecting goes first: typed to an HTTP/2 stream, as
+                // text to a socket (a negotiated upstream that chose HTTP/1.1).
+                deferredHead = nil
+                if let stream = http2Stream, stream === winner {
+                    sendHead(plan, to: stream)
+                } else {
+                    _ = plan.writeText(to: winner.output)
+                }
+            }
             if let pending {
                 pending.buffer.moveAll(to: winner.output)
                 self.pending = nil
@@ -178,7 +218,11 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     /// Request bytes queued and not yet handed to the socket.
-    var unsentCount: Int { pending?.buffer.count ?? connection?.output.count ?? 0 }
+    var unsentCount: Int {
+        if let pending { return (deferredHead != nil ? 1 : 0) + pending.buffer.count }
+        if let http2Stream { return http2Stream.unsentCount }
+        return connection?.output.count ?? 0
+    }
 
     /// Response bytes received (empty before the connection exists).
     var input: EventBuffer? {
@@ -263,6 +307,7 @@ final class UpstreamConnection: ConnectionDelegate {
         connecting = nil
         if reset { connection?.reset() } else { connection?.close() }
         pending = nil
+        deferredHead = nil
         pool.connectionClosed(self)
     }
 
@@ -309,7 +354,7 @@ final class UpstreamConnection: ConnectionDelegate {
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         if let owner, !isIdle {
-            let refused = reason == .refused && (connection as? HTTP2UpstreamStream)?.wasRefused == true
+            let refused = reason == .refused && http2Stream?.wasRefused == true
             owner.upstream(self, didEnd: refused ? .streamRefused : .connection(reason))
             return
         }

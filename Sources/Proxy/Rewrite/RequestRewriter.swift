@@ -155,7 +155,7 @@ enum RequestRewriter {
     /// own token: only ours goes, also when the server answered a DPoP token request with a
     /// bearer token), not a header that only selects the route's per-request token.
     @inline(__always)
-    private static func keeps(_ line: FieldLine, in section: FieldSectionView, connectionNamed: [Range<Int>],
+    static func keeps(_ line: FieldLine, in section: FieldSectionView, connectionNamed: [Range<Int>],
                               stripAuthorization: Bool, perRequest: RouteTokens?) -> Bool {
         if section.name(of: line, equals: "host") || section.name(of: line, equals: "content-length") { return false }
         if FieldNames.isHopByHop(line, in: section) { return false }
@@ -170,7 +170,7 @@ enum RequestRewriter {
     /// Whether `line` is the app's `traceparent` (or, with `orState`, its `tracestate`), which
     /// tracing replaces. Only the traced head's specialization tests it.
     @inline(__always)
-    private static func isTraceField(_ line: FieldLine, in section: FieldSectionView, orState: Bool) -> Bool {
+    static func isTraceField(_ line: FieldLine, in section: FieldSectionView, orState: Bool) -> Bool {
         section.name(of: line, equals: "traceparent") || orState && section.name(of: line, equals: "tracestate")
     }
 
@@ -184,7 +184,7 @@ enum RequestRewriter {
     /// `htu` the upstream origin and path (no query), `ath` of the token, the origin's nonce.
     /// Nil only when signing fails (OpenSSL out of memory): the request then goes without a
     /// proof, and the resource server's 401 reaches the app.
-    private static func dpopProof(for request: RequestHead, decision: RouteDecision, token: AccessToken,
+    static func dpopProof(for request: RequestHead, decision: RouteDecision, token: AccessToken,
                                   binding: TokenBinding) -> String? {
         let path: String
         switch request.target {

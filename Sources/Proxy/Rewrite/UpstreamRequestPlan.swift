@@ -1,0 +1,40 @@
+import EventLoop
+import HTTP1
+import HTTP2
+import TokenManager
+
+/// What an upstream request's head is made from — the app's head, the route's decision, the
+/// token, the protocol it switches to and the trace fields — for a head whose form waits for
+/// the upstream's protocol (an HTTP/1.1 text head for a socket, a typed head for an HTTP/2
+/// stream): both are made by ``RequestRewriter`` from the same rewrite.
+struct UpstreamRequestPlan {
+    /// The app's request head.
+    let head: RequestHead
+    /// Where it goes and with which credential.
+    let decision: RouteDecision
+    /// The token injected (none on a route without a credential).
+    let token: AccessToken?
+    /// The protocol an HTTP/1.1 request switches to, as the app named it (none for HTTP/2).
+    let upgrade: String?
+    /// The trace fields' rewrite, while tracing.
+    let trace: TraceFieldRewrite?
+
+    /// Writes the head as HTTP/1.1 text at the end of `output`; returns its size.
+    func writeText(to output: EventBuffer) -> Int {
+        if let trace {
+            return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+        }
+        return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, to: output)
+    }
+
+    /// The head as an HTTP/2 upstream with `scheme` is sent it.
+    func http2Head(scheme: String) -> HTTP2Head {
+        RequestRewriter.http2Head(for: head, decision: decision, token: token, scheme: scheme, trace: trace)
+    }
+
+    /// How the body written after the head is framed on an HTTP/2 stream (the exchange writes
+    /// a body without a length as chunks, de-framed there).
+    var http2Body: HTTP2MessageTranslator.Phase {
+        HTTP2MessageTranslator.phase(for: head.framing)
+    }
+}
