@@ -19,6 +19,8 @@ public struct BodyRelay {
         case length(remaining: UInt64)
         case chunked(ChunkedDecoder)
         case untilClose
+        /// Unframed bytes until the source's message ends (``sourceEnded(trailers:)``, `ended`).
+        case untilEnd(ended: Bool)
         case done
     }
 
@@ -30,6 +32,9 @@ public struct BodyRelay {
     @usableFromInline let forwardTrailers: Bool
     /// Bytes of body moved so far.
     public internal(set) var bodyBytes: UInt64 = 0
+    /// The trailer fields of a body that ended, kept for a destination that carries them apart
+    /// from the body (an HTTP/2 stream: not chunked output) until taken (``takeTrailers()``).
+    @usableFromInline var endTrailers: HTTPFields?
 
     /// A relay for a body framed as `framing`; `chunkedOutput` re-frames it as chunked.
     /// (Inlinable: two per proxied request, in another module.)
@@ -43,6 +48,39 @@ public struct BodyRelay {
         case .untilClose: input = .untilClose
         }
         self.chunkedOutput = chunkedOutput
+    }
+
+    /// A relay for a body that ends where its message does — an HTTP/2 stream's, whose end
+    /// (and trailers) the source says apart from its bytes (``sourceEnded(trailers:)``): no
+    /// framing to decode, so none is invented on the way. `chunkedOutput` frames it as chunks
+    /// for an HTTP/1.1 destination (the trailers in the last chunk when forwarded); otherwise
+    /// the trailers are kept for ``takeTrailers()``.
+    public init(untilMessageEnd chunkedOutput: Bool, forwardTrailers: Bool) {
+        self.forwardTrailers = forwardTrailers
+        input = .untilEnd(ended: false)
+        self.chunkedOutput = chunkedOutput
+    }
+
+    /// Whether the body ends with its source's message and the source has not said so yet.
+    public var awaitsMessageEnd: Bool {
+        if case .untilEnd(ended: false) = input { return true }
+        return false
+    }
+
+    /// The source's message ended, with `trailers` (maybe none): once its buffered bytes have
+    /// moved, the body is complete.
+    public mutating func sourceEnded(trailers: HTTPFields) {
+        guard case .untilEnd(ended: false) = input else { return }
+        input = .untilEnd(ended: true)
+        if forwardTrailers && !trailers.isEmpty { endTrailers = trailers }
+    }
+
+    /// The trailers of a body that ended, when the output is not chunked (its destination
+    /// carries them apart from the body); each returned once. Nil when there were none, or
+    /// they are not forwarded.
+    public mutating func takeTrailers() -> HTTPFields? {
+        defer { endTrailers = nil }
+        return endTrailers
     }
 
     /// Whether the body has been fully relayed.
@@ -59,7 +97,7 @@ public struct BodyRelay {
         switch input {
         case .length(let remaining): return Int(clamping: remaining)
         case .done: return 0
-        case .chunked, .untilClose: return nil
+        case .chunked, .untilClose, .untilEnd: return nil
         }
     }
 
@@ -101,6 +139,22 @@ public struct BodyRelay {
                 bodyBytes += UInt64(moved)
                 let left = remaining - UInt64(moved)
                 input = left == 0 ? .done : .length(remaining: left)
+            case .untilEnd(let ended):
+                if source.isEmpty {
+                    guard ended else { return .needMore }
+                    if chunkedOutput {
+                        destination.append(HeadSerializer.lastChunk(trailers: endTrailers ?? HTTPFields()))
+                        endTrailers = nil
+                    }
+                    input = .done
+                    return .complete
+                }
+                if destination.count >= limit { return .blocked }
+                let available = source.count
+                if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
+                source.moveAll(to: destination)
+                if chunkedOutput { destination.append(Self.crlf) }
+                bodyBytes += UInt64(available)
             case .untilClose:
                 if destination.count >= limit { return .blocked }
                 if source.isEmpty { return .needMore }
@@ -140,12 +194,9 @@ public struct BodyRelay {
                 case .end(let consumed, let trailers):
                     source.drain(consumed)
                     if chunkedOutput {
-                        var last: [UInt8] = Array("0\r\n".utf8)
-                        for field in trailers where forwardTrailers {
-                            last.append(contentsOf: "\(field.name): \(field.value)\r\n".utf8)
-                        }
-                        last.append(contentsOf: Self.crlf)
-                        destination.append(last)
+                        destination.append(HeadSerializer.lastChunk(trailers: forwardTrailers ? trailers : HTTPFields()))
+                    } else if forwardTrailers && !trailers.isEmpty {
+                        endTrailers = trailers
                     }
                     input = .done
                     return .complete

@@ -73,4 +73,55 @@ final class BodyRelayTests: XCTestCase {
         var relay = BodyRelay(framing: .chunked, chunkedOutput: true, forwardTrailers: false)
         XCTAssertThrowsError(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20))
     }
+
+    // MARK: - a body that ends with its message (an HTTP/2 stream's)
+
+    func testABodyThatEndsWithItsMessageMovesUnframedUntilTheEndAndKeepsItsTrailers() throws {
+        let source = OwnedEventBuffer(), destination = OwnedEventBuffer()
+        var relay = BodyRelay(untilMessageEnd: false, forwardTrailers: true)
+        XCTAssertTrue(relay.awaitsMessageEnd)
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .needMore, "no end yet")
+        source.buffer.append("0\r\nhel")
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .needMore)
+        source.buffer.append("lo")
+        relay.sourceEnded(trailers: HTTPFields([HTTPField(name: "grpc-status", value: "0")]))
+        XCTAssertFalse(relay.awaitsMessageEnd)
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .complete)
+        XCTAssertEqual(String(decoding: destination.buffer.peekBytes(max: 100), as: UTF8.self), "0\r\nhello", "bytes as they came: nothing decoded")
+        XCTAssertEqual(relay.bodyBytes, 8)
+        XCTAssertEqual(relay.takeTrailers(), HTTPFields([HTTPField(name: "grpc-status", value: "0")]))
+        XCTAssertNil(relay.takeTrailers(), "given once")
+    }
+
+    func testABodyThatEndsWithItsMessageIsChunkedForAnHTTP1DestinationWithItsTrailersInTheLastChunk() throws {
+        let source = OwnedEventBuffer(), destination = OwnedEventBuffer()
+        var relay = BodyRelay(untilMessageEnd: true, forwardTrailers: true)
+        source.buffer.append("abc")
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .needMore)
+        relay.sourceEnded(trailers: HTTPFields([HTTPField(name: "grpc-status", value: "0")]))
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .complete)
+        XCTAssertEqual(String(decoding: destination.buffer.peekBytes(max: 100), as: UTF8.self), "3\r\nabc\r\n0\r\ngrpc-status: 0\r\n\r\n")
+        XCTAssertNil(relay.takeTrailers(), "they went in the last chunk")
+    }
+
+    func testAMessageEndWaitsForTheBytesBeforeItAndALimitHoldsThemBack() throws {
+        let source = OwnedEventBuffer(), destination = OwnedEventBuffer()
+        var relay = BodyRelay(untilMessageEnd: false, forwardTrailers: false)
+        destination.buffer.append("full")
+        source.buffer.append("rest")
+        relay.sourceEnded(trailers: HTTPFields([HTTPField(name: "x-t", value: "1")]))
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 4), .blocked, "the end is not before its bytes")
+        destination.buffer.drain(4)
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 4), .complete)
+        XCTAssertEqual(destination.buffer.peekBytes(max: 100), Array("rest".utf8))
+        XCTAssertNil(relay.takeTrailers(), "trailers not forwarded (a request's) are dropped")
+    }
+
+    func testAChunkedBodyToAnUnframedDestinationKeepsItsTrailersForIt() throws {
+        let source = OwnedEventBuffer(), destination = OwnedEventBuffer()
+        source.buffer.append("3\r\nabc\r\n0\r\nx-t: 1\r\n\r\n")
+        var relay = BodyRelay(framing: .chunked, chunkedOutput: false, forwardTrailers: true)
+        XCTAssertEqual(try relay.pump(from: source.buffer, to: destination.buffer, limit: 1 << 20), .complete)
+        XCTAssertEqual(relay.takeTrailers(), HTTPFields([HTTPField(name: "x-t", value: "1")]))
+    }
 }

@@ -165,7 +165,15 @@ extension ClientSession: UpstreamConnectionOwner {
             context.headBytes = headBytes
         }
         io.responseCommitted = !staged
-        io.responseRelay = BodyRelay(framing: framing, chunkedOutput: clientFraming == .chunked, forwardTrailers: true)
+        // An HTTP/2 app's stream carries the end and the trailers apart from the bytes: nothing
+        // is chunk-framed for it (``HTTP2MessageTranslator/Phase/untilEnd``).
+        let chunkedOutput = clientFraming == .chunked && !isHTTP2Stream
+        if framing == .chunked, io.withUpstream({ $0.http2Stream?.bodyEndsWithStream }) == true {
+            // An HTTP/2 upstream's body of unknown length: unframed, ended by its stream.
+            io.responseRelay = BodyRelay(untilMessageEnd: chunkedOutput, forwardTrailers: true)
+        } else {
+            io.responseRelay = BodyRelay(framing: framing, chunkedOutput: chunkedOutput, forwardTrailers: true)
+        }
         // (The clocks need no change: the relay starts in the phase the send or the request's
         // completion set them for.)
         let readAhead = responseReadAhead(io)
@@ -193,6 +201,7 @@ extension ClientSession: UpstreamConnectionOwner {
     func pumpResponse(_ io: ExchangeIO) -> ExchangeAction {
         // (`input` lives while the exchange holds its upstream, which nothing here gives up.)
         guard let input = io.withUpstream({ $0.input }) ?? nil else { return .none }
+        if io.responseRelay.awaitsMessageEnd { takeMessageEnd(io) }
         if let spool = io.spool, spool.undelivered > 0 {
             // Bytes are waiting in the spool: new ones go behind them.
             return pumpIntoSpool(io, spool, from: input)
@@ -315,8 +324,9 @@ extension ClientSession: UpstreamConnectionOwner {
         let via = bytes.count
         bytes.append(HeadBytes.viaLine)
         lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "1.1 token-sidecar"
-        // The relay re-frames a chunked or close-delimited body as chunks; else the backend's framing.
-        let body = head.clientFraming == .chunked ? .chunked : HTTP2MessageTranslator.phase(for: head.framing)
+        // A chunked or close-delimited body goes unframed, ended by the session when the
+        // exchange completes (``finish(_:upstream:keepClient:)``); else the backend's framing.
+        let body = head.clientFraming == .chunked ? .untilEnd : HTTP2MessageTranslator.phase(for: head.framing)
         return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 
@@ -368,6 +378,7 @@ extension ClientSession: UpstreamConnectionOwner {
     /// Relays what the backend sent into the spool, writing it to the file while the budget
     /// has room; a full budget pauses the backend (the staged bytes wait in memory).
     private func pumpIntoSpool(_ io: ExchangeIO, _ spool: ResponseSpool, from input: EventBuffer) -> ExchangeAction {
+        if io.responseRelay.awaitsMessageEnd { takeMessageEnd(io) }
         var progress: Exchange.BodyProgress
         var flushed: Bool
         repeat {
@@ -385,6 +396,15 @@ extension ClientSession: UpstreamConnectionOwner {
         let facts = Exchange.SpoolFacts(undelivered: spool.undelivered, canSpool: false)
         return connection.exchangeEvent { $0.responseBodyRelayed(progress, trailingBytes: progress == .complete ? input.count : 0,
                                                                  responseBytesSent: true, spool: facts) }
+    }
+
+    /// The HTTP/2 upstream's stream ended the body the relay moves (with its trailers): the
+    /// relay completes once the bytes before the end have moved.
+    @inline(never)
+    private func takeMessageEnd(_ io: ExchangeIO) {
+        if let trailers = io.withUpstream({ $0.http2Stream?.takeMessageEnd() }) ?? nil {
+            io.responseRelay.sourceEnded(trailers: trailers)
+        }
     }
 
     /// Tops up the client's output from the spool; reports a spool that has been delivered
@@ -444,6 +464,8 @@ extension ClientSession: UpstreamConnectionOwner {
 
     func finish(_ io: ExchangeIO, upstream disposal: UpstreamDisposal, keepClient: Bool) {
         disarm()
+        // An HTTP/2 app's response of unknown length ends here, with the trailers the relay kept.
+        if let pipe = http2Pipe { pipe.responseTranslator.endMessage(trailers: io.responseRelay.takeTrailers()) }
         if isGRPCStream { reportTrailingRejection(io) }
         account(io, status: io.responseHead?.status ?? 0, error: nil)
         dispose(upstreamOf: io, disposal)

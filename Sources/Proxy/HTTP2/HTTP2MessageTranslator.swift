@@ -25,6 +25,9 @@ struct HTTP2MessageTranslator {
         case length(UInt64)
         case chunked
         case untilClose
+        /// Unframed bytes until the session says the message ended (``endMessage(trailers:)``):
+        /// a response of unknown length to an app's stream, its trailers given apart.
+        case untilEnd
         case done
     }
 
@@ -32,6 +35,9 @@ struct HTTP2MessageTranslator {
     static let sendQueueLimit = 64 * 1024
 
     private(set) var phase = Phase.head
+    /// The session said the message ended (``endMessage(trailers:)``), with these trailers.
+    private var messageEnded = false
+    private var endTrailers: HTTPFields?
     private let kind: Kind
     /// The stream the message goes on (a request's: 0 until its head opened it).
     private(set) var stream: Int32
@@ -145,6 +151,14 @@ struct HTTP2MessageTranslator {
                     phase = .done
                 }
                 return
+            case .untilEnd:
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
+                let n = min(response.count, room)
+                if n > 0 { move(n, from: response, codec: codec) }
+                guard messageEnded && response.isEmpty else { return }
+                codec.endBody(stream: stream, trailers: endTrailers)
+                endTrailers = nil
+                phase = .done
             case .done:
                 response.drain(response.count)
                 return
@@ -161,6 +175,14 @@ struct HTTP2MessageTranslator {
         announced = head
         announcedCommitted = committed
         textBeforeAnnounced = textBytes
+    }
+
+    /// The message (a body of ``Phase/untilEnd``) ends once what is written of it is out, with
+    /// `trailers`. A session that closes without saying so leaves it incomplete: the stream is
+    /// reset, never ended as if whole.
+    mutating func endMessage(trailers: HTTPFields?) {
+        messageEnded = true
+        endTrailers = trailers
     }
 
     /// The announced head may go out.

@@ -6,7 +6,10 @@ import HTTP2
 /// request becomes a stream on a shared ``HTTP2UpstreamConnection``. The session hands it the
 /// request's head typed (``sendHead(_:body:)``: name/value pairs from the exchange's rewrite,
 /// never text) and writes the body as it would to a socket, which is de-framed
-/// (``HTTP2MessageTranslator``: a length, or chunks with trailers as HTTP/2 trailers). The response comes back as HTTP/1.1:
+/// (``HTTP2MessageTranslator``: a length, or chunks with trailers as HTTP/2 trailers). The
+/// response comes back as an HTTP/1.1 head, then its body unframed: with its length, or — a
+/// body without one — ended by the stream (``bodyEndsWithStream``, ``takeMessageEnd()``: the
+/// end and the trailers, gRPC's status among them, go to the exchange apart from the bytes). The response comes back as HTTP/1.1:
 /// its head, then the body with its length, or chunked when it has none (so trailers, gRPC's
 /// status among them, reach the session and go on to the app).
 ///
@@ -47,8 +50,8 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         case awaitingHead
         /// As it comes (a `content-length`, or a response without a body).
         case raw
-        /// As chunks, then a last chunk with the trailers.
-        case chunked
+        /// As it comes, its end (and trailers) told apart (``takeMessageEnd()``).
+        case untilEnd
     }
     private var responseBody = ResponseBody.awaitingHead
     /// The next request's head and how its body is framed, until the connection's turn opens
@@ -56,6 +59,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     private var pendingHead: (head: HTTP2Head, body: HTTP2MessageTranslator.Phase)?
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
+    /// The trailers of a body that ended with the stream, until the exchange takes the end
+    /// (``takeMessageEnd()``); nil while there is no such end to take.
+    private var messageEnd: HTTPFields?
     /// The response's trailers said `grpc-status: 16` (UNAUTHENTICATED) after its messages.
     private var unauthenticatedTrailers = false
     /// Response body bytes written into the input, and how many of them were reported taken.
@@ -94,6 +100,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         translator = HTTP2MessageTranslator()
         responseBody = .awaitingHead
         responseComplete = false
+        messageEnd = nil
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
         // Still listed by the connection it last used, whose turn now skips it (it is not that
@@ -151,7 +158,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard !closed else { return }
         isReading = true
         restartReadTimer()
-        if !inputBuffer.buffer.isEmpty { connection?.touch(self) }
+        if !inputBuffer.buffer.isEmpty || messageEnd != nil { connection?.touch(self) }
     }
 
     func stopReading() {
@@ -299,7 +306,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     /// Tells the session that response bytes arrived (while it reads).
     func deliver() {
-        guard !closed, isReading, !inputBuffer.buffer.isEmpty, let delegate else { return }
+        guard !closed, isReading, !inputBuffer.buffer.isEmpty || messageEnd != nil, let delegate else { return }
         restartReadTimer()
         delegate.connectionDidRead(self)
     }
@@ -327,7 +334,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
                 responseBody = .raw
                 text.append("content-length: 0\r\n")
             } else {
-                responseBody = .chunked
+                // The head says chunked — the exchange's name for a body of unknown length that
+                // may end with trailers — but its bytes come unframed, ended by the stream.
+                responseBody = .untilEnd
                 text.append("transfer-encoding: chunked\r\n")
             }
         }
@@ -339,13 +348,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// Response body bytes.
     func receiveBody(_ bytes: [UInt8]) {
         guard !closed else { return }
-        if responseBody == .chunked {
-            inputBuffer.buffer.append(HeadSerializer.chunkHeader(bytes.count))
-            inputBuffer.buffer.append(bytes)
-            inputBuffer.buffer.append("\r\n")
-        } else {
-            inputBuffer.buffer.append(bytes)
-        }
+        inputBuffer.buffer.append(bytes)
         credit.deliver(bytes.count)
         connection?.touch(self)
     }
@@ -356,9 +359,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard !closed, !responseComplete else { return }
         responseComplete = true
         unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
-        if responseBody == .chunked {
-            inputBuffer.buffer.append(HeadSerializer.lastChunk(trailers: trailers ?? HTTPFields()))
-        }
+        if responseBody == .untilEnd { messageEnd = trailers ?? HTTPFields() }
         if translator.phase == .done {
             // The exchange is over here: the pipe leaves the stream at once (its END_STREAM may
             // still wait for the peer's window; that is the codec's), free for the next request.
@@ -369,6 +370,17 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             dead = true
             connection?.touch(self)
         }
+    }
+
+    /// Whether the response's body (one without a length) ends with the stream, unframed: the
+    /// exchange relays it until ``takeMessageEnd()`` gives its end.
+    var bodyEndsWithStream: Bool { responseBody == .untilEnd }
+
+    /// The end of a body that ends with the stream, once the stream ended: its trailers (maybe
+    /// none), given once; nil before.
+    func takeMessageEnd() -> HTTPFields? {
+        defer { messageEnd = nil }
+        return messageEnd
     }
 
     /// Whether the last response's trailers said UNAUTHENTICATED (asked once: it is cleared).

@@ -154,4 +154,24 @@ final class HTTP2MessageTranslatorTests: XCTestCase {
             .data(stream: stream, Array("abc".utf8)), .end(stream: stream), .closed(stream: stream, .noError),
         ])
     }
+
+    /// A response of unknown length announced as fields goes unframed, and ends — with its
+    /// trailers — only when the session says its message ended: a session that closes without
+    /// saying so (a truncated response) never ends the stream as if it were whole.
+    func testABodyUntilItsMessageEndsEndsWithItsTrailersOnlyWhenTheSessionSaysSo() throws {
+        var translator = HTTP2MessageTranslator(requestMethod: "GET", stream: stream)
+        translator.announce(HTTP2MessageTranslator.AnnouncedHead(status: 200, bytes: [], lines: [], body: .untilEnd), committed: true,
+                            after: 0)
+        var events = try translate(&translator, "0\r\n", closed: false)
+        events += try translate(&translator, "abc", closed: true)
+        XCTAssertEqual(translator.phase, .untilEnd, "closed without an end: not done (the server session resets it)")
+        XCTAssertFalse(events.contains(.end(stream: stream)))
+        translator.endMessage(trailers: HTTPFields([HTTPField(name: "grpc-status", value: "0")]))
+        events += try translate(&translator, "")
+        let body = events.flatMap { event -> [UInt8] in if case .data(_, let bytes) = event { bytes } else { [] } }
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), "0\r\nabc", "bytes as they are")
+        XCTAssertEqual(Array(events.suffix(3)), [.trailers(stream: stream, HTTPFields([HTTPField(name: "grpc-status", value: "0")])),
+                                                 .end(stream: stream), .closed(stream: stream, .noError)])
+        XCTAssertEqual(translator.phase, .done)
+    }
 }
