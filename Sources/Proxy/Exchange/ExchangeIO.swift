@@ -62,6 +62,10 @@ final class ExchangeIO {
     var heldBody: OwnedEventBuffer?
     /// Decodes the client's request body framing and produces the upstream's.
     var requestRelay: BodyRelay
+    /// The request's body is an HTTP/2 stream's of unknown length going to an HTTP/2 upstream:
+    /// unframed all the way, its end told to the upstream's stream apart from its bytes
+    /// (``UpstreamConnection/endRequestBody()``).
+    let requestEndsWithStream: Bool
     /// Bytes of this request (head and body) queued toward the current upstream connection.
     var requestQueued = 0
     /// The final response head from the backend, once parsed.
@@ -96,12 +100,21 @@ final class ExchangeIO {
     /// until then it is staged in the worker's scratch buffer and can still be replaced by a 502.
     var responseCommitted = false
 
-    init(head: consuming RequestHead, decision: consuming RouteDecision, context: WorkerContext) {
+    /// `streamedBody`: the body is an HTTP/2 app stream's of unknown length, ended by the stream
+    /// (told to the relay apart from its bytes): unframed to an HTTP/2 upstream, chunked to any other.
+    init(head: consuming RequestHead, decision: consuming RouteDecision, context: WorkerContext, streamedBody: Bool = false) {
         // The head is read first and stored last, so it moves into the record: stored first and
         // read after, it was retained for the store and released at the end, and that retain
         // (right after the record's fields were initialized) was one of a stream's costliest.
         let framing = head.framing
-        self.requestRelay = BodyRelay(framing: framing, chunkedOutput: framing == .chunked, forwardTrailers: false)
+        if streamedBody {
+            let toHTTP2 = decision.target.http == .h2
+            self.requestRelay = BodyRelay(untilMessageEnd: !toHTTP2, forwardTrailers: false)
+            self.requestEndsWithStream = toHTTP2
+        } else {
+            self.requestRelay = BodyRelay(framing: framing, chunkedOutput: framing == .chunked, forwardTrailers: false)
+            self.requestEndsWithStream = false
+        }
         self.context = context
         self.decision = decision
         self.startedAt = Timer.monotonicNow()

@@ -175,7 +175,8 @@ extension ClientSession: UpstreamWaiter {
         // The head and the decision move into the exchange's I/O record (no copy of the head's
         // fields; `consume`, their last uses: passed as it was, the decision was retained for the
         // record and released here at the end, two atomic operations).
-        let io = ExchangeIO(head: consume head, decision: consume decision, context: context)
+        let io = ExchangeIO(head: consume head, decision: consume decision, context: context,
+                            streamedBody: isHTTP2Stream && request.chunked)
         if let variant { io.variant = variant }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
@@ -266,6 +267,7 @@ extension ClientSession: UpstreamWaiter {
     /// so a malformed chunked body sent with its head never reaches the backend.
     func stageBody(_ io: ExchangeIO, copy copying: Bool) -> ExchangeAction {
         let staged = context.scratch.buffer
+        if io.requestRelay.awaitsMessageEnd { takeBodyEnd(io) }
         var progress: Exchange.BodyProgress
         do {
             progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark))
@@ -373,7 +375,8 @@ extension ClientSession: UpstreamWaiter {
                                                   trace: rewrite, to: upstream.output)
             } else {
                 headCount = upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token,
-                                                                  upgrade: io.upgrade?.text, trace: rewrite))
+                                                                  upgrade: io.upgrade?.text, trace: rewrite,
+                                                                  bodyEndsWithStream: io.requestEndsWithStream))
             }
         } else if upstream.takesTextHead {
             headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
@@ -383,6 +386,8 @@ extension ClientSession: UpstreamWaiter {
             headCount = sendPlannedHead(io, upstream)
         }
         io.requestQueued = headCount + body.moveAll(to: upstream.output)
+        // A streamed body staged whole before the send: its end follows it.
+        if io.requestEndsWithStream && io.requestRelay.isComplete { upstream.endRequestBody() }
         let wasQueued = io.queuedBody != nil
         io.queuedBody = nil
         // The wait in the queue is over (its timer, `connect`, no longer applies).
@@ -402,7 +407,14 @@ extension ClientSession: UpstreamWaiter {
     @inline(never)
     private func sendPlannedHead(_ io: ExchangeIO, _ upstream: UpstreamConnection) -> Int {
         upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                              trace: nil))
+                                              trace: nil, bodyEndsWithStream: io.requestEndsWithStream))
+    }
+
+    /// An HTTP/2 app's streamed body ended (its stream said so): the relay completes once the
+    /// bytes before the end have moved.
+    @inline(never)
+    private func takeBodyEnd(_ io: ExchangeIO) {
+        if http2Pipe?.takeBodyEnd() == true { io.requestRelay.sourceEnded(trailers: HTTPFields()) }
     }
 
     /// ``sendRequest(_:readingBody:responseTimer:traced:)`` for a traced request.
@@ -462,6 +474,7 @@ extension ClientSession: UpstreamWaiter {
     /// Moves request body bytes from the client to the upstream.
     func pumpRequest(_ io: ExchangeIO, copy copying: Bool) -> ExchangeAction {
         guard let upstream = io.upstream else { return .none }
+        if io.requestRelay.awaitsMessageEnd { takeBodyEnd(io) }
         let output = upstream.output
         // While the request may be sent again, its body passes through the (empty) scratch
         // buffer to be copied: a connected bufferevent's output cannot be read back (libevent
@@ -477,6 +490,7 @@ extension ClientSession: UpstreamWaiter {
         }
         let moved = destination.count - before
         io.requestQueued += moved
+        if io.requestEndsWithStream && progress == .complete { upstream.endRequestBody() }
         var copy: [UInt8]?
         if copying {
             // (The exchange stops keeping a copy that grows past its limit.)

@@ -346,7 +346,7 @@ extension ClientSession: UpstreamConnectionOwner {
 
     /// The HTTP/2 stream this session serves, if it serves one (whether or not its connection
     /// is still there: a pipe whose connection is gone only takes what is written to it).
-    private var http2Pipe: HTTP2StreamPipe? {
+    var http2Pipe: HTTP2StreamPipe? {
         isHTTP2Stream ? client as? HTTP2StreamPipe : nil
     }
 

@@ -94,8 +94,8 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     private var writeTimer: Timer?
     private var writeTimerRunning = false
 
-    /// How the request's body follows its head (a streamed one is framed as chunks in ``input``
-    /// until its last chunk is written).
+    /// How the request's body follows its head (a streamed one goes into ``input`` unframed,
+    /// its end told apart: ``takeBodyEnd()``).
     private var requestFraming: HTTP2RequestHeadValidator.Body
 
     /// A pipe for `stream`, whose request body is to be framed in its input as `framing` says
@@ -239,20 +239,28 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// the session is gone (the caller gives the bytes back to the connection's window at once).
     func receiveBody(_ bytes: [UInt8]) -> Bool {
         guard !sessionClosed else { return false }
-        let chunked = requestFraming == .streamed
-        if chunked { inputBuffer.buffer.append(HeadSerializer.chunkHeader(bytes.count)) }
         inputBuffer.buffer.append(bytes)
-        if chunked { inputBuffer.buffer.append("\r\n") }
         credit.deliver(bytes.count)
         restartReadTimer()
         return true
     }
 
-    /// The request body ended (with `trailers`, maybe empty): a chunked body gets its last chunk.
+    /// The request body ended (with `trailers`, which a request's relay never forwards): a
+    /// streamed body's end waits for its session to take it (``takeBodyEnd()``).
     func receiveEnd(trailers: HTTPFields) {
         guard !sessionClosed, requestFraming == .streamed else { return }
-        inputBuffer.buffer.append(HeadSerializer.lastChunk(trailers: trailers))
+        bodyEndUntold = true
         requestFraming = .none
+    }
+
+    /// A streamed body's end arrived and its session has not taken it yet.
+    private var bodyEndUntold = false
+
+    /// Whether a streamed body ended since the last call: the session's relay completes once
+    /// the bytes before the end have moved. Told once.
+    func takeBodyEnd() -> Bool {
+        defer { bodyEndUntold = false }
+        return bodyEndUntold
     }
 
     /// The app ended its side of the stream or reset it.
@@ -272,7 +280,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Tells the session what arrived: bytes (while it reads), or the stream's reset.
     func deliver() {
         guard !sessionClosed, let delegate else { return }
-        if isReading && !inputBuffer.buffer.isEmpty { delegate.connectionDidRead(self) }
+        if isReading && (!inputBuffer.buffer.isEmpty || bodyEndUntold) { delegate.connectionDidRead(self) }
     }
 
     /// The app is gone (reset, connection closed): the session aborts.

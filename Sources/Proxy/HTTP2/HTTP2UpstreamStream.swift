@@ -57,6 +57,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// The next request's head and how its body is framed, until the connection's turn opens
     /// its stream with it.
     private var pendingHead: (head: HTTP2Head, body: HTTP2MessageTranslator.Phase)?
+    /// The request's unframed body ended (``endRequestBody()``): its stream ends once the bytes
+    /// before the end are sent.
+    private var requestBodyEnded = false
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
     /// The trailers of a body that ended with the stream, until the exchange takes the end
@@ -100,6 +103,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         translator = HTTP2MessageTranslator()
         responseBody = .awaitingHead
         responseComplete = false
+        requestBodyEnded = false
         messageEnd = nil
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
@@ -243,7 +247,17 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     // MARK: - for the connection
 
     /// Whether a request head or request bytes wait to be sent.
-    var hasRequestBytes: Bool { pendingHead != nil || !outputBuffer.buffer.isEmpty }
+    var hasRequestBytes: Bool {
+        pendingHead != nil || !outputBuffer.buffer.isEmpty || (requestBodyEnded && translator.phase == .untilEnd)
+    }
+
+    /// The request's unframed body ended (an HTTP/2 app's stream did): the stream ends once
+    /// what was written of it is sent.
+    func endRequestBody() {
+        guard !closed, !dead else { return }
+        requestBodyEnded = true
+        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+    }
 
     /// What of the request has not gone to the codec yet: its body bytes, and 1 for its head
     /// while that waits (the count ``UpstreamConnection/sendHead(_:)`` returns for it).
@@ -284,13 +298,14 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             pendingHead = nil
             try translator.submitRequest(pending.head, body: pending.body, codec: codec)
             restartWriteTimer()
-            if request.isEmpty {
+            if request.isEmpty && !requestBodyEnded {
                 delegate?.connectionDidDrain(self)
                 return
             }
         }
+        if requestBodyEnded && translator.phase == .untilEnd { translator.endMessage(trailers: nil) }
         let before = request.count
-        guard before > 0 else { return }
+        guard before > 0 || (requestBodyEnded && translator.phase == .untilEnd) else { return }
         try translator.translate(request, closed: false, codec: codec)
         if request.count != before { restartWriteTimer() }
         if request.isEmpty { delegate?.connectionDidDrain(self) }

@@ -54,6 +54,8 @@ final class UpstreamConnection: ConnectionDelegate {
     /// A request head sent while the upstream's protocol is not known yet (a negotiated one
     /// still connecting): written once it is, as text or typed.
     private var deferredHead: UpstreamRequestPlan?
+    /// The request's unframed body ended while its head was deferred: told with the head.
+    private var deferredBodyEnd = false
     private var racer: AddressRacer?
     /// A client fell behind since the last response started (``clientFellBehind()``).
     private var narrowAtNextResponse = false
@@ -139,6 +141,20 @@ final class UpstreamConnection: ConnectionDelegate {
 
     private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamStream) {
         stream.sendHead(plan.http2Head(scheme: target.tls == nil ? "http" : "https"), body: plan.http2Body)
+        if deferredBodyEnd {
+            deferredBodyEnd = false
+            stream.endRequestBody()
+        }
+    }
+
+    /// The request's body, written unframed to an HTTP/2 stream, ended: its stream ends once
+    /// the bytes before the end are sent (with the head, when that waits for the connect).
+    func endRequestBody() {
+        if isConnected, let http2Stream {
+            http2Stream.endRequestBody()
+        } else {
+            deferredBodyEnd = true
+        }
     }
 
     /// Connects to exactly `addresses`, in this order (no resolution, no filtering), giving up

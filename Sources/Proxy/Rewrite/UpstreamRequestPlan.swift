@@ -18,6 +18,9 @@ struct UpstreamRequestPlan {
     let upgrade: String?
     /// The trace fields' rewrite, while tracing.
     let trace: TraceFieldRewrite?
+    /// The body goes unframed, its end told apart (``UpstreamConnection/endRequestBody()``): an
+    /// HTTP/2 app's body of unknown length to an HTTP/2 upstream.
+    var bodyEndsWithStream = false
 
     /// Writes the head as HTTP/1.1 text at the end of `output`; returns its size.
     func writeText(to output: EventBuffer) -> Int {
@@ -32,9 +35,10 @@ struct UpstreamRequestPlan {
         RequestRewriter.http2Head(for: head, decision: decision, token: token, scheme: scheme, trace: trace)
     }
 
-    /// How the body written after the head is framed on an HTTP/2 stream (the exchange writes
-    /// a body without a length as chunks, de-framed there).
+    /// How the body written after the head is framed on an HTTP/2 stream: unframed until its
+    /// end is told, or as the head says (an HTTP/1.1 app's body without a length comes as
+    /// chunks, de-framed there).
     var http2Body: HTTP2MessageTranslator.Phase {
-        HTTP2MessageTranslator.phase(for: head.framing)
+        bodyEndsWithStream ? .untilEnd : HTTP2MessageTranslator.phase(for: head.framing)
     }
 }
