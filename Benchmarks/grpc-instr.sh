@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# User-space instructions per unary gRPC call, under callgrind: grpc-go's load client (grpcbench,
+# ../shared/bench/grpc) at concurrency C for SECONDS through each proxy (h2c both sides, each
+# injecting the token with ../shared/bench/grpc/conf's config) to grpc-go's server. Counts what
+# does not drift from run to run (calls/s on this 2-core VM moves ±15% between runs): the
+# instructions of the proxy's process tree from a zeroed counter to a dump around the measured
+# load, divided by the calls the client completed in it. A proxy under callgrind runs ~50× slower,
+# so its calls batch less than at full speed: compare proxies in one run, not with grpc_peers.sh.
+#
+#   bash Benchmarks/grpc-instr.sh                         # sidecar (make release, stripped), nghttpx, haproxy
+#   C=1 ONLY=sidecar SIDECAR_BIN=/tmp/sc bash Benchmarks/grpc-instr.sh
+#
+# Loopback only (127.0.0.1:18480 server, 18490+ proxies); every load is bounded by SECONDS.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+C=${C:-50}; SECS=${SECONDS_LOAD:-5}; ONLY=${ONLY:-sidecar,nghttpx,haproxy}
+SHARED=${SHARED:-$(cd .. && pwd)/shared/bench/grpc}
+RUN=${RUN_DIR:-/tmp/grpc-instr}; rm -rf "$RUN"; mkdir -p "$RUN"
+TOKEN=test-token-123; BACKEND=18480
+if [ -z "${SIDECAR_BIN:-}" ]; then
+    [ -x .build/release/token-sidecar ] || { echo "make release first"; exit 1; }
+    # valgrind 3.19 cannot read the DWARF 5 of a Swift 6 build: a stripped copy.
+    strip -o "$RUN/token-sidecar" .build/release/token-sidecar; SIDECAR_BIN=$RUN/token-sidecar
+fi
+G=$(bash "$SHARED/build.sh")
+cleanup() { pkill -f "$RUN/" 2>/dev/null || true; [ -n "${SP:-}" ] && kill "$SP" 2>/dev/null || true; }
+trap cleanup EXIT
+"$G" server -listen 127.0.0.1:$BACKEND -token $TOKEN > "$RUN/server.log" 2>&1 & SP=$!
+
+conf() {   # TEMPLATE NAME PORT: the config with its placeholders filled
+    mkdir -p "$RUN/$2"
+    sed -e "s#@PORT@#$3#g" -e "s#@TOKEN@#$TOKEN#g" -e "s#@AUTHORITY@#127.0.0.1:$BACKEND#g" -e "s#@BACKEND_PORT@#$BACKEND#g" \
+        -e "s#@RUN@#$RUN/$2#g" "$SHARED/conf/$1" > "$RUN/$2/conf"
+    echo "$RUN/$2/conf"
+}
+
+measure() {   # NAME PORT COMMAND...: prints "NAME calls instr/call"
+    local name=$1 port=$2; shift 2
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$RUN/$name/cg.%p" "$@" > "$RUN/$name/stdout.log" 2>&1 &
+    local vp=$!
+    for _ in $(seq 1 150); do ss -ltn | grep -q ":$port " && break; sleep 0.2; done
+    "$G" load -target 127.0.0.1:$port -authority 127.0.0.1:$BACKEND -c "$C" -d 2 -warmup 0.5 > "$RUN/$name/warm.json" 2>/dev/null
+    callgrind_control -z > /dev/null 2>&1
+    "$G" load -target 127.0.0.1:$port -authority 127.0.0.1:$BACKEND -c "$C" -d "$SECS" -warmup 0 > "$RUN/$name/load.json" 2>/dev/null
+    callgrind_control -d > /dev/null 2>&1
+    sleep 1
+    pkill -f "$RUN/$name/" 2>/dev/null || true; kill $vp 2>/dev/null || true; wait $vp 2>/dev/null || true
+    local calls errors ir=0
+    calls=$(python3 -c "import json;print(json.load(open('$RUN/$name/load.json'))['calls'])")
+    errors=$(python3 -c "import json;print(json.load(open('$RUN/$name/load.json'))['errors'])")
+    # The dumps (`.1` files) of every process of the tree, summed.
+    for f in "$RUN/$name"/cg.*.1; do
+        [ -e "$f" ] || continue
+        ir=$(( ir + $(callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}') ))
+    done
+    printf '%-8s c=%-3s calls %7s errors %s instructions/call %s\n' "$name" "$C" "$calls" "$errors" $(( ir / calls ))
+}
+
+IFS=, read -ra names <<< "$ONLY"
+for n in "${names[@]}"; do
+    case $n in
+        sidecar) c=$(conf sidecar-grpc.conf sidecar 18490); measure sidecar 18490 "$SIDECAR_BIN" run --config "$c" ;;
+        nghttpx) c=$(conf nghttpx-grpc.conf nghttpx 18491); measure nghttpx 18491 nghttpx --conf="$c" ;;
+        haproxy) c=$(conf haproxy-grpc.cfg haproxy 18492); measure haproxy 18492 haproxy -db -f "$c" ;;
+        *) echo "unknown target $n"; exit 2 ;;
+    esac
+done
