@@ -19,9 +19,16 @@ public struct BodyRelay {
         case length(remaining: UInt64)
         case chunked(ChunkedDecoder)
         case untilClose
-        /// Unframed bytes until the source's message ends (``sourceEnded(trailers:)``, `ended`).
-        case untilEnd(ended: Bool)
+        /// Unframed bytes until the source's message ends (``sourceEnded(trailers:)``).
+        case untilEnd
+        /// The source's message ended, with these trailers to keep (nil: none): the bytes before
+        /// the end are still to move.
+        case ending(HTTPFields?)
         case done
+        /// Done, with the trailers kept for a destination that carries them apart
+        /// (``takeTrailers()``). (In the enum, not a field of the relay: two relays per exchange
+        /// would otherwise each carry and destroy an optional array.)
+        case doneWithTrailers(HTTPFields)
     }
 
     @usableFromInline var input: Input
@@ -32,9 +39,6 @@ public struct BodyRelay {
     @usableFromInline let forwardTrailers: Bool
     /// Bytes of body moved so far.
     public internal(set) var bodyBytes: UInt64 = 0
-    /// The trailer fields of a body that ended, kept for a destination that carries them apart
-    /// from the body (an HTTP/2 stream: not chunked output) until taken (``takeTrailers()``).
-    @usableFromInline var endTrailers: HTTPFields?
 
     /// A relay for a body framed as `framing`; `chunkedOutput` re-frames it as chunked.
     /// (Inlinable: two per proxied request, in another module.)
@@ -57,37 +61,39 @@ public struct BodyRelay {
     /// the trailers are kept for ``takeTrailers()``.
     public init(untilMessageEnd chunkedOutput: Bool, forwardTrailers: Bool) {
         self.forwardTrailers = forwardTrailers
-        input = .untilEnd(ended: false)
+        input = .untilEnd
         self.chunkedOutput = chunkedOutput
     }
 
     /// Whether the body ends with its source's message and the source has not said so yet.
     public var awaitsMessageEnd: Bool {
-        if case .untilEnd(ended: false) = input { return true }
+        if case .untilEnd = input { return true }
         return false
     }
 
     /// The source's message ended, with `trailers` (maybe none): once its buffered bytes have
     /// moved, the body is complete.
     public mutating func sourceEnded(trailers: HTTPFields) {
-        guard case .untilEnd(ended: false) = input else { return }
-        input = .untilEnd(ended: true)
-        if forwardTrailers && !trailers.isEmpty { endTrailers = trailers }
+        guard case .untilEnd = input else { return }
+        input = .ending(forwardTrailers && !trailers.isEmpty ? trailers : nil)
     }
 
     /// The trailers of a body that ended, when the output is not chunked (its destination
     /// carries them apart from the body); each returned once. Nil when there were none, or
     /// they are not forwarded.
     public mutating func takeTrailers() -> HTTPFields? {
-        defer { endTrailers = nil }
-        return endTrailers
+        guard case .doneWithTrailers(let trailers) = input else { return nil }
+        input = .done
+        return trailers
     }
 
     /// Whether the body has been fully relayed.
     @inlinable
     public var isComplete: Bool {
-        if case .done = input { return true }
-        return false
+        switch input {
+        case .done, .doneWithTrailers: return true
+        case .length, .chunked, .untilClose, .untilEnd, .ending: return false
+        }
     }
 
     /// Body bytes still to come when the framing says how many (`Content-Length`); nil for
@@ -96,8 +102,8 @@ public struct BodyRelay {
     public var remainingLength: Int? {
         switch input {
         case .length(let remaining): return Int(clamping: remaining)
-        case .done: return 0
-        case .chunked, .untilClose, .untilEnd: return nil
+        case .done, .doneWithTrailers: return 0
+        case .chunked, .untilClose, .untilEnd, .ending: return nil
         }
     }
 
@@ -130,7 +136,7 @@ public struct BodyRelay {
     public mutating func pump(from source: EventBuffer, to destination: EventBuffer, limit: Int) throws(HTTPParseError) -> Progress {
         while true {
             switch input {
-            case .done:
+            case .done, .doneWithTrailers:
                 return .complete
             case .length(let remaining):
                 if destination.count >= limit { return .blocked }
@@ -139,14 +145,15 @@ public struct BodyRelay {
                 bodyBytes += UInt64(moved)
                 let left = remaining - UInt64(moved)
                 input = left == 0 ? .done : .length(remaining: left)
-            case .untilEnd(let ended):
+            case .untilEnd, .ending:
                 if source.isEmpty {
-                    guard ended else { return .needMore }
+                    guard case .ending(let trailers) = input else { return .needMore }
                     if chunkedOutput {
-                        destination.append(HeadSerializer.lastChunk(trailers: endTrailers ?? HTTPFields()))
-                        endTrailers = nil
+                        destination.append(HeadSerializer.lastChunk(trailers: trailers ?? HTTPFields()))
+                        input = .done
+                    } else {
+                        input = trailers.map { .doneWithTrailers($0) } ?? .done
                     }
-                    input = .done
                     return .complete
                 }
                 if destination.count >= limit { return .blocked }
@@ -195,10 +202,10 @@ public struct BodyRelay {
                     source.drain(consumed)
                     if chunkedOutput {
                         destination.append(HeadSerializer.lastChunk(trailers: forwardTrailers ? trailers : HTTPFields()))
-                    } else if forwardTrailers && !trailers.isEmpty {
-                        endTrailers = trailers
+                        input = .done
+                    } else {
+                        input = forwardTrailers && !trailers.isEmpty ? .doneWithTrailers(trailers) : .done
                     }
-                    input = .done
                     return .complete
                 }
                 if case .chunked = input { input = .chunked(decoder) }
