@@ -66,6 +66,9 @@ final class ExchangeIO {
     /// unframed all the way, its end told to the upstream's stream apart from its bytes
     /// (``UpstreamConnection/endRequestBody()``).
     let requestEndsWithStream: Bool
+    /// The response goes to an HTTP/2 app's stream unframed, ended by the exchange's finish
+    /// (``HTTP2MessageTranslator/Phase/untilEnd``): set as the relay starts.
+    var responseEndsAppStream = false
     /// Bytes of this request (head and body) queued toward the current upstream connection.
     var requestQueued = 0
     /// The final response head from the backend, once parsed.

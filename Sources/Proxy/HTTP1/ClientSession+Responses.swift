@@ -168,6 +168,7 @@ extension ClientSession: UpstreamConnectionOwner {
         // An HTTP/2 app's stream carries the end and the trailers apart from the bytes: nothing
         // is chunk-framed for it (``HTTP2MessageTranslator/Phase/untilEnd``).
         let chunkedOutput = clientFraming == .chunked && !isHTTP2Stream
+        io.responseEndsAppStream = clientFraming == .chunked && isHTTP2Stream
         if framing == .chunked, io.withUpstream({ $0.http2Stream?.bodyEndsWithStream }) == true {
             // An HTTP/2 upstream's body of unknown length: unframed, ended by its stream.
             io.responseRelay = BodyRelay(untilMessageEnd: chunkedOutput, forwardTrailers: true)
@@ -465,7 +466,9 @@ extension ClientSession: UpstreamConnectionOwner {
     func finish(_ io: ExchangeIO, upstream disposal: UpstreamDisposal, keepClient: Bool) {
         disarm()
         // An HTTP/2 app's response of unknown length ends here, with the trailers the relay kept.
-        if let pipe = http2Pipe { pipe.responseTranslator.endMessage(trailers: io.responseRelay.takeTrailers()) }
+        if io.responseEndsAppStream, let pipe = http2Pipe {
+            pipe.responseTranslator.endMessage(trailers: io.responseRelay.takeTrailers())
+        }
         if isGRPCStream { reportTrailingRejection(io) }
         account(io, status: io.responseHead?.status ?? 0, error: nil)
         dispose(upstreamOf: io, disposal)
