@@ -219,7 +219,7 @@ public enum RequestHeadParser {
             for (index, line) in lines.enumerated() {
                 guard ASCII.isToken(bytes, line.name) else { return .invalid("invalid character in field name") }
                 if !ASCII.isPlainText(bytes, line.value), let problem = oddValue(bytes, line.value) { return problem }
-                if let kind = KnownFields.classify(bytes, line.name) { known.record(kind, index: index, value: line.value) }
+                if let kind = KnownFields.classifyApart(bytes, line.name) { known.record(kind, index: index, value: line.value) }
             }
             return nil
         }
