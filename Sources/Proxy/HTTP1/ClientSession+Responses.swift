@@ -345,16 +345,10 @@ extension ClientSession: UpstreamConnectionOwner {
         http2Load?.hasManyStreams == true
     }
 
-    /// The HTTP/2 stream this session serves, if it serves one (whether or not its connection
-    /// is still there: a pipe whose connection is gone only takes what is written to it).
-    var http2Pipe: HTTP2StreamPipe? {
-        isHTTP2Stream ? client as? HTTP2StreamPipe : nil
-    }
-
     /// This session's stream and the app connection it belongs to, when it serves an HTTP/2
     /// stream whose connection is still there.
     private var http2Stream: (pipe: HTTP2StreamPipe, connection: HTTP2ServerSession)? {
-        guard isHTTP2Stream, let pipe = client as? HTTP2StreamPipe, let connection = pipe.owner else { return nil }
+        guard let pipe = http2Pipe, let connection = pipe.owner else { return nil }
         return (pipe, connection)
     }
 

@@ -41,6 +41,10 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// The client is one stream of an app's HTTP/2 connection (an ``HTTP2StreamPipe``): the
     /// access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
+    /// That stream's pipe, known by type (``client`` is the same object as a ``ByteStream``):
+    /// the session hands its translator the response head and end. Unowned: ``client`` keeps it
+    /// alive as long as the session (a strong reference cost a retain and a release per stream).
+    unowned(unsafe) let http2Pipe: HTTP2StreamPipe?
     /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
     let http2Load: HTTP2ConnectionLoad?
     /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
@@ -52,8 +56,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Stream: Bool = false,
+    /// `http2Pipe`: the stream's pipe when the session serves one stream of an app's HTTP/2
+    /// connection (`client` is that pipe).
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Pipe: HTTP2StreamPipe? = nil,
          load: HTTP2ConnectionLoad? = nil, grpc: Bool = false) {
+        let http2Stream = http2Pipe != nil
+        self.http2Pipe = http2Pipe
         self.client = client
         self.context = context
         self.intercepted = intercepted
