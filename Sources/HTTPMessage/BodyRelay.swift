@@ -157,19 +157,11 @@ public struct BodyRelay {
                     return .complete
                 }
                 if destination.count >= limit { return .blocked }
-                let available = source.count
-                if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
-                source.moveAll(to: destination)
-                if chunkedOutput { destination.append(Self.crlf) }
-                bodyBytes += UInt64(available)
+                moveAll(from: source, to: destination)
             case .untilClose:
                 if destination.count >= limit { return .blocked }
                 if source.isEmpty { return .needMore }
-                let available = source.count
-                if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
-                source.moveAll(to: destination)
-                if chunkedOutput { destination.append(Self.crlf) }
-                bodyBytes += UInt64(available)
+                moveAll(from: source, to: destination)
             case .chunked(var decoder):
                 if destination.count >= limit { return .blocked }
                 // In the middle of chunk data the decoder needs no bytes: ask it first, so body
@@ -220,6 +212,16 @@ public struct BodyRelay {
         if chunkedOutput { destination.append(Array("0\r\n\r\n".utf8)) }
         input = .done
         return true
+    }
+
+    /// Moves everything `source` holds, as one chunk when the output is chunked (a body whose
+    /// input has no framing of its own: until the close, or until its message ends).
+    private mutating func moveAll(from source: EventBuffer, to destination: EventBuffer) {
+        let available = source.count
+        if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
+        source.moveAll(to: destination)
+        if chunkedOutput { destination.append(Self.crlf) }
+        bodyBytes += UInt64(available)
     }
 
     private static let crlf: [UInt8] = [0x0d, 0x0a]

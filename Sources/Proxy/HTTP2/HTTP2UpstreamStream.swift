@@ -150,7 +150,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// requests) has the pipe bind to one once bytes are there (not on a mere look at its count).
     var output: EventBuffer {
         if !closed {
-            if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+            requestChanged()
         }
         if dead { outputBuffer.buffer.drain(outputBuffer.buffer.count) }
         return outputBuffer.buffer
@@ -246,6 +246,12 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     // MARK: - for the connection
 
+    /// The request changed (a head, bytes, its end): its connection looks at it in its next
+    /// turn; between requests, the pipe binds to one from the loop.
+    private func requestChanged() {
+        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+    }
+
     /// Whether a request head or request bytes wait to be sent.
     var hasRequestBytes: Bool {
         pendingHead != nil || !outputBuffer.buffer.isEmpty || (requestBodyEnded && translator.phase == .untilEnd)
@@ -256,7 +262,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     func endRequestBody() {
         guard !closed, !dead else { return }
         requestBodyEnded = true
-        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+        requestChanged()
     }
 
     /// What of the request has not gone to the codec yet: its body bytes, and 1 for its head
@@ -269,7 +275,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     func sendHead(_ head: HTTP2Head, body: HTTP2MessageTranslator.Phase) {
         guard !closed, !dead else { return }
         pendingHead = (head, body)
-        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+        requestChanged()
     }
 
     /// Request body bytes waiting in the codec's send queue for the upstream's windows, as the
