@@ -19,10 +19,54 @@ extension ConfigDecoder {
                 report(path, "credential names may contain only letters, digits, '-' and '_'", line: entry.line)
             }
             if let kind = decodeCredential(entry.value, path: path) {
-                configs.append(CredentialConfig(name: entry.key, kind: kind))
+                let placeholder = decodePlaceholder(entry.value, path: path, kind: kind)
+                if placeholder.valid { configs.append(CredentialConfig(name: entry.key, kind: kind, placeholder: placeholder.setting)) }
+            }
+        }
+        var owners: [PlaceholderSetting: String] = [:]
+        for config in configs {
+            guard let placeholder = config.placeholder else { continue }
+            if let owner = owners[placeholder] {
+                let key = if case .file = placeholder { "placeholderFile" } else { "placeholder" }
+                report("credentials.\(config.name).\(key)", "is the same as credentials.\(owner)'s: each credential needs its own placeholder", line: nil)
+            } else {
+                owners[placeholder] = config.name
             }
         }
         return (configs, names)
+    }
+
+    /// `placeholder: TEXT` or `placeholderFile: PATH` (not both), for any credential type but
+    /// one making DPoP-bound tokens (they go only with a proof, as `Authorization: DPoP`).
+    private mutating func decodePlaceholder(_ node: Node, path: String, kind: CredentialKind)
+        -> (setting: PlaceholderSetting?, valid: Bool) {
+        guard case .mapping(let mapping) = node else { return (nil, true) }
+        var fields: [String: Node] = [:]
+        for (key, value) in mapping { if case .scalar(let scalar) = key { fields[scalar.string] = value } }
+        let given = ["placeholder", "placeholderFile"].filter { fields[$0].map { !Self.isNull($0) } ?? false }
+        guard let key = given.first, let valueNode = fields[key] else { return (nil, true) }
+        if given.count > 1 {
+            report(path, "give one of placeholder and placeholderFile, not both", at: fields["placeholderFile"])
+            return (nil, false)
+        }
+        if case .oauth2(let oauth) = kind, oauth.dpop != nil {
+            report(Self.join(path, key), "a DPoP-bound token goes only as Authorization: DPoP with a proof, never in place of a placeholder", at: valueNode)
+            return (nil, false)
+        }
+        guard case .value(let text) = string(valueNode, path: Self.join(path, key)) else { return (nil, false) }
+        if key == "placeholderFile" {
+            guard !text.isEmpty else {
+                report(Self.join(path, key), "is empty; expected the path of the file the placeholder is read from or written to", at: valueNode)
+                return (nil, false)
+            }
+            return (.file(resolve(path: text)), true)
+        }
+        if let problem = PlaceholderSetting.problem(text) {
+            // The value is not shown: an operator may have pasted the real key here by mistake.
+            report(Self.join(path, key), problem, at: valueNode)
+            return (nil, false)
+        }
+        return (.value(text), true)
     }
 
     /// Names appear in key paths (`credentials.NAME.token`), so dots and

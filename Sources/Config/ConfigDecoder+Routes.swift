@@ -180,6 +180,10 @@ extension ConfigDecoder {
                 }
             }
 
+            let placement = decodePlacement(fields, path: path, credential: credential, kinds: kinds,
+                                            clientAuthorization: clientAuthorization)
+            if !placement.valid { valid = false }
+
             let presentsCertificate = decodeClientCertificate(fields, path: path, credential: credential, kinds: kinds,
                                                               upstream: upstream, tlsGiven: tls.given)
             if presentsCertificate == nil { valid = false }
@@ -196,7 +200,7 @@ extension ConfigDecoder {
                     clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
                     requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false,
                     upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime,
-                    upstreamProtocol: upstreamProtocol ?? .auto))
+                    upstreamProtocol: upstreamProtocol ?? .auto, placement: placement.placement))
             }
         }
         return routes

@@ -102,10 +102,7 @@ extension ConfigDecoder {
         case .absent: return .absent
         case .invalid: return .invalid
         case .value(let name):
-            let tchar: (Unicode.Scalar) -> Bool = { scalar in
-                scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
-            }
-            guard !name.isEmpty, name.unicodeScalars.allSatisfy(tchar) else {
+            guard FieldNameSyntax.isToken(name) else {
                 report(path, "'\(name)' is not an HTTP field name (letters, digits and !#$%&'*+-.^_`|~), e.g. Token-Sidecar-Scope", at: node)
                 return .invalid
             }

@@ -273,10 +273,7 @@ extension ConfigDecoder {
     /// Why `name` cannot be an export request header (not an RFC 9110 token, or a field the
     /// exporter writes), or nil.
     static func tracingHeaderNameProblem(_ name: String) -> String? {
-        let tchar: (Unicode.Scalar) -> Bool = { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
-        }
-        guard !name.isEmpty, name.unicodeScalars.allSatisfy(tchar) else {
+        guard FieldNameSyntax.isToken(name) else {
             return "is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~, e.g. X-Api-Key)"
         }
         if exporterFieldNames.contains(name.lowercased()) { return "\(name) is a header the exporter writes itself" }

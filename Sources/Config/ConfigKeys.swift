@@ -18,7 +18,7 @@ enum ConfigKeys {
     static let tracingBatch = ["maxQueueSize", "scheduleDelay", "exportTimeout", "maxExportBatchSize"]
     /// Allowed range for `tracing.batch.maxQueueSize` and `maxExportBatchSize`.
     static let tracingBatchSize = 1...1_000_000
-    static let credentialCommon = ["type"]
+    static let credentialCommon = ["type", "placeholder", "placeholderFile"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
     /// Client secret sources of `mca` and `oauth2`.
     static let secret = ["secret", "secretFile", "secretEnv"]
@@ -41,7 +41,11 @@ enum ConfigKeys {
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
-                        "maxUpgradedLifetime", "upstreamProtocol"] + tls
+                        "maxUpgradedLifetime", "upstreamProtocol", "inject"] + tls
+    /// Keys of `routes[].inject` (exactly one of `header`, `query`, `basic`; `format` with `header`).
+    static let inject = ["header", "format", "query", "basic"]
+    /// Keys of `routes[].inject.basic` when it is a mapping.
+    static let injectBasic = ["username", "password"]
     /// Keys of an oauth2 credential's `dpop` mapping.
     static let dpop = ["keyFile"]
     /// Keys of `routes[].exchange`.

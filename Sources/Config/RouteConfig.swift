@@ -26,6 +26,8 @@ public struct RouteConfig: Sendable, Equatable {
     public var presentsCredentialCertificate: Bool
     /// The HTTP version spoken to the upstream (`upstreamProtocol:`).
     public var upstreamProtocol: UpstreamProtocol
+    /// Where the credential goes (`inject:`); nil: `Authorization: Bearer <token>`.
+    public var placement: CredentialPlacement?
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
     public var exchange: STSSettings? {
         get { perRequest?.exchange }
@@ -65,8 +67,9 @@ public struct RouteConfig: Sendable, Equatable {
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
         exchange: STSSettings? = nil, requested: RequestedTokenSettings? = nil,
         presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil,
-        upstreamProtocol: UpstreamProtocol = .auto
+        upstreamProtocol: UpstreamProtocol = .auto, placement: CredentialPlacement? = nil
     ) {
+        self.placement = placement
         self.upstreamProtocol = upstreamProtocol
         self.presentsCredentialCertificate = presentsCredentialCertificate
         self.upgrades = upgrades

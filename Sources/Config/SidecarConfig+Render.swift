@@ -93,6 +93,7 @@ extension SidecarConfig {
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                     lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")
+                    lines.append("    inject: " + Self.renderPlacement(route.placement))
                     if route.presentsCredentialCertificate {
                         lines.append("    clientCertificate: credential  # RFC 8705 §3: the certificate the token is bound to")
                     }
@@ -124,6 +125,24 @@ extension SidecarConfig {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `routes[].inject` as flow YAML; the token shows as `{token}`, never a value.
+    static func renderPlacement(_ placement: CredentialPlacement?) -> String {
+        switch placement {
+        case nil:
+            return "{header: \"Authorization\", format: \"Bearer {token}\"}  # the default (DPoP {token} for a DPoP-bound token)"
+        case .header(let name, let prefix, let suffix)?:
+            return "{header: \(quote(name)), format: \(quote(prefix + "{token}" + suffix))}"
+        case .query(let name)?:
+            return "{query: \(quote(name))}  # appended to the target, percent-encoded"
+        case .basic(.pair)?:
+            return "{basic: pair}  # the token is user:secret"
+        case .basic(.tokenAsUsername(let password))?:
+            return "{basic: {username: \"{token}\", password: \(quote(password))}}"
+        case .basic(.tokenAsPassword(let username))?:
+            return "{basic: {username: \(quote(username)), password: \"{token}\"}}"
+        }
     }
 
     /// A YAML double-quoted scalar, with `$` doubled so the loader's

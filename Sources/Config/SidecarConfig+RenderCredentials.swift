@@ -3,6 +3,11 @@ extension SidecarConfig {
     /// (`"****"`); mca fields carry a comment saying where they came from.
     static func renderCredential(_ credential: CredentialConfig) -> [String] {
         var lines = ["  \(quote(credential.name)):", "    type: \(credential.kind.typeName)"]
+        switch credential.placeholder {
+        case .value?: lines.append("    placeholder: \"****\"  # swapped for the token on routes with this credential")
+        case .file(let path)?: lines.append("    placeholderFile: \(quote(path))  # read, or generated (tsp_…) and written at start")
+        case nil: break
+        }
         switch credential.kind {
         case .staticToken(let config):
             lines.append("    " + secretLine(config.source, keys: ("token", "tokenFile", "tokenEnv")))

@@ -17,7 +17,17 @@ public enum CredentialFactory {
         let cache = TokenCache(capacity: config.cacheSize)
         return CredentialSet(try config.credentials.map {
             try make($0, environment: environment, tokenLoop: tokenLoop, cache: cache, logger: logger)
-        })
+        }, placeholders: try placeholders(of: config))
+    }
+
+    /// Every credential's placeholder, by name (a `placeholderFile` read, or generated and written).
+    public static func placeholders(of config: SidecarConfig) throws -> [String: String] {
+        var resolved: [String: String] = [:]
+        for credential in config.credentials {
+            guard let setting = credential.placeholder else { continue }
+            resolved[credential.name] = try PlaceholderFile.resolve(setting, credential: credential.name)
+        }
+        return resolved
     }
 
     /// Builds one credential (see ``make(from:environment:tokenLoop:logger:)``).

@@ -51,7 +51,8 @@ public final class CredentialRuntime: @unchecked Sendable {
         self.configs = configs
         credentials = CredentialSet(built)
         credentials = CredentialSet(built, routeVariants: try buildVariants(config, keeping: [:]).all,
-                                    perRequestOnly: Self.perRequestOnly(config))
+                                    perRequestOnly: Self.perRequestOnly(config),
+                                    placeholders: try CredentialFactory.placeholders(of: config))
     }
 
     /// Starts the token loop and the first fetch of every managed credential.
@@ -134,7 +135,8 @@ public final class CredentialRuntime: @unchecked Sendable {
         let keptVariants = Set(variants.all.values.map { ObjectIdentifier($0) })
         let retiredVariants = previousVariants.values.filter { !keptVariants.contains(ObjectIdentifier($0)) }
         self.configs = configs
-        credentials = CredentialSet(built, routeVariants: variants.all, perRequestOnly: Self.perRequestOnly(config))
+        credentials = CredentialSet(built, routeVariants: variants.all, perRequestOnly: Self.perRequestOnly(config),
+                                    placeholders: try CredentialFactory.placeholders(of: config))
         // Every credential whose own token some route now injects (a kept one may have been used
         // only per request before, so never started); start is idempotent.
         for case let managed as ManagedCredential in credentials.all where !credentials.perRequestOnly.contains(managed.name) {

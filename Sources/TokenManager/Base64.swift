@@ -3,12 +3,12 @@ import Foundation
 /// Base64 (RFC 4648 §4) and base64url (§5), the project's one Base64: standard encoding for
 /// HTTP Basic and `x5c`, unpadded base64url for JWS. Encoding is a table walk (a DPoP proof
 /// encodes three parts on every request); decoding uses Foundation's codec.
-enum Base64 {
+public enum Base64 {
     private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Standard base64 with `=` padding.
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         encode(bytes, alphabet: standardAlphabet, padded: true)
     }
 
@@ -56,7 +56,7 @@ enum Base64 {
 
     /// Decodes base64url, with or without padding (standard `+` and `/` are accepted too); nil
     /// on any other character or an impossible length.
-    static func decodeURL(_ text: Substring) -> [UInt8]? {
+    public static func decodeURL(_ text: Substring) -> [UInt8]? {
         var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         guard standard.utf8.count % 4 != 1 else { return nil }
         while standard.utf8.count % 4 != 0 { standard += "=" }

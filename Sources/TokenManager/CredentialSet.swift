@@ -7,9 +7,13 @@ public struct CredentialSet: Sendable {
     /// tokens per request (a token exchange client, per-request scopes). They never fetch
     /// one and do not hold readiness back.
     public let perRequestOnly: Set<String>
+    /// Each credential's placeholder (`placeholder`, `placeholderFile`), by credential name.
+    public let placeholders: [String: String]
 
     /// Collects credentials; names must be unique (the config loader guarantees it).
-    public init(_ credentials: [any Credential], routeVariants: [String: TokenVariants] = [:], perRequestOnly: Set<String> = []) {
+    public init(_ credentials: [any Credential], routeVariants: [String: TokenVariants] = [:], perRequestOnly: Set<String> = [],
+                placeholders: [String: String] = [:]) {
+        self.placeholders = placeholders
         var byName: [String: any Credential] = [:]
         for credential in credentials { byName[credential.name] = credential }
         self.byName = byName

@@ -29,8 +29,9 @@ struct JSONAccessLogWriter: AccessLogWriter {
             ("duration_ms", String(record.durationMs)),
             ("method", record.method),
             ("path", record.path),
-            ("protocol", record.protocolName),
         ]
+        if let placement = record.placement { fields.append(("placement", placement)) }
+        fields.append(("protocol", record.protocolName))
         if let proxyStatus = record.proxyStatus { fields.append(("proxy_status", proxyStatus)) }
         fields.append(("route", record.route))
         fields.append(("status", String(record.status)))

@@ -60,6 +60,11 @@ enum MetricsExporter {
         families.append(.counter("token_sidecar_http2_refused_total",
                                  help: "What HTTP/2 apps sent that the proxy refused (a stream reset or refused, a 431, or a connection told to calm down or ended), by reason.",
                                  samples(proxy.http2Refused, label: "reason")))
+        families.append(.counter("token_sidecar_credential_injections_total",
+                                 help: "Requests whose token went elsewhere than Authorization: Bearer (a route's inject placement, or where the app put a placeholder), by route and placement.",
+            proxy.credentialInjections.sorted { ($0.key.route, $0.key.placement) < ($1.key.route, $1.key.placement) }.map {
+                MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("placement", $0.key.placement)], value: Double($0.value))
+            }))
         families.append(.counter("token_sidecar_upgraded_connections_total",
                                  help: "Connections that switched protocols after a 101 (WebSocket), by route.",
                                  samples(proxy.upgradedConnections, label: "route")))

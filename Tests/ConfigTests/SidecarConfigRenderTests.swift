@@ -84,6 +84,7 @@ final class SidecarConfigRenderTests: XCTestCase {
                 upstreamProtocol: auto
                 credential: "env"
                 clientAuthorization: replace
+                inject: {header: "Authorization", format: "Bearer {token}"}  # the default (DPoP {token} for a DPoP-bound token)
               - host: "plain.test:80"
                 upstream: null  # the requested destination
                 upgrades: ["websocket"]

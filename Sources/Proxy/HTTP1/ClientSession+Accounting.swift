@@ -20,6 +20,9 @@ extension ClientSession {
         let route = io.decision.routeName ?? "unrouted"
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
         count(route: route, status: status, error: error, seconds: seconds, context: context, http2: http2)
+        if let injection = io.decision.injection, io.token != nil {
+            context.metrics.credentialInjections[InjectionCounterKey(route: route, placement: injection.label), default: 0] += 1
+        }
         guard context.accessLog else { return }
         logAccess(io.head, io: io, http2: http2, route: route, status: status, error: error, seconds: seconds,
                   context: context, bytesIn: bytesIn, bytesOut: bytesOut)
@@ -62,7 +65,8 @@ extension ClientSession {
                 status: status, bytesIn: bytesIn, bytesOut: bytesOut,
                 durationMs: Int((seconds * 1000).rounded()), route: route, upstream: upstream,
                 tokenFingerprint: io?.token?.fingerprint, auth: Self.authorizationUse(io),
-                proxyStatus: error, worker: context.worker, scope: io?.variant?.scope, protocolName: protocolName))
+                proxyStatus: error, worker: context.worker, scope: io?.variant?.scope, protocolName: protocolName,
+                placement: io?.token == nil ? nil : io?.decision.placementLabel))
             return
         }
         var metadata: Logger.Metadata = [
@@ -78,7 +82,10 @@ extension ClientSession {
             "route": .string(route),
         ]
         if let target = io?.target { metadata["upstream"] = .string("\(target.host):\(target.port)") }
-        if let token = io?.token { metadata["token"] = .string(token.fingerprint) }
+        if let token = io?.token {
+            metadata["token"] = .string(token.fingerprint)
+            if let placement = io?.decision.placementLabel { metadata["placement"] = .string(placement) }
+        }
         if let scope = io?.variant?.scope { metadata["scope"] = .string(scope) }
         if let error { metadata["proxy_status"] = .string(error) }
         context.logger.info("access", metadata: metadata)

@@ -143,8 +143,16 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head)
             return
         }
+        if context.withRouter({ $0.placeholders != nil }) {
+            switch checkPlaceholders(head, decision) {
+            case .success(let checked): decision = checked
+            case .failure(let error):
+                refuse(error, head: head)
+                return
+            }
+        }
         if isGRPCStream { decision = decision.requiringHTTP2() }
-        if decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
+        if decision.injection?.placeholder == nil && decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
             decision = decision.keepingClientAuthorization()
         }
         var variant: TokenVariantKey?
@@ -182,6 +190,15 @@ extension ClientSession: UpstreamWaiter {
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
+    }
+
+    /// The decision for a request of a configuration with placeholders (``PlaceholderPolicy``).
+    /// Out of line: most configurations have none.
+    @inline(never)
+    private func checkPlaceholders(_ head: borrowing RequestHead, _ decision: RouteDecision) -> Result<RouteDecision, ProxyError> {
+        context.withRouter { router in
+            router.placeholders.map { PlaceholderPolicy.decide(copy head, decision, scanner: $0) } ?? .success(decision)
+        }
     }
 
     /// What the exchange needs to know about `head`.

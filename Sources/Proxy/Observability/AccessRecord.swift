@@ -31,6 +31,9 @@ public struct AccessRecord: Sendable {
     public var scope: String? = nil
     /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2` (a stream of an app's HTTP/2 connection).
     public var protocolName: String = "HTTP/1.1"
+    /// Where the injected token went (`header:authorization`, `header:x-api-key`, `query:key`,
+    /// `basic`, `placeholder`), when one was injected. Never a value.
+    public var placement: String? = nil
 }
 
 /// Writes access records (set on ``ProxyServer/accessLogWriter`` before it starts). Without

@@ -18,6 +18,14 @@ public struct RequestCounterKey: Hashable, Sendable {
     }
 }
 
+/// A key of ``ProxyMetrics/credentialInjections``: the route and where its token went.
+public struct InjectionCounterKey: Hashable, Sendable {
+    /// The route's host pattern.
+    public let route: String
+    /// The placement's label (`header:x-api-key`, `query:key`, `basic`) or `placeholder`.
+    public let placement: String
+}
+
 /// An upstream connection gauge key.
 public struct UpstreamGaugeKey: Hashable, Sendable {
     /// `host:port` of the backend.
@@ -81,6 +89,9 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var interceptCertificatesMinted = 0
     /// What HTTP/2 apps sent that the proxy refused, by reason (``HTTP2Refusal``).
     public var http2Refused: [String: UInt64] = [:]
+    /// Requests whose token went elsewhere than the default `Authorization` line (a route's
+    /// `inject:` placement, or where the app put a placeholder), by route and placement.
+    public var credentialInjections: [InjectionCounterKey: UInt64] = [:]
 
     /// Empty counters.
     public init() {}
@@ -103,5 +114,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         upgradedConnections.merge(other.upgradedConnections, uniquingKeysWith: +)
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
         http2Refused.merge(other.http2Refused, uniquingKeysWith: +)
+        credentialInjections.merge(other.credentialInjections, uniquingKeysWith: +)
     }
 }

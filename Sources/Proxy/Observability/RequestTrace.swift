@@ -140,7 +140,7 @@ final class RequestTrace {
     @inline(never)
     func finish(_ io: ExchangeIO, status: Int, error: String?) {
         end(head: io.head, route: io.decision.routeName, credential: io.decision.credential?.name, target: io.target,
-            status: status, error: error)
+            status: status, error: error, placement: io.token == nil ? nil : io.decision.placementLabel)
     }
 
     /// The request is resent (`event`: `token_sidecar.replay` or `token_sidecar.retry`), and why.
@@ -167,7 +167,9 @@ final class RequestTrace {
 
     /// The request was answered with `status` (`error`: the Proxy-Status error type when the
     /// proxy answered with an error): ends the open attempt and the server span.
-    func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?) {
+    /// `placement`: where the injected token went, when one was.
+    func end(head: borrowing RequestHead, route: String?, credential: String?, target: UpstreamTarget?, status: Int, error: String?,
+             placement: String? = nil) {
         if let target, attempt.spanID.isValid {
             // A response ended without one of ours: its status is the upstream's.
             endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
@@ -184,6 +186,7 @@ final class RequestTrace {
             if let start = waitStartNanos { waitedNanos += Tracer.nowNanos() &- start }
             attributes.append(SpanAttribute("token_sidecar.token.wait", .double(Double(waitedNanos) / 1e9)))
         }
+        if let placement { attributes.append(SpanAttribute("token_sidecar.placement", .string(placement))) }
         tracer.end(SpanRecord(context: server, traceState: traceState, parentSpanID: parent?.spanID, parentIsRemote: parent != nil,
                               name: head.method, kind: .server, startNanos: startNanos, endNanos: Tracer.nowNanos(),
                               attributes: attributes, events: events, links: links,

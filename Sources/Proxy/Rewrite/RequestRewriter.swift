@@ -19,6 +19,10 @@ enum RequestRewriter {
     /// `trace`: how the W3C trace fields are rewritten while tracing is on (nil: untouched).
     static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                      trace: TraceFieldRewrite? = nil) -> [UInt8] {
+        if let injection = decision.injection, let token {
+            return head(for: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
+                        upgrade: upgrade, trace: trace)
+        }
         var out: [UInt8] = []
         let make: (Int, (inout HeadWriter) -> Void) -> Void = { maxCount, body in out = HeadWriter.bytes(maxCount: maxCount, body) }
         if let trace {
@@ -33,7 +37,23 @@ enum RequestRewriter {
     /// The trace fields go untouched.
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                       to output: EventBuffer) -> Int {
-        writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), to: output)
+        if decision.injection != nil, let token {
+            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: nil, to: output)
+        }
+        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), to: output)
+    }
+
+    /// The head of a request whose credential goes elsewhere than the default `Authorization`
+    /// line (a placement, a placeholder): edited first (``CredentialEdit``), then written with
+    /// no token line of its own. Out of line: the default head never carries this code.
+    @inline(never)
+    private static func writeEdited(_ request: RequestHead, decision: RouteDecision, token: AccessToken, upgrade: String?,
+                                    trace: TraceFieldRewrite?, to output: EventBuffer) -> Int {
+        let edited = CredentialEdit.apply(request, decision.injection!, token: token.value)
+        if let trace {
+            return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: trace, to: output)
+        }
+        return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: UntouchedTraceFields(), to: output)
     }
 
     /// Writes the head with `trace`'s `traceparent` in place of the app's, at the end of `output`; returns its size.
@@ -41,7 +61,10 @@ enum RequestRewriter {
     @inline(__always)
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                       trace: TraceFieldRewrite, to output: EventBuffer) -> Int {
-        writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+        if decision.injection != nil, let token {
+            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+        }
+        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
     }
 
     /// Generic over the trace policy so that the untraced head, the one every request writes
@@ -73,7 +96,8 @@ enum RequestRewriter {
         case .asterisk: path = nil
         case .authority(let authority): path = authority.description
         }
-        let stripAuthorization = decision.credential != nil
+        // An edited head (a placement, a placeholder) has its credential in place already.
+        let stripAuthorization = decision.credential != nil && decision.injection == nil
         let perRequest = decision.perRequest
         request.withFieldSection { section in
             var maxCount = request.method.utf8.count + 1 + (path?.utf8.count ?? 1) + HeadBytes.spaceHTTP11Host.utf8CodeUnitCount
@@ -234,6 +258,10 @@ extension RequestRewriter {
     /// on as a plain request).
     static func http2Head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
                           trace: TraceFieldRewrite? = nil) -> HTTP2Head {
+        if let injection = decision.injection, let token {
+            return http2Head(for: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
+                             scheme: scheme, trace: trace)
+        }
         let path: String
         switch request.target {
         case .origin(let target), .absolute(_, _, let target): path = target
@@ -243,7 +271,7 @@ extension RequestRewriter {
         var head = HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path)
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
-        let stripAuthorization = decision.credential != nil
+        let stripAuthorization = decision.credential != nil && decision.injection == nil
         let perRequest = decision.perRequest
         let dropTraceParent = trace != nil, dropTraceState = trace.map { !$0.keepTraceState } ?? false
         request.withFieldSection { section in

@@ -31,12 +31,17 @@ final class RouteDecision: Sendable {
     let certificateBound: CertificateBoundUpstream?
     /// Which protocols a request may switch to, and for how long (`upgrades`, `maxUpgradedLifetime`).
     let upgrades: UpgradePolicy
+    /// Where the token goes when not in the default `Authorization` line (the route's
+    /// placement, a placeholder this request carries); nil for the default.
+    let injection: CredentialInjection?
 
     /// A decision; only the router makes them (and tests).
     init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
          keepsClientAuthorization: Bool = false, keptClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
-         certificateBound: CertificateBoundUpstream? = nil, upgrades: UpgradePolicy = UpgradePolicy()) {
+         certificateBound: CertificateBoundUpstream? = nil, upgrades: UpgradePolicy = UpgradePolicy(),
+         injection: CredentialInjection? = nil) {
         self.upgrades = upgrades
+        self.injection = injection
         self.target = target
         self.hostField = hostField
         self.credential = credential
@@ -60,14 +65,29 @@ final class RouteDecision: Sendable {
         guard target.http == .negotiated else { return self }
         return RouteDecision(target: target.asHTTP2, hostField: hostField, credential: credential, routeName: routeName,
                              keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                             perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades)
+                             perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection)
     }
 
     /// This decision injecting `credential`'s tokens instead.
     func with(credential: (any Credential)?) -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades)
+                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection)
+    }
+
+    /// This decision for a request that carries its credential's `placeholder`: the token is
+    /// swapped in where the app put it (or, with a placement, written there alone).
+    func swapping(placeholder: [UInt8]) -> RouteDecision {
+        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
+                      keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
+                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades,
+                      injection: CredentialInjection(placement: injection?.placement, placeholder: placeholder))
+    }
+
+    /// What the access log, traces and metrics call where the token went (nil: none injected).
+    var placementLabel: String? {
+        guard credential != nil else { return nil }
+        return injection?.label ?? CredentialPlacement.defaultLabel
     }
 }
 
@@ -94,6 +114,9 @@ final class Router: Sendable {
     /// but the destination's key), everything computed once: its label and credential, and for a
     /// route with an `upstream` or an exact host its connection target (and Host value).
     private let prepared: [PreparedRoute]
+    /// Finds credential placeholders in requests; nil when no credential has one (no request
+    /// is then looked at).
+    let placeholders: PlaceholderScanner?
 
     /// A class: a decision reads it through one reference instead of copying its fields.
     private final class PreparedRoute: Sendable {
@@ -120,6 +143,8 @@ final class Router: Sendable {
         let intercept: Bool
         /// `upgrades`, `maxUpgradedLifetime`.
         let upgrades: UpgradePolicy
+        /// `inject:`, when not the default.
+        let injection: CredentialInjection?
         /// An intercepting route without an upstream (a wildcard): the TLS context its requests
         /// reach their own destination with.
         let interceptTLS: (context: TLSClientContext, key: String)?
@@ -143,11 +168,13 @@ final class Router: Sendable {
             self.interceptTLS = interceptTLS
             let upgrades = UpgradePolicy(route)
             self.upgrades = upgrades
+            let injection = route.placement.map { CredentialInjection(placement: $0) }
+            self.injection = injection
             func decision(_ hostField: String) -> RouteDecision? {
                 target.map {
                     RouteDecision(target: $0, hostField: hostField, credential: credential, routeName: route.host.description,
                                   keepsClientAuthorization: route.clientAuthorization == .keep, perRequest: perRequest,
-                                  certificateBound: certificateBound, upgrades: upgrades)
+                                  certificateBound: certificateBound, upgrades: upgrades, injection: injection)
                 }
             }
             if route.preserveHost {
@@ -168,6 +195,7 @@ final class Router: Sendable {
         otherHosts = .deny
         connectPolicy = .deny
         prepared = []
+        placeholders = nil
     }
 
     /// Builds the router; throws when a route's TLS files cannot be used.
@@ -175,6 +203,7 @@ final class Router: Sendable {
         self.table = RouteTable(config.routes)
         self.otherHosts = config.otherHosts
         self.connectPolicy = config.connectPolicy
+        self.placeholders = PlaceholderScanner(credentials.placeholders)
         // One TLS context per distinct TLS setting of https upstreams.
         var contexts: [String: TLSClientContext] = [:]
         var prepared: [PreparedRoute] = []
@@ -383,7 +412,8 @@ final class Router: Sendable {
             ?? ready.interceptTLS.map { Router.tlsTarget(host, port, $0) } ?? Router.plainTarget(host, port)
         return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
-                             perRequest: ready.perRequest, certificateBound: ready.certificateBound, upgrades: ready.upgrades)
+                             perRequest: ready.perRequest, certificateBound: ready.certificateBound, upgrades: ready.upgrades,
+                             injection: ready.injection)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

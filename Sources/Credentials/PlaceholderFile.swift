@@ -1,0 +1,56 @@
+import Config
+import Foundation
+
+/// Resolves a credential's placeholder at start: the operator's text as it is, or the text of
+/// `placeholderFile`, which is generated (`tsp_` and 40 random letters and digits) and written
+/// there when the file does not exist yet, so that it stays the same across restarts and
+/// token refreshes and the app can read it.
+public enum PlaceholderFile {
+    /// The placeholder `setting` stands for; throws naming the credential and the file.
+    public static func resolve(_ setting: PlaceholderSetting, credential: String) throws -> String {
+        switch setting {
+        case .value(let text):
+            return text
+        case .file(let path):
+            if let data = FileManager.default.contents(atPath: path) {
+                let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if let problem = PlaceholderSetting.problem(text) {
+                    throw FactoryError("credential '\(credential)': placeholderFile \(path): the placeholder in it \(problem)")
+                }
+                return text
+            }
+            let made = generate()
+            try write(made, to: path, credential: credential)
+            return made
+        }
+    }
+
+    /// A new placeholder: the prefix and 40 characters from the system's secure generator
+    /// (238 bits: never guessed, never the same twice).
+    public static func generate() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var generator = SystemRandomNumberGenerator()
+        let body = (0..<40).map { _ in alphabet[Int(generator.next(upperBound: UInt64(alphabet.count)))] }
+        return PlaceholderSetting.generatedPrefix + String(decoding: body, as: UTF8.self)
+    }
+
+    /// Writes `text` and a newline to `path`, mode 0644, through a temporary file renamed over
+    /// it: an app never reads half a placeholder.
+    private static func write(_ text: String, to path: String, credential: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw FactoryError("credential '\(credential)': placeholderFile \(path): cannot be written (\(String(cString: strerror(errno))))")
+        }
+        let bytes = Array((text + "\n").utf8)
+        let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        fchmod(fd, 0o644)  // the umask does not narrow it: the app may run as another user
+        close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw FactoryError("credential '\(credential)': placeholderFile \(path): cannot be written (\(reason))")
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import HTTP1
+import TokenManager
+import XCTest
+@testable import Proxy
+
+final class PlaceholderScannerTests: XCTestCase {
+    private let scanner = PlaceholderScanner(["anthropic": "tsp_anthropicPlaceholder0001", "stripe": "operator-given-stand-in"])!
+
+    private func scan(_ text: String) throws -> PlaceholderScanner.Finding {
+        try scanner.scan(Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) })
+    }
+
+    private func found(_ name: String, _ placeholder: String) -> PlaceholderScanner.Finding {
+        .credential(name, placeholder: Array(placeholder.utf8))
+    }
+
+    func testNoScannerWithoutPlaceholders() {
+        XCTAssertNil(PlaceholderScanner([:]))
+    }
+
+    func testFindsAPlaceholderInAFieldBearerBasicAndTheQuery() throws {
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"), .none)
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nx-api-key: tsp_anthropicPlaceholder0001\r\n\r\n"),
+                       found("anthropic", "tsp_anthropicPlaceholder0001"))
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer operator-given-stand-in\r\n\r\n"),
+                       found("stripe", "operator-given-stand-in"))
+        let pair = Base64.encode(Array("operator-given-stand-in:".utf8))
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic \(pair)\r\n\r\n"), found("stripe", "operator-given-stand-in"))
+        XCTAssertEqual(try scan("GET /m?key=tsp_anthropicPlaceholder0001 HTTP/1.1\r\nHost: a\r\n\r\n"),
+                       found("anthropic", "tsp_anthropicPlaceholder0001"))
+        XCTAssertEqual(try scan("GET http://a/m?key=tsp_anthropicPlaceholder0001 HTTP/1.1\r\nHost: a\r\n\r\n"),
+                       found("anthropic", "tsp_anthropicPlaceholder0001"))
+    }
+
+    func testTwoCredentialsPlaceholdersAreSeveral() throws {
+        XCTAssertEqual(try scan("GET /?k=operator-given-stand-in HTTP/1.1\r\nHost: a\r\nX-K: tsp_anthropicPlaceholder0001\r\n\r\n"),
+                       .several(["anthropic", "stripe"]))
+    }
+
+    func testATspValueThatIsNoCredentialsIsUnknownWhereverItStartsAValue() throws {
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nx-api-key: tsp_guessed\r\n\r\n"), .unknown)
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer tsp_anthropicPlaceholder0002\r\n\r\n"), .unknown)
+        XCTAssertEqual(try scan("GET /x?key=tsp_x HTTP/1.1\r\nHost: a\r\n\r\n"), .unknown)
+        let pair = Base64.encode(Array("user:tsp_zzz".utf8))
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic \(pair)\r\n\r\n"), .unknown)
+        // Inside a longer word it starts no value.
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nX-Note: gotsp_x\r\n\r\n"), .none)
+        // A known placeholder beside an unknown one: still refused.
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nx-api-key: tsp_anthropicPlaceholder0001\r\nX-B: tsp_other\r\n\r\n"),
+                       .unknown)
+    }
+
+    func testOccurrencesDoNotOverlapAndFindTheEnd() {
+        let text = Array("aaXaaXaa".utf8)
+        text.withUnsafeBytes {
+            XCTAssertEqual(PlaceholderScanner.occurrences(of: Array("aa".utf8), in: $0), [0..<2, 3..<5, 6..<8])
+            XCTAssertEqual(PlaceholderScanner.occurrences(of: Array("aaXaaXaaX".utf8), in: $0), [])
+        }
+    }
+}
