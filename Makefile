@@ -61,6 +61,12 @@ PEERS_VENV_STAMP := .build-peers/.installed-$(CRYPTOGRAPHY_VERSION)-$(WEBSOCKETS
 OTEL_PROTO_VERSION := 1.45.2
 PROTOBUF_VERSION := 7.36.2
 OTEL_VENV_STAMP := .build-otel/.installed-$(OTEL_PROTO_VERSION)-$(PROTOBUF_VERSION)
+# The vendor SDKs apps keep (from PyPI, in a test-only virtual environment, .build-sdk): the
+# placement and placeholder tests run them unchanged through the sidecar (openai: Bearer and
+# Azure's api-key; anthropic 1.x: x-api-key).
+OPENAI_VERSION := 3.57.0
+ANTHROPIC_VERSION := 1.17.0
+SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)
 KUBERNETES_VALIDATE_VERSION := 1.37.0
 PYYAML_VERSION := 6.0.3
 KUBERNETES_VERSION := 1.37.0
@@ -69,7 +75,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
+.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv sdk-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -113,6 +119,13 @@ $(PEERS_VENV_STAMP):
 	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION) grpcio==$(GRPCIO_VERSION)
 	touch $@
 
+sdk-venv: $(SDK_VENV_STAMP)
+
+$(SDK_VENV_STAMP):
+	python3 -m venv .build-sdk
+	.build-sdk/bin/pip install -q openai==$(OPENAI_VERSION) anthropic==$(ANTHROPIC_VERSION)
+	touch $@
+
 otel-venv: $(OTEL_VENV_STAMP)
 
 $(OTEL_VENV_STAMP):
@@ -128,7 +141,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv otel-venv grpc-go-peer test-examples test-sanitizers
+test: deps h11-venv peers-venv otel-venv sdk-venv grpc-go-peer test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -137,7 +150,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv peers-venv otel-venv grpc-go-peer
+test-plain: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -159,10 +172,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv peers-venv otel-venv grpc-go-peer
+build-asan: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv peers-venv otel-venv grpc-go-peer
+build-tsan: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
