@@ -56,7 +56,7 @@ extension ConfigDecoder {
             valid = false
         }
         var assertion: JWTAssertionSettings?
-        switch decodeAssertionSettings(fields, path: path, auth: auth, node: node) {
+        switch decodeAssertionSettings(fields, path: path, auth: auth, grantSigns: grant?.signsAssertion ?? false, node: node) {
         case .absent: break
         case .invalid: valid = false
         case .value(let settings): assertion = settings
@@ -147,15 +147,38 @@ extension ConfigDecoder {
     private mutating func decodeGrant(_ fields: [String: Node], path: String, node: Node) -> OAuth2Grant? {
         let grantPath = Self.join(path, "grant")
         var exchange = false
+        var jwtBearer = false
+        let grants = ["client_credentials", "token_exchange", "jwt_bearer"]
         switch string(fields["grant"], path: grantPath) {
         case .absent: break
         case .invalid: return nil
         case .value("client_credentials"): break
         case .value("token_exchange"): exchange = true
+        case .value("jwt_bearer"): jwtBearer = true
         case .value(let other):
-            let hint = Suggestions.closest(to: other, in: ["client_credentials", "token_exchange"]).map { " (did you mean '\($0)'?)" } ?? ""
-            report(grantPath, "'\(other)' is not one of client_credentials, token_exchange\(hint)", at: fields["grant"])
+            let hint = Suggestions.closest(to: other, in: grants).map { " (did you mean '\($0)'?)" } ?? ""
+            report(grantPath, "'\(other)' is not one of \(grants.joined(separator: ", "))\(hint)", at: fields["grant"])
             return nil
+        }
+        let subjectPath = Self.join(path, "assertionSubject")
+        var subject: String?
+        switch plainText(fields["assertionSubject"], path: subjectPath) {
+        case .absent: break
+        case .invalid: return nil
+        case .value(let text):
+            guard jwtBearer else {
+                report(subjectPath, "is only used with grant: jwt_bearer", at: fields["assertionSubject"])
+                return nil
+            }
+            subject = text
+        }
+        if jwtBearer {
+            var valid = true
+            for key in ["subjectTokenFile", "subjectTokenType"] where fields[key].map({ !Self.isNull($0) }) ?? false {
+                report(Self.join(path, key), "is only used with grant: token_exchange", at: fields[key])
+                valid = false
+            }
+            return valid ? .jwtBearer(subject: subject) : nil
         }
         guard exchange else {
             var valid = true
@@ -206,10 +229,16 @@ extension ConfigDecoder {
     /// `signingKeyFile`, `signingKeyId`, `assertionAudience` and `assertionLifetime`: settings for
     /// the two JWT methods (`signingKeyFile` required for `private_key_jwt`, refused for
     /// `client_secret_jwt`); each key is refused with any other method.
+    /// With `grant: jwt_bearer` (`grantSigns`), `signingKeyFile` signs the grant's assertion
+    /// (and a `private_key_jwt` client's own, with the same key), whatever the client authentication.
     private mutating func decodeAssertionSettings(_ fields: [String: Node], path: String, auth: ClientAuthMethod,
-                                                  node: Node) -> Field<JWTAssertionSettings> {
+                                                  grantSigns: Bool, node: Node) -> Field<JWTAssertionSettings> {
         let given = ConfigKeys.assertion.filter { key in fields[key].map { !Self.isNull($0) } ?? false }
-        guard auth.signsAssertion else {
+        if grantSigns && auth == .clientSecretJWT {
+            report(Self.join(path, "auth"), "grant: jwt_bearer signs its assertion with signingKeyFile; authenticate the client with basic, post, private_key_jwt or none", at: fields["auth"])
+            return .invalid
+        }
+        guard auth.signsAssertion || grantSigns else {
             for key in given {
                 let users = key == "signingKeyFile" ? "auth: private_key_jwt" : "auth: private_key_jwt or client_secret_jwt"
                 report(Self.join(path, key), "is only used with \(users) (auth is \(auth.rawValue))", at: fields[key])
@@ -227,7 +256,8 @@ extension ConfigDecoder {
         } else {
             switch pemFile(fields["signingKeyFile"], path: keyPath, kind: .privateKey) {
             case .absent:
-                report(keyPath, "required key is missing: auth: private_key_jwt signs with this PEM private key (RSA for RS256, EC P-256 for ES256)", at: node)
+                let who = grantSigns ? "grant: jwt_bearer" : "auth: private_key_jwt"
+                report(keyPath, "required key is missing: \(who) signs with this PEM private key (RSA for RS256, EC P-256 for ES256)", at: node)
                 valid = false
             case .invalid: valid = false
             case .value(let file): settings.signingKeyFile = file

@@ -93,7 +93,9 @@ extension SidecarConfig {
                 if let credential = route.credential {
                     lines.append("    credential: \(Self.quote(credential))")
                     lines.append("    clientAuthorization: \(route.clientAuthorization.rawValue)")
-                    lines.append("    inject: " + Self.renderPlacement(route.placement))
+                    if route.clientAuthorization == .replace {
+                        lines.append("    inject: " + Self.renderPlacement(route.placement))
+                    }
                     if route.presentsCredentialCertificate {
                         lines.append("    clientCertificate: credential  # RFC 8705 §3: the certificate the token is bound to")
                     }

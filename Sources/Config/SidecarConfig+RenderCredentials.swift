@@ -36,6 +36,9 @@ extension SidecarConfig {
             switch config.grant {
             case .clientCredentials:
                 lines.append("    grant: client_credentials")
+            case .jwtBearer(let subject):
+                lines.append("    grant: jwt_bearer  # RFC 7523 §2.1: an assertion signed with signingKeyFile")
+                if let subject { lines.append("    assertionSubject: \(quote(subject))") }
             case .sts(let file, let type):
                 lines.append("    grant: token_exchange")
                 lines.append("    subjectTokenFile: \(quote(file))  # re-read before every exchange")

@@ -154,7 +154,31 @@ public enum CredentialFactory {
                     try build(current, grant, oauth.scope, oauth.audience, oauth.resource)
                 }
             }
+        case .jwtBearer(let subject):
+            // RFC 7523 §2.1: a new assertion, signed with the (re-read) signing key, per fetch.
+            let key = try signingKey(oauth, name: name)
+            let settings = oauth.assertion ?? JWTAssertionSettings()
+            let assertion = ClientAssertion(issuer: oauth.clientId, subject: subject ?? oauth.clientId,
+                                            audience: settings.audience ?? oauth.tokenUrl.description, keyId: settings.keyId,
+                                            lifetime: settings.lifetime)
+            let wallClock = SystemTokenClock()
+            return TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
+                let current = try proof()
+                let signed = try signing(assertion, with: .key(key.current()), now: wallClock.wallClockSeconds, key.file.description)
+                return try TokenRequestSource.building { () throws(TokenEndpointError) in
+                    try build(current, .jwtBearer(assertion: signed), oauth.scope, oauth.audience, oauth.resource)
+                }
+            }
         }
+    }
+
+    /// The `signingKeyFile` of an oauth2 credential, read now (an unusable key stops start-up)
+    /// and re-read when it changes.
+    static func signingKey(_ oauth: OAuth2Config, name: String) throws -> ReloadingFile<SigningKey> {
+        guard let path = oauth.assertion?.signingKeyFile else { throw FactoryError("credential '\(name)': signingKeyFile is missing") }
+        let key = ReloadingFile(CredentialFile(key: "signingKeyFile", path: path)) { bytes throws(CryptoError) in try SigningKey(pem: bytes) }
+        do { _ = try key.current() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
+        return key
     }
 
     /// Builds an oauth2 credential's token request from a proof, a grant, scope, audience and
@@ -188,9 +212,7 @@ public enum CredentialFactory {
                 try .assertion(signing(assertion, with: .hs256(secret: secrets.current()), now: wallClock.wallClockSeconds, "secret"))
             }
         case .privateKeyJWT:
-            guard let path = oauth.assertion?.signingKeyFile else { throw FactoryError("credential '\(name)': signingKeyFile is missing") }
-            let key = ReloadingFile(CredentialFile(key: "signingKeyFile", path: path)) { bytes throws(CryptoError) in try SigningKey(pem: bytes) }
-            do { _ = try key.current() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
+            let key = try signingKey(oauth, name: name)
             let assertion = clientAssertion(oauth)
             return { () throws(TokenFetchError) in
                 try .assertion(signing(assertion, with: .key(key.current()), now: wallClock.wallClockSeconds, key.file.description))

@@ -23,6 +23,9 @@ enum SharedCacheKeyMaterial {
             parts = ["oauth2", oauth.tokenUrl.description, oauth.clientId, "\(oauth.auth)",
                      oauth.scope ?? "", oauth.audience ?? "", oauth.resource ?? ""]
             parts += oauth.params.map { "\($0.name)=\($0.value)" }.sorted()
+            // A JWT bearer grant's subject is part of who the token is for (appended only for
+            // it, so the keys of client-credentials credentials stay what they were).
+            if case .jwtBearer(let subject) = oauth.grant { parts += ["jwt_bearer", subject ?? oauth.clientId] }
         }
         // Length-prefixed, so no choice of values can make two different credentials collide.
         return parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

@@ -13,13 +13,27 @@ public struct ClientAssertion: Sendable, Equatable {
     public let keyId: String?
     /// `exp` - `iat`, in whole seconds (at least 1).
     public let lifetimeSeconds: Int
+    /// `sub`: the client id unless a JWT bearer grant names another subject; nil: no `sub`
+    /// claim (a Google service account's assertion has none).
+    public let subject: String?
+    /// Further string claims (a Google assertion's `scope` or `target_audience`).
+    public let extraClaims: [String: String]
 
     /// Settings for every assertion of one credential.
     public init(clientId: String, audience: String, keyId: String?, lifetime: Duration) {
-        self.clientId = clientId
+        self.init(issuer: clientId, subject: clientId, audience: audience, keyId: keyId, lifetime: lifetime)
+    }
+
+    /// Settings for the assertions of a JWT bearer grant (RFC 7523 §2.1): `iss` = `issuer`,
+    /// `sub` = `subject` (none when nil), and `extraClaims` beside the registered ones.
+    public init(issuer: String, subject: String?, audience: String, keyId: String?, lifetime: Duration,
+                extraClaims: [String: String] = [:]) {
+        self.clientId = issuer
+        self.subject = subject
         self.audience = audience
         self.keyId = keyId
         self.lifetimeSeconds = max(1, Int(lifetime.components.seconds))
+        self.extraClaims = extraClaims
     }
 
     /// A newly signed assertion issued at `now` (seconds since 1970) with the `jti` given.
@@ -27,10 +41,12 @@ public struct ClientAssertion: Sendable, Equatable {
         let issuedAt = Int(now.rounded(.down))
         var header: [String: Any] = ["typ": "JWT"]
         if let keyId { header["kid"] = keyId }
-        let claims: [String: Any] = [
-            "iss": clientId, "sub": clientId, "aud": audience,
+        var claims: [String: Any] = [
+            "iss": clientId, "aud": audience,
             "iat": issuedAt, "exp": issuedAt + lifetimeSeconds, "jti": jti,
         ]
+        if let subject { claims["sub"] = subject }
+        for (name, value) in extraClaims { claims[name] = value }
         return try JWS.compact(header: header, payload: claims, signer: signer)
     }
 

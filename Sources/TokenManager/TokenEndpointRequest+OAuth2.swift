@@ -22,7 +22,12 @@ extension TokenEndpointRequest {
         case clientCredentials
         /// RFC 8693 §2.1: a subject token (and optionally an actor token) exchanged for a token.
         case sts(STSParameters)
+        /// RFC 7523 §2.1: a signed JWT (`assertion`) as the grant.
+        case jwtBearer(assertion: String)
     }
+
+    /// The `grant_type` of an RFC 7523 §2.1 JWT bearer grant.
+    public static let jwtBearerGrantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     /// The `grant_type` of RFC 8693 token exchange.
     public static let stsGrantType = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -71,6 +76,9 @@ extension TokenEndpointRequest {
         switch grant {
         case .clientCredentials: form = [("grant_type", "client_credentials")]
         case .sts: form = [("grant_type", stsGrantType)]
+        case .jwtBearer(let assertion):
+            guard !assertion.isEmpty else { throw .missingSetting("assertion") }
+            form = [("grant_type", jwtBearerGrantType), ("assertion", assertion)]
         }
         var authorization: String?
         switch proof {

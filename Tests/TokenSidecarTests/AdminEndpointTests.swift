@@ -98,8 +98,9 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(access.count, 8, "one line per answered request")
         let routed = try XCTUnwrap(access.first { $0["status"] as? String == "200" })
         XCTAssertEqual(Set(routed.keys), ["time", "level", "msg", "auth", "authority", "bytes_in", "bytes_out", "duration_ms", "method",
-                                          "path", "protocol", "route", "status", "token", "upstream", "worker"])
+                                          "path", "placement", "protocol", "route", "status", "token", "upstream", "worker"])
         XCTAssertEqual(routed["protocol"] as? String, "HTTP/1.1")
+        XCTAssertEqual(routed["placement"] as? String, "header:authorization", "where the token went, never its value")
         XCTAssertEqual(routed["level"] as? String, "info")
         XCTAssertEqual(routed["method"] as? String, "GET")
         XCTAssertEqual(routed["route"] as? String, "api.test:80")
