@@ -89,3 +89,30 @@ final class ConfigDecoderInjectTests: XCTestCase {
         XCTAssertEqual(again.routes.map(\.placement), config.routes.map(\.placement))
     }
 }
+
+/// `grant: jwt_bearer`.
+final class ConfigDecoderJWTBearerTests: XCTestCase {
+    private func credential(_ lines: String) -> String {
+        "credentials:\n  c:\n    type: oauth2\n    tokenUrl: https://idp.test/token\n    clientId: app\n" + lines
+    }
+
+    func testDecodesWithAnyClientAuthenticationButClientSecretJWT() throws {
+        let key = try writeTemporaryFile(self, "k.pem", FakePEM.key)
+        let config = parseOK(credential("    auth: none\n    grant: jwt_bearer\n    assertionSubject: user\n    signingKeyFile: \(key)\n"))
+        guard case .oauth2(let oauth)? = config?.credentials.first?.kind else { return XCTFail("not decoded") }
+        XCTAssertEqual(oauth.grant, OAuth2Grant.jwtBearer(subject: "user"))
+        XCTAssertEqual(oauth.assertion?.signingKeyFile, key)
+        XCTAssertNotNil(parseOK(credential("    secret: s\n    grant: jwt_bearer\n    signingKeyFile: \(key)\n")))
+        XCTAssertTrue(problemLines(credential("    secret: s\n    auth: client_secret_jwt\n    grant: jwt_bearer\n"))
+            .contains("c.yaml: credentials.c.auth: grant: jwt_bearer signs its assertion with signingKeyFile; authenticate the client with basic, post, private_key_jwt or none"))
+    }
+
+    func testTheKeyIsRequiredAndTheSubjectBelongsToTheGrant() {
+        XCTAssertTrue(problemLines(credential("    auth: none\n    grant: jwt_bearer\n"))
+            .contains("c.yaml: credentials.c.signingKeyFile: required key is missing: grant: jwt_bearer signs with this PEM private key (RSA for RS256, EC P-256 for ES256)"))
+        XCTAssertTrue(problemLines(credential("    secret: s\n    assertionSubject: u\n"))
+            .contains("c.yaml: credentials.c.assertionSubject: is only used with grant: jwt_bearer"))
+        XCTAssertTrue(problemLines(credential("    secret: s\n    grant: jwt_barer\n"))
+            .contains("c.yaml: credentials.c.grant: 'jwt_barer' is not one of client_credentials, token_exchange, jwt_bearer (did you mean 'jwt_bearer'?)"))
+    }
+}

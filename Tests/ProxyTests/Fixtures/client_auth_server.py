@@ -18,7 +18,15 @@ not require) a client certificate verified against that CA.
 The policy file is read on every request (a test may replace it between requests):
 
   method        private_key_jwt | client_secret_jwt | assertion_file | tls_client_auth |
-                mca_certificate
+                mca_certificate | jwt_bearer | google
+                jwt_bearer: the grant is an RFC 7523 §2.1 assertion (form assertion) verified with
+                public_key, iss = issuer, sub = subject, aud = audience, scope (form) = scope when
+                given; the client authenticates per client_auth: "none" (no Authorization, no
+                secret, client_id absent or client_id) or "basic" (Basic client_id:secret).
+                google: a Google service-account assertion as Google's token_uri checks it: kid,
+                iss = issuer, no sub, aud = audience, exp - iat <= 3600, and the scope claim =
+                scope or the target_audience claim = target_audience (then the answer is
+                {"id_token"} alone, as Google answers); no client authentication.
   client_id     the expected client id (form client_id)
   public_key    PEM public key or certificate: the client's key (private_key_jwt) or the
                 external issuer's (assertion_file); RSA allows RS256 only, EC P-256 ES256 only
@@ -134,6 +142,63 @@ def check_audience(claims, policy):
     aud = claims.get("aud")
     if aud != expected and not (isinstance(aud, list) and expected in aud):
         raise Refused("wrong aud")
+
+
+GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
+def verify_grant_assertion(headers, form, policy, kind):
+    if form.get("grant_type") != GRANT_JWT_BEARER:
+        raise Refused("grant_type is not jwt-bearer")
+    if "client_assertion" in form or "client_secret" in form:
+        raise Refused("a client credential beside the grant")
+    client_auth = policy.get("client_auth", "none")
+    if kind == "google" or client_auth == "none":
+        if "authorization" in headers:
+            raise Refused("an Authorization header without client authentication")
+        if "client_id" in form and form["client_id"] != policy.get("client_id"):
+            raise Refused("wrong client_id")
+    else:
+        expected = "Basic " + base64.b64encode(("%s:%s" % (policy["client_id"], policy["secret"])).encode()).decode()
+        if headers.get("authorization") != expected:
+            raise Refused("wrong client authentication")
+    header, claims, signing_input, signature = parse_jws(form.get("assertion", ""))
+    key = load_public_key(policy["public_key"])
+    alg = algorithm_for(key)
+    if header.get("alg") != alg:
+        raise Refused("alg %r not accepted (want %s)" % (header.get("alg"), alg))
+    if "kid" in policy and header.get("kid") != policy["kid"]:
+        raise Refused("wrong kid")
+    verify_signature(alg, key, signing_input, signature)
+    now = time.time()
+    exp, iat = claims.get("exp"), claims.get("iat")
+    if not isinstance(exp, int) or not isinstance(iat, int) or exp <= now or iat > now + SKEW:
+        raise Refused("exp or iat missing or out of range")
+    if not 1 <= exp - iat <= 3600:
+        raise Refused("exp - iat out of range")
+    if claims.get("iss") != policy.get("issuer"):
+        raise Refused("wrong iss")
+    check_audience(claims, policy)
+    jti = claims.get("jti")
+    if kind == "google":
+        if "sub" in claims:
+            raise Refused("a sub claim (no delegation asked for)")
+        if "target_audience" in policy:
+            if claims.get("target_audience") != policy["target_audience"] or "scope" in claims:
+                raise Refused("wrong target_audience")
+        elif claims.get("scope") != policy.get("scope"):
+            raise Refused("wrong scope claim")
+        return
+    if claims.get("sub") != policy.get("subject"):
+        raise Refused("wrong sub")
+    if "scope" in policy and form.get("scope") != policy["scope"]:
+        raise Refused("wrong scope")
+    if not isinstance(jti, str) or len(jti) < 16:
+        raise Refused("jti missing or too short")
+    with lock:
+        if jti in seen_jti:
+            raise Refused("jti replayed")
+        seen_jti.add(jti)
 
 
 def check_form(form, policy):
@@ -266,8 +331,11 @@ def verify(method, path, headers, form, policy, peer_cn):
         raise Refused("method is not POST")
     if headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
         raise Refused("not a form")
-    check_form(form, policy)
     kind = policy.get("method")
+    if kind in ("jwt_bearer", "google"):
+        verify_grant_assertion(headers, form, policy, kind)
+        return
+    check_form(form, policy)
     if kind in ("private_key_jwt", "client_secret_jwt", "assertion_file"):
         verify_jwt_client(headers, form, policy, kind)
     elif kind == "tls_client_auth":
@@ -323,7 +391,9 @@ class Handler(BaseHTTPRequestHandler):
         except (OSError, ValueError, KeyError) as error:
             verdict = "server policy problem: %s" % type(error).__name__
         self.log_request_line(body, form, verdict, token, peer_cn)
-        if token:
+        if token and policy.get("method") == "google" and "target_audience" in policy:
+            status, doc = 200, {"id_token": token}
+        elif token:
             status, doc = 200, {"access_token": token, "token_type": "Bearer",
                                 "expires_in": policy.get("expires_in", 3600)}
         else:
