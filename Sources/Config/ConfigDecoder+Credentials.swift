@@ -101,6 +101,10 @@ extension ConfigDecoder {
         case .value("oauth2"):
             checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.oauth2, path: path)
             return decodeOAuth2(fields, path: path, node: node).map(CredentialKind.oauth2)
+        case .value("google_service_account"):
+            checkKeys(rejectGrantKeys(entries, type: "google_service_account", path: path),
+                      allowed: ConfigKeys.credentialCommon + ConfigKeys.googleServiceAccount, path: path)
+            return decodeGoogleServiceAccount(fields, path: path, node: node).map(CredentialKind.googleServiceAccount)
         case .value(let other):
             let hint = Suggestions.closest(to: other, in: ConfigKeys.credentialTypes).map { " (did you mean '\($0)'?)" }
                 ?? " (supported types: \(supported))"

@@ -6,6 +6,8 @@ public enum CredentialKind: Sendable, Equatable {
     case mca(MCAConfig)
     /// `type: oauth2` — a token from an OAuth 2.0 client credentials grant (RFC 6749 §4.4).
     case oauth2(OAuth2Config)
+    /// `type: google_service_account` — a token from a Google service-account key file.
+    case googleServiceAccount(GoogleServiceAccountConfig)
 
     /// Whether this is an `oauth2` credential (the only kind that fetches tokens per scope or caller).
     public var isOAuth2: Bool { typeName == "oauth2" }
@@ -16,6 +18,7 @@ public enum CredentialKind: Sendable, Equatable {
         case .staticToken: return "static"
         case .mca: return "mca"
         case .oauth2: return "oauth2"
+        case .googleServiceAccount: return "google_service_account"
         }
     }
 }

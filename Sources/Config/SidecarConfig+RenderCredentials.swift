@@ -29,6 +29,12 @@ extension SidecarConfig {
                 lines.append("    \(field.line)\(comment)")
             }
             lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.serverUrl.isTLS)
+        case .googleServiceAccount(let config):
+            lines.append("    keyFile: \(quote(config.keyFile))  # re-read when it changes")
+            if let scope = config.scope { lines.append("    scope: \(quote(scope))") }
+            if let audience = config.targetAudience { lines.append("    targetAudience: \(quote(audience))  # an ID token") }
+            if let subject = config.subject { lines.append("    subject: \(quote(subject))") }
+            lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: true)
         case .oauth2(let config):
             lines.append("    tokenUrl: \(quote(config.tokenUrl.description))")
             lines.append("    clientId: " + (config.clientId.isEmpty ? "null  # none sent (a public client)" : quote(config.clientId)))

@@ -47,6 +47,33 @@ public enum CredentialFactory {
         case .oauth2(let oauth):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
             return try managed(credential.name, source, oauth.fetch, oauth.tls, tokenLoop, cache, logger, binding, tracing)
+        case .googleServiceAccount(let google):
+            let source = try requestSource(for: credential, environment: environment, logger: logger)!
+            return try managed(credential.name, source, google.fetch, google.tls, tokenLoop, cache, logger, binding, tracing)
+        }
+    }
+
+    /// A Google service account's requests: the key file re-read when it changes, a new
+    /// assertion per fetch (RS256, `kid` the key's id, `iss` its `client_email`, `aud` its
+    /// `token_uri`, `scope` or `target_audience`, `sub` only for delegation), traded at the
+    /// `token_uri` without client authentication (RFC 7523 §2.1).
+    static func googleSource(_ google: GoogleServiceAccountConfig, name: String) throws -> TokenRequestSource {
+        let file = ReloadingFile(CredentialFile(key: "keyFile", path: google.keyFile)) { bytes throws(CryptoError) in
+            try GoogleServiceAccountKey(json: bytes)
+        }
+        do { _ = try file.current() } catch { throw FactoryError("credential '\(name)': \(error.kindDescription)") }
+        let claims = google.scope.map { ["scope": $0] } ?? ["target_audience": google.targetAudience ?? ""]
+        let wallClock = SystemTokenClock()
+        return TokenRequestSource(scope: google.scope, audience: google.targetAudience) { () throws(TokenFetchError) in
+            let key = try file.current()
+            let assertion = ClientAssertion(issuer: key.clientEmail, subject: google.subject, audience: key.tokenURI, keyId: key.keyId,
+                                            lifetime: .seconds(300), extraClaims: claims)
+            let signed = try signing(assertion, with: .key(key.key), now: wallClock.wallClockSeconds, file.file.description)
+            var request = try TokenRequestSource.building { () throws(TokenEndpointError) in
+                try TokenEndpointRequest.oauth2(tokenURL: key.tokenURI, clientId: "", proof: .none, grant: .jwtBearer(assertion: signed))
+            }
+            if google.targetAudience != nil { request.tokenField = .idToken }
+            return request
         }
     }
 
@@ -62,6 +89,8 @@ public enum CredentialFactory {
         switch credential.kind {
         case .staticToken:
             return nil
+        case .googleServiceAccount(let google):
+            return try googleSource(google, name: name)
         case .mca(let mca):
             switch (mca.auth, mca.secret, mca.certificate) {
             case (.secret, let secret?, _):
@@ -310,6 +339,8 @@ public enum CredentialFactory {
             default: auth = oauth.auth.rawValue
             }
             return FetchTracing(tracer: tracer, grant: exchange ? "token_exchange" : oauth.grant.name, clientAuth: auth)
+        case .googleServiceAccount:
+            return FetchTracing(tracer: tracer, grant: "jwt_bearer", clientAuth: "none")
         }
     }
 

@@ -15,6 +15,8 @@ enum SharedCacheKeyMaterial {
             return nil
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
+        case .googleServiceAccount(let google):
+            parts = ["google_service_account", google.keyFile, google.scope ?? "", google.targetAudience ?? "", google.subject ?? ""]
         case .oauth2(let oauth):
             // Sender-constrained tokens are presented with what they were requested with — this
             // replica's DPoP key, the certificate pair it read — which another replica's copy

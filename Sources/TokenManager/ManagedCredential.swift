@@ -417,7 +417,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
                                 startedAt: ContinuousClock.Instant, span: FetchSpan?) {
         let wallClock = clock.wallClockSeconds
         var outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
-            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock, binding: sent.binding)
+            TokenResponseParser.parse($0, defaultLifetime: settings.defaultLifetime, wallClock: wallClock, binding: sent.binding,
+                                      field: sent.tokenField)
         }
         if case .success(let grant) = outcome, let notAfter = source.notAfter {
             // A token exchanged for a subject is never used after the subject expires.

@@ -25,6 +25,17 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
     /// The DPoP nonce the proof carries (nil: none, or no proof). A `use_dpop_nonce` challenge
     /// naming another nonce calls for a retry, even when a concurrent answer already stored it.
     public private(set) var sentNonce: String?
+    /// Which field of the answer holds the token: `access_token`, or `id_token` for a Google
+    /// service account asked for an ID token (`targetAudience`).
+    public var tokenField: TokenField = .accessToken
+
+    /// The field of a token endpoint's answer that holds the token.
+    public enum TokenField: String, Sendable, Equatable {
+        /// `access_token` (RFC 6749 §5.1).
+        case accessToken = "access_token"
+        /// `id_token` (OpenID Connect; Google's answer to a `target_audience` assertion).
+        case idToken = "id_token"
+    }
 
     /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,
     /// ``oauth2(tokenURL:clientId:secret:authentication:scope:audience:resource:extraParameters:)``) are
@@ -60,6 +71,7 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
         var bound = TokenEndpointRequest(endpoint: endpoint, method: method, fields: fields, body: body,
                                          scope: scope, audience: audience, resource: resource)
         bound.binding = binding
+        bound.tokenField = tokenField
         bound.sentNonce = binding.dpopKey == nil ? nil : nonce
         return bound
     }

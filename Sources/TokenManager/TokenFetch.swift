@@ -31,7 +31,7 @@ public enum TokenFetch {
                 _ = transport  // keep the transport alive until the answer
                 let outcome = result.mapError { TokenFetchError(.transport($0)) }.flatMap {
                     TokenResponseParser.parse($0, defaultLifetime: defaultLifetime, wallClock: clock.wallClockSeconds,
-                                              binding: sent.binding)
+                                              binding: sent.binding, field: sent.tokenField)
                 }
                 completion(outcome.map {
                     IssuedToken(value: $0.value, issuedAt: startedAt, lifetime: $0.lifetime, binding: $0.binding).token

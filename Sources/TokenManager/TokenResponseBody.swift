@@ -18,6 +18,8 @@ struct TokenResponseBody: Decodable {
     }
 
     var accessToken = Text.absent
+    var idToken = Text.absent
+    var refreshToken = Text.absent
     var tokenType = Text.absent
     var expiresIn = Lifetime.absent
     var error = Text.absent
@@ -25,6 +27,8 @@ struct TokenResponseBody: Decodable {
 
     private enum Key: String, CodingKey {
         case accessToken = "access_token"
+        case idToken = "id_token"
+        case refreshToken = "refresh_token"
         case tokenType = "token_type"
         case expiresIn = "expires_in"
         case error
@@ -34,6 +38,8 @@ struct TokenResponseBody: Decodable {
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         accessToken = TokenResponseBody.text(container, .accessToken)
+        idToken = TokenResponseBody.text(container, .idToken)
+        refreshToken = TokenResponseBody.text(container, .refreshToken)
         tokenType = TokenResponseBody.text(container, .tokenType)
         error = TokenResponseBody.text(container, .error)
         errorDescription = TokenResponseBody.text(container, .errorDescription)

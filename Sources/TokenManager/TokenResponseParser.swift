@@ -17,9 +17,12 @@ public enum TokenResponseParser {
     ///   - wallClock: now, in seconds since 1970 (JWT `exp`, `Retry-After` dates).
     ///   - binding: the DPoP key and client certificate the request proved possession of, if any
     ///     (a bearer answer keeps only the certificate).
+    ///   - field: where the token is (`id_token` for a Google ID token).
     public static func parse(_ response: TokenHTTPResponse, defaultLifetime: Duration,
-                             wallClock: Double, binding: TokenBinding? = nil) -> Result<TokenGrant, TokenFetchError> {
-        parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding?.dpopKey != nil).map { grant, dpop in
+                             wallClock: Double, binding: TokenBinding? = nil,
+                             field: TokenEndpointRequest.TokenField = .accessToken) -> Result<TokenGrant, TokenFetchError> {
+        parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding?.dpopKey != nil,
+                     field: field).map { grant, dpop in
             var grant = grant
             grant.binding = dpop ? binding : binding?.withoutDPoP
             return grant
@@ -27,20 +30,21 @@ public enum TokenResponseParser {
     }
 
     private static func parseUnbound(_ response: TokenHTTPResponse, defaultLifetime: Duration, wallClock: Double,
-                                     dpop: Bool) -> Result<(TokenGrant, Bool), TokenFetchError> {
+                                     dpop: Bool, field: TokenEndpointRequest.TokenField) -> Result<(TokenGrant, Bool), TokenFetchError> {
         guard response.status == 200 else { return .failure(error(for: response, wallClock: wallClock)) }
         guard let body = TokenResponseBody.decode(response.body) else {
             return .failure(TokenFetchError(.invalidResponse("the body is not a JSON object")))
         }
         let value: String
-        switch body.accessToken {
-        case .absent: return .failure(TokenFetchError(.invalidResponse("access_token missing")))
-        case .wrongType: return .failure(TokenFetchError(.invalidResponse("access_token is not a string")))
+        let name = field.rawValue
+        switch field == .idToken ? body.idToken : body.accessToken {
+        case .absent: return .failure(TokenFetchError(.invalidResponse("\(name) missing")))
+        case .wrongType: return .failure(TokenFetchError(.invalidResponse("\(name) is not a string")))
         case .string(let text): value = text
         }
-        guard !value.isEmpty else { return .failure(TokenFetchError(.invalidResponse("access_token is empty"))) }
+        guard !value.isEmpty else { return .failure(TokenFetchError(.invalidResponse("\(name) is empty"))) }
         guard value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            return .failure(TokenFetchError(.invalidResponse("access_token contains spaces, control or non-ASCII characters")))
+            return .failure(TokenFetchError(.invalidResponse("\(name) contains spaces, control or non-ASCII characters")))
         }
         var bound = false
         switch body.tokenType {

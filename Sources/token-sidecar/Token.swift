@@ -41,6 +41,9 @@ struct Token: ParsableCommand {
         case .oauth2(let oauth):
             let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
             try fetch(source, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
+        case .googleServiceAccount(let google):
+            let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
+            try fetch(source, tls: google.tls, lifetime: google.fetch.defaultLifetime, name: chosen.name)
         }
     }
 

@@ -116,3 +116,38 @@ final class ConfigDecoderJWTBearerTests: XCTestCase {
             .contains("c.yaml: credentials.c.grant: 'jwt_barer' is not one of client_credentials, token_exchange, jwt_bearer (did you mean 'jwt_bearer'?)"))
     }
 }
+
+/// `type: google_service_account`.
+final class ConfigDecoderGoogleServiceAccountTests: XCTestCase {
+    private let key = #"{"type": "service_account", "private_key": "k", "client_email": "a@b", "token_uri": "https://oauth2.googleapis.com/token"}"#
+
+    func testDecodesAndRendersWithoutTheKey() throws {
+        let path = try writeTemporaryFile(self, "sa.json", key)
+        let config = try XCTUnwrap(parseOK("credentials:\n  gcp:\n    type: google_service_account\n    keyFile: \(path)\n    scope: s\n"))
+        guard case .googleServiceAccount(let google)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
+        XCTAssertEqual(google.keyFile, path)
+        XCTAssertEqual(google.scope, "s")
+        let text = config.renderEffective()
+        XCTAssertTrue(text.contains("type: google_service_account") && text.contains("keyFile: \"\(path)\""), text)
+        XCTAssertNotNil(parseOK(text))
+    }
+
+    func testProblemsNameTheFieldNeverTheKey() throws {
+        let path = try writeTemporaryFile(self, "sa.json", key)
+        let notJSON = try writeTemporaryFile(self, "bad.json", "SENTINEL")
+        let user = try writeTemporaryFile(self, "user.json", #"{"type": "authorized_user", "refresh_token": "SENTINEL"}"#)
+        let cases: [(String, String)] = [
+            ("    scope: s\n", "c.yaml: credentials.gcp.keyFile: required key is missing: the service account's JSON key file (with private_key, client_email, token_uri)"),
+            ("    keyFile: \(path)\n", "c.yaml: credentials.gcp: a google_service_account credential needs exactly one of scope (an access token) or targetAudience (an ID token); none is given"),
+            ("    keyFile: \(path)\n    scope: s\n    targetAudience: a\n", "c.yaml: credentials.gcp: a google_service_account credential needs exactly one of scope (an access token) or targetAudience (an ID token); found scope and targetAudience"),
+            ("    keyFile: \(notJSON)\n    scope: s\n", "c.yaml: credentials.gcp.keyFile: \(notJSON) is not a JSON object (expected a service account key file)"),
+            ("    keyFile: \(user)\n    scope: s\n", "c.yaml: credentials.gcp.keyFile: \(user) is a key of type authorized_user, not service_account"),
+            ("    keyFile: \(path)\n    scope: s\n    grant: jwt_bearer\n", "c.yaml: credentials.gcp.grant: only an oauth2 credential has a grant (token exchange); this one is type: google_service_account"),
+        ]
+        for (lines, expected) in cases {
+            let problems = problemLines("credentials:\n  gcp:\n    type: google_service_account\n" + lines)
+            XCTAssertTrue(problems.contains(expected), "\(problems)")
+            XCTAssertFalse(problems.joined().contains("SENTINEL"))
+        }
+    }
+}
