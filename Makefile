@@ -36,7 +36,7 @@ CONFIG  ?= config/token-sidecar.yaml
 BIN     := .build/release/token-sidecar
 # System packages: libevent + OpenSSL to build; nginx, python3 (with cryptography, for the verifying
 # authorization server), openssl (test keys) and curl for the integration tests.
-DEB_PACKAGES := libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server golang-go golang-google-grpc-dev
+DEB_PACKAGES := iproute2 libevent-dev libssl-dev libnghttp2-dev nghttp2-client zlib1g-dev pkg-config nginx-light python3 python3-cryptography python3-venv openssl curl wget nodejs python3-requests redis-server golang-go golang-google-grpc-dev
 # h11 (from PyPI, in a test-only virtual environment) is the differential check's reference parser.
 H11_VERSION := 0.16.0
 # h2 (hyper-h2, from PyPI, with its hpack and hyperframe) in a test-only virtual environment
@@ -67,6 +67,11 @@ OTEL_VENV_STAMP := .build-otel/.installed-$(OTEL_PROTO_VERSION)-$(PROTOBUF_VERSI
 OPENAI_VERSION := 3.57.0
 ANTHROPIC_VERSION := 1.17.0
 SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)
+# Django with django-oauth-toolkit (from PyPI, in a test-only virtual environment, .build-dot):
+# a real OAuth server rotating refresh tokens for the refresh_token grant's tests.
+DJANGO_VERSION := 5.2.8
+DOT_VERSION := 3.2.0
+DOT_VENV_STAMP := .build-dot/.installed-$(DJANGO_VERSION)-$(DOT_VERSION)
 KUBERNETES_VALIDATE_VERSION := 1.37.0
 PYYAML_VERSION := 6.0.3
 KUBERNETES_VERSION := 1.37.0
@@ -75,7 +80,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv sdk-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
+.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv sdk-venv dot-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -119,6 +124,13 @@ $(PEERS_VENV_STAMP):
 	.build-peers/bin/pip install -q cryptography==$(CRYPTOGRAPHY_VERSION) websockets==$(WEBSOCKETS_VERSION) grpcio==$(GRPCIO_VERSION)
 	touch $@
 
+dot-venv: $(DOT_VENV_STAMP)
+
+$(DOT_VENV_STAMP):
+	python3 -m venv .build-dot
+	.build-dot/bin/pip install -q django==$(DJANGO_VERSION) django-oauth-toolkit==$(DOT_VERSION)
+	touch $@
+
 sdk-venv: $(SDK_VENV_STAMP)
 
 $(SDK_VENV_STAMP):
@@ -141,7 +153,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv otel-venv sdk-venv grpc-go-peer test-examples test-sanitizers
+test: deps h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -150,7 +162,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
+test-plain: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -172,10 +184,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
+build-asan: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv peers-venv otel-venv sdk-venv grpc-go-peer
+build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:

@@ -135,6 +135,6 @@ let package = Package(
             swiftSettings: strict
         ),
         // Runs the built `token-sidecar` binary as a process (CLI behaviour, exit codes, signals).
-        .testTarget(name: "TokenSidecarTests", dependencies: ["TestSupport"], swiftSettings: strict),
+        .testTarget(name: "TokenSidecarTests", dependencies: ["TestSupport", "Crypto"], exclude: ["Fixtures"], swiftSettings: strict),
     ]
 )

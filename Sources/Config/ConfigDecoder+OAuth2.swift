@@ -148,17 +148,39 @@ extension ConfigDecoder {
         let grantPath = Self.join(path, "grant")
         var exchange = false
         var jwtBearer = false
-        let grants = ["client_credentials", "token_exchange", "jwt_bearer"]
+        var refresh = false
+        let grants = ["client_credentials", "token_exchange", "jwt_bearer", "refresh_token"]
         switch string(fields["grant"], path: grantPath) {
         case .absent: break
         case .invalid: return nil
         case .value("client_credentials"): break
         case .value("token_exchange"): exchange = true
         case .value("jwt_bearer"): jwtBearer = true
+        case .value("refresh_token"): refresh = true
         case .value(let other):
             let hint = Suggestions.closest(to: other, in: grants).map { " (did you mean '\($0)'?)" } ?? ""
             report(grantPath, "'\(other)' is not one of \(grants.joined(separator: ", "))\(hint)", at: fields["grant"])
             return nil
+        }
+        let refreshPath = Self.join(path, "refreshTokenFile")
+        var refreshFile: String?
+        switch string(fields["refreshTokenFile"], path: refreshPath) {
+        case .absent:
+            if refresh {
+                report(refreshPath, "required key is missing: grant: refresh_token reads the refresh token from this file and writes each rotated one back", at: node)
+                return nil
+            }
+        case .invalid: return nil
+        case .value(let text):
+            guard refresh else {
+                report(refreshPath, "is only used with grant: refresh_token", at: fields["refreshTokenFile"])
+                return nil
+            }
+            guard !text.isEmpty else {
+                report(refreshPath, "is empty; expected the path of the file holding the refresh token", at: fields["refreshTokenFile"])
+                return nil
+            }
+            refreshFile = resolve(path: text)
         }
         let subjectPath = Self.join(path, "assertionSubject")
         var subject: String?
@@ -172,13 +194,15 @@ extension ConfigDecoder {
             }
             subject = text
         }
-        if jwtBearer {
+        if jwtBearer || refresh {
             var valid = true
             for key in ["subjectTokenFile", "subjectTokenType"] where fields[key].map({ !Self.isNull($0) }) ?? false {
                 report(Self.join(path, key), "is only used with grant: token_exchange", at: fields[key])
                 valid = false
             }
-            return valid ? .jwtBearer(subject: subject) : nil
+            guard valid else { return nil }
+            if let refreshFile { return .refreshToken(file: refreshFile) }
+            return .jwtBearer(subject: subject)
         }
         guard exchange else {
             var valid = true

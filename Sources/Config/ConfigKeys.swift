@@ -30,7 +30,7 @@ enum ConfigKeys {
     static let assertion = ["signingKeyFile", "signingKeyId", "assertionAudience", "assertionLifetime"]
     static let mca = ["serverUrl", "tenantId", "appId", "clientId", "auth"] + secret + tokenFetch + tls
     /// How an `oauth2` credential obtains its token (only `oauth2` has a grant).
-    static let grant = ["grant", "subjectTokenFile", "subjectTokenType", "assertionSubject"]
+    static let grant = ["grant", "subjectTokenFile", "subjectTokenType", "assertionSubject", "refreshTokenFile"]
     static let oauth2 = ["tokenUrl", "clientId"] + secret + ["auth"] + assertion + ["assertionFile", "scope", "audience", "resource", "params", "dpop"]
         + grant + tokenFetch + tls
     /// Keys of a `google_service_account` credential.

@@ -9,6 +9,9 @@ public enum OAuth2Grant: Sendable, Equatable {
     /// `subject` or the client id, `aud` the token URL unless `assertionAudience` says, `iat`,
     /// `exp`, `jti`) is the grant.
     case jwtBearer(subject: String?)
+    /// RFC 6749 §6: the refresh token in `refreshTokenFile` (put there once; rewritten when
+    /// the server rotates it).
+    case refreshToken(file: String)
 
     /// Whether the grant is a JWT the sidecar signs (`signingKeyFile` then signs it).
     public var signsAssertion: Bool {
@@ -22,6 +25,7 @@ public enum OAuth2Grant: Sendable, Equatable {
         case .clientCredentials: return "client_credentials"
         case .sts: return "token_exchange"
         case .jwtBearer: return "jwt_bearer"
+        case .refreshToken: return "refresh_token"
         }
     }
 }

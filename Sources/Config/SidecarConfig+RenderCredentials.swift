@@ -42,6 +42,9 @@ extension SidecarConfig {
             switch config.grant {
             case .clientCredentials:
                 lines.append("    grant: client_credentials")
+            case .refreshToken(let file):
+                lines.append("    grant: refresh_token")
+                lines.append("    refreshTokenFile: \(quote(file))  # rewritten (0600) each time the server rotates the refresh token")
             case .jwtBearer(let subject):
                 lines.append("    grant: jwt_bearer  # RFC 7523 §2.1: an assertion signed with signingKeyFile")
                 if let subject { lines.append("    assertionSubject: \(quote(subject))") }

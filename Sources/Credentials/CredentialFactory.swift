@@ -183,6 +183,18 @@ public enum CredentialFactory {
                     try build(current, grant, oauth.scope, oauth.audience, oauth.resource)
                 }
             }
+        case .refreshToken(let path):
+            // RFC 6749 §6: the file's refresh token (or the rotated one this process holds).
+            let file = RefreshTokenFile(path: path)
+            var source = TokenRequestSource(scope: oauth.scope, audience: oauth.audience, resource: oauth.resource) { () throws(TokenFetchError) in
+                let current = try proof()
+                let token = try file.current()
+                return try TokenRequestSource.building { () throws(TokenEndpointError) in
+                    try build(current, .refreshToken(token), oauth.scope, oauth.audience, oauth.resource)
+                }
+            }
+            source.refreshTokens = file
+            return source
         case .jwtBearer(let subject):
             // RFC 7523 §2.1: a new assertion, signed with the (re-read) signing key, per fetch.
             let key = try signingKey(oauth, name: name)

@@ -28,6 +28,7 @@ enum SharedCacheKeyMaterial {
             // A JWT bearer grant's subject is part of who the token is for (appended only for
             // it, so the keys of client-credentials credentials stay what they were).
             if case .jwtBearer(let subject) = oauth.grant { parts += ["jwt_bearer", subject ?? oauth.clientId] }
+            if case .refreshToken = oauth.grant { parts += ["refresh_token"] }
         }
         // Length-prefixed, so no choice of values can make two different credentials collide.
         return parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

@@ -115,7 +115,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         initial.variant = variant
         self.publishedStatus = Locked(initial)
         self.shared = shared.map {
-            SharedTokenDriver(binding: $0, settings: settings, clock: clock, loop: loop, logger: logger, credential: name)
+            SharedTokenDriver(binding: $0, settings: settings, clock: clock, loop: loop, logger: logger, credential: name,
+                              refreshTokens: source.refreshTokens)
         }
         if let driver = self.shared {
             driver.adopt = { [unowned self] issued in adoptShared(issued) }
@@ -310,7 +311,14 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private func watchBinding() {
         bindingWatch = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
             guard let self, !stopped else { return }
-            if source.bindingDiffers(from: state.current?.token.binding) {
+            if let file = source.refreshTokens, file.changedOnDisk() {
+                let actions = state.sourceReplaced(now: clock.now)
+                if !actions.isEmpty {
+                    logger.notice("refreshTokenFile changed on disk; fetching with the refresh token in it",
+                                  metadata: ["credential": .string(logName)])
+                }
+                perform(actions)
+            } else if source.bindingDiffers(from: state.current?.token.binding) {
                 let actions = state.bindingChanged(now: clock.now)
                 if !actions.isEmpty {
                     logger.info("the DPoP key or client certificate changed; fetching a token bound to the new one",
@@ -462,6 +470,21 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         switch outcome {
         case .success(let grant):
             gate?.open()
+            if let file = source.refreshTokens, let rotated = grant.refreshToken {
+                // Written before the access token is used: a replica killed from here on leaves
+                // the refresh token the server now expects in the file.
+                let (seconds, attoseconds) = (now - startedAt).components
+                let startedWall = clock.wallClockSeconds - (Double(seconds) + Double(attoseconds) / 1e18)
+                if file.rotate(to: rotated, issuedAtWall: startedWall) {
+                    logger.info("refresh token rotated; written to refreshTokenFile", metadata: [
+                        "credential": .string(logName), "file": .string(file.file.path),
+                    ])
+                } else {
+                    logger.error("refreshTokenFile could not be written; the rotated refresh token is kept in memory only", metadata: [
+                        "credential": .string(logName), "file": .string(file.file.path),
+                    ])
+                }
+            }
             let actions = state.fetchSucceeded(grant, now: now)
             FetchLog.success(logger, credential: logName, grant: grant, state: state, latency: latency, now: now)
             shared?.fetchFinished(state.current)
@@ -469,7 +492,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         case .failure(let failure):
             // A token server may quote the caller's token it refused: a per-request token's
             // error keeps its code, not its description.
-            let error = refusalCodes == nil ? failure : failure.withoutDescription
+            var error = refusalCodes == nil ? failure : failure.withoutDescription
+            if source.refreshTokens != nil, case .oauthError(_, "invalid_grant", _) = error.kind {
+                error.grantRefused = true
+                logger.error("the refresh token was refused (invalid_grant: revoked, expired or already used); put a new one in refreshTokenFile",
+                             metadata: ["credential": .string(logName), "file": .string(source.refreshTokens?.file.path ?? "")])
+            }
             let actions = state.fetchFailed(error, now: now, answerWaiters: refusal != nil)
             if refusal == nil, let until = state.retryNotBefore ?? state.nextFetchAt {
                 // At least a second: a first retry's full jitter may be next to nothing.

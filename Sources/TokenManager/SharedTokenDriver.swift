@@ -14,6 +14,8 @@ final class SharedTokenDriver {
     private var pollTimer: (any TokenScheduledTask)?
     private var loggedCorrupt = false
     private var stopped = false
+    /// A refresh token credential's file: its token travels in the sealed entry.
+    private let refreshTokens: RefreshTokenFile?
     /// Adopt this token (no fetch).
     var adopt: (IssuedToken) -> Void = { _ in }
     /// Fetch from the token server and report ``fetchFinished(_:)``.
@@ -21,15 +23,20 @@ final class SharedTokenDriver {
     /// Called after every event (the credential republishes its status).
     var changed: () -> Void = {}
 
+    /// With `refreshTokens` (a refresh token grant), a replica never falls back to a fetch of its
+    /// own while another holds the lease: the refresh token is spent once, so it waits for the
+    /// holder's entry or for the lease to expire (the holder died) and takes it.
     init(binding: SharedTokenCache.Binding, settings: TokenRefreshSettings, clock: any TokenClock, loop: EventLoop,
-         logger: Logger, credential: String) {
+         logger: Logger, credential: String, refreshTokens: RefreshTokenFile? = nil) {
+        self.refreshTokens = refreshTokens
         self.binding = binding
         self.clock = clock
         self.loop = loop
         self.logger = logger
         self.credential = credential
-        state = SharedTokenState(waitLimit: settings.tokenWait / 2, pollInterval: binding.cache.pollInterval,
-                                 leaseTTL: settings.fetchTimeout + .seconds(1), refreshAt: settings.refreshAt,
+        let leaseTTL = settings.fetchTimeout + .seconds(1)
+        state = SharedTokenState(waitLimit: refreshTokens == nil ? settings.tokenWait / 2 : leaseTTL * 3, pollInterval: binding.cache.pollInterval,
+                                 leaseTTL: leaseTTL, refreshAt: settings.refreshAt,
                                  refreshJitter: settings.refreshJitter)
     }
 
@@ -87,11 +94,17 @@ final class SharedTokenDriver {
                 }
             case .write(let issued):
                 let now = clock.now
-                let entry = SharedTokenEntry(issued, now: now, wallNow: clock.wallClockSeconds)
+                var entry = SharedTokenEntry(issued, now: now, wallNow: clock.wallClockSeconds)
+                entry.refreshToken = refreshTokens?.held
                 let ttl = issued.usableUntil - now
                 guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
                 store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in self?.storeFinished(result) }
             case .adopt(let entry):
+                if let refreshToken = entry.refreshToken, let file = refreshTokens,
+                   file.adopt(refreshToken, issuedAtWall: entry.issuedAtWall) {
+                    logger.info("refresh token adopted from the shared cache; written to refreshTokenFile",
+                                metadata: ["credential": .string(credential)])
+                }
                 let issued = entry.issued(now: clock.now, wallNow: clock.wallClockSeconds)
                 logger.info("token adopted from the shared cache", metadata: [
                     "credential": .string(credential), "fingerprint": .string(issued.token.fingerprint),

@@ -10,9 +10,13 @@ public struct SharedTokenEntry: Sendable, Equatable {
     public let lifetime: Duration
     /// The sealed value as stored (empty for an entry not read from the store).
     public let sealed: [UInt8]
+    /// The refresh token that came with it (a refresh token grant), which replicas adopting the
+    /// entry take too. Never log it.
+    public var refreshToken: String?
 
     /// Creates an entry.
-    public init(value: String, issuedAtWall: Double, lifetime: Duration, sealed: [UInt8] = []) {
+    public init(value: String, issuedAtWall: Double, lifetime: Duration, sealed: [UInt8] = [], refreshToken: String? = nil) {
+        self.refreshToken = refreshToken
         self.value = value
         self.issuedAtWall = issuedAtWall
         self.lifetime = lifetime

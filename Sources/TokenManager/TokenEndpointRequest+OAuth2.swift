@@ -24,6 +24,8 @@ extension TokenEndpointRequest {
         case sts(STSParameters)
         /// RFC 7523 §2.1: a signed JWT (`assertion`) as the grant.
         case jwtBearer(assertion: String)
+        /// RFC 6749 §6: a refresh token.
+        case refreshToken(String)
     }
 
     /// The `grant_type` of an RFC 7523 §2.1 JWT bearer grant.
@@ -79,6 +81,9 @@ extension TokenEndpointRequest {
         case .jwtBearer(let assertion):
             guard !assertion.isEmpty else { throw .missingSetting("assertion") }
             form = [("grant_type", jwtBearerGrantType), ("assertion", assertion)]
+        case .refreshToken(let token):
+            guard !token.isEmpty else { throw .missingSetting("refresh_token") }
+            form = [("grant_type", "refresh_token"), ("refresh_token", token)]
         }
         var authorization: String?
         switch proof {

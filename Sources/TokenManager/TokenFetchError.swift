@@ -23,6 +23,10 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
     public let kind: Kind
     /// The server's `Retry-After` (429 and 5xx only), uncapped.
     public let retryAfter: Duration?
+    /// The grant itself was refused for good: `invalid_grant` to a refresh token (revoked,
+    /// expired or already spent) — only a new one in the file helps, so it counts as rejected
+    /// credentials (retried at the backoff cap, never in a storm).
+    public var grantRefused = false
 
     /// Creates an error.
     public init(_ kind: Kind, retryAfter: Duration? = nil) {
@@ -38,7 +42,7 @@ public struct TokenFetchError: Error, Sendable, Equatable, CustomStringConvertib
     public var isCredentialsRejected: Bool {
         switch kind {
         case .oauthError(let status, let code, _):
-            return status == 401 || TokenFetchError.rejectingErrorCodes.contains(code)
+            return grantRefused || status == 401 || TokenFetchError.rejectingErrorCodes.contains(code)
         case .httpStatus(let status):
             return status == 401
         case .transport, .invalidResponse, .clientAuthentication:

@@ -190,6 +190,14 @@ public struct TokenRefreshState {
         return actions + beginFetch(now: now)
     }
 
+    /// What a fetch is made from was replaced by someone (a refresh token file an operator
+    /// rewrote after a revocation): fetch now, whatever the backoff of earlier failures — they
+    /// were failures of what is gone. Nothing happens before start or during a fetch.
+    public mutating func sourceReplaced(now: ContinuousClock.Instant) -> [TokenRefreshAction] {
+        guard isStarted, !isFetching else { return [] }
+        return beginFetch(now: now)
+    }
+
     /// The key the current token is bound to was replaced (a rotated DPoP key file): a token
     /// bound to the new key is fetched now, while the current one (presented with its own key)
     /// stays in use until it arrives. Nothing happens before the first token or during a fetch

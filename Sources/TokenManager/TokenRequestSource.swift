@@ -23,6 +23,10 @@ public struct TokenRequestSource: Sendable {
     /// pair it was requested with (RFC 8705 §3), which routes with `clientCertificate:
     /// credential` present upstream with it.
     public var certificate: ClientIdentityFiles?
+    /// The refresh token of a `grant: refresh_token` credential: each fetch sends it, a rotated
+    /// one from the answer replaces it (``ManagedCredential`` writes it before using the
+    /// access token), and a shared cache entry carries it to the fleet.
+    public var refreshTokens: RefreshTokenFile?
     private let make: @Sendable () throws(TokenFetchError) -> TokenEndpointRequest
 
     /// A source from a builder; `scope`, `audience` and `resource` must match what it builds.
@@ -43,7 +47,7 @@ public struct TokenRequestSource: Sendable {
     /// Whether what the tokens are bound to can change under the running process (a DPoP key
     /// file, a client certificate): the credential then compares every second
     /// (``bindingDiffers(from:)``).
-    public var watchesBinding: Bool { (dpop?.readsFile ?? false) || certificate != nil }
+    public var watchesBinding: Bool { (dpop?.readsFile ?? false) || certificate != nil || refreshTokens != nil }
 
     /// Whether a token requested now would be bound to another key or certificate than
     /// `binding` (the current token's). Files that cannot be used now are not a change.

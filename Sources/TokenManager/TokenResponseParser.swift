@@ -22,10 +22,18 @@ public enum TokenResponseParser {
                              wallClock: Double, binding: TokenBinding? = nil,
                              field: TokenEndpointRequest.TokenField = .accessToken) -> Result<TokenGrant, TokenFetchError> {
         parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding?.dpopKey != nil,
-                     field: field).map { grant, dpop in
+                     field: field).flatMap { grant, dpop in
             var grant = grant
             grant.binding = dpop ? binding : binding?.withoutDPoP
-            return grant
+            // RFC 6749 §6: a rotated refresh token comes beside the access token.
+            switch TokenResponseBody.decode(response.body)?.refreshToken ?? .absent {
+            case .absent: break
+            case .string(let token) where !token.isEmpty && token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }):
+                grant.refreshToken = token
+            case .string, .wrongType:
+                return .failure(TokenFetchError(.invalidResponse("refresh_token is not a token (empty, not a string, or with spaces)")))
+            }
+            return .success(grant)
         }
     }
 
