@@ -20,7 +20,7 @@ public struct FieldSectionWriter {
     /// Appends a line; `name` must be a field name and `value` a valid field value (the caller
     /// checked them: an edit writes only names and values the configuration validated or the
     /// app already sent).
-    public mutating func append(name: some Collection<UInt8>, value: some Collection<UInt8>) {
+    public mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let nameStart = bytes.count
         bytes.append(contentsOf: name)
         let nameEnd = bytes.count
@@ -31,9 +31,12 @@ public struct FieldSectionWriter {
         lines.append(FieldLine(name: nameStart..<nameEnd, value: valueStart..<bytes.count))
         bytes.append(UInt8(ascii: "\r"))
         bytes.append(UInt8(ascii: "\n"))
-        if nameEnd - nameStart == 10, bytes[nameStart..<nameEnd].lazy.map({ $0 | 0x20 }).elementsEqual("connection".utf8) {
-            connectionLines += 1
-        }
+        if name.count == 10, name.lazy.map({ $0 | 0x20 }).elementsEqual("connection".utf8) { connectionLines += 1 }
+    }
+
+    /// Appends a line from byte arrays (see ``append(name:value:)-(UnsafeRawBufferPointer,_)``).
+    public mutating func append(name: [UInt8], value: [UInt8]) {
+        name.withUnsafeBytes { name in value.withUnsafeBytes { append(name: name, value: $0) } }
     }
 }
 

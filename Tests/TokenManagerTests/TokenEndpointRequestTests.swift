@@ -105,4 +105,18 @@ final class TokenEndpointRequestTests: XCTestCase {
         XCTAssertThrowsError(try TokenEndpointRequest.mca(serverURL: "http://h", tenantId: "", clientId: "c", secret: "s"))
         XCTAssertThrowsError(try TokenEndpointRequest.oauth2(tokenURL: "http://h", clientId: "c", secret: ""))
     }
+
+    func testJWTBearerAndRefreshTokenGrantForms() throws {
+        let bearer = try TokenEndpointRequest.oauth2(tokenURL: "https://idp.test/token", clientId: "svc", proof: .none,
+                                                     grant: .jwtBearer(assertion: "a.b.c"), scope: "read")
+        XCTAssertEqual(String(decoding: bearer.body, as: UTF8.self),
+                       "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=a.b.c&client_id=svc&scope=read")
+        let refresh = try TokenEndpointRequest.oauth2(tokenURL: "https://idp.test/token", clientId: "svc", proof: .secretBasic("s"),
+                                                      grant: .refreshToken("rt/1+"))
+        XCTAssertEqual(String(decoding: refresh.body, as: UTF8.self), "grant_type=refresh_token&refresh_token=rt%2F1%2B")
+        XCTAssertTrue(refresh.fields.contains { $0.name == "Authorization" && $0.value.hasPrefix("Basic ") })
+        XCTAssertFalse(refresh.description.contains("rt"), "never the refresh token")
+        XCTAssertThrowsError(try TokenEndpointRequest.oauth2(tokenURL: "https://idp.test/token", clientId: "svc", proof: .none,
+                                                             grant: .refreshToken("")))
+    }
 }

@@ -132,4 +132,27 @@ final class TokenResponseParserTests: XCTestCase {
         XCTAssertNil(grant(TokenResponseParser.parse(bearer, defaultLifetime: .seconds(1), wallClock: now, binding: binding))?.binding,
                      "a bearer answer to a DPoP request is a bearer token")
     }
+
+    func testARotatedRefreshTokenIsKeptAndAMissingExpiresInFallsBack() {
+        let rotated = grant(parse(#"{"access_token":"abc","token_type":"Bearer","refresh_token":"rt-2","scope":"read"}"#,
+                                  defaultLifetime: .seconds(300)))
+        XCTAssertEqual(rotated?.refreshToken, "rt-2")
+        XCTAssertEqual(rotated?.lifetime, .seconds(300), "no expires_in: the default lifetime")
+        XCTAssertNil(grant(parse(#"{"access_token":"abc"}"#))?.refreshToken)
+        for bad in [#""refresh_token":"""#, #""refresh_token":7"#, #""refresh_token":"a b""#] {
+            XCTAssertNotNil(failure(parse("{\"access_token\":\"abc\",\(bad)}")), bad)
+        }
+    }
+
+    func testAnIDTokenAnswerWhenTheRequestAskedForOne() {
+        let response = TokenHTTPResponse(status: 200, fields: HTTPFields(), body: Array(#"{"id_token":"eyJ.x.y"}"#.utf8))
+        guard case .success(let grant) = TokenResponseParser.parse(response, defaultLifetime: .seconds(60), wallClock: now, field: .idToken) else {
+            return XCTFail("no grant")
+        }
+        XCTAssertEqual(grant.value, "eyJ.x.y")
+        guard case .failure(let error) = TokenResponseParser.parse(response, defaultLifetime: .seconds(60), wallClock: now) else {
+            return XCTFail("an access token answer needs access_token")
+        }
+        XCTAssertTrue("\(error)".contains("access_token missing"))
+    }
 }

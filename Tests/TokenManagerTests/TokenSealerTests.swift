@@ -44,4 +44,20 @@ final class TokenSealerTests: XCTestCase {
         let back = SharedTokenEntry(issued, now: now, wallNow: 1_800_000_010.25)
         XCTAssertEqual(back.issuedAtWall, entry.issuedAtWall, accuracy: 0.001)
     }
+
+    func testARefreshTokenTravelsInFormat2AndEveryOtherEntryStaysFormat1() throws {
+        var withRefresh = entry
+        withRefresh.refreshToken = "SENTINEL-REFRESH-value"
+        let sealed = try XCTUnwrap(sealer.seal(withRefresh, cacheKey: "k1"))
+        XCTAssertEqual(sealed.first, 2)
+        XCTAssertNil(String(decoding: sealed, as: UTF8.self).range(of: "SENTINEL"))
+        let opened = try XCTUnwrap(sealer.open(sealed, cacheKey: "k1"))
+        XCTAssertEqual(opened.value, entry.value)
+        XCTAssertEqual(opened.refreshToken, "SENTINEL-REFRESH-value")
+        var relabelled = sealed
+        relabelled[0] = 1
+        XCTAssertNil(sealer.open(relabelled, cacheKey: "k1"), "the version is authenticated")
+        XCTAssertEqual(sealer.seal(entry, cacheKey: "k1")?.first, 1)
+        XCTAssertNil(try XCTUnwrap(sealer.open(try XCTUnwrap(sealer.seal(entry, cacheKey: "k1")), cacheKey: "k1")).refreshToken)
+    }
 }

@@ -21,53 +21,48 @@ enum CredentialEdit {
         let placeholder = injection.placeholder
         let tokenBytes = Array(token.utf8)
         var target = request.target
-        switch target {
-        case .origin(let path):
-            target = .origin(editedPath(path, placement: placement, placeholder: placeholder, token: token))
-        case .absolute(let scheme, let authority, let path):
-            target = .absolute(scheme: scheme, authority: authority,
-                               path: editedPath(path, placement: placement, placeholder: placeholder, token: token))
-        case .authority, .asterisk:
-            break
+        if injection.queryName != nil || placeholder != nil {
+            switch target {
+            case .origin(let path):
+                target = .origin(editedPath(path, injection: injection, token: token))
+            case .absolute(let scheme, let authority, let path):
+                target = .absolute(scheme: scheme, authority: authority, path: editedPath(path, injection: injection, token: token))
+            case .authority, .asterisk:
+                break
+            }
         }
-        let writesAuthorization = placement?.fieldName == "authorization"
-        let placementField = placement?.fieldName.map { Array($0.utf8) }
         return request.edited(target: target) { section, out in
             for line in section.lines {
                 let name = UnsafeRawBufferPointer(rebasing: section.bytes[line.name])
                 let value = section.value(of: line)
-                if section.name(of: line, equals: "authorization") || section.name(of: line, equals: "dpop") {
+                let isAuthorization = section.name(of: line, equals: "authorization")
+                if isAuthorization || section.name(of: line, equals: "dpop") {
                     // The default place: the app's own goes, unless (without a placement) it
                     // carries the placeholder, which is swapped there.
-                    if placement == nil, let placeholder, section.name(of: line, equals: "authorization"),
-                       let swapped = swapped(value, placeholder: placeholder, token: tokenBytes) {
-                        out.append(name: name, value: swapped)
-                    } else if placement == nil || writesAuthorization {
-                        continue
-                    } else if let placeholder, contains(value, placeholder) {
-                        continue
-                    } else {
-                        out.copy(line, from: section)
-                    }
-                    continue
-                }
-                if let placementField, name.count == placementField.count,
-                   name.lazy.map({ $0 | 0x20 }).elementsEqual(placementField) {
-                    continue
-                }
-                if let placeholder, contains(value, placeholder) {
                     if placement == nil {
-                        out.append(name: name, value: replacing(placeholder, with: tokenBytes, in: value))
+                        if isAuthorization, let placeholder, let swapped = swapped(value, placeholder: placeholder, token: tokenBytes) {
+                            swapped.withUnsafeBytes { out.append(name: name, value: $0) }
+                        }
+                        continue
+                    }
+                    if injection.writesAuthorization { continue }
+                }
+                if let field = injection.field, name.count == field.count, name.lazy.map({ $0 | 0x20 }).elementsEqual(field) {
+                    continue
+                }
+                if let placeholder, ByteSearch.find(placeholder, in: value) != nil {
+                    if placement == nil {
+                        ByteSearch.replacing(placeholder, with: tokenBytes, in: value).withUnsafeBytes { out.append(name: name, value: $0) }
                     }
                     continue
                 }
                 out.copy(line, from: section)
             }
             switch placement {
-            case .header(let field, let prefix, let suffix)?:
-                out.append(name: field.utf8, value: (prefix + token + suffix).utf8)
+            case .header?:
+                out.append(name: injection.fieldSpelling, value: injection.prefix + tokenBytes + injection.suffix)
             case .basic(let form)?:
-                out.append(name: "Authorization".utf8, value: ("Basic " + Base64.encode(Array(form.userPass(token: token).utf8))).utf8)
+                out.append(name: injection.fieldSpelling, value: injection.prefix + Array(Base64.encode(Array(form.userPass(token: token).utf8)).utf8))
             case .query?, nil:
                 break
             }
@@ -77,9 +72,8 @@ enum CredentialEdit {
     /// `path` with the query edited: a query placement's parameter (the app's removed, the
     /// token's appended, percent-encoded), and the placeholder swapped in (no placement) or its
     /// parameter removed (a placement elsewhere).
-    static func editedPath(_ path: String, placement: CredentialPlacement?, placeholder: [UInt8]?, token: String) -> String {
-        let queryName: String?
-        if case .query(let name)? = placement { queryName = name } else { queryName = nil }
+    static func editedPath(_ path: String, injection: CredentialInjection, token: String) -> String {
+        let queryName = injection.queryName, placeholder = injection.placeholder, placement = injection.placement
         guard queryName != nil || placeholder.map({ path.utf8.count >= $0.count }) == true else { return path }
         let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var parameters: [Substring] = parts.count > 1 ? parts[1].split(separator: "&", omittingEmptySubsequences: false) : []
@@ -93,10 +87,10 @@ enum CredentialEdit {
             }
             guard let placeholder else { return parameter }
             let bytes = Array(parameter.utf8)
-            guard bytes.withUnsafeBytes({ contains($0, placeholder) }) else { return parameter }
+            guard bytes.withUnsafeBytes({ ByteSearch.find(placeholder, in: $0) != nil }) else { return parameter }
             changed = true
             if placement != nil { return nil }
-            return Substring(decoding: bytes.withUnsafeBytes { replacing(placeholder, with: Array(encoded.utf8), in: $0) },
+            return Substring(decoding: bytes.withUnsafeBytes { ByteSearch.replacing(placeholder, with: Array(encoded.utf8), in: $0) },
                              as: UTF8.self)
         }
         if let queryName {
@@ -111,27 +105,11 @@ enum CredentialEdit {
     /// An `Authorization` value with the placeholder swapped: in the value itself (`Bearer
     /// <placeholder>`) or inside a Basic pair, decoded and encoded again; nil without it.
     private static func swapped(_ value: UnsafeRawBufferPointer, placeholder: [UInt8], token: [UInt8]) -> [UInt8]? {
-        if contains(value, placeholder) { return replacing(placeholder, with: token, in: value) }
-        guard let pair = PlaceholderScanner.basicPair(value), pair.withUnsafeBytes({ contains($0, placeholder) }) else { return nil }
-        let real = pair.withUnsafeBytes { replacing(placeholder, with: token, in: $0) }
-        return Array(("Basic " + Base64.encode(real)).utf8)
-    }
-
-    private static func contains(_ text: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
-        !PlaceholderScanner.occurrences(of: needle, in: text).isEmpty
-    }
-
-    /// `text` with every occurrence of `needle` replaced by `replacement`.
-    private static func replacing(_ needle: [UInt8], with replacement: [UInt8], in text: UnsafeRawBufferPointer) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.count + replacement.count)
-        var start = 0
-        for hit in PlaceholderScanner.occurrences(of: needle, in: text) {
-            out.append(contentsOf: text[start..<hit.lowerBound])
-            out.append(contentsOf: replacement)
-            start = hit.upperBound
+        if ByteSearch.find(placeholder, in: value) != nil { return ByteSearch.replacing(placeholder, with: token, in: value) }
+        guard let pair = PlaceholderScanner.basicPair(value), pair.withUnsafeBytes({ ByteSearch.find(placeholder, in: $0) != nil }) else {
+            return nil
         }
-        out.append(contentsOf: text[start...])
-        return out
+        let real = pair.withUnsafeBytes { ByteSearch.replacing(placeholder, with: token, in: $0) }
+        return Array(("Basic " + Base64.encode(real)).utf8)
     }
 }

@@ -31,20 +31,20 @@ struct PlaceholderScanner: Sendable {
 
     /// Scans `head`.
     func scan(_ head: RequestHead) -> Finding {
-        var found: [Int] = []
+        var found: [Int] = []  // allocates only when something is found
         var unknown = false
         func look(_ text: UnsafeRawBufferPointer) {
-            var covered: [Range<Int>] = []
-            for (index, entry) in entries.enumerated() {
-                let hits = Self.occurrences(of: entry.placeholder, in: text)
-                if !hits.isEmpty {
-                    if !found.contains(index) { found.append(index) }
-                    covered += hits
-                }
+            for (index, entry) in entries.enumerated() where ByteSearch.find(entry.placeholder, in: text) != nil {
+                if !found.contains(index) { found.append(index) }
             }
-            for start in Self.occurrences(of: Self.prefix, in: text).map(\.lowerBound)
-            where Self.startsValue(text, at: start) && !covered.contains(where: { $0.contains(start) }) {
-                unknown = true
+            // A `tsp_` that starts a value must be a known placeholder starting right there (a
+            // placeholder's own bytes never start a value inside it: they are all value bytes).
+            var from = 0
+            while let hit = ByteSearch.find(Self.prefix, in: text, from: from) {
+                if Self.startsValue(text, at: hit) && !entries.contains(where: { ByteSearch.matches($0.placeholder, in: text, at: hit) }) {
+                    unknown = true
+                }
+                from = hit + 1
             }
         }
         head.withFieldSection { section in
@@ -56,23 +56,16 @@ struct PlaceholderScanner: Sendable {
                 }
             }
         }
-        var target = Self.text(of: head.target)
-        target.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+        switch head.target {
+        case .origin(var path): path.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+        case .absolute(_, _, var path): path.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+        case .authority, .asterisk: break
+        }
         if unknown { return .unknown }
         switch found.count {
         case 0: return .none
         case 1: return .credential(entries[found[0]].name, placeholder: entries[found[0]].placeholder)
         default: return .several(found.sorted().map { entries[$0].name })
-        }
-    }
-
-    /// The target as the app sent it (path and query; an absolute-form's authority too).
-    static func text(of target: RequestTarget) -> String {
-        switch target {
-        case .origin(let path): return path
-        case .absolute(let scheme, let authority, let path): return scheme + "://" + authority.description + path
-        case .authority(let authority): return authority.description
-        case .asterisk: return "*"
         }
     }
 
@@ -89,22 +82,5 @@ struct PlaceholderScanner: Sendable {
     /// be part of one (so `xtsp_…` inside a longer word is not taken for a placeholder).
     private static func startsValue(_ text: UnsafeRawBufferPointer, at start: Int) -> Bool {
         start == 0 || !PlaceholderSetting.isPlaceholderByte(text[start - 1])
-    }
-
-    /// Every place `needle` occurs in `text` (non-overlapping, left to right).
-    static func occurrences(of needle: [UInt8], in text: UnsafeRawBufferPointer) -> [Range<Int>] {
-        guard let first = needle.first, needle.count <= text.count else { return [] }
-        var hits: [Range<Int>] = []
-        var index = 0
-        let last = text.count - needle.count
-        while index <= last {
-            if text[index] == first && text[index..<index + needle.count].elementsEqual(needle) {
-                hits.append(index..<index + needle.count)
-                index += needle.count
-            } else {
-                index += 1
-            }
-        }
-        return hits
     }
 }

@@ -9,7 +9,7 @@ import HTTP1
 enum PlaceholderPolicy {
     /// The decision for `head` given what `scanner` finds in it.
     static func decide(_ head: RequestHead, _ decision: RouteDecision, scanner: PlaceholderScanner) -> Result<RouteDecision, ProxyError> {
-        let route = decision.routeName.map { "route '\($0)'" } ?? "an unrouted destination"
+        var route: String { decision.routeName.map { "route '\($0)'" } ?? "an unrouted destination" }
         switch scanner.scan(head) {
         case .none:
             return .success(decision)

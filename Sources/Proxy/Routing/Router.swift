@@ -81,7 +81,7 @@ final class RouteDecision: Sendable {
         RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
                       perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades,
-                      injection: CredentialInjection(placement: injection?.placement, placeholder: placeholder))
+                      injection: injection?.carrying(placeholder) ?? CredentialInjection(placement: nil, placeholder: placeholder))
     }
 
     /// What the access log, traces and metrics call where the token went (nil: none injected).

@@ -118,10 +118,13 @@ final class CredentialEditTests: XCTestCase {
     }
 
     func testAPathWithoutTheParameterOrPlaceholderIsLeftAsItIs() {
-        XCTAssertEqual(CredentialEdit.editedPath("/a?b=c", placement: nil, placeholder: Array(placeholder.utf8), token: "t"), "/a?b=c")
-        XCTAssertEqual(CredentialEdit.editedPath("/a?key=\(placeholder)", placement: .query(name: "key"),
-                                                 placeholder: Array(placeholder.utf8), token: "t"), "/a?key=t")
-        XCTAssertEqual(CredentialEdit.editedPath("/a?x=\(placeholder)", placement: .header(name: "h", prefix: "", suffix: ""),
-                                                 placeholder: Array(placeholder.utf8), token: "t"), "/a")
+        let bytes = Array(placeholder.utf8)
+        XCTAssertEqual(CredentialEdit.editedPath("/a?b=c", injection: CredentialInjection(placement: nil, placeholder: bytes), token: "t"), "/a?b=c")
+        XCTAssertEqual(CredentialEdit.editedPath("/a?key=\(placeholder)", injection: CredentialInjection(placement: .query(name: "key"),
+                                                                                                         placeholder: bytes), token: "t"), "/a?key=t")
+        XCTAssertEqual(CredentialEdit.editedPath("/a?x=\(placeholder)", injection: CredentialInjection(
+            placement: .header(name: "h", prefix: "", suffix: ""), placeholder: bytes), token: "t"), "/a")
+        XCTAssertEqual(CredentialEdit.editedPath("/a?x=1&y=\(placeholder)x", injection: CredentialInjection(placement: nil, placeholder: bytes),
+                                                 token: "t t"), "/a?x=1&y=t+tx", "swapped inside a value, encoded")
     }
 }

@@ -50,11 +50,17 @@ final class PlaceholderScannerTests: XCTestCase {
                        .unknown)
     }
 
-    func testOccurrencesDoNotOverlapAndFindTheEnd() {
+    func testByteSearchFindsEveryPlaceAndTheEnd() {
         let text = Array("aaXaaXaa".utf8)
         text.withUnsafeBytes {
-            XCTAssertEqual(PlaceholderScanner.occurrences(of: Array("aa".utf8), in: $0), [0..<2, 3..<5, 6..<8])
-            XCTAssertEqual(PlaceholderScanner.occurrences(of: Array("aaXaaXaaX".utf8), in: $0), [])
+            XCTAssertEqual(ByteSearch.find(Array("aa".utf8), in: $0), 0)
+            XCTAssertEqual(ByteSearch.find(Array("aa".utf8), in: $0, from: 1), 3)
+            XCTAssertEqual(ByteSearch.find(Array("Xaa".utf8), in: $0, from: 3), 5)
+            XCTAssertNil(ByteSearch.find(Array("aaXaaXaaX".utf8), in: $0))
+            XCTAssertNil(ByteSearch.find(Array("b".utf8), in: $0))
+            XCTAssertTrue(ByteSearch.matches(Array("Xa".utf8), in: $0, at: 5))
+            XCTAssertFalse(ByteSearch.matches(Array("aa".utf8), in: $0, at: 7))
+            XCTAssertEqual(String(decoding: ByteSearch.replacing(Array("aa".utf8), with: Array("b".utf8), in: $0), as: UTF8.self), "bXbXb")
         }
     }
 }
