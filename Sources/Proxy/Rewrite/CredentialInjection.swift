@@ -21,11 +21,15 @@ final class CredentialInjection: Sendable {
     let suffix: [UInt8]
     /// A query placement's parameter.
     let queryName: String?
+    /// What the access log, traces and metrics call it: the placement's label, or `placeholder`
+    /// when the token went where the app put the placeholder (made once, not per request).
+    let label: String
 
     /// An injection; at least one of the two is set.
     init(placement: CredentialPlacement?, placeholder: [UInt8]? = nil) {
         self.placement = placement
         self.placeholder = placeholder
+        label = placement?.label ?? (placeholder == nil ? CredentialPlacement.defaultLabel : "placeholder")
         field = placement?.fieldName.map { Array($0.utf8) }
         writesAuthorization = placement?.fieldName == "authorization"
         switch placement {
@@ -55,12 +59,5 @@ final class CredentialInjection: Sendable {
     /// This injection for a request carrying `placeholder`.
     func carrying(_ placeholder: [UInt8]) -> CredentialInjection {
         CredentialInjection(placement: placement, placeholder: placeholder)
-    }
-
-    /// What the access log, traces and metrics call it: the placement's label, or `placeholder`
-    /// when the token went where the app put the placeholder.
-    var label: String {
-        if let placement { return placement.label }
-        return placeholder == nil ? CredentialPlacement.defaultLabel : "placeholder"
     }
 }
