@@ -73,11 +73,13 @@ final class RefreshTokenFleetTests: XCTestCase {
     }
 
     func testThreeReplicasShareEachRotationWithoutAFailedRequest() throws {
-        let setup = try setUp(count: 3, lifetime: 3, shared: true)
+        let setup = try setUp(count: 3, lifetime: 2, shared: true)
         let first = try digest(setup.files[0])
+        let initial = try String(contentsOfFile: setup.files[0], encoding: .utf8)
         // One config per replica: each its own file, at the path its pod would have.
-        let replicas = try setup.configs.map { try CapturedSidecar(configPath: $0) }
-        let seconds = max(12, Fleet.loadSeconds)
+        var replicas = try setup.configs.map { try CapturedSidecar(configPath: $0) }
+        // 2 s tokens for 24 s: a dozen rotations, an hour of 5-minute tokens.
+        let seconds = max(24, Fleet.loadSeconds)
         let load = FleetLoad()
         let ports = replicas.map(\.port)
         load.run(ports: { ports }, threads: 3, seconds: seconds, maxRequests: 60_000, path: "/api/")
@@ -87,7 +89,7 @@ final class RefreshTokenFleetTests: XCTestCase {
         XCTAssertEqual(failed.count, 0, "no failed request: \(failed.prefix(5).map(\.status))")
         let lines = refreshes(setup.dot)
         print("refresh-token fleet: \(samples.count) requests, \(lines.count) refreshes in \(seconds) s")
-        XCTAssertGreaterThanOrEqual(lines.count, Int(seconds / 3) - 1, "the fleet refreshed each lifetime")
+        XCTAssertGreaterThanOrEqual(lines.count, Int(seconds / 2) - 1, "the fleet refreshed each lifetime")
         checkChain(lines, startingWith: first)
         // Each replica's file holds a token of the chain's end: the newest, or the one before
         // when its replica has not needed the newest yet.
@@ -95,6 +97,24 @@ final class RefreshTokenFleetTests: XCTestCase {
         for file in setup.files { XCTAssertTrue(newest.contains(try digest(file)), "\(file) holds a recent refresh token") }
         let mode = (try FileManager.default.attributesOfItem(atPath: setup.files[0])[.posixPermissions] as? NSNumber)?.intValue
         XCTAssertEqual(mode, 0o600)
+
+        // A replica restarted from an old file (the consented token, long spent) adopts the
+        // fleet's newer sealed one, and serves without spending anything.
+        replicas[2].stop()
+        replicas.removeLast()
+        try initial.write(toFile: setup.files[2], atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: setup.files[2])
+        let restarted = try CapturedSidecar(configPath: setup.configs[2])
+        let again = FleetLoad()
+        let restartedPort = restarted.port
+        again.run(ports: { [restartedPort] }, threads: 1, seconds: 3, maxRequests: 200, path: "/api/")
+        XCTAssertEqual(again.recorded.filter { $0.status != 200 }.count, 0)
+        let after = refreshes(setup.dot)
+        checkChain(after, startingWith: first)
+        let current = after.suffix(2).compactMap { $0["issued"] as? String }
+        XCTAssertTrue(current.contains(try digest(setup.files[2])), "the restarted replica's file holds the fleet's refresh token")
+        restarted.stop()
+        replicas.forEach { $0.stop() }
     }
 
     func testAReplicaKilledWhileItsRefreshIsInFlightLeavesTheFleetAbleToRefresh() throws {
