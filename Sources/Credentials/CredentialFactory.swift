@@ -20,12 +20,13 @@ public enum CredentialFactory {
         }, placeholders: try placeholders(of: config))
     }
 
-    /// Every credential's placeholder, by name (a `placeholderFile` read, or generated and written).
-    public static func placeholders(of config: SidecarConfig) throws -> [String: String] {
+    /// Every credential's placeholder, by name (a `placeholderFile` read, or generated and
+    /// written; with `write: false` only checked).
+    public static func placeholders(of config: SidecarConfig, write: Bool = true) throws -> [String: String] {
         var resolved: [String: String] = [:]
         for credential in config.credentials {
             guard let setting = credential.placeholder else { continue }
-            resolved[credential.name] = try PlaceholderFile.resolve(setting, credential: credential.name)
+            resolved[credential.name] = try PlaceholderFile.resolve(setting, credential: credential.name, write: write)
         }
         return resolved
     }

@@ -31,7 +31,9 @@ public final class CredentialRuntime: @unchecked Sendable {
     static let fileCheckInterval: Duration = .seconds(2)
 
     /// Reads secrets and builds every credential; throws naming what could not be read.
-    public init(config: SidecarConfig, environment: [String: String], logger: Logger, tracer: Tracer? = nil) throws {
+    /// `writesFiles: false` (`check`): a `placeholderFile` that does not exist is not written.
+    public init(config: SidecarConfig, environment: [String: String], logger: Logger, tracer: Tracer? = nil,
+                writesFiles: Bool = true) throws {
         thread = try LoopThread { _ in }
         self.tracer = tracer
         self.environment = environment
@@ -52,7 +54,7 @@ public final class CredentialRuntime: @unchecked Sendable {
         credentials = CredentialSet(built)
         credentials = CredentialSet(built, routeVariants: try buildVariants(config, keeping: [:]).all,
                                     perRequestOnly: Self.perRequestOnly(config),
-                                    placeholders: try CredentialFactory.placeholders(of: config))
+                                    placeholders: try CredentialFactory.placeholders(of: config, write: writesFiles))
     }
 
     /// Starts the token loop and the first fetch of every managed credential.

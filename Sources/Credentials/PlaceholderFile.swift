@@ -7,7 +7,8 @@ import Foundation
 /// token refreshes and the app can read it.
 public enum PlaceholderFile {
     /// The placeholder `setting` stands for; throws naming the credential and the file.
-    public static func resolve(_ setting: PlaceholderSetting, credential: String) throws -> String {
+    /// `write: false` (`check`): a missing file is not written, only its directory checked.
+    public static func resolve(_ setting: PlaceholderSetting, credential: String, write: Bool = true) throws -> String {
         switch setting {
         case .value(let text):
             return text
@@ -20,7 +21,14 @@ public enum PlaceholderFile {
                 return text
             }
             let made = generate()
-            try write(made, to: path, credential: credential)
+            if write {
+                try self.write(made, to: path, credential: credential)
+            } else {
+                let directory = (path as NSString).deletingLastPathComponent
+                guard access(directory.isEmpty ? "." : directory, W_OK) == 0 else {
+                    throw FactoryError("credential '\(credential)': placeholderFile \(path): cannot be written (\(String(cString: strerror(errno))))")
+                }
+            }
             return made
         }
     }

@@ -23,7 +23,7 @@ struct Check: ParsableCommand {
         do {
             // Builds every credential (reads secrets and TLS files) without fetching anything.
             _ = try CredentialRuntime(config: config, environment: ProcessInfo.processInfo.environment,
-                                      logger: Logger(label: "token-sidecar"))
+                                      logger: Logger(label: "token-sidecar"), writesFiles: false)
             try ProxyServer.checkSpool(config.spool)
             if let intercept = config.intercept { warnings += try ProxyServer.checkIntercept(intercept) }
         } catch {

@@ -32,6 +32,42 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(running.status, 2, "run refuses a bad config the same way")
     }
 
+    /// `check` writes nothing: a `placeholderFile` that does not exist yet is only checked for
+    /// where it would go; a bad placement names its key and exits 2.
+    func testCheckNeitherWritesAPlaceholderNorAcceptsABadPlacement() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let placeholder = directory.appendingPathComponent("api.placeholder").path
+        let good = try write("""
+        credentials:
+          api: {type: static, token: "SENTINEL-KEY", placeholderFile: "\(placeholder)"}
+        routes:
+          - {host: api.test, credential: api, inject: {header: x-api-key}}
+        """)
+        let checked = try run(["check", "--config", good])
+        XCTAssertEqual(checked.status, 0, checked.err)
+        XCTAssertTrue(checked.out.contains("inject: {header: \"x-api-key\", format: \"{token}\"}"), checked.out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: placeholder), "check wrote the placeholder file")
+        XCTAssertFalse(checked.out.contains("SENTINEL-KEY"))
+        let nowhere = try write("""
+        credentials:
+          api: {type: static, token: t, placeholderFile: "\(directory.path)/missing/api.placeholder"}
+        """)
+        let unwritable = try run(["check", "--config", nowhere])
+        XCTAssertEqual(unwritable.status, 2)
+        XCTAssertTrue(unwritable.err.contains("placeholderFile \(directory.path)/missing/api.placeholder: cannot be written"), unwritable.err)
+        let bad = try write("""
+        credentials:
+          api: {type: static, token: t}
+        routes:
+          - {host: api.test, credential: api, inject: {header: x-api-key, format: "Bearer"}}
+        """)
+        let refused = try run(["check", "--config", bad])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.err.contains("\(bad): routes[0].inject.format: must contain {token} exactly once"), refused.err)
+    }
+
     func testBadMaxClientConnectionsExits2() throws {
         let path = try write("maxClientConnections: 0\n")
         let outcome = try run(["check", "--config", path])
