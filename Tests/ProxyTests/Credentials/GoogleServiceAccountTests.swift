@@ -17,14 +17,19 @@ final class GoogleServiceAccountTests: XCTestCase {
         return path
     }
 
-    func testAnAccessTokenForAScopeAndTheKeyFileReReadWhenItChanges() throws {
+    /// An RSA key and a stand-in token URI that verifies Google's assertion with `claims`.
+    private func googleServer(_ claims: [String: Any]) throws -> (keys: TestKeys, server: ClientAuthServer, tokenURI: String) {
         let keys = try TestKeys()
         try keys.make("sa", rsa: true)
         let server = try ClientAuthServer(policy: [:])
         let tokenURI = "http://127.0.0.1:\(server.port)/token"
         try server.setPolicy(["method": "google", "public_key": keys.path("sa.pub"), "kid": "kid-1",
-                              "issuer": "svc@project.iam.gserviceaccount.com", "audience": tokenURI,
-                              "scope": "https://www.googleapis.com/auth/cloud-platform", "expires_in": 2])
+                              "issuer": "svc@project.iam.gserviceaccount.com", "audience": tokenURI].merging(claims) { $1 })
+        return (keys, server, tokenURI)
+    }
+
+    func testAnAccessTokenForAScopeAndTheKeyFileReReadWhenItChanges() throws {
+        let (keys, server, tokenURI) = try googleServer(["scope": "https://www.googleapis.com/auth/cloud-platform", "expires_in": 2])
         let path = try keyFile(keys, tokenURI: tokenURI)
         let backend = try Backend()
         let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
@@ -50,13 +55,7 @@ final class GoogleServiceAccountTests: XCTestCase {
     }
 
     func testAnIDTokenForATargetAudience() throws {
-        let keys = try TestKeys()
-        try keys.make("sa", rsa: true)
-        let server = try ClientAuthServer(policy: [:])
-        let tokenURI = "http://127.0.0.1:\(server.port)/token"
-        try server.setPolicy(["method": "google", "public_key": keys.path("sa.pub"), "kid": "kid-1",
-                              "issuer": "svc@project.iam.gserviceaccount.com", "audience": tokenURI,
-                              "target_audience": "https://service-abc.a.run.app"])
+        let (keys, server, tokenURI) = try googleServer(["target_audience": "https://service-abc.a.run.app"])
         let backend = try Backend()
         let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
             type: google_service_account

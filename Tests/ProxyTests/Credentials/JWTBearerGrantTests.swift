@@ -7,6 +7,19 @@ import XCTest
 final class JWTBearerGrantTests: XCTestCase {
     private func tokenURL(_ server: ClientAuthServer) -> String { "http://127.0.0.1:\(server.port)/oauth/token" }
 
+    /// A proxy whose credential `svc-a` (no client authentication) signs with `key`.
+    private func proxy(_ server: ClientAuthServer, key: String, backend: Backend, extra: String = "") throws -> ProxyHarness {
+        try ProxyHarness(yaml: ClientAuthHarness.yaml("""
+            type: oauth2
+            tokenUrl: "\(tokenURL(server))"
+            clientId: "svc-a"
+            auth: none
+            grant: jwt_bearer
+            signingKeyFile: "\(key)"
+            \(extra)
+            """, backend: backend))
+    }
+
     func testRS256WithoutClientAuthenticationNamesItsSubjectAndScope() throws {
         let keys = try TestKeys()
         try keys.make("client", rsa: true)
@@ -15,16 +28,10 @@ final class JWTBearerGrantTests: XCTestCase {
                               "issuer": "svc-a", "subject": "user@example.com", "audience": tokenURL(server), "scope": "read write",
                               "expires_in": 2])
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
-            type: oauth2
-            tokenUrl: "\(tokenURL(server))"
-            clientId: "svc-a"
-            auth: none
-            grant: jwt_bearer
+        let proxy = try proxy(server, key: keys.path("client.key"), backend: backend, extra: """
             assertionSubject: "user@example.com"
-            signingKeyFile: "\(keys.path("client.key"))"
             scope: "read write"
-            """, backend: backend))
+            """)
         XCTAssertEqual(try ClientAuthHarness.get(proxy).status, 200)
         XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), ["Bearer tok-1"])
         // The token lives 2 s: the refresh signs a new assertion (a jti is never repeated).
@@ -72,14 +79,7 @@ final class JWTBearerGrantTests: XCTestCase {
         let server = try ClientAuthServer(policy: ["method": "jwt_bearer", "client_auth": "none", "client_id": "svc-a", "public_key": keys.path("other.pub"),
                                                    "issuer": "svc-a", "subject": "svc-a"])
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
-            type: oauth2
-            tokenUrl: "\(tokenURL(server))"
-            clientId: "svc-a"
-            auth: none
-            grant: jwt_bearer
-            signingKeyFile: "\(keys.path("client.key"))"
-            """, backend: backend))
+        let proxy = try proxy(server, key: keys.path("client.key"), backend: backend)
         XCTAssertEqual(try ClientAuthHarness.get(proxy).status, 503)
         XCTAssertTrue(server.verdicts().allSatisfy { $0 == "bad signature" || $0.contains("signature") }, "\(server.verdicts())")
         XCTAssertTrue(backend.requests().isEmpty, "nothing forwarded without a token")
