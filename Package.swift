@@ -38,6 +38,8 @@ let package = Package(
         // OpenSSL outside the transports: signing keys and JWS, AES-GCM, digests, X.509 parsing
         // and minting (the interception CA). Usable without an event loop.
         .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: strict),
+        // AWS Signature Version 4: canonical requests, string to sign, signing keys.
+        .target(name: "AWSSigning", dependencies: ["Crypto"], swiftSettings: strict),
         // zlib, for gzip-compressed trace exports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Spans, W3C Trace Context, samplers and the OTLP protobuf encoding: no I/O, no
@@ -118,6 +120,7 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Crypto", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestSupport"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "AWSSigningTests", dependencies: ["AWSSigning"], exclude: ["Fixtures"], swiftSettings: strict),
         // The RESP client, and the shared token cache's Redis store, against a real redis-server.
         .testTarget(name: "RedisTests", dependencies: ["Redis", "EventLoop", "Crypto", "Credentials", "TokenManager", "TestSupport"],
                     swiftSettings: strict),

@@ -113,7 +113,7 @@ final class ConfigDecoderJWTBearerTests: XCTestCase {
         XCTAssertTrue(problemLines(credential("    secret: s\n    assertionSubject: u\n"))
             .contains("c.yaml: credentials.c.assertionSubject: is only used with grant: jwt_bearer"))
         XCTAssertTrue(problemLines(credential("    secret: s\n    grant: jwt_barer\n"))
-            .contains("c.yaml: credentials.c.grant: 'jwt_barer' is not one of client_credentials, token_exchange, jwt_bearer (did you mean 'jwt_bearer'?)"))
+            .contains("c.yaml: credentials.c.grant: 'jwt_barer' is not one of client_credentials, token_exchange, jwt_bearer, refresh_token (did you mean 'jwt_bearer'?)"))
     }
 }
 
@@ -149,5 +149,30 @@ final class ConfigDecoderGoogleServiceAccountTests: XCTestCase {
             XCTAssertTrue(problems.contains(expected), "\(problems)")
             XCTAssertFalse(problems.joined().contains("SENTINEL"))
         }
+    }
+}
+
+/// `grant: refresh_token`.
+final class ConfigDecoderRefreshTokenTests: XCTestCase {
+    private func credential(_ lines: String) -> String {
+        "credentials:\n  c:\n    type: oauth2\n    tokenUrl: https://idp.test/token\n    clientId: app\n" + lines
+    }
+
+    func testDecodesWithASecretOrAsAPublicClientAndRendersItsFile() throws {
+        let config = try XCTUnwrap(parseOK(credential("    secret: s\n    grant: refresh_token\n    refreshTokenFile: /var/lib/ts/c.refresh\n")))
+        guard case .oauth2(let oauth)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
+        XCTAssertEqual(oauth.grant, OAuth2Grant.refreshToken(file: "/var/lib/ts/c.refresh"))
+        XCTAssertTrue(config.renderEffective().contains("refreshTokenFile: \"/var/lib/ts/c.refresh\""))
+        XCTAssertNotNil(parseOK(config.renderEffective().replacingOccurrences(of: "\"****\"", with: "s")))
+        XCTAssertNotNil(parseOK(credential("    auth: none\n    grant: refresh_token\n    refreshTokenFile: r\n")), "a public client")
+    }
+
+    func testTheFileIsRequiredAndBelongsToTheGrant() {
+        XCTAssertTrue(problemLines(credential("    secret: s\n    grant: refresh_token\n"))
+            .contains("c.yaml: credentials.c.refreshTokenFile: required key is missing: grant: refresh_token reads the refresh token from this file and writes each rotated one back"))
+        XCTAssertTrue(problemLines(credential("    secret: s\n    refreshTokenFile: r\n"))
+            .contains("c.yaml: credentials.c.refreshTokenFile: is only used with grant: refresh_token"))
+        XCTAssertTrue(problemLines("credentials:\n  s:\n    type: static\n    token: t\n    refreshTokenFile: r\n")
+            .contains("c.yaml: credentials.s.refreshTokenFile: only an oauth2 credential has a grant (token exchange); this one is type: static"))
     }
 }

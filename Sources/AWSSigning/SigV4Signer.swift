@@ -1,0 +1,34 @@
+import Crypto
+
+/// Signature Version 4 (AWS4-HMAC-SHA256): the string to sign, the signing key and the
+/// signature of a canonical request (``SigV4Canonical``).
+public enum SigV4Signer {
+    /// The algorithm's name, first word of the `Authorization` value and of the string to sign.
+    public static let algorithm = "AWS4-HMAC-SHA256"
+
+    /// The hex SHA-256 of an empty payload.
+    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// `AWS4-HMAC-SHA256 \n timestamp \n scope \n hex(SHA-256(canonical request))`.
+    public static func stringToSign(timestamp: String, scope: SigV4Scope, canonicalRequest: String) -> String {
+        [algorithm, timestamp, scope.text, Digest.sha256Hex(canonicalRequest)].joined(separator: "\n")
+    }
+
+    /// The key of a day, region and service: HMAC chain from `AWS4` + the secret.
+    public static func signingKey(secret: String, scope: SigV4Scope) -> [UInt8] {
+        var key = Digest.hmacSHA256(key: Array(("AWS4" + secret).utf8), message: Array(scope.date.utf8))
+        key = Digest.hmacSHA256(key: key, message: Array(scope.region.utf8))
+        key = Digest.hmacSHA256(key: key, message: Array(scope.service.utf8))
+        return Digest.hmacSHA256(key: key, message: Array("aws4_request".utf8))
+    }
+
+    /// The hex signature of `stringToSign` with `key`.
+    public static func signature(key: [UInt8], stringToSign: String) -> String {
+        Digest.hex(Digest.hmacSHA256(key: key, message: Array(stringToSign.utf8)))
+    }
+
+    /// The `Authorization` value: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
+    public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: String) -> String {
+        "\(algorithm) Credential=\(accessKeyId)/\(scope.text), SignedHeaders=\(signedHeaders.joined(separator: ";")), Signature=\(signature)"
+    }
+}
