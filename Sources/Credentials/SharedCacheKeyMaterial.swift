@@ -28,7 +28,11 @@ enum SharedCacheKeyMaterial {
             // A JWT bearer grant's subject is part of who the token is for (appended only for
             // it, so the keys of client-credentials credentials stay what they were).
             if case .jwtBearer(let subject) = oauth.grant { parts += ["jwt_bearer", subject ?? oauth.clientId] }
-            if case .refreshToken = oauth.grant { parts += ["refresh_token"] }
+            // A refresh token is someone's consent: two credentials of one configuration are two
+            // users, never one entry (the replicas of one credential share its name; each has its
+            // own file, at a path that may differ from pod to pod). Deployments for other users
+            // that share a Redis keep apart with their own keyPrefix.
+            if case .refreshToken = oauth.grant { parts += ["refresh_token", credential.name] }
         }
         // Length-prefixed, so no choice of values can make two different credentials collide.
         return parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")

@@ -31,7 +31,7 @@ public struct FieldSectionWriter {
         lines.append(FieldLine(name: nameStart..<nameEnd, value: valueStart..<bytes.count))
         bytes.append(UInt8(ascii: "\r"))
         bytes.append(UInt8(ascii: "\n"))
-        if name.count == 10, name.lazy.map({ $0 | 0x20 }).elementsEqual("connection".utf8) { connectionLines += 1 }
+        if name.count == 10, name.lazy.map({ $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }).elementsEqual("connection".utf8) { connectionLines += 1 }
     }
 
     /// Appends a line from byte arrays (see ``append(name:value:)-(UnsafeRawBufferPointer,_)``).

@@ -402,8 +402,24 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
             attempt += 1
             return FetchSpan(context: tracing.unsafelyUnwrapped.newAttempt(ids: &spanIDs), attempt: attempt, startNanos: Tracer.nowNanos())
         }
+        let refreshTokens = source.refreshTokens
+        let startedWall = clock.wallClockSeconds
+        let logger = logger, logName = logName
         do {
             request = try TokenRequestSender.send(source, via: transport) { [weak self] sent, result in
+                // A rotated refresh token is written before anything else, whatever becomes of
+                // the answer or of this credential (stopped by a reload or a drain meanwhile):
+                // the server expects it from now on, and the access token is used only after.
+                if let refreshTokens, case .success(let response) = result,
+                   let rotated = TokenResponseParser.rotatedRefreshToken(response) {
+                    let metadata: Logger.Metadata = ["credential": .string(logName), "file": .string(refreshTokens.file.path)]
+                    if refreshTokens.rotate(to: rotated, issuedAtWall: startedWall) {
+                        logger.info("refresh token rotated; written to refreshTokenFile", metadata: metadata)
+                    } else {
+                        logger.error("refreshTokenFile could not be written; the rotated refresh token is kept in memory only",
+                                     metadata: metadata)
+                    }
+                }
                 self?.request = sent
                 self?.fetchCompleted(result, sent: sent, startedAt: startedAt, span: span)
             }
@@ -470,21 +486,6 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         switch outcome {
         case .success(let grant):
             gate?.open()
-            if let file = source.refreshTokens, let rotated = grant.refreshToken {
-                // Written before the access token is used: a replica killed from here on leaves
-                // the refresh token the server now expects in the file.
-                let (seconds, attoseconds) = (now - startedAt).components
-                let startedWall = clock.wallClockSeconds - (Double(seconds) + Double(attoseconds) / 1e18)
-                if file.rotate(to: rotated, issuedAtWall: startedWall) {
-                    logger.info("refresh token rotated; written to refreshTokenFile", metadata: [
-                        "credential": .string(logName), "file": .string(file.file.path),
-                    ])
-                } else {
-                    logger.error("refreshTokenFile could not be written; the rotated refresh token is kept in memory only", metadata: [
-                        "credential": .string(logName), "file": .string(file.file.path),
-                    ])
-                }
-            }
             let actions = state.fetchSucceeded(grant, now: now)
             FetchLog.success(logger, credential: logName, grant: grant, state: state, latency: latency, now: now)
             shared?.fetchFinished(state.current)

@@ -9,8 +9,9 @@ import Logging
 /// the newest refresh token it holds in the file.
 ///
 /// Which token is newest is decided by when each was issued (wall-clock seconds): the file's
-/// modification time for a token read from it, the start of the fetch that returned a rotated
-/// one, the issue time of a shared entry adopted from the fleet. So a replica restarted from
+/// modification time for a token read from it (the sidecar sets it to the issue time when it
+/// writes one), the start of the fetch that returned a rotated one, the issue time of a shared
+/// entry adopted from the fleet. So a replica restarted from
 /// an old file adopts the fleet's newer sealed token, and an operator's fresh file (after a
 /// revocation) wins over the fleet's spent one. A file changed on disk by someone else is read
 /// again before the next fetch (``changedOnDisk()`` tells the credential to fetch at once).
@@ -67,33 +68,49 @@ public final class RefreshTokenFile: Sendable {
     /// next rotation writes again).
     @discardableResult
     public func rotate(to token: String, issuedAtWall: Double) -> Bool {
-        let written = write(token)
+        let written = write(token, issuedAtWall: issuedAtWall)
         let stamp = written ? Self.stamp(file.path) : nil
         state.withLock { $0 = Known(token: token, issuedAtWall: issuedAtWall, stamp: stamp ?? $0.stamp) }
         return written
     }
 
+    /// What ``adopt(_:issuedAtWall:)`` did.
+    public enum AdoptOutcome: Sendable, Equatable {
+        /// Taken and written to the file.
+        case taken
+        /// Taken, but the file could not be written (kept in memory).
+        case takenNotWritten
+        /// Not taken: the same token, or not newer than the one held.
+        case kept
+    }
+
     /// The fleet's refresh token from a shared entry issued at `issuedAtWall`: taken (and
     /// written) when it is another one and newer than the one this process holds — after the
-    /// file, if someone else changed it, is read again. Returns whether it was taken.
+    /// file, if someone else changed it, is read again.
     @discardableResult
-    public func adopt(_ token: String, issuedAtWall: Double) -> Bool {
+    public func adopt(_ token: String, issuedAtWall: Double) -> AdoptOutcome {
         if changedOnDisk() || held == nil { _ = try? current() }
         let (held, heldAt) = state.withLock { ($0.token, $0.issuedAtWall) }
-        guard token != held, issuedAtWall > heldAt else { return false }
-        return rotate(to: token, issuedAtWall: issuedAtWall)
+        guard token != held, issuedAtWall > heldAt else { return .kept }
+        return rotate(to: token, issuedAtWall: issuedAtWall) ? .taken : .takenNotWritten
     }
 
     /// The token this process holds (nil before the first read).
     public var held: String? { state.withLock { $0.token } }
 
-    private func write(_ token: String) -> Bool {
+    /// Writes `token` by rename, its modification time set to `issuedAtWall`: a process that
+    /// reads the file after a restart knows how new the token is on the fleet's scale.
+    private func write(_ token: String, issuedAtWall: Double) -> Bool {
         let temporary = file.path + ".tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         let bytes = Array((token + "\n").utf8)
         let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
         fchmod(fd, 0o600)
+        let seconds = issuedAtWall.rounded(.down)
+        let times = [timespec(tv_sec: Int(seconds), tv_nsec: Int((issuedAtWall - seconds) * 1e9)),
+                     timespec(tv_sec: Int(seconds), tv_nsec: Int((issuedAtWall - seconds) * 1e9))]
+        futimens(fd, times)
         let synced = fsync(fd) == 0
         close(fd)
         guard written == bytes.count, synced, rename(temporary, file.path) == 0 else {

@@ -23,9 +23,9 @@ final class SharedTokenDriver {
     /// Called after every event (the credential republishes its status).
     var changed: () -> Void = {}
 
-    /// With `refreshTokens` (a refresh token grant), a replica never falls back to a fetch of its
-    /// own while another holds the lease: the refresh token is spent once, so it waits for the
-    /// holder's entry or for the lease to expire (the holder died) and takes it.
+    /// With `refreshTokens` (a refresh token grant) the flight is exclusive
+    /// (``SharedTokenState/exclusive``): a refresh token is spent once, so a replica fetches only
+    /// under the lease, and adopts the refresh token of every entry it reads.
     init(binding: SharedTokenCache.Binding, settings: TokenRefreshSettings, clock: any TokenClock, loop: EventLoop,
          logger: Logger, credential: String, refreshTokens: RefreshTokenFile? = nil) {
         self.refreshTokens = refreshTokens
@@ -35,9 +35,9 @@ final class SharedTokenDriver {
         self.logger = logger
         self.credential = credential
         let leaseTTL = settings.fetchTimeout + .seconds(1)
-        state = SharedTokenState(waitLimit: refreshTokens == nil ? settings.tokenWait / 2 : leaseTTL * 3, pollInterval: binding.cache.pollInterval,
+        state = SharedTokenState(waitLimit: settings.tokenWait / 2, pollInterval: binding.cache.pollInterval,
                                  leaseTTL: leaseTTL, refreshAt: settings.refreshAt,
-                                 refreshJitter: settings.refreshJitter)
+                                 refreshJitter: settings.refreshJitter, exclusive: refreshTokens != nil)
     }
 
     /// The status for the status page and metrics.
@@ -98,12 +98,10 @@ final class SharedTokenDriver {
                 entry.refreshToken = refreshTokens?.held
                 let ttl = issued.usableUntil - now
                 guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
-                store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in self?.storeFinished(result) }
+                write(sealed, ttl: ttl, until: issued.usableUntil)
             case .adopt(let entry):
-                if let refreshToken = entry.refreshToken, let file = refreshTokens,
-                   file.adopt(refreshToken, issuedAtWall: entry.issuedAtWall) {
-                    logger.info("refresh token adopted from the shared cache; written to refreshTokenFile",
-                                metadata: ["credential": .string(credential)])
+                if let refreshToken = entry.refreshToken, let file = refreshTokens {
+                    adopt(refreshToken, issuedAtWall: entry.issuedAtWall, file: file)
                 }
                 let issued = entry.issued(now: clock.now, wallNow: clock.wallClockSeconds)
                 logger.info("token adopted from the shared cache", metadata: [
@@ -131,6 +129,39 @@ final class SharedTokenDriver {
         changed()
     }
 
+    /// Takes the fleet's refresh token when it is newer than the one held; logs the write.
+    private func adopt(_ refreshToken: String, issuedAtWall: Double, file: RefreshTokenFile) {
+        switch file.adopt(refreshToken, issuedAtWall: issuedAtWall) {
+        case .taken:
+            logger.info("refresh token adopted from the shared cache; written to refreshTokenFile", metadata: ["credential": .string(credential)])
+        case .takenNotWritten:
+            logger.error("refresh token adopted from the shared cache, but refreshTokenFile could not be written; kept in memory",
+                         metadata: ["credential": .string(credential), "file": .string(file.file.path)])
+        case .kept:
+            break
+        }
+    }
+
+    /// Writes a sealed entry; a refresh token credential's entry is written again each second
+    /// while the store fails and the token is usable (the fleet must learn the rotation).
+    private func write(_ sealed: [UInt8], ttl: Duration, until: ContinuousClock.Instant) {
+        binding.cache.store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in
+            guard let self, !stopped else { return }
+            if case .success = result {
+                perform(state.entryWritten(ok: true))
+                return
+            }
+            perform(state.entryWritten(ok: false))
+            guard refreshTokens != nil else { return }
+            let retryAt = clock.now + .seconds(1)
+            guard retryAt < until else { return }
+            _ = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
+                guard let self, !stopped else { return }
+                write(sealed, ttl: until - clock.now, until: until)
+            }
+        }
+    }
+
     private func readFinished(_ result: Result<[UInt8]?, SharedStoreFailure>) {
         guard !stopped else { return }
         let read: SharedTokenState.ReadResult
@@ -140,6 +171,11 @@ final class SharedTokenDriver {
         case .success(let bytes?):
             if let entry = binding.cache.sealer.open(bytes, cacheKey: binding.hash) {
                 read = .found(entry)
+                // The fleet's newest refresh token, also from an entry due for refresh: a
+                // replica about to refresh must send that one, not the one it held.
+                if let refreshToken = entry.refreshToken, let file = refreshTokens {
+                    adopt(refreshToken, issuedAtWall: entry.issuedAtWall, file: file)
+                }
             } else {
                 read = .corrupt
                 if !loggedCorrupt {

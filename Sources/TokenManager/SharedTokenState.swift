@@ -53,6 +53,11 @@ public struct SharedTokenState: Sendable {
     public let leaseTTL: Duration
     /// An entry is due for refresh from this fraction of its lifetime on (``SharedTokenNeed/refresh``).
     public let dueFraction: Double
+    /// Fetches only under the lease (a rotating refresh token: spent twice, it revokes itself):
+    /// no fetch of one's own when the store fails or the wait runs out — the flight reads again
+    /// later — and after a fetch the lease is released only once the entry is written
+    /// (``entryWritten(ok:)``), so no other replica refreshes before the fleet has the new token.
+    public let exclusive: Bool
 
     /// The phase.
     public private(set) var phase: Phase = .idle
@@ -75,7 +80,8 @@ public struct SharedTokenState: Sendable {
     ///   - refreshAt: the credentials' refresh point; with `refreshJitter`, an entry counts as due
     ///     for refresh from `refreshAt - 2 × refreshJitter` of its lifetime.
     public init(waitLimit: Duration, pollInterval: Duration = .milliseconds(50), leaseTTL: Duration,
-                refreshAt: Double = 0.8, refreshJitter: Double = 0.02) {
+                refreshAt: Double = 0.8, refreshJitter: Double = 0.02, exclusive: Bool = false) {
+        self.exclusive = exclusive
         self.waitLimit = waitLimit
         self.pollInterval = pollInterval
         self.leaseTTL = leaseTTL
@@ -94,7 +100,7 @@ public struct SharedTokenState: Sendable {
     /// A read finished. `wallNow` and `now` place the entry on this process's clock.
     public mutating func entryRead(_ result: ReadResult, now: ContinuousClock.Instant, wallNow: Double) -> [SharedTokenAction] {
         guard phase == .reading, let need else { return [] }
-        if result == .failed { return fallBack() }
+        if result == .failed { return exclusive ? readAgainLater(now: now) : fallBack() }
         var actions = markAvailable()
         var stale: SharedTokenEntry?
         switch result {
@@ -120,7 +126,7 @@ public struct SharedTokenState: Sendable {
             phase = .fetching
             return actions + [.fetch]
         }
-        if let since = waitingSince, now - since >= waitLimit {
+        if !exclusive, let since = waitingSince, now - since >= waitLimit {
             counts.fallbacks += 1
             phase = .fetching
             return actions + [.fetch]
@@ -137,7 +143,7 @@ public struct SharedTokenState: Sendable {
         guard phase == .leasing else { return [] }
         switch result {
         case .failed:
-            return fallBack()
+            return exclusive ? readAgainLater(now: now) : fallBack()
         case .won:
             holdsLease = true
             counts.leaseWon += 1
@@ -151,7 +157,8 @@ public struct SharedTokenState: Sendable {
             }
             phase = .waiting
             let deadline = (waitingSince ?? now) + waitLimit
-            return markAvailable() + [.schedulePoll(at: min(now + pollInterval, deadline))]
+            // An exclusive flight has no deadline: it polls until the entry or the lease frees.
+            return markAvailable() + [.schedulePoll(at: exclusive ? now + pollInterval : min(now + pollInterval, deadline))]
         }
     }
 
@@ -168,12 +175,27 @@ public struct SharedTokenState: Sendable {
         guard phase == .fetching else { return [] }
         var actions: [SharedTokenAction] = []
         if let token, token.isUsable(at: now) { actions.append(.write(token)) }
-        if holdsLease {
+        if exclusive, let token, token.isUsable(at: now) {
+            // Held until the entry is written (``entryWritten(ok:)``); never written, it expires.
+        } else if holdsLease {
             holdsLease = false
             actions.append(.releaseLease)
         }
         finish()
         return actions
+    }
+
+    /// The entry write of a fetch finished: an exclusive flight's lease is released now that
+    /// the fleet can read the new token (kept when the write failed: it expires, or the
+    /// driver's next write releases it).
+    public mutating func entryWritten(ok: Bool) -> [SharedTokenAction] {
+        guard ok else {
+            counts.errors += 1
+            return markUnavailable()
+        }
+        guard exclusive, holdsLease, phase == .idle else { return markAvailable() }
+        holdsLease = false
+        return markAvailable() + [.releaseLease]
     }
 
     /// A write, delete or release finished.
@@ -195,6 +217,14 @@ public struct SharedTokenState: Sendable {
         case .rejected(let value):
             return entry.value != value
         }
+    }
+
+    /// The store failed under an exclusive flight: read again after a moment, never fetch alone.
+    private mutating func readAgainLater(now: ContinuousClock.Instant) -> [SharedTokenAction] {
+        counts.errors += 1
+        if waitingSince == nil { waitingSince = now }
+        phase = .waiting
+        return markUnavailable() + [.schedulePoll(at: now + max(pollInterval, .milliseconds(500)))]
     }
 
     private mutating func fallBack() -> [SharedTokenAction] {

@@ -33,10 +33,6 @@ public enum TokenFetch {
                     TokenResponseParser.parse($0, defaultLifetime: defaultLifetime, wallClock: clock.wallClockSeconds,
                                               binding: sent.binding, field: sent.tokenField)
                 }
-                if case .success(let grant) = outcome, let rotated = grant.refreshToken {
-                    // The `token` command refreshes too: the rotated token must not be lost.
-                    source.refreshTokens?.rotate(to: rotated, issuedAtWall: clock.wallClockSeconds)
-                }
                 completion(outcome.map {
                     IssuedToken(value: $0.value, issuedAt: startedAt, lifetime: $0.lifetime, binding: $0.binding).token
                 })

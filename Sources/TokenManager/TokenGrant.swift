@@ -24,9 +24,6 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
     public var binding: TokenBinding?
     /// The span of the fetch attempt that got it, when fetch spans are recorded.
     public var fetchSpan: SpanContext?
-    /// A new refresh token in the answer (RFC 6749 §6: the server rotated it), nil when none
-    /// came. Never log it.
-    public var refreshToken: String?
 
     /// Memberwise initializer.
     public init(value: String, lifetime: Duration, lifetimeSource: LifetimeSource, binding: TokenBinding? = nil) {
@@ -47,7 +44,6 @@ public struct TokenGrant: Sendable, Equatable, CustomStringConvertible {
         guard cap < lifetime else { return .success(self) }
         var limited = TokenGrant(value: value, lifetime: cap, lifetimeSource: .subjectExpiry, binding: binding)
         limited.fetchSpan = fetchSpan
-        limited.refreshToken = refreshToken
         return .success(limited)
     }
 

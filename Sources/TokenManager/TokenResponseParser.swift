@@ -22,19 +22,20 @@ public enum TokenResponseParser {
                              wallClock: Double, binding: TokenBinding? = nil,
                              field: TokenEndpointRequest.TokenField = .accessToken) -> Result<TokenGrant, TokenFetchError> {
         parseUnbound(response, defaultLifetime: defaultLifetime, wallClock: wallClock, dpop: binding?.dpopKey != nil,
-                     field: field).flatMap { grant, dpop in
+                     field: field).map { grant, dpop in
             var grant = grant
             grant.binding = dpop ? binding : binding?.withoutDPoP
-            // RFC 6749 §6: a rotated refresh token comes beside the access token.
-            switch TokenResponseBody.decode(response.body)?.refreshToken ?? .absent {
-            case .absent: break
-            case .string(let token) where !token.isEmpty && token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }):
-                grant.refreshToken = token
-            case .string, .wrongType:
-                return .failure(TokenFetchError(.invalidResponse("refresh_token is not a token (empty, not a string, or with spaces)")))
-            }
-            return .success(grant)
+            return grant
         }
+    }
+
+    /// The refresh token a 200 answer rotated to (RFC 6749 §6), nil when it has none or none
+    /// that could be sent (empty, not a string, spaces or controls). Read apart from the access
+    /// token: a rotation must be kept even when the rest of the answer is unusable.
+    public static func rotatedRefreshToken(_ response: TokenHTTPResponse) -> String? {
+        guard response.status == 200, case .string(let token)? = TokenResponseBody.decode(response.body)?.refreshToken,
+              !token.isEmpty, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+        return token
     }
 
     private static func parseUnbound(_ response: TokenHTTPResponse, defaultLifetime: Duration, wallClock: Double,

@@ -39,6 +39,11 @@ struct Token: ParsableCommand {
             let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
             try fetch(source, tls: mca.tls, lifetime: mca.fetch.defaultLifetime, name: chosen.name)
         case .oauth2(let oauth):
+            if case .refreshToken = oauth.grant {
+                // A refresh here would rotate the refresh token the running sidecars hold.
+                FileHandle.standardError.write(Data("\(config.file): credentials.\(chosen.name): grant: refresh_token is not fetched by the token command (a refresh would spend the refresh token the running sidecars hold); read the sidecar's /tokens instead\n".utf8))
+                throw ExitCode(2)
+            }
             let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
             try fetch(source, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
         case .googleServiceAccount(let google):

@@ -59,13 +59,16 @@ final class RefreshTokenFileTests: XCTestCase {
         let file = RefreshTokenFile(path: path)
         XCTAssertEqual(try file.current(), "rt-old")
         let fileTime = try modified()
-        XCTAssertFalse(file.adopt("rt-older", issuedAtWall: fileTime - 60), "an entry older than the file")
+        XCTAssertEqual(file.adopt("rt-older", issuedAtWall: fileTime - 60), .kept, "an entry older than the file")
         XCTAssertEqual(try contents(), "rt-old")
-        XCTAssertTrue(file.adopt("rt-new", issuedAtWall: fileTime + 1), "a restarted replica takes the fleet's newer token")
+        XCTAssertEqual(file.adopt("rt-new", issuedAtWall: fileTime + 1), .taken, "a restarted replica takes the fleet's newer token")
         XCTAssertEqual(try contents(), "rt-new")
         XCTAssertEqual(try file.current(), "rt-new")
-        XCTAssertFalse(file.adopt("rt-new", issuedAtWall: fileTime + 2), "the same token again")
-        XCTAssertFalse(file.adopt("rt-between", issuedAtWall: fileTime + 0.5), "older than the one held")
+        XCTAssertEqual(file.adopt("rt-new", issuedAtWall: fileTime + 2), .kept, "the same token again")
+        XCTAssertEqual(file.adopt("rt-between", issuedAtWall: fileTime + 0.5), .kept, "older than the one held")
+        XCTAssertEqual(try modified(), fileTime + 1, accuracy: 0.01, "the file's time is the adopted token's issue time")
+        // After a restart the file alone says how new its token is.
+        XCTAssertEqual(RefreshTokenFile(path: path).adopt("rt-between", issuedAtWall: fileTime + 0.5), .kept)
     }
 
     func testAnOperatorsReplacedFileWinsOverTheFleetsSpentToken() throws {
@@ -76,7 +79,7 @@ final class RefreshTokenFileTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.01)
         try "rt-consented-again\n".write(toFile: path, atomically: true, encoding: .utf8)
         XCTAssertTrue(file.changedOnDisk())
-        XCTAssertFalse(file.adopt("rt-spent", issuedAtWall: entryIssued))
+        XCTAssertEqual(file.adopt("rt-spent", issuedAtWall: entryIssued), .kept)
         XCTAssertEqual(try contents(), "rt-consented-again")
         XCTAssertEqual(try file.current(), "rt-consented-again")
         XCTAssertFalse(file.changedOnDisk())

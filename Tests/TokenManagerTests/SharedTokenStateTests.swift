@@ -197,4 +197,33 @@ final class SharedTokenStateTests: XCTestCase {
         XCTAssertEqual(machine.fetchFinished(nil, now: at(0)), [])
         XCTAssertFalse(machine.holdsLease)
     }
+
+    /// A rotating refresh token is spent once: its flight fetches only under the lease — a store
+    /// failure reads again later, the wait never runs out into a fetch of one's own — and keeps
+    /// the lease after its fetch until the fleet's entry is written.
+    func testAnExclusiveFlightFetchesOnlyUnderTheLease() {
+        var machine = SharedTokenState(waitLimit: .seconds(2), pollInterval: .milliseconds(50), leaseTTL: .seconds(11), exclusive: true)
+        _ = machine.need(.refresh, now: at(0))
+        XCTAssertEqual(read(&machine, .failed), [.availabilityChanged(false), .schedulePoll(at: at(0.5))], "no fetch alone")
+        XCTAssertEqual(machine.pollFired(now: at(0.5)), [.read])
+        XCTAssertEqual(read(&machine, .missing, 0.5), [.availabilityChanged(true), .acquireLease(ttl: .seconds(11))])
+        XCTAssertEqual(machine.leaseResult(.failed, now: at(0.6)), [.availabilityChanged(false), .schedulePoll(at: at(1.1))])
+        _ = machine.pollFired(now: at(1.1))
+        _ = read(&machine, .missing, 1.1)
+        // Another replica holds the lease for longer than the wait limit: still no fetch.
+        for second in stride(from: 1.2, through: 5.0, by: 0.5) {
+            XCTAssertEqual(machine.leaseResult(.lost, now: at(second)).contains(.fetch), false)
+            _ = machine.pollFired(now: at(second))
+            XCTAssertFalse(read(&machine, .missing, second).contains(.fetch), "at \(second) s")
+        }
+        // The lease expired: taken, read again, fetched, written, and kept.
+        XCTAssertEqual(machine.leaseResult(.won, now: at(12)), [.read])
+        XCTAssertEqual(read(&machine, .missing, 12), [.fetch])
+        let token = IssuedToken(value: "R", issuedAt: at(12), lifetime: .seconds(100))
+        XCTAssertEqual(machine.fetchFinished(token, now: at(12.1)), [.write(token)], "the lease is held until the entry is written")
+        XCTAssertEqual(machine.phase, .idle)
+        XCTAssertEqual(machine.entryWritten(ok: false), [.availabilityChanged(false)], "not written: kept (it expires)")
+        XCTAssertEqual(machine.entryWritten(ok: true), [.availabilityChanged(true), .releaseLease], "written again: released")
+        XCTAssertFalse(machine.holdsLease)
+    }
 }

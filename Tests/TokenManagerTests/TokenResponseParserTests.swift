@@ -133,14 +133,20 @@ final class TokenResponseParserTests: XCTestCase {
                      "a bearer answer to a DPoP request is a bearer token")
     }
 
-    func testARotatedRefreshTokenIsKeptAndAMissingExpiresInFallsBack() {
-        let rotated = grant(parse(#"{"access_token":"abc","token_type":"Bearer","refresh_token":"rt-2","scope":"read"}"#,
-                                  defaultLifetime: .seconds(300)))
-        XCTAssertEqual(rotated?.refreshToken, "rt-2")
-        XCTAssertEqual(rotated?.lifetime, .seconds(300), "no expires_in: the default lifetime")
-        XCTAssertNil(grant(parse(#"{"access_token":"abc"}"#))?.refreshToken)
+    func testARotatedRefreshTokenIsReadApartAndAMissingExpiresInFallsBack() {
+        func response(_ body: String, status: Int = 200) -> TokenHTTPResponse {
+            TokenHTTPResponse(status: status, fields: HTTPFields(), body: Array(body.utf8))
+        }
+        let body = #"{"access_token":"abc","token_type":"Bearer","refresh_token":"rt-2","scope":"read"}"#
+        XCTAssertEqual(TokenResponseParser.rotatedRefreshToken(response(body)), "rt-2")
+        XCTAssertEqual(grant(parse(body, defaultLifetime: .seconds(300)))?.lifetime, .seconds(300), "no expires_in: the default lifetime")
+        // Kept even when the access token part is unusable: the server rotated all the same.
+        XCTAssertEqual(TokenResponseParser.rotatedRefreshToken(response(#"{"access_token":"","refresh_token":"rt-3"}"#)), "rt-3")
+        XCTAssertNil(TokenResponseParser.rotatedRefreshToken(response(#"{"access_token":"abc"}"#)))
+        XCTAssertNil(TokenResponseParser.rotatedRefreshToken(response(#"{"refresh_token":"rt-4"}"#, status: 400)))
         for bad in [#""refresh_token":"""#, #""refresh_token":7"#, #""refresh_token":"a b""#] {
-            XCTAssertNotNil(failure(parse("{\"access_token\":\"abc\",\(bad)}")), bad)
+            XCTAssertNil(TokenResponseParser.rotatedRefreshToken(response("{\"access_token\":\"abc\",\(bad)}")), bad)
+            XCTAssertNotNil(grant(parse("{\"access_token\":\"abc\",\(bad)}")), "a client credentials answer with an odd refresh_token still works")
         }
     }
 

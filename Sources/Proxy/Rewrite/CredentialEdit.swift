@@ -47,7 +47,7 @@ enum CredentialEdit {
                     }
                     if injection.writesAuthorization { continue }
                 }
-                if let field = injection.field, name.count == field.count, name.lazy.map({ $0 | 0x20 }).elementsEqual(field) {
+                if let field = injection.field, name.count == field.count, name.lazy.map(ASCIICase.lower).elementsEqual(field) {
                     continue
                 }
                 if let placeholder, ByteSearch.find(placeholder, in: value) != nil {

@@ -11,12 +11,15 @@ struct PlaceholderScanner: Sendable {
     enum Finding: Equatable {
         /// No placeholder.
         case none
-        /// The placeholder of one credential (possibly several times).
-        case credential(String, placeholder: [UInt8])
+        /// The placeholder of one credential, found `places` times (in field values, Basic
+        /// pairs and the target together).
+        case credential(String, placeholder: [UInt8], places: Int)
         /// The placeholders of several credentials: no route may receive them all.
         case several([String])
         /// A `tsp_` value that is no credential's placeholder.
         case unknown
+        /// An `Authorization: Basic` value that does not decode (what it hides cannot be checked).
+        case undecodableBasic
     }
 
     /// Credential names and their placeholders' bytes, sorted by name.
@@ -29,13 +32,23 @@ struct PlaceholderScanner: Sendable {
         entries = placeholders.keys.sorted().map { ($0, Array(placeholders[$0]!.utf8)) }
     }
 
-    /// Scans `head`.
+    /// Scans `head`: every field value, every Basic pair (decoded), the target as sent and,
+    /// when it holds escapes, percent-decoded (an encoded placeholder is still one).
     func scan(_ head: RequestHead) -> Finding {
         var found: [Int] = []  // allocates only when something is found
+        var places = 0
         var unknown = false
-        func look(_ text: UnsafeRawBufferPointer) {
-            for (index, entry) in entries.enumerated() where ByteSearch.find(entry.placeholder, in: text) != nil {
-                if !found.contains(index) { found.append(index) }
+        var undecodable = false
+        /// Looks at one text; returns how many placeholders it holds.
+        func look(_ text: UnsafeRawBufferPointer) -> Int {
+            var count = 0
+            for (index, entry) in entries.enumerated() {
+                var from = 0
+                while let hit = ByteSearch.find(entry.placeholder, in: text, from: from) {
+                    if !found.contains(index) { found.append(index) }
+                    count += 1
+                    from = hit + entry.placeholder.count
+                }
             }
             // A `tsp_` that starts a value must be a known placeholder starting right there (a
             // placeholder's own bytes never start a value inside it: they are all value bytes).
@@ -46,35 +59,77 @@ struct PlaceholderScanner: Sendable {
                 }
                 from = hit + 1
             }
+            return count
         }
         head.withFieldSection { section in
             for line in section.lines {
                 let value = section.value(of: line)
-                look(value)
-                if section.name(of: line, equals: "authorization"), let pair = Self.basicPair(value) {
-                    pair.withUnsafeBytes { look($0) }
+                places += look(value)
+                if section.name(of: line, equals: "authorization"), Self.isBasic(value) {
+                    if let pair = Self.basicPair(value) { places += pair.withUnsafeBytes { look($0) } } else { undecodable = true }
                 }
             }
         }
+        var target: String
         switch head.target {
-        case .origin(var path): path.withUTF8 { look(UnsafeRawBufferPointer($0)) }
-        case .absolute(_, _, var path): path.withUTF8 { look(UnsafeRawBufferPointer($0)) }
-        case .authority, .asterisk: break
+        case .origin(let path): target = path
+        case .absolute(_, let authority, let path): target = authority.description + path
+        case .authority(let authority): target = authority.description
+        case .asterisk: target = ""
         }
+        // The target as sent, and decoded when it holds escapes: the more of the two counts.
+        var inTarget = target.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+        if target.utf8.contains(0x25) {
+            var decoded = Self.percentDecoded(target)
+            inTarget = max(inTarget, decoded.withUTF8 { look(UnsafeRawBufferPointer($0)) })
+        }
+        places += inTarget
         if unknown { return .unknown }
+        if undecodable { return .undecodableBasic }
         switch found.count {
         case 0: return .none
-        case 1: return .credential(entries[found[0]].name, placeholder: entries[found[0]].placeholder)
+        case 1: return .credential(entries[found[0]].name, placeholder: entries[found[0]].placeholder, places: places)
         default: return .several(found.sorted().map { entries[$0].name })
+        }
+    }
+
+    /// Whether a value is of the `Basic` scheme (any case, then a space or a tab).
+    static func isBasic(_ value: UnsafeRawBufferPointer) -> Bool {
+        value.count > 5 && (value[5] == 0x20 || value[5] == 0x09) && value[0..<5].lazy.map(ASCIICase.lower).elementsEqual("basic".utf8)
+    }
+
+    /// `text` with its `%XY` escapes decoded (a malformed one kept).
+    static func percentDecoded(_ text: String) -> String {
+        var out: [UInt8] = []
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0x25, index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x37
+        case 0x61...0x66: return byte - 0x57
+        default: return nil
         }
     }
 
     /// The decoded `user:password` of a `Basic` credential (RFC 7617), or nil.
     static func basicPair(_ value: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard value.count > 6, value[5] == 0x20,
-              value[0..<5].map({ $0 | 0x20 }).elementsEqual("basic".utf8) else { return nil }
-        var rest = value[6...].drop { $0 == 0x20 }
-        while rest.last == 0x20 { rest = rest.dropLast() }
+        guard isBasic(value) else { return nil }
+        var rest = value[6...].drop { $0 == 0x20 || $0 == 0x09 }
+        while rest.last == 0x20 || rest.last == 0x09 { rest = rest.dropLast() }
+        guard !rest.isEmpty else { return nil }
         return Base64.decodeURL(Substring(decoding: rest, as: UTF8.self))
     }
 

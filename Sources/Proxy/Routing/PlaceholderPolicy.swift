@@ -17,9 +17,17 @@ enum PlaceholderPolicy {
             return .failure(.denied("the request carries a placeholder (tsp_…) that matches no credential; it is not forwarded"))
         case .several(let names):
             return .failure(.denied("the request carries the placeholders of credentials \(names.map { "'\($0)'" }.joined(separator: " and ")); \(route) may receive at most one"))
-        case .credential(let name, let placeholder):
+        case .undecodableBasic:
+            return .failure(.denied("the request's Authorization: Basic value does not decode, so it cannot be checked for placeholders; it is not forwarded"))
+        case .credential(let name, let placeholder, let places):
             guard let credential = decision.credential, credential.name == name else {
                 return .failure(.denied("the request carries the placeholder of credential '\(name)', which \(route) may not receive; it is not forwarded"))
+            }
+            if decision.perRequest?.exchanges == true {
+                return .failure(.denied("\(route) exchanges the app's own token; a placeholder is no token to exchange"))
+            }
+            if places > 1 && decision.injection?.placement == nil {
+                return .failure(.denied("the placeholder of credential '\(name)' is in \(places) places of the request; swapped, the secret would reach the API \(places) times"))
             }
             return .success(decision.swapping(placeholder: placeholder))
         }

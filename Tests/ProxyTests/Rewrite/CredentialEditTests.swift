@@ -127,4 +127,10 @@ final class CredentialEditTests: XCTestCase {
         XCTAssertEqual(CredentialEdit.editedPath("/a?x=1&y=\(placeholder)x", injection: CredentialInjection(placement: nil, placeholder: bytes),
                                                  token: "t t"), "/a?x=1&y=t+tx", "swapped inside a value, encoded")
     }
+
+    func testANameWithAnUnderscoreIsMatchedWithoutFoldingItIntoAnotherByte() throws {
+        let head = try parse("GET / HTTP/1.1\r\nHost: api.test\r\nAPI_Key: app-own\r\nX-Other: 1\r\n\r\n")
+        let out = text(head, decision(.header(name: "api_key", prefix: "", suffix: "")))
+        XCTAssertEqual(out, "GET / HTTP/1.1\r\nHost: backend:8080\r\nX-Other: 1\r\napi_key: \(secret)\r\nVia: 1.1 token-sidecar\r\n\r\n")
+    }
 }

@@ -10,8 +10,8 @@ final class PlaceholderScannerTests: XCTestCase {
         try scanner.scan(Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) })
     }
 
-    private func found(_ name: String, _ placeholder: String) -> PlaceholderScanner.Finding {
-        .credential(name, placeholder: Array(placeholder.utf8))
+    private func found(_ name: String, _ placeholder: String, places: Int = 1) -> PlaceholderScanner.Finding {
+        .credential(name, placeholder: Array(placeholder.utf8), places: places)
     }
 
     func testNoScannerWithoutPlaceholders() {
@@ -62,5 +62,19 @@ final class PlaceholderScannerTests: XCTestCase {
             XCTAssertFalse(ByteSearch.matches(Array("aa".utf8), in: $0, at: 7))
             XCTAssertEqual(String(decoding: ByteSearch.replacing(Array("aa".utf8), with: Array("b".utf8), in: $0), as: UTF8.self), "bXbXb")
         }
+    }
+
+    func testEncodedPlacesTwiceAndUndecodableBasic() throws {
+        // %74 is "t": an encoded placeholder in the query is still one; an encoded unknown one too.
+        XCTAssertEqual(try scan("GET /m?key=%74sp_anthropicPlaceholder0001 HTTP/1.1\r\nHost: a\r\n\r\n"),
+                       found("anthropic", "tsp_anthropicPlaceholder0001"))
+        XCTAssertEqual(try scan("GET /m?key=%74sp_guess HTTP/1.1\r\nHost: a\r\n\r\n"), .unknown)
+        XCTAssertEqual(try scan("GET /m?a=operator-given-stand-in&b=operator-given-stand-in HTTP/1.1\r\nHost: a\r\nX-K: operator-given-stand-in\r\n\r\n"),
+                       found("stripe", "operator-given-stand-in", places: 3))
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic !!notbase64!!\r\n\r\n"), .undecodableBasic)
+        let pair = Base64.encode(Array("operator-given-stand-in:".utf8))
+        XCTAssertEqual(try scan("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: BASIC\t\(pair)\r\n\r\n"), found("stripe", "operator-given-stand-in"))
+        XCTAssertEqual(try scan("GET http://tsp_anthropicPlaceholder0001.example/ HTTP/1.1\r\nHost: tsp_anthropicPlaceholder0001.example\r\n\r\n"),
+                       .unknown, "the authority is searched too: a host is lowercased, so the placeholder there is no known one, and refused")
     }
 }

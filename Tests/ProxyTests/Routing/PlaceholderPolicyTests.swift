@@ -49,4 +49,17 @@ final class PlaceholderPolicyTests: XCTestCase {
         guard case .failure(let several) = try decide(both, decision(credential: "anthropic")) else { return XCTFail("forwarded") }
         XCTAssertEqual(several.status, 403)
     }
+
+    func testTwoPlacesWithoutAPlacementAndAnUndecodableBasicAreRefused() throws {
+        let twice = "GET /?key=tsp_anthropicPlaceholder0001 HTTP/1.1\r\nHost: a\r\nx-api-key: tsp_anthropicPlaceholder0001\r\n\r\n"
+        guard case .failure(let error) = try decide(twice, decision(credential: "anthropic")) else { return XCTFail("the secret would go twice") }
+        XCTAssertTrue(error.message.contains("2 places"), error.message)
+        let placed = RouteDecision(target: UpstreamTarget(host: "backend", port: 443, tls: nil, poolKey: "b", allowsLinkLocal: false),
+                                   hostField: "backend", credential: StaticCredential(name: "anthropic", token: "real"), routeName: "r",
+                                   injection: CredentialInjection(placement: .header(name: "x-api-key", prefix: "", suffix: "")))
+        XCTAssertNotNil(try? decide(twice, placed).get(), "a placement writes the key once and removes the rest")
+        guard case .failure = try decide("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic ###\r\n\r\n", decision(credential: "anthropic")) else {
+            return XCTFail("an undecodable Basic value hides what it carries")
+        }
+    }
 }
