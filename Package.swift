@@ -39,7 +39,7 @@ let package = Package(
         // and minting (the interception CA). Usable without an event loop.
         .target(name: "Crypto", dependencies: ["COpenSSL"], swiftSettings: strict),
         // AWS Signature Version 4: canonical requests, string to sign, signing keys.
-        .target(name: "AWSSigning", dependencies: ["Crypto"], swiftSettings: strict),
+        .target(name: "AWSSigning", dependencies: ["Crypto", "HTTP1"], swiftSettings: strict),
         // zlib, for gzip-compressed trace exports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Spans, W3C Trace Context, samplers and the OTLP protobuf encoding: no I/O, no

@@ -1,3 +1,5 @@
+import HTTP1
+
 /// The canonical request of Signature Version 4: method, canonical URI, canonical query,
 /// canonical headers, signed header names and the payload hash, each on its line.
 ///
@@ -59,8 +61,8 @@ public enum SigV4Canonical {
         var pairs: [(String, String)] = []
         for part in query.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = encode(decode(String(pieces[0])), keepSlash: false, keepEscapes: false)
-            let value = pieces.count > 1 ? encode(decode(String(pieces[1])), keepSlash: false, keepEscapes: false) : ""
+            let name = encode(PercentDecoding.decode(pieces[0]), keepSlash: false, keepEscapes: false)
+            let value = pieces.count > 1 ? encode(PercentDecoding.decode(pieces[1]), keepSlash: false, keepEscapes: false) : ""
             pairs.append((name, value))
         }
         pairs.sort { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
@@ -95,24 +97,6 @@ public enum SigV4Canonical {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Percent-decodes escapes (`+` stays `+`); a malformed escape stays as it is.
-    static func decode(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == 0x25, index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// SigV4's URI encoding: every byte but `A-Z a-z 0-9 - . _ ~` (and `/` with `keepSlash`) as
     /// `%XY` uppercase; with `keepEscapes`, an existing `%XY` escape is kept as it is.
     static func encode(_ text: String, keepSlash: Bool, keepEscapes: Bool) -> String {
@@ -124,7 +108,7 @@ public enum SigV4Canonical {
             let byte = bytes[index]
             if isUnreserved(byte) || (keepSlash && byte == 0x2F) {
                 out.append(byte)
-            } else if keepEscapes, byte == 0x25, index + 2 < bytes.count, hexValue(bytes[index + 1]) != nil, hexValue(bytes[index + 2]) != nil {
+            } else if keepEscapes, byte == 0x25, index + 2 < bytes.count, PercentDecoding.hexValue(bytes[index + 1]) != nil, PercentDecoding.hexValue(bytes[index + 2]) != nil {
                 out.append(contentsOf: [0x25, upperHex(bytes[index + 1]), upperHex(bytes[index + 2])])
                 index += 3
                 continue
@@ -144,15 +128,6 @@ public enum SigV4Canonical {
         switch byte {
         case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: return true
         default: return false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x41 + 10
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
         }
     }
 

@@ -1,3 +1,5 @@
+import HTTP1
+
 /// Decoding of `application/x-www-form-urlencoded` text (query strings, form bodies,
 /// and the client id/secret inside HTTP Basic credentials per RFC 6749 §2.3.1).
 public enum FormDecoding {
@@ -21,35 +23,8 @@ public enum FormDecoding {
         items(Substring(String(decoding: body, as: UTF8.self)))
     }
 
-    /// Form-decodes one component: `+` is a space, `%XX` a byte. A `%` not followed by two hex
-    /// digits is kept literally (lenient, like browsers). Invalid UTF-8 becomes U+FFFD.
+    /// Form-decodes one component: `+` is a space, `%XX` a byte (``PercentDecoding``).
     public static func decode(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        let utf8 = Array(text.utf8)
-        var i = 0
-        while i < utf8.count {
-            let byte = utf8[i]
-            if byte == UInt8(ascii: "+") {
-                bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), i + 2 < utf8.count,
-                      let high = hexValue(utf8[i + 1]), let low = hexValue(utf8[i + 2]) {
-                bytes.append(high << 4 | low)
-                i += 2
-            } else {
-                bytes.append(byte)
-            }
-            i += 1
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+        PercentDecoding.decode(text, plusIsSpace: true)
     }
 }

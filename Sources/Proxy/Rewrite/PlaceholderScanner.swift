@@ -80,7 +80,7 @@ struct PlaceholderScanner: Sendable {
         // The target as sent, and decoded when it holds escapes: the more of the two counts.
         var inTarget = target.withUTF8 { look(UnsafeRawBufferPointer($0)) }
         if target.utf8.contains(0x25) {
-            var decoded = Self.percentDecoded(target)
+            var decoded = PercentDecoding.decode(Substring(target))
             inTarget = max(inTarget, decoded.withUTF8 { look(UnsafeRawBufferPointer($0)) })
         }
         places += inTarget
@@ -96,32 +96,6 @@ struct PlaceholderScanner: Sendable {
     /// Whether a value is of the `Basic` scheme (any case, then a space or a tab).
     static func isBasic(_ value: UnsafeRawBufferPointer) -> Bool {
         value.count > 5 && (value[5] == 0x20 || value[5] == 0x09) && value[0..<5].lazy.map(ASCIICase.lower).elementsEqual("basic".utf8)
-    }
-
-    /// `text` with its `%XY` escapes decoded (a malformed one kept).
-    static func percentDecoded(_ text: String) -> String {
-        var out: [UInt8] = []
-        let bytes = Array(text.utf8)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == 0x25, index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x37
-        case 0x61...0x66: return byte - 0x57
-        default: return nil
-        }
     }
 
     /// The decoded `user:password` of a `Basic` credential (RFC 7617), or nil.

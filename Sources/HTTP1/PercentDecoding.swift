@@ -1,0 +1,37 @@
+/// Percent-decoding (RFC 3986 §2.1), the project's one: query strings and form bodies, the
+/// targets a proxy searches, AWS's canonical queries.
+public enum PercentDecoding {
+    /// `text` with every `%XY` escape decoded; a `%` not followed by two hex digits is kept as it
+    /// is (lenient, like browsers); with `plusIsSpace` (form encoding), `+` is a space. Invalid
+    /// UTF-8 becomes U+FFFD.
+    public static func decode(_ text: Substring, plusIsSpace: Bool = false) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        let utf8 = Array(text.utf8)
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if plusIsSpace && byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
+                      let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
+                bytes.append(high << 4 | low)
+                index += 2
+            } else {
+                bytes.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The value of a hex digit, nil for another byte.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
