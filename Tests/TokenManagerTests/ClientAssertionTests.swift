@@ -1,6 +1,7 @@
 import Crypto
 import EventLoop
 import Foundation
+import TestSupport
 import TokenManager
 import XCTest
 
@@ -28,6 +29,41 @@ final class ClientAssertionTests: XCTestCase {
         while text.count % 4 != 0 { text += "=" }
         XCTAssertEqual(Array(Data(base64Encoded: text) ?? Data()), expected)
         XCTAssertFalse(jws.contains("s3cret"))
+    }
+
+    /// A JWT bearer grant's assertion names its own subject; a Google one has none and carries
+    /// the scope (or target audience) as a claim.
+    func testGrantAssertionsNameTheirSubjectOrNoneAndCarryExtraClaims() throws {
+        let bearer = ClientAssertion(issuer: "svc", subject: "user@example.com", audience: "https://idp/token", keyId: nil,
+                                     lifetime: .seconds(60))
+        let claims = decode(try bearer.signed(with: .hs256(secret: "k"), now: 1_800_000_000, jti: "j").split(separator: ".")[1])
+        XCTAssertEqual(claims["iss"] as? String, "svc")
+        XCTAssertEqual(claims["sub"] as? String, "user@example.com")
+        let google = ClientAssertion(issuer: "sa@p.iam.gserviceaccount.com", subject: nil, audience: "https://oauth2.googleapis.com/token",
+                                     keyId: "kid-1", lifetime: .seconds(300), extraClaims: ["scope": "https://www.googleapis.com/auth/cloud-platform"])
+        let jws = try google.signed(with: .hs256(secret: "k"), now: 1_800_000_000, jti: "j")
+        let googleClaims = decode(jws.split(separator: ".")[1])
+        XCTAssertNil(googleClaims["sub"])
+        XCTAssertEqual(googleClaims["scope"] as? String, "https://www.googleapis.com/auth/cloud-platform")
+        XCTAssertEqual(googleClaims["exp"] as? Int, 1_800_000_300)
+        XCTAssertEqual(decode(jws.split(separator: ".")[0])["kid"] as? String, "kid-1")
+    }
+
+    /// A Google key file: its fields, and a problem that names the field, never a value.
+    func testAGoogleKeyFileIsReadAndItsProblemsNamed() throws {
+        let pem = try Command.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"]).out
+        let json = try JSONSerialization.data(withJSONObject: ["type": "service_account", "private_key": pem, "private_key_id": "kid-9",
+                                                               "client_email": "sa@p.iam.gserviceaccount.com", "token_uri": "https://t/token"])
+        let parsed = try GoogleServiceAccountKey(json: Array(json))
+        XCTAssertEqual(parsed.clientEmail, "sa@p.iam.gserviceaccount.com")
+        XCTAssertEqual(parsed.tokenURI, "https://t/token")
+        XCTAssertEqual(parsed.keyId, "kid-9")
+        for (broken, problem) in [(#"{"private_key": "SENTINEL"}"#, "no client_email"), ("SENTINEL", "not a JSON object"),
+                                  (#"{"client_email": "a", "token_uri": "b"}"#, "no private_key")] {
+            XCTAssertThrowsError(try GoogleServiceAccountKey(json: Array(broken.utf8))) { error in
+                XCTAssertTrue("\(error)".contains(problem) && !"\(error)".contains("SENTINEL"), "\(error)")
+            }
+        }
     }
 
     func testJTIsAreUniqueAndCarry128Bits() {
