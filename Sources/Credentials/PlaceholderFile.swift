@@ -1,4 +1,5 @@
 import Config
+import EventLoop
 import Foundation
 
 /// Resolves a credential's placeholder at start: the operator's text as it is, or the text of
@@ -42,23 +43,13 @@ public enum PlaceholderFile {
         return PlaceholderSetting.generatedPrefix + String(decoding: body, as: UTF8.self)
     }
 
-    /// Writes `text` and a newline to `path`, mode 0644, through a temporary file renamed over
-    /// it: an app never reads half a placeholder.
+    /// Writes `text` and a newline to `path`, mode 0644 (``AtomicFile``): an app never reads
+    /// half a placeholder, and may run as another user.
     private static func write(_ text: String, to path: String, credential: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            throw FactoryError("credential '\(credential)': placeholderFile \(path): cannot be written (\(String(cString: strerror(errno))))")
-        }
-        let bytes = Array((text + "\n").utf8)
-        let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        fchmod(fd, 0o644)  // the umask does not narrow it: the app may run as another user
-        close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw FactoryError("credential '\(credential)': placeholderFile \(path): cannot be written (\(reason))")
+        do {
+            try AtomicFile.write(Array((text + "\n").utf8), to: path, mode: 0o644)
+        } catch {
+            throw FactoryError("credential '\(credential)': placeholderFile \(path): \(error)")
         }
     }
 }

@@ -7,8 +7,10 @@ import Glibc
 /// over the target.
 public enum AtomicFile {
     /// Replaces `path` with `bytes`, readable as `mode` (e.g. `0o644`); throws with a message
-    /// naming the file.
-    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t) throws(EventLoopError) {
+    /// naming the file. `modified`: the file's modification time (seconds since 1970) instead
+    /// of now; `syncDirectory`: the rename is synced too (it survives a crash right after).
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, modified: Double? = nil,
+                             syncDirectory: Bool = false) throws(EventLoopError) {
         // An unpredictable name, created exclusively and never through a symlink: the directory
         // may be shared with other containers (an emptyDir).
         var random = [UInt8](repeating: 0, count: 8)
@@ -31,12 +33,26 @@ public enum AtomicFile {
         }
         // The mode asked for, whatever the umask; on disk before it replaces the old file.
         guard fchmod(fd, mode) == 0 else { throw fail("set the mode of") }
+        if let modified {
+            let seconds = modified.rounded(.down)
+            let time = timespec(tv_sec: Int(seconds), tv_nsec: Int((modified - seconds) * 1e9))
+            guard futimens(fd, [time, time]) == 0 else { throw fail("set the time of") }
+        }
         guard fsync(fd) == 0 else { throw fail("sync") }
         Glibc.close(fd)
         guard rename(temporary, path) == 0 else {
             let message = String(cString: strerror(errno))
             unlink(temporary)
             throw .system("cannot replace \(path): \(message)")
+        }
+        if syncDirectory {
+            let slash = path.lastIndex(of: "/")
+            let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            let handle = open(directory, O_RDONLY | O_CLOEXEC)
+            if handle >= 0 {
+                fsync(handle)
+                Glibc.close(handle)
+            }
         }
     }
 

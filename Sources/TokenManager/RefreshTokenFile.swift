@@ -98,33 +98,11 @@ public final class RefreshTokenFile: Sendable {
     /// The token this process holds (nil before the first read).
     public var held: String? { state.withLock { $0.token } }
 
-    /// Writes `token` by rename, its modification time set to `issuedAtWall`: a process that
-    /// reads the file after a restart knows how new the token is on the fleet's scale.
+    /// Writes `token` by rename (``AtomicFile``, mode 0600, the directory synced), its
+    /// modification time set to `issuedAtWall`: a process that reads the file after a restart
+    /// knows how new the token is on the fleet's scale.
     private func write(_ token: String, issuedAtWall: Double) -> Bool {
-        let temporary = file.path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        let bytes = Array((token + "\n").utf8)
-        let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, 0o600)
-        let seconds = issuedAtWall.rounded(.down)
-        let times = [timespec(tv_sec: Int(seconds), tv_nsec: Int((issuedAtWall - seconds) * 1e9)),
-                     timespec(tv_sec: Int(seconds), tv_nsec: Int((issuedAtWall - seconds) * 1e9))]
-        futimens(fd, times)
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced, rename(temporary, file.path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        // The rename itself reaches the disk with its directory.
-        let directory = open((file.path as NSString).deletingLastPathComponent.isEmpty ? "." : (file.path as NSString).deletingLastPathComponent,
-                             O_RDONLY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-        return true
+        (try? AtomicFile.write(Array((token + "\n").utf8), to: file.path, mode: 0o600, modified: issuedAtWall, syncDirectory: true)) != nil
     }
 
     static func stamp(_ path: String) -> FileStamp? {

@@ -100,9 +100,7 @@ final class SharedTokenDriver {
                 guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
                 write(sealed, ttl: ttl, until: issued.usableUntil)
             case .adopt(let entry):
-                if let refreshToken = entry.refreshToken, let file = refreshTokens {
-                    adopt(refreshToken, issuedAtWall: entry.issuedAtWall, file: file)
-                }
+                // Its refresh token was taken as the entry was read (``readFinished(_:)``).
                 let issued = entry.issued(now: clock.now, wallNow: clock.wallClockSeconds)
                 logger.info("token adopted from the shared cache", metadata: [
                     "credential": .string(credential), "fingerprint": .string(issued.token.fingerprint),

@@ -63,25 +63,26 @@ final class RouteDecision: Sendable {
     /// required), so that the call fails closed rather than going out as HTTP/1.1.
     func requiringHTTP2() -> RouteDecision {
         guard target.http == .negotiated else { return self }
-        return RouteDecision(target: target.asHTTP2, hostField: hostField, credential: credential, routeName: routeName,
-                             keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                             perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection)
+        return copy(target: target.asHTTP2)
     }
 
     /// This decision injecting `credential`'s tokens instead.
     func with(credential: (any Credential)?) -> RouteDecision {
-        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
-                      keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection)
+        copy(credential: .some(credential))
     }
 
     /// This decision for a request that carries its credential's `placeholder`: the token is
     /// swapped in where the app put it (or, with a placement, written there alone).
     func swapping(placeholder: [UInt8]) -> RouteDecision {
-        RouteDecision(target: target, hostField: hostField, credential: credential, routeName: routeName,
+        copy(injection: injection?.carrying(placeholder) ?? CredentialInjection(placement: nil, placeholder: placeholder))
+    }
+
+    /// This decision with the parts given changed (the one place a decision is copied).
+    private func copy(target: UpstreamTarget? = nil, credential: (any Credential)?? = nil,
+                      injection: CredentialInjection? = nil) -> RouteDecision {
+        RouteDecision(target: target ?? self.target, hostField: hostField, credential: credential ?? self.credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades,
-                      injection: injection?.carrying(placeholder) ?? CredentialInjection(placement: nil, placeholder: placeholder))
+                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection ?? self.injection)
     }
 
     /// What the access log, traces and metrics call where the token went (nil: none injected).

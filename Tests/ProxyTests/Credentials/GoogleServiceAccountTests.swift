@@ -17,6 +17,15 @@ final class GoogleServiceAccountTests: XCTestCase {
         return path
     }
 
+    /// A proxy whose route's credential is the key file at `keyFile`, asking for `asking`.
+    private func proxy(keyFile: String, asking: String, backend: Backend) throws -> ProxyHarness {
+        try ProxyHarness(yaml: ClientAuthHarness.yaml("""
+            type: google_service_account
+            keyFile: "\(keyFile)"
+            \(asking)
+            """, backend: backend))
+    }
+
     /// An RSA key and a stand-in token URI that verifies Google's assertion with `claims`.
     private func googleServer(_ claims: [String: Any]) throws -> (keys: TestKeys, server: ClientAuthServer, tokenURI: String) {
         let keys = try TestKeys()
@@ -32,11 +41,7 @@ final class GoogleServiceAccountTests: XCTestCase {
         let (keys, server, tokenURI) = try googleServer(["scope": "https://www.googleapis.com/auth/cloud-platform", "expires_in": 2])
         let path = try keyFile(keys, tokenURI: tokenURI)
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
-            type: google_service_account
-            keyFile: "\(path)"
-            scope: "https://www.googleapis.com/auth/cloud-platform"
-            """, backend: backend))
+        let proxy = try proxy(keyFile: path, asking: "scope: \"https://www.googleapis.com/auth/cloud-platform\"", backend: backend)
         XCTAssertEqual(try ClientAuthHarness.get(proxy).status, 200)
         XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), ["Bearer tok-1"])
         XCTAssertEqual(server.verdicts().first, "ok", "\(server.verdicts())")
@@ -57,11 +62,8 @@ final class GoogleServiceAccountTests: XCTestCase {
     func testAnIDTokenForATargetAudience() throws {
         let (keys, server, tokenURI) = try googleServer(["target_audience": "https://service-abc.a.run.app"])
         let backend = try Backend()
-        let proxy = try ProxyHarness(yaml: ClientAuthHarness.yaml("""
-            type: google_service_account
-            keyFile: "\(try keyFile(keys, tokenURI: tokenURI))"
-            targetAudience: "https://service-abc.a.run.app"
-            """, backend: backend))
+        let proxy = try proxy(keyFile: try keyFile(keys, tokenURI: tokenURI), asking: "targetAudience: \"https://service-abc.a.run.app\"",
+                              backend: backend)
         XCTAssertEqual(try ClientAuthHarness.get(proxy).status, 200)
         XCTAssertEqual(server.verdicts(), ["ok"])
         XCTAssertEqual(Backend.headerValues(try XCTUnwrap(backend.requests().first), "Authorization"), ["Bearer tok-1"],
