@@ -20,7 +20,8 @@
         Expiring (server streaming): one message "first", then UNAUTHENTICATED in the trailers.
 
     grpc_peer.py client PROXY_PORT TARGET MODE [COUNT]
-        Calls the server through the sidecar. TARGET "direct:<authority>": the channel goes to the
+        Calls the server through the sidecar, with "authorization: Bearer app-own" (or the value of
+        GRPC_PEER_AUTHORIZATION) as the app's own metadata. TARGET "direct:<authority>": the channel goes to the
         sidecar's listener with prior knowledge and the authority set; "proxy:<host:port>": the
         channel targets host:port with grpc_proxy set to the sidecar (CONNECT, then h2c).
         "tls:<host:port>": TLS to host:port through https_proxy (the environment's), trusting
@@ -227,7 +228,8 @@ def client(proxy_port, target, mode, count):
     else:
         options.append(("grpc.http_proxy", "http://127.0.0.1:%d" % proxy_port))
         channel = grpc.insecure_channel(where, options=options)
-    metadata = (("authorization", "Bearer app-own"),)
+    # The app's own authorization (GRPC_PEER_AUTHORIZATION: what an SDK holding a placeholder sends).
+    metadata = (("authorization", os.environ.get("GRPC_PEER_AUTHORIZATION", "Bearer app-own")),)
     try:
         if mode == "unary":
             reply, call = channel.unary_unary("/test.Orders/Get").with_call(b"order", metadata=metadata, timeout=10)

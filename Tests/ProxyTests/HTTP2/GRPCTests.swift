@@ -57,11 +57,12 @@ final class GRPCTests: XCTestCase {
         """
     }
 
-    /// Runs the grpcio client: `target` is `direct:<authority>` or `proxy:<host:port>`.
-    private func client(_ target: String, _ mode: String, _ count: Int? = nil) throws -> [String] {
+    /// Runs the grpcio client: `target` is `direct:<authority>` or `proxy:<host:port>`;
+    /// `authorization`: the app's own metadata instead of `Bearer app-own`.
+    private func client(_ target: String, _ mode: String, _ count: Int? = nil, authorization: String? = nil) throws -> [String] {
         let script = FixtureProcess.testsDirectory.appendingPathComponent("ProxyTests/Fixtures/grpc_peer.py").path
         let result = try Command.run([PeersPython.path, script, "client", String(proxy.port), target, mode] + (count.map { [String($0)] } ?? []),
-                                     timeout: 60)
+                                     environment: authorization.map { ["GRPC_PEER_AUTHORIZATION": $0] } ?? [:], timeout: 60)
         XCTAssertEqual(result.status, 0, result.err)
         return result.out.split(separator: "\n").map(String.init)
     }
@@ -71,6 +72,30 @@ final class GRPCTests: XCTestCase {
         XCTAssertEqual(lines.count, 2, "\(lines)")
         XCTAssertTrue(lines.first?.hasPrefix("auth=Bearer abc peer=ipv4:127.0.0.1:") == true, "\(lines)")
         XCTAssertEqual(lines.last, "trailer x-order=42")
+    }
+
+    /// A gRPC call's metadata is rewritten by the same edit as an HTTP/1.1 head: a placement
+    /// replaces the app's own `authorization`, a placeholder is swapped on its credential's route
+    /// only, and a placeholder bound elsewhere fails the call as PERMISSION_DENIED, never sent.
+    func testPlacementsAndPlaceholdersRewriteACallsMetadata() throws {
+        let placeholder = "tsp_grpcPlaceholder000000000001"
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            credentials:
+              orders: {type: static, token: "abc", placeholder: "\(placeholder)"}
+              other: {type: static, token: "xyz"}
+            routes:
+              - {host: "orders.test", upstream: "http://127.0.0.1:\(server.port)", upstreamProtocol: h2c, credential: orders}
+              - {host: "placed.test", upstream: "http://127.0.0.1:\(server.port)", upstreamProtocol: h2c, credential: other,
+                 inject: {header: Authorization, format: "token {token}"}}
+            """)
+        XCTAssertEqual(try client("direct:orders.test", "unary", authorization: "Bearer \(placeholder)").first?.components(separatedBy: " peer=").first,
+                       "auth=Bearer abc", "the placeholder swapped where the app put it")
+        XCTAssertEqual(try client("direct:placed.test", "unary").first?.components(separatedBy: " peer=").first,
+                       "auth=token xyz", "the placement replaced the app's own")
+        let refused = try client("direct:placed.test", "unary", authorization: "Bearer \(placeholder)")
+        XCTAssertEqual(refused.first?.hasPrefix("error PERMISSION_DENIED"), true, "\(refused)")
+        XCTAssertFalse(refused.joined().contains(placeholder))
     }
 
     func testAClientBehindGrpcProxyIsServedThroughAPlaintextTunnel() throws {
