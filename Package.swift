@@ -88,7 +88,7 @@ let package = Package(
         .target(
             name: "Proxy",
             dependencies: [
-                "EventLoop", "Crypto", "HTTP1", "HTTP2", "HTTPMessage", "TokenManager", "Config", "JSON", "Tracing",
+                "EventLoop", "Crypto", "HTTP1", "HTTP2", "HTTPMessage", "TokenManager", "Config", "JSON", "Tracing", "AWSSigning",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
