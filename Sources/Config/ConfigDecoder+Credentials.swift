@@ -101,6 +101,9 @@ extension ConfigDecoder {
         case .value("oauth2"):
             checkKeys(entries, allowed: ConfigKeys.credentialCommon + ConfigKeys.oauth2, path: path)
             return decodeOAuth2(fields, path: path, node: node).map(CredentialKind.oauth2)
+        case .value("aws"):
+            checkKeys(rejectGrantKeys(entries, type: "aws", path: path), allowed: ConfigKeys.credentialCommon + ConfigKeys.aws, path: path)
+            return decodeAWS(fields, path: path, node: node).map(CredentialKind.aws)
         case .value("google_service_account"):
             checkKeys(rejectGrantKeys(entries, type: "google_service_account", path: path),
                       allowed: ConfigKeys.credentialCommon + ConfigKeys.googleServiceAccount, path: path)

@@ -35,10 +35,12 @@ enum ConfigKeys {
         + grant + tokenFetch + tls
     /// Keys of a `google_service_account` credential.
     static let googleServiceAccount = ["keyFile", "scope", "targetAudience", "subject"] + tokenFetch + tls
+    /// Keys of an `aws` credential.
+    static let aws = ["placeholderAccessKeyId", "accessKeyIdFile", "secretAccessKeyFile", "sessionTokenFile"]
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
         var keys: [String] = []
-        for key in credentialCommon + staticToken + mca + oauth2 + googleServiceAccount where !keys.contains(key) { keys.append(key) }
+        for key in credentialCommon + staticToken + mca + oauth2 + googleServiceAccount + aws where !keys.contains(key) { keys.append(key) }
         return keys
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
@@ -59,7 +61,7 @@ enum ConfigKeys {
                                  "scope", "audience", "resource", "subject_token", "subject_token_type", "actor_token",
                                  "actor_token_type", "requested_token_type"]
     /// Credential types understood by this version.
-    static let credentialTypes = ["static", "mca", "oauth2", "google_service_account"]
+    static let credentialTypes = ["static", "mca", "oauth2", "google_service_account", "aws"]
     /// Allowed range for `workers`.
     static let workers = 1...64
     /// Allowed range for `cacheSize`.

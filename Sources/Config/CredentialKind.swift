@@ -8,6 +8,8 @@ public enum CredentialKind: Sendable, Equatable {
     case oauth2(OAuth2Config)
     /// `type: google_service_account` — a token from a Google service-account key file.
     case googleServiceAccount(GoogleServiceAccountConfig)
+    /// `type: aws` — AWS credentials requests are re-signed with (SigV4).
+    case aws(AWSCredentialConfig)
 
     /// Whether this is an `oauth2` credential (the only kind that fetches tokens per scope or caller).
     public var isOAuth2: Bool { typeName == "oauth2" }
@@ -19,6 +21,7 @@ public enum CredentialKind: Sendable, Equatable {
         case .mca: return "mca"
         case .oauth2: return "oauth2"
         case .googleServiceAccount: return "google_service_account"
+        case .aws: return "aws"
         }
     }
 }

@@ -29,6 +29,11 @@ extension SidecarConfig {
                 lines.append("    \(field.line)\(comment)")
             }
             lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.serverUrl.isTLS)
+        case .aws(let config):
+            lines.append("    placeholderAccessKeyId: \(quote(config.placeholderAccessKeyId))  # what the app signs with")
+            lines.append("    accessKeyIdFile: \(quote(config.accessKeyIdFile))")
+            lines.append("    secretAccessKeyFile: \(quote(config.secretAccessKeyFile))")
+            if let token = config.sessionTokenFile { lines.append("    sessionTokenFile: \(quote(token))") }
         case .googleServiceAccount(let config):
             lines.append("    keyFile: \(quote(config.keyFile))  # re-read when it changes")
             if let scope = config.scope { lines.append("    scope: \(quote(scope))") }

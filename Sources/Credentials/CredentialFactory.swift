@@ -51,6 +51,14 @@ public enum CredentialFactory {
         case .googleServiceAccount(let google):
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
             return try managed(credential.name, source, google.fetch, google.tls, tokenLoop, cache, logger, binding, tracing)
+        case .aws(let aws):
+            do {
+                return try AWSFileCredential(name: credential.name, placeholderAccessKeyId: aws.placeholderAccessKeyId,
+                                             accessKeyIdFile: aws.accessKeyIdFile, secretAccessKeyFile: aws.secretAccessKeyFile,
+                                             sessionTokenFile: aws.sessionTokenFile)
+            } catch {
+                throw FactoryError("credential '\(credential.name)': \(error.kindDescription)")
+            }
         }
     }
 
@@ -88,7 +96,7 @@ public enum CredentialFactory {
                                      logger: Logger = Logger(label: "token-sidecar")) throws -> TokenRequestSource? {
         let name = credential.name
         switch credential.kind {
-        case .staticToken:
+        case .staticToken, .aws:
             return nil
         case .googleServiceAccount(let google):
             return try googleSource(google, name: name)
@@ -354,6 +362,8 @@ public enum CredentialFactory {
             return FetchTracing(tracer: tracer, grant: exchange ? "token_exchange" : oauth.grant.name, clientAuth: auth)
         case .googleServiceAccount:
             return FetchTracing(tracer: tracer, grant: "jwt_bearer", clientAuth: "none")
+        case .aws:
+            return nil
         }
     }
 

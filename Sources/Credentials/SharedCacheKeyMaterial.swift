@@ -11,7 +11,7 @@ enum SharedCacheKeyMaterial {
     static func make(_ credential: CredentialConfig) -> String? {
         var parts: [String]
         switch credential.kind {
-        case .staticToken:
+        case .staticToken, .aws:
             return nil
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]

@@ -28,13 +28,16 @@ public final class AccessToken: Sendable, Equatable {
     /// The span of the fetch that produced the token, when fetch spans are recorded: a request
     /// that waited for the token links its span to it.
     public let fetchSpan: SpanContext?
+    /// AWS keys a request is re-signed with (a `type: aws` credential's "token"), nil otherwise.
+    public let aws: AWSKeys?
 
     /// The `Authorization` scheme: `DPoP` for a token bound to a DPoP key, else `Bearer`.
     public var scheme: String { binding?.dpopKey == nil ? "Bearer" : "DPoP" }
 
     /// Creates a token; presented with the `DPoP` scheme when `binding` has a DPoP key, else `Bearer`.
     public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil,
-                fetchSpan: SpanContext? = nil) {
+                fetchSpan: SpanContext? = nil, aws: AWSKeys? = nil) {
+        self.aws = aws
         self.fetchSpan = fetchSpan
         self.value = value
         self.headerLine = Array("Authorization: \(binding?.dpopKey == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)

@@ -103,6 +103,7 @@ final class StatusCollector: Sendable {
         case .staticToken: return "static"
         case .oauth2(let oauth): return "oauth2 (\(oauthAuthName(oauth.auth)))"
         case .mca(let mca): return "mca (\(mca.auth.rawValue))"
+        case .aws: return "aws (sigv4)"
         case .googleServiceAccount(let google): return google.targetAudience == nil ? "google_service_account" : "google_service_account (id_token)"
         }
     }

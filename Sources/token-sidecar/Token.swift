@@ -46,6 +46,9 @@ struct Token: ParsableCommand {
             }
             let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
             try fetch(source, tls: oauth.tls, lifetime: oauth.fetch.defaultLifetime, name: chosen.name)
+        case .aws:
+            FileHandle.standardError.write(Data("\(config.file): credentials.\(chosen.name): type: aws has no bearer token; requests through the sidecar are signed with its keys\n".utf8))
+            throw ExitCode(2)
         case .googleServiceAccount(let google):
             let source = try readSecret { try CredentialFactory.requestSource(for: chosen, environment: environment)! }
             try fetch(source, tls: google.tls, lifetime: google.fetch.defaultLifetime, name: chosen.name)
