@@ -23,7 +23,14 @@ extension ConfigDecoder {
     /// `{basic: {username, password}}` or `{basic: pair}` — for a route with `credential`.
     mutating func decodePlacement(_ fields: [String: Node], path: String, credential: String?,
                                   kinds: [String: CredentialKind], clientAuthorization: ClientAuthorizationPolicy) -> DecodedPlacement {
-        guard let node = fields["inject"], !Self.isNull(node) else { return DecodedPlacement(placement: nil, valid: true) }
+        guard let node = fields["inject"], !Self.isNull(node) else {
+            if let name = credential, case .aws? = kinds[name] {
+                report(Self.join(path, "credential"), "'\(name)' is an aws credential, which signs requests: add inject: {sigv4: {allowedRegions: [...], allowedServices: [...]}}",
+                       at: fields["credential"])
+                return DecodedPlacement(placement: nil, valid: false)
+            }
+            return DecodedPlacement(placement: nil, valid: true)
+        }
         let injectPath = Self.join(path, "inject")
         guard let entries = mapping(node, path: injectPath, expected: "a mapping with one of header, query or basic") else {
             return DecodedPlacement(placement: nil, valid: false)
@@ -31,10 +38,10 @@ extension ConfigDecoder {
         checkKeys(entries, allowed: ConfigKeys.inject, path: injectPath)
         let inner = Self.index(entries)
         var valid = !entries.contains { !ConfigKeys.inject.contains($0.key) }
-        let kindsGiven = ["header", "query", "basic"].filter { inner[$0] != nil }
+        let kindsGiven = ["header", "query", "basic", "sigv4"].filter { inner[$0] != nil }
         guard kindsGiven.count == 1, let kind = kindsGiven.first else {
             let found = kindsGiven.isEmpty ? "none is given" : "found \(kindsGiven.joined(separator: " and "))"
-            report(injectPath, "needs exactly one of header, query or basic; \(found)", at: node)
+            report(injectPath, "needs exactly one of header, query, basic or sigv4; \(found)", at: node)
             return DecodedPlacement(placement: nil, valid: false)
         }
         if kind != "header", let format = inner["format"] {
@@ -51,8 +58,15 @@ extension ConfigDecoder {
             report(injectPath, "'\(name)' makes DPoP-bound tokens, which go only as Authorization: DPoP with a proof; remove inject", at: node)
             valid = false
         }
+        let isAWS: Bool = if let name = credential, case .aws? = kinds[name] { true } else { false }
+        if (kind == "sigv4") != isAWS, credential != nil {
+            report(injectPath, kind == "sigv4" ? "sigv4 signs with an aws credential; '\(credential ?? "")' is not one"
+                                               : "an aws credential signs requests: use inject: {sigv4: {…}}", at: node)
+            valid = false
+        }
         var placement: CredentialPlacement?
         switch kind {
+        case "sigv4": placement = decodeSigV4Placement(inner["sigv4"]!, path: Self.join(injectPath, "sigv4"))
         case "header": placement = decodeHeaderPlacement(inner, path: injectPath)
         case "query": placement = decodeQueryPlacement(inner["query"], path: Self.join(injectPath, "query"))
         default: placement = decodeBasicPlacement(inner["basic"]!, path: Self.join(injectPath, "basic"))
@@ -96,6 +110,39 @@ extension ConfigDecoder {
             return nil
         }
         return .header(name: name, prefix: parts[0], suffix: parts[1])
+    }
+
+    /// `{sigv4: {allowedRegions: [...], allowedServices: [...], signUnsigned: false}}` (each optional).
+    private mutating func decodeSigV4Placement(_ node: Node, path: String) -> CredentialPlacement? {
+        if Self.isNull(node) { return .sigv4(SigV4RouteSettings()) }
+        guard let entries = mapping(node, path: path, expected: "a mapping with allowedRegions, allowedServices, signUnsigned") else { return nil }
+        checkKeys(entries, allowed: ConfigKeys.injectSigV4, path: path)
+        let inner = Self.index(entries)
+        var settings = SigV4RouteSettings()
+        var valid = !entries.contains { !ConfigKeys.injectSigV4.contains($0.key) }
+        for (key, keyPath) in [("allowedRegions", \SigV4RouteSettings.allowedRegions), ("allowedServices", \SigV4RouteSettings.allowedServices)] {
+            guard let list = inner[key], !Self.isNull(list) else { continue }
+            guard case .sequence(let items) = list else {
+                report(Self.join(path, key), "expected a list, e.g. [us-east-1]", at: list)
+                valid = false
+                continue
+            }
+            for (index, item) in items.enumerated() {
+                guard case .value(let text) = string(item, path: "\(Self.join(path, key))[\(index)]") else { valid = false; continue }
+                guard !text.isEmpty, text.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isLowercase || ("0"..."9").contains($0) || $0 == "-") }) else {
+                    report("\(Self.join(path, key))[\(index)]", "'\(text)' is not a region or service name (lowercase letters, digits, '-')", at: item)
+                    valid = false
+                    continue
+                }
+                settings[keyPath: keyPath].append(text)
+            }
+        }
+        switch bool(inner["signUnsigned"], path: Self.join(path, "signUnsigned")) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let value): settings.signUnsigned = value
+        }
+        return valid ? .sigv4(settings) : nil
     }
 
     /// `{query: NAME}`: a parameter name of unreserved characters.

@@ -47,7 +47,9 @@ enum ConfigKeys {
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
                         "maxUpgradedLifetime", "upstreamProtocol", "inject"] + tls
     /// Keys of `routes[].inject` (exactly one of `header`, `query`, `basic`; `format` with `header`).
-    static let inject = ["header", "format", "query", "basic"]
+    static let inject = ["header", "format", "query", "basic", "sigv4"]
+    /// Keys of `routes[].inject.sigv4`.
+    static let injectSigV4 = ["allowedRegions", "allowedServices", "signUnsigned"]
     /// Keys of `routes[].inject.basic` when it is a mapping.
     static let injectBasic = ["username", "password"]
     /// Keys of an oauth2 credential's `dpop` mapping.

@@ -12,12 +12,15 @@ public enum CredentialPlacement: Sendable, Equatable {
     case query(name: String)
     /// `inject: {basic: …}`: `Authorization: Basic` (RFC 7617) with the token as user or password.
     case basic(BasicCredentialForm)
+    /// `inject: {sigv4: …}`: the request the app signed with its placeholder keys is signed again
+    /// with the real ones (AWS Signature Version 4), within the regions and services allowed.
+    case sigv4(SigV4RouteSettings)
 
     /// The field a header or Basic placement writes, lowercase; nil for a query placement.
     public var fieldName: String? {
         switch self {
         case .header(let name, _, _): return name.lowercased()
-        case .basic: return "authorization"
+        case .basic, .sigv4: return "authorization"
         case .query: return nil
         }
     }
@@ -29,11 +32,30 @@ public enum CredentialPlacement: Sendable, Equatable {
         case .header(let name, _, _): return "header:" + name.lowercased()
         case .query(let name): return "query:" + name
         case .basic: return "basic"
+        case .sigv4: return "sigv4"
         }
     }
 
     /// The label of the default placement (`Authorization: Bearer`).
     public static let defaultLabel = "header:authorization"
+}
+
+/// `inject: {sigv4: {allowedRegions, allowedServices, signUnsigned}}`.
+public struct SigV4RouteSettings: Sendable, Equatable {
+    /// The regions a request may be signed for; empty: any.
+    public var allowedRegions: [String]
+    /// The services a request may be signed for; empty: any.
+    public var allowedServices: [String]
+    /// Whether a request the app did not sign is signed (region and service from the host);
+    /// without it, such a request is refused: any local process would get AWS access otherwise.
+    public var signUnsigned: Bool
+
+    /// Creates the settings.
+    public init(allowedRegions: [String] = [], allowedServices: [String] = [], signUnsigned: Bool = false) {
+        self.allowedRegions = allowedRegions
+        self.allowedServices = allowedServices
+        self.signUnsigned = signUnsigned
+    }
 }
 
 /// The user and password of a Basic placement: which of them is the token.

@@ -144,6 +144,10 @@ extension SidecarConfig {
             return "{basic: {username: \"{token}\", password: \(quote(password))}}"
         case .basic(.tokenAsPassword(let username))?:
             return "{basic: {username: \(quote(username)), password: \"{token}\"}}"
+        case .sigv4(let settings)?:
+            let regions = settings.allowedRegions.map(quote).joined(separator: ", ")
+            let services = settings.allowedServices.map(quote).joined(separator: ", ")
+            return "{sigv4: {allowedRegions: [\(regions)], allowedServices: [\(services)], signUnsigned: \(settings.signUnsigned)}}"
         }
     }
 

@@ -9,12 +9,12 @@ final class ConfigDecoderCredentialsTests: XCTestCase {
     }
 
     func testMissingType() {
-        XCTAssertEqual(credential("    token: x\n"), ["c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2, google_service_account)"])
+        XCTAssertEqual(credential("    token: x\n"), ["c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2, google_service_account, aws)"])
     }
 
     func testUnknownType() {
         XCTAssertEqual(credential("    type: ldap\n    token: x\n"), [
-            "c.yaml: credentials.api.type: unknown credential type 'ldap' (supported types: static, mca, oauth2, google_service_account)",
+            "c.yaml: credentials.api.type: unknown credential type 'ldap' (supported types: static, mca, oauth2, google_service_account, aws)",
         ])
         XCTAssertEqual(credential("    type: oauth\n    token: x\n"), [
             "c.yaml: credentials.api.type: unknown credential type 'oauth' (did you mean 'oauth2'?)",
@@ -26,7 +26,7 @@ final class ConfigDecoderCredentialsTests: XCTestCase {
 
     func testUnknownKeysStillCheckedWithoutType() {
         XCTAssertEqual(credential("    tokenfile: /x\n"), [
-            "c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2, google_service_account)",
+            "c.yaml: credentials.api.type: required key is missing (supported types: static, mca, oauth2, google_service_account, aws)",
             "c.yaml: credentials.api.tokenfile: unknown key (did you mean 'tokenFile'?)",
         ])
     }

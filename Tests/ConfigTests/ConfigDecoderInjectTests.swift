@@ -30,8 +30,8 @@ final class ConfigDecoderInjectTests: XCTestCase {
 
     func testBadPlacementsNameTheKeyAndTheProblem() {
         let cases: [(String, String)] = [
-            ("{}", "c.yaml: routes[0].inject: needs exactly one of header, query or basic; none is given"),
-            ("{header: a, query: b}", "c.yaml: routes[0].inject: needs exactly one of header, query or basic; found header and query"),
+            ("{}", "c.yaml: routes[0].inject: needs exactly one of header, query, basic or sigv4; none is given"),
+            ("{header: a, query: b}", "c.yaml: routes[0].inject: needs exactly one of header, query, basic or sigv4; found header and query"),
             ("{header: \"x api\"}", "c.yaml: routes[0].inject.header: 'x api' is not an HTTP field name (letters, digits and !#$%&'*+-.^_`|~), e.g. x-api-key"),
             ("{header: Host}", "c.yaml: routes[0].inject.header: Host is a field the proxy writes or removes itself; choose the field the API reads the key from"),
             ("{header: x-k, format: \"Bearer\"}", "c.yaml: routes[0].inject.format: must contain {token} exactly once, e.g. \"Bearer {token}\" or \"{token}\""),
@@ -174,5 +174,27 @@ final class ConfigDecoderRefreshTokenTests: XCTestCase {
             .contains("c.yaml: credentials.c.refreshTokenFile: is only used with grant: refresh_token"))
         XCTAssertTrue(problemLines("credentials:\n  s:\n    type: static\n    token: t\n    refreshTokenFile: r\n")
             .contains("c.yaml: credentials.s.refreshTokenFile: only an oauth2 credential has a grant (token exchange); this one is type: static"))
+    }
+}
+
+/// `type: aws` and `inject: {sigv4: …}` (issue 67, WIP).
+final class ConfigDecoderAWSTests: XCTestCase {
+    private let credential = "credentials:\n  aws:\n    type: aws\n    placeholderAccessKeyId: AKIDTOKENSIDECAR0001\n    accessKeyIdFile: /s/id\n    secretAccessKeyFile: /s/secret\n"
+
+    func testAnAWSCredentialSignsOnlyThroughASigV4Placement() throws {
+        let config = try XCTUnwrap(parseOK(credential + "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n"
+                                           + "    inject: {sigv4: {allowedRegions: [us-east-1], allowedServices: [s3, sts]}}\n"))
+        XCTAssertEqual(config.routes.first?.placement, .sigv4(SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"])))
+        guard case .aws(let aws)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
+        XCTAssertEqual(aws.placeholderAccessKeyId, "AKIDTOKENSIDECAR0001")
+        XCTAssertTrue(config.renderEffective().contains("inject: {sigv4: {allowedRegions: [\"us-east-1\"], allowedServices: [\"s3\", \"sts\"], signUnsigned: false}}"))
+        XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n")
+            .contains("c.yaml: routes[0].credential: 'aws' is an aws credential, which signs requests: add inject: {sigv4: {allowedRegions: [...], allowedServices: [...]}}"))
+        XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n    inject: {header: x-k}\n")
+            .contains("c.yaml: routes[0].inject: an aws credential signs requests: use inject: {sigv4: {…}}"))
+        XCTAssertTrue(problemLines("credentials:\n  k: {type: static, token: t}\nroutes:\n  - host: a.test\n    credential: k\n    inject: {sigv4: {}}\n")
+            .contains("c.yaml: routes[0].inject: sigv4 signs with an aws credential; 'k' is not one"))
+        XCTAssertTrue(problemLines("credentials:\n  aws:\n    type: aws\n    placeholderAccessKeyId: short\n    accessKeyIdFile: /i\n    secretAccessKeyFile: /s\n")
+            .contains("c.yaml: credentials.aws.placeholderAccessKeyId: must be 16 to 128 letters and digits, as an access key id is"))
     }
 }

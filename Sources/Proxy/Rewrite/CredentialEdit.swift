@@ -63,7 +63,8 @@ enum CredentialEdit {
                 out.append(name: injection.fieldSpelling, value: injection.prefix + tokenBytes + injection.suffix)
             case .basic(let form)?:
                 out.append(name: injection.fieldSpelling, value: injection.prefix + Array(Base64.encode(Array(form.userPass(token: token).utf8)).utf8))
-            case .query?, nil:
+            case .query?, .sigv4?, nil:
+                // A SigV4 route's head is signed by SigV4Edit (WIP: not wired yet).
                 break
             }
         }

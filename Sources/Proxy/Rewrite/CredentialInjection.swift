@@ -38,6 +38,11 @@ final class CredentialInjection: Sendable {
             self.prefix = Array(prefix.utf8)
             self.suffix = Array(suffix.utf8)
             queryName = nil
+        case .sigv4?:
+            fieldSpelling = Array("Authorization".utf8)
+            prefix = []
+            suffix = []
+            queryName = nil
         case .basic?:
             fieldSpelling = Array("Authorization".utf8)
             prefix = Array("Basic ".utf8)
