@@ -1,0 +1,72 @@
+import AWSSigning
+import Config
+import HTTP1
+
+/// What an app's SigV4-signed request is re-signed as, decided from its head (issue 67, WIP):
+/// the scope and headers it signed, and the payload hash it declared.
+struct SigV4Request: Sendable, Equatable {
+    /// The app's credential scope (region and service; the date is re-made at signing).
+    let scope: SigV4Scope
+    /// The headers the app signed, lowercase.
+    let appSigned: [String]
+    /// `x-amz-content-sha256` as the app sent it (a hex hash, `UNSIGNED-PAYLOAD`,
+    /// `STREAMING-UNSIGNED-PAYLOAD-TRAILER`), nil when it sent none (the body's hash is then needed).
+    let contentSHA256: String?
+    /// S3's paths are neither normalized nor encoded twice.
+    var normalizePath: Bool { scope.service != "s3" }
+}
+
+/// Whether a request for a `sigv4` route is re-signed, or refused before anything is sent:
+/// another access key id than the placeholder, or a region or service outside the route's
+/// lists (403); a presigned URL, per-chunk signatures, SigV4A, an unsigned request without
+/// `signUnsigned` (400, naming the reason).
+enum SigV4Policy {
+    /// The decision for `head`.
+    static func decide(_ head: RequestHead, settings: SigV4RouteSettings, placeholderAccessKeyId: String) -> Result<SigV4Request, ProxyError> {
+        let fields = head.withFieldSection { section in
+            section.lines.compactMap { line -> (String, String)? in
+                let name = String(decoding: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), as: UTF8.self).lowercased()
+                guard name == "authorization" || name == "x-amz-content-sha256" else { return nil }
+                return (name, String(decoding: section.value(of: line), as: UTF8.self))
+            }
+        }
+        let authorizations = fields.filter { $0.0 == "authorization" }.map(\.1)
+        let content = fields.first { $0.0 == "x-amz-content-sha256" }?.1
+        let query: String
+        switch head.target {
+        case .origin(let path), .absolute(_, _, let path): query = path.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        case .authority, .asterisk: query = ""
+        }
+        if query.contains("X-Amz-Signature=") || query.contains("X-Amz-Credential=") {
+            return .failure(.badRequest("presigned URLs are not re-signed: sign the request with the placeholder keys in its Authorization"))
+        }
+        guard authorizations.count == 1, let value = authorizations.first else {
+            if authorizations.isEmpty && !settings.signUnsigned {
+                return .failure(.badRequest("the request is not signed (SigV4 with the placeholder access key id is required on this route)"))
+            }
+            return .failure(.badRequest(authorizations.isEmpty ? "unsigned requests are not signed yet" : "the request has several Authorization fields"))
+        }
+        let parsed: SigV4Authorization
+        switch SigV4Authorization.parse(value) {
+        case .success(let authorization): parsed = authorization
+        case .failure(.otherScheme(let scheme)):
+            let why = scheme == "AWS4-ECDSA-P256-SHA256" ? "SigV4A (AWS4-ECDSA-P256-SHA256) is not re-signed" : "the request is not signed with SigV4 (\(scheme))"
+            return .failure(.badRequest(why))
+        case .failure(.malformed(let part)):
+            return .failure(.badRequest("the SigV4 Authorization's \(part) does not parse"))
+        }
+        guard parsed.accessKeyId == placeholderAccessKeyId else {
+            return .failure(.denied("the request is signed with another access key id than this route's placeholder; it is not forwarded"))
+        }
+        if !settings.allowedRegions.isEmpty && !settings.allowedRegions.contains(parsed.scope.region) {
+            return .failure(.denied("region \(parsed.scope.region) is not among the route's allowedRegions"))
+        }
+        if !settings.allowedServices.isEmpty && !settings.allowedServices.contains(parsed.scope.service) {
+            return .failure(.denied("service \(parsed.scope.service) is not among the route's allowedServices"))
+        }
+        if let content, content.hasPrefix(SigV4Body.streamingSignedPrefix) {
+            return .failure(.badRequest("per-chunk signatures (\(content)) are not re-signed: use the SDK's default unsigned streaming upload"))
+        }
+        return .success(SigV4Request(scope: parsed.scope, appSigned: parsed.signedHeaders, contentSHA256: content))
+    }
+}
