@@ -69,7 +69,7 @@ let package = Package(
         ),
         .target(
             name: "TokenManager",
-            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "Crypto", "JSON", "Tracing", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["HTTP1", "HTTPMessage", "EventLoop", "Crypto", "JSON", "Tracing", "AWSSigning", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // The admin endpoints, answered by the proxy's own client session (a local responder

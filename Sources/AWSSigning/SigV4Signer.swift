@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// Signature Version 4 (AWS4-HMAC-SHA256): the string to sign, the signing key and the
 /// signature of a canonical request (``SigV4Canonical``).
@@ -30,5 +31,15 @@ public enum SigV4Signer {
     /// The `Authorization` value: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
     public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: String) -> String {
         "\(algorithm) Credential=\(accessKeyId)/\(scope.text), SignedHeaders=\(signedHeaders.joined(separator: ";")), Signature=\(signature)"
+    }
+
+    /// `X-Amz-Date`'s `YYYYMMDDTHHMMSSZ` (UTC) for `epochSeconds`; its first eight characters
+    /// are the scope's date.
+    public static func timestamp(epochSeconds: Int) -> String {
+        var seconds = time_t(epochSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
     }
 }

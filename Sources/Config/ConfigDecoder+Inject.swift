@@ -66,7 +66,12 @@ extension ConfigDecoder {
         }
         var placement: CredentialPlacement?
         switch kind {
-        case "sigv4": placement = decodeSigV4Placement(inner["sigv4"]!, path: Self.join(injectPath, "sigv4"))
+        case "sigv4":
+            placement = decodeSigV4Placement(inner["sigv4"]!, path: Self.join(injectPath, "sigv4"))
+            if case .sigv4(var settings)? = placement, let name = credential, case .aws(let aws)? = kinds[name] {
+                settings.placeholderAccessKeyId = aws.placeholderAccessKeyId
+                placement = .sigv4(settings)
+            }
         case "header": placement = decodeHeaderPlacement(inner, path: injectPath)
         case "query": placement = decodeQueryPlacement(inner["query"], path: Self.join(injectPath, "query"))
         default: placement = decodeBasicPlacement(inner["basic"]!, path: Self.join(injectPath, "basic"))

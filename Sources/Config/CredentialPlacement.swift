@@ -49,9 +49,14 @@ public struct SigV4RouteSettings: Sendable, Equatable {
     /// Whether a request the app did not sign is signed (region and service from the host);
     /// without it, such a request is refused: any local process would get AWS access otherwise.
     public var signUnsigned: Bool
+    /// The route's credential's `placeholderAccessKeyId`: a request signed with any other
+    /// access key id is refused (filled in from the credential when the config is loaded).
+    public var placeholderAccessKeyId: String
 
     /// Creates the settings.
-    public init(allowedRegions: [String] = [], allowedServices: [String] = [], signUnsigned: Bool = false) {
+    public init(allowedRegions: [String] = [], allowedServices: [String] = [], signUnsigned: Bool = false,
+                placeholderAccessKeyId: String = "") {
+        self.placeholderAccessKeyId = placeholderAccessKeyId
         self.allowedRegions = allowedRegions
         self.allowedServices = allowedServices
         self.signUnsigned = signUnsigned

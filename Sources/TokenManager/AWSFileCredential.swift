@@ -1,23 +1,6 @@
+import AWSSigning
 import EventLoop
 import Foundation
-
-/// AWS credentials for re-signing (issue 67): an access key id, its secret and, for temporary
-/// credentials, a session token. Never log them.
-public struct AWSKeys: Sendable, Equatable {
-    /// The access key id.
-    public let accessKeyId: String
-    /// The secret access key.
-    public let secretAccessKey: String
-    /// The session token, nil for long-term keys.
-    public let sessionToken: String?
-
-    /// Keys from their parts.
-    public init(accessKeyId: String, secretAccessKey: String, sessionToken: String? = nil) {
-        self.accessKeyId = accessKeyId
-        self.secretAccessKey = secretAccessKey
-        self.sessionToken = sessionToken
-    }
-}
 
 /// `type: aws` with files: the real keys read from their files at start and again when the
 /// runtime's file watch sees them change (``reload()``); the app signs with
@@ -60,7 +43,7 @@ public final class AWSFileCredential: Credential {
             }
             return value
         }
-        let keys = AWSKeys(accessKeyId: try text(files.id), secretAccessKey: try text(files.secret),
+        let keys = SigV4Credentials(accessKeyId: try text(files.id), secretAccessKey: try text(files.secret),
                            sessionToken: try files.session.map { file throws(TokenFetchError) in try text(file) })
         return AccessToken(value: keys.accessKeyId, aws: keys)
     }

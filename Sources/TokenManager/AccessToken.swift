@@ -1,3 +1,4 @@
+import AWSSigning
 import Crypto
 import EventLoop
 import Tracing
@@ -29,14 +30,14 @@ public final class AccessToken: Sendable, Equatable {
     /// that waited for the token links its span to it.
     public let fetchSpan: SpanContext?
     /// AWS keys a request is re-signed with (a `type: aws` credential's "token"), nil otherwise.
-    public let aws: AWSKeys?
+    public let aws: SigV4Credentials?
 
     /// The `Authorization` scheme: `DPoP` for a token bound to a DPoP key, else `Bearer`.
     public var scheme: String { binding?.dpopKey == nil ? "Bearer" : "DPoP" }
 
     /// Creates a token; presented with the `DPoP` scheme when `binding` has a DPoP key, else `Bearer`.
     public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil,
-                fetchSpan: SpanContext? = nil, aws: AWSKeys? = nil) {
+                fetchSpan: SpanContext? = nil, aws: SigV4Credentials? = nil) {
         self.aws = aws
         self.fetchSpan = fetchSpan
         self.value = value

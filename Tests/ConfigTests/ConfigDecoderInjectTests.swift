@@ -184,7 +184,8 @@ final class ConfigDecoderAWSTests: XCTestCase {
     func testAnAWSCredentialSignsOnlyThroughASigV4Placement() throws {
         let config = try XCTUnwrap(parseOK(credential + "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n"
                                            + "    inject: {sigv4: {allowedRegions: [us-east-1], allowedServices: [s3, sts]}}\n"))
-        XCTAssertEqual(config.routes.first?.placement, .sigv4(SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"])))
+        XCTAssertEqual(config.routes.first?.placement, .sigv4(SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"],
+                                                                                placeholderAccessKeyId: "AKIDTOKENSIDECAR0001")))
         guard case .aws(let aws)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
         XCTAssertEqual(aws.placeholderAccessKeyId, "AKIDTOKENSIDECAR0001")
         XCTAssertTrue(config.renderEffective().contains("inject: {sigv4: {allowedRegions: [\"us-east-1\"], allowedServices: [\"s3\", \"sts\"], signUnsigned: false}}"))

@@ -64,6 +64,9 @@ struct Exchange {
         var upgrade = false
         /// How the body goes upstream.
         var bodyFlow = BodyFlow.collected
+        /// The body is collected whole before anything goes upstream, up to this many bytes
+        /// (more: 413, nothing forwarded): a request the sidecar signs over its body's hash.
+        var wholeBodyLimit: Int?
     }
 
     /// How a request's body goes upstream.
@@ -301,6 +304,15 @@ struct Exchange {
             guard timer != .bodyStart else { return .none }
             timer = .bodyStart
             return .waitForBody
+        }
+        if let limit = request.wholeBodyLimit {
+            // Signed over its hash: the head cannot go before the last byte is here.
+            if heldBytes + stagedBytes > limit || progress == .blocked { return fail(.bodyTooLargeToHash(limit: limit), close: true) }
+            if progress == .needMore {
+                keep(copy, count: stagedBytes)
+                timer = nil
+                return .holdBody
+            }
         }
         if progress == .needMore && !request.expectsContinue && request.bodyFlow == .collected
             && heldBytes + stagedBytes < Self.collectLimit {

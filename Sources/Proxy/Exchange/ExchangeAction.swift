@@ -134,6 +134,9 @@ enum ExchangeFailure: Equatable {
     case bodyIdleTimeout
     /// A locally answered request's body is larger than the server's limit.
     case bodyTooLarge
+    /// A body the sidecar must hash to sign the request (``Exchange/Request/wholeBodyLimit``) is
+    /// larger than that limit.
+    case bodyTooLargeToHash(limit: Int)
     /// The upstream's connection limit and queue did not yield a connection.
     case connectionLimit
     /// The backend sent a malformed (or unrelayable) response; says what was wrong.

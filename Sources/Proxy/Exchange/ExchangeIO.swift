@@ -91,6 +91,9 @@ final class ExchangeIO {
     /// The protocol the request switches to when the backend agrees (a `101`): one the route
     /// allows, asked for by a bodyless HTTP/1.1 request. Nil for every other request.
     var upgrade: UpgradeProtocol?
+    /// On a `sigv4` route: what the request is re-signed as (``SigV4Policy``); signed as it is
+    /// sent, when the body it may need to hash is staged (``signHead(_:)``).
+    var sigv4: SigV4Request?
     /// The client-facing `101` head, between reading it and switching protocols.
     /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
     var interimHead: (status: Int, reason: String)?
@@ -122,6 +125,12 @@ final class ExchangeIO {
         self.decision = decision
         self.startedAt = Timer.monotonicNow()
         self.head = head
+    }
+
+    /// Replaces the head with its signed form (``SigV4Edit``): what every later send (a retry on
+    /// a fresh connection) starts from, and signs again.
+    func signHead(_ signed: consuming RequestHead) {
+        head = signed
     }
 
     deinit {

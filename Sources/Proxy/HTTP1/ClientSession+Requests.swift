@@ -151,6 +151,15 @@ extension ClientSession: UpstreamWaiter {
                 return
             }
         }
+        var sigv4: SigV4Request?
+        if let injection = decision.injection, case .sigv4(let settings)? = injection.placement {
+            switch checkSigV4(head, settings) {
+            case .success(let request): sigv4 = request
+            case .failure(let error):
+                refuse(error, head: head)
+                return
+            }
+        }
         if isGRPCStream { decision = decision.requiringHTTP2() }
         if decision.injection?.placeholder == nil && decision.keepsClientAuthorization && decision.credential != nil && Self.carriesOwnAuthorization(head) {
             decision = decision.keepingClientAuthorization()
@@ -176,6 +185,7 @@ extension ClientSession: UpstreamWaiter {
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
+        if let sigv4, sigv4.needsBodyHash { request.wholeBodyLimit = SigV4Request.hashedBodyLimit }
         // An HTTP/2 stream's body without a length (translated as chunked) is a stream: a gRPC
         // call or a conversation, each message waiting for its answer. A gRPC call's head goes
         // on before its first message (a server may speak first).
@@ -186,6 +196,7 @@ extension ClientSession: UpstreamWaiter {
         let io = ExchangeIO(head: consume head, decision: consume decision, context: context,
                             streamedBody: isHTTP2Stream && request.chunked)
         if let variant { io.variant = variant }
+        if let sigv4 { io.sigv4 = sigv4 }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
         current = io
@@ -287,7 +298,9 @@ extension ClientSession: UpstreamWaiter {
         if io.requestRelay.awaitsMessageEnd { takeBodyEnd(io) }
         var progress: Exchange.BodyProgress
         do {
-            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: staged, limit: WorkerContext.highWatermark))
+            // A body held whole to be hashed is staged up to its limit (one byte past it: too large).
+            let limit = io.sigv4?.needsBodyHash == true ? SigV4Request.hashedBodyLimit + 1 : WorkerContext.highWatermark
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: staged, limit: limit))
         } catch {
             progress = .malformed
         }
@@ -383,6 +396,7 @@ extension ClientSession: UpstreamWaiter {
         // refused head) may be part of how this one is scanned.
         responseReader.reset()
         upstream.responseStarts()
+        if let sigv4 = io.sigv4 { signHead(io, sigv4, body: body) }
         let headCount: Int
         if traced {
             let rewrite = io.propagation.nextAttempt()

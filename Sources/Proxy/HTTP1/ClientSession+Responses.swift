@@ -613,6 +613,9 @@ extension ClientSession: UpstreamConnectionOwner {
         case .bodyTooLarge:
             return ProxyError(status: 413, type: "http_request_error",
                               message: "the request body is larger than \(context.local?.limits.maxBodyBytes ?? 0) bytes")
+        case .bodyTooLargeToHash(let limit):
+            return ProxyError(status: 413, type: "http_request_error",
+                              message: "the request body is larger than \(limit) bytes, the most the sidecar hashes to sign a request; send x-amz-content-sha256")
         case .malformedBody:
             return .badRequest("malformed chunked request body")
         case .bodyStartTimeout:

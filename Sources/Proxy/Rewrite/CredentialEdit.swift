@@ -18,6 +18,8 @@ enum CredentialEdit {
     /// The head with `token` placed per `injection`.
     static func apply(_ request: RequestHead, _ injection: CredentialInjection, token: String) -> RequestHead {
         let placement = injection.placement
+        // A SigV4 route's head was signed as it was sent (``ClientSession/signHead(_:_:body:)``).
+        if case .sigv4? = placement { return request }
         let placeholder = injection.placeholder
         let tokenBytes = Array(token.utf8)
         var target = request.target
@@ -64,7 +66,6 @@ enum CredentialEdit {
             case .basic(let form)?:
                 out.append(name: injection.fieldSpelling, value: injection.prefix + Array(Base64.encode(Array(form.userPass(token: token).utf8)).utf8))
             case .query?, .sigv4?, nil:
-                // A SigV4 route's head is signed by SigV4Edit (WIP: not wired yet).
                 break
             }
         }

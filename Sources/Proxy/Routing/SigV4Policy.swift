@@ -2,8 +2,8 @@ import AWSSigning
 import Config
 import HTTP1
 
-/// What an app's SigV4-signed request is re-signed as, decided from its head (issue 67, WIP):
-/// the scope and headers it signed, and the payload hash it declared.
+/// What an app's SigV4-signed request is re-signed as, decided from its head: the scope and
+/// headers it signed, and the payload hash it declared.
 struct SigV4Request: Sendable, Equatable {
     /// The app's credential scope (region and service; the date is re-made at signing).
     let scope: SigV4Scope
@@ -14,6 +14,13 @@ struct SigV4Request: Sendable, Equatable {
     let contentSHA256: String?
     /// S3's paths are neither normalized nor encoded twice.
     var normalizePath: Bool { scope.service != "s3" }
+    /// The app declared no payload hash (every SDK but S3's): the sidecar hashes the body, which
+    /// it must then hold whole before the head can go (at most ``hashedBodyLimit`` bytes).
+    var needsBodyHash: Bool { contentSHA256 == nil }
+
+    /// The largest body the sidecar holds to hash (1 MiB: an SQS message, a DynamoDB batch of
+    /// small items; S3 uploads declare their hash or stream unsigned). Larger: 413.
+    static let hashedBodyLimit = 1 << 20
 }
 
 /// Whether a request for a `sigv4` route is re-signed, or refused before anything is sent:
@@ -22,11 +29,11 @@ struct SigV4Request: Sendable, Equatable {
 /// `signUnsigned` (400, naming the reason).
 enum SigV4Policy {
     /// The decision for `head`.
-    static func decide(_ head: RequestHead, settings: SigV4RouteSettings, placeholderAccessKeyId: String) -> Result<SigV4Request, ProxyError> {
+    static func decide(_ head: borrowing RequestHead, settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
         let fields = head.withFieldSection { section in
             section.lines.compactMap { line -> (String, String)? in
                 let name = String(decoding: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), as: UTF8.self).lowercased()
-                guard name == "authorization" || name == "x-amz-content-sha256" else { return nil }
+                guard name == "authorization" || name == "x-amz-content-sha256" || name == "host" || name.hasPrefix("x-amz-") else { return nil }
                 return (name, String(decoding: section.value(of: line), as: UTF8.self))
             }
         }
@@ -40,11 +47,17 @@ enum SigV4Policy {
         if query.contains("X-Amz-Signature=") || query.contains("X-Amz-Credential=") {
             return .failure(.badRequest("presigned URLs are not re-signed: sign the request with the placeholder keys in its Authorization"))
         }
-        guard authorizations.count == 1, let value = authorizations.first else {
-            if authorizations.isEmpty && !settings.signUnsigned {
+        if let content, content.hasPrefix(SigV4Body.streamingSignedPrefix) {
+            return .failure(.badRequest("per-chunk signatures (\(content)) are not re-signed: use the SDK's default unsigned streaming upload"))
+        }
+        if authorizations.isEmpty {
+            guard settings.signUnsigned else {
                 return .failure(.badRequest("the request is not signed (SigV4 with the placeholder access key id is required on this route)"))
             }
-            return .failure(.badRequest(authorizations.isEmpty ? "unsigned requests are not signed yet" : "the request has several Authorization fields"))
+            return unsigned(head, fields: fields, content: content, settings: settings)
+        }
+        guard authorizations.count == 1, let value = authorizations.first else {
+            return .failure(.badRequest("the request has several Authorization fields"))
         }
         let parsed: SigV4Authorization
         switch SigV4Authorization.parse(value) {
@@ -55,18 +68,34 @@ enum SigV4Policy {
         case .failure(.malformed(let part)):
             return .failure(.badRequest("the SigV4 Authorization's \(part) does not parse"))
         }
-        guard parsed.accessKeyId == placeholderAccessKeyId else {
+        guard parsed.accessKeyId == settings.placeholderAccessKeyId else {
             return .failure(.denied("the request is signed with another access key id than this route's placeholder; it is not forwarded"))
         }
-        if !settings.allowedRegions.isEmpty && !settings.allowedRegions.contains(parsed.scope.region) {
-            return .failure(.denied("region \(parsed.scope.region) is not among the route's allowedRegions"))
+        return allowed(SigV4Request(scope: parsed.scope, appSigned: parsed.signedHeaders, contentSHA256: content), settings: settings)
+    }
+
+    /// A request without `Authorization` on a route with `signUnsigned`: region and service from
+    /// its host; it is signed for its host, `content-type` and every `x-amz-*` field it carries.
+    private static func unsigned(_ head: borrowing RequestHead, fields: [(String, String)], content: String?,
+                                 settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
+        let host: String
+        if case .absolute(_, let authority, _) = head.target { host = authority.description } else { host = fields.first { $0.0 == "host" }?.1 ?? "" }
+        guard let endpoint = SigV4Endpoint.scope(forHost: host) else {
+            return .failure(.badRequest("the request is not signed and its host is not an AWS endpoint whose region and service are known"))
         }
-        if !settings.allowedServices.isEmpty && !settings.allowedServices.contains(parsed.scope.service) {
-            return .failure(.denied("service \(parsed.scope.service) is not among the route's allowedServices"))
+        let signed = Set(fields.map(\.0).filter { $0.hasPrefix("x-amz-") }).union(["host", "content-type"]).sorted()
+        return allowed(SigV4Request(scope: SigV4Scope(date: "", region: endpoint.region, service: endpoint.service), appSigned: signed,
+                                    contentSHA256: content), settings: settings)
+    }
+
+    /// `request` when its region and service are among the route's lists, else a 403.
+    private static func allowed(_ request: SigV4Request, settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
+        if !settings.allowedRegions.isEmpty && !settings.allowedRegions.contains(request.scope.region) {
+            return .failure(.denied("region \(request.scope.region) is not among the route's allowedRegions"))
         }
-        if let content, content.hasPrefix(SigV4Body.streamingSignedPrefix) {
-            return .failure(.badRequest("per-chunk signatures (\(content)) are not re-signed: use the SDK's default unsigned streaming upload"))
+        if !settings.allowedServices.isEmpty && !settings.allowedServices.contains(request.scope.service) {
+            return .failure(.denied("service \(request.scope.service) is not among the route's allowedServices"))
         }
-        return .success(SigV4Request(scope: parsed.scope, appSigned: parsed.signedHeaders, contentSHA256: content))
+        return .success(request)
     }
 }

@@ -220,6 +220,28 @@ final class ExchangeTests: XCTestCase {
                        "a full staging buffer is long enough")
     }
 
+    func testABodySignedOverItsHashIsHeldWholeAndRefusedPastItsLimit() {
+        var signed = request(idempotent: false, bodyless: false, credential: .fixed)
+        signed.wholeBodyLimit = 100_000
+        var exchange = Exchange()
+        _ = exchange.start(signed)
+        _ = exchange.tokenResolved(available: true)
+        XCTAssertEqual(exchange.bodyStaged(.needMore, stagedBytes: 1000, heldBytes: Exchange.collectLimit, copy: nil), .holdBody,
+                       "held past the collect limit: the head waits for the last byte")
+        XCTAssertEqual(exchange.bodyStaged(.complete, stagedBytes: 10, heldBytes: 90_000, copy: nil),
+                       .acquireUpstream(checkStale: true, pauseClient: false))
+        XCTAssertTrue(exchange.requestComplete)
+        var large = Exchange()
+        _ = large.start(signed)
+        _ = large.tokenResolved(available: true)
+        XCTAssertEqual(large.bodyStaged(.needMore, stagedBytes: 2, heldBytes: 99_999, copy: nil),
+                       .fail(.bodyTooLargeToHash(limit: 100_000), close: true, retryAfter: nil), "nothing forwarded")
+        var blocked = Exchange()
+        _ = blocked.start(signed)
+        _ = blocked.tokenResolved(available: true)
+        XCTAssertEqual(blocked.bodyStaged(.blocked, stagedBytes: 10, copy: nil), .fail(.bodyTooLargeToHash(limit: 100_000), close: true, retryAfter: nil))
+    }
+
     func testExpectContinueBodyIsNeverHeld() {
         var exchange = Exchange()
         _ = exchange.start(request(idempotent: false, bodyless: false, expectsContinue: true, credential: .none))

@@ -4,14 +4,18 @@ import HTTP1
 import XCTest
 @testable import Proxy
 
-/// Which SigV4 requests are re-signed and which are refused, with what (issue 67, WIP).
+/// Which SigV4 requests are re-signed and which are refused, with what.
 final class SigV4PolicyTests: XCTestCase {
-    private let settings = SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"])
+    private let settings = SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"],
+                                              placeholderAccessKeyId: "AKIDTOKENSIDECAR0001")
 
-    private func decide(_ lines: [String], target: String = "/b/k") throws -> Result<SigV4Request, ProxyError> {
-        let text = "PUT \(target) HTTP/1.1\r\nHost: b.s3.amazonaws.com\r\n" + lines.map { $0 + "\r\n" }.joined() + "\r\n"
+    private func decide(_ lines: [String], target: String = "/b/k", host: String = "b.s3.amazonaws.com",
+                        signUnsigned: Bool = false) throws -> Result<SigV4Request, ProxyError> {
+        let text = "PUT \(target) HTTP/1.1\r\nHost: \(host)\r\n" + lines.map { $0 + "\r\n" }.joined() + "\r\n"
         let head = try Array(text.utf8).withUnsafeBytes { try RequestHeadParser.parse($0) }
-        return SigV4Policy.decide(head, settings: settings, placeholderAccessKeyId: "AKIDTOKENSIDECAR0001")
+        var settings = settings
+        settings.signUnsigned = signUnsigned
+        return SigV4Policy.decide(head, settings: settings)
     }
 
     private func auth(key: String = "AKIDTOKENSIDECAR0001", region: String = "us-east-1", service: String = "s3",
@@ -41,5 +45,22 @@ final class SigV4PolicyTests: XCTestCase {
         XCTAssertEqual(refusal(try decide([], target: "/b/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=a&X-Amz-Signature=b"))?.0, 400)
         XCTAssertEqual(refusal(try decide([]))?.1, "the request is not signed (SigV4 with the placeholder access key id is required on this route)")
         XCTAssertEqual(refusal(try decide(["Authorization: Bearer x"]))?.1, "the request is not signed with SigV4 (Bearer)")
+    }
+
+    func testAnUnsignedRequestIsSignedForItsHostOnlyWhereTheRouteOptsIn() throws {
+        let signed = try decide(["Content-Type: text/plain", "X-Amz-Meta-Owner: me", "x-amz-content-sha256: UNSIGNED-PAYLOAD"],
+                                signUnsigned: true).get()
+        XCTAssertEqual(signed.scope.region, "us-east-1")
+        XCTAssertEqual(signed.scope.service, "s3")
+        XCTAssertEqual(signed.appSigned, ["content-type", "host", "x-amz-content-sha256", "x-amz-meta-owner"])
+        XCTAssertFalse(signed.needsBodyHash)
+        XCTAssertEqual(refusal(try decide([], host: "sqs.eu-west-1.amazonaws.com", signUnsigned: true))?.0, 403, "region outside the list")
+        XCTAssertEqual(refusal(try decide([], host: "s3.test", signUnsigned: true))?.1,
+                       "the request is not signed and its host is not an AWS endpoint whose region and service are known")
+    }
+
+    func testARequestWithoutAPayloadHashNeedsItsBodyHashed() throws {
+        XCTAssertTrue(try decide([auth(service: "sts")]).get().needsBodyHash)
+        XCTAssertTrue(try decide([auth(service: "sts")]).get().normalizePath)
     }
 }
