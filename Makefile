@@ -72,6 +72,13 @@ SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)
 DJANGO_VERSION := 5.2.8
 DOT_VERSION := 3.2.0
 DOT_VENV_STAMP := .build-dot/.installed-$(DJANGO_VERSION)-$(DOT_VERSION)
+# moto in server mode (a real SigV4 verifier: IAM authentication on), with boto3 and the AWS CLI
+# as the apps that sign with placeholder keys (from PyPI, in a test-only virtual environment,
+# .build-aws): the AWS signing tests.
+MOTO_VERSION := 5.2.1
+BOTO3_VERSION := 1.43.11
+AWSCLI_VERSION := 1.45.11
+AWS_VENV_STAMP := .build-aws/.installed-$(MOTO_VERSION)-$(BOTO3_VERSION)-$(AWSCLI_VERSION)
 KUBERNETES_VALIDATE_VERSION := 1.37.0
 PYYAML_VERSION := 6.0.3
 KUBERNETES_VERSION := 1.37.0
@@ -80,7 +87,7 @@ K8S_VENV_STAMP := .build-k8s/.installed-$(KUBERNETES_VALIDATE_VERSION)-$(PYYAML_
 SYMBOLIZER := $(dir $(realpath $(shell command -v $(SWIFT))))llvm-symbolizer
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv sdk-venv dot-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
+.PHONY: deps grpc-go-peer h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv k8s-venv build release demo run test test-plain test-examples test-asan test-tsan test-sanitizers build-asan build-tsan run-asan run-tsan fuzz abuse soak bigbody intercept-check trace-check bench-intercept bench-dpop bench-grpc bench bench-peers bench-metrics docker-check clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -131,6 +138,13 @@ $(DOT_VENV_STAMP):
 	.build-dot/bin/pip install -q django==$(DJANGO_VERSION) django-oauth-toolkit==$(DOT_VERSION)
 	touch $@
 
+aws-venv: $(AWS_VENV_STAMP)
+
+$(AWS_VENV_STAMP):
+	python3 -m venv .build-aws
+	.build-aws/bin/pip install -q "moto[server]==$(MOTO_VERSION)" boto3==$(BOTO3_VERSION) awscli==$(AWSCLI_VERSION)
+	touch $@
+
 sdk-venv: $(SDK_VENV_STAMP)
 
 $(SDK_VENV_STAMP):
@@ -153,7 +167,7 @@ $(K8S_VENV_STAMP):
 	touch $@
 
 # The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer test-examples test-sanitizers
+test: deps h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -162,7 +176,7 @@ test-examples: release k8s-venv
 	$(SUDO) .build-k8s/bin/python3 Tests/Examples/check_examples.py --binary $(BIN) \
 	  --kubernetes-validate .build-k8s/bin/kubernetes-validate --kubernetes-version $(KUBERNETES_VERSION)
 
-test-plain: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
+test-plain: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
@@ -184,10 +198,10 @@ test-tsan: build-tsan run-tsan
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
-build-asan: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
+build-asan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 
-build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv grpc-go-peer
+build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
@@ -246,7 +260,7 @@ docker-check: release
 	scripts/check-docker-deps.sh $(BIN)
 
 clean:
-	rm -rf .build .build-tsan .build-asan .build-fuzz .build-grpcgo .build-h11 .build-peers .build-otel .build-k8s .build-h2attack
+	rm -rf .build .build-tsan .build-asan .build-fuzz .build-grpcgo .build-h11 .build-peers .build-otel .build-k8s .build-aws .build-h2attack
 
 bench-metrics:
 	cd Benchmarks/metrics-cost && $(SWIFT) run -c release MetricsCost

@@ -1,0 +1,133 @@
+import Foundation
+import TestSupport
+import XCTest
+@testable import Proxy
+
+/// AWS requests re-signed by the sidecar, end to end against a real SigV4 verifier: moto in
+/// server mode with IAM authentication on, whose IAM user's keys are the real credentials (in
+/// files the sidecar reads). boto3 and the AWS CLI, unchanged and given only placeholder keys,
+/// send `https://` AWS URLs through the sidecar as `HTTPS_PROXY`; moto must see every request
+/// signed with the real key id and never the placeholder.
+final class AWSSigningProxyTests: XCTestCase {
+    private var directory: URL!
+    private var moto: FixtureProcess!
+    private var ca: TestCA!
+    private var proxy: ProxyHarness!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        ca = try TestCA()
+        moto = try FixtureProcess(script: "ProxyTests/Fixtures/moto_server.py", arguments: ["{dir}", ca.localhostCert, ca.localhostKey],
+                                  python: AWSPython.path)
+        proxy = try ProxyHarness(yaml: config())
+    }
+
+    override func tearDown() {
+        proxy = nil
+        moto = nil
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private var caFile: String { directory.appendingPathComponent("ca.crt").path }
+
+    /// The sidecar's configuration: the real keys from moto's files, S3, DynamoDB, SQS and STS
+    /// in us-east-1 allowed; `extra` goes into the route's sigv4 settings.
+    private func config(extra: String = "") -> String {
+        """
+        listen: "127.0.0.1:0"
+        timeouts: {connect: 5s, responseHeaders: 20s}
+        intercept:
+          caCertFile: \(caFile)
+        credentials:
+          aws: {type: aws, placeholderAccessKeyId: AKIDTOKENSIDECAR0001,
+                accessKeyIdFile: \(moto.file("real.id").path), secretAccessKeyFile: \(moto.file("real.secret").path)}
+        routes:
+          - host: "*.amazonaws.com:443"
+            intercept: true
+            upstream: "https://localhost:\(moto.port)"
+            caFile: \(ca.caCert)
+            preserveHost: true
+            credential: aws
+            inject: {sigv4: {allowedRegions: [us-east-1], allowedServices: [s3, dynamodb, sqs, sts]\(extra)}}
+        """
+    }
+
+    /// The environment of an app using the sidecar: its proxy, its CA the only trust, no keys.
+    private var appEnvironment: [String: String] {
+        let proxyURL = "http://127.0.0.1:\(proxy.port)"
+        return ["HTTPS_PROXY": proxyURL, "HTTP_PROXY": proxyURL, "NO_PROXY": "", "no_proxy": "", "AWS_CA_BUNDLE": caFile,
+                "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_EC2_METADATA_DISABLED": "true",
+                "HOME": directory.path]
+    }
+
+    /// Runs the boto3 app (Fixtures/aws_app.py) with `arguments`; its JSON output.
+    private func app(_ arguments: [String]) throws -> [String: Any] {
+        let outcome = try Command.run([AWSPython.path, FixtureProcess.testsDirectory.appendingPathComponent("ProxyTests/Fixtures/aws_app.py").path]
+                                      + arguments, environment: appEnvironment)
+        XCTAssertEqual(outcome.status, 0, "\(arguments): \(outcome.err.suffix(1500))\nmoto saw: \(motoLog().suffix(3))")
+        return (try? JSONSerialization.jsonObject(with: Data(outcome.out.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// moto's log: one line per request it answered.
+    private func motoLog() -> [[String: Any]] {
+        let text = (try? String(contentsOf: moto.file("log.jsonl"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    private var realKeyId: String {
+        (try? String(contentsOf: moto.file("real.id"), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+    }
+
+    /// Every request moto saw was signed with the real key, verified, and free of the placeholder.
+    private func checkEverySignatureVerified(file: StaticString = #filePath, line: UInt = #line) {
+        let lines = motoLog()
+        XCTAssertFalse(lines.isEmpty, file: file, line: line)
+        let refused = lines.filter { ($0["status"] as? Int ?? 500) >= 400 }
+        XCTAssertEqual(refused.map { "\($0["method"] ?? "") \($0["path"] ?? "") \($0["error"] ?? "")" }, [], "0 signature errors",
+                       file: file, line: line)
+        XCTAssertEqual(lines.filter { $0["placeholder"] as? Bool == true }.count, 0, "the placeholder never reaches moto", file: file, line: line)
+        XCTAssertEqual(Set(lines.compactMap { $0["signedWith"] as? String }), [realKeyId], file: file, line: line)
+    }
+
+    func testS3WithAwkwardKeysAndAStreamingMultipartUploadIsSignedWithTheRealKeys() throws {
+        let result = try app(["s3", "tsb-bucket"])
+        XCTAssertEqual(result["got"] as? [String], (0..<6).map { "body \($0)" })
+        XCTAssertEqual(result["listed"] as? [String], ["double//slash", "per%cent", "plain.txt", "plus+sign", "with space.txt", "ünïcode/ключ"])
+        let big = try XCTUnwrap(result["big"] as? [String: Any])
+        XCTAssertEqual(big["size"] as? Int, 20 * 1024 * 1024)
+        XCTAssertEqual(big["got"] as? String, big["sent"] as? String, "the 20 MiB object came back whole")
+        XCTAssertEqual(result["left"] as? Int, 0)
+        let parts = motoLog().filter { ($0["query"] as? String ?? "").contains("partNumber=") }
+        XCTAssertEqual(parts.count, 3, "a multipart upload of three parts")
+        XCTAssertEqual(Set(parts.compactMap { $0["payload"] as? String }), ["STREAMING-UNSIGNED-PAYLOAD-TRAILER"],
+                       "botocore's default upload: aws-chunked with a checksum trailer, streamed")
+        checkEverySignatureVerified()
+    }
+
+    func testDynamoDBSQSAndSTSNameTheRealUser() throws {
+        let db = try app(["dynamodb"])
+        XCTAssertEqual(db["item"] as? String, "7")
+        XCTAssertEqual(db["count"] as? Int, 1)
+        XCTAssertEqual(try app(["sqs"])["received"] as? [String], ["hello & welcome = 1+1"])
+        XCTAssertEqual(try app(["sts"])["arn"] as? String, "arn:aws:iam::123456789012:user/app-user")
+        checkEverySignatureVerified()
+    }
+
+    func testTheAWSCLIUnchanged() throws {
+        let file = directory.appendingPathComponent("upload.txt")
+        try "from the cli\n".write(to: file, atomically: true, encoding: .utf8)
+        for command in [["s3", "mb", "s3://cli-bucket"], ["s3", "cp", file.path, "s3://cli-bucket/some key.txt"]] {
+            let outcome = try Command.run(AWSPython.cli + command + ["--region", "us-east-1"],
+                                          environment: appEnvironment.merging(["AWS_ACCESS_KEY_ID": "AKIDTOKENSIDECAR0001",
+                                                                               "AWS_SECRET_ACCESS_KEY": "placeholder"]) { $1 })
+            XCTAssertEqual(outcome.status, 0, "\(command): \(outcome.err.suffix(800))")
+        }
+        let identity = try Command.run(AWSPython.cli + ["sts", "get-caller-identity", "--region", "us-east-1", "--output", "text",
+                                                        "--query", "Arn"],
+                                       environment: appEnvironment.merging(["AWS_ACCESS_KEY_ID": "AKIDTOKENSIDECAR0001",
+                                                                            "AWS_SECRET_ACCESS_KEY": "placeholder"]) { $1 })
+        XCTAssertEqual(identity.out, "arn:aws:iam::123456789012:user/app-user\n", identity.err)
+        checkEverySignatureVerified()
+    }
+}
