@@ -130,4 +130,92 @@ final class AWSSigningProxyTests: XCTestCase {
         XCTAssertEqual(identity.out, "arn:aws:iam::123456789012:user/app-user\n", identity.err)
         checkEverySignatureVerified()
     }
+
+    /// Sends a request through the sidecar with curl (HTTP/2 unless `http1`): its status and
+    /// `Proxy-Status`. (curl 7.88 reports an HTTP/2 response that comes before its upload ended,
+    /// and the RST_STREAM NO_ERROR after it that RFC 9113 §8.1 prescribes, as a framing error:
+    /// requests with a body are refused over HTTP/1.1 here, and over HTTP/2 by Node below.)
+    private func curl(_ url: String, method: String = "GET", headers: [String] = [], body: String? = nil,
+                      http1: Bool = false, extra: [String] = []) throws -> (status: Int, proxyStatus: String, body: String) {
+        let bodyFile = directory.appendingPathComponent("answer-\(UUID().uuidString)").path
+        var command = ["curl", "-sS", "-o", bodyFile, "-D", "-", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile,
+                       http1 ? "--http1.1" : "--http2", "-X", method, url] + extra
+        for header in headers { command += ["-H", header] }
+        if let body { command += ["--data-binary", body] }
+        let outcome = try Command.run(command)
+        // The last head: the CONNECT's `200 Connection established` comes first.
+        let heads = outcome.out.components(separatedBy: "\r\n\r\n").filter { $0.hasPrefix("HTTP/") }
+        let lines = (heads.last ?? "").split(separator: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        let proxyStatus = lines.first { $0.lowercased().hasPrefix("proxy-status:") }.map { String($0.dropFirst(13)).trimmingCharacters(in: .whitespaces) }
+            ?? outcome.out + outcome.err
+        return (status, proxyStatus, (try? String(contentsOfFile: bodyFile, encoding: .utf8)) ?? "")
+    }
+
+    private func scope(key: String = "AKIDTOKENSIDECAR0001", region: String = "us-east-1", service: String = "s3",
+                       scheme: String = "AWS4-HMAC-SHA256") -> String {
+        "Authorization: \(scheme) Credential=\(key)/20261128/\(region)/\(service)/aws4_request, SignedHeaders=host;x-amz-date, Signature=00"
+    }
+
+    func testRefusalsNameTheirReasonAndForwardNothing() throws {
+        let before = motoLog().count
+        let url = "https://tsb-bucket.s3.us-east-1.amazonaws.com/k"
+        let date = "X-Amz-Date: 20261128T120000Z"
+        let presigned = "?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDTOKENSIDECAR0001%2F20261128%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=00"
+        var cases: [(String, (status: Int, proxyStatus: String, body: String), Int, String)] = []
+        for http1 in [false, true] {
+            let over = http1 ? " (HTTP/1.1)" : " (HTTP/2)"
+            cases += [
+                ("foreign key id" + over, try curl(url, headers: [scope(key: "AKIAOTHERKEY00000000"), date], http1: http1), 403, "another access key id"),
+                ("region" + over, try curl(url, headers: [scope(region: "eu-west-1"), date], http1: http1), 403, "region eu-west-1"),
+                ("service" + over, try curl("https://sns.us-east-1.amazonaws.com/", headers: [scope(service: "sns"), date], http1: http1), 403, "service sns"),
+                ("presigned" + over, try curl(url + presigned, http1: http1), 400, "presigned URLs"),
+                ("SigV4A" + over, try curl(url, headers: [scope(scheme: "AWS4-ECDSA-P256-SHA256"), date], http1: http1), 400, "SigV4A"),
+                ("unsigned" + over, try curl(url, http1: http1), 400, "not signed"),
+            ]
+        }
+        cases += [
+            ("per-chunk", try curl(url, method: "PUT", headers: [scope(), date, "x-amz-content-sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD"],
+                                   body: "x", http1: true), 400, "per-chunk signatures"),
+            ("body to hash without a length", try curl("https://sqs.us-east-1.amazonaws.com/", method: "POST",
+                                                       headers: [scope(service: "sqs"), date, "Transfer-Encoding: chunked"], body: "Action=ListQueues",
+                                                       http1: true), 411, "needs a Content-Length"),
+        ]
+        for (name, answer, status, reason) in cases {
+            XCTAssertEqual(answer.status, status, "\(name): \(answer.proxyStatus)")
+            XCTAssertTrue(answer.proxyStatus.hasPrefix("token-sidecar; error="), "\(name): \(answer.proxyStatus)")
+            XCTAssertTrue(answer.proxyStatus.contains(reason), "\(name): \(answer.proxyStatus)")
+        }
+        let large = directory.appendingPathComponent("large")
+        try Data(repeating: 0x61, count: (1 << 20) + 1).write(to: large)
+        let tooLarge = try curl("https://sqs.us-east-1.amazonaws.com/", method: "POST", headers: [scope(service: "sqs"), date], body: "@" + large.path,
+                                http1: true)
+        XCTAssertEqual(tooLarge.status, 413)
+        XCTAssertTrue(tooLarge.proxyStatus.contains("x-amz-content-sha256"), tooLarge.proxyStatus)
+        XCTAssertEqual(motoLog().count, before, "nothing was forwarded")
+    }
+
+    func testAnUnsignedRequestIsSignedWhereTheRouteOptsIn() throws {
+        proxy = try ProxyHarness(yaml: config(extra: ", signUnsigned: true"))
+        let answer = try curl("https://sts.us-east-1.amazonaws.com/", method: "POST",
+                              headers: ["Content-Type: application/x-www-form-urlencoded"], body: "Action=GetCallerIdentity&Version=2011-06-15")
+        XCTAssertEqual(answer.status, 200)
+        XCTAssertTrue(answer.body.contains("user/app-user"), answer.body)
+        checkEverySignatureVerified()
+    }
+
+    func testAnHTTP2AppsSignedRequestIsReSignedToo() throws {
+        // curl signs with the placeholder keys itself (--aws-sigv4) and speaks HTTP/2 to the sidecar.
+        let answer = try curl("https://sts.us-east-1.amazonaws.com/", method: "POST", body: "Action=GetCallerIdentity&Version=2011-06-15",
+                              extra: ["--aws-sigv4", "aws:amz:us-east-1:sts", "--user", "AKIDTOKENSIDECAR0001:placeholder-secret"])
+        XCTAssertEqual(answer.status, 200, answer.proxyStatus)
+        XCTAssertTrue(answer.body.contains("user/app-user"), answer.body)
+        // A body the sidecar hashes (no x-amz-content-sha256), larger than what it collects by default.
+        let form = directory.appendingPathComponent("form")
+        try Data(("Action=ListQueues&Version=2012-11-05&Pad=" + String(repeating: "p", count: 200_000)).utf8).write(to: form)
+        let listed = try curl("https://sqs.us-east-1.amazonaws.com/", method: "POST", body: "@" + form.path,
+                              extra: ["--aws-sigv4", "aws:amz:us-east-1:sqs", "--user", "AKIDTOKENSIDECAR0001:placeholder-secret"])
+        XCTAssertEqual(listed.status, 200, listed.proxyStatus + listed.body.prefix(300))
+        checkEverySignatureVerified()
+    }
 }
