@@ -13,6 +13,24 @@ public struct SigV4Credentials: Sendable, Equatable {
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
     }
+
+    /// The credentials as one token value (`aws4;<id>;<secret>;<session token>`), so that a
+    /// fetched set travels where a token does: the token cache, the fleet's sealed entries, a
+    /// replica adopting one. None of the parts holds a `;`.
+    public var tokenValue: String {
+        "\(Self.tokenPrefix)\(accessKeyId);\(secretAccessKey);\(sessionToken ?? "")"
+    }
+
+    /// What a ``tokenValue`` starts with.
+    public static let tokenPrefix = "aws4;"
+
+    /// The credentials of a ``tokenValue``; nil for any other text.
+    public init?(tokenValue: String) {
+        guard tokenValue.hasPrefix(Self.tokenPrefix) else { return nil }
+        let parts = tokenValue.dropFirst(Self.tokenPrefix.count).split(separator: ";", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+        self.init(accessKeyId: String(parts[0]), secretAccessKey: String(parts[1]), sessionToken: parts[2].isEmpty ? nil : String(parts[2]))
+    }
 }
 
 /// Where a signature is valid (SigV4's credential scope): `date/region/service/aws4_request`.

@@ -36,7 +36,12 @@ enum ConfigKeys {
     /// Keys of a `google_service_account` credential.
     static let googleServiceAccount = ["keyFile", "scope", "targetAudience", "subject"] + tokenFetch + tls
     /// Keys of an `aws` credential.
-    static let aws = ["placeholderAccessKeyId", "accessKeyIdFile", "secretAccessKeyFile", "sessionTokenFile"]
+    static let aws = ["placeholderAccessKeyId", "accessKeyIdFile", "secretAccessKeyFile", "sessionTokenFile", "webIdentity",
+                      "containerCredentials"] + tokenFetch
+    /// Keys of an `aws` credential's `webIdentity`.
+    static let awsWebIdentity = ["roleArn", "tokenFile", "stsEndpoint", "sessionName", "duration"] + tls
+    /// Keys of an `aws` credential's `containerCredentials`.
+    static let awsContainerCredentials = ["uri", "authorizationTokenFile"] + tls
     /// Every key any credential type accepts (for typo checks when the type is unknown).
     static let anyCredential: [String] = {
         var keys: [String] = []

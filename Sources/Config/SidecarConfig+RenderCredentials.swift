@@ -31,9 +31,27 @@ extension SidecarConfig {
             lines += fetchLines(config.fetch) + tlsLines(config.tls, indent: "    ", isTLS: config.serverUrl.isTLS)
         case .aws(let config):
             lines.append("    placeholderAccessKeyId: \(quote(config.placeholderAccessKeyId))  # what the app signs with")
-            lines.append("    accessKeyIdFile: \(quote(config.accessKeyIdFile))")
-            lines.append("    secretAccessKeyFile: \(quote(config.secretAccessKeyFile))")
-            if let token = config.sessionTokenFile { lines.append("    sessionTokenFile: \(quote(token))") }
+            switch config.source {
+            case .files(let id, let secret, let session):
+                lines.append("    accessKeyIdFile: \(quote(id))  # re-read when it changes")
+                lines.append("    secretAccessKeyFile: \(quote(secret))")
+                if let session { lines.append("    sessionTokenFile: \(quote(session))") }
+            case .webIdentity(let identity):
+                lines.append("    webIdentity:")
+                lines.append("      roleArn: \(quote(identity.roleArn))")
+                lines.append("      tokenFile: \(quote(identity.tokenFile))  # read before every call")
+                lines.append("      stsEndpoint: \(quote(identity.stsEndpoint.description))")
+                lines.append("      sessionName: \(quote(identity.sessionName))")
+                if let duration = identity.duration { lines.append("      duration: \(DurationText.format(duration))") }
+                lines += tlsLines(config.tls, indent: "      ", isTLS: identity.stsEndpoint.isTLS)
+                lines += fetchLines(config.fetch)
+            case .containerCredentials(let container):
+                lines.append("    containerCredentials:")
+                lines.append("      uri: \(quote(container.uri.description))")
+                if let file = container.authorizationTokenFile { lines.append("      authorizationTokenFile: \(quote(file))  # read before every call") }
+                lines += tlsLines(config.tls, indent: "      ", isTLS: container.uri.isTLS)
+                lines += fetchLines(config.fetch)
+            }
         case .googleServiceAccount(let config):
             lines.append("    keyFile: \(quote(config.keyFile))  # re-read when it changes")
             if let scope = config.scope { lines.append("    scope: \(quote(scope))") }

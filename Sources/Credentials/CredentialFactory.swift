@@ -52,10 +52,13 @@ public enum CredentialFactory {
             let source = try requestSource(for: credential, environment: environment, logger: logger)!
             return try managed(credential.name, source, google.fetch, google.tls, tokenLoop, cache, logger, binding, tracing)
         case .aws(let aws):
+            guard case .files(let id, let secret, let session) = aws.source else {
+                let source = try requestSource(for: credential, environment: environment, logger: logger)!
+                return try managed(credential.name, source, aws.fetch, aws.tls, tokenLoop, cache, logger, binding, tracing)
+            }
             do {
                 return try AWSFileCredential(name: credential.name, placeholderAccessKeyId: aws.placeholderAccessKeyId,
-                                             accessKeyIdFile: aws.accessKeyIdFile, secretAccessKeyFile: aws.secretAccessKeyFile,
-                                             sessionTokenFile: aws.sessionTokenFile)
+                                             accessKeyIdFile: id, secretAccessKeyFile: secret, sessionTokenFile: session)
             } catch {
                 throw FactoryError("credential '\(credential.name)': \(error.kindDescription)")
             }
@@ -96,8 +99,10 @@ public enum CredentialFactory {
                                      logger: Logger = Logger(label: "token-sidecar")) throws -> TokenRequestSource? {
         let name = credential.name
         switch credential.kind {
-        case .staticToken, .aws:
+        case .staticToken:
             return nil
+        case .aws(let aws):
+            return try AWSCredentialRequests.source(aws.source, name: name)
         case .googleServiceAccount(let google):
             return try googleSource(google, name: name)
         case .mca(let mca):
@@ -362,8 +367,12 @@ public enum CredentialFactory {
             return FetchTracing(tracer: tracer, grant: exchange ? "token_exchange" : oauth.grant.name, clientAuth: auth)
         case .googleServiceAccount:
             return FetchTracing(tracer: tracer, grant: "jwt_bearer", clientAuth: "none")
-        case .aws:
-            return nil
+        case .aws(let aws):
+            switch aws.source {
+            case .files: return nil
+            case .webIdentity: return FetchTracing(tracer: tracer, grant: "aws_web_identity", clientAuth: "none")
+            case .containerCredentials: return FetchTracing(tracer: tracer, grant: "aws_container_credentials", clientAuth: "none")
+            }
         }
     }
 

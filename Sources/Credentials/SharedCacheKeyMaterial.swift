@@ -11,8 +11,19 @@ enum SharedCacheKeyMaterial {
     static func make(_ credential: CredentialConfig) -> String? {
         var parts: [String]
         switch credential.kind {
-        case .staticToken, .aws:
+        case .staticToken:
             return nil
+        case .aws(let aws):
+            // Replicas assuming the same role (or reading the same container endpoint) share one
+            // set of temporary keys, sealed like a token.
+            switch aws.source {
+            case .files: return nil
+            case .webIdentity(let identity):
+                parts = ["aws_web_identity", identity.stsEndpoint.description, identity.roleArn, identity.sessionName,
+                         identity.duration.map { "\($0.components.seconds)" } ?? ""]
+            case .containerCredentials(let container):
+                parts = ["aws_container_credentials", container.uri.description]
+            }
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
         case .googleServiceAccount(let google):

@@ -38,7 +38,8 @@ public final class AccessToken: Sendable, Equatable {
     /// Creates a token; presented with the `DPoP` scheme when `binding` has a DPoP key, else `Bearer`.
     public init(value: String, expiresAt: ContinuousClock.Instant? = nil, generation: UInt64 = 0, binding: TokenBinding? = nil,
                 fetchSpan: SpanContext? = nil, aws: SigV4Credentials? = nil) {
-        self.aws = aws
+        // Fetched AWS credentials travel as one value (``SigV4Credentials/tokenValue``).
+        self.aws = aws ?? (value.hasPrefix(SigV4Credentials.tokenPrefix) ? SigV4Credentials(tokenValue: value) : nil)
         self.fetchSpan = fetchSpan
         self.value = value
         self.headerLine = Array("Authorization: \(binding?.dpopKey == nil ? "Bearer" : "DPoP") \(value)\r\n".utf8)

@@ -35,6 +35,9 @@ public struct TokenEndpointRequest: Sendable, Equatable, CustomStringConvertible
         case accessToken = "access_token"
         /// `id_token` (OpenID Connect; Google's answer to a `target_audience` assertion).
         case idToken = "id_token"
+        /// AWS credentials: STS's `Credentials` (XML) or a container endpoint's JSON
+        /// (``AWSCredentialsAnswer``), as one ``SigV4Credentials/tokenValue``.
+        case awsCredentials = "Credentials"
     }
 
     /// Creates a request from finished parts; the builders (``mca(serverURL:tenantId:clientId:secret:)``,

@@ -41,6 +41,7 @@ public enum TokenResponseParser {
     private static func parseUnbound(_ response: TokenHTTPResponse, defaultLifetime: Duration, wallClock: Double,
                                      dpop: Bool, field: TokenEndpointRequest.TokenField) -> Result<(TokenGrant, Bool), TokenFetchError> {
         guard response.status == 200 else { return .failure(error(for: response, wallClock: wallClock)) }
+        if field == .awsCredentials { return awsCredentials(response, wallClock: wallClock).map { ($0, false) } }
         guard let body = TokenResponseBody.decode(response.body) else {
             return .failure(TokenFetchError(.invalidResponse("the body is not a JSON object")))
         }
@@ -88,6 +89,18 @@ public enum TokenResponseParser {
         return .success((TokenGrant(value: value, lifetime: defaultLifetime, lifetimeSource: .defaultLifetime), bound))
     }
 
+    /// AWS credentials (``AWSCredentialsAnswer``), usable until their `Expiration`.
+    private static func awsCredentials(_ response: TokenHTTPResponse, wallClock: Double) -> Result<TokenGrant, TokenFetchError> {
+        switch AWSCredentialsAnswer.parse(response.body) {
+        case .failure(let problem):
+            return .failure(TokenFetchError(.invalidResponse(problem.description)))
+        case .success(let answer):
+            let seconds = answer.expiration - wallClock
+            guard seconds > 0 else { return .failure(TokenFetchError(.invalidResponse("the credentials' Expiration is in the past (check the clock)"))) }
+            return .success(TokenGrant(value: answer.credentials.tokenValue, lifetime: clamp(seconds), lifetimeSource: .expiresIn))
+        }
+    }
+
     private static func clamp(_ seconds: Double) -> Duration {
         let maxSeconds = Double(maxLifetime.components.seconds)
         return seconds >= maxSeconds ? maxLifetime : .milliseconds(Int64((seconds * 1000).rounded()))
@@ -106,6 +119,9 @@ public enum TokenResponseParser {
                 if case .string(let text) = body.errorDescription, !text.isEmpty { description = LogSafeText.sentence(text) }
                 return TokenFetchError(.oauthError(status: status, code: code, description: description), retryAfter: retryAfter)
             }
+        }
+        if let code = AWSCredentialsAnswer.errorCode(response.body) {
+            return TokenFetchError(.oauthError(status: status, code: LogSafeText.code(code), description: nil), retryAfter: retryAfter)
         }
         return TokenFetchError(.httpStatus(status), retryAfter: retryAfter)
     }

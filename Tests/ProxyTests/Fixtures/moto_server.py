@@ -2,7 +2,7 @@
 """moto in server mode as a real SigV4 verifier for the AWS signing tests: IAM authentication on
 (every request's signature checked against the IAM user's or assumed role's secret, as AWS does).
 
-    moto_server.py DIR [CERT KEY]
+    moto_server.py DIR [CERT KEY] [--credentials-lifetime SECONDS]
 
 Run with the interpreter of `.build-aws` (moto[server], boto3). Before authentication is turned
 on, creates an IAM user `app-user` with an access key and an allow-all policy (written to
@@ -18,6 +18,11 @@ refused one. Never a secret.
 S3 verifies a signature over the path as it was sent (RFC 3986 escapes kept, nothing decoded);
 moto 5.2.1 verifies over the path it decoded, so it refuses even boto3's own direct requests for
 keys with `+`, `%` or non-ASCII characters. The fixture hands moto's S3 check the path as sent.
+
+GET /v1/credentials is a container credentials endpoint (EKS Pod Identity's form): with
+`Authorization` equal to DIR/container.token it answers a second access key of `app-user` as
+JSON, else 401. With --credentials-lifetime, that answer's and AssumeRoleWithWebIdentity's
+Expiration say SECONDS from now (moto keeps accepting the keys: only the refresh is tested).
 
 STS AssumeRoleWithWebIdentity is unsigned on AWS; moto's authentication would demand a signature
 of it, so it is let through unauthenticated (and logged with the web identity token's digest).
@@ -42,6 +47,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.serving import make_server
 
 DIR = sys.argv[1]
+LIFETIME = int(sys.argv[sys.argv.index("--credentials-lifetime") + 1]) if "--credentials-lifetime" in sys.argv else None
 PLACEHOLDER = "AKIDTOKENSIDECAR0001"
 ROLE_POLICY = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})
 TRUST = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc.test"},
@@ -69,7 +75,32 @@ def log(entry):
         f.write(json.dumps(entry) + "\n")
 
 
+def expiration():
+    import datetime
+    return (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=LIFETIME or 3600)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def container_credentials(environ, start_response):
+    with open(os.path.join(DIR, "container.token")) as f:
+        expected = f.read().strip()
+    given = environ.get("HTTP_AUTHORIZATION", "")
+    ok = given == expected
+    log({"method": environ["REQUEST_METHOD"], "path": environ.get("PATH_INFO"), "container": True, "status": 200 if ok else 401,
+         "authorization": hashlib.sha256(given.encode()).hexdigest()[:12]})
+    if not ok:
+        start_response("401 Unauthorized", [("Content-Type", "application/json")])
+        return [b'{"code": "AccessDenied"}']
+    with open(os.path.join(DIR, "container.id")) as f:
+        key_id = f.read().strip()
+    with open(os.path.join(DIR, "container.secret")) as f:
+        secret = f.read().strip()
+    start_response("200 OK", [("Content-Type", "application/json")])
+    return [json.dumps({"AccessKeyId": key_id, "SecretAccessKey": secret, "Token": "", "Expiration": expiration()}).encode()]
+
+
 def logging_app(environ, start_response):
+    if environ.get("PATH_INFO") == "/v1/credentials":
+        return container_credentials(environ, start_response)
     length = int(environ.get("CONTENT_LENGTH") or 0)
     if length:
         body = environ["wsgi.input"].read(length)
@@ -91,8 +122,11 @@ def logging_app(environ, start_response):
     status = {}
 
     def capture(code, response_headers, exc_info=None):
+        # Answered once the body is known (it may be edited: its length with it).
         status["code"] = int(code.split()[0])
-        return start_response(code, response_headers, exc_info)
+        status["line"] = code
+        status["headers"] = [(k, v) for k, v in response_headers if k.lower() != "content-length"]
+        return lambda data: None
 
     unsigned_web_identity = action == "AssumeRoleWithWebIdentity" and not authorization
     # moto one request at a time: the web identity call turns authentication off for itself.
@@ -105,6 +139,8 @@ def logging_app(environ, start_response):
             if unsigned_web_identity:
                 settings.INITIAL_NO_AUTH_ACTION_COUNT = 0
     text = b"".join(chunks)
+    if unsigned_web_identity and LIFETIME:
+        text = re.sub(rb"<Expiration>[^<]*</Expiration>", b"<Expiration>" + expiration().encode() + b"</Expiration>", text)
     error = None
     if status.get("code", 500) >= 400:
         found = re.search(rb"<Code>([^<]+)</Code>", text) or re.search(rb'"__type":\s*"[^"#]*#?([^"]+)"', text)
@@ -118,6 +154,7 @@ def logging_app(environ, start_response):
         entry["webIdentity"] = hashlib.sha256(form.get("WebIdentityToken", "").encode()).hexdigest()[:12]
         entry["duration"] = form.get("DurationSeconds")
     log(entry)
+    start_response(status["line"], status["headers"] + [("Content-Length", str(len(text)))])
     return [text]
 
 
@@ -131,9 +168,11 @@ iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1", verify
 iam.create_user(UserName="app-user")
 iam.put_user_policy(UserName="app-user", PolicyName="all", PolicyDocument=ROLE_POLICY)
 key = iam.create_access_key(UserName="app-user")["AccessKey"]
+second = iam.create_access_key(UserName="app-user")["AccessKey"]
 role = iam.create_role(RoleName="app-role", AssumeRolePolicyDocument=TRUST)["Role"]
 iam.put_role_policy(RoleName="app-role", PolicyName="all", PolicyDocument=ROLE_POLICY)
-for name, value in (("real.id", key["AccessKeyId"]), ("real.secret", key["SecretAccessKey"]), ("role.arn", role["Arn"])):
+for name, value in (("real.id", key["AccessKeyId"]), ("real.secret", key["SecretAccessKey"]), ("role.arn", role["Arn"]),
+                    ("container.id", second["AccessKeyId"]), ("container.secret", second["SecretAccessKey"])):
     with open(os.path.join(DIR, name), "w") as f:
         f.write(value + "\n")
 open(os.path.join(DIR, "log.jsonl"), "w").close()
