@@ -170,11 +170,17 @@ public final class CredentialRuntime: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// Static credentials from `tokenFile` are re-read every couple of seconds (Kubernetes
-    /// rotates mounted secrets by swapping a symlink); a changed token replaces the old one.
+    /// Static credentials from `tokenFile` and AWS keys from files are re-read every couple of
+    /// seconds (Kubernetes rotates mounted secrets by swapping a symlink); a changed token or
+    /// key replaces the old one.
     private func watchTokenFiles() {
         var watched: [(StaticCredential, SecretSource)] = []
+        var keys: [AWSFileCredential] = []
         for credential in credentials.all {
+            if let aws = credential as? AWSFileCredential {
+                keys.append(aws)
+                continue
+            }
             guard let staticCredential = credential as? StaticCredential,
                   case .staticToken(let settings)? = configs[credential.name]?.kind,
                   case .file = settings.source else { continue }
@@ -182,12 +188,12 @@ public final class CredentialRuntime: @unchecked Sendable {
         }
         let environment = self.environment
         let logger = self.logger
-        let box = WatchBox(watched)
+        let box = WatchBox(watched, keys: keys)
         let loop = thread.loop
         loop.execute { [self] in
             fileWatch?.cancel()
             fileWatch = nil
-            guard !box.entries.isEmpty else { return }
+            guard !box.entries.isEmpty || !box.keys.isEmpty else { return }
             let timer = Timer(on: loop, after: Self.fileCheckInterval, repeating: Self.fileCheckInterval) {
                 for (credential, source) in box.entries {
                     do {
@@ -196,6 +202,9 @@ public final class CredentialRuntime: @unchecked Sendable {
                         logger.error("cannot re-read a token file; keeping the previous token",
                                      metadata: ["credential": .string(credential.name)])
                     }
+                }
+                for credential in box.keys where credential.reload() {
+                    logger.info("AWS keys re-read from their changed files", metadata: ["credential": .string(credential.name)])
                 }
             }
             fileWatch = timer
@@ -206,7 +215,11 @@ public final class CredentialRuntime: @unchecked Sendable {
 /// Carries loop-owned values into the token loop (created and used only there).
 private final class WatchBox: @unchecked Sendable {
     let entries: [(StaticCredential, SecretSource)]
-    init(_ entries: [(StaticCredential, SecretSource)]) { self.entries = entries }
+    let keys: [AWSFileCredential]
+    init(_ entries: [(StaticCredential, SecretSource)], keys: [AWSFileCredential]) {
+        self.entries = entries
+        self.keys = keys
+    }
 }
 
 /// Credentials removed by a reload, stopped after a grace period.

@@ -176,26 +176,3 @@ final class ConfigDecoderRefreshTokenTests: XCTestCase {
             .contains("c.yaml: credentials.s.refreshTokenFile: only an oauth2 credential has a grant (token exchange); this one is type: static"))
     }
 }
-
-/// `type: aws` and `inject: {sigv4: …}` (issue 67, WIP).
-final class ConfigDecoderAWSTests: XCTestCase {
-    private let credential = "credentials:\n  aws:\n    type: aws\n    placeholderAccessKeyId: AKIDTOKENSIDECAR0001\n    accessKeyIdFile: /s/id\n    secretAccessKeyFile: /s/secret\n"
-
-    func testAnAWSCredentialSignsOnlyThroughASigV4Placement() throws {
-        let config = try XCTUnwrap(parseOK(credential + "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n"
-                                           + "    inject: {sigv4: {allowedRegions: [us-east-1], allowedServices: [s3, sts]}}\n"))
-        XCTAssertEqual(config.routes.first?.placement, .sigv4(SigV4RouteSettings(allowedRegions: ["us-east-1"], allowedServices: ["s3", "sts"],
-                                                                                placeholderAccessKeyId: "AKIDTOKENSIDECAR0001")))
-        guard case .aws(let aws)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
-        XCTAssertEqual(aws.placeholderAccessKeyId, "AKIDTOKENSIDECAR0001")
-        XCTAssertTrue(config.renderEffective().contains("inject: {sigv4: {allowedRegions: [\"us-east-1\"], allowedServices: [\"s3\", \"sts\"], signUnsigned: false}}"))
-        XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n")
-            .contains("c.yaml: routes[0].credential: 'aws' is an aws credential, which signs requests: add inject: {sigv4: {allowedRegions: [...], allowedServices: [...]}}"))
-        XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n    inject: {header: x-k}\n")
-            .contains("c.yaml: routes[0].inject: an aws credential signs requests: use inject: {sigv4: {…}}"))
-        XCTAssertTrue(problemLines("credentials:\n  k: {type: static, token: t}\nroutes:\n  - host: a.test\n    credential: k\n    inject: {sigv4: {}}\n")
-            .contains("c.yaml: routes[0].inject: sigv4 signs with an aws credential; 'k' is not one"))
-        XCTAssertTrue(problemLines("credentials:\n  aws:\n    type: aws\n    placeholderAccessKeyId: short\n    accessKeyIdFile: /i\n    secretAccessKeyFile: /s\n")
-            .contains("c.yaml: credentials.aws.placeholderAccessKeyId: must be 16 to 128 letters and digits, as an access key id is"))
-    }
-}

@@ -33,7 +33,7 @@ final class AWSSigningProxyTests: XCTestCase {
 
     /// The sidecar's configuration: the real keys from moto's files, S3, DynamoDB, SQS and STS
     /// in us-east-1 allowed; `extra` goes into the route's sigv4 settings.
-    private func config(extra: String = "") -> String {
+    private func config(extra: String = "", keys: (id: String, secret: String)? = nil) -> String {
         """
         listen: "127.0.0.1:0"
         timeouts: {connect: 5s, responseHeaders: 20s}
@@ -41,7 +41,7 @@ final class AWSSigningProxyTests: XCTestCase {
           caCertFile: \(caFile)
         credentials:
           aws: {type: aws, placeholderAccessKeyId: AKIDTOKENSIDECAR0001,
-                accessKeyIdFile: \(moto.file("real.id").path), secretAccessKeyFile: \(moto.file("real.secret").path)}
+                accessKeyIdFile: \(keys?.id ?? moto.file("real.id").path), secretAccessKeyFile: \(keys?.secret ?? moto.file("real.secret").path)}
         routes:
           - host: "*.amazonaws.com:443"
             intercept: true
@@ -217,5 +217,39 @@ final class AWSSigningProxyTests: XCTestCase {
                               extra: ["--aws-sigv4", "aws:amz:us-east-1:sqs", "--user", "AKIDTOKENSIDECAR0001:placeholder-secret"])
         XCTAssertEqual(listed.status, 200, listed.proxyStatus + listed.body.prefix(300))
         checkEverySignatureVerified()
+    }
+
+    func testRotatedKeyFilesAreSignedWithWithoutARestart() throws {
+        // The keys as Kubernetes mounts a secret: files in a directory reached through a symlink,
+        // which an update swaps at once for a directory holding both new files.
+        let manager = FileManager.default
+        func keyDirectory(_ name: String, id: String, secret: String) throws -> URL {
+            let folder = directory.appendingPathComponent(name)
+            try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+            try manager.copyItem(at: moto.file(id), to: folder.appendingPathComponent("id"))
+            try manager.copyItem(at: moto.file(secret), to: folder.appendingPathComponent("secret"))
+            return folder
+        }
+        _ = try keyDirectory("keys-1", id: "real.id", secret: "real.secret")
+        _ = try keyDirectory("keys-2", id: "container.id", secret: "container.secret")
+        let link = directory.appendingPathComponent("keys")
+        try manager.createSymbolicLink(atPath: link.path, withDestinationPath: "keys-1")
+        proxy = try ProxyHarness(yaml: config(keys: (link.path + "/id", link.path + "/secret")))
+        XCTAssertEqual(try app(["sts"])["arn"] as? String, "arn:aws:iam::123456789012:user/app-user")
+        let next = directory.appendingPathComponent("keys-next")
+        try manager.createSymbolicLink(atPath: next.path, withDestinationPath: "keys-2")
+        XCTAssertEqual(rename(next.path, link.path), 0)
+        let second = try String(contentsOf: moto.file("container.id"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let deadline = Date().addingTimeInterval(10)
+        var signedWith: String?
+        repeat {
+            Thread.sleep(forTimeInterval: 0.5)
+            _ = try app(["sts"])
+            signedWith = motoLog().last?["signedWith"] as? String
+        } while signedWith != second && Date() < deadline
+        XCTAssertEqual(signedWith, second, "the new key is used")
+        let lines = motoLog()
+        XCTAssertEqual(lines.filter { ($0["status"] as? Int ?? 500) >= 400 }.count, 0, "no request failed across the rotation")
+        XCTAssertEqual(lines.filter { $0["placeholder"] as? Bool == true }.count, 0)
     }
 }
