@@ -44,7 +44,10 @@ A manifest with one gets four:
                 period; no placeholder secret and no token appears in any output. With sharedCache,
                 a real redis-server on loopback (AUTH with the mounted password) stands in for the
                 configured Redis, and the sealed entry the sidecar writes there must hold no token,
-                secret or key.
+                secret or key. An aws credential's webIdentity gets the token server as its STS
+                (XML answers): the request is signed with the placeholder keys as an AWS SDK signs,
+                and must reach the backend signed with the temporary keys STS issued for the
+                mounted token, the signature verified with their secret.
 
 Everything runs in a private mount namespace (`unshare -m`, so root: `sudo`), in which the script
 re-runs itself; nothing is mounted or written outside its temporary directory, and the namespace
@@ -62,6 +65,7 @@ import base64
 import collections
 import glob
 import hashlib
+import hmac
 import http.client
 import json
 import os
@@ -95,7 +99,10 @@ DEFAULT_KUBERNETES_VERSION = "1.37.0"
 FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "key", "clientKey": "key",
              "clientCert": "cert", "caFile": "cert", "assertionFile": "jwt", "keyFile": "key",
              # sharedCache: the Redis password and user, and the key that seals cached tokens.
-             "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey"}
+             "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey",
+             # An aws credential's key files and a container credentials endpoint's token.
+             "accessKeyIdFile": "token", "secretAccessKeyFile": "secret", "sessionTokenFile": "token",
+             "authorizationTokenFile": "token"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 # Where run-in-pod puts the TLS front's certificate inside the sandbox (an intercepting route's caFile).
@@ -1029,6 +1036,12 @@ class Runner:
                 credential["tokenUrl"] = f"http://127.0.0.1:{self.token_server.port}/oauth/token"
             elif kind == "mca":
                 credential["serverUrl"] = f"http://127.0.0.1:{self.token_server.port}/imf-authserver"
+            elif kind == "aws":
+                if "webIdentity" not in credential:
+                    raise Unsupported(f"credential {name}: only an aws credential's webIdentity is modelled")
+                credential["webIdentity"]["stsEndpoint"] = f"http://127.0.0.1:{self.token_server.port}/"
+                for key in tls_keys:
+                    credential["webIdentity"].pop(key, None)
             elif kind != "static":
                 raise Unsupported(f"credential {name}: type {kind} is not modelled")
             for key in tls_keys:
@@ -1135,8 +1148,9 @@ class Runner:
         conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
         if cafile:
             conn.sock = tunnel(listen_port, host, cafile)
+        credential = (yaml.safe_load(manifest.config_text).get("credentials") or {})[route["credential"]]
         try:
-            headers = {"Authorization": "Bearer from-the-app"}
+            headers = self.app_headers(route, credential, host_port(host, 443)[0] if cafile else host, "/examples-check")
             if cafile:
                 headers["Host"] = host_port(host, 443)[0]
             conn.request("GET", "/examples-check" if cafile else url, headers=headers)
@@ -1146,9 +1160,12 @@ class Runner:
             conn.close()
         if response.status != 200:
             raise CaseFailure(f"GET {url} through the proxy: {response.status} {body[:300]}")
-        seen = [v for k, v in json.loads(body)["headers"] if k.lower() == "authorization"]
-        credential = (yaml.safe_load(manifest.config_text).get("credentials") or {})[route["credential"]]
-        if credential.get("type") == "static":
+        echoed = json.loads(body)
+        seen = [v for k, v in echoed["headers"] if k.lower() == "authorization"]
+        if credential.get("type") == "aws":
+            self.check_resigned(echoed, credential, issued_before)
+            seen, expected = [], set()
+        elif credential.get("type") == "static":
             expected = {f"Bearer {credential.get('token', self.placeholders.token)}"}
         else:
             tokens = [r for r in self.token_server.requests()]
@@ -1156,11 +1173,13 @@ class Runner:
             for r in tokens:
                 MASK.add(r["token"])
             self.check_token_request(credential, tokens[issued_before:] or tokens)
-        if len(seen) != 1 or seen[0] not in expected:
+        if credential.get("type") != "aws" and (len(seen) != 1 or seen[0] not in expected):
             raise CaseFailure(f"the backend saw {len(seen)} Authorization header(s), not exactly the issued token")
 
         shared = self.check_shared_cache() if "sharedCache" in manifest.config else ""
-        spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest, cafile)
+        spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest, cafile,
+                                       self.app_headers(route, credential, host_port(host, 443)[0] if cafile else host,
+                                                        f"/download?size={SPOOL_PROBE_BYTES}&mode=cl"))
         return (f"ready after {ready_after:.1f} s, token injected{trusted}{shared}, "
                 f"{spooled_mib:.0f} MiB spooled in {manifest.spool()[0]}, SIGTERM -> exit 0")
 
@@ -1192,6 +1211,55 @@ class Runner:
                 raise CaseFailure(f"sharedCache: Redis key {MASK(key)} holds a placeholder secret or token")
         return f", sealed in Redis ({len(entries)} key(s), nothing readable)"
 
+    def app_headers(self, route, credential, host, target):
+        """What the app adds to a request: its own bearer token, or on a sigv4 route a SigV4
+        signature with the placeholder keys (as an AWS SDK signs), for the route's first
+        allowed region and service."""
+        if credential.get("type") != "aws":
+            return {"Authorization": "Bearer from-the-app"}
+        settings = (route.get("inject") or {}).get("sigv4") or {}
+        region = (settings.get("allowedRegions") or ["us-east-1"])[0]
+        service = (settings.get("allowedServices") or ["s3"])[0]
+        amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        headers = {"Host": host, "X-Amz-Date": amz_date, "X-Amz-Content-SHA256": hashlib.sha256(b"").hexdigest()}
+        headers["Authorization"] = sigv4_authorization(credential["placeholderAccessKeyId"], "placeholder-not-a-secret",
+                                                       "GET", target, headers, region, service)
+        return headers
+
+    def check_resigned(self, echoed, credential, issued_before):
+        """The backend got the request signed with the temporary keys STS issued for the mounted
+        web identity token (the signature verified here with their secret), never the placeholder."""
+        tokens = self.token_server.requests()
+        for r in tokens:
+            for suffix in ("", "-secret", "-session"):
+                MASK.add(r["token"] + suffix)
+        fresh = tokens[issued_before:] or tokens
+        if not fresh:
+            raise CaseFailure("STS got no AssumeRoleWithWebIdentity request")
+        form = urllib.parse.parse_qs(fresh[-1]["body"])
+        if form.get("Action") != ["AssumeRoleWithWebIdentity"] or form.get("WebIdentityToken") != [self.placeholders.token]:
+            raise CaseFailure("the STS request did not carry the mounted web identity token")
+        if form.get("RoleArn") != [credential["webIdentity"]["roleArn"]]:
+            raise CaseFailure("the STS request did not name the configured role")
+        headers = echoed["headers"]
+        values = lambda name: [v for k, v in headers if k.lower() == name]
+        authorization = values("authorization")
+        if len(authorization) != 1 or credential["placeholderAccessKeyId"] in json.dumps(headers):
+            raise CaseFailure(f"the backend saw {len(authorization)} Authorization header(s), or the placeholder")
+        found = re.match(r"AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request, SignedHeaders=([^,]+), Signature=([0-9a-f]{64})$",
+                         authorization[0])
+        keys = {r["token"] for r in tokens}
+        if not found or found.group(1) not in keys:
+            raise CaseFailure("the backend's request is not signed with a key STS issued")
+        key = found.group(1)
+        if values("x-amz-security-token") != [key + "-session"]:
+            raise CaseFailure("the backend's request does not carry the session token STS issued")
+        signed = {name: ",".join(values(name)) for name in found.group(4).split(";")}
+        expected = sigv4_authorization(key, key + "-secret", echoed["method"], echoed["target"], signed, found.group(2),
+                                       found.group(3), signed_names=found.group(4).split(";"))
+        if expected != authorization[0]:
+            raise CaseFailure("the backend's request signature does not verify with the issued secret")
+
     def check_token_request(self, credential, requests):
         """The token request carried the secret the test mounted (basic or post)."""
         if not requests:
@@ -1207,7 +1275,7 @@ class Runner:
             if urllib.parse.parse_qs(last["body"]).get("client_secret") != [self.placeholders.secret]:
                 raise CaseFailure("the token request did not carry the secret from the mounted file (post)")
 
-    def slow_reader(self, host, listen_port, admin_port, sandbox, manifest, cafile=None):
+    def slow_reader(self, host, listen_port, admin_port, sandbox, manifest, cafile=None, app_headers=None):
         """A client that stops reading: the response must spool into spool.directory's volume."""
         directory, max_bytes = manifest.spool()
         if max_bytes == 0:
@@ -1232,8 +1300,10 @@ class Runner:
         try:
             if not cafile:
                 sock.connect(("127.0.0.1", listen_port))
+            extra = "".join(f"{k}: {v}\r\n" for k, v in (app_headers or {}).items()
+                            if k.lower() not in ("host", "authorization") or k.lower() == "authorization" and "AWS4" in v)
             sock.sendall(f"GET {target} HTTP/1.1\r\n"
-                         f"Host: {authority}\r\nConnection: close\r\n\r\n".encode())
+                         f"Host: {authority}\r\n{extra}Connection: close\r\n\r\n".encode())
             # Spooled (the counter moved) into the volume (whose file system holds the unlinked file's
             # blocks while it is open: at least 1 MiB more than before).
             deadline, spooled = time.monotonic() + 15, False
@@ -1272,6 +1342,27 @@ class Runner:
         if digest.hexdigest() != expected.strip():
             raise CaseFailure("the slowly read response's SHA-256 differs from what the backend sent")
         return used / (1 << 20)
+
+
+def sigv4_authorization(key_id, secret, method, target, headers, region, service, signed_names=None):
+    """An AWS Signature Version 4 `Authorization` (S3's canonical form: the path as sent) over
+    `headers` (all of them unless `signed_names`), with the payload hash of x-amz-content-sha256."""
+    lower = {k.lower(): str(v).strip() for k, v in headers.items()}
+    names = sorted(signed_names or lower.keys())
+    path, _, query = target.partition("?")
+    pairs = sorted((urllib.parse.quote(urllib.parse.unquote(k), safe="-_.~"), urllib.parse.quote(urllib.parse.unquote(v), safe="-_.~"))
+                   for k, _, v in (part.partition("=") for part in query.split("&") if part))
+    canonical = "\n".join([method, path, "&".join(f"{k}={v}" for k, v in pairs),
+                           "".join(f"{n}:{' '.join(lower[n].split())}\n" for n in names), ";".join(names),
+                           lower["x-amz-content-sha256"]])
+    amz_date = lower["x-amz-date"]
+    scope = f"{amz_date[:8]}/{region}/{service}/aws4_request"
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, hashlib.sha256(canonical.encode()).hexdigest()])
+    key = ("AWS4" + secret).encode()
+    for part in (amz_date[:8], region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return f"AWS4-HMAC-SHA256 Credential={key_id}/{scope}, SignedHeaders={';'.join(names)}, Signature={signature}"
 
 
 def fail(failure):

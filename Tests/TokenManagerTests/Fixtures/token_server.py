@@ -17,6 +17,9 @@ defaults below), so a test can change it at runtime:
   retry_after    Retry-After header value (omitted when null)
   body           a raw body string that replaces the JSON document
 
+A form with Action=AssumeRoleWithWebIdentity is answered as AWS STS does (XML): the access key
+id is the token, the secret and session token are it with "-secret" and "-session" appended.
+
 With --tls-cert/--tls-key it serves HTTPS (a failed handshake logs nothing: no request was read).
 Each log line also has "time" (epoch seconds) and "token" (the token this request was answered with,
 when it was a success).
@@ -72,6 +75,14 @@ class Handler(BaseHTTPRequestHandler):
         status = settings["status"]
         if settings["body"] is not None:
             payload = settings["body"]
+        elif status == 200 and "Action=AssumeRoleWithWebIdentity" in body:
+            # AWS STS: temporary keys named after the token (the key id), expiring in expires_in.
+            key = f"{settings['token_prefix']}{n}"
+            expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + (settings["expires_in"] or 3600)))
+            payload = ("<AssumeRoleWithWebIdentityResponse><AssumeRoleWithWebIdentityResult><Credentials>"
+                       f"<AccessKeyId>{key}</AccessKeyId><SecretAccessKey>{key}-secret</SecretAccessKey>"
+                       f"<SessionToken>{key}-session</SessionToken><Expiration>{expires}</Expiration>"
+                       "</Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>")
         elif status == 200:
             doc = {"access_token": f"{settings['token_prefix']}{n}"}
             if settings["token_type"] is not None:
