@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A TLS sink that answers S3 PutObject for the AWS upload benchmark (aws-upload-rss.sh): reads
-each request's body (Content-Length or chunked) to its end without keeping it, and answers 200
-with an ETag. One JSON line per request to --log: method, path, the access key id of its
+"""A TLS sink that answers S3 PutObject for the AWS upload benchmark (aws-upload-rss.sh): answers
+`Expect: 100-continue`, reads each request's body (Content-Length or chunked) to its end without
+keeping it, and answers 200 with an ETag. One JSON line per request to --log: method, path, the access key id of its
 signature, whether the placeholder appeared, x-amz-content-sha256, and the bytes read.
 
     s3_sink.py --cert CERT --key KEY --log FILE     prints "PORT <n>"
@@ -35,6 +35,8 @@ def serve(connection, log_path, lock):
                 name, _, value = field.decode("latin-1").partition(":")
                 headers[name.strip().lower()] = value.strip()
             received = 0
+            if headers.get("expect", "").lower() == "100-continue":
+                connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")    # as S3 does: botocore waits for it
             if "content-length" in headers:
                 left = int(headers["content-length"])
                 while left:
