@@ -1237,7 +1237,9 @@ class Runner:
         if not fresh:
             raise CaseFailure("STS got no AssumeRoleWithWebIdentity request")
         form = urllib.parse.parse_qs(fresh[-1]["body"])
-        if form.get("Action") != ["AssumeRoleWithWebIdentity"] or form.get("WebIdentityToken") != [self.placeholders.token]:
+        # The projected service-account token (a JWT), or a placeholder token in a plain file.
+        if form.get("Action") != ["AssumeRoleWithWebIdentity"] or form.get("WebIdentityToken", [""])[0] not in (self.placeholders.jwt,
+                                                                                                            self.placeholders.token):
             raise CaseFailure("the STS request did not carry the mounted web identity token")
         if form.get("RoleArn") != [credential["webIdentity"]["roleArn"]]:
             raise CaseFailure("the STS request did not name the configured role")
