@@ -57,8 +57,8 @@ public enum CredentialFactory {
                 return try managed(credential.name, source, aws.fetch, aws.tls, tokenLoop, cache, logger, binding, tracing)
             }
             do {
-                return try AWSFileCredential(name: credential.name, placeholderAccessKeyId: aws.placeholderAccessKeyId,
-                                             accessKeyIdFile: id, secretAccessKeyFile: secret, sessionTokenFile: session)
+                let keys = try AWSKeyFiles(accessKeyIdFile: id, secretAccessKeyFile: secret, sessionTokenFile: session).read()
+                return StaticCredential(name: credential.name, token: keys.tokenValue)
             } catch {
                 throw FactoryError("credential '\(credential.name)': \(error.kindDescription)")
             }

@@ -174,37 +174,37 @@ public final class CredentialRuntime: @unchecked Sendable {
     /// seconds (Kubernetes rotates mounted secrets by swapping a symlink); a changed token or
     /// key replaces the old one.
     private func watchTokenFiles() {
-        var watched: [(StaticCredential, SecretSource)] = []
-        var keys: [AWSFileCredential] = []
+        var watched: [(StaticCredential, @Sendable () throws -> String)] = []
+        let environment = self.environment
         for credential in credentials.all {
-            if let aws = credential as? AWSFileCredential {
-                keys.append(aws)
+            guard let staticCredential = credential as? StaticCredential else { continue }
+            switch configs[credential.name]?.kind {
+            case .staticToken(let settings)?:
+                guard case .file = settings.source else { continue }
+                watched.append((staticCredential, { try settings.source.read(environment: environment) }))
+            case .aws(let aws)?:
+                guard case .files(let id, let secret, let session) = aws.source else { continue }
+                let files = AWSKeyFiles(accessKeyIdFile: id, secretAccessKeyFile: secret, sessionTokenFile: session)
+                watched.append((staticCredential, { try files.read().tokenValue }))
+            default:
                 continue
             }
-            guard let staticCredential = credential as? StaticCredential,
-                  case .staticToken(let settings)? = configs[credential.name]?.kind,
-                  case .file = settings.source else { continue }
-            watched.append((staticCredential, settings.source))
         }
-        let environment = self.environment
         let logger = self.logger
-        let box = WatchBox(watched, keys: keys)
+        let box = WatchBox(watched)
         let loop = thread.loop
         loop.execute { [self] in
             fileWatch?.cancel()
             fileWatch = nil
-            guard !box.entries.isEmpty || !box.keys.isEmpty else { return }
+            guard !box.entries.isEmpty else { return }
             let timer = Timer(on: loop, after: Self.fileCheckInterval, repeating: Self.fileCheckInterval) {
-                for (credential, source) in box.entries {
+                for (credential, read) in box.entries {
                     do {
-                        credential.replace(token: try source.read(environment: environment))
+                        credential.replace(token: try read())
                     } catch {
-                        logger.error("cannot re-read a token file; keeping the previous token",
+                        logger.error("cannot re-read a token or key file; keeping the previous one",
                                      metadata: ["credential": .string(credential.name)])
                     }
-                }
-                for credential in box.keys where credential.reload() {
-                    logger.info("AWS keys re-read from their changed files", metadata: ["credential": .string(credential.name)])
                 }
             }
             fileWatch = timer
@@ -214,12 +214,8 @@ public final class CredentialRuntime: @unchecked Sendable {
 
 /// Carries loop-owned values into the token loop (created and used only there).
 private final class WatchBox: @unchecked Sendable {
-    let entries: [(StaticCredential, SecretSource)]
-    let keys: [AWSFileCredential]
-    init(_ entries: [(StaticCredential, SecretSource)], keys: [AWSFileCredential]) {
-        self.entries = entries
-        self.keys = keys
-    }
+    let entries: [(StaticCredential, @Sendable () throws -> String)]
+    init(_ entries: [(StaticCredential, @Sendable () throws -> String)]) { self.entries = entries }
 }
 
 /// Credentials removed by a reload, stopped after a grace period.
