@@ -1,4 +1,5 @@
 import Crypto
+import Synchronization
 import Foundation
 
 /// Signature Version 4 (AWS4-HMAC-SHA256): the string to sign, the signing key and the
@@ -15,8 +16,32 @@ public enum SigV4Signer {
         [algorithm, timestamp, scope.text, Digest.sha256Hex(canonicalRequest)].joined(separator: "\n")
     }
 
-    /// The key of a day, region and service: HMAC chain from `AWS4` + the secret.
+    /// The key of a day, region and service (``derivedKey(secret:scope:)``), remembered: the
+    /// four HMACs that make it cost more than the rest of a request's signing, and it changes
+    /// once a day per region, service and secret (the AWS SDKs cache it too). At most
+    /// ``keyCacheLimit`` keys are kept; past that the cache starts over.
     public static func signingKey(secret: String, scope: SigV4Scope) -> [UInt8] {
+        let name = KeyName(secret: secret, date: scope.date, region: scope.region, service: scope.service)
+        if let key = keys.withLock({ $0[name] }) { return key }
+        let key = derivedKey(secret: secret, scope: scope)
+        keys.withLock { cached in
+            if cached.count >= keyCacheLimit { cached.removeAll() }
+            cached[name] = key
+        }
+        return key
+    }
+
+    /// What a signing key is derived from.
+    private struct KeyName: Hashable {
+        let secret: String, date: String, region: String, service: String
+    }
+
+    private static let keys = Mutex<[KeyName: [UInt8]]>([:])
+    /// Keys kept (credentials × regions × services in use on one day).
+    static let keyCacheLimit = 64
+
+    /// The key of a day, region and service: HMAC chain from `AWS4` + the secret.
+    static func derivedKey(secret: String, scope: SigV4Scope) -> [UInt8] {
         var key = Digest.hmacSHA256(key: Array(("AWS4" + secret).utf8), message: Array(scope.date.utf8))
         key = Digest.hmacSHA256(key: key, message: Array(scope.region.utf8))
         key = Digest.hmacSHA256(key: key, message: Array(scope.service.utf8))

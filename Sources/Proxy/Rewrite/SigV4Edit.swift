@@ -38,7 +38,7 @@ enum SigV4Edit {
         case .origin(let target), .absolute(_, _, let target): path = target
         case .authority, .asterisk: path = "/"
         }
-        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let mark = path.utf8.firstIndex(of: 0x3F)
         var kept: [(name: String, value: String)] = [("host", plan.host)]
         var names: Set<String> = ["host"]
         request.withFieldSection { section in
@@ -60,7 +60,8 @@ enum SigV4Edit {
         if plan.credentials.sessionToken != nil { signed.insert("x-amz-security-token") }
         if names.contains("x-amz-content-sha256") { signed.insert("x-amz-content-sha256") }
         let signedHeaders = signed.sorted()
-        let canonical = SigV4Canonical.request(method: request.method, path: String(parts[0]), query: parts.count > 1 ? String(parts[1]) : nil,
+        let canonical = SigV4Canonical.request(method: request.method, path: mark.map { String(path[..<$0]) } ?? path,
+                                               query: mark.map { String(path[path.index(after: $0)...]) },
                                                headers: kept, signedHeaders: signedHeaders, payloadHash: plan.payloadHash,
                                                normalizePath: plan.normalizePath)
         let stringToSign = SigV4Signer.stringToSign(timestamp: plan.timestamp, scope: plan.scope, canonicalRequest: canonical)

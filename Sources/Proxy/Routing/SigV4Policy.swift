@@ -28,6 +28,9 @@ struct SigV4Request: Sendable, Equatable {
 /// lists (403); a presigned URL, per-chunk signatures, SigV4A, an unsigned request without
 /// `signUnsigned` (400, naming the reason).
 enum SigV4Policy {
+    private static let signatureParameter = Array("X-Amz-Signature=".utf8)
+    private static let credentialParameter = Array("X-Amz-Credential=".utf8)
+
     /// The decision for `head`.
     static func decide(_ head: borrowing RequestHead, settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
         let fields = head.withFieldSection { section in
@@ -41,10 +44,15 @@ enum SigV4Policy {
         let content = fields.first { $0.0 == "x-amz-content-sha256" }?.1
         let query: String
         switch head.target {
-        case .origin(let path), .absolute(_, _, let path): query = path.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        case .origin(let path), .absolute(_, _, let path):
+            query = path.utf8.firstIndex(of: 0x3F).map { String(path[path.index(after: $0)...]) } ?? ""
         case .authority, .asterisk: query = ""
         }
-        if query.contains("X-Amz-Signature=") || query.contains("X-Amz-Credential=") {
+        let presigned = query.utf8.withContiguousStorageIfAvailable { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            return ByteSearch.find(signatureParameter, in: raw) != nil || ByteSearch.find(credentialParameter, in: raw) != nil
+        } ?? false
+        if presigned {
             return .failure(.badRequest("presigned URLs are not re-signed: sign the request with the placeholder keys in its Authorization"))
         }
         if let content, content.hasPrefix(SigV4Body.streamingSignedPrefix) {
