@@ -114,6 +114,26 @@ final class AWSSigningProxyTests: XCTestCase {
         checkEverySignatureVerified()
     }
 
+    func testAnAppWithAPlainBaseURLIsSignedForTheUpstreamsHost() throws {
+        // The app's endpoint is http://sts.aws.local (through HTTP_PROXY); the route sends it to
+        // the upstream over TLS, whose authority is the Host the signature must cover.
+        proxy = try ProxyHarness(yaml: config() + """
+
+              - host: "sts.aws.local"
+                upstream: "https://localhost:\(moto.port)"
+                caFile: \(ca.caCert)
+                credential: aws
+                inject: {sigv4: {allowedRegions: [us-east-1], allowedServices: [sts]}}
+            """)
+        let outcome = try Command.run([AWSPython.path, "-c", """
+            import boto3
+            print(boto3.client("sts", region_name="us-east-1", endpoint_url="http://sts.aws.local").get_caller_identity()["Arn"])
+            """], environment: appEnvironment.merging(["AWS_ACCESS_KEY_ID": "AKIDTOKENSIDECAR0001", "AWS_SECRET_ACCESS_KEY": "placeholder"]) { $1 })
+        XCTAssertEqual(outcome.out, "arn:aws:iam::123456789012:user/app-user\n", outcome.err.suffix(800).description)
+        XCTAssertEqual(motoLog().last?["host"] as? String, "localhost:\(moto.port)")
+        checkEverySignatureVerified()
+    }
+
     func testTheAWSCLIUnchanged() throws {
         let file = directory.appendingPathComponent("upload.txt")
         try "from the cli\n".write(to: file, atomically: true, encoding: .utf8)

@@ -68,15 +68,17 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    /// Calls for `seconds` (bounded: at most 400 calls); every one must name `arn`.
-    private func load(seconds: Double, expecting arn: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    /// Calls for `seconds` (bounded: at most 400 calls); every one must name `arn`. Returns how many were made.
+    @discardableResult
+    private func load(seconds: Double, expecting arn: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let deadline = Date().addingTimeInterval(seconds)
         var calls = 0
         while Date() < deadline, calls < 400 {
             XCTAssertEqual(try callerIdentity(), arn, "call \(calls)", file: file, line: line)
             calls += 1
         }
-        XCTAssertGreaterThan(calls, 10, file: file, line: line)
+        XCTAssertGreaterThanOrEqual(calls, 3, file: file, line: line)
+        return calls
     }
 
     func testWebIdentityCredentialsAreFetchedOncePerLifetimeRefreshedAheadAndFollowTheTokenFile() throws {
@@ -88,10 +90,11 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
                 refreshAt: 50%
             """)
         let assumed = "arn:aws:sts::123456789012:assumed-role/app-role/fleet-app"
-        try load(seconds: 8, expecting: assumed)
+        let calls = try load(seconds: 8, expecting: assumed)
         var assumes = motoLog().filter { $0["webIdentity"] != nil }
         // 6 s credentials refreshed at half their life: about one STS call per 3 s of load, never one per request.
         XCTAssertTrue((2...5).contains(assumes.count), "STS calls in 8 s: \(assumes.count)")
+        XCTAssertGreaterThan(calls, assumes.count * 2, "\(calls) calls made \(assumes.count) STS calls")
         XCTAssertTrue(assumes.allSatisfy { $0["status"] as? Int == 200 })
         let signed = motoLog().filter { $0["action"] as? String == "GetCallerIdentity" }
         XCTAssertTrue(signed.allSatisfy { ($0["signedWith"] as? String ?? "").hasPrefix("ASIA") && $0["securityToken"] as? Bool == true },
@@ -115,7 +118,9 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
             """)
         try load(seconds: 3, expecting: "arn:aws:iam::123456789012:user/app-user")
         let fetched = motoLog().filter { $0["container"] != nil }
-        XCTAssertEqual(fetched.count, 1, "one fetch for 3 s of a 6 s lifetime")
+        // Fetched at start, refreshed at 80 % (4.8 s): once, or twice on a slow machine.
+        XCTAssertTrue((1...2).contains(fetched.count), "fetches: \(fetched.count)")
+        XCTAssertTrue(fetched.allSatisfy { $0["status"] as? Int == 200 }, "the authorization token file was sent")
         let containerKey = try String(contentsOf: moto.file("container.id"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let signed = motoLog().filter { $0["action"] as? String == "GetCallerIdentity" }
         XCTAssertEqual(Set(signed.compactMap { $0["signedWith"] as? String }), [containerKey])
