@@ -184,6 +184,9 @@ extension ConfigDecoder {
                                             clientAuthorization: clientAuthorization)
             if !placement.valid { valid = false }
 
+            let policy = decodePolicy(fields, path: path)
+            if !policy.valid { valid = false }
+
             let presentsCertificate = decodeClientCertificate(fields, path: path, credential: credential, kinds: kinds,
                                                               upstream: upstream, tlsGiven: tls.given)
             if presentsCertificate == nil { valid = false }
@@ -200,7 +203,7 @@ extension ConfigDecoder {
                     clientAuthorization: clientAuthorization, intercept: intercept, exchange: exchange,
                     requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false,
                     upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime,
-                    upstreamProtocol: upstreamProtocol ?? .auto, placement: placement.placement))
+                    upstreamProtocol: upstreamProtocol ?? .auto, placement: placement.placement, policy: policy.policy))
             }
         }
         return routes

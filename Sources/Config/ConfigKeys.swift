@@ -50,7 +50,9 @@ enum ConfigKeys {
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
-                        "maxUpgradedLifetime", "upstreamProtocol", "inject"] + tls
+                        "maxUpgradedLifetime", "upstreamProtocol", "inject", "rules", "enforcement"] + tls
+    /// Keys of `routes[].rules[]`.
+    static let rule = ["name", "methods", "paths"]
     /// Keys of `routes[].inject` (exactly one of `header`, `query`, `basic`; `format` with `header`).
     static let inject = ["header", "format", "query", "basic", "sigv4"]
     /// Keys of `routes[].inject.sigv4`.

@@ -28,6 +28,8 @@ public struct RouteConfig: Sendable, Equatable {
     public var upstreamProtocol: UpstreamProtocol
     /// Where the credential goes (`inject:`); nil: `Authorization: Bearer <token>`.
     public var placement: CredentialPlacement?
+    /// What the app may do with the credential (`rules:`, `enforcement:`); nil: anything.
+    public var policy: RoutePolicy?
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
     public var exchange: STSSettings? {
         get { perRequest?.exchange }
@@ -67,8 +69,9 @@ public struct RouteConfig: Sendable, Equatable {
         tls: TLSSettings = .default, clientAuthorization: ClientAuthorizationPolicy = .replace, intercept: Bool = false,
         exchange: STSSettings? = nil, requested: RequestedTokenSettings? = nil,
         presentsCredentialCertificate: Bool = false, upgrades: [String] = [], maxUpgradedLifetime: Duration? = nil,
-        upstreamProtocol: UpstreamProtocol = .auto, placement: CredentialPlacement? = nil
+        upstreamProtocol: UpstreamProtocol = .auto, placement: CredentialPlacement? = nil, policy: RoutePolicy? = nil
     ) {
+        self.policy = policy
         self.placement = placement
         self.upstreamProtocol = upstreamProtocol
         self.presentsCredentialCertificate = presentsCredentialCertificate

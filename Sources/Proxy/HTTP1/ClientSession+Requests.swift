@@ -1,3 +1,4 @@
+import Config
 import EventLoop
 import HTTP1
 import HTTPMessage
@@ -143,6 +144,19 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head)
             return
         }
+        if let policy = decision.policy {
+            switch checkRules(head, policy, route: decision.routeName ?? "") {
+            case .failure(let error):
+                refuse(error, head: head)
+                return
+            case .success(let target?):
+                head = head.edited(target: target) { section, out in
+                    for line in section.lines { out.copy(line, from: section) }
+                }
+            case .success(nil):
+                break
+            }
+        }
         if context.withRouter({ $0.placeholders != nil }) {
             switch checkPlaceholders(head, decision) {
             case .success(let checked): decision = checked
@@ -201,6 +215,13 @@ extension ClientSession: UpstreamWaiter {
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
+    }
+
+    /// The decision of a route's rules (``RuleCheck``): a refusal, or the normalized target to
+    /// send when it differs. Out of line: most routes have no rules.
+    @inline(never)
+    private func checkRules(_ head: borrowing RequestHead, _ policy: RoutePolicy, route: String) -> Result<RequestTarget?, ProxyError> {
+        RuleCheck.check(head, policy: policy, route: route).map(\.editedTarget)
     }
 
     /// The decision for a request of a configuration with placeholders (``PlaceholderPolicy``).

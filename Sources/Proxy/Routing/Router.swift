@@ -34,12 +34,15 @@ final class RouteDecision: Sendable {
     /// Where the token goes when not in the default `Authorization` line (the route's
     /// placement, a placeholder this request carries); nil for the default.
     let injection: CredentialInjection?
+    /// What the app may do on this route (`rules:`); nil: anything.
+    let policy: RoutePolicy?
 
     /// A decision; only the router makes them (and tests).
     init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
          keepsClientAuthorization: Bool = false, keptClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
          certificateBound: CertificateBoundUpstream? = nil, upgrades: UpgradePolicy = UpgradePolicy(),
-         injection: CredentialInjection? = nil) {
+         injection: CredentialInjection? = nil, policy: RoutePolicy? = nil) {
+        self.policy = policy
         self.upgrades = upgrades
         self.injection = injection
         self.target = target
@@ -56,7 +59,7 @@ final class RouteDecision: Sendable {
     /// header is forwarded as it is, no token is looked up or injected.
     func keepingClientAuthorization() -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName,
-                      keptClientAuthorization: true, upgrades: upgrades)
+                      keptClientAuthorization: true, upgrades: upgrades, policy: policy)
     }
 
     /// This decision for a gRPC call: an `auto` upstream is reached over HTTP/2 only (ALPN `h2`
@@ -82,7 +85,8 @@ final class RouteDecision: Sendable {
                       injection: CredentialInjection? = nil) -> RouteDecision {
         RouteDecision(target: target ?? self.target, hostField: hostField, credential: credential ?? self.credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
-                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection ?? self.injection)
+                      perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection ?? self.injection,
+                      policy: policy)
     }
 
     /// What the access log, traces and metrics call where the token went (nil: none injected).
@@ -146,6 +150,8 @@ final class Router: Sendable {
         let upgrades: UpgradePolicy
         /// `inject:`, when not the default.
         let injection: CredentialInjection?
+        /// `rules:`, when the route has them.
+        let policy: RoutePolicy?
         /// An intercepting route without an upstream (a wildcard): the TLS context its requests
         /// reach their own destination with.
         let interceptTLS: (context: TLSClientContext, key: String)?
@@ -171,11 +177,12 @@ final class Router: Sendable {
             self.upgrades = upgrades
             let injection = route.placement.map { CredentialInjection(placement: $0) }
             self.injection = injection
+            self.policy = route.policy
             func decision(_ hostField: String) -> RouteDecision? {
                 target.map {
                     RouteDecision(target: $0, hostField: hostField, credential: credential, routeName: route.host.description,
                                   keepsClientAuthorization: route.clientAuthorization == .keep, perRequest: perRequest,
-                                  certificateBound: certificateBound, upgrades: upgrades, injection: injection)
+                                  certificateBound: certificateBound, upgrades: upgrades, injection: injection, policy: route.policy)
                 }
             }
             if route.preserveHost {
@@ -414,7 +421,7 @@ final class Router: Sendable {
         return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
                              perRequest: ready.perRequest, certificateBound: ready.certificateBound, upgrades: ready.upgrades,
-                             injection: ready.injection)
+                             injection: ready.injection, policy: ready.policy)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

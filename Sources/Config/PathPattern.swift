@@ -1,0 +1,66 @@
+/// A path a route's rule allows (`rules[].paths`): exact (`/v1/orders`), or a glob whose `*`
+/// segment is any one segment and whose `**` segment is zero or more (`/v1/orders/**` matches
+/// `/v1/orders`, `/v1/orders/` and everything below). Matched against the normalized path
+/// (``HTTP1/PathNormalization``), case-sensitively, segment by segment.
+public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
+    /// One segment of the pattern.
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        /// `*`: exactly one segment.
+        case one
+        /// `**`: zero or more segments.
+        case any
+    }
+
+    let segments: [Segment]
+    /// The pattern as written.
+    public let description: String
+
+    /// Parses `text`; the error says what is wrong with it.
+    public static func parse(_ text: String) -> Result<PathPattern, PatternError> {
+        guard text.hasPrefix("/") else { return .failure(PatternError("a path pattern starts with /, as in /v1/orders/**")) }
+        var segments: [Segment] = []
+        for part in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+            switch part {
+            case "*": segments.append(.one)
+            case "**": segments.append(.any)
+            default:
+                if part.contains("*") {
+                    return .failure(PatternError("* stands for a whole segment (/a/*/b) and ** for any number of them (/a/**); found '\(part)'"))
+                }
+                if part == "." || part == ".." || part.contains("%") || part.contains("\\") {
+                    return .failure(PatternError("write the path as it is matched: normalized, without dot segments, escapes or \\"))
+                }
+                segments.append(.literal(String(part)))
+            }
+        }
+        // `/` alone is one empty segment: the root.
+        return .success(PathPattern(segments: segments, description: text))
+    }
+
+    /// Whether the normalized `path` matches. Linear in pattern × path segments (a table, not
+    /// backtracking: a hostile path of many segments against several `**` stays cheap).
+    public func matches(_ path: String) -> Bool {
+        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        // reachable[j]: the pattern's first i segments match the path's first j.
+        var reachable = [Bool](repeating: false, count: parts.count + 1)
+        reachable[0] = true
+        for segment in segments {
+            var next = [Bool](repeating: false, count: parts.count + 1)
+            switch segment {
+            case .any:
+                var seen = false
+                for j in 0...parts.count {
+                    seen = seen || reachable[j]
+                    next[j] = seen
+                }
+            case .one:
+                for j in 0..<parts.count where reachable[j] && !parts[j].isEmpty { next[j + 1] = true }
+            case .literal(let text):
+                for j in 0..<parts.count where reachable[j] && parts[j] == text { next[j + 1] = true }
+            }
+            reachable = next
+        }
+        return reachable[parts.count]
+    }
+}

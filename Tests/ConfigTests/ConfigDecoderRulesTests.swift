@@ -1,0 +1,46 @@
+import Config
+import XCTest
+
+/// `routes[].rules` and `enforcement`.
+final class ConfigDecoderRulesTests: XCTestCase {
+    private let head = "credentials:\n  partner: {type: static, token: t}\nroutes:\n  - host: api.example.com\n    credential: partner\n"
+
+    func testRulesDecodeInOrderWithTheirEnforcement() throws {
+        let config = try XCTUnwrap(parseOK(head + """
+                enforcement: audit
+                rules:
+                  - {name: read-orders, methods: [GET, HEAD], paths: ["/v1/orders/**"]}
+                  - {name: create-order, methods: [POST], paths: ["/v1/orders"]}
+                  - {paths: ["/health"]}
+            """))
+        let policy = try XCTUnwrap(config.routes.first?.policy)
+        XCTAssertEqual(policy.enforcement, .audit)
+        XCTAssertEqual(policy.rules.map(\.name), ["read-orders", "create-order", "rule 3"])
+        XCTAssertEqual(policy.rules[0].methods, ["GET", "HEAD"])
+        XCTAssertEqual(policy.decide(method: "GET", path: "/v1/orders/1"), .allowed(rule: "read-orders"))
+        XCTAssertNil(try XCTUnwrap(parseOK(head)).routes.first?.policy, "no rules: no policy")
+    }
+
+    func testMistakesNameTheKeyAndTheProblem() {
+        let problems = problemLines(head + """
+                enforcement: warn
+                rules:
+                  - {name: a, methods: [get], paths: ["v1/**"]}
+                  - {name: a, paths: ["/v1/ord*"]}
+                  - {name: b}
+                  - {name: c, verbs: [GET], paths: ["/x"]}
+            """)
+        for expected in [
+            "c.yaml: routes[0].rules[0].methods: 'get' is not a method (uppercase letters, as GET or POST)",
+            "c.yaml: routes[0].rules[0].paths: 'v1/**': a path pattern starts with /, as in /v1/orders/**",
+            "c.yaml: routes[0].rules[1].name: 'a' names another rule of this route already",
+            "c.yaml: routes[0].rules[2]: a rule needs methods, paths or both (a rule that allows everything is no rule)",
+        ] {
+            XCTAssertTrue(problems.contains(expected), "missing \(expected) in \(problems)")
+        }
+        XCTAssertTrue(problems.contains { $0.hasPrefix("c.yaml: routes[0].enforcement:") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("rules[1].paths") && $0.contains("whole segment") }, "\(problems)")
+        XCTAssertTrue(problems.contains { $0.contains("rules[3].verbs") }, "\(problems)")
+        XCTAssertTrue(problemLines(head + "    enforcement: audit\n").contains("c.yaml: routes[0].enforcement: applies to a route's rules; this route has none"))
+    }
+}

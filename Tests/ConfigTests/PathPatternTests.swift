@@ -1,0 +1,38 @@
+import Config
+import XCTest
+
+/// Rule path patterns: exact, `*` one segment, `**` zero or more.
+final class PathPatternTests: XCTestCase {
+    private func pattern(_ text: String) throws -> PathPattern { try PathPattern.parse(text).get() }
+
+    func testMatching() throws {
+        let cases: [(String, [String], [String])] = [
+            ("/v1/orders", ["/v1/orders"], ["/v1/orders/", "/v1/order", "/V1/orders", "/v1/orders/1", "/"]),
+            ("/v1/orders/**", ["/v1/orders", "/v1/orders/", "/v1/orders/1", "/v1/orders/1/items/2"], ["/v1/order", "/v1/ordersx", "/v1"]),
+            ("/v1/*/items", ["/v1/o/items"], ["/v1/items", "/v1//items", "/v1/a/b/items", "/v1/o/items/"]),
+            ("/**", ["/", "/a", "/a/b/"], []),
+            ("/", ["/"], ["/a"]),
+            ("/a/**/z", ["/a/z", "/a/b/z", "/a/b/c/z"], ["/a/z/", "/a/b", "/z"]),
+            ("/a/*", ["/a/b"], ["/a", "/a/", "/a/b/c"]),
+        ]
+        for (text, matching, other) in cases {
+            let compiled = try pattern(text)
+            for path in matching { XCTAssertTrue(compiled.matches(path), "\(text) should match \(path)") }
+            for path in other { XCTAssertFalse(compiled.matches(path), "\(text) should not match \(path)") }
+        }
+    }
+
+    func testManySegmentsAgainstSeveralGlobsStayCheap() throws {
+        let compiled = try pattern("/**/a/**/b/**/c/**/d")
+        let path = "/" + Array(repeating: "x", count: 5_000).joined(separator: "/")
+        XCTAssertFalse(compiled.matches(path))
+    }
+
+    func testBadPatternsSayWhy() {
+        for (text, why) in [("v1", "starts with /"), ("/v1/ord*", "whole segment"), ("/a/../b", "normalized"), ("/a%2Fb", "normalized"),
+                            ("/a\\b", "normalized")] {
+            guard case .failure(let error) = PathPattern.parse(text) else { return XCTFail(text) }
+            XCTAssertTrue(error.description.contains(why), "\(text): \(error)")
+        }
+    }
+}
