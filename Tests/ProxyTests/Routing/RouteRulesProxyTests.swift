@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import XCTest
+@testable import Proxy
+
+/// A route's rules end to end, with curl as the app over HTTP/1.1 (absolute-form through the
+/// proxy) and HTTP/2 (h2c prior knowledge): allowed requests reach the backend with the
+/// normalized path and the token; denied and ambiguous ones are refused with `Proxy-Status`
+/// and reach nothing.
+final class RouteRulesProxyTests: XCTestCase {
+    private var backend: Backend!
+    private var proxy: ProxyHarness!
+
+    override func setUpWithError() throws {
+        backend = try Backend()
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            credentials:
+              partner: {type: static, token: rules-token}
+            routes:
+              - host: "api.test"
+                upstream: "http://127.0.0.1:\(backend.port)"
+                credential: partner
+                rules:
+                  - {name: read-orders, methods: [GET, HEAD], paths: ["/v1/orders/**"]}
+                  - {name: create-order, methods: [POST], paths: ["/v1/orders"]}
+            """)
+    }
+
+    override func tearDown() {
+        proxy = nil
+        backend = nil
+    }
+
+    /// curl through the proxy: the status and `Proxy-Status`.
+    private func curl(_ method: String, _ path: String, http2: Bool) throws -> (status: Int, proxyStatus: String) {
+        var command = ["curl", "-sS", "-o", "/dev/null", "-D", "-", "--path-as-is", "-X", method]
+        if http2 {
+            command += ["--http2-prior-knowledge", "--connect-to", "api.test:80:127.0.0.1:\(proxy.port)"]
+        } else {
+            command += ["--proxy", "http://127.0.0.1:\(proxy.port)"]
+        }
+        if method == "POST" { command += ["--data-binary", "{}"] }
+        let outcome = try Command.run(command + ["http://api.test\(path)"])
+        let lines = outcome.out.split(separator: "\r\n")
+        let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        let proxyStatus = lines.first { $0.lowercased().hasPrefix("proxy-status:") }.map { String($0.dropFirst(13)) } ?? outcome.err
+        return (status, proxyStatus)
+    }
+
+    func testEachDecisionOverHTTP1AndHTTP2() throws {
+        for http2 in [false, true] {
+            let over = http2 ? "HTTP/2" : "HTTP/1.1"
+            let before = backend.requests().count
+            XCTAssertEqual(try curl("GET", "/v1//orders/./7/../8?q=%2F", http2: http2).status, 200, over)
+            XCTAssertEqual(try curl("POST", "/v1/orders", http2: http2).status, 200, over)
+            let seen = backend.requests().suffix(from: before)
+            XCTAssertEqual(seen.compactMap { $0["target"] as? String }, ["/v1/orders/8?q=%2F", "/v1/orders"], "\(over): the normalized path goes upstream")
+            XCTAssertTrue(seen.allSatisfy { Backend.headerValues($0, "authorization") == ["Bearer rules-token"] }, over)
+
+            let refusals: [(String, String, Int, String)] = [
+                ("POST", "/v1/orders/8", 403, "no rule allows POST /v1/orders/8"),
+                ("GET", "/v1/orders/../../admin", 403, "no rule allows GET /admin"),
+                ("DELETE", "/v1/orders", 403, "no rule allows DELETE /v1/orders"),
+                ("GET", "/v1/orders/..%2Fadmin", 400, "encoded / or"),
+                ("GET", "/v1/orders/..;/admin", 400, "dot segment with ; parameters"),
+                ("GET", "/v1/orders/%2e%2e/admin", 400, "encoded dot segment"),
+            ]
+            let counted = backend.requests().count
+            for (method, path, status, reason) in refusals {
+                let answer = try curl(method, path, http2: http2)
+                XCTAssertEqual(answer.status, status, "\(over) \(method) \(path)")
+                XCTAssertTrue(answer.proxyStatus.contains("token-sidecar; error=") && answer.proxyStatus.contains(reason),
+                              "\(over) \(method) \(path): \(answer.proxyStatus)")
+                XCTAssertTrue(answer.proxyStatus.contains("route api.test:80"), answer.proxyStatus)
+            }
+            XCTAssertEqual(backend.requests().count, counted, "\(over): nothing refused reached the backend")
+        }
+    }
+
+    func testAuditModeChangesNoResponse() throws {
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            credentials:
+              partner: {type: static, token: rules-token}
+            routes:
+              - host: "api.test"
+                upstream: "http://127.0.0.1:\(backend.port)"
+                credential: partner
+                enforcement: audit
+                rules:
+                  - {name: read-orders, methods: [GET], paths: ["/v1/orders/**"]}
+            """)
+        for http2 in [false, true] {
+            XCTAssertEqual(try curl("DELETE", "/v1/admin", http2: http2).status, 200)
+            XCTAssertEqual(try curl("GET", "/v1//orders/./1", http2: http2).status, 200)
+        }
+        XCTAssertEqual(backend.requests().compactMap { $0["target"] as? String }.suffix(2), ["/v1/admin", "/v1//orders/./1"],
+                       "sent exactly as the app sent them")
+    }
+}
