@@ -128,6 +128,25 @@ final class GRPCTests: XCTestCase {
         XCTAssertEqual(lines, ["error UNAVAILABLE the route's upstream speaks HTTP/1.1; a gRPC call needs HTTP/2 end to end (upstreamProtocol: h2 or h2c)"])
     }
 
+    /// A route's rules decide each call by its method path: an allowed call goes through, any
+    /// other fails as PERMISSION_DENIED and never reaches the server.
+    func testRouteRulesDecideEachCall() throws {
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            credentials:
+              orders: {type: static, token: "abc"}
+            routes:
+              - {host: "orders.test", upstream: "http://127.0.0.1:\(server.port)", upstreamProtocol: h2c, credential: orders,
+                 rules: [{name: get-orders, methods: [POST], paths: ["/test.Orders/Get"]}]}
+              - {host: "denied.test", upstream: "http://127.0.0.1:\(server.port)", upstreamProtocol: h2c, credential: orders,
+                 rules: [{name: only-watch, methods: [POST], paths: ["/test.Orders/Watch"]}]}
+            """)
+        XCTAssertEqual(try client("direct:orders.test", "unary").first?.components(separatedBy: " peer=").first, "auth=Bearer abc")
+        let refused = try client("direct:denied.test", "unary")
+        XCTAssertEqual(refused.first?.hasPrefix("error PERMISSION_DENIED route denied.test:80: no rule allows POST /test.Orders/Get"), true,
+                       "\(refused)")
+    }
+
     func testTheSidecarsOwnErrorsAreGRPCStatuses() throws {
         // No route: PERMISSION_DENIED, as the 403 it is over HTTP/1.1.
         let unrouted = try client("direct:nowhere.test", "unary")
