@@ -15,6 +15,23 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     let segments: [Segment]
     /// The pattern as written.
     public let description: String
+    /// How it is matched, and its literal segments before a final `**` (or all of them).
+    private let shape: Shape
+    private let prefix: [String]
+
+    private init(segments: [Segment], description: String) {
+        self.segments = segments
+        self.description = description
+        let literal: (Segment) -> Bool = { if case .literal = $0 { true } else { false } }
+        if segments.allSatisfy(literal) {
+            shape = .literal
+        } else if segments.last == .any, segments.dropLast().allSatisfy(literal) {
+            shape = .literalThenAny
+        } else {
+            shape = .general
+        }
+        prefix = segments.compactMap { if case .literal(let text) = $0 { text } else { nil } }
+    }
 
     /// Parses `text`; the error says what is wrong with it.
     public static func parse(_ text: String) -> Result<PathPattern, PatternError> {
@@ -38,15 +55,36 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
         return .success(PathPattern(segments: segments, description: text))
     }
 
-    /// Whether the normalized `path` matches. Linear in pattern × path segments (a table, not
-    /// backtracking: a hostile path of many segments against several `**` stays cheap).
+    /// Whether the normalized `path` matches.
     public func matches(_ path: String) -> Bool {
-        let parts = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        // reachable[j]: the pattern's first i segments match the path's first j.
+        matches(segments: Self.segments(of: path))
+    }
+
+    /// The segments of a normalized path, as ``matches(segments:)`` takes them (split once for
+    /// all of a route's rules).
+    public static func segments(of path: String) -> [Substring] {
+        path.utf8.dropFirst().isEmpty ? [""] : path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+    }
+
+    /// Whether a normalized path split by ``segments(of:)`` matches. Literal segments with at
+    /// most a final `**` (most rules) are compared directly; any other pattern with a table,
+    /// linear in pattern × path segments (not backtracking: a hostile path of many segments
+    /// against several `**` stays cheap).
+    public func matches(segments parts: [Substring]) -> Bool {
+        switch shape {
+        case .literal:
+            return parts.count == prefix.count && zip(prefix, parts).allSatisfy { $0 == $1 }
+        case .literalThenAny:
+            return parts.count >= prefix.count && zip(prefix, parts).allSatisfy { $0 == $1 }
+        case .general:
+            break
+        }
+        // reachable[j]: the pattern's segments so far match the path's first j.
         var reachable = [Bool](repeating: false, count: parts.count + 1)
+        var next = reachable
         reachable[0] = true
         for segment in segments {
-            var next = [Bool](repeating: false, count: parts.count + 1)
+            for j in next.indices { next[j] = false }
             switch segment {
             case .any:
                 var seen = false
@@ -59,8 +97,12 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
             case .literal(let text):
                 for j in 0..<parts.count where reachable[j] && parts[j] == text { next[j + 1] = true }
             }
-            reachable = next
+            swap(&reachable, &next)
         }
         return reachable[parts.count]
     }
+
+    /// How a pattern is matched.
+    private enum Shape: Sendable, Equatable { case literal, literalThenAny, general }
+
 }

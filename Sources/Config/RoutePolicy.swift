@@ -16,7 +16,8 @@ public final class RoutePolicy: Sendable, Equatable {
 
     /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``).
     public func decide(method: String, path: String) -> RuleDecision {
-        for rule in rules where rule.allows(method: method, path: path) { return .allowed(rule: rule.name) }
+        let segments = PathPattern.segments(of: path)
+        for rule in rules where rule.allows(method: method, segments: segments) { return .allowed(rule: rule.name) }
         return .denied
     }
 
@@ -44,7 +45,12 @@ public struct RouteRule: Sendable, Equatable {
 
     /// Whether it allows `method` on the normalized `path`.
     public func allows(method: String, path: String) -> Bool {
-        (methods.isEmpty || methods.contains(method)) && (paths.isEmpty || paths.contains { $0.matches(path) })
+        allows(method: method, segments: PathPattern.segments(of: path))
+    }
+
+    /// Whether it allows `method` on a normalized path split by ``PathPattern/segments(of:)``.
+    public func allows(method: String, segments: [Substring]) -> Bool {
+        (methods.isEmpty || methods.contains(method)) && (paths.isEmpty || paths.contains { $0.matches(segments: segments) })
     }
 }
 

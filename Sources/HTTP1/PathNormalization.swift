@@ -18,8 +18,9 @@ public enum PathNormalization {
 
     /// `path` (the target before `?`, starting with `/`) normalized or refused.
     public static func normalize(_ path: Substring) -> Outcome {
+        guard path.utf8.first == slash else { return .refused("the path does not start with /") }
+        if isAlreadyNormal(path) { return .normalized(String(path)) }
         let bytes = Array(path.utf8)
-        guard bytes.first == slash else { return .refused("the path does not start with /") }
         var segments: [[UInt8]] = []
         var current: [UInt8] = []
         var currentHadEscape = false
@@ -81,6 +82,18 @@ public enum PathNormalization {
         }
         if out.isEmpty { out = [slash] }
         return .normalized(String(decoding: out, as: UTF8.self))
+    }
+
+    /// Most paths: no escape, no `\\`, no empty segment and no segment starting with a dot — one
+    /// pass over the bytes, nothing rebuilt.
+    private static func isAlreadyNormal(_ path: Substring) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == percent || byte == backslash { return false }
+            if previous == slash && (byte == slash || byte == dot) { return false }
+            previous = byte
+        }
+        return true
     }
 
     /// Why a segment must not be normalized: a dot segment spelled with escapes (its meaning
