@@ -124,6 +124,16 @@ extension SidecarConfig {
                 } else {
                     lines.append("    credential: null  # no token injected")
                 }
+                if let policy = route.policy {
+                    lines.append("    enforcement: \(policy.enforcement.rawValue)")
+                    lines.append("    rules:  # the first match allows; anything else is denied")
+                    for rule in policy.rules {
+                        var parts = ["name: \(Self.quote(rule.name))"]
+                        if !rule.methods.isEmpty { parts.append("methods: [\(rule.methods.joined(separator: ", "))]") }
+                        if !rule.paths.isEmpty { parts.append("paths: [\(rule.paths.map { Self.quote($0.description) }.joined(separator: ", "))]") }
+                        lines.append("      - {\(parts.joined(separator: ", "))}")
+                    }
+                }
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -19,6 +19,9 @@ final class ConfigDecoderRulesTests: XCTestCase {
         XCTAssertEqual(policy.rules[0].methods, ["GET", "HEAD"])
         XCTAssertEqual(policy.decide(method: "GET", path: "/v1/orders/1"), .allowed(rule: "read-orders"))
         XCTAssertNil(try XCTUnwrap(parseOK(head)).routes.first?.policy, "no rules: no policy")
+        let rendered = config.renderEffective()
+        XCTAssertTrue(rendered.contains("      - {name: \"read-orders\", methods: [GET, HEAD], paths: [\"/v1/orders/**\"]}"), rendered)
+        XCTAssertEqual(try XCTUnwrap(parseOK(rendered)).routes.first?.policy, policy, "check's rendering loads back")
     }
 
     func testMistakesNameTheKeyAndTheProblem() {
