@@ -13,18 +13,25 @@ final class RouteRulesProxyTests: XCTestCase {
 
     override func setUpWithError() throws {
         backend = try Backend()
-        proxy = try ProxyHarness(yaml: """
-            listen: "127.0.0.1:0"
-            credentials:
-              partner: {type: static, token: rules-token}
-            routes:
-              - host: "api.test"
-                upstream: "http://127.0.0.1:\(backend.port)"
-                credential: partner
+        proxy = try ProxyHarness(yaml: config("""
                 rules:
                   - {name: read-orders, methods: [GET, HEAD], paths: ["/v1/orders/**"]}
                   - {name: create-order, methods: [POST], paths: ["/v1/orders"]}
-            """)
+            """))
+    }
+
+    /// One route to the backend with a static token and `policy` (its rules, its enforcement).
+    private func config(_ policy: String) -> String {
+        """
+        listen: "127.0.0.1:0"
+        credentials:
+          partner: {type: static, token: rules-token}
+        routes:
+          - host: "api.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: partner
+        \(policy)
+        """
     }
 
     override func tearDown() {
@@ -79,18 +86,11 @@ final class RouteRulesProxyTests: XCTestCase {
     }
 
     func testAuditModeChangesNoResponse() throws {
-        proxy = try ProxyHarness(yaml: """
-            listen: "127.0.0.1:0"
-            credentials:
-              partner: {type: static, token: rules-token}
-            routes:
-              - host: "api.test"
-                upstream: "http://127.0.0.1:\(backend.port)"
-                credential: partner
+        proxy = try ProxyHarness(yaml: config("""
                 enforcement: audit
                 rules:
                   - {name: read-orders, methods: [GET], paths: ["/v1/orders/**"]}
-            """)
+            """))
         for http2 in [false, true] {
             XCTAssertEqual(try curl("DELETE", "/v1/admin", http2: http2).status, 200)
             XCTAssertEqual(try curl("GET", "/v1//orders/./1", http2: http2).status, 200)
