@@ -39,15 +39,17 @@ final class RouteRulesProxyTests: XCTestCase {
         backend = nil
     }
 
-    /// curl through the proxy: the status and `Proxy-Status`.
-    private func curl(_ method: String, _ path: String, http2: Bool) throws -> (status: Int, proxyStatus: String) {
+    /// curl through the proxy: the status and `Proxy-Status`. Only an allowed POST sends a body:
+    /// curl 7.88 reports a refusal that comes before its upload ended (and the RST_STREAM
+    /// NO_ERROR RFC 9113 §8.1 prescribes after it) as an HTTP/2 framing error.
+    private func curl(_ method: String, _ path: String, http2: Bool, body: Bool = false) throws -> (status: Int, proxyStatus: String) {
         var command = ["curl", "-sS", "-o", "/dev/null", "-D", "-", "--path-as-is", "-X", method]
         if http2 {
             command += ["--http2-prior-knowledge", "--connect-to", "api.test:80:127.0.0.1:\(proxy.port)"]
         } else {
             command += ["--proxy", "http://127.0.0.1:\(proxy.port)"]
         }
-        if method == "POST" { command += ["--data-binary", "{}"] }
+        if body { command += ["--data-binary", "{}"] }
         let outcome = try Command.run(command + ["http://api.test\(path)"])
         let lines = outcome.out.split(separator: "\r\n")
         let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
@@ -60,7 +62,7 @@ final class RouteRulesProxyTests: XCTestCase {
             let over = http2 ? "HTTP/2" : "HTTP/1.1"
             let before = backend.requests().count
             XCTAssertEqual(try curl("GET", "/v1//orders/./7/../8?q=%2F", http2: http2).status, 200, over)
-            XCTAssertEqual(try curl("POST", "/v1/orders", http2: http2).status, 200, over)
+            XCTAssertEqual(try curl("POST", "/v1/orders", http2: http2, body: true).status, 200, over)
             let seen = backend.requests().suffix(from: before)
             XCTAssertEqual(seen.compactMap { $0["target"] as? String }, ["/v1/orders/8?q=%2F", "/v1/orders"], "\(over): the normalized path goes upstream")
             XCTAssertTrue(seen.allSatisfy { Backend.headerValues($0, "authorization") == ["Bearer rules-token"] }, over)
