@@ -106,7 +106,7 @@ public enum SigV4Canonical {
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
-            if isUnreserved(byte) || (keepSlash && byte == 0x2F) {
+            if PercentDecoding.isUnreserved(byte) || (keepSlash && byte == 0x2F) {
                 out.append(byte)
             } else if keepEscapes, byte == 0x25, index + 2 < bytes.count, PercentDecoding.hexValue(bytes[index + 1]) != nil, PercentDecoding.hexValue(bytes[index + 2]) != nil {
                 out.append(contentsOf: [0x25, upperHex(bytes[index + 1]), upperHex(bytes[index + 2])])
@@ -124,12 +124,6 @@ public enum SigV4Canonical {
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: return true
-        default: return false
-        }
-    }
 
     private static func upperHex(_ byte: UInt8) -> UInt8 { byte >= 0x61 && byte <= 0x66 ? byte - 0x20 : byte }
 }

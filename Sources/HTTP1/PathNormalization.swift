@@ -62,7 +62,7 @@ public enum PathNormalization {
                 default: break
                 }
                 currentHadEscape = true
-                if isUnreserved(decoded) {
+                if PercentDecoding.isUnreserved(decoded) {
                     current.append(decoded)
                 } else {
                     current += [percent, upperHex(decoded >> 4), upperHex(decoded & 0x0F)]
@@ -111,12 +111,6 @@ public enum PathNormalization {
         return nil
     }
 
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: return true
-        default: return false
-        }
-    }
 
     private static func upperHex(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x41 + nibble - 10 }
 

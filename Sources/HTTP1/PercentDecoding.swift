@@ -34,4 +34,13 @@ public enum PercentDecoding {
         default: return nil
         }
     }
+
+    /// RFC 3986 §2.3's unreserved characters (`A-Z a-z 0-9 - . _ ~`): never percent-encoded by a
+    /// normalizing encoder, and decoded where a path is normalized.
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: return true
+        default: return false
+        }
+    }
 }
