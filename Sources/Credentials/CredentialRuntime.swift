@@ -154,6 +154,12 @@ public final class CredentialRuntime: @unchecked Sendable {
         return credentials
     }
 
+    /// Whether a credential's refresh token is being rotated (sent, or answered and not yet
+    /// shared with the fleet): stopping now could lose the only copy of the new one.
+    public var rotationPending: Bool {
+        credentials.all.contains { ($0 as? ManagedCredential)?.rotationPending == true }
+    }
+
     /// Stops fetching and joins the token loop's thread.
     public func stop() {
         guard started else { return }

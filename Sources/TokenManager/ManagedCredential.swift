@@ -48,6 +48,11 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
     private let nextWaiterID = Locked<UInt64>(0)
     /// The newest ``AccessToken/generation`` a request succeeded with (any thread, relaxed).
     private let acceptedGeneration = Atomic<UInt64>(0)
+    /// Whether a refresh token's rotation is under way: its refresh sent and not answered, or
+    /// its answer not yet written to the fleet's shared cache (any thread reads it).
+    private let rotating = Atomic<Bool>(false)
+    /// A fetch was sent and its answer has not arrived (token loop).
+    private var fetchInFlight = false
 
     // Confined to the token loop.
     private let transport: any TokenTransport
@@ -121,7 +126,10 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         if let driver = self.shared {
             driver.adopt = { [unowned self] issued in adoptShared(issued) }
             driver.fetch = { [unowned self] in fetch() }
-            driver.changed = { [unowned self] in publishStatus() }
+            driver.changed = { [unowned self] in
+                publishStatus()
+                updateRotating()
+            }
         }
     }
 
@@ -166,6 +174,11 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         guard let token = published.withLock({ $0 }) else { return nil }
         return token.isUsable(at: clock.now) ? token : nil
     }
+
+    /// Whether stopping now could lose a rotated refresh token: a refresh sent and not answered,
+    /// or answered and not yet written to the fleet's shared cache. A drain waits for it (any
+    /// thread); a credential without a refresh token never rotates.
+    public var rotationPending: Bool { rotating.load(ordering: .relaxed) }
 
     /// A snapshot for status pages (any thread). Never contains the token.
     public var status: TokenStatus {
@@ -367,6 +380,12 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         publishStatus()
     }
 
+    /// Publishes ``rotationPending`` (token loop).
+    private func updateRotating() {
+        guard source.refreshTokens != nil else { return }
+        rotating.store(fetchInFlight || shared?.writePending == true, ordering: .relaxed)
+    }
+
     private func publishStatus() {
         let now = clock.now
         var snapshot = TokenStatus(name: name, state: state, now: now)
@@ -405,6 +424,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         let refreshTokens = source.refreshTokens
         let startedWall = clock.wallClockSeconds
         let logger = logger, logName = logName
+        fetchInFlight = true
+        updateRotating()
         do {
             request = try TokenRequestSender.send(source, via: transport) { [weak self] sent, result in
                 // A rotated refresh token is written before anything else, whatever becomes of
@@ -463,6 +484,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
 
     private func fetchFinished(_ outcome: Result<TokenGrant, TokenFetchError>, startedAt: ContinuousClock.Instant, sent: Bool,
                                span: FetchSpan?, status: Int? = nil) {
+        fetchInFlight = false
+        defer { updateRotating() }
         guard !stopped else { return }
         if let span, let tracing {
             let failure: String? = if case .failure(let error) = outcome { error.counterName } else { nil }

@@ -14,6 +14,8 @@ final class SharedTokenDriver {
     private var pollTimer: (any TokenScheduledTask)?
     private var loggedCorrupt = false
     private var stopped = false
+    /// Entries sent to the store and not yet acknowledged, retries included (token loop).
+    private var writesInFlight = 0
     /// A refresh token credential's file: its token travels in the sealed entry.
     private let refreshTokens: RefreshTokenFile?
     /// Adopt this token (no fetch).
@@ -40,6 +42,11 @@ final class SharedTokenDriver {
                                  refreshJitter: settings.refreshJitter, exclusive: refreshTokens != nil)
     }
 
+    /// Whether stopping now could leave the fleet without a rotation: an entry on its way to the
+    /// store (or waiting to be written again), or the lease asked for (won, it is held until
+    /// its TTL by a process that is gone).
+    var writePending: Bool { writesInFlight > 0 || (refreshTokens != nil && state.phase == .leasing) }
+
     /// The status for the status page and metrics.
     var status: SharedCacheStatus {
         SharedCacheStatus(available: state.isAvailable, phase: "\(state.phase)", counts: state.counts)
@@ -55,7 +62,8 @@ final class SharedTokenDriver {
         perform(state.fetchFinished(token, now: clock.now))
     }
 
-    /// Cancels the poll timer and ignores later completions.
+    /// Cancels the poll timer and ignores later completions (an entry on its way is still
+    /// written, and ``writePending`` follows it: a drain waits for it).
     func stop() {
         stopped = true
         pollTimer?.cancel()
@@ -143,8 +151,12 @@ final class SharedTokenDriver {
     /// Writes a sealed entry; a refresh token credential's entry is written again each second
     /// while the store fails and the token is usable (the fleet must learn the rotation).
     private func write(_ sealed: [UInt8], ttl: Duration, until: ContinuousClock.Instant) {
+        writesInFlight += 1
         binding.cache.store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in
-            guard let self, !stopped else { return }
+            guard let self else { return }
+            writesInFlight -= 1
+            defer { changed() }
+            guard !stopped else { return }
             if case .success = result {
                 perform(state.entryWritten(ok: true))
                 return
@@ -153,8 +165,11 @@ final class SharedTokenDriver {
             guard refreshTokens != nil else { return }
             let retryAt = clock.now + .seconds(1)
             guard retryAt < until else { return }
+            writesInFlight += 1
             _ = clock.schedule(on: loop, after: .seconds(1)) { [weak self] in
-                guard let self, !stopped else { return }
+                guard let self else { return }
+                writesInFlight -= 1
+                guard !stopped else { return changed() }
                 write(sealed, ttl: until - clock.now, until: until)
             }
         }

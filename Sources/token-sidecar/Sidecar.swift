@@ -20,6 +20,8 @@ final class Sidecar {
     let tracing: TracingSetup?
     private var watchers: [SignalWatcher] = []
     private var drainTimer: Timer?
+    /// Polls, during a drain, for refresh token rotations under way (``stopAfterRotations()``).
+    private var rotationPoll: Timer?
     /// Looks every ``trimInterval`` whether enough memory was freed to trim the heap.
     private var trimTimer: Timer?
     /// How often freed buffer memory is looked at.
@@ -106,11 +108,28 @@ final class Sidecar {
         }
         draining = true
         logger.info("draining", metadata: ["signal": .string(reason), "drainTimeout": "\(config.drainTimeout)"])
-        let control = self.control
-        server.drain { control.stop() }
+        // The drain ends on a worker thread; the rest happens on the control loop.
+        let bound = LoopBound(self, on: control)
+        server.drain { bound.run { $0.stopAfterRotations() } }
         drainTimer = Timer(on: control, after: config.drainTimeout) { [unowned self] in
             logger.warning("drainTimeout reached with requests still in flight; stopping")
             control.stop()
+        }
+    }
+
+    /// Stops the control loop once no refresh token is being rotated: a refresh the token
+    /// server answered is written to the file and the fleet's shared cache before the process
+    /// ends (a rolling restart must not lose the only copy of the new one). The drain timer
+    /// still bounds the wait.
+    func stopAfterRotations() {
+        guard runtime.rotationPending else {
+            control.stop()
+            return
+        }
+        logger.info("waiting for a refresh token rotation to be saved before stopping")
+        rotationPoll = Timer(on: control, after: .milliseconds(20), repeating: .milliseconds(20)) { [unowned self] in
+            // Stopping the loop leaves the timer in place; the loop does not fire it again.
+            if !runtime.rotationPending { control.stop() }
         }
     }
 

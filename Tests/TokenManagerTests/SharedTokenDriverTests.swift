@@ -123,3 +123,51 @@ final class SharedTokenDriverTests: XCTestCase {
         XCTAssertEqual(server.requests.count, 2, "one refetch for the fleet")
     }
 }
+
+extension SharedTokenDriverTests {
+    /// A drain asks ``ManagedCredential/rotationPending`` before it stops the process: true from
+    /// the moment a refresh is sent until the rotated refresh token is in the file and the entry
+    /// carrying it is in the fleet's store — stopping in between would lose the only copy.
+    func testARotationIsPendingUntilTheNewRefreshTokenIsSharedWithTheFleet() throws {
+        try server.setControl(["delay": 0.5, "body": #"{"access_token":"tok-r","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-2"}"#])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rotation-\(UUID().uuidString).refresh").path
+        try "rt-1".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = RefreshTokenFile(path: path)
+        let request = try TokenEndpointRequest.oauth2(tokenURL: server.baseURL + "/oauth/token", clientId: "client", secret: "s3cr3t")
+        var source = TokenRequestSource.fixed(request)
+        source.refreshTokens = file
+        let store = makeStore()
+        let cache = SharedTokenCache(store: store, sealer: TokenSealer(key: key)!, keyPrefix: "t:", instanceId: "replica-0",
+                                     pollInterval: .milliseconds(20))
+        let credential = ManagedCredential(name: "api", source: source, loop: tokenLoop.loop, logger: logs.logger,
+                                           shared: cache.binding(material: "oauth2|client"))
+        credentials.append(credential)
+        XCTAssertFalse(credential.rotationPending, "nothing sent yet")
+        credential.start()
+        XCTAssertTrue(eventually { credential.rotationPending }, "pending once the refresh is sent")
+        XCTAssertNil(credential.currentToken())
+        XCTAssertTrue(eventually { !credential.rotationPending }, "settled after the answer")
+        XCTAssertEqual(credential.currentToken()?.value, "tok-r")
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), "rt-2")
+        let binding = cache.binding(material: "oauth2|client")
+        let entryKey = binding.entryKey
+        let entry = onLoop { store.values[entryKey]?.value }
+        let opened = try XCTUnwrap(entry.flatMap { TokenSealer(key: key)!.open($0, cacheKey: binding.hash) }, "the entry is in the store")
+        XCTAssertEqual(opened.refreshToken, "rt-2", "the fleet's entry carries the rotated refresh token")
+    }
+
+    /// A credential that rotates nothing is never pending, whatever it fetches.
+    func testAClientCredentialsFetchIsNeverARotation() throws {
+        try server.setControl(["delay": 0.3])
+        let store = makeStore()
+        let fleet = try replicas(1, store: store)
+        fleet[0].start()
+        let sawPending = Locked(false)
+        XCTAssertTrue(eventually {
+            if fleet[0].rotationPending { sawPending.update { $0 = true } }
+            return fleet[0].currentToken() != nil
+        })
+        XCTAssertFalse(sawPending.value)
+    }
+}

@@ -60,6 +60,19 @@ final class CapturedSidecar {
         killAndReap(process)
     }
 
+    /// Stops the process as a supervisor does (SIGTERM: it drains), then SIGKILL after `grace`
+    /// seconds if it is still running. Returns whether it exited by itself.
+    @discardableResult
+    func terminate(grace: Double = 20) -> Bool {
+        guard process.isRunning else { return true }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(grace)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let exited = !process.isRunning
+        stop()
+        return exited
+    }
+
     /// Bytes written so far to stdout and stderr together.
     var outputSize: Int {
         ((try? FileManager.default.attributesOfItem(atPath: outputURL.path))?[.size] as? NSNumber)?.intValue ?? 0

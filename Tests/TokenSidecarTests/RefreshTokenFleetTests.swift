@@ -98,9 +98,10 @@ final class RefreshTokenFleetTests: XCTestCase {
         let mode = (try FileManager.default.attributesOfItem(atPath: setup.files[0])[.posixPermissions] as? NSNumber)?.intValue
         XCTAssertEqual(mode, 0o600)
 
-        // A replica restarted from an old file (the consented token, long spent) adopts the
-        // fleet's newer sealed one, and serves without spending anything.
-        replicas[2].stop()
+        // A replica stopped as Kubernetes stops a pod (SIGTERM: a refresh it has under way is
+        // answered and shared before it exits), then restarted from an old file (the consented
+        // token, long spent), adopts the fleet's newer sealed one and serves without spending anything.
+        XCTAssertTrue(replicas[2].terminate(), "the replica drains and exits on SIGTERM")
         replicas.removeLast()
         try initial.write(toFile: setup.files[2], atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: setup.files[2])
@@ -162,6 +163,43 @@ final class RefreshTokenFleetTests: XCTestCase {
         let late = load.recorded.filter { $0.time > recoveredAt + 1 }
         XCTAssertFalse(late.isEmpty)
         XCTAssertEqual(late.filter { $0.status != 200 }.count, 0, "the survivors serve again")
+    }
+
+    /// A rolling restart sends SIGTERM while a refresh may be under way. The token server may
+    /// already have rotated the refresh token: the process waits for the answer, writes the new
+    /// refresh token to its file and to the fleet's cache, and only then exits, so a replica
+    /// started from the old (spent) file adopts the new one instead of breaking the chain.
+    func testSIGTERMDuringARefreshExitsOnlyOnceTheRotatedTokenIsSaved() throws {
+        let setup = try setUp(count: 2, lifetime: 2, shared: true)
+        let first = try digest(setup.files[0])
+        let initial = try String(contentsOfFile: setup.files[1], encoding: .utf8)
+        let leaving = try CapturedSidecar(configPath: setup.configs[0])
+        XCTAssertNotNil(wait(10) { self.get(leaving.adminPort, "/readyz")?.status == 200 ? true : nil }, "ready with the first token")
+        // The next refresh (at 80 % of 2 s) is held at the server.
+        try "".write(to: setup.dot.file("hold"), atomically: true, encoding: .utf8)
+        let held = try XCTUnwrap(wait(10) { setup.dot.log("token.jsonl").first { $0["held"] != nil } }, "a refresh was held")
+        let signalled = Date()
+        kill(leaving.process.processIdentifier, SIGTERM)
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertTrue(leaving.process.isRunning, "still running while its refresh is unanswered")
+        try FileManager.default.removeItem(at: setup.dot.file("hold"))
+        XCTAssertNotNil(wait(10) { leaving.process.isRunning ? nil : true }, "exits by itself once the answer is saved")
+        XCTAssertLessThan(Date().timeIntervalSince(signalled), 10, "well before the drain timeout")
+        XCTAssertTrue(leaving.text().contains("waiting for a refresh token rotation"), leaving.text())
+        let lines = refreshes(setup.dot)
+        checkChain(lines, startingWith: first)
+        let rotated = try XCTUnwrap(lines.last { $0["used"] as? String == held["held"] as? String }?["issued"] as? String)
+        XCTAssertEqual(try digest(setup.files[0]), rotated, "the leaving replica's file holds the rotated token")
+        // The next replica starts from the consented (spent) token and adopts the fleet's one.
+        XCTAssertEqual(try digest(setup.files[1]), Digest.sha256Hex(initial.trimmingCharacters(in: .whitespacesAndNewlines)).prefix(12).description)
+        let next = try CapturedSidecar(configPath: setup.configs[1])
+        defer { next.stop() }
+        let load = FleetLoad()
+        let port = next.port
+        load.run(ports: { [port] }, threads: 1, seconds: 3, maxRequests: 100, path: "/api/")
+        XCTAssertGreaterThan(load.recorded.count, 0)
+        XCTAssertEqual(load.recorded.filter { $0.status != 200 }.map(\.status), [], "the next replica serves every request")
+        checkChain(refreshes(setup.dot), startingWith: first)
     }
 
     func testARevokedRefreshTokenMakesTheReplicaUnreadyQuietlyUntilTheFileIsReplaced() throws {
