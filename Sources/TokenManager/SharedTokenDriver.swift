@@ -42,6 +42,10 @@ final class SharedTokenDriver {
                                  refreshJitter: settings.refreshJitter, exclusive: refreshTokens != nil)
     }
 
+    /// How long an entry carrying a rotated refresh token stays in the store after its access
+    /// token expired (refresh tokens commonly live for days to months).
+    static let refreshTokenRetention: Duration = .seconds(30 * 24 * 3600)
+
     /// Whether stopping now could leave the fleet without a rotation: an entry on its way to the
     /// store (or waiting to be written again), or the lease asked for (won, it is held until
     /// its TTL by a process that is gone).
@@ -106,7 +110,7 @@ final class SharedTokenDriver {
                 entry.refreshToken = refreshTokens?.held
                 let ttl = issued.usableUntil - now
                 guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
-                write(sealed, ttl: ttl, until: issued.usableUntil)
+                write(sealed, until: issued.usableUntil)
             case .adopt(let entry):
                 // Its refresh token was taken as the entry was read (``readFinished(_:)``).
                 let issued = entry.issued(now: clock.now, wallNow: clock.wallClockSeconds)
@@ -150,8 +154,13 @@ final class SharedTokenDriver {
 
     /// Writes a sealed entry; a refresh token credential's entry is written again each second
     /// while the store fails and the token is usable (the fleet must learn the rotation).
-    private func write(_ sealed: [UInt8], ttl: Duration, until: ContinuousClock.Instant) {
+    private func write(_ sealed: [UInt8], until: ContinuousClock.Instant) {
         writesInFlight += 1
+        // The refresh token outlives its access token: a replica started after every other one
+        // stopped (scaled to zero overnight) must still find the fleet's newest one, not refresh
+        // with its file's spent token and revoke the family. Readers never serve the expired
+        // access token (``SharedTokenState/serves``).
+        let ttl = refreshTokens == nil ? until - clock.now : max(until - clock.now, Self.refreshTokenRetention)
         binding.cache.store.write(binding.entryKey, value: sealed, ttl: ttl) { [weak self] result in
             guard let self else { return }
             writesInFlight -= 1
@@ -170,7 +179,7 @@ final class SharedTokenDriver {
                 guard let self else { return }
                 writesInFlight -= 1
                 guard !stopped else { return changed() }
-                write(sealed, ttl: until - clock.now, until: until)
+                write(sealed, until: until)
             }
         }
     }

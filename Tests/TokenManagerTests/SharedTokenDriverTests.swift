@@ -152,7 +152,10 @@ extension SharedTokenDriverTests {
         XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), "rt-2")
         let binding = cache.binding(material: "oauth2|client")
         let entryKey = binding.entryKey
-        let entry = onLoop { store.values[entryKey]?.value }
+        let (entry, until) = onLoop { (store.values[entryKey]?.value, store.values[entryKey]?.until) }
+        // A replica started after the whole fleet stopped must still find it (30 days), though
+        // the access token in it expires in an hour.
+        XCTAssertGreaterThan(try XCTUnwrap(until), ContinuousClock.now + .seconds(29 * 24 * 3600))
         let opened = try XCTUnwrap(entry.flatMap { TokenSealer(key: key)!.open($0, cacheKey: binding.hash) }, "the entry is in the store")
         XCTAssertEqual(opened.refreshToken, "rt-2", "the fleet's entry carries the rotated refresh token")
     }
