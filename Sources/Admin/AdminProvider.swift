@@ -16,15 +16,20 @@ public struct AdminProvider: Sendable {
     public var tokens: @Sendable (@escaping @Sendable ([TokenReport]) -> Void) -> Void
     /// The status page's data for `/` (nil: the page says there is no status to show).
     public var status: @Sendable (@escaping @Sendable (StatusReport?) -> Void) -> Void
+    /// `POST /reload`: loads the configuration file again; the completion gets whether it
+    /// applied and the configuration's state after it (nil: reloading is not available).
+    public var reload: @Sendable (@escaping @Sendable ((applied: Bool, report: ConfigurationReport)?) -> Void) -> Void
 
-    /// Creates a provider. Defaults: serving, ready, no metrics, no tokens, no status.
+    /// Creates a provider. Defaults: serving, ready, no metrics, no tokens, no status, no reload.
     public init(
         isServing: @escaping @Sendable () -> Bool = { true },
         readiness: @escaping @Sendable (@escaping @Sendable (Readiness) -> Void) -> Void = { $0(Readiness(ready: true)) },
         metrics: @escaping @Sendable (@escaping @Sendable ([MetricFamily]) -> Void) -> Void = { $0([]) },
         tokens: @escaping @Sendable (@escaping @Sendable ([TokenReport]) -> Void) -> Void = { $0([]) },
-        status: @escaping @Sendable (@escaping @Sendable (StatusReport?) -> Void) -> Void = { $0(nil) }
+        status: @escaping @Sendable (@escaping @Sendable (StatusReport?) -> Void) -> Void = { $0(nil) },
+        reload: @escaping @Sendable (@escaping @Sendable ((applied: Bool, report: ConfigurationReport)?) -> Void) -> Void = { $0(nil) }
     ) {
+        self.reload = reload
         self.isServing = isServing
         self.readiness = readiness
         self.metrics = metrics

@@ -1,10 +1,11 @@
 import HTTPMessage
 import JSON
-/// The admin endpoints (`/` the status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`) as a pure function of a request and an ``AdminProvider``, so they are
+/// The admin endpoints (`/` the status page, `/healthz`, `/readyz`, `/metrics`, `/tokens`,
+/// `POST /reload`) as a pure function of a request and an ``AdminProvider``, so they are
 /// tested without sockets; ``AdminServer`` serves them through a ``LocalServer``.
 enum AdminRoutes {
     /// The paths served, for 404 hints.
-    static let paths = ["/", "/healthz", "/readyz", "/metrics", "/tokens"]
+    static let paths = ["/", "/healthz", "/readyz", "/metrics", "/tokens", "/reload"]
 
     /// Answers `request` through `deliver` (called once, possibly from another thread).
     static func handle(_ request: LocalRequest, provider: AdminProvider,
@@ -14,6 +15,10 @@ enum AdminRoutes {
                 ("error", .string("not found")),
                 ("endpoints", .array(paths.map { .string($0) })),
             ])))
+            return
+        }
+        if request.path == "/reload" {
+            reload(request, provider: provider, deliver: deliver)
             return
         }
         // HEAD is GET without the body (the server leaves the body out).
@@ -58,6 +63,26 @@ enum AdminRoutes {
             provider.tokens { reports in
                 deliver(.json(.array(reports.map(\.json)), headers: [("Cache-Control", "no-store")]))
             }
+        }
+    }
+
+    /// `POST /reload`: 200 with the configuration's state when the file applied, 400 with the
+    /// problem (`FILE: key: problem`) when it was refused — the running configuration stays.
+    private static func reload(_ request: LocalRequest, provider: AdminProvider, deliver: @escaping @Sendable (LocalResponse) -> Void) {
+        guard request.method == "POST" else {
+            deliver(.error(status: 405, "method not allowed", headers: [("Allow", "POST")]))
+            return
+        }
+        provider.reload { outcome in
+            guard let outcome else {
+                deliver(.error(status: 503, "reload is not available"))
+                return
+            }
+            let body = JSONValue.object([
+                ("status", .string(outcome.applied ? "reloaded" : "refused")),
+                ("configuration", outcome.report.json),
+            ])
+            deliver(.json(status: outcome.applied ? 200 : 400, body, headers: [("Cache-Control", "no-store")]))
         }
     }
 }

@@ -36,6 +36,17 @@ enum StatusPage {
         out += tile("errors", String(report.errors.reduce(0) { $0 + $1.count }))
         out += "</div>\n"
 
+        if let configuration = report.configuration {
+            out += "<h2>Configuration</h2>\n"
+            out += table(["file", "version", "loaded", "reloads", "refused reloads", "last error"], [[
+                "<code>\(escape(configuration.file))</code>", "<code>\(escape(configuration.version))</code>",
+                escape(configuration.loadedAt.iso8601), number(configuration.reloads), number(configuration.failedReloads),
+                configuration.lastError.map { error in
+                    "<span class=\"bad\">\(escape(error))</span>" + (configuration.lastErrorAt.map { " <span class=\"sub\">\(escape($0.iso8601))</span>" } ?? "")
+                } ?? "",
+            ]], numeric: [3, 4])
+        }
+
         out += "<h2>Credentials</h2>\n"
         out += table(["name", "kind", "state", "token", "expires in", "last fetch", "fetches", "failures", "401s", "last error"],
                      report.credentials.map { credential in
@@ -70,6 +81,16 @@ enum StatusPage {
             ["<code>\(escape(route.host))</code>", escape(route.upstream),
              route.credential.map { "<code>\(escape($0))</code>" } ?? "–", escape(route.clientAuthorization)]
         }, numeric: [])
+
+        if !report.limits.isEmpty {
+            out += "<h2>Limits</h2>\n"
+            out += table(["scope", "rate", "tokens", "budget", "left", "period ends in", "refused"], report.limits.map { limit in
+                ["<code>\(escape(limit.scope))</code>", escape(limit.rate ?? "–"), limit.tokens.map(number) ?? "–",
+                 escape(limit.budget ?? "–"),
+                 limit.remaining.map { $0 == 0 ? "<span class=\"bad\">0</span>" : number($0) } ?? "–",
+                 limit.resetsInSeconds.map(duration) ?? "–", number(limit.refused)]
+            }, numeric: [2, 4, 6])
+        }
 
         out += "<h2>Upstream pools</h2>\n"
         out += table(["upstream", "idle", "leased", "connecting"], report.pools.map { pool in

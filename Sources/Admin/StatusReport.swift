@@ -89,6 +89,35 @@ public struct StatusReport: Sendable, Equatable {
         }
     }
 
+    /// What is left of one route's or credential's `limits:`.
+    public struct Limit: Sendable, Equatable {
+        /// `route api.test:443` or `credential partner`.
+        public var scope: String
+        /// `50/s, burst 100`, when there is a rate.
+        public var rate: String?
+        /// Tokens in the bucket now (whole), when there is a rate.
+        public var tokens: Int?
+        /// `10000/day`, when there is a budget.
+        public var budget: String?
+        /// Requests left in this period, when there is a budget.
+        public var remaining: Int?
+        /// Seconds until the period ends, when there is a budget.
+        public var resetsInSeconds: Int?
+        /// Requests refused by the rate and by the budget.
+        public var refused: Int
+
+        /// Creates a row.
+        public init(scope: String, rate: String?, tokens: Int?, budget: String?, remaining: Int?, resetsInSeconds: Int?, refused: Int) {
+            self.scope = scope
+            self.rate = rate
+            self.tokens = tokens
+            self.budget = budget
+            self.remaining = remaining
+            self.resetsInSeconds = resetsInSeconds
+            self.refused = refused
+        }
+    }
+
     /// When the report was taken.
     public var generatedAt: WallClockTime
     /// Seconds since the sidecar started.
@@ -109,6 +138,10 @@ public struct StatusReport: Sendable, Equatable {
     public var errors: [(type: String, count: Int)]
     /// Trace export.
     public var tracing: TracingReport = .off
+    /// Every route's and credential's limits.
+    public var limits: [Limit] = []
+    /// The configuration and its reloads, when known.
+    public var configuration: ConfigurationReport?
 
     /// Creates a report.
     public init(generatedAt: WallClockTime, uptimeSeconds: Int, credentials: [Credential], routes: [Route], pools: [Pool],
@@ -130,7 +163,7 @@ public struct StatusReport: Sendable, Equatable {
             && a.routes == b.routes && a.pools == b.pools && a.requests == b.requests
             && a.requestsPerSecond == b.requestsPerSecond && a.clientConnections == b.clientConnections
             && a.errors.map(\.type) == b.errors.map(\.type) && a.errors.map(\.count) == b.errors.map(\.count)
-            && a.tracing == b.tracing
+            && a.tracing == b.tracing && a.limits == b.limits && a.configuration == b.configuration
     }
 
     /// The JSON document `/` answers with `Accept: application/json` (the same data as the page).
@@ -173,6 +206,18 @@ public struct StatusReport: Sendable, Equatable {
                 ])
             })),
             ("tracing", tracing.json),
+            ("configuration", configuration?.json ?? .null),
+            ("limits", .array(limits.map { limit in
+                .object([
+                    ("scope", .string(limit.scope)),
+                    ("rate", .string(limit.rate)),
+                    ("tokens", limit.tokens.map { .int($0) } ?? .null),
+                    ("budget", .string(limit.budget)),
+                    ("remaining", limit.remaining.map { .int($0) } ?? .null),
+                    ("resetsInSeconds", limit.resetsInSeconds.map { .int($0) } ?? .null),
+                    ("refused", .int(limit.refused)),
+                ])
+            })),
         ])
     }
 }

@@ -20,7 +20,14 @@ extension ConfigDecoder {
             }
             if let kind = decodeCredential(entry.value, path: path) {
                 let placeholder = decodePlaceholder(entry.value, path: path, kind: kind)
-                if placeholder.valid { configs.append(CredentialConfig(name: entry.key, kind: kind, placeholder: placeholder.setting)) }
+                var limitsNode: Node?
+                if case .mapping(let mapping) = entry.value {
+                    limitsNode = mapping.first { if case .scalar(let key) = $0.key { key.string == "limits" } else { false } }?.value
+                }
+                let limits = decodeLimits(limitsNode, path: Self.join(path, "limits"))
+                if placeholder.valid && limits.valid {
+                    configs.append(CredentialConfig(name: entry.key, kind: kind, placeholder: placeholder.setting, limits: limits.limits))
+                }
             }
         }
         var owners: [PlaceholderSetting: String] = [:]

@@ -186,6 +186,8 @@ extension ConfigDecoder {
 
             let policy = decodePolicy(fields, path: path)
             if !policy.valid { valid = false }
+            let limits = decodeLimits(fields["limits"], path: Self.join(path, "limits"))
+            if !limits.valid { valid = false }
 
             let presentsCertificate = decodeClientCertificate(fields, path: path, credential: credential, kinds: kinds,
                                                               upstream: upstream, tlsGiven: tls.given)
@@ -204,6 +206,7 @@ extension ConfigDecoder {
                     requested: requested.settings, presentsCredentialCertificate: presentsCertificate ?? false,
                     upgrades: upgrades ?? [], maxUpgradedLifetime: maxUpgradedLifetime,
                     upstreamProtocol: upstreamProtocol ?? .auto, placement: placement.placement, policy: policy.policy))
+                routes[routes.count - 1].limits = limits.limits
             }
         }
         return routes

@@ -1,11 +1,12 @@
 import Yams
 
 extension ConfigDecoder {
-    /// A route's `rules:` (a list of `{name, methods, paths}`) and `enforcement:`; nil policy
-    /// when the route has no rules. `valid` is false when anything was reported.
+    /// A route's `rules:` (a list of `{name, methods, paths}`) and `enforcement:` (default: the
+    /// top-level one); nil policy when the route has no rules. `valid` is false when anything was
+    /// reported.
     mutating func decodePolicy(_ fields: [String: Node], path: String) -> (policy: RoutePolicy?, valid: Bool) {
         var valid = true
-        var enforcement = Enforcement.enforce
+        var enforcement = defaultEnforcement
         switch choice(fields["enforcement"], path: Self.join(path, "enforcement"), as: Enforcement.self) {
         case .absent: break
         case .invalid: valid = false
@@ -69,6 +70,20 @@ extension ConfigDecoder {
             rules.append(rule)
         }
         return (valid ? RoutePolicy(rules: rules, enforcement: enforcement) : nil, valid)
+    }
+
+    /// `audit: {file: PATH}` (`-`: stdout); nil when absent.
+    mutating func decodeAudit(_ node: Node?) -> AuditConfig? {
+        guard let node, !Self.isNull(node) else { return nil }
+        guard let entries = mapping(node, path: "audit", expected: "a mapping with file (a path, or - for stdout)") else { return nil }
+        checkKeys(entries, allowed: ConfigKeys.audit, path: "audit")
+        let fields = Self.index(entries)
+        guard fields["file"] != nil else {
+            report("audit.file", "required: where audit records go (a path, or - for stdout)", at: node)
+            return nil
+        }
+        guard case .value(let file) = plainText(fields["file"], path: "audit.file") else { return nil }
+        return AuditConfig(file: file == "-" ? file : resolve(path: file))
     }
 
     /// A non-empty list of strings, or nil (reported) when it is not one.

@@ -29,6 +29,9 @@ struct ConfigDecoder {
     /// them as written (relative to the working directory).
     let baseDirectory: String?
     private(set) var problems: [ConfigProblem] = []
+    /// The top-level `enforcement:`, for routes whose rules do not say (set before the routes
+    /// are decoded).
+    var defaultEnforcement = Enforcement.enforce
 
     init(file: String, environment: [String: String], baseDirectory: String?) {
         self.file = file
@@ -97,6 +100,11 @@ struct ConfigDecoder {
         config.sharedCache = decodeSharedCache(fields["sharedCache"])
         config.intercept = decodeIntercept(fields["intercept"])
         config.tracing = decodeTracing(fields["tracing"])
+        config.audit = decodeAudit(fields["audit"])
+        if case .value(let enforcement) = choice(fields["enforcement"], path: "enforcement", as: Enforcement.self) {
+            config.enforcement = enforcement
+            defaultEnforcement = enforcement
+        }
         let credentials = decodeCredentials(fields["credentials"])
         config.credentials = credentials.configs
         let problemsBeforeRoutes = problems.count

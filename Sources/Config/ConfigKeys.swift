@@ -4,8 +4,14 @@ enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
         "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
-        "credentials", "routes", "sharedCache", "intercept", "tracing",
+        "credentials", "routes", "sharedCache", "intercept", "tracing", "audit", "enforcement",
     ]
+    /// Keys of `limits` (of a route or a credential), of its `rate` and of its `budget`.
+    static let limits = ["rate", "budget"]
+    static let limitsRate = ["perSecond", "burst"]
+    static let limitsBudget = ["requests", "per"]
+    /// Keys of `audit`.
+    static let audit = ["file"]
     /// Keys of `intercept`.
     static let intercept = ["caCertFile", "caKeyFile", "bundleFile", "caValidity"]
     static let spool = ["directory", "maxBytes"]
@@ -18,7 +24,7 @@ enum ConfigKeys {
     static let tracingBatch = ["maxQueueSize", "scheduleDelay", "exportTimeout", "maxExportBatchSize"]
     /// Allowed range for `tracing.batch.maxQueueSize` and `maxExportBatchSize`.
     static let tracingBatchSize = 1...1_000_000
-    static let credentialCommon = ["type", "placeholder", "placeholderFile"]
+    static let credentialCommon = ["type", "placeholder", "placeholderFile", "limits"]
     static let staticToken = ["token", "tokenFile", "tokenEnv"]
     /// Client secret sources of `mca` and `oauth2`.
     static let secret = ["secret", "secretFile", "secretEnv"]
@@ -50,7 +56,7 @@ enum ConfigKeys {
     }()
     static let route = ["host", "upstream", "preserveHost", "credential", "clientAuthorization", "intercept", "exchange",
                         "scopeHeader", "allowedScopes", "audienceHeader", "allowedAudiences", "clientCertificate", "upgrades",
-                        "maxUpgradedLifetime", "upstreamProtocol", "inject", "rules", "enforcement"] + tls
+                        "maxUpgradedLifetime", "upstreamProtocol", "inject", "rules", "enforcement", "limits"] + tls
     /// Keys of `routes[].rules[]`.
     static let rule = ["name", "methods", "paths"]
     /// Keys of `routes[].inject` (exactly one of `header`, `query`, `basic`; `format` with `header`).

@@ -6,9 +6,12 @@ public struct CredentialConfig: Sendable, Equatable {
     public var kind: CredentialKind
     /// The placeholder the app may send in place of the token (`placeholder`, `placeholderFile`).
     public var placeholder: PlaceholderSetting?
+    /// What every route together may do with it (`limits:`), if limited.
+    public var limits: LimitsConfig?
 
     /// Creates a credential.
-    public init(name: String, kind: CredentialKind, placeholder: PlaceholderSetting? = nil) {
+    public init(name: String, kind: CredentialKind, placeholder: PlaceholderSetting? = nil, limits: LimitsConfig? = nil) {
+        self.limits = limits
         self.name = name
         self.kind = kind
         self.placeholder = placeholder

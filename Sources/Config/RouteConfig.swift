@@ -30,6 +30,8 @@ public struct RouteConfig: Sendable, Equatable {
     public var placement: CredentialPlacement?
     /// What the app may do with the credential (`rules:`, `enforcement:`); nil: anything.
     public var policy: RoutePolicy?
+    /// What the app may spend through this route (`limits:`), if limited.
+    public var limits: LimitsConfig?
     /// The token exchange of a `clientAuthorization: exchange` route (nil otherwise).
     public var exchange: STSSettings? {
         get { perRequest?.exchange }

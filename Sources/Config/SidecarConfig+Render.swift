@@ -50,6 +50,8 @@ extension SidecarConfig {
             lines += destinations.map { "    - \(Self.quote($0))" }
         }
         lines += renderSharedCache()
+        if let audit { lines.append("audit: {file: \(Self.quote(audit.file))}") }
+        lines.append("enforcement: \(enforcement.rawValue)")
         if let intercept {
             lines.append("intercept:")
             lines.append("  caCertFile: \(Self.quote(intercept.caCertFile))")
@@ -124,6 +126,7 @@ extension SidecarConfig {
                 } else {
                     lines.append("    credential: null  # no token injected")
                 }
+                if let limits = route.limits { lines.append("    limits: \(Self.renderLimits(limits))") }
                 if let policy = route.policy {
                     lines.append("    enforcement: \(policy.enforcement.rawValue)")
                     lines.append("    rules:  # the first match allows; anything else is denied")

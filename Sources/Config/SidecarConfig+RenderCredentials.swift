@@ -1,4 +1,14 @@
 extension SidecarConfig {
+    /// `{rate: {perSecond: 50, burst: 100}, budget: {requests: 10000, per: day}}`.
+    static func renderLimits(_ limits: LimitsConfig) -> String {
+        var parts: [String] = []
+        if let rate = limits.rate {
+            parts.append("rate: {perSecond: \(rate.perSecondText), burst: \(rate.burst)}")
+        }
+        if let budget = limits.budget { parts.append("budget: {requests: \(budget.requests), per: \(budget.per.rawValue)}") }
+        return "{\(parts.joined(separator: ", "))}"
+    }
+
     /// The lines of one credential under `credentials:`. Secrets are masked
     /// (`"****"`); mca fields carry a comment saying where they came from.
     static func renderCredential(_ credential: CredentialConfig) -> [String] {
@@ -8,6 +18,7 @@ extension SidecarConfig {
         case .file(let path)?: lines.append("    placeholderFile: \(quote(path))  # read, or generated (tsp_…) and written at start")
         case nil: break
         }
+        if let limits = credential.limits { lines.append("    limits: \(renderLimits(limits))  # every route together") }
         switch credential.kind {
         case .staticToken(let config):
             lines.append("    " + secretLine(config.source, keys: ("token", "tokenFile", "tokenEnv")))

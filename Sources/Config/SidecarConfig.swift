@@ -38,6 +38,11 @@ public struct SidecarConfig: Sendable, Equatable {
     public var intercept: InterceptConfig?
     /// OpenTelemetry trace export (off unless an endpoint is set).
     public var tracing: TracingConfig
+    /// Audit records (`audit:`), nil when none are written.
+    public var audit: AuditConfig?
+    /// `enforcement:` at the top: what a route's rules do when the route does not say (default
+    /// `enforce`; `audit` rolls a whole policy out without refusing anything).
+    public var enforcement: Enforcement = .enforce
     /// Credentials in file order.
     public var credentials: [CredentialConfig]
     /// Routes in file order.

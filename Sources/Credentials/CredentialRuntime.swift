@@ -21,6 +21,8 @@ public final class CredentialRuntime: @unchecked Sendable {
     /// The fleet's shared token cache (`sharedCache:`), nil without one. A reload keeps it.
     public let shared: SharedTokenCache?
     private let thread: LoopThread
+    /// The token loop: credentials fetch, and the shared cache's store runs, on it.
+    public var tokenLoop: EventLoop { thread.loop }
     /// Re-reads static token files; created and touched only on the token loop.
     private var fileWatch: Timer?
     private var started = false

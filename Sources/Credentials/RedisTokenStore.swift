@@ -11,6 +11,9 @@ public final class RedisTokenStore: SharedTokenStore {
     /// Deletes `KEYS[1]` only if it holds exactly `ARGV[1]`.
     static let compareAndDelete = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end"
 
+    /// `INCRBY KEYS[1] ARGV[1]`, and a TTL of `ARGV[2]` ms on a counter that has none (new).
+    static let addWithTTL = "local v = redis.call('INCRBY', KEYS[1], ARGV[1]) if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return v"
+
     /// Creates a store on `client`.
     public init(client: RedisClient) {
         self.client = client
@@ -57,6 +60,17 @@ public final class RedisTokenStore: SharedTokenStore {
         client.send([Array("EVAL".utf8), Array(Self.compareAndDelete.utf8), Array("1".utf8), Array(key.utf8), value]) { result in
             switch result {
             case .success(.integer(let deleted)): completion(.success(deleted > 0))
+            case .success: completion(.failure(SharedStoreFailure("unexpected reply to EVAL")))
+            case .failure(let error): completion(.failure(SharedStoreFailure(error.description)))
+            }
+        }
+    }
+
+    /// `EVAL add-with-ttl 1 key delta ttl`.
+    public func add(_ key: String, _ delta: Int, ttl: Duration, _ completion: @escaping (Result<Int, SharedStoreFailure>) -> Void) {
+        client.send(["EVAL", Self.addWithTTL, "1", key, String(delta), String(Self.milliseconds(ttl))].map { Array($0.utf8) }) { result in
+            switch result {
+            case .success(.integer(let value)): completion(.success(Int(value)))
             case .success: completion(.failure(SharedStoreFailure("unexpected reply to EVAL")))
             case .failure(let error): completion(.failure(SharedStoreFailure(error.description)))
             }

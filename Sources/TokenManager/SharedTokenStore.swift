@@ -10,6 +10,9 @@ public protocol SharedTokenStore: AnyObject {
     func write(_ key: String, value: [UInt8], ttl: Duration, _ completion: @escaping (Result<Void, SharedStoreFailure>) -> Void)
     /// Deletes `key` only if it holds exactly `value` (compare-and-delete); true when it did.
     func deleteIfEqual(_ key: String, value: [UInt8], _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void)
+    /// Adds `delta` (0 reads) to the counter at `key` — created at 0 with `ttl` when missing —
+    /// and answers its new value: a fleet's shared budget (`limits.budget`).
+    func add(_ key: String, _ delta: Int, ttl: Duration, _ completion: @escaping (Result<Int, SharedStoreFailure>) -> Void)
     /// Closes connections and fails what is in flight (on the token loop, before it stops).
     func close()
 }

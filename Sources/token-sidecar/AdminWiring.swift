@@ -1,4 +1,5 @@
 import Admin
+import Config
 import EventLoop
 import Proxy
 import TokenManager
@@ -17,9 +18,12 @@ enum AdminWiring {
                 let statuses = managed(box.sidecar).map(\.status)
                 let variants = box.sidecar.runtime.credentials.allVariants
                 let tracing = box.sidecar.tracing?.exporter.snapshot
+                let limits = box.sidecar.server.limiters.statuses()
+                let configuration = box.sidecar.reloads.report
                 box.sidecar.server.collectMetrics { proxy in
                     completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter(),
-                                                        variants: variants, tracing: tracing))
+                                                        variants: variants, tracing: tracing, limits: limits,
+                                                        configuration: configuration))
                 }
             },
             tokens: { completion in completion(tokenReports(box.sidecar)) },
@@ -27,11 +31,19 @@ enum AdminWiring {
                 let sidecar = box.sidecar
                 let config = sidecar.config, credentials = sidecar.runtime.credentials
                 let tracing = sidecar.tracing.map(tracingReport) ?? .off
+                let limits = sidecar.server.limiters.statuses().map(limitReport)
+                let configuration = sidecar.reloads.report
                 sidecar.server.collectMetrics { proxy in
                     var report = collector.report(config: config, credentials: credentials, proxy: proxy)
                     report.tracing = tracing
+                    report.limits = limits
+                    report.configuration = configuration
                     completion(report)
                 }
+            },
+            reload: { completion in
+                let applied = box.sidecar.reload("POST /reload")
+                completion((applied, box.sidecar.reloads.report))
             }
         )
         do {
@@ -52,6 +64,20 @@ enum AdminWiring {
                              sampler: sampler.usesRatio ? "\(sampler.rawValue) \(tracing.config.samplerArg)" : sampler.rawValue,
                              exported: counts.exported, droppedQueueFull: counts.droppedQueueFull,
                              droppedExportFailed: counts.droppedExportFailed, queued: counts.queued)
+    }
+
+    /// The status page's row of one limit.
+    static func limitReport(_ status: LimitStatus) -> StatusReport.Limit {
+        StatusReport.Limit(
+            scope: status.scope,
+            rate: status.config.rate.map { "\($0.perSecondText)/s, burst \($0.burst)" },
+            tokens: status.rateTokens.map { Int($0.rounded(.down)) },
+            budget: status.config.budget.map { budget in
+                let sharing = status.sharedAvailable.map { $0 ? ", fleet" : ", fleet store unavailable: kept locally" } ?? ""
+                return "\(budget.requests)/\(budget.per.rawValue)\(sharing)"
+            },
+            remaining: status.budgetRemaining, resetsInSeconds: status.budgetResetsIn,
+            refused: Int(status.refusedRate + status.refusedBudget))
     }
 
     private static func managed(_ sidecar: Sidecar) -> [ManagedCredential] {

@@ -6,8 +6,21 @@ import TraceExport
 /// Turns the proxy's and the token manager's numbers into Prometheus metric families.
 enum MetricsExporter {
     static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter,
-                         variants: [(route: String, variants: TokenVariants)] = [], tracing: ExportCounts? = nil) -> [MetricFamily] {
+                         variants: [(route: String, variants: TokenVariants)] = [], tracing: ExportCounts? = nil,
+                         limits: [LimitStatus] = [], configuration: ConfigurationReport? = nil) -> [MetricFamily] {
         var families: [MetricFamily] = []
+        if let configuration {
+            families.append(.gauge("token_sidecar_config_info", help: "The running configuration: its file and version (the first 12 hex digits of the file's SHA-256).",
+                                   [MetricSample(labels: [MetricLabel("file", configuration.file), MetricLabel("version", configuration.version)], value: 1)]))
+            families.append(.gauge("token_sidecar_config_last_reload_successful",
+                                   help: "1 when the last reload applied (or none was tried), 0 when it was refused and the previous configuration still runs.",
+                                   [MetricSample(value: configuration.lastError == nil ? 1 : 0)]))
+            families.append(.counter("token_sidecar_config_reloads_total", help: "Reloads (SIGHUP, POST /reload, a changed file), by result.",
+                                     [MetricSample(labels: [MetricLabel("result", "applied")], value: configuration.reloads),
+                                      MetricSample(labels: [MetricLabel("result", "refused")], value: configuration.failedReloads)]))
+            families.append(.gauge("token_sidecar_config_loaded_timestamp_seconds", help: "When the running configuration was loaded (Unix time).",
+                                   [MetricSample(value: configuration.loadedAt.secondsSince1970)]))
+        }
         families.append(.counter("token_sidecar_requests_total", help: "Requests answered, by route, status code and protocol.",
             proxy.requests.sorted { ($0.key.route, $0.key.code, $0.key.http2 ? 1 : 0) < ($1.key.route, $1.key.code, $1.key.http2 ? 1 : 0) }.map {
                 MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("code", String($0.key.code)),
@@ -65,6 +78,39 @@ enum MetricsExporter {
             proxy.credentialInjections.sorted { ($0.key.route, $0.key.placement) < ($1.key.route, $1.key.placement) }.map {
                 MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("placement", $0.key.placement)], value: Double($0.value))
             }))
+        families.append(.counter("token_sidecar_policy_decisions_total",
+                                 help: "Audit decisions by route, credential and decision (allowed, denied, audited: denied by rules the route only audits).",
+            proxy.policyDecisions.sorted { ($0.key.route, $0.key.credential, $0.key.decision) < ($1.key.route, $1.key.credential, $1.key.decision) }.map {
+                MetricSample(labels: [MetricLabel("route", $0.key.route), MetricLabel("credential", $0.key.credential),
+                                      MetricLabel("decision", $0.key.decision)], value: Double($0.value))
+            }))
+        if !limits.isEmpty {
+            families.append(.gauge("token_sidecar_limit_remaining",
+                                   help: "What is left of each route's and credential's limits: tokens in the rate's bucket, requests in the budget's period.",
+                limits.flatMap { status -> [MetricSample] in
+                    var samples: [MetricSample] = []
+                    if let tokens = status.rateTokens {
+                        samples.append(MetricSample(labels: [MetricLabel("scope", status.scope), MetricLabel("limit", "rate")], value: tokens))
+                    }
+                    if let remaining = status.budgetRemaining {
+                        samples.append(MetricSample(labels: [MetricLabel("scope", status.scope), MetricLabel("limit", "budget")], value: remaining))
+                    }
+                    return samples
+                }))
+            families.append(.counter("token_sidecar_limit_refused_total", help: "Requests refused with 429 by a limit, by scope and limit.",
+                limits.flatMap { status -> [MetricSample] in
+                    var samples: [MetricSample] = []
+                    if status.config.rate != nil {
+                        samples.append(MetricSample(labels: [MetricLabel("scope", status.scope), MetricLabel("limit", "rate")],
+                                                    value: Double(status.refusedRate)))
+                    }
+                    if status.config.budget != nil {
+                        samples.append(MetricSample(labels: [MetricLabel("scope", status.scope), MetricLabel("limit", "budget")],
+                                                    value: Double(status.refusedBudget)))
+                    }
+                    return samples
+                }))
+        }
         families.append(.counter("token_sidecar_upgraded_connections_total",
                                  help: "Connections that switched protocols after a 101 (WebSocket), by route.",
                                  samples(proxy.upgradedConnections, label: "route")))

@@ -30,6 +30,8 @@ final class Sidecar {
     private var trimPolicy = HeapTrimPolicy()
     private var draining = false
     private let environment: [String: String]
+    /// The configuration's version, its reloads and the watch of its file.
+    let reloads: ConfigReloads
     /// Called on the control loop once the proxy listens (the admin listener hooks in here).
     var onStarted: ((Sidecar) -> Void)?
     /// The admin listener, when started.
@@ -40,6 +42,7 @@ final class Sidecar {
     /// Builds everything from `config`; throws ``StartError`` naming what failed.
     init(config: SidecarConfig, environment: [String: String], logger: Logger, control: EventLoop? = nil) throws {
         self.config = config
+        self.reloads = ConfigReloads(file: config.file)
         self.environment = environment
         self.logger = logger
         EventLoop.enableThreads()
@@ -54,6 +57,8 @@ final class Sidecar {
             server = try ProxyServer(config: config, credentials: runtime.credentials, logger: logger)
             server.accessLogWriter = JSONAccessLogWriter(enabled: logger.logLevel <= .info)
             server.tracer = tracing?.tracer
+            // Budgets are shared by the fleet through the shared token cache's Redis, if any.
+            if let shared = runtime.shared { server.limiters.share(through: shared, on: runtime.tokenLoop) }
         } catch {
             throw StartError.configuration("\(config.file): \(error)")
         }
@@ -66,8 +71,9 @@ final class Sidecar {
         // SIGTERM at once, and it must drain rather than kill the process.
         watchers.append(SignalWatcher(signal: SIGTERM, on: control) { [unowned self] in beginDrain("SIGTERM") })
         watchers.append(SignalWatcher(signal: SIGINT, on: control) { [unowned self] in beginDrain("SIGINT") })
-        watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload() })
+        watchers.append(SignalWatcher(signal: SIGHUP, on: control) { [unowned self] in reload("SIGHUP") })
         try tracing?.start()
+        server.auditLog?.start()
         try runtime.start()
         let address = try server.start()
         if let tracing {
@@ -76,6 +82,7 @@ final class Sidecar {
                                               "sampler": .string(tracing.config.sampler.rawValue)])
         }
         trimTimer = Timer(on: control, after: Self.trimInterval, repeating: Self.trimInterval) { [unowned self] in trimHeap() }
+        reloads.watch(on: control) { [unowned self] in reload("the file changed") }
         onStarted?(self)
         return address
     }
@@ -93,6 +100,7 @@ final class Sidecar {
         control.run()
         admin?.close()
         server.stop()
+        server.limiters.stopSharing()
         runtime.stop()
         tracing?.stop()
         logger.info("stopped")
@@ -133,17 +141,21 @@ final class Sidecar {
         }
     }
 
-    /// SIGHUP: load the file again and apply routes, credentials and timeouts atomically; a bad
-    /// file is rejected (logged) and the running configuration stays.
-    func reload() {
+    /// SIGHUP, `POST /reload` or a changed file (`reason`): load the file again and apply routes,
+    /// credentials and timeouts atomically; a bad file is refused (logged, shown on the status
+    /// page and in metrics) and the running configuration stays. Returns whether it applied.
+    @discardableResult
+    func reload(_ reason: String) -> Bool {
+        let digest = reloads.reading()
         let fresh: SidecarConfig
         do {
             fresh = try ConfigLoader.load(path: config.file, environment: environment)
         } catch {
             for problem in error.problems {
-                logger.error("reload rejected: invalid configuration", metadata: ["problem": .string(problem.description)])
+                logger.error("reload refused: invalid configuration", metadata: ["problem": .string(problem.description), "trigger": .string(reason)])
             }
-            return
+            reloads.refused(error.problems.map(\.description).joined(separator: "; "))
+            return false
         }
         if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers {
             logger.warning("reload does not change listen, admin or workers; restart to change them")
@@ -154,15 +166,22 @@ final class Sidecar {
         if fresh.tracing != config.tracing {
             logger.warning("reload does not change tracing; restart to change it")
         }
+        if fresh.audit != config.audit {
+            logger.warning("reload does not change audit; restart to change it")
+        }
         do {
             let credentials = try runtime.reload(fresh)
             try server.reload(config: fresh, credentials: credentials)
         } catch {
-            logger.error("reload rejected", metadata: ["error": .string("\(error)")])
-            return
+            logger.error("reload refused", metadata: ["error": .string("\(error)"), "trigger": .string(reason)])
+            reloads.refused("\(config.file): \(error)")
+            return false
         }
         config = fresh
-        logger.info("reloaded", metadata: ["routes": "\(fresh.routes.count)", "credentials": "\(fresh.credentials.count)"])
+        reloads.applied(digest)
+        logger.info("reloaded", metadata: ["routes": "\(fresh.routes.count)", "credentials": "\(fresh.credentials.count)",
+                                           "version": .string(reloads.report.version), "trigger": .string(reason)])
+        return true
     }
 }
 

@@ -46,4 +46,23 @@ final class ConfigDecoderRulesTests: XCTestCase {
         XCTAssertTrue(problems.contains { $0.contains("rules[3].verbs") }, "\(problems)")
         XCTAssertTrue(problemLines(head + "    enforcement: audit\n").contains("c.yaml: routes[0].enforcement: applies to a route's rules; this route has none"))
     }
+
+    func testTopLevelEnforcementIsEachRouteDefaultAndAuditNamesItsFile() throws {
+        let rules = "    rules:\n      - {methods: [GET]}\n"
+        let config = try XCTUnwrap(parseOK("audit: {file: /var/log/ts/audit.jsonl}\nenforcement: audit\n" + head + rules
+            + "  - host: strict.example.com\n    credential: partner\n    enforcement: enforce\n" + rules))
+        XCTAssertEqual(config.enforcement, .audit)
+        XCTAssertEqual(config.routes.map { $0.policy?.enforcement }, [.audit, .enforce], "a route's own enforcement wins")
+        XCTAssertEqual(config.audit, AuditConfig(file: "/var/log/ts/audit.jsonl"))
+        XCTAssertEqual(try XCTUnwrap(parseOK("audit: {file: \"-\"}\n" + head)).audit?.toStandardOutput, true)
+        XCTAssertNil(try XCTUnwrap(parseOK(head)).audit)
+        let rendered = config.renderEffective()
+        XCTAssertTrue(rendered.contains("audit: {file: \"/var/log/ts/audit.jsonl\"}"), rendered)
+        let again = try XCTUnwrap(parseOK(rendered))
+        XCTAssertEqual(again.audit, config.audit, "check's rendering loads back")
+        XCTAssertEqual(again.routes.map { $0.policy?.enforcement }, [.audit, .enforce])
+        XCTAssertTrue(problemLines("audit: {}\n" + head).contains { $0.hasPrefix("c.yaml: audit.file: required") }, "\(problemLines("audit: {}\n" + head))")
+        XCTAssertTrue(problemLines("audit: {file: /x, rotate: daily}\n" + head).contains { $0.hasPrefix("c.yaml: audit.rotate") })
+        XCTAssertTrue(problemLines("enforcement: warn\n" + head).contains { $0.hasPrefix("c.yaml: enforcement:") })
+    }
 }

@@ -89,7 +89,7 @@ final class LifecycleTests: XCTestCase {
         XCTAssertEqual(client.response()?.status, 200)
         sidecar.signal(SIGTERM)
         XCTAssertEqual(sidecar.waitForExit(timeout: 10), 0)
-        XCTAssertTrue(sidecar.remainingLog().contains("reload rejected"))
+        XCTAssertTrue(sidecar.remainingLog().contains("reload refused"))
     }
 
     func testRotatingSecretFileBySymlinkSwapIsUsedByTheNextFetch() throws {

@@ -43,15 +43,16 @@ enum ErrorResponse {
 
     /// gRPC's status code for a proxy error: gRPC's own HTTP mapping
     /// (`doc/http-grpc-status-mapping.md`), timeouts as DEADLINE_EXCEEDED, an over-size
-    /// request as RESOURCE_EXHAUSTED, `501` as UNIMPLEMENTED.
+    /// request and a route's or credential's limits (the proxy's only 429) as RESOURCE_EXHAUSTED,
+    /// `501` as UNIMPLEMENTED.
     static func grpcStatus(for error: ProxyError) -> Int {
         switch error.status {
         case 401: return 16  // UNAUTHENTICATED
         case 403, 421: return 7  // PERMISSION_DENIED (421: this tunnel is not for that host)
         case 404, 501: return 12  // UNIMPLEMENTED
         case 408, 504: return 4  // DEADLINE_EXCEEDED
-        case 413, 431: return 8  // RESOURCE_EXHAUSTED
-        case 429, 502, 503: return 14  // UNAVAILABLE
+        case 413, 429, 431: return 8  // RESOURCE_EXHAUSTED
+        case 502, 503: return 14  // UNAVAILABLE
         case 400: return 13  // INTERNAL
         default: return 2  // UNKNOWN
         }

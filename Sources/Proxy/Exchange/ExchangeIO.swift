@@ -94,6 +94,10 @@ final class ExchangeIO {
     /// On a `sigv4` route: what the request is re-signed as (``SigV4Policy``); signed as it is
     /// sent, when the body it may need to hash is staged (``signHead(_:)``).
     var sigv4: SigV4Request?
+    /// What the route's rules decided, when it has rules (its audit record says it).
+    var rules: RuleCheck.Outcome?
+    /// The limit it went over on a route that only audits (its audit record says it).
+    var overLimit: LimitVerdict.Kind?
     /// The client-facing `101` head, between reading it and switching protocols.
     /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
     var interimHead: (status: Int, reason: String)?

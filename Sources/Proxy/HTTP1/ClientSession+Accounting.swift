@@ -23,25 +23,28 @@ extension ClientSession {
         if let injection = io.decision.injection, io.token != nil {
             context.metrics.credentialInjections[InjectionCounterKey(route: route, placement: injection.label), default: 0] += 1
         }
+        if io.rules != nil || io.decision.limits != nil || (context.auditLog != nil && io.decision.credential != nil) {
+            audit(io, route: route, status: status, http2: http2, bytesIn: bytesIn, bytesOut: bytesOut, context: context)
+        }
         guard context.accessLog else { return }
         logAccess(io.head, io: io, http2: http2, route: route, status: status, error: error, seconds: seconds,
                   context: context, bytesIn: bytesIn, bytesOut: bytesOut)
     }
 
-    /// Counts a request answered before any exchange started (malformed head, no route, loop),
-    /// and logs it when its head parsed.
-    func account(_ head: RequestHead?, status: Int, error: String?) {
+    /// Counts a request answered before any exchange started (malformed head, no route, loop,
+    /// the route's policy), and logs it when its head parsed.
+    func account(_ head: RequestHead?, status: Int, error: String?, route: String = "unrouted") {
         guard let head else {
             // A request rejected before its head parsed: counted, but there is nothing to log.
-            Self.count(route: "unrouted", status: status, error: error, seconds: nil, context: context, http2: isHTTP2Stream)
+            Self.count(route: route, status: status, error: error, seconds: nil, context: context, http2: isHTTP2Stream)
             return
         }
-        Self.count(route: "unrouted", status: status, error: error, seconds: 0, context: context, http2: isHTTP2Stream)
+        Self.count(route: route, status: status, error: error, seconds: 0, context: context, http2: isHTTP2Stream)
         if let tracer = context.tracer {
             RequestTrace.refused(head: head, tracer: tracer, ids: &context.traceIDs, status: status, error: error)
         }
         guard context.accessLog else { return }
-        Self.logAccess(head, io: nil, http2: isHTTP2Stream, route: "unrouted", status: status, error: error, seconds: 0,
+        Self.logAccess(head, io: nil, http2: isHTTP2Stream, route: route, status: status, error: error, seconds: 0,
                        context: context)
     }
 
@@ -97,7 +100,7 @@ extension ClientSession {
         return io?.decision.keptClientAuthorization == true ? .kept : .none
     }
 
-    private static func authority(_ head: RequestHead) -> String {
+    static func authority(_ head: borrowing RequestHead) -> String {
         switch head.target {
         case .absolute(_, let authority, _): return authority.description
         case .authority(let authority): return authority.description

@@ -144,17 +144,28 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head)
             return
         }
+        var rules: RuleCheck.Outcome?
         if let policy = decision.policy {
             switch checkRules(head, policy, route: decision.routeName ?? "") {
-            case .failure(let error):
-                refuse(error, head: head)
+            case .failure(let refusal):
+                auditRefusal(head, decision, error: refusal.error, reason: refusal.reason.rawValue, path: refusal.path)
+                refuse(refusal.error, head: head, route: decision.routeName)
                 return
-            case .success(let target?):
-                head = head.edited(target: target) { section, out in
-                    for line in section.lines { out.copy(line, from: section) }
+            case .success(let outcome):
+                if let target = outcome.editedTarget {
+                    head = head.edited(target: target) { section, out in
+                        for line in section.lines { out.copy(line, from: section) }
+                    }
                 }
-            case .success(nil):
-                break
+                rules = outcome
+            }
+        }
+        var overLimit: LimitVerdict.Kind?
+        if let limits = decision.limits {
+            switch checkLimits(head, decision, limits, path: rules?.path) {
+            case .refused: return
+            case .audited(let kind): overLimit = kind
+            case .admitted: break
             }
         }
         if context.withRouter({ $0.placeholders != nil }) {
@@ -211,17 +222,40 @@ extension ClientSession: UpstreamWaiter {
                             streamedBody: isHTTP2Stream && request.chunked)
         if let variant { io.variant = variant }
         if let sigv4 { io.sigv4 = sigv4 }
+        if let rules { io.rules = rules }
+        if let overLimit { io.overLimit = overLimit }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade
         current = io
         perform(connection.startExchange(request), continuing: io)
     }
 
-    /// The decision of a route's rules (``RuleCheck``): a refusal, or the normalized target to
-    /// send when it differs. Out of line: most routes have no rules.
+    /// The decision of a route's rules (``RuleCheck``): a refusal, or what goes on (with the
+    /// normalized target to send when it differs). Out of line: most routes have no rules.
     @inline(never)
-    private func checkRules(_ head: borrowing RequestHead, _ policy: RoutePolicy, route: String) -> Result<RequestTarget?, ProxyError> {
-        RuleCheck.check(head, policy: policy, route: route).map(\.editedTarget)
+    private func checkRules(_ head: borrowing RequestHead, _ policy: RoutePolicy, route: String) -> Result<RuleCheck.Outcome, RuleCheck.Refusal> {
+        RuleCheck.check(head, policy: policy, route: route)
+    }
+
+    /// What a route's limits made of a request.
+    private enum LimitOutcome {
+        case admitted
+        /// Over a limit the route only audits: it goes on, its audit record says so.
+        case audited(LimitVerdict.Kind)
+        /// Refused with 429 (answered, recorded).
+        case refused
+    }
+
+    /// Asks the route's limits (and its credential's) to admit the request; a refusal is
+    /// answered here. Out of line: most routes have no limits.
+    @inline(never)
+    private func checkLimits(_ head: borrowing RequestHead, _ decision: RouteDecision, _ limits: RouteLimits, path: String?) -> LimitOutcome {
+        let verdict = limits.admit()
+        guard case .refused(_, let kind, _) = verdict, let error = verdict.error else { return .admitted }
+        guard limits.enforced else { return .audited(kind) }
+        auditRefusal(head, decision, error: error, reason: kind.rawValue, path: path)
+        refuse(error, head: copy head, route: decision.routeName)
+        return .refused
     }
 
     /// The decision for a request of a configuration with placeholders (``PlaceholderPolicy``).

@@ -584,8 +584,9 @@ extension ClientSession: UpstreamConnectionOwner {
     /// Refuses the request read with `error` before any exchange started (no route, a loop, a
     /// bad target): counted and logged with its head; the connection decides whether it stays.
     @inline(never)
-    func refuse(_ error: ProxyError, head: RequestHead, connect: Bool = false) {
-        account(head, status: error.status, error: error.type)
+    /// `route`: the route that refused it (its policy), nil when none was found.
+    func refuse(_ error: ProxyError, head: RequestHead, connect: Bool = false, route: String? = nil) {
+        account(head, status: error.status, error: error.type, route: route ?? "unrouted")
         perform(connection.refused(error, request: Self.exchangeRequest(for: head, credential: .none), connect: connect))
     }
 

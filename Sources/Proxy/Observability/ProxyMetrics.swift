@@ -26,6 +26,16 @@ public struct InjectionCounterKey: Hashable, Sendable {
     public let placement: String
 }
 
+/// A key of ``ProxyMetrics/policyDecisions``: the route, its credential and the decision.
+public struct PolicyDecisionKey: Hashable, Sendable {
+    /// The route's label.
+    public let route: String
+    /// The route's credential, or empty.
+    public let credential: String
+    /// `allowed`, `denied` or `audited` (``AuditRecord/Decision``).
+    public let decision: String
+}
+
 /// An upstream connection gauge key.
 public struct UpstreamGaugeKey: Hashable, Sendable {
     /// `host:port` of the backend.
@@ -92,6 +102,9 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Requests whose token went elsewhere than the default `Authorization` line (a route's
     /// `inject:` placement, or where the app put a placeholder), by route and placement.
     public var credentialInjections: [InjectionCounterKey: UInt64] = [:]
+    /// Audit decisions (one per audit record: requests on routes with rules, and with `audit:`
+    /// every request that used a credential), by route, credential and decision.
+    public var policyDecisions: [PolicyDecisionKey: UInt64] = [:]
 
     /// Empty counters.
     public init() {}
@@ -115,5 +128,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
         http2Refused.merge(other.http2Refused, uniquingKeysWith: +)
         credentialInjections.merge(other.credentialInjections, uniquingKeysWith: +)
+        policyDecisions.merge(other.policyDecisions, uniquingKeysWith: +)
     }
 }

@@ -36,13 +36,16 @@ final class RouteDecision: Sendable {
     let injection: CredentialInjection?
     /// What the app may do on this route (`rules:`); nil: anything.
     let policy: RoutePolicy?
+    /// How much the app may do (`limits:` of the route and of its credential); nil: no limit.
+    let limits: RouteLimits?
 
     /// A decision; only the router makes them (and tests).
     init(target: UpstreamTarget, hostField: String, credential: (any Credential)?, routeName: String?,
          keepsClientAuthorization: Bool = false, keptClientAuthorization: Bool = false, perRequest: RouteTokens? = nil,
          certificateBound: CertificateBoundUpstream? = nil, upgrades: UpgradePolicy = UpgradePolicy(),
-         injection: CredentialInjection? = nil, policy: RoutePolicy? = nil) {
+         injection: CredentialInjection? = nil, policy: RoutePolicy? = nil, limits: RouteLimits? = nil) {
         self.policy = policy
+        self.limits = limits
         self.upgrades = upgrades
         self.injection = injection
         self.target = target
@@ -59,7 +62,7 @@ final class RouteDecision: Sendable {
     /// header is forwarded as it is, no token is looked up or injected.
     func keepingClientAuthorization() -> RouteDecision {
         RouteDecision(target: target, hostField: hostField, credential: nil, routeName: routeName,
-                      keptClientAuthorization: true, upgrades: upgrades, policy: policy)
+                      keptClientAuthorization: true, upgrades: upgrades, policy: policy, limits: limits)
     }
 
     /// This decision for a gRPC call: an `auto` upstream is reached over HTTP/2 only (ALPN `h2`
@@ -86,7 +89,7 @@ final class RouteDecision: Sendable {
         RouteDecision(target: target ?? self.target, hostField: hostField, credential: credential ?? self.credential, routeName: routeName,
                       keepsClientAuthorization: keepsClientAuthorization, keptClientAuthorization: keptClientAuthorization,
                       perRequest: perRequest, certificateBound: certificateBound, upgrades: upgrades, injection: injection ?? self.injection,
-                      policy: policy)
+                      policy: policy, limits: limits)
     }
 
     /// What the access log, traces and metrics call where the token went (nil: none injected).
@@ -152,6 +155,8 @@ final class Router: Sendable {
         let injection: CredentialInjection?
         /// `rules:`, when the route has them.
         let policy: RoutePolicy?
+        /// `limits:` of the route and of its credential, when there are any.
+        let limits: RouteLimits?
         /// An intercepting route without an upstream (a wildcard): the TLS context its requests
         /// reach their own destination with.
         let interceptTLS: (context: TLSClientContext, key: String)?
@@ -161,8 +166,9 @@ final class Router: Sendable {
 
         init(_ route: RouteConfig, target: UpstreamTarget?, hostField: String?, ownHost: (withPort: String, bare: String)? = nil,
              credential: (any Credential)?, perRequest: RouteTokens?, certificateBound: CertificateBoundUpstream?,
-             interceptTLS: (context: TLSClientContext, key: String)? = nil) {
+             interceptTLS: (context: TLSClientContext, key: String)? = nil, limits: RouteLimits?) {
             self.target = target
+            self.limits = limits
             self.hostField = hostField
             self.ownHost = ownHost
             self.label = route.host.description
@@ -182,7 +188,8 @@ final class Router: Sendable {
                 target.map {
                     RouteDecision(target: $0, hostField: hostField, credential: credential, routeName: route.host.description,
                                   keepsClientAuthorization: route.clientAuthorization == .keep, perRequest: perRequest,
-                                  certificateBound: certificateBound, upgrades: upgrades, injection: injection, policy: route.policy)
+                                  certificateBound: certificateBound, upgrades: upgrades, injection: injection, policy: route.policy,
+                                  limits: limits)
                 }
             }
             if route.preserveHost {
@@ -206,8 +213,9 @@ final class Router: Sendable {
         placeholders = nil
     }
 
-    /// Builds the router; throws when a route's TLS files cannot be used.
-    init(config: SidecarConfig, credentials: CredentialSet) throws {
+    /// Builds the router; throws when a route's TLS files cannot be used. `limiters` keeps the
+    /// state of limits a reload leaves as they were.
+    init(config: SidecarConfig, credentials: CredentialSet, limiters: LimiterRegistry = LimiterRegistry()) throws {
         self.table = RouteTable(config.routes)
         self.otherHosts = config.otherHosts
         self.connectPolicy = config.connectPolicy
@@ -234,6 +242,11 @@ final class Router: Sendable {
                 throw RouterError("routes '\(route.host)': the token exchange of this route was not built")
             }
             let credential = route.credential.flatMap { credentials[$0] }
+            let credentialLimits = route.credential.flatMap { name in config.credentials.first { $0.name == name }?.limits }
+            let limits = RouteLimits.make(
+                route: route.limits.map { limiters.limiter(Self.limitScope(route: route), $0) },
+                credential: credentialLimits.map { limiters.limiter(Self.limitScope(credential: route.credential ?? ""), $0) },
+                enforced: (route.policy?.enforcement ?? config.enforcement) == .enforce)
             guard let upstream = route.upstream else {
                 // An exact host always goes to that very host: its target is the same for
                 // every request (the request's own authority stays its Host).
@@ -255,7 +268,7 @@ final class Router: Sendable {
                     interceptTLS = (contexts[key]!, key)
                 }
                 prepared.append(PreparedRoute(route, target: target, hostField: nil, ownHost: ownHost, credential: credential,
-                                              perRequest: perRequest, certificateBound: nil, interceptTLS: interceptTLS))
+                                              perRequest: perRequest, certificateBound: nil, interceptTLS: interceptTLS, limits: limits))
                 continue
             }
             // The ALPN a route's TLS offers: h2 only (h2), both (auto), none (http1). Contexts
@@ -285,9 +298,22 @@ final class Router: Sendable {
                 ? CertificateBoundUpstream(base: target, caFile: route.tls.caFile, insecureSkipVerify: route.tls.insecureSkipVerify)
                 : nil
             prepared.append(PreparedRoute(route, target: target, hostField: upstream.authority, credential: credential,
-                                          perRequest: perRequest, certificateBound: bound))
+                                          perRequest: perRequest, certificateBound: bound, limits: limits))
         }
         self.prepared = prepared
+    }
+
+    /// What a route's limiter is called (refusals, status page, metrics).
+    static func limitScope(route: RouteConfig) -> String { "route \(route.host.description)" }
+
+    /// What a credential's limiter is called.
+    static func limitScope(credential: String) -> String { "credential \(credential)" }
+
+    /// The scopes of every limit of `config` (a reload forgets the others).
+    static func limitScopes(_ config: SidecarConfig) -> Set<String> {
+        var scopes = Set(config.routes.filter { $0.limits != nil }.map { limitScope(route: $0) })
+        for credential in config.credentials where credential.limits != nil { scopes.insert(limitScope(credential: credential.name)) }
+        return scopes
     }
 
     /// The per-request tokens of `route`, if it has them.
@@ -421,7 +447,7 @@ final class Router: Sendable {
         return RouteDecision(target: target, hostField: hostField, credential: ready.credential,
                              routeName: ready.label, keepsClientAuthorization: ready.keepsClientAuthorization,
                              perRequest: ready.perRequest, certificateBound: ready.certificateBound, upgrades: ready.upgrades,
-                             injection: ready.injection, policy: ready.policy)
+                             injection: ready.injection, policy: ready.policy, limits: ready.limits)
     }
 
     /// An SNI name as hosts are compared: lowercase, without one trailing dot.

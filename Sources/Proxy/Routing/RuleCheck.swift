@@ -7,6 +7,14 @@ import HTTP1
 /// normalized path, so the upstream sees exactly what was checked. In audit mode nothing
 /// changes: the decision is only reported.
 enum RuleCheck {
+    /// Why the rules did not allow a request (`reason` in audit records).
+    enum Reason: String, Equatable {
+        /// No rule allows its method and path.
+        case noRule = "no_rule"
+        /// Its path is ambiguous (``PathNormalization``).
+        case ambiguousPath = "ambiguous_path"
+    }
+
     /// What was decided for a request the route lets through.
     struct Outcome: Equatable {
         /// The rule that allowed it (nil: none did; the route only audits).
@@ -15,10 +23,22 @@ enum RuleCheck {
         let editedTarget: RequestTarget?
         /// The normalized path (no query), for the audit record; nil when it was refused as ambiguous.
         let path: String?
+        /// Why the rules would have refused it, when the route only audits.
+        var audited: Reason? = nil
+    }
+
+    /// A request the route refuses: the answer, and what the audit record says.
+    struct Refusal: Error, Equatable {
+        /// The answer (400 or 403, with Proxy-Status).
+        let error: ProxyError
+        /// Why.
+        let reason: Reason
+        /// The normalized path; nil for an ambiguous one (the path as sent is recorded then).
+        let path: String?
     }
 
     /// The decision for `head` on route `route` with `policy`.
-    static func check(_ head: borrowing RequestHead, policy: RoutePolicy, route: String) -> Result<Outcome, ProxyError> {
+    static func check(_ head: borrowing RequestHead, policy: RoutePolicy, route: String) -> Result<Outcome, Refusal> {
         let target = head.target
         let full: String
         switch target {
@@ -31,8 +51,9 @@ enum RuleCheck {
         let normalized: String
         switch PathNormalization.normalize(rawPath) {
         case .refused(let why):
-            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: nil)) }
-            return .failure(ProxyError(status: 400, type: "http_request_error", message: "route \(route): \(why)"))
+            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: nil, audited: .ambiguousPath)) }
+            return .failure(Refusal(error: ProxyError(status: 400, type: "http_request_error", message: "route \(route): \(why)"),
+                                    reason: .ambiguousPath, path: nil))
         case .normalized(let path):
             normalized = path
         }
@@ -41,8 +62,9 @@ enum RuleCheck {
             return .success(Outcome(rule: rule, editedTarget: enforced ? edited(target, rawPath, normalized, mark.map { full[$0...] }) : nil,
                                     path: normalized))
         case .denied:
-            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: normalized)) }
-            return .failure(.denied("route \(route): no rule allows \(head.method) \(normalized)"))
+            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: normalized, audited: .noRule)) }
+            return .failure(Refusal(error: .denied("route \(route): no rule allows \(head.method) \(normalized)"), reason: .noRule,
+                                    path: normalized))
         }
     }
 

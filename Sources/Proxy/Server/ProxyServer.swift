@@ -27,15 +27,21 @@ public final class ProxyServer: @unchecked Sendable {
     public var accessLogWriter: (any AccessLogWriter)?
     /// Records a span per request and per upstream attempt (set before ``start()``); nil: off.
     public var tracer: Tracer?
+    /// Every route's and credential's limits (`limits:`), kept across reloads.
+    public let limiters = LimiterRegistry()
+    /// Where audit records go (`audit:`, opened by ``init(config:credentials:logger:)``); nil:
+    /// none are written.
+    public let auditLog: AuditLog?
 
     /// Prepares a proxy for `config`, injecting tokens from `credentials`.
     /// Throws when a route's TLS files (CA bundle, client certificate or key) cannot be used, or
     /// when spooling is on and no file can be created in `spool.directory`.
     public init(config: SidecarConfig, credentials: CredentialSet, logger: Logger) throws {
         self.config = config
-        self.router = try Router(config: config, credentials: credentials)
+        self.router = try Router(config: config, credentials: credentials, limiters: limiters)
         self.logger = logger
         spoolBudget = SpoolBudget(directory: config.spool.directory, limit: config.spool.maxBytes)
+        auditLog = try config.audit.map { config throws(AuditLogError) in try AuditLog(config) }
         interception = try config.intercept.map { try Interception(config: $0, routes: config.routes) }
         if let interception {
             logger.info("intercepting https for routes marked intercept: true",
@@ -106,6 +112,7 @@ public final class ProxyServer: @unchecked Sendable {
                                         spoolBudget: spoolBudget, bufferBudget: bufferBudget)
             context.interception = interception
             context.tracer = tracer
+            context.auditLog = auditLog
             // The listener is created before its loop runs, then used only on that loop's thread.
             let listener = try Listener(address: bindAddress, on: thread.loop,
                                         onAcceptError: { context.acceptFailed($0) }) { connection in
@@ -191,7 +198,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// Requests in flight finish with what they started with. Throws (changing nothing) when a
     /// route's TLS files cannot be used. The listen address is not changed by a reload.
     public func reload(config newConfig: SidecarConfig, credentials: CredentialSet) throws {
-        let newRouter = try Router(config: newConfig, credentials: credentials)
+        let newRouter = try Router(config: newConfig, credentials: credentials, limiters: limiters)
         if newConfig.spool != config.spool {
             logger.warning("spool settings changed; they take effect when the process restarts")
         }
@@ -206,6 +213,7 @@ public final class ProxyServer: @unchecked Sendable {
         for box in contexts {
             box.context.loop.execute { box.context.apply(router: newRouter, config: newConfig, clientShare: share) }
         }
+        limiters.keep(only: Router.limitScopes(newConfig))
     }
 
     /// Stops every worker: closes listeners and connections, then joins the threads.
@@ -219,6 +227,8 @@ public final class ProxyServer: @unchecked Sendable {
         for thread in threads { thread.stopAndJoin() }
         threads.removeAll()
         contexts.removeAll()
+        // After the workers: their last records are queued.
+        auditLog?.flush()
     }
 }
 

@@ -169,6 +169,8 @@ final class WorkerContext {
     var interception: Interception?
     /// Records request spans, when tracing is on (nil: off, and `traceparent` passes untouched).
     var tracer: Tracer?
+    /// Where audit records go (`audit:`), nil when none are written.
+    var auditLog: AuditLog?
     /// Span ids of this worker's requests.
     var traceIDs = IDGenerator()
 

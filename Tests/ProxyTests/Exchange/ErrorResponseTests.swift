@@ -38,7 +38,7 @@ final class ErrorResponseTests: XCTestCase {
 
     func testGRPCStatusesFollowGRPCsHTTPMapping() {
         let cases: [(Int, Int)] = [(401, 16), (403, 7), (421, 7), (404, 12), (501, 12), (408, 4), (504, 4), (413, 8), (431, 8),
-                                   (429, 14), (502, 14), (503, 14), (400, 13), (500, 2)]
+                                   (429, 8), (502, 14), (503, 14), (400, 13), (500, 2)]
         for (status, expected) in cases {
             XCTAssertEqual(ErrorResponse.grpcStatus(for: ProxyError(status: status, type: "t", message: "m")), expected, "\(status)")
         }

@@ -147,6 +147,32 @@ final class GRPCTests: XCTestCase {
                        "\(refused)")
     }
 
+    /// A route's budget: the call over it fails RESOURCE_EXHAUSTED, and the audit file has one
+    /// record per call (the refused one `denied`, `budget_exhausted`), over HTTP/2 as grpcio sends.
+    func testLimitsRefuseACallAsResourceExhaustedAndEachCallIsAudited() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-audit-\(UUID().uuidString).jsonl").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        proxy = try ProxyHarness(yaml: """
+            listen: "127.0.0.1:0"
+            audit: {file: "\(file)"}
+            credentials:
+              orders: {type: static, token: "SENTINEL-GRPC-TOKEN"}
+            routes:
+              - {host: "orders.test", upstream: "http://127.0.0.1:\(server.port)", upstreamProtocol: h2c, credential: orders,
+                 limits: {budget: {requests: 1, per: hour}}}
+            """)
+        XCTAssertTrue(try client("direct:orders.test", "unary").first?.hasPrefix("auth=Bearer SENTINEL-GRPC-TOKEN") == true)
+        let refused = try client("direct:orders.test", "unary")
+        XCTAssertEqual(refused.first?.hasPrefix("error RESOURCE_EXHAUSTED route orders.test:80: budget spent for this period"), true,
+                       "\(refused)")
+        let records = auditRecords(file, count: 2)
+        XCTAssertFalse(try String(contentsOfFile: file, encoding: .utf8).contains("SENTINEL-GRPC-TOKEN"))
+        XCTAssertEqual(records.map { $0["decision"] as? String }, ["allowed", "denied"])
+        XCTAssertEqual(records.map { $0["reason"] as? String }, [nil, "budget_exhausted"])
+        XCTAssertEqual(records.map { $0["path"] as? String }, ["/test.Orders/Get", "/test.Orders/Get"])
+        XCTAssertEqual(records.map { $0["protocol"] as? String }, ["HTTP/2", "HTTP/2"])
+    }
+
     func testTheSidecarsOwnErrorsAreGRPCStatuses() throws {
         // No route: PERMISSION_DENIED, as the 403 it is over HTTP/1.1.
         let unrouted = try client("direct:nowhere.test", "unary")

@@ -11,7 +11,7 @@ final class RuleCheckTests: XCTestCase {
                     enforcement: enforcement)
     }
 
-    private func check(_ method: String, _ target: String, _ enforcement: Enforcement = .enforce) throws -> Result<RuleCheck.Outcome, ProxyError> {
+    private func check(_ method: String, _ target: String, _ enforcement: Enforcement = .enforce) throws -> Result<RuleCheck.Outcome, RuleCheck.Refusal> {
         let head = try Array("\(method) \(target) HTTP/1.1\r\nHost: api.test\r\n\r\n".utf8).withUnsafeBytes { try RequestHeadParser.parse($0) }
         return RuleCheck.check(head, policy: try policy(enforcement), route: "api.test:80")
     }
@@ -29,14 +29,17 @@ final class RuleCheckTests: XCTestCase {
 
     func testDeniedAndAmbiguousRequestsAreRefusedNamingTheRoute() throws {
         guard case .failure(let denied) = try check("GET", "/v1/admin/../../admin") else { return XCTFail("allowed") }
-        XCTAssertEqual(denied.status, 403)
-        XCTAssertEqual(denied.message, "route api.test:80: no rule allows GET /admin")
+        XCTAssertEqual(denied.error.status, 403)
+        XCTAssertEqual(denied.error.message, "route api.test:80: no rule allows GET /admin")
+        XCTAssertEqual(denied.reason, .noRule)
+        XCTAssertEqual(denied.path, "/admin", "the audit record names the path that was checked")
         guard case .failure(let post) = try check("POST", "/v1/orders") else { return XCTFail("allowed") }
-        XCTAssertEqual(post.message, "route api.test:80: no rule allows POST /v1/orders")
+        XCTAssertEqual(post.error.message, "route api.test:80: no rule allows POST /v1/orders")
         for target in ["/v1/orders/..%2Fadmin", "/v1/orders/..;/admin", "/v1/orders/%2e%2e/admin", "/v1/orders\\..\\admin"] {
             guard case .failure(let ambiguous) = try check("GET", target) else { return XCTFail(target) }
-            XCTAssertEqual(ambiguous.status, 400, target)
-            XCTAssertTrue(ambiguous.message.hasPrefix("route api.test:80: the path holds"), ambiguous.message)
+            XCTAssertEqual(ambiguous.error.status, 400, target)
+            XCTAssertTrue(ambiguous.error.message.hasPrefix("route api.test:80: the path holds"), ambiguous.error.message)
+            XCTAssertEqual(ambiguous.reason, .ambiguousPath)
         }
     }
 
@@ -45,8 +48,11 @@ final class RuleCheckTests: XCTestCase {
         XCTAssertNil(denied.rule)
         XCTAssertNil(denied.editedTarget, "sent as the app sent it")
         XCTAssertEqual(denied.path, "/v1/orders")
+        XCTAssertEqual(denied.audited, .noRule)
         let ambiguous = try check("GET", "/v1/orders/..%2Fadmin", .audit).get()
         XCTAssertNil(ambiguous.path)
+        XCTAssertEqual(ambiguous.audited, .ambiguousPath)
+        XCTAssertNil(try check("GET", "/v1/orders/1", .audit).get().audited)
         XCTAssertEqual(try check("GET", "/v1/orders/1", .audit).get().rule, "read-orders")
     }
 }

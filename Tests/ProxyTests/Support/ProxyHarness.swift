@@ -26,12 +26,14 @@ final class ProxyHarness {
             throw error
         }
         self.runtime = runtime
+        if let shared = runtime.shared { server.limiters.share(through: shared, on: runtime.tokenLoop) }
         server.accessLogWriter = accessLog
         port = try server.start().port
     }
 
     deinit {
         server.stop()
+        server.limiters.stopSharing()
         runtime.stop()
     }
 
@@ -102,3 +104,19 @@ private final class MetricsBox: @unchecked Sendable {
     func set(_ metrics: ProxyMetrics) { lock.lock(); value = metrics; lock.unlock() }
     func get() -> ProxyMetrics { lock.lock(); defer { lock.unlock() }; return value }
 }
+
+/// The JSON lines of an audit file once it has `count` of them (records are written as each
+/// exchange is accounted, which may come just after its client read the last byte), or what it
+/// has after 5 s.
+func auditRecords(_ path: String, count: Int) -> [[String: Any]] {
+    let deadline = Date().addingTimeInterval(5)
+    var records: [[String: Any]] = []
+    repeat {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        records = text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        if records.count >= count { break }
+        Thread.sleep(forTimeInterval: 0.02)
+    } while Date() < deadline
+    return records
+}
+

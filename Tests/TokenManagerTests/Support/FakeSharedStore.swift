@@ -53,6 +53,16 @@ final class FakeSharedStore: SharedTokenStore, @unchecked Sendable {
         }, failure: { completion(.failure(SharedStoreFailure("injected"))) })
     }
 
+    func add(_ key: String, _ delta: Int, ttl: Duration, _ completion: @escaping (Result<Int, SharedStoreFailure>) -> Void) {
+        later("add", { [self] in
+            let current = live(key).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+            let value = current + delta
+            let until = values[key]?.until ?? ContinuousClock.now + ttl
+            values[key] = (Array(String(value).utf8), until)
+            completion(.success(value))
+        }, failure: { completion(.failure(SharedStoreFailure("injected"))) })
+    }
+
     func deleteIfEqual(_ key: String, value: [UInt8], _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void) {
         later("delete", { [self] in
             guard live(key) == value else { return completion(.success(false)) }

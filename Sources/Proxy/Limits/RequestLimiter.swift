@@ -1,0 +1,110 @@
+import Config
+import Synchronization
+
+/// The limits of one route or one credential (`limits:`), shared by every worker: a token
+/// bucket and a budget under one lock (held for a few arithmetic operations per request on a
+/// limited route; unlimited routes never touch it).
+final class RequestLimiter: Sendable {
+    /// `route api.test:443` or `credential partner`: what refusals, the status page and metrics
+    /// call it.
+    let scope: String
+    /// The configuration it enforces (a reload that keeps it keeps the state too).
+    let config: LimitsConfig
+    private let state: Mutex<State>
+
+    private struct State {
+        var bucket: TokenBucket?
+        var budget: RequestBudget?
+        var refusedRate: UInt64 = 0
+        var refusedBudget: UInt64 = 0
+        /// Whether the fleet's store answered the last send of the budget (nil: not shared).
+        var sharedAvailable: Bool?
+    }
+
+    /// A limiter with a full bucket and an unspent budget at `now` (monotonic nanoseconds).
+    init(scope: String, config: LimitsConfig, now: UInt64) {
+        self.scope = scope
+        self.config = config
+        state = Mutex(State(bucket: config.rate.map { TokenBucket(perSecond: $0.perSecond, burst: $0.burst, now: now) },
+                            budget: config.budget.map { RequestBudget(requests: $0.requests, period: $0.per.seconds) }))
+    }
+
+    /// Admits one request (taking a token and a unit of budget) or says which limit refuses it.
+    /// The budget is asked first: a request it refuses does not take a token.
+    func admit(now: UInt64, wall: Int) -> LimitVerdict {
+        state.withLock { state in
+            if let budget = state.budget, budget.remaining(at: wall) == 0 {
+                state.refusedBudget += 1
+                return .refused(scope: scope, kind: .budget, retryAfter: budget.secondsToNextPeriod(at: wall))
+            }
+            if let wait = state.bucket?.take(at: now) {
+                state.refusedRate += 1
+                return .refused(scope: scope, kind: .rate, retryAfter: wait)
+            }
+            _ = state.budget?.take(at: wall)
+            return .admitted
+        }
+    }
+
+    /// Gives back what ``admit(now:wall:)`` took (another limit refused the request).
+    func refund(wall: Int) {
+        state.withLock { state in
+            state.bucket?.refund()
+            state.budget?.refund(at: wall)
+        }
+    }
+
+    /// Requests admitted and not yet sent to the fleet's store; nil without a budget.
+    func unsentBudget() -> Int? {
+        state.withLock { $0.budget?.unsynced }
+    }
+
+    /// What to send to the fleet's store (``RequestBudget/send(at:)``); nil without a budget.
+    func sendBudget(wall: Int) -> (window: Int, delta: Int)? {
+        state.withLock { state in state.budget == nil ? nil : state.budget?.send(at: wall) }
+    }
+
+    /// The store answered a send with the fleet's count (nil: it failed; the budget is kept
+    /// locally with what is known). Returns whether requests wait to be sent.
+    func budgetSynced(window: Int, count: Int?) -> Bool {
+        state.withLock { state in
+            if let count {
+                state.budget?.answered(window: window, count: count)
+            } else {
+                state.budget?.failed(window: window)
+            }
+            state.sharedAvailable = count != nil
+            return (state.budget?.unsynced ?? 0) > 0
+        }
+    }
+
+    /// What is left now, for the status page and `/metrics`.
+    func status(now: UInt64, wall: Int) -> LimitStatus {
+        state.withLock { state in
+            LimitStatus(scope: scope, rateTokens: state.bucket?.available(at: now), budgetRemaining: state.budget?.remaining(at: wall),
+                        budgetResetsIn: state.budget?.secondsToNextPeriod(at: wall), refusedRate: state.refusedRate,
+                        refusedBudget: state.refusedBudget, sharedAvailable: state.sharedAvailable, config: config)
+        }
+    }
+}
+
+/// What is left of one route's or credential's limits.
+public struct LimitStatus: Sendable, Equatable {
+    /// `route api.test:443` or `credential partner`.
+    public let scope: String
+    /// Tokens in the bucket (nil: no rate).
+    public let rateTokens: Double?
+    /// Requests left in the current period (nil: no budget).
+    public let budgetRemaining: Int?
+    /// Seconds until the period ends (nil: no budget).
+    public let budgetResetsIn: Int?
+    /// Requests refused by the rate.
+    public let refusedRate: UInt64
+    /// Requests refused by the budget.
+    public let refusedBudget: UInt64
+    /// For a budget shared by the fleet: whether its store answered the last time (false: the
+    /// budget is kept locally meanwhile); nil when not shared.
+    public let sharedAvailable: Bool?
+    /// The configured limits.
+    public let config: LimitsConfig
+}

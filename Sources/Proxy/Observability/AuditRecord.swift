@@ -1,0 +1,91 @@
+import JSON
+
+/// One audit record (`audit:`, issue 68): what a request did with a credential, or why the
+/// route's policy refused it. Written as one JSON line, apart from the access log. Never a
+/// secret: no token, no query string, no header value; the path is the normalized one the
+/// rules were checked against (without its query).
+public struct AuditRecord: Sendable, Equatable {
+    /// What the route's policy decided.
+    public enum Decision: String, Sendable, Equatable {
+        /// A rule allowed it, or the route has no rules.
+        case allowed
+        /// Refused (nothing was forwarded).
+        case denied
+        /// The rules deny it, but the route only audits (`enforcement: audit`): forwarded.
+        case audited
+    }
+
+    /// The route's label.
+    public var route: String
+    /// The credential's name, when the route has one.
+    public var credential: String?
+    /// Where the token went (`header:authorization`, `query:key`, `sigv4`…), when one was used.
+    public var placement: String?
+    /// The request method.
+    public var method: String
+    /// The destination (`host[:port]`).
+    public var authority: String
+    /// The normalized path (the path without its query on a route without rules).
+    public var path: String
+    /// The rule that allowed it, if one did.
+    public var rule: String?
+    /// The decision.
+    public var decision: Decision
+    /// Why it was refused or audited (`no_rule`, `ambiguous_path`), nil when allowed.
+    public var reason: String?
+    /// The status sent to the app.
+    public var status: Int
+    /// Request body bytes relayed.
+    public var bytesIn: Int
+    /// Response body bytes relayed.
+    public var bytesOut: Int
+    /// The trace id: the app's `traceparent` one when it sent one (or the sidecar's own trace when
+    /// tracing is on), nil otherwise.
+    public var traceID: String?
+    /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
+    public var protocolName: String
+
+    /// A record; the byte counts start at zero.
+    public init(route: String, credential: String?, placement: String?, method: String, authority: String, path: String,
+                rule: String?, decision: Decision, reason: String?, status: Int, bytesIn: Int = 0, bytesOut: Int = 0,
+                traceID: String?, protocolName: String) {
+        self.route = route
+        self.credential = credential
+        self.placement = placement
+        self.method = method
+        self.authority = authority
+        self.path = path
+        self.rule = rule
+        self.decision = decision
+        self.reason = reason
+        self.status = status
+        self.bytesIn = bytesIn
+        self.bytesOut = bytesOut
+        self.traceID = traceID
+        self.protocolName = protocolName
+    }
+
+    /// The record as one JSON line (with `time`, now, first); absent values are null.
+    public func line() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(320)
+        out.append(contentsOf: Array(#"{"time":""#.utf8))
+        UTCTimestamp.append(to: &out)
+        out.append(0x22)
+        let fields: [(String, JSONValue)] = [
+            ("route", .string(route)), ("credential", .string(credential)), ("placement", .string(placement)),
+            ("method", .string(method)), ("authority", .string(authority)), ("path", .string(path)),
+            ("rule", .string(rule)), ("decision", .string(decision.rawValue)), ("reason", .string(reason)),
+            ("status", .int(status)), ("bytes_in", .int(bytesIn)), ("bytes_out", .int(bytesOut)),
+            ("trace_id", .string(traceID)), ("protocol", .string(protocolName)),
+        ]
+        for (key, value) in fields {
+            out.append(0x2c)
+            JSONString.append(key, to: &out)
+            out.append(0x3a)
+            out.append(contentsOf: value.serialized)
+        }
+        out.append(contentsOf: [0x7d, 0x0a])
+        return out
+    }
+}
