@@ -14,11 +14,27 @@ public final class RoutePolicy: Sendable, Equatable {
         self.enforcement = enforcement
     }
 
-    /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``).
+    /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``). Literal
+    /// patterns and literal-then-`**` ones (most rules) compare bytes with the path as it is;
+    /// the path is split into segments only for another pattern, once for all rules.
     public func decide(method: String, path: String) -> RuleDecision {
-        let segments = PathPattern.segments(of: path)
-        for rule in rules where rule.allows(method: method, segments: segments) { return .allowed(rule: rule.name) }
-        return .denied
+        var contiguous = path
+        return contiguous.withUTF8 { bytes in
+            var segments: [Substring]?
+            for rule in rules where rule.methods.isEmpty || rule.methods.contains(method) {
+                if rule.paths.isEmpty { return .allowed(rule: rule.name) }
+                for pattern in rule.paths {
+                    if let matched = pattern.matches(bytes: bytes) {
+                        if matched { return .allowed(rule: rule.name) }
+                        continue
+                    }
+                    let split = segments ?? PathPattern.segments(of: path)
+                    segments = split
+                    if pattern.matches(segments: split) { return .allowed(rule: rule.name) }
+                }
+            }
+            return .denied
+        }
     }
 
     public static func == (lhs: RoutePolicy, rhs: RoutePolicy) -> Bool {

@@ -35,4 +35,20 @@ final class PathPatternTests: XCTestCase {
             XCTAssertTrue(error.description.contains(why), "\(text): \(error)")
         }
     }
+
+    /// The byte comparison a policy uses for literal and literal-then-`**` patterns decides as
+    /// the segment matching does, for every pattern and path here.
+    func testAPolicyDecidesAsSegmentMatchingDoes() throws {
+        let patterns = ["/", "/**", "/a", "/a/", "/a/b", "/a/**", "/a/b/**", "/a/*", "/*/b", "/a/**/z", "/ab/**", "/a//b"]
+        let paths = ["/", "/a", "/a/", "/a/b", "/a/b/", "/a/b/c", "/ab", "/abc/d", "/b", "/a/z", "/a/x/y/z", "/ab/", "/a//b", "/b/a"]
+        for text in patterns {
+            let pattern = try PathPattern.parse(text).get()
+            let policy = RoutePolicy(rules: [RouteRule(name: "r", methods: ["GET"], paths: [pattern])])
+            for path in paths {
+                let expected = pattern.matches(segments: PathPattern.segments(of: path))
+                XCTAssertEqual(policy.decide(method: "GET", path: path) == .allowed(rule: "r"), expected, "\(text) on \(path)")
+                XCTAssertEqual(policy.decide(method: "POST", path: path), .denied)
+            }
+        }
+    }
 }

@@ -56,6 +56,7 @@ final class SidecarConfigRenderTests: XCTestCase {
               maxBytes: 1GiB
             connect: deny
             sharedCache: null  # tokens are fetched per process
+            enforcement: enforce
             tracing:  # enabled: false (no endpoint; set endpoint or OTEL_EXPORTER_OTLP_ENDPOINT to export spans)
               endpoint: null
               tracesEndpoint: null
