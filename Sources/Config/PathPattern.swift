@@ -1,5 +1,3 @@
-import Glibc
-
 /// A path a route's rule allows (`rules[].paths`): exact (`/v1/orders`), or a glob whose `*`
 /// segment is any one segment and whose `**` segment is zero or more (`/v1/orders/**` matches
 /// `/v1/orders`, `/v1/orders/` and everything below). Matched against the normalized path
@@ -20,10 +18,6 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
     /// How it is matched, and its literal segments before a final `**` (or all of them).
     private let shape: Shape
     private let prefix: [String]
-    /// For a literal pattern, the path it is; for a literal-then-`**` one, the path its literal
-    /// segments make (`/v1/orders` of `/v1/orders/**`, empty for `/**`): compared as bytes
-    /// with the normalized path, without splitting it.
-    private let literalPath: [UInt8]
 
     private init(segments: [Segment], description: String) {
         self.segments = segments
@@ -37,25 +31,14 @@ public struct PathPattern: Sendable, Equatable, CustomStringConvertible {
             shape = .general
         }
         prefix = segments.compactMap { if case .literal(let text) = $0 { text } else { nil } }
-        literalPath = shape == .general ? [] : prefix.flatMap { [0x2F] + Array($0.utf8) }
     }
 
-    /// Whether the normalized path `bytes` matches, when the pattern is literal or literal then
-    /// `**` (nil for any other: ``matches(segments:)`` decides).
-    @inline(__always)
-    func matches(bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
-        switch shape {
-        case .literal:
-            return bytes.count == literalPath.count && literalPath.withUnsafeBufferPointer { bytes.elementsEqual($0) }
-        case .literalThenAny:
-            let count = literalPath.count
-            guard bytes.count >= count, count == 0 || bytes.count == count || bytes[count] == 0x2F else { return false }
-            return literalPath.withUnsafeBufferPointer { literal in
-                count == 0 || memcmp(literal.baseAddress!, bytes.baseAddress!, count) == 0
-            }
-        case .general:
-            return nil
-        }
+    /// For a literal pattern, the path it is; for a literal-then-`**` one, the path its literal
+    /// segments make (`/v1/orders` of `/v1/orders/**`, empty for `/**`) and `thenAny`; nil for
+    /// any other (``CompiledRules`` compares these as bytes, without splitting the path).
+    var literalPath: (bytes: [UInt8], thenAny: Bool)? {
+        guard shape != .general else { return nil }
+        return (prefix.flatMap { [0x2F] + Array($0.utf8) }, shape == .literalThenAny)
     }
 
     /// Parses `text`; the error says what is wrong with it.

@@ -8,33 +8,19 @@ public final class RoutePolicy: Sendable, Equatable {
     /// Whether a denial is enforced or only recorded.
     public let enforcement: Enforcement
 
+    /// The rules as requests are matched against them.
+    private let compiled: CompiledRules
+
     /// A policy of `rules`.
     public init(rules: [RouteRule], enforcement: Enforcement = .enforce) {
         self.rules = rules
+        compiled = CompiledRules(rules)
         self.enforcement = enforcement
     }
 
-    /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``). Literal
-    /// patterns and literal-then-`**` ones (most rules) compare bytes with the path as it is;
-    /// the path is split into segments only for another pattern, once for all rules.
+    /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``).
     public func decide(method: String, path: String) -> RuleDecision {
-        var contiguous = path
-        return contiguous.withUTF8 { bytes in
-            var segments: [Substring]?
-            for rule in rules where rule.methods.isEmpty || rule.methods.contains(method) {
-                if rule.paths.isEmpty { return .allowed(rule: rule.name) }
-                for pattern in rule.paths {
-                    if let matched = pattern.matches(bytes: bytes) {
-                        if matched { return .allowed(rule: rule.name) }
-                        continue
-                    }
-                    let split = segments ?? PathPattern.segments(of: path)
-                    segments = split
-                    if pattern.matches(segments: split) { return .allowed(rule: rule.name) }
-                }
-            }
-            return .denied
-        }
+        compiled.firstAllowing(method: method, path: path).map { .allowed(rule: $0) } ?? .denied
     }
 
     public static func == (lhs: RoutePolicy, rhs: RoutePolicy) -> Bool {

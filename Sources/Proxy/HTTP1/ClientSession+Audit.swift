@@ -11,8 +11,7 @@ extension ClientSession {
         let reason = io.rules?.audited?.rawValue ?? io.overLimit?.rawValue
         let decision: AuditRecord.Decision = reason == nil ? .allowed : .audited
         let credential = io.decision.credential?.name
-        context.metrics.policyDecisions[PolicyDecisionKey(route: route, credential: credential ?? "", decision: decision.rawValue),
-                                        default: 0] += 1
+        context.metrics.policyTally.count(PolicyDecisionKey(route: route, credential: credential ?? "", decision: decision.rawValue))
         guard let log = context.auditLog else { return }
         let head = io.head
         log.write(AuditRecord(
@@ -29,8 +28,8 @@ extension ClientSession {
     func auditRefusal(_ head: borrowing RequestHead, _ decision: RouteDecision, error: ProxyError, reason: String, path: String?) {
         let route = decision.routeName ?? "unrouted"
         let credential = decision.credential?.name
-        context.metrics.policyDecisions[PolicyDecisionKey(route: route, credential: credential ?? "", decision: AuditRecord.Decision.denied.rawValue),
-                                        default: 0] += 1
+        context.metrics.policyTally.count(PolicyDecisionKey(route: route, credential: credential ?? "",
+                                                            decision: AuditRecord.Decision.denied.rawValue))
         guard let log = context.auditLog else { return }
         log.write(AuditRecord(
             route: route, credential: credential, placement: nil, method: head.method, authority: Self.authority(head),

@@ -102,9 +102,14 @@ public struct ProxyMetrics: Sendable, Equatable {
     /// Requests whose token went elsewhere than the default `Authorization` line (a route's
     /// `inject:` placement, or where the app put a placeholder), by route and placement.
     public var credentialInjections: [InjectionCounterKey: UInt64] = [:]
-    /// Audit decisions (one per audit record: requests on routes with rules, and with `audit:`
-    /// every request that used a credential), by route, credential and decision.
-    public var policyDecisions: [PolicyDecisionKey: UInt64] = [:]
+    /// Audit decisions (one per audit record: requests on routes with rules or limits, and with
+    /// `audit:` every request that used a credential), by route, credential and decision.
+    public var policyDecisions: [PolicyDecisionKey: UInt64] {
+        get { policyTally.counts }
+        set { policyTally = Tally(newValue) }
+    }
+    /// Where ``policyDecisions`` are counted.
+    public var policyTally = Tally<PolicyDecisionKey>()
 
     /// Empty counters.
     public init() {}
@@ -128,6 +133,6 @@ public struct ProxyMetrics: Sendable, Equatable {
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
         http2Refused.merge(other.http2Refused, uniquingKeysWith: +)
         credentialInjections.merge(other.credentialInjections, uniquingKeysWith: +)
-        policyDecisions.merge(other.policyDecisions, uniquingKeysWith: +)
+        policyTally.merge(other.policyTally)
     }
 }

@@ -1,7 +1,7 @@
 import XCTest
 @testable import Proxy
 
-final class RequestTallyTests: XCTestCase {
+final class TallyTests: XCTestCase {
     func testRunsAndChangesOfKeyAllCount() {
         let a = RequestCounterKey(route: "api.test", code: 200), b = RequestCounterKey(route: "api.test", code: 502)
         var tally = RequestTally()
