@@ -29,13 +29,17 @@ struct CompiledRules: Sendable {
         var literalCount: Int
     }
 
-    /// The methods with a bit of their own; any other is compared by name.
-    private static let standardMethods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"]
     /// A rule that allows any method.
     private static let anyMethod: UInt16 = 0xFFFF
 
     private let names: [String]
     private let rules: [Rule]
+    /// The rules that may allow a path, by the hash of its first segment: those with a pattern
+    /// starting with that segment or with no literal first segment, in order. A first segment
+    /// no pattern starts with gets ``anyFirstSegment``.
+    private let byFirstSegment: [UInt64: [Int]]
+    /// The rules with a pattern without a literal first segment (or with no paths), in order.
+    private let anyFirstSegment: [Int]
     private let patterns: [Pattern]
     private let literals: [UInt8]
     /// Per rule, the methods beyond the standard ones (usually none).
@@ -67,16 +71,39 @@ struct CompiledRules: Sendable {
             table.append(Rule(methods: methods, hasOtherMethods: rule.methods.contains { Self.bit(of: $0) == 0 },
                               firstPattern: first, endPattern: patterns.count))
         }
+        var open: [Int] = [], bySegment: [UInt64: [Int]] = [:]
+        for (index, rule) in table.enumerated() {
+            let segments = (rule.firstPattern..<rule.endPattern).map { patterns[$0].firstSegment }
+            if segments.isEmpty || segments.contains(nil) {
+                open.append(index)
+            }
+            for case let segment? in segments where bySegment[segment]?.last != index {
+                bySegment[segment, default: []].append(index)
+            }
+        }
+        // Each segment's list also holds the open rules, merged in order (first match wins).
+        byFirstSegment = bySegment.mapValues { Array(Set($0 + open)).sorted() }
+        anyFirstSegment = open
         self.rules = table
         self.patterns = patterns
         self.literals = literals
         self.general = general
     }
 
-    /// The bit of a standard method, 0 for any other.
+    /// The bit of a standard method, 0 for any other (a switch: compared as small strings).
     private static func bit(of method: String) -> UInt16 {
-        guard let index = standardMethods.firstIndex(of: method) else { return 0 }
-        return 1 << UInt16(index)
+        switch method {
+        case "GET": return 1 << 0
+        case "HEAD": return 1 << 1
+        case "POST": return 1 << 2
+        case "PUT": return 1 << 3
+        case "DELETE": return 1 << 4
+        case "PATCH": return 1 << 5
+        case "OPTIONS": return 1 << 6
+        case "TRACE": return 1 << 7
+        case "CONNECT": return 1 << 8
+        default: return 0
+        }
     }
 
     /// FNV-1a of a segment's bytes.
@@ -93,11 +120,12 @@ struct CompiledRules: Sendable {
         var contiguous = path
         let index: Int? = contiguous.withUTF8 { bytes in
             let first = Self.segmentHash(bytes.dropFirst().prefix { $0 != 0x2F })
+            let candidates = byFirstSegment[first] ?? anyFirstSegment
             return rules.withUnsafeBufferPointer { rules in
                 patterns.withUnsafeBufferPointer { patterns in
                     literals.withUnsafeBufferPointer { literals in
                         var segments: [Substring]?
-                        for index in rules.indices {
+                        for index in candidates {
                             let rule = rules[index]
                             if rule.methods != Self.anyMethod && rule.methods & bit == 0
                                 && !(rule.hasOtherMethods && otherMethods[index].contains(method)) { continue }

@@ -51,4 +51,24 @@ final class PathPatternTests: XCTestCase {
             }
         }
     }
+
+    /// With rules indexed by their first segment, the first rule that allows a request still
+    /// wins, whether it starts with the path's first segment or with a wildcard.
+    func testTheFirstAllowingRuleWinsAcrossFirstSegments() throws {
+        func rule(_ name: String, _ methods: [String], _ paths: [String]) throws -> RouteRule {
+            RouteRule(name: name, methods: methods, paths: try paths.map { try PathPattern.parse($0).get() })
+        }
+        let policy = RoutePolicy(rules: [
+            try rule("post-a", ["POST"], ["/a/**"]), try rule("get-any-b", ["GET"], ["/*/b"]), try rule("get-a-b", ["GET"], ["/a/b"]),
+            try rule("custom", ["PURGE"], ["/c"]), try rule("anything-x", [], ["/x/**"]), try rule("health", ["GET"], ["/health", "/a/z"]),
+        ])
+        XCTAssertEqual(policy.decide(method: "GET", path: "/a/b"), .allowed(rule: "get-any-b"), "the wildcard rule comes first")
+        XCTAssertEqual(policy.decide(method: "POST", path: "/a/b"), .allowed(rule: "post-a"))
+        XCTAssertEqual(policy.decide(method: "GET", path: "/z/b"), .allowed(rule: "get-any-b"))
+        XCTAssertEqual(policy.decide(method: "PURGE", path: "/c"), .allowed(rule: "custom"), "a method without a bit")
+        XCTAssertEqual(policy.decide(method: "GET", path: "/c"), .denied)
+        XCTAssertEqual(policy.decide(method: "DELETE", path: "/x/1"), .allowed(rule: "anything-x"))
+        XCTAssertEqual(policy.decide(method: "GET", path: "/a/z"), .allowed(rule: "health"), "a rule's second pattern")
+        XCTAssertEqual(policy.decide(method: "GET", path: "/nowhere"), .denied)
+    }
 }
