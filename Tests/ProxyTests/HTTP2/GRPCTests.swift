@@ -150,8 +150,7 @@ final class GRPCTests: XCTestCase {
     /// A route's budget: the call over it fails RESOURCE_EXHAUSTED, and the audit file has one
     /// record per call (the refused one `denied`, `budget_exhausted`), over HTTP/2 as grpcio sends.
     func testLimitsRefuseACallAsResourceExhaustedAndEachCallIsAudited() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("grpc-audit-\(UUID().uuidString).jsonl").path
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        let file = auditFilePath()
         proxy = try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
             audit: {file: "\(file)"}

@@ -123,8 +123,7 @@ final class RouteLimitsProxyTests: XCTestCase {
 
     /// A route that only audits goes over its limits without a refusal; its records say so.
     func testAnAuditingRouteIsNeverRefusedButRecorded() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl").path
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        let file = auditFilePath()
         proxy = try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
             audit: {file: "\(file)"}

@@ -106,8 +106,7 @@ final class RouteRulesProxyTests: XCTestCase {
     /// HTTP/1.1 and HTTP/2 alike: the decision, the rule, the normalized path without its query,
     /// the app's trace id; never the token or the query. Counted per route, credential, decision.
     func testAuditRecordsOneLinePerRequestAndNoSecret() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl").path
-        defer { try? FileManager.default.removeItem(atPath: file) }
+        let file = auditFilePath()
         proxy = try ProxyHarness(yaml: """
             listen: "127.0.0.1:0"
             audit: {file: "\(file)"}

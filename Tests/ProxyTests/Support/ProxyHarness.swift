@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Proxy
 import TokenManager
+import XCTest
 
 /// An in-process proxy built from YAML text, listening on 127.0.0.1 with an ephemeral port.
 final class ProxyHarness {
@@ -103,6 +104,15 @@ private final class MetricsBox: @unchecked Sendable {
     private var value = ProxyMetrics()
     func set(_ metrics: ProxyMetrics) { lock.lock(); value = metrics; lock.unlock() }
     func get() -> ProxyMetrics { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+extension XCTestCase {
+    /// A path for an audit file of this test (`audit: {file: …}`), removed when the test ends.
+    func auditFilePath() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).jsonl").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
 }
 
 /// The JSON lines of an audit file once it has `count` of them (records are written as each
