@@ -3,7 +3,8 @@ import Glibc
 /// Where log lines go: stderr, written by one background thread while the proxy runs.
 ///
 /// A worker loop that logs (access lines, one per request) only copies the formatted line into
-/// a shared buffer under a mutex; the writer thread hands whole batches to `write(2)`. A slow or
+/// a shared buffer under a mutex; the writer thread hands whole batches — what arrives within 5 ms
+/// of a batch's first line — to `write(2)`. A slow or
 /// stuck destination (a full pipe, a slow disk) therefore never blocks a loop: when more than
 /// ``capacity`` bytes are waiting, further lines are dropped and counted, and the writer reports
 /// how many once it catches up. Lines stay whole and in order.
@@ -18,6 +19,10 @@ public final class LogWriter: @unchecked Sendable {
     public static let capacity = 4 * 1024 * 1024
     /// How long exit waits for the writer to hand over what is waiting.
     public static let exitFlushLimit: Duration = .seconds(2)
+    /// How long the writer gathers lines after the first of a batch.
+    static let batchDelayNanoseconds = 5_000_000
+    /// A batch this large is written at once.
+    static let batchBytes = 64 * 1024
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let wake: UnsafeMutablePointer<pthread_cond_t>
@@ -26,6 +31,8 @@ public final class LogWriter: @unchecked Sendable {
     private var writing = false
     private var dropped = 0
     private var background = false
+    /// Flushes waiting: the writer writes at once.
+    private var flushes = 0
     private let descriptor: Int32
 
     /// A writer to `descriptor` (stderr by default).
@@ -97,9 +104,12 @@ public final class LogWriter: @unchecked Sendable {
             deadline.tv_nsec -= 1_000_000_000
         }
         pthread_mutex_lock(mutex)
+        flushes += 1
+        pthread_cond_signal(wake)
         while background && (!pending.isEmpty || writing) {
             if pthread_cond_timedwait(idle, mutex, &deadline) == ETIMEDOUT { break }
         }
+        flushes -= 1
         pthread_mutex_unlock(mutex)
     }
 
@@ -110,6 +120,22 @@ public final class LogWriter: @unchecked Sendable {
             writing = false
             if pending.isEmpty { pthread_cond_broadcast(idle) }
             while pending.isEmpty { pthread_cond_wait(wake, mutex) }
+            // Lines that follow within ``batchDelay`` go out with this one: under a steady stream
+            // of requests (an access or audit line each) that is one wakeup and one write(2) per
+            // batch, not per line. Producers signal only an empty buffer, so this wait is not
+            // woken again; a flush ends it.
+            if pending.count < Self.batchBytes && flushes == 0 {
+                var deadline = timespec()
+                clock_gettime(CLOCK_REALTIME, &deadline)
+                deadline.tv_nsec += Self.batchDelayNanoseconds
+                if deadline.tv_nsec >= 1_000_000_000 {
+                    deadline.tv_sec += 1
+                    deadline.tv_nsec -= 1_000_000_000
+                }
+                while pending.count < Self.batchBytes && flushes == 0 {
+                    if pthread_cond_timedwait(wake, mutex, &deadline) == ETIMEDOUT { break }
+                }
+            }
             swap(&batch, &pending)
             let lost = dropped
             dropped = 0

@@ -53,7 +53,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let value): out.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): out.append(contentsOf: String(value).utf8)
+        case .int(let value): JSONNumber.append(value, to: &out)
         case .double(let value):
             out.append(contentsOf: (value.isFinite ? JSONValue.format(value) : "null").utf8)
         case .string(let value): JSONValue.writeString(value, to: &out)

@@ -11,23 +11,31 @@ public enum UTCTimestamp {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                out.append(UInt8(0x30 + rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(parts.tm_year) + 1900, 4); out.append(0x2d)
-        digits(Int(parts.tm_mon) + 1, 2); out.append(0x2d)
-        digits(Int(parts.tm_mday), 2); out.append(0x54)
-        digits(Int(parts.tm_hour), 2); out.append(0x3a)
-        digits(Int(parts.tm_min), 2); out.append(0x3a)
-        digits(Int(parts.tm_sec), 2); out.append(0x2e)
-        digits(now.tv_nsec / 1_000_000, 3); out.append(0x5a)
+        let year = Int(parts.tm_year) + 1900
+        two(year / 100, &out)
+        two(year % 100, &out)
+        out.append(0x2d)
+        two(Int(parts.tm_mon) + 1, &out)
+        out.append(0x2d)
+        two(Int(parts.tm_mday), &out)
+        out.append(0x54)
+        two(Int(parts.tm_hour), &out)
+        out.append(0x3a)
+        two(Int(parts.tm_min), &out)
+        out.append(0x3a)
+        two(Int(parts.tm_sec), &out)
+        out.append(0x2e)
+        let millis = now.tv_nsec / 1_000_000
+        out.append(UInt8(0x30 + millis / 100))
+        two(millis % 100, &out)
+        out.append(0x5a)
+    }
+
+    /// Appends `value` (0...99) as two digits.
+    @inline(__always)
+    private static func two(_ value: Int, _ out: inout [UInt8]) {
+        out.append(UInt8(truncatingIfNeeded: 0x30 + value / 10))
+        out.append(UInt8(truncatingIfNeeded: 0x30 + value % 10))
     }
 
     /// The current time as a string.

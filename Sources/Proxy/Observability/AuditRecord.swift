@@ -65,27 +65,49 @@ public struct AuditRecord: Sendable, Equatable {
         self.protocolName = protocolName
     }
 
-    /// The record as one JSON line (with `time`, now, first); absent values are null.
+    /// The record as one JSON line (with `time`, now, first); absent values are null. Written
+    /// straight into bytes, as access lines are: one per request.
     public func line() -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(320)
-        out.append(contentsOf: Array(#"{"time":""#.utf8))
+        out.reserveCapacity(384)
+        out.append(contentsOf: Self.timeKey)
         UTCTimestamp.append(to: &out)
         out.append(0x22)
-        let fields: [(String, JSONValue)] = [
-            ("route", .string(route)), ("credential", .string(credential)), ("placement", .string(placement)),
-            ("method", .string(method)), ("authority", .string(authority)), ("path", .string(path)),
-            ("rule", .string(rule)), ("decision", .string(decision.rawValue)), ("reason", .string(reason)),
-            ("status", .int(status)), ("bytes_in", .int(bytesIn)), ("bytes_out", .int(bytesOut)),
-            ("trace_id", .string(traceID)), ("protocol", .string(protocolName)),
-        ]
-        for (key, value) in fields {
-            out.append(0x2c)
-            JSONString.append(key, to: &out)
-            out.append(0x3a)
-            out.append(contentsOf: value.serialized)
-        }
+        Self.field("route", route, &out)
+        Self.field("credential", credential, &out)
+        Self.field("placement", placement, &out)
+        Self.field("method", method, &out)
+        Self.field("authority", authority, &out)
+        Self.field("path", path, &out)
+        Self.field("rule", rule, &out)
+        Self.field("decision", decision.rawValue, &out)
+        Self.field("reason", reason, &out)
+        Self.field("status", status, &out)
+        Self.field("bytes_in", bytesIn, &out)
+        Self.field("bytes_out", bytesOut, &out)
+        Self.field("trace_id", traceID, &out)
+        Self.field("protocol", protocolName, &out)
         out.append(contentsOf: [0x7d, 0x0a])
         return out
+    }
+
+    private static let timeKey = Array(#"{"time":""#.utf8)
+
+    /// `,"key":` (the keys need no escaping).
+    private static func key(_ key: StaticString, _ out: inout [UInt8]) {
+        out.append(0x2c)
+        out.append(0x22)
+        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        out.append(contentsOf: [0x22, 0x3a])
+    }
+
+    private static func field(_ name: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        key(name, &out)
+        if let value { JSONString.append(value, to: &out) } else { out.append(contentsOf: [0x6e, 0x75, 0x6c, 0x6c]) }
+    }
+
+    private static func field(_ name: StaticString, _ value: Int, _ out: inout [UInt8]) {
+        key(name, &out)
+        JSONNumber.append(value, to: &out)
     }
 }
