@@ -87,23 +87,30 @@ public struct AuditRecord: Sendable, Equatable {
         Self.field("bytes_out", bytesOut, &out)
         Self.field("trace_id", traceID, &out)
         Self.field("protocol", protocolName, &out)
-        out.append(contentsOf: [0x7d, 0x0a])
+        out.append(0x7d)
+        out.append(0x0a)
         return out
     }
 
     private static let timeKey = Array(#"{"time":""#.utf8)
+    private static let null: StaticString = "null"
 
     /// `,"key":` (the keys need no escaping).
     private static func key(_ key: StaticString, _ out: inout [UInt8]) {
         out.append(0x2c)
         out.append(0x22)
         out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        out.append(contentsOf: [0x22, 0x3a])
+        out.append(0x22)
+        out.append(0x3a)
     }
 
     private static func field(_ name: StaticString, _ value: String?, _ out: inout [UInt8]) {
         key(name, &out)
-        if let value { JSONString.append(value, to: &out) } else { out.append(contentsOf: [0x6e, 0x75, 0x6c, 0x6c]) }
+        if let value {
+            JSONString.append(value, to: &out)
+        } else {
+            out.append(contentsOf: UnsafeBufferPointer(start: Self.null.utf8Start, count: Self.null.utf8CodeUnitCount))
+        }
     }
 
     private static func field(_ name: StaticString, _ value: Int, _ out: inout [UInt8]) {
