@@ -37,7 +37,7 @@ struct CompiledRules: Sendable {
     /// The rules that may allow a path, by the hash of its first segment: those with a pattern
     /// starting with that segment or with no literal first segment, in order. A first segment
     /// no pattern starts with gets ``anyFirstSegment``.
-    private let byFirstSegment: [UInt64: [Int]]
+    private let byFirstSegment: SegmentIndex
     /// The rules with a pattern without a literal first segment (or with no paths), in order.
     private let anyFirstSegment: [Int]
     private let patterns: [Pattern]
@@ -82,7 +82,7 @@ struct CompiledRules: Sendable {
             }
         }
         // Each segment's list also holds the open rules, merged in order (first match wins).
-        byFirstSegment = bySegment.mapValues { Array(Set($0 + open)).sorted() }
+        byFirstSegment = SegmentIndex(bySegment.mapValues { Array(Set($0 + open)).sorted() })
         anyFirstSegment = open
         self.rules = table
         self.patterns = patterns
@@ -114,14 +114,13 @@ struct CompiledRules: Sendable {
         return hash
     }
 
-    /// The first rule allowing `method` on the normalized `path`, nil when none does.
-    func firstAllowing(method: String, path: String) -> String? {
+    /// The index of the first rule allowing `method` on the normalized `path` (its bytes, in
+    /// place: nothing is copied for a path matched by literals), nil when none does.
+    func firstAllowing(method: String, path bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         let bit = Self.bit(of: method)
-        var contiguous = path
-        let index: Int? = contiguous.withUTF8 { bytes in
-            let first = Self.segmentHash(bytes.dropFirst().prefix { $0 != 0x2F })
-            let candidates = byFirstSegment[first] ?? anyFirstSegment
-            return rules.withUnsafeBufferPointer { rules in
+        let first = Self.segmentHash(bytes.dropFirst().prefix { $0 != 0x2F })
+        return byFirstSegment.withRules(of: first, otherwise: anyFirstSegment) { candidates in
+            rules.withUnsafeBufferPointer { rules in
                 patterns.withUnsafeBufferPointer { patterns in
                     literals.withUnsafeBufferPointer { literals in
                         var segments: [Substring]?
@@ -143,7 +142,8 @@ struct CompiledRules: Sendable {
                                     matched = bytes.count >= count && (bytes.count == count || count == 0 || bytes[count] == 0x2F)
                                         && Self.equal(bytes, literals, from: pattern.literalStart, count: count)
                                 case .general:
-                                    let split = segments ?? PathPattern.segments(of: path)
+                                    // Rare (a `*` or a `**` inside): the path split once, as text.
+                                    let split = segments ?? PathPattern.segments(of: String(decoding: bytes, as: UTF8.self))
                                     segments = split
                                     matched = general[position]?.matches(segments: split) ?? false
                                 }
@@ -155,7 +155,11 @@ struct CompiledRules: Sendable {
                 }
             }
         }
-        return index.map { names[$0] }
+    }
+
+    /// The name of rule `index`.
+    func name(of index: Int) -> String {
+        names[index]
     }
 
     /// Whether the first `count` bytes of `bytes` (which has that many) are the literal bytes
@@ -164,5 +168,54 @@ struct CompiledRules: Sendable {
     private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ literals: UnsafeBufferPointer<UInt8>, from start: Int, count: Int) -> Bool {
         for offset in 0..<count where bytes[offset] != literals[start + offset] { return false }
         return true
+    }
+}
+
+/// The rules to try by the hash of a path's first segment: an open-addressed table probed with
+/// the hash itself (already a good hash: FNV-1a), the lists of rule indexes in one array — a
+/// lookup is a mask, a comparison or two and a slice, where a `Dictionary` hashes the key again.
+private struct SegmentIndex: Sendable {
+    private struct Slot: Sendable {
+        var hash: UInt64
+        var start: Int32
+        /// -1: empty.
+        var count: Int32
+    }
+
+    private let slots: [Slot]
+    private let lists: [Int]
+    private let mask: Int
+
+    /// The index of `lists` (first-segment hash → rule indexes).
+    init(_ lists: [UInt64: [Int]]) {
+        var size = 4
+        while size < lists.count * 2 { size *= 2 }
+        var slots = [Slot](repeating: Slot(hash: 0, start: 0, count: -1), count: size)
+        var flat: [Int] = []
+        for (hash, rules) in lists.sorted(by: { $0.key < $1.key }) {
+            var position = Int(truncatingIfNeeded: hash) & (size - 1)
+            while slots[position].count >= 0 { position = (position + 1) & (size - 1) }
+            slots[position] = Slot(hash: hash, start: Int32(flat.count), count: Int32(rules.count))
+            flat += rules
+        }
+        self.slots = slots
+        self.lists = flat
+        mask = size - 1
+    }
+
+    /// Calls `body` with the rules of `hash`, or with `otherwise` when it has none.
+    @inline(__always)
+    func withRules<Result>(of hash: UInt64, otherwise: [Int], _ body: (UnsafeBufferPointer<Int>) -> Result) -> Result {
+        var position = Int(truncatingIfNeeded: hash) & mask
+        let found: Slot? = slots.withUnsafeBufferPointer { slots in
+            while true {
+                let slot = slots[position]
+                if slot.count < 0 { return nil }
+                if slot.hash == hash { return slot }
+                position = (position + 1) & mask
+            }
+        }
+        guard let found else { return otherwise.withUnsafeBufferPointer(body) }
+        return lists.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[Int(found.start)..<Int(found.start + found.count)])) }
     }
 }

@@ -20,7 +20,19 @@ public final class RoutePolicy: Sendable, Equatable {
 
     /// The decision for `method` on the normalized `path` (``HTTP1/PathNormalization``).
     public func decide(method: String, path: String) -> RuleDecision {
-        compiled.firstAllowing(method: method, path: path).map { .allowed(rule: $0) } ?? .denied
+        var path = path
+        return path.withUTF8 { firstAllowing(method: method, path: $0) }.map { .allowed(rule: ruleName($0)) } ?? .denied
+    }
+
+    /// The index in ``rules`` of the first rule allowing `method` on the normalized path whose
+    /// bytes are `path`, nil when none does: what a request is decided with (no String made).
+    public func firstAllowing(method: String, path: UnsafeBufferPointer<UInt8>) -> Int? {
+        compiled.firstAllowing(method: method, path: path)
+    }
+
+    /// The name of the rule at `index` in ``rules``.
+    public func ruleName(_ index: Int) -> String {
+        compiled.name(of: index)
     }
 
     public static func == (lhs: RoutePolicy, rhs: RoutePolicy) -> Bool {

@@ -19,7 +19,7 @@ public enum PathNormalization {
     /// `path` (the target before `?`, starting with `/`) normalized or refused.
     public static func normalize(_ path: Substring) -> Outcome {
         guard path.utf8.first == slash else { return .refused("the path does not start with /") }
-        if isAlreadyNormal(path) { return .normalized(String(path)) }
+        if isAlreadyNormal(path.utf8) { return .normalized(String(path)) }
         let bytes = Array(path.utf8)
         var segments: [[UInt8]] = []
         var current: [UInt8] = []
@@ -84,11 +84,17 @@ public enum PathNormalization {
         return .normalized(String(decoding: out, as: UTF8.self))
     }
 
-    /// Most paths: no escape, no `\\`, no empty segment and no segment starting with a dot — one
-    /// pass over the bytes, nothing rebuilt.
-    private static func isAlreadyNormal(_ path: Substring) -> Bool {
+    /// Whether the path whose bytes are `path` is already in normal form, so it is matched and
+    /// forwarded as it is — most paths: starting with `/`, no escape, no `\\`, no empty segment
+    /// and no segment starting with a dot. One pass over the bytes, nothing copied.
+    public static func isNormal(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        path.first == slash && isAlreadyNormal(path)
+    }
+
+    @inline(__always)
+    private static func isAlreadyNormal<Bytes: Sequence<UInt8>>(_ path: Bytes) -> Bool {
         var previous: UInt8 = 0
-        for byte in path.utf8 {
+        for byte in path {
             if byte == percent || byte == backslash { return false }
             if previous == slash && (byte == slash || byte == dot) { return false }
             previous = byte

@@ -22,4 +22,21 @@ final class RoutePolicyTests: XCTestCase {
         XCTAssertEqual(policy.decide(method: "get", path: "/v1/orders"), .denied, "methods are case-sensitive (RFC 9110 §9.1)")
         XCTAssertEqual(RoutePolicy(rules: []).decide(method: "GET", path: "/"), .denied)
     }
+
+    func testManyFirstSegmentsEachFindTheirRuleAndAnUnknownOneOnlyTheOpenRules() throws {
+        // 100 first segments (the index's table grows and probes past collisions), then a rule
+        // with no literal first segment, which every path may reach.
+        var rules = try (0..<100).map { try rule("r\($0)", ["GET"], ["/s\($0)/items/**"]) }
+        rules.append(try rule("open", ["POST"], ["/*/items"]))
+        let policy = RoutePolicy(rules: rules)
+        for index in 0..<100 {
+            XCTAssertEqual(policy.decide(method: "GET", path: "/s\(index)/items/\(index)"), .allowed(rule: "r\(index)"))
+            XCTAssertEqual(policy.decide(method: "GET", path: "/s\(index)/other"), .denied)
+            XCTAssertEqual(policy.decide(method: "POST", path: "/s\(index)/items"), .allowed(rule: "open"))
+        }
+        XCTAssertEqual(policy.decide(method: "GET", path: "/s100/items"), .denied)
+        XCTAssertEqual(policy.decide(method: "POST", path: "/s100/items"), .allowed(rule: "open"))
+        XCTAssertEqual(policy.decide(method: "POST", path: "/"), .denied)
+        XCTAssertEqual(policy.firstAllowing(method: "GET", path: UnsafeBufferPointer(start: nil, count: 0)), nil, "an empty path matches nothing")
+    }
 }

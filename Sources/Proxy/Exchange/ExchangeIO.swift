@@ -95,7 +95,10 @@ final class ExchangeIO {
     /// sent, when the body it may need to hash is staged (``signHead(_:)``).
     var sigv4: SigV4Request?
     /// What the route's rules decided, when it has rules (its audit record says it).
-    var rules: RuleCheck.Outcome?
+    var rules: RuleCheck.Recorded?
+    /// The normalized path the rules checked, when it is not the one the head holds (a route
+    /// that only audits forwards the path as sent).
+    var rulesPath: String?
     /// The limit it went over on a route that only audits (its audit record says it).
     var overLimit: LimitVerdict.Kind?
     /// The client-facing `101` head, between reading it and switching protocols.

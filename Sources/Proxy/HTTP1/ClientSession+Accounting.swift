@@ -19,7 +19,12 @@ extension ClientSession {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
-        count(route: route, status: status, error: error, seconds: seconds, context: context, http2: http2)
+        // Keyed by the decision: a route's requests with one status cost no key (no retained String).
+        context.metrics.requestTally.count(for: io.decision, status &* 2 &+ (http2 ? 1 : 0)) {
+            RequestCounterKey(route: route, code: status, http2: http2)
+        }
+        context.metrics.duration.observe(seconds)
+        if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
         if let injection = io.decision.injection, io.token != nil {
             context.metrics.credentialInjections[InjectionCounterKey(route: route, placement: injection.label), default: 0] += 1
         }

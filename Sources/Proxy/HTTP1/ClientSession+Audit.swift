@@ -10,14 +10,16 @@ extension ClientSession {
                       context: WorkerContext) {
         let reason = io.rules?.audited?.rawValue ?? io.overLimit?.rawValue
         let decision: AuditRecord.Decision = reason == nil ? .allowed : .audited
-        let credential = io.decision.credential?.name
-        context.metrics.policyTally.count(PolicyDecisionKey(route: route, credential: credential ?? "", decision: decision.rawValue))
+        context.metrics.policyTally.count(for: io.decision, decision == .allowed ? 0 : 1) {
+            PolicyDecisionKey(route: route, credential: io.decision.credential?.name ?? "", decision: decision.rawValue)
+        }
         guard let log = context.auditLog else { return }
+        let credential = io.decision.credential?.name
         let head = io.head
         log.write(AuditRecord(
             route: route, credential: credential, placement: io.token == nil ? nil : io.decision.placementLabel,
-            method: head.method, authority: authority(head), path: io.rules?.path ?? pathWithoutQuery(head.target),
-            rule: io.rules?.rule, decision: decision, reason: reason, status: status,
+            method: head.method, authority: authority(head), path: io.rulesPath ?? pathWithoutQuery(head.target),
+            rule: io.rules?.rule.flatMap { index in io.decision.policy?.ruleName(index) }, decision: decision, reason: reason, status: status,
             bytesIn: bytesIn ?? Int(io.requestRelay.bodyBytes), bytesOut: bytesOut ?? Int(io.responseRelay.bodyBytes),
             traceID: io.trace?.server.traceID.hex ?? RequestTrace.appContext(head).0?.traceID.hex,
             protocolName: http2 ? "HTTP/2" : head.version.description))

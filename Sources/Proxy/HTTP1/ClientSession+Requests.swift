@@ -144,7 +144,8 @@ extension ClientSession: UpstreamWaiter {
             refuse(error, head: head)
             return
         }
-        var rules: RuleCheck.Outcome?
+        var rules: RuleCheck.Recorded?
+        var rulesPath: String?
         if let policy = decision.policy {
             switch checkRules(head, policy, route: decision.routeName ?? "") {
             case .failure(let refusal):
@@ -157,12 +158,13 @@ extension ClientSession: UpstreamWaiter {
                         for line in section.lines { out.copy(line, from: section) }
                     }
                 }
-                rules = outcome
+                rules = outcome.recorded
+                rulesPath = outcome.path
             }
         }
         var overLimit: LimitVerdict.Kind?
         if let limits = decision.limits {
-            switch checkLimits(head, decision, limits, path: rules?.path) {
+            switch checkLimits(head, decision, limits, path: rulesPath) {
             case .refused: return
             case .audited(let kind): overLimit = kind
             case .admitted: break
@@ -223,6 +225,7 @@ extension ClientSession: UpstreamWaiter {
         if let variant { io.variant = variant }
         if let sigv4 { io.sigv4 = sigv4 }
         if let rules { io.rules = rules }
+        if let rulesPath { io.rulesPath = rulesPath }
         if let overLimit { io.overLimit = overLimit }
         if let tracer = context.tracer { RequestTrace.begin(io, tracer: tracer, ids: &context.traceIDs) }
         io.upgrade = upgrade

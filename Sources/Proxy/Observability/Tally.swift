@@ -6,6 +6,10 @@ public struct Tally<Key: Hashable & Sendable>: Sendable, Equatable {
     private var folded: [Key: UInt64]
     private var last: Key?
     private var lastCount: UInt64 = 0
+    /// What ``last`` was counted for by ``count(for:_:key:)``: held, so it cannot be freed and
+    /// its address taken by another while compared.
+    private var lastSource: (any AnyObject & Sendable)?
+    private var lastVariant = 0
 
     /// A tally holding `counts`.
     public init(_ counts: [Key: UInt64] = [:]) {
@@ -16,6 +20,7 @@ public struct Tally<Key: Hashable & Sendable>: Sendable, Equatable {
     /// String for every request of a route, so comparing it with the last key is a pointer
     /// comparison.
     public mutating func count(_ key: Key) {
+        lastSource = nil
         if key == last {
             lastCount += 1
             return
@@ -23,6 +28,20 @@ public struct Tally<Key: Hashable & Sendable>: Sendable, Equatable {
         fold()
         last = key
         lastCount = 1
+    }
+
+    /// Counts one request for `source` (an immutable object that decides the key, such as a
+    /// route's decision) and `variant` (what else the key says): the same source and variant as
+    /// the request before compare as a pointer and an integer, and the key — whose strings would
+    /// each be retained and released — is made only when they change.
+    public mutating func count(for source: any AnyObject & Sendable, _ variant: Int, key: () -> Key) {
+        if let lastSource, lastSource === source && lastVariant == variant {
+            lastCount += 1
+            return
+        }
+        count(key())
+        lastSource = source
+        lastVariant = variant
     }
 
     /// Every count.

@@ -17,14 +17,27 @@ enum RuleCheck {
 
     /// What was decided for a request the route lets through.
     struct Outcome: Equatable {
-        /// The rule that allowed it (nil: none did; the route only audits).
-        let rule: String?
+        /// The index of the rule that allowed it in the policy's rules (nil: none did; the
+        /// route only audits).
+        let rule: Int?
         /// The head with the normalized path, when it differs from what the app sent (enforced only).
         let editedTarget: RequestTarget?
-        /// The normalized path (no query), for the audit record; nil when it was refused as ambiguous.
+        /// The normalized path (no query), for the audit record, when it differs from the path as
+        /// sent (nil: the same, or refused as ambiguous).
         let path: String?
         /// Why the rules would have refused it, when the route only audits.
         var audited: Reason? = nil
+
+        /// What the exchange keeps for its audit record: plain values, copied for free.
+        var recorded: Recorded { Recorded(rule: rule, audited: audited) }
+    }
+
+    /// What an exchange keeps of its ``Outcome`` (its path, when normalized, kept beside it).
+    struct Recorded: Equatable {
+        /// The index of the rule that allowed it in the policy's rules (nil: none did).
+        let rule: Int?
+        /// Why the rules would have refused it, when the route only audits.
+        let audited: Reason?
     }
 
     /// A request the route refuses: the answer, and what the audit record says.
@@ -39,15 +52,28 @@ enum RuleCheck {
 
     /// The decision for `head` on route `route` with `policy`.
     static func check(_ head: borrowing RequestHead, policy: RoutePolicy, route: String) -> Result<Outcome, Refusal> {
-        let target = head.target
-        let full: String
-        switch target {
+        var full: String
+        switch head.target {
         case .origin(let path), .absolute(_, _, let path): full = path
         case .authority, .asterisk: full = "/"
         }
+        let method = head.method
+        let enforced = policy.enforcement == .enforce
+        // Most paths are already normal: matched in place, nothing copied (.some(nil): no rule
+        // allows it; nil: it needs normalizing first).
+        let inPlace: Int?? = full.withUTF8 { bytes in
+            let path = UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: 0x3F) ?? bytes.count)])
+            guard PathNormalization.isNormal(path) else { return nil }
+            return .some(policy.firstAllowing(method: method, path: path))
+        }
+        if let inPlace {
+            if let rule = inPlace { return .success(Outcome(rule: rule, editedTarget: nil, path: nil)) }
+            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: nil, audited: .noRule)) }
+            let path = String(decoding: full.utf8.prefix { $0 != 0x3F }, as: UTF8.self)
+            return .failure(Refusal(error: .denied("route \(route): no rule allows \(method) \(path)"), reason: .noRule, path: path))
+        }
         let mark = full.utf8.firstIndex(of: 0x3F)
         let rawPath = mark.map { full[..<$0] } ?? full[...]
-        let enforced = policy.enforcement == .enforce
         let normalized: String
         switch PathNormalization.normalize(rawPath) {
         case .refused(let why):
@@ -57,20 +83,21 @@ enum RuleCheck {
         case .normalized(let path):
             normalized = path
         }
-        switch policy.decide(method: head.method, path: normalized) {
-        case .allowed(let rule):
-            return .success(Outcome(rule: rule, editedTarget: enforced ? edited(target, rawPath, normalized, mark.map { full[$0...] }) : nil,
-                                    path: normalized))
-        case .denied:
-            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: normalized, audited: .noRule)) }
-            return .failure(Refusal(error: .denied("route \(route): no rule allows \(head.method) \(normalized)"), reason: .noRule,
+        let changed = rawPath != normalized
+        var bytes = normalized
+        switch bytes.withUTF8({ policy.firstAllowing(method: method, path: $0) }) {
+        case let rule?:
+            return .success(Outcome(rule: rule, editedTarget: enforced && changed ? edited(head.target, normalized, mark.map { full[$0...] }) : nil,
+                                    path: changed ? normalized : nil))
+        case nil:
+            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: changed ? normalized : nil, audited: .noRule)) }
+            return .failure(Refusal(error: .denied("route \(route): no rule allows \(method) \(normalized)"), reason: .noRule,
                                     path: normalized))
         }
     }
 
-    /// `target` with `normalized` in place of `raw` (the query kept), or nil when they are the same.
-    private static func edited(_ target: RequestTarget, _ raw: Substring, _ normalized: String, _ query: Substring?) -> RequestTarget? {
-        guard raw != normalized else { return nil }
+    /// `target` with the `normalized` path (the query kept).
+    private static func edited(_ target: RequestTarget, _ normalized: String, _ query: Substring?) -> RequestTarget? {
         let path = normalized + (query.map(String.init) ?? "")
         switch target {
         case .origin: return .origin(path)
