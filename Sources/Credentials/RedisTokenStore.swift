@@ -14,6 +14,21 @@ public final class RedisTokenStore: SharedTokenStore {
     /// `INCRBY KEYS[1] ARGV[1]`, and a TTL of `ARGV[2]` ms on a counter that has none (new).
     static let addWithTTL = "local v = redis.call('INCRBY', KEYS[1], ARGV[1]) if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return v"
 
+    /// A token bucket in a hash (`t`: tokens, `at`: when, in ms of the server's `TIME`, so every
+    /// replica refills by one clock): refilled, `ARGV[3]` taken (the debt floored at
+    /// `-max(ARGV[1], ARGV[2])`), kept `ARGV[4]` ms; answers the tokens left as text (a Lua
+    /// number would be truncated to an integer).
+    static let takeTokens = """
+        local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
+        local rate = tonumber(ARGV[1]) local burst = tonumber(ARGV[2]) \
+        local v = redis.call('HMGET', KEYS[1], 't', 'at') local tokens = tonumber(v[1]) local at = tonumber(v[2]) \
+        if tokens == nil or at == nil then tokens = burst at = now end \
+        if now > at then tokens = math.min(burst, tokens + (now - at) * rate / 1000) at = now end \
+        tokens = math.max(-math.max(rate, burst), tokens - tonumber(ARGV[3])) \
+        redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at)) redis.call('PEXPIRE', KEYS[1], ARGV[4]) \
+        return tostring(tokens)
+        """
+
     /// Creates a store on `client`.
     public init(client: RedisClient) {
         self.client = client
@@ -71,6 +86,23 @@ public final class RedisTokenStore: SharedTokenStore {
         client.send(["EVAL", Self.addWithTTL, "1", key, String(delta), String(Self.milliseconds(ttl))].map { Array($0.utf8) }) { result in
             switch result {
             case .success(.integer(let value)): completion(.success(Int(value)))
+            case .success: completion(.failure(SharedStoreFailure("unexpected reply to EVAL")))
+            case .failure(let error): completion(.failure(SharedStoreFailure(error.description)))
+            }
+        }
+    }
+
+    /// `EVAL take-tokens 1 key perSecond burst count ttl`.
+    public func take(_ key: String, _ count: Int, perSecond: Double, burst: Int, ttl: Duration,
+                     _ completion: @escaping (Result<Double, SharedStoreFailure>) -> Void) {
+        client.send(["EVAL", Self.takeTokens, "1", key, String(perSecond), String(burst), String(count), String(Self.milliseconds(ttl))]
+            .map { Array($0.utf8) }) { result in
+            switch result {
+            case .success(.bulkString(let bytes?)):
+                guard let tokens = Double(String(decoding: bytes, as: UTF8.self)) else {
+                    return completion(.failure(SharedStoreFailure("unexpected reply to EVAL")))
+                }
+                completion(.success(tokens))
             case .success: completion(.failure(SharedStoreFailure("unexpected reply to EVAL")))
             case .failure(let error): completion(.failure(SharedStoreFailure(error.description)))
             }

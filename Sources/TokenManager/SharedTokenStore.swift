@@ -13,6 +13,13 @@ public protocol SharedTokenStore: AnyObject {
     /// Adds `delta` (0 reads) to the counter at `key` — created at 0 with `ttl` when missing —
     /// and answers its new value: a fleet's shared budget (`limits.budget`).
     func add(_ key: String, _ delta: Int, ttl: Duration, _ completion: @escaping (Result<Int, SharedStoreFailure>) -> Void)
+    /// Takes `count` tokens (0 reads) from the token bucket at `key` — refilled at `perSecond`
+    /// up to `burst` by the store's own clock, created full when missing, kept for `ttl` — and
+    /// answers the tokens left, below zero when the fleet took more than there were (a debt
+    /// of at most one second's refill or the burst, whichever is more): a fleet's shared rate
+    /// (`limits.rate`).
+    func take(_ key: String, _ count: Int, perSecond: Double, burst: Int, ttl: Duration,
+              _ completion: @escaping (Result<Double, SharedStoreFailure>) -> Void)
     /// Closes connections and fails what is in flight (on the token loop, before it stops).
     func close()
 }

@@ -7,7 +7,7 @@ import TokenManager
 /// Every limiter of the process, by scope, kept across reloads: a reload that leaves a route's
 /// or a credential's `limits:` as they were keeps what was spent (a budget does not start over
 /// because another route changed); changed limits start afresh. With a fleet's shared cache
-/// (``share(through:on:)``), every budget is shared through its store.
+/// (``share(through:on:)``), every budget and rate is shared through its store.
 public final class LimiterRegistry: Sendable {
     private struct State {
         var limiters: [String: RequestLimiter] = [:]
@@ -19,7 +19,7 @@ public final class LimiterRegistry: Sendable {
     /// An empty registry.
     public init() {}
 
-    /// Shares every budget, present and future, with the fleet through `cache`'s store, whose
+    /// Shares every budget and rate, present and future, with the fleet through `cache`'s store, whose
     /// operations run on `loop` (the token loop). Once.
     public func share(through cache: SharedTokenCache, on loop: EventLoop) {
         let syncs = BudgetSyncs(cache: cache, loop: loop)
@@ -67,24 +67,24 @@ public final class LimiterRegistry: Sendable {
     }
 }
 
-/// The ``SharedBudgetSync`` of every shared budget, by scope. `@unchecked Sendable`: created
+/// The ``SharedLimitSync`` of every shared limiter, by scope. `@unchecked Sendable`: created
 /// anywhere, then used only on its loop (every method but the initializer asserts it).
 private final class BudgetSyncs: @unchecked Sendable {
     let cache: SharedTokenCache
     let loop: EventLoop
-    private var syncs: [String: SharedBudgetSync] = [:]
+    private var syncs: [String: SharedLimitSync] = [:]
 
     init(cache: SharedTokenCache, loop: EventLoop) {
         self.cache = cache
         self.loop = loop
     }
 
-    /// Shares `limiter`'s budget (replacing the sync of a limiter its scope had before).
+    /// Shares `limiter`'s budget and rate (replacing the sync of a limiter its scope had before).
     func start(_ limiter: RequestLimiter) {
         loop.assertConfined()
-        guard let budget = limiter.config.budget else { return }
+        guard limiter.config.budget != nil || limiter.config.rate != nil else { return }
         syncs[limiter.scope]?.stop()
-        let sync = SharedBudgetSync(limiter: limiter, period: budget.per.seconds, store: cache.store, keyPrefix: cache.keyPrefix, loop: loop)
+        let sync = SharedLimitSync(limiter: limiter, store: cache.store, keyPrefix: cache.keyPrefix, loop: loop)
         syncs[limiter.scope] = sync
         sync.start()
     }

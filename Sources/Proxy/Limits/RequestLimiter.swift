@@ -17,7 +17,8 @@ final class RequestLimiter: Sendable {
         var budget: RequestBudget?
         var refusedRate: UInt64 = 0
         var refusedBudget: UInt64 = 0
-        /// Whether the fleet's store answered the last send of the budget (nil: not shared).
+        /// Whether the fleet's store answered the last send of the budget or the rate (nil: not
+        /// shared).
         var sharedAvailable: Bool?
     }
 
@@ -61,7 +62,27 @@ final class RequestLimiter: Sendable {
 
     /// What to send to the fleet's store (``RequestBudget/send(at:)``); nil without a budget.
     func sendBudget(wall: Int) -> (window: Int, delta: Int)? {
-        state.withLock { state in state.budget == nil ? nil : state.budget?.send(at: wall) }
+        state.withLock { $0.budget?.send(at: wall) }
+    }
+
+    /// Tokens taken and not yet sent to the fleet's store; nil without a rate.
+    func unsentRate() -> Int? {
+        state.withLock { $0.bucket?.unsynced }
+    }
+
+    /// What to send to the fleet's store (``TokenBucket/send()``); nil without a rate.
+    func sendRate() -> Int? {
+        state.withLock { $0.bucket?.send() }
+    }
+
+    /// The store answered a send of the rate with the fleet's level (nil: it failed; the bucket
+    /// is kept locally meanwhile, and what that send carried is not sent again: a rate is about
+    /// now).
+    func rateSynced(fleet: Double?, now: UInt64) {
+        state.withLock { state in
+            if let fleet { state.bucket?.answered(fleet: fleet, at: now) }
+            state.sharedAvailable = fleet != nil
+        }
     }
 
     /// The store answered a send with the fleet's count (nil: it failed; the budget is kept
@@ -102,8 +123,8 @@ public struct LimitStatus: Sendable, Equatable {
     public let refusedRate: UInt64
     /// Requests refused by the budget.
     public let refusedBudget: UInt64
-    /// For a budget shared by the fleet: whether its store answered the last time (false: the
-    /// budget is kept locally meanwhile); nil when not shared.
+    /// For limits shared by the fleet: whether its store answered the last time (false: they
+    /// are kept locally meanwhile); nil when not shared.
     public let sharedAvailable: Bool?
     /// The configured limits.
     public let config: LimitsConfig

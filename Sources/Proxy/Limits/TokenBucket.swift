@@ -1,5 +1,10 @@
 /// A token bucket (`limits.rate`): `burst` tokens at start, refilled at `perSecond`; each
-/// admitted request takes one. A value type: ``RequestLimiter`` holds it under its lock.
+/// admitted request takes one. Shared by a fleet, the bucket is the store's: each answer sets
+/// the tokens here to the fleet's level less what was taken here since the send
+/// (``unsynced``), and between answers it refills here at the whole rate — so replicas may
+/// together take more than there was for a round trip, which the store counts as a debt the
+/// next answers make every replica wait out: over time the fleet is held to the rate. Alone,
+/// it is the bucket. A value type: ``RequestLimiter`` holds it under its lock.
 struct TokenBucket: Equatable {
     /// Tokens added per second.
     let perSecond: Double
@@ -9,6 +14,8 @@ struct TokenBucket: Equatable {
     private(set) var tokens: Double
     /// When ``tokens`` was last brought up to date (monotonic nanoseconds).
     private(set) var updatedAt: UInt64
+    /// Taken here and not sent to the fleet's store yet.
+    private(set) var unsynced = 0
 
     /// A full bucket at `now`.
     init(perSecond: Double, burst: Int, now: UInt64) {
@@ -31,6 +38,7 @@ struct TokenBucket: Equatable {
         updatedAt = max(updatedAt, now)
         if tokens >= 1 {
             tokens -= 1
+            unsynced += 1
             return nil
         }
         return max(1, Int(((1 - tokens) / perSecond).rounded(.up)))
@@ -39,5 +47,19 @@ struct TokenBucket: Equatable {
     /// Gives back a token taken at `now` (the request was refused by another limit).
     mutating func refund() {
         tokens = min(burst, tokens + 1)
+        if unsynced > 0 { unsynced -= 1 }
+    }
+
+    /// What to send to the fleet's store: the tokens taken since the last send.
+    mutating func send() -> Int {
+        defer { unsynced = 0 }
+        return unsynced
+    }
+
+    /// The store answered a send with the fleet's level `fleet` (at about `now`): the tokens
+    /// here become it, less what was taken here meanwhile.
+    mutating func answered(fleet: Double, at now: UInt64) {
+        tokens = min(burst, fleet - Double(unsynced))
+        updatedAt = max(updatedAt, now)
     }
 }

@@ -33,4 +33,64 @@ final class TokenBucketTests: XCTestCase {
         bucket.refund()
         XCTAssertNil(bucket.take(at: 10 * second), "a refund gives the token back")
     }
+
+    /// The fleet's bucket as the store's script keeps it (refill, take, debt floor).
+    private struct FleetStore {
+        var tokens: Double
+        var at: UInt64
+        let perSecond: Double, burst: Double
+
+        mutating func take(_ count: Int, at now: UInt64) -> Double {
+            if now > at { tokens = min(burst, tokens + Double(now - at) / 1e9 * perSecond) }
+            at = max(at, now)
+            tokens = max(-max(perSecond, burst), tokens - Double(count))
+            return tokens
+        }
+    }
+
+    func testThreeReplicasSharingTheStoreAdmitTheFleetRate() {
+        // 3 replicas, 100/s with a burst of 20, each offered 5× the rate / 3 for 20 s; each sends
+        // what it took every 10 ms and hears back 2 ms later (requests go on meanwhile).
+        let perSecond = 100.0, burst = 20
+        var store = FleetStore(tokens: Double(burst), at: 0, perSecond: perSecond, burst: Double(burst))
+        var replicas = (0..<3).map { _ in TokenBucket(perSecond: perSecond, burst: burst, now: 0) }
+        var pending: [(replica: Int, due: UInt64, fleet: Double)] = []
+        let millisecond = second / 1000
+        var admitted = 0, offered = 0
+        for ms in 0..<UInt64(20_000) {
+            let now = ms * millisecond
+            for answer in pending where answer.due == now { replicas[answer.replica].answered(fleet: answer.fleet, at: now) }
+            pending.removeAll { $0.due == now }
+            for replica in 0..<3 {
+                // 500/s offered in all: one request per 6 ms per replica, staggered.
+                if (ms + UInt64(replica) * 2) % 6 == 0 {
+                    offered += 1
+                    if replicas[replica].take(at: now) == nil { admitted += 1 }
+                }
+                if ms % 10 == UInt64(replica) {
+                    let taken = replicas[replica].send()
+                    pending.append((replica, now + 2 * millisecond, store.take(taken, at: now)))
+                }
+            }
+        }
+        let expected = Double(burst) + perSecond * 20
+        XCTAssertGreaterThanOrEqual(Double(offered), 4.9 * perSecond * 20)
+        XCTAssertEqual(Double(admitted), expected, accuracy: expected * 0.05, "the fleet admits its rate, not three times it")
+    }
+
+    func testAnAnswerSetsTheFleetLevelLessWhatWasTakenSinceTheSend() {
+        var bucket = TokenBucket(perSecond: 10, burst: 10, now: 0)
+        XCTAssertNil(bucket.take(at: 0))
+        XCTAssertEqual(bucket.send(), 1)
+        XCTAssertNil(bucket.take(at: 0), "taken while the send was in flight")
+        XCTAssertEqual(bucket.unsynced, 1)
+        bucket.answered(fleet: -2, at: 0)
+        XCTAssertEqual(bucket.available(at: 0), -3, "others took more: a debt here too")
+        XCTAssertEqual(bucket.take(at: 0), 1, "wait until the debt is paid")
+        XCTAssertNil(bucket.take(at: second * 4 / 10), "four tenths of a second pay it at 10/s")
+        bucket.answered(fleet: 50, at: second)
+        XCTAssertEqual(bucket.available(at: second), 10, "never more than the burst")
+        bucket.refund()
+        XCTAssertEqual(bucket.send(), 1, "a refund is not sent")
+    }
 }

@@ -63,6 +63,24 @@ final class FakeSharedStore: SharedTokenStore, @unchecked Sendable {
         }, failure: { completion(.failure(SharedStoreFailure("injected"))) })
     }
 
+    /// Token buckets (``take(_:_:perSecond:burst:ttl:_:)``), refilled by the real clock.
+    private var buckets: [String: (tokens: Double, at: ContinuousClock.Instant)] = [:]
+
+    /// Takes from a bucket as Redis's script does (the debt floored the same way).
+    func take(_ key: String, _ count: Int, perSecond: Double, burst: Int, ttl: Duration,
+              _ completion: @escaping (Result<Double, SharedStoreFailure>) -> Void) {
+        later("take", { [self] in
+            let now = ContinuousClock.now
+            let (stored, at) = buckets[key] ?? (Double(burst), now)
+            var tokens = stored
+            let elapsed = now - at
+            tokens = min(Double(burst), tokens + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * perSecond)
+            tokens = max(-max(perSecond, Double(burst)), tokens - Double(count))
+            buckets[key] = (tokens, now)
+            completion(.success(tokens))
+        }, failure: { completion(.failure(SharedStoreFailure("injected"))) })
+    }
+
     func deleteIfEqual(_ key: String, value: [UInt8], _ completion: @escaping (Result<Bool, SharedStoreFailure>) -> Void) {
         later("delete", { [self] in
             guard live(key) == value else { return completion(.success(false)) }
