@@ -193,7 +193,7 @@ private struct SegmentIndex: Sendable {
         var slots = [Slot](repeating: Slot(hash: 0, start: 0, count: -1), count: size)
         var flat: [Int] = []
         for (hash, rules) in lists.sorted(by: { $0.key < $1.key }) {
-            var position = Int(truncatingIfNeeded: hash) & (size - 1)
+            var position = Self.slot(of: hash) & (size - 1)
             while slots[position].count >= 0 { position = (position + 1) & (size - 1) }
             slots[position] = Slot(hash: hash, start: Int32(flat.count), count: Int32(rules.count))
             flat += rules
@@ -203,10 +203,17 @@ private struct SegmentIndex: Sendable {
         mask = size - 1
     }
 
+    /// Where `hash` goes before probing: its bits mixed (Fibonacci hashing), since FNV-1a's low
+    /// bits follow the low bits of each byte (segments differing only in case would collide).
+    @inline(__always)
+    private static func slot(of hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: (hash &* 0x9E37_79B9_7F4A_7C15) >> 32)
+    }
+
     /// Calls `body` with the rules of `hash`, or with `otherwise` when it has none.
     @inline(__always)
     func withRules<Result>(of hash: UInt64, otherwise: [Int], _ body: (UnsafeBufferPointer<Int>) -> Result) -> Result {
-        var position = Int(truncatingIfNeeded: hash) & mask
+        var position = Self.slot(of: hash) & mask
         let found: Slot? = slots.withUnsafeBufferPointer { slots in
             while true {
                 let slot = slots[position]

@@ -3,6 +3,8 @@ import Yams
 extension ConfigDecoder {
     /// Highest `rate.perSecond` (a million requests per second is no limit at all).
     static let maxPerSecond = 1_000_000.0
+    /// One a day: slower rates would wait longer than any Retry-After or store expiry can say.
+    static let minPerSecond = 1.0 / 86_400
 
     /// `limits: {rate: {perSecond, burst}, budget: {requests, per}}` of a route or a credential;
     /// nil when absent. `valid` is false when anything was reported.
@@ -58,15 +60,15 @@ extension ConfigDecoder {
         return (valid ? limits : nil, valid)
     }
 
-    /// A number > 0 and ≤ ``maxPerSecond`` (reported otherwise, or when absent).
+    /// A number ≥ ``minPerSecond`` and ≤ ``maxPerSecond`` (reported otherwise, or when absent).
     private mutating func positiveNumber(_ node: Node?, path: String, at parent: Node) -> Double? {
         guard let node else {
             report(path, "required: requests per second (a number, e.g. 50 or 0.5)", at: parent)
             return nil
         }
         guard case .value(let text) = string(node, path: path) else { return nil }
-        guard let value = Double(text), value.isFinite, value > 0, value <= Self.maxPerSecond else {
-            report(path, "expected a number above 0 and at most \(Int(Self.maxPerSecond)), got '\(text)'", at: node)
+        guard let value = Double(text), value.isFinite, value >= Self.minPerSecond, value <= Self.maxPerSecond else {
+            report(path, "expected a number from 0.0000116 (one a day) to \(Int(Self.maxPerSecond)), got '\(text)'", at: node)
             return nil
         }
         return value

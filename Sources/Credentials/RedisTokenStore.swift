@@ -15,16 +15,18 @@ public final class RedisTokenStore: SharedTokenStore {
     static let addWithTTL = "local v = redis.call('INCRBY', KEYS[1], ARGV[1]) if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return v"
 
     /// A token bucket in a hash (`t`: tokens, `at`: when, in ms of the server's `TIME`, so every
-    /// replica refills by one clock): refilled, `ARGV[3]` taken (the debt floored at
-    /// `-max(ARGV[1], ARGV[2])`), kept `ARGV[4]` ms; answers the tokens left as text (a Lua
-    /// number would be truncated to an integer).
+    /// replica refills by one clock; a clock that went back refills nothing but is taken as
+    /// now): refilled, `ARGV[3]` taken (the debt floored at 16 × (rate + burst): room for every
+    /// replica of a large fleet spending its burst at once after a quiet spell), kept `ARGV[4]`
+    /// ms; answers the tokens left as text (a Lua number would be truncated to an integer).
+    /// Needs Redis 5 or later (`TIME` before a write in a script).
     static let takeTokens = """
         local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) \
         local rate = tonumber(ARGV[1]) local burst = tonumber(ARGV[2]) \
         local v = redis.call('HMGET', KEYS[1], 't', 'at') local tokens = tonumber(v[1]) local at = tonumber(v[2]) \
         if tokens == nil or at == nil then tokens = burst at = now end \
-        if now > at then tokens = math.min(burst, tokens + (now - at) * rate / 1000) at = now end \
-        tokens = math.max(-math.max(rate, burst), tokens - tonumber(ARGV[3])) \
+        if now > at then tokens = math.min(burst, tokens + (now - at) * rate / 1000) end at = now \
+        tokens = math.max(-16 * (rate + burst), tokens - tonumber(ARGV[3])) \
         redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at)) redis.call('PEXPIRE', KEYS[1], ARGV[4]) \
         return tostring(tokens)
         """

@@ -16,7 +16,7 @@ public protocol SharedTokenStore: AnyObject {
     /// Takes `count` tokens (0 reads) from the token bucket at `key` — refilled at `perSecond`
     /// up to `burst` by the store's own clock, created full when missing, kept for `ttl` — and
     /// answers the tokens left, below zero when the fleet took more than there were (a debt
-    /// of at most one second's refill or the burst, whichever is more): a fleet's shared rate
+    /// of at most 16 × (perSecond + burst)): a fleet's shared rate
     /// (`limits.rate`).
     func take(_ key: String, _ count: Int, perSecond: Double, burst: Int, ttl: Duration,
               _ completion: @escaping (Result<Double, SharedStoreFailure>) -> Void)

@@ -70,14 +70,18 @@ enum AdminWiring {
     static func limitReport(_ status: LimitStatus) -> StatusReport.Limit {
         StatusReport.Limit(
             scope: status.scope,
-            rate: status.config.rate.map { "\($0.perSecondText)/s, burst \($0.burst)" },
+            rate: status.config.rate.map { "\($0.perSecondText)/s, burst \($0.burst)\(sharing(status.rateShared))" },
             tokens: status.rateTokens.map { Int($0.rounded(.down)) },
             budget: status.config.budget.map { budget in
-                let sharing = status.sharedAvailable.map { $0 ? ", fleet" : ", fleet store unavailable: kept locally" } ?? ""
-                return "\(budget.requests)/\(budget.per.rawValue)\(sharing)"
+                "\(budget.requests)/\(budget.per.rawValue)\(sharing(status.budgetShared))"
             },
             remaining: status.budgetRemaining, resetsInSeconds: status.budgetResetsIn,
             refused: Int(status.refusedRate + status.refusedBudget))
+    }
+
+    /// `, fleet` for a limit the fleet shares, or that its store is unavailable; nothing when not shared.
+    private static func sharing(_ shared: Bool?) -> String {
+        shared.map { $0 ? ", fleet" : ", fleet store unavailable: kept locally" } ?? ""
     }
 
     private static func managed(_ sidecar: Sidecar) -> [ManagedCredential] {

@@ -29,7 +29,8 @@ final class ConfigDecoderLimitsTests: XCTestCase {
     func testMistakesNameTheKeyAndTheProblem() {
         let cases: [(String, String)] = [
             ("    limits: {}", "c.yaml: routes[0].limits: give rate, budget or both"),
-            ("    limits: {rate: {perSecond: 0}}", "c.yaml: routes[0].limits.rate.perSecond: expected a number above 0"),
+            ("    limits: {rate: {perSecond: 0}}", "c.yaml: routes[0].limits.rate.perSecond: expected a number from 0.0000116 (one a day)"),
+            ("    limits: {rate: {perSecond: 0.00001}}", "c.yaml: routes[0].limits.rate.perSecond: expected a number from 0.0000116 (one a day)"),
             ("    limits: {rate: {burst: 3}}", "c.yaml: routes[0].limits.rate.perSecond: required"),
             ("    limits: {rate: {perSecond: 5, burst: 0}}", "c.yaml: routes[0].limits.rate.burst:"),
             ("    limits: {budget: {requests: 10, per: week}}", "c.yaml: routes[0].limits.budget.per:"),

@@ -37,6 +37,6 @@ final class RoutePolicyTests: XCTestCase {
         XCTAssertEqual(policy.decide(method: "GET", path: "/s100/items"), .denied)
         XCTAssertEqual(policy.decide(method: "POST", path: "/s100/items"), .allowed(rule: "open"))
         XCTAssertEqual(policy.decide(method: "POST", path: "/"), .denied)
-        XCTAssertEqual(policy.firstAllowing(method: "GET", path: UnsafeBufferPointer(start: nil, count: 0)), nil, "an empty path matches nothing")
+        XCTAssertEqual(policy.firstAllowing(method: "GET", path: UnsafeBufferPointer(start: nil, count: 0)), nil, "an empty path matches none of these rules")
     }
 }

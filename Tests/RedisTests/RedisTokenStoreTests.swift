@@ -87,20 +87,20 @@ final class RedisTokenStoreTests: XCTestCase {
             (try? result.get()).map { String(format: "%.0f", $0) } ?? "failed"
         }
         withStore { store, done in
-            // 10/s, a burst of 5: full at first; 8 taken of 5 is a debt of 3; taking 30 more
-            // floors it at one second's refill (10); 500 ms later it has refilled (by about 5).
+            // 10/s, a burst of 5: full at first; 8 taken of 5 is a debt of 3; taking 300 more
+            // floors it at 16 × (10 + 5); 500 ms later it has refilled (by about 5).
             store.take("b", 2, perSecond: 10, burst: 5, ttl: .seconds(5)) { outcomes.add("take 2:\(level($0))") }
             store.take("b", 6, perSecond: 10, burst: 5, ttl: .seconds(5)) { outcomes.add("take 6:\(level($0))") }
-            store.take("b", 30, perSecond: 10, burst: 5, ttl: .seconds(5)) { outcomes.add("take 30:\(level($0))") }
+            store.take("b", 300, perSecond: 10, burst: 5, ttl: .seconds(5)) { outcomes.add("take 300:\(level($0))") }
             loopAfter(store, .milliseconds(500)) {
                 store.take("b", 0, perSecond: 10, burst: 5, ttl: .seconds(5)) { result in
                     let tokens = (try? result.get()) ?? .nan
-                    outcomes.add("refilled:\(tokens > -9.5 && tokens <= 5)")
+                    outcomes.add("refilled:\(tokens > -239.5 && tokens <= 5)")
                     done()
                 }
             }
         }
-        XCTAssertEqual(outcomes.all, ["take 2:3", "take 6:-3", "take 30:-10", "refilled:true"])
+        XCTAssertEqual(outcomes.all, ["take 2:3", "take 6:-3", "take 300:-240", "refilled:true"])
     }
 }
 

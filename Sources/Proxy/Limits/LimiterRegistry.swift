@@ -11,7 +11,7 @@ import TokenManager
 public final class LimiterRegistry: Sendable {
     private struct State {
         var limiters: [String: RequestLimiter] = [:]
-        var syncs: BudgetSyncs?
+        var syncs: LimitSyncs?
     }
 
     private let state = Mutex(State())
@@ -22,7 +22,7 @@ public final class LimiterRegistry: Sendable {
     /// Shares every budget and rate, present and future, with the fleet through `cache`'s store, whose
     /// operations run on `loop` (the token loop). Once.
     public func share(through cache: SharedTokenCache, on loop: EventLoop) {
-        let syncs = BudgetSyncs(cache: cache, loop: loop)
+        let syncs = LimitSyncs(cache: cache, loop: loop)
         let current = state.withLock { state -> [RequestLimiter] in
             guard state.syncs == nil else { return [] }
             state.syncs = syncs
@@ -33,7 +33,7 @@ public final class LimiterRegistry: Sendable {
 
     /// The limiter of `scope` enforcing `config`: the existing one when its limits are the same.
     func limiter(_ scope: String, _ config: LimitsConfig) -> RequestLimiter {
-        let (limiter, syncs) = state.withLock { state -> (RequestLimiter, BudgetSyncs?) in
+        let (limiter, syncs) = state.withLock { state -> (RequestLimiter, LimitSyncs?) in
             if let existing = state.limiters[scope], existing.config == config { return (existing, nil) }
             let made = RequestLimiter(scope: scope, config: config, now: Timer.monotonicNow())
             state.limiters[scope] = made
@@ -45,7 +45,7 @@ public final class LimiterRegistry: Sendable {
 
     /// Forgets the limiters of scopes not in `scopes` (after a reload removed them).
     func keep(only scopes: Set<String>) {
-        let syncs = state.withLock { state -> BudgetSyncs? in
+        let syncs = state.withLock { state -> LimitSyncs? in
             state.limiters = state.limiters.filter { scopes.contains($0.key) }
             return state.syncs
         }
@@ -69,7 +69,7 @@ public final class LimiterRegistry: Sendable {
 
 /// The ``SharedLimitSync`` of every shared limiter, by scope. `@unchecked Sendable`: created
 /// anywhere, then used only on its loop (every method but the initializer asserts it).
-private final class BudgetSyncs: @unchecked Sendable {
+private final class LimitSyncs: @unchecked Sendable {
     let cache: SharedTokenCache
     let loop: EventLoop
     private var syncs: [String: SharedLimitSync] = [:]

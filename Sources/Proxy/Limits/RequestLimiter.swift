@@ -17,9 +17,10 @@ final class RequestLimiter: Sendable {
         var budget: RequestBudget?
         var refusedRate: UInt64 = 0
         var refusedBudget: UInt64 = 0
-        /// Whether the fleet's store answered the last send of the budget or the rate (nil: not
-        /// shared).
-        var sharedAvailable: Bool?
+        /// Whether the fleet's store answered the last send of the budget (nil: not shared).
+        var budgetShared: Bool?
+        /// Whether the fleet's store answered the last send of the rate (nil: not shared).
+        var rateShared: Bool?
     }
 
     /// A limiter with a full bucket and an unspent budget at `now` (monotonic nanoseconds).
@@ -47,7 +48,9 @@ final class RequestLimiter: Sendable {
         }
     }
 
-    /// Gives back what ``admit(now:wall:)`` took (another limit refused the request).
+    /// Gives back what ``admit(now:wall:)`` took (another limit refused the request). Had a send
+    /// to the fleet's store gone between the two (a window of a few instructions), the fleet
+    /// counts that request though it never went: a token at most, not worth a message.
     func refund(wall: Int) {
         state.withLock { state in
             state.bucket?.refund()
@@ -81,7 +84,7 @@ final class RequestLimiter: Sendable {
     func rateSynced(fleet: Double?, now: UInt64) {
         state.withLock { state in
             if let fleet { state.bucket?.answered(fleet: fleet, at: now) }
-            state.sharedAvailable = fleet != nil
+            state.rateShared = fleet != nil
         }
     }
 
@@ -94,7 +97,7 @@ final class RequestLimiter: Sendable {
             } else {
                 state.budget?.failed(window: window)
             }
-            state.sharedAvailable = count != nil
+            state.budgetShared = count != nil
             return (state.budget?.unsynced ?? 0) > 0
         }
     }
@@ -104,7 +107,7 @@ final class RequestLimiter: Sendable {
         state.withLock { state in
             LimitStatus(scope: scope, rateTokens: state.bucket?.available(at: now), budgetRemaining: state.budget?.remaining(at: wall),
                         budgetResetsIn: state.budget?.secondsToNextPeriod(at: wall), refusedRate: state.refusedRate,
-                        refusedBudget: state.refusedBudget, sharedAvailable: state.sharedAvailable, config: config)
+                        refusedBudget: state.refusedBudget, budgetShared: state.budgetShared, rateShared: state.rateShared, config: config)
         }
     }
 }
@@ -123,9 +126,11 @@ public struct LimitStatus: Sendable, Equatable {
     public let refusedRate: UInt64
     /// Requests refused by the budget.
     public let refusedBudget: UInt64
-    /// For limits shared by the fleet: whether its store answered the last time (false: they
-    /// are kept locally meanwhile); nil when not shared.
-    public let sharedAvailable: Bool?
+    /// For a budget shared by the fleet: whether its store answered the last time (false: it is
+    /// kept locally meanwhile); nil when not shared.
+    public let budgetShared: Bool?
+    /// For a rate shared by the fleet: the same for the rate's bucket.
+    public let rateShared: Bool?
     /// The configured limits.
     public let config: LimitsConfig
 }

@@ -44,13 +44,14 @@ final class SharedLimitSync {
     /// ``start()``.
     init(limiter: RequestLimiter, store: any SharedTokenStore, keyPrefix: String, loop: EventLoop) {
         self.limiter = limiter
+        plainScope = String(limiter.scope.map { $0 == " " || $0 == ":" ? "_" : $0 })
         self.store = store
         self.keyPrefix = keyPrefix
         self.loop = loop
     }
 
     /// The scope with its spaces and colons made plain, for keys.
-    private var plainScope: String { String(limiter.scope.map { $0 == " " || $0 == ":" ? "_" : $0 }) }
+    private let plainScope: String
 
     /// The budget's counter of `window`.
     func budgetKey(_ window: Int) -> String {

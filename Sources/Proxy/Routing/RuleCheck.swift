@@ -53,9 +53,11 @@ enum RuleCheck {
     /// The decision for `head` on route `route` with `policy`.
     static func check(_ head: borrowing RequestHead, policy: RoutePolicy, route: String) -> Result<Outcome, Refusal> {
         var full: String
+        // CONNECT's and `OPTIONS *`'s targets are checked, and recorded, as `/`.
+        let recordedInHead: Bool
         switch head.target {
-        case .origin(let path), .absolute(_, _, let path): full = path
-        case .authority, .asterisk: full = "/"
+        case .origin(let path), .absolute(_, _, let path): (full, recordedInHead) = (path, true)
+        case .authority, .asterisk: (full, recordedInHead) = ("/", false)
         }
         let method = head.method
         let enforced = policy.enforcement == .enforce
@@ -67,10 +69,8 @@ enum RuleCheck {
             return .some(policy.firstAllowing(method: method, path: path))
         }
         if let inPlace {
-            if let rule = inPlace { return .success(Outcome(rule: rule, editedTarget: nil, path: nil)) }
-            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: nil, audited: .noRule)) }
-            let path = String(decoding: full.utf8.prefix { $0 != 0x3F }, as: UTF8.self)
-            return .failure(Refusal(error: .denied("route \(route): no rule allows \(method) \(path)"), reason: .noRule, path: path))
+            return decided(inPlace, recorded: recordedInHead ? nil : "/", edited: nil, method: method, route: route, enforced: enforced,
+                           checked: String(decoding: full.utf8.prefix { $0 != 0x3F }, as: UTF8.self))
         }
         let mark = full.utf8.firstIndex(of: 0x3F)
         let rawPath = mark.map { full[..<$0] } ?? full[...]
@@ -85,15 +85,19 @@ enum RuleCheck {
         }
         let changed = rawPath != normalized
         var bytes = normalized
-        switch bytes.withUTF8({ policy.firstAllowing(method: method, path: $0) }) {
-        case let rule?:
-            return .success(Outcome(rule: rule, editedTarget: enforced && changed ? edited(head.target, normalized, mark.map { full[$0...] }) : nil,
-                                    path: changed ? normalized : nil))
-        case nil:
-            guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: changed ? normalized : nil, audited: .noRule)) }
-            return .failure(Refusal(error: .denied("route \(route): no rule allows \(method) \(normalized)"), reason: .noRule,
-                                    path: normalized))
-        }
+        return decided(bytes.withUTF8 { policy.firstAllowing(method: method, path: $0) }, recorded: changed ? normalized : nil,
+                       edited: enforced && changed ? edited(head.target, normalized, mark.map { full[$0...] }) : nil,
+                       method: method, route: route, enforced: enforced, checked: normalized)
+    }
+
+    /// The outcome of a decided request: allowed by `rule`, or else audited or refused for its
+    /// `checked` path. `recorded`: the path for the audit record when it is not the head's.
+    private static func decided(_ rule: Int?, recorded: String?, edited: RequestTarget?, method: String, route: String, enforced: Bool,
+                                checked: @autoclosure () -> String) -> Result<Outcome, Refusal> {
+        if let rule { return .success(Outcome(rule: rule, editedTarget: edited, path: recorded)) }
+        guard enforced else { return .success(Outcome(rule: nil, editedTarget: nil, path: recorded, audited: .noRule)) }
+        let path = checked()
+        return .failure(Refusal(error: .denied("route \(route): no rule allows \(method) \(path)"), reason: .noRule, path: path))
     }
 
     /// `target` with the `normalized` path (the query kept).

@@ -43,27 +43,28 @@ final class TokenBucketTests: XCTestCase {
         mutating func take(_ count: Int, at now: UInt64) -> Double {
             if now > at { tokens = min(burst, tokens + Double(now - at) / 1e9 * perSecond) }
             at = max(at, now)
-            tokens = max(-max(perSecond, burst), tokens - Double(count))
+            tokens = max(-16 * (perSecond + burst), tokens - Double(count))
             return tokens
         }
     }
 
-    func testThreeReplicasSharingTheStoreAdmitTheFleetRate() {
-        // 3 replicas, 100/s with a burst of 20, each offered 5× the rate / 3 for 20 s; each sends
-        // what it took every 10 ms and hears back 2 ms later (requests go on meanwhile).
+    /// `replicas` buckets of 100/s with a burst of 20 sharing one store for `seconds`, each
+    /// offered 500/s / replicas from `from` seconds on, sending what it took every 10 ms and hearing
+    /// back 2 ms later (requests go on meanwhile): what the fleet admitted, and what was offered.
+    private func simulateFleet(replicas count: Int, seconds: Int, from start: Int = 0) -> (admitted: Int, offered: Int) {
         let perSecond = 100.0, burst = 20
         var store = FleetStore(tokens: Double(burst), at: 0, perSecond: perSecond, burst: Double(burst))
-        var replicas = (0..<3).map { _ in TokenBucket(perSecond: perSecond, burst: burst, now: 0) }
+        var replicas = (0..<count).map { _ in TokenBucket(perSecond: perSecond, burst: burst, now: 0) }
         var pending: [(replica: Int, due: UInt64, fleet: Double)] = []
         let millisecond = second / 1000
+        let every = UInt64(2 * count)  // 500/s in all
         var admitted = 0, offered = 0
-        for ms in 0..<UInt64(20_000) {
+        for ms in 0..<UInt64(seconds * 1000) {
             let now = ms * millisecond
             for answer in pending where answer.due == now { replicas[answer.replica].answered(fleet: answer.fleet, at: now) }
             pending.removeAll { $0.due == now }
-            for replica in 0..<3 {
-                // 500/s offered in all: one request per 6 ms per replica, staggered.
-                if (ms + UInt64(replica) * 2) % 6 == 0 {
+            for replica in 0..<count {
+                if ms >= UInt64(start * 1000) && (ms + UInt64(replica) * 2) % every == 0 {
                     offered += 1
                     if replicas[replica].take(at: now) == nil { admitted += 1 }
                 }
@@ -73,9 +74,22 @@ final class TokenBucketTests: XCTestCase {
                 }
             }
         }
-        let expected = Double(burst) + perSecond * 20
-        XCTAssertGreaterThanOrEqual(Double(offered), 4.9 * perSecond * 20)
+        return (admitted, offered)
+    }
+
+    func testThreeReplicasSharingTheStoreAdmitTheFleetRate() {
+        let (admitted, offered) = simulateFleet(replicas: 3, seconds: 20)
+        let expected = 20.0 + 100 * 20
+        XCTAssertGreaterThanOrEqual(Double(offered), 4.9 * 100 * 20)
         XCTAssertEqual(Double(admitted), expected, accuracy: expected * 0.05, "the fleet admits its rate, not three times it")
+    }
+
+    func testFiveReplicasBurstingAfterAQuietSpellPayTheirBurstsBack() {
+        // Each replica's bucket is full after 2 quiet seconds: together they take 5 bursts at
+        // once; the fleet's debt makes them wait it out.
+        let (admitted, _) = simulateFleet(replicas: 5, seconds: 10, from: 2)
+        let expected = 20.0 + 100 * 8
+        XCTAssertEqual(Double(admitted), expected, accuracy: expected * 0.05)
     }
 
     func testAnAnswerSetsTheFleetLevelLessWhatWasTakenSinceTheSend() {

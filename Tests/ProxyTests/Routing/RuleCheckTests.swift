@@ -56,4 +56,17 @@ final class RuleCheckTests: XCTestCase {
         XCTAssertNil(try check("GET", "/v1/orders/1", .audit).get().audited)
         XCTAssertEqual(try check("GET", "/v1/orders/1", .audit).get().rule, 0)
     }
+
+    func testAPathAlreadyNormalOrNormalizingToItselfIsNotEditedAndAuditedInPlace() throws {
+        let accented = try check("GET", "/v1/orders/caf%C3%A9").get()
+        XCTAssertEqual(accented.rule, 0)
+        XCTAssertNil(accented.editedTarget, "normalizes to itself: sent as it came")
+        XCTAssertNil(accented.path, "the head's path is the checked one")
+        let denied = try check("DELETE", "/v1/orders/1", .audit).get()
+        XCTAssertEqual(denied.audited, .noRule, "audited without normalizing (already normal)")
+        XCTAssertNil(denied.path)
+        XCTAssertNil(denied.editedTarget)
+        let asterisk = try check("OPTIONS", "*", .audit).get()
+        XCTAssertEqual(asterisk.path, "/", "OPTIONS * is checked, and recorded, as /")
+    }
 }

@@ -75,7 +75,7 @@ final class FakeSharedStore: SharedTokenStore, @unchecked Sendable {
             var tokens = stored
             let elapsed = now - at
             tokens = min(Double(burst), tokens + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * perSecond)
-            tokens = max(-max(perSecond, Double(burst)), tokens - Double(count))
+            tokens = max(-16 * (perSecond + Double(burst)), tokens - Double(count))
             buckets[key] = (tokens, now)
             completion(.success(tokens))
         }, failure: { completion(.failure(SharedStoreFailure("injected"))) })
