@@ -66,7 +66,12 @@ OTEL_VENV_STAMP := .build-otel/.installed-$(OTEL_PROTO_VERSION)-$(PROTOBUF_VERSI
 # Azure's api-key; anthropic 1.x: x-api-key).
 OPENAI_VERSION := 3.57.0
 ANTHROPIC_VERSION := 1.17.0
-SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)
+# ...and the cloud SDKs that find credentials at well-known endpoints (credentialEndpoints:):
+# google-auth (GCE metadata, with requests for its transport) and azure-identity (managed identity).
+GOOGLE_AUTH_VERSION := 2.63.0
+REQUESTS_VERSION := 2.34.2
+AZURE_IDENTITY_VERSION := 1.27.0
+SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)-$(GOOGLE_AUTH_VERSION)-$(AZURE_IDENTITY_VERSION)
 # Django with django-oauth-toolkit (from PyPI, in a test-only virtual environment, .build-dot):
 # a real OAuth server rotating refresh tokens for the refresh_token grant's tests.
 DJANGO_VERSION := 5.2.8
@@ -149,7 +154,8 @@ sdk-venv: $(SDK_VENV_STAMP)
 
 $(SDK_VENV_STAMP):
 	python3 -m venv .build-sdk
-	.build-sdk/bin/pip install -q openai==$(OPENAI_VERSION) anthropic==$(ANTHROPIC_VERSION)
+	.build-sdk/bin/pip install -q openai==$(OPENAI_VERSION) anthropic==$(ANTHROPIC_VERSION) google-auth==$(GOOGLE_AUTH_VERSION) \
+	  requests==$(REQUESTS_VERSION) azure-identity==$(AZURE_IDENTITY_VERSION)
 	touch $@
 
 otel-venv: $(OTEL_VENV_STAMP)

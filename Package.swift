@@ -77,7 +77,11 @@ let package = Package(
         .target(name: "Admin", dependencies: ["EventLoop", "HTTP1", "HTTPMessage", "JSON", "Proxy"], swiftSettings: strict),
         // The demo OAuth issuer and protected backend (`token-sidecar demo` and tests), served
         // like the admin endpoints; nothing here runs in a production sidecar.
-        .target(name: "Demo", dependencies: ["Admin", "EventLoop", "HTTPMessage", "JSON", "Proxy"], swiftSettings: strict),
+        .target(name: "Demo", dependencies: ["Admin", "CredentialEndpoints", "EventLoop", "HTTPMessage", "JSON", "Proxy"], swiftSettings: strict),
+        // The credential endpoints apps' SDKs call (`credentialEndpoints:`): MCA and RFC 6749 token
+        // endpoints, the GCE metadata server, Azure managed identity, AWS container credentials.
+        .target(name: "CredentialEndpoints", dependencies: ["Admin", "Config", "EventLoop", "HTTPMessage", "JSON", "Proxy", "TokenManager",
+                                                           .product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         // Builds credentials from configuration (secrets, keys, certificates, client TLS) and
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
@@ -96,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "token-sidecar",
             dependencies: [
-                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "Admin", "Demo", "JSON", "Redis",
+                "Proxy", "Credentials", "Config", "TokenManager", "EventLoop", "Crypto", "Admin", "Demo", "JSON", "Redis", "CredentialEndpoints",
                 "Tracing", "TraceExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,6 +120,8 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HTTPMessageTests", dependencies: ["HTTPMessage", "HTTP1", "EventLoop", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AdminTests", dependencies: ["Admin", "Proxy", "EventLoop", "HTTP1", "HTTPMessage", "JSON", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "CredentialEndpointsTests", dependencies: ["CredentialEndpoints", "Config", "HTTPMessage", "HTTP1", "JSON"],
+                    swiftSettings: strict),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "Admin", "EventLoop", "HTTPMessage", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "Crypto", "TestSupport"], exclude: ["Fixtures"],
                     swiftSettings: strict),

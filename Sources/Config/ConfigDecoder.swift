@@ -113,6 +113,7 @@ struct ConfigDecoder {
             // Only with every route decoded: a refused route would make its credential look unused.
             checkPublicClients(config)
         }
+        config.credentialEndpoints = decodeCredentialEndpoints(fields["credentialEndpoints"], credentials: credentials.configs)
         if fields["intercept"] == nil, let index = config.routes.firstIndex(where: \.intercept) {
             report("routes[\(index)].intercept", "needs the top-level intercept section (at least intercept.caCertFile: where the CA certificate apps trust is written)", line: nil)
         }

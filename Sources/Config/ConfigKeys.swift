@@ -4,7 +4,7 @@ enum ConfigKeys {
     static let root = [
         "listen", "workers", "logLevel", "otherHosts", "cacheSize", "maxConnectionsPerUpstream", "maxClientConnections",
         "timeouts", "connect", "admin", "accessLog", "drainTimeout", "spool",
-        "credentials", "routes", "sharedCache", "intercept", "tracing", "audit", "enforcement",
+        "credentials", "routes", "sharedCache", "intercept", "tracing", "audit", "enforcement", "credentialEndpoints",
     ]
     /// Keys of `limits` (of a route or a credential), of its `rate` and of its `budget`.
     static let limits = ["rate", "budget"]
@@ -12,6 +12,18 @@ enum ConfigKeys {
     static let limitsBudget = ["requests", "per"]
     /// Keys of `audit`.
     static let audit = ["file"]
+    /// Keys of `credentialEndpoints` and of each of its endpoints.
+    static let credentialEndpoints = ["listen", "allowNonLoopback"] + CredentialEndpoint.Kind.allCases.map(\.rawValue)
+    static func credentialEndpoint(_ kind: CredentialEndpoint.Kind) -> [String] {
+        let common = ["credential", "realTokens"]
+        switch kind {
+        case .mca: return common + ["tenantId", "clientId"]
+        case .oauth2: return common + ["clientId", "path"]
+        case .gce: return common + ["projectId", "email"]
+        case .azure: return common + ["identityHeaderFile"]
+        case .aws: return common + ["authorizationTokenFile"]
+        }
+    }
     /// Keys of `intercept`.
     static let intercept = ["caCertFile", "caKeyFile", "bundleFile", "caValidity"]
     static let spool = ["directory", "maxBytes"]

@@ -51,6 +51,7 @@ extension SidecarConfig {
         }
         lines += renderSharedCache()
         if let audit { lines.append("audit: {file: \(Self.quote(audit.file))}") }
+        if let credentialEndpoints { lines += Self.render(credentialEndpoints) }
         lines.append("enforcement: \(enforcement.rawValue)")
         if let intercept {
             lines.append("intercept:")
@@ -190,5 +191,27 @@ extension SidecarConfig {
 private extension String {
     func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension SidecarConfig {
+    /// `credentialEndpoints:`: the listener (a non-loopback one marked) and each endpoint on a line.
+    fileprivate static func render(_ section: CredentialEndpointsConfig) -> [String] {
+        var lines = ["credentialEndpoints:", "  listen: \(quote(section.listen.description))"]
+        if section.allowNonLoopback {
+            lines.append("  allowNonLoopback: true  # NOT loopback: whoever reaches \(section.listen) gets these credentials")
+        }
+        for endpoint in section.endpoints {
+            var fields = ["credential: \(quote(endpoint.credential))"]
+            if endpoint.realTokens { fields.append("realTokens: true") }
+            for (key, value) in [("tenantId", endpoint.tenantId), ("clientId", endpoint.clientId), ("path", endpoint.path),
+                                 ("projectId", endpoint.projectId), ("email", endpoint.email)] {
+                if let value { fields.append("\(key): \(quote(value))") }
+            }
+            if let key = endpoint.secretFileKey, let file = endpoint.secretFile { fields.append("\(key): \(quote(file))") }
+            let comment = endpoint.realTokens ? "  # hands out the real token (weaker)" : ""
+            lines.append("  \(endpoint.kind.rawValue): {\(fields.joined(separator: ", "))}\(comment)")
+        }
+        return lines
     }
 }

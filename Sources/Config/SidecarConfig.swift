@@ -40,6 +40,8 @@ public struct SidecarConfig: Sendable, Equatable {
     public var tracing: TracingConfig
     /// Audit records (`audit:`), nil when none are written.
     public var audit: AuditConfig?
+    /// The credential endpoints apps' SDKs call (`credentialEndpoints:`), nil when off.
+    public var credentialEndpoints: CredentialEndpointsConfig?
     /// `enforcement:` at the top: what a route's rules do when the route does not say (default
     /// `enforce`; `audit` rolls a whole policy out without refusing anything).
     public var enforcement: Enforcement = .enforce

@@ -20,10 +20,11 @@ enum AdminWiring {
                 let tracing = box.sidecar.tracing?.exporter.snapshot
                 let limits = box.sidecar.server.limiters.statuses()
                 let configuration = box.sidecar.reloads.report
+                let endpoints = box.sidecar.credentialEndpoints?.requestCounts()
                 box.sidecar.server.collectMetrics { proxy in
                     completion(MetricsExporter.families(proxy: proxy, tokens: statuses, wallClock: WallClockConverter(),
                                                         variants: variants, tracing: tracing, limits: limits,
-                                                        configuration: configuration))
+                                                        configuration: configuration, credentialEndpoints: endpoints))
                 }
             },
             tokens: { completion in completion(tokenReports(box.sidecar)) },

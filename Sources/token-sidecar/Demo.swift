@@ -62,7 +62,10 @@ struct Demo: ParsableCommand {
         """
         let config = try ConfigLoader.parse(yaml: yaml, file: "<demo>", environment: [:])
         let sidecar = try Sidecar(config: config, environment: [:], logger: logger, control: control)
-        sidecar.onStarted = { AdminWiring.start(for: $0) }
+        sidecar.onStarted = {
+            AdminWiring.start(for: $0)
+            CredentialEndpointsWiring.start(for: $0)
+        }
         let proxyAddress = try sidecar.start()
         let adminPort = (sidecar.admin?.address.port).map(String.init) ?? "?"
         print("""

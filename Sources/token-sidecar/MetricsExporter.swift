@@ -1,3 +1,4 @@
+import CredentialEndpoints
 import Admin
 import Proxy
 import TokenManager
@@ -7,8 +8,17 @@ import TraceExport
 enum MetricsExporter {
     static func families(proxy: ProxyMetrics, tokens: [TokenStatus], wallClock: WallClockConverter,
                          variants: [(route: String, variants: TokenVariants)] = [], tracing: ExportCounts? = nil,
-                         limits: [LimitStatus] = [], configuration: ConfigurationReport? = nil) -> [MetricFamily] {
+                         limits: [LimitStatus] = [], configuration: ConfigurationReport? = nil,
+                         credentialEndpoints: [CredentialEndpointServer.CountKey: UInt64]? = nil) -> [MetricFamily] {
         var families: [MetricFamily] = []
+        if let credentialEndpoints {
+            families.append(.counter("token_sidecar_credential_endpoint_requests_total",
+                                     help: "Requests to the credential endpoints (credentialEndpoints:), by endpoint, credential and status.",
+                credentialEndpoints.sorted { ($0.key.endpoint, $0.key.credential, $0.key.status) < ($1.key.endpoint, $1.key.credential, $1.key.status) }.map {
+                    MetricSample(labels: [MetricLabel("endpoint", $0.key.endpoint), MetricLabel("credential", $0.key.credential),
+                                          MetricLabel("status", String($0.key.status))], value: Double($0.value))
+                }))
+        }
         if let configuration {
             families.append(.gauge("token_sidecar_config_info", help: "The running configuration: its file and version (the first 12 hex digits of the file's SHA-256).",
                                    [MetricSample(labels: [MetricLabel("file", configuration.file), MetricLabel("version", configuration.version)], value: 1)]))

@@ -40,7 +40,10 @@ struct Run: ParsableCommand {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(2)
         }
-        sidecar.onStarted = { AdminWiring.start(for: $0) }
+        sidecar.onStarted = {
+            AdminWiring.start(for: $0)
+            CredentialEndpointsWiring.start(for: $0)
+        }
         do {
             try sidecar.start()
         } catch {

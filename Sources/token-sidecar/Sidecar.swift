@@ -1,3 +1,4 @@
+import CredentialEndpoints
 import Admin
 import Config
 import Credentials
@@ -36,6 +37,8 @@ final class Sidecar {
     var onStarted: ((Sidecar) -> Void)?
     /// The admin listener, when started.
     var admin: (any LoopServer)?
+    /// The credential endpoints' listener (`credentialEndpoints:`), when started.
+    var credentialEndpoints: CredentialEndpointServer?
     /// Whether a stop signal arrived (health then reports shutting down).
     var isDraining: Bool { draining }
 
@@ -99,6 +102,7 @@ final class Sidecar {
     func run() {
         control.run()
         admin?.close()
+        credentialEndpoints?.close()
         server.stop()
         server.limiters.stopSharing()
         runtime.stop()
@@ -157,8 +161,9 @@ final class Sidecar {
             reloads.refused(error.problems.map(\.description).joined(separator: "; "))
             return false
         }
-        if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers {
-            logger.warning("reload does not change listen, admin or workers; restart to change them")
+        if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers
+            || fresh.credentialEndpoints != config.credentialEndpoints {
+            logger.warning("reload does not change listen, admin, workers or credentialEndpoints; restart to change them")
         }
         if fresh.sharedCache != config.sharedCache {
             logger.warning("reload does not change sharedCache; restart to change it")

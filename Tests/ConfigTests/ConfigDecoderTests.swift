@@ -10,7 +10,7 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testUnknownRootKeyWithoutSuggestion() {
         XCTAssertEqual(problemLines("banana: 1\n"), [
-            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, spool, credentials, routes, sharedCache, intercept, tracing, audit, enforcement)",
+            "c.yaml: banana: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, spool, credentials, routes, sharedCache, intercept, tracing, audit, enforcement, credentialEndpoints)",
         ])
     }
 
@@ -152,7 +152,7 @@ final class ConfigDecoderTests: XCTestCase {
 
     func testKeysAreNotExpanded() {
         XCTAssertEqual(problemLines("${K}: 1\n", environment: ["K": "workers"]), [
-            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, spool, credentials, routes, sharedCache, intercept, tracing, audit, enforcement)",
+            "c.yaml: ${K}: unknown key (known keys: listen, workers, logLevel, otherHosts, cacheSize, maxConnectionsPerUpstream, maxClientConnections, timeouts, connect, admin, accessLog, drainTimeout, spool, credentials, routes, sharedCache, intercept, tracing, audit, enforcement, credentialEndpoints)",
         ])
     }
 }

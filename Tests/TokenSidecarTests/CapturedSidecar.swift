@@ -50,6 +50,20 @@ final class CapturedSidecar {
         }
     }
 
+    /// The credential endpoints' port (from the "credential endpoints listening" line, logged
+    /// just after the admin's), waiting up to 5 s; 0 when there is none.
+    func credentialEndpointsPort() -> Int {
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            for object in jsonLines() where object["msg"] as? String == "credential endpoints listening" {
+                if let address = object["address"] as? String, let colon = address.lastIndex(of: ":"),
+                   let value = Int(address[address.index(after: colon)...]) { return value }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return 0
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: outputURL)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An app that keeps boto3 and its placeholder keys (AKIDTOKENSIDECAR0001 with any secret), sending
+"""An app that keeps boto3 and its placeholder keys (AKIDTOKENSIDECAR0001 with any secret, or what
+the container credentials endpoint at AWS_CONTAINER_CREDENTIALS_FULL_URI hands out), sending
 https:// AWS URLs through HTTPS_PROXY (the sidecar, whose interception CA is AWS_CA_BUNDLE).
 
     aws_app.py s3 BUCKET       put, get, list and delete keys with awkward names, and a 20 MiB
@@ -19,9 +20,11 @@ import sys
 import boto3
 from boto3.s3.transfer import TransferConfig
 
-os.environ["AWS_ACCESS_KEY_ID"] = "AKIDTOKENSIDECAR0001"
-os.environ["AWS_SECRET_ACCESS_KEY"] = "placeholder-secret-the-app-may-leak"
-os.environ.pop("AWS_SESSION_TOKEN", None)
+if not os.environ.get("AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+    # Keys in the environment; else the SDK's container provider asks the sidecar's endpoint.
+    os.environ["AWS_ACCESS_KEY_ID"] = "AKIDTOKENSIDECAR0001"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "placeholder-secret-the-app-may-leak"
+    os.environ.pop("AWS_SESSION_TOKEN", None)
 region = "us-east-1"
 what = sys.argv[1]
 out = {}
@@ -59,6 +62,7 @@ elif what == "sqs":
     out["received"] = [m["Body"] for m in messages]
 elif what == "sts":
     out["arn"] = boto3.client("sts", region_name=region).get_caller_identity()["Arn"]
+    out["held"] = boto3.Session().get_credentials().get_frozen_credentials().access_key
 elif what == "put":
     boto3.client("s3", region_name=region).upload_file(sys.argv[4], sys.argv[2], sys.argv[3])
     out["put"] = True

@@ -12,6 +12,7 @@ each path expects its API's key where that API reads it:
     POST /openai/deployments/D/chat/...     api-key: KEY                   (Azure OpenAI)
     GET  /maps                              ?key=KEY                       (a Google-style key)
     GET  /billing                           Authorization: Basic KEY:      (Stripe-style Basic)
+    GET  /bearer/NAME                       Authorization: Bearer KEY of NAME (any OAuth API)
 and further: the key exactly once in the whole head (field values, a Basic pair decoded, the
 target), no placeholder (`tsp_` or the ones given with --placeholder) and no value the app held
 itself ("app-own") anywhere. Otherwise 401.
@@ -51,6 +52,8 @@ def api_of(path):
         return "maps"
     if path.startswith("/billing"):
         return "billing"
+    if path.startswith("/bearer/"):
+        return path[len("/bearer/"):].split("?")[0].split("/")[0]
     return None
 
 
@@ -74,7 +77,7 @@ def check(handler):
     if "tsp_" in joined or "app-own" in joined or "placeholder" in joined:
         return "a placeholder or the app's own value arrived"
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(handler.path).query)
-    if api == "openai":
+    if api == "openai" or handler.path.startswith("/bearer/"):
         ok = headers.get_all("Authorization") == ["Bearer " + real]
     elif api == "anthropic":
         ok = headers.get_all("x-api-key") == [real]

@@ -1,0 +1,32 @@
+import CredentialEndpoints
+import XCTest
+
+/// An RFC 6749 token endpoint for client-credentials libraries.
+final class OAuth2TokenEndpointTests: XCTestCase {
+    func testBasicOrFormAuthenticationWithTheCredentialsClientIdAndAnySecret() throws {
+        let router = try makeRouter()
+        XCTAssertEqual(granted(router.decide(request("POST", "/oauth/token", [basic("partner-app", "whatever")],
+                                                     body: "grant_type=client_credentials")))?.1, .oauth(scope: nil))
+        XCTAssertEqual(granted(router.decide(request("POST", "/oauth/token", [],
+                                                     body: "grant_type=client_credentials&client_id=partner-app&client_secret=x&scope=read")))?.1,
+                       .oauth(scope: "read"))
+        let answer = CredentialEndpointRouter.answer(.oauth(scope: "read"), EndpointGrant(token: "tsp_partner_placeholder_01", expiresAt: nil),
+                                                     now: 1_800_000_000)
+        XCTAssertEqual(answer.text, #"{"access_token":"tsp_partner_placeholder_01","token_type":"Bearer","expires_in":3600,"scope":"read"}"#)
+    }
+
+    func testRefusals() throws {
+        let router = try makeRouter()
+        let other = answered(router.decide(request("POST", "/oauth/token", [basic("someone", "x")], body: "grant_type=client_credentials")))
+        XCTAssertEqual(other?.status, 401)
+        XCTAssertEqual(other?.header("WWW-Authenticate"), #"Basic realm="token-sidecar""#)
+        let scope = answered(router.decide(request("POST", "/oauth/token", [basic("partner-app", "x")],
+                                                   body: "grant_type=client_credentials&scope=admin")))
+        XCTAssertEqual(scope?.status, 400)
+        XCTAssertTrue(scope?.text.contains(#""error":"invalid_scope""#) ?? false)
+        XCTAssertEqual(answered(router.decide(request("POST", "/oauth/token", [basic("partner-app", "x")],
+                                                      body: "grant_type=client_credentials&client_id=partner-app")))?.status, 400,
+                       "two authentication methods at once")
+        XCTAssertEqual(answered(router.decide(request("PUT", "/oauth/token", [basic("partner-app", "x")])))?.status, 405)
+    }
+}
