@@ -48,6 +48,9 @@ A manifest with one gets four:
                 (XML answers): the request is signed with the placeholder keys as an AWS SDK signs,
                 and must reach the backend signed with the temporary keys STS issued for the
                 mounted token, the signature verified with their secret.
+                With credentialEndpoints (a gce endpoint): the metadata endpoint answers the
+                credential's placeholder, never a token, and a request carrying it reaches the
+                backend with the issued token.
 
 Everything runs in a private mount namespace (`unshare -m`, so root: `sudo`), in which the script
 re-runs itself; nothing is mounted or written outside its temporary directory, and the namespace
@@ -1027,6 +1030,9 @@ class Runner:
         config = yaml.safe_load(manifest.config_text) or {}
         config["listen"] = f"127.0.0.1:{listen_port}"
         config["admin"] = f"127.0.0.1:{admin_port}"
+        if isinstance(config.get("credentialEndpoints"), dict):
+            self.endpoints_port = free_port()
+            config["credentialEndpoints"]["listen"] = f"127.0.0.1:{self.endpoints_port}"
         tls_keys = ("caFile", "clientCert", "clientKey", "insecureSkipVerify")
         for name, credential in (config.get("credentials") or {}).items():
             kind = credential.get("type")
@@ -1176,12 +1182,57 @@ class Runner:
         if credential.get("type") != "aws" and (len(seen) != 1 or seen[0] not in expected):
             raise CaseFailure(f"the backend saw {len(seen)} Authorization header(s), not exactly the issued token")
 
+        if isinstance(manifest.config.get("credentialEndpoints"), dict):
+            trusted += self.check_credential_endpoints(manifest, sandbox, route, listen_port, host, cafile, expected)
         shared = self.check_shared_cache() if "sharedCache" in manifest.config else ""
         spooled_mib = self.slow_reader(host, listen_port, admin_port, sandbox, manifest, cafile,
                                        self.app_headers(route, credential, host_port(host, 443)[0] if cafile else host,
                                                         f"/download?size={SPOOL_PROBE_BYTES}&mode=cl"))
         return (f"ready after {ready_after:.1f} s, token injected{trusted}{shared}, "
                 f"{spooled_mib:.0f} MiB spooled in {manifest.spool()[0]}, SIGTERM -> exit 0")
+
+    def check_credential_endpoints(self, manifest, sandbox, route, listen_port, host, cafile, expected):
+        """The app's SDK as it finds its credential: the GCE metadata endpoint answers the
+        route's credential's placeholder (never a token), and a request carrying it reaches the
+        backend with exactly the issued token."""
+        gce = manifest.config["credentialEndpoints"].get("gce")
+        if not isinstance(gce, dict) or gce.get("credential") != route["credential"]:
+            raise Unsupported("credentialEndpoints: only a gce endpoint serving the first route's credential is modelled")
+        credential = (manifest.config.get("credentials") or {})[route["credential"]]
+        placeholder_file = credential.get("placeholderFile")
+        if not placeholder_file:
+            raise Unsupported("credentialEndpoints: only a placeholderFile is modelled")
+        with open(sandbox.path(str(placeholder_file))) as f:
+            placeholder = f.read().strip()
+        MASK.add(placeholder)
+        conn = http.client.HTTPConnection("127.0.0.1", self.endpoints_port, timeout=10)
+        try:
+            conn.request("GET", "/computeMetadata/v1/instance/service-accounts/default/token", headers={"Metadata-Flavor": "Google"})
+            response = conn.getresponse()
+            answer = json.loads(response.read().decode("utf-8", "replace"))
+        finally:
+            conn.close()
+        if response.status != 200 or answer.get("access_token") != placeholder:
+            raise CaseFailure(f"the GCE metadata endpoint answered {response.status}, not the placeholder of {route['credential']}")
+        if f"Bearer {answer['access_token']}" in expected:
+            raise CaseFailure("the GCE metadata endpoint handed out a real token")
+        conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
+        if cafile:
+            conn.sock = tunnel(listen_port, host, cafile)
+        try:
+            target = "/examples-check" if cafile else f"http://{host}/examples-check"
+            conn.request("GET", target, headers={"Host": host_port(host, 443)[0] if cafile else host,
+                                                 "Authorization": f"Bearer {placeholder}"})
+            response = conn.getresponse()
+            body = response.read().decode("utf-8", "replace")
+        finally:
+            conn.close()
+        if response.status != 200:
+            raise CaseFailure(f"a request with the placeholder through the proxy: {response.status} {body[:300]}")
+        seen = [v for k, v in json.loads(body)["headers"] if k.lower() == "authorization"]
+        if len(seen) != 1 or seen[0] not in expected:
+            raise CaseFailure("the backend did not see exactly the issued token for the placeholder")
+        return ", the GCE endpoint's placeholder swapped for the token"
 
     def written_ca(self, manifest, sandbox):
         """The CA certificate the sidecar wrote to intercept.caCertFile (on the host side of the
