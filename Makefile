@@ -71,7 +71,7 @@ ANTHROPIC_VERSION := 1.17.0
 GOOGLE_AUTH_VERSION := 2.63.0
 REQUESTS_VERSION := 2.34.2
 AZURE_IDENTITY_VERSION := 1.27.0
-SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)-$(GOOGLE_AUTH_VERSION)-$(AZURE_IDENTITY_VERSION)
+SDK_VENV_STAMP := .build-sdk/.installed-$(OPENAI_VERSION)-$(ANTHROPIC_VERSION)-$(GOOGLE_AUTH_VERSION)-$(REQUESTS_VERSION)-$(AZURE_IDENTITY_VERSION)
 # Django with django-oauth-toolkit (from PyPI, in a test-only virtual environment, .build-dot):
 # a real OAuth server rotating refresh tokens for the refresh_token grant's tests.
 DJANGO_VERSION := 5.2.8

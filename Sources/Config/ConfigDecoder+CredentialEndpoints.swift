@@ -82,7 +82,7 @@ extension ConfigDecoder {
         let name = credential.name
         switch (endpoint.kind, credential.kind) {
         case (.aws, .aws):
-            return  // its placeholder is placeholderAccessKeyId
+            break  // its placeholder is placeholderAccessKeyId
         case (.aws, _):
             report("\(path).credential", "\(name) is of type \(credential.kind.typeName); the AWS endpoint needs a credential of type aws", at: node)
             return
@@ -90,7 +90,7 @@ extension ConfigDecoder {
             report("\(path).credential", "\(name) is of type aws; it can only be served by the aws endpoint", at: node)
             return
         case (.mca, _), (.oauth2, _):
-            if endpoint.clientId == nil && Self.clientId(of: credential) == nil {
+            if endpoint.clientId == nil && credential.clientId == nil {
                 report("\(path).clientId", "required: \(name) has no client id of its own (or takes it from its certificate); say which client id apps present", at: node)
             }
             if endpoint.kind == .mca, endpoint.tenantId == nil, !credential.isMCA {
@@ -102,25 +102,11 @@ extension ConfigDecoder {
         case (.azure, _):
             break
         }
-        if !endpoint.realTokens && credential.placeholder == nil {
+        if endpoint.realTokens && credential.neverExpires {
+            report("\(path).realTokens", "\(name)'s token never expires (\(credential.kind.typeName)\(credential.kind.typeName == "aws" ? " keys from files" : "")): realTokens would hand the app a long-lived secret; give \(name) a placeholder and leave realTokens out", at: node)
+        }
+        if !endpoint.realTokens && credential.placeholder == nil && endpoint.kind != .aws {
             report("\(path).credential", "\(name) has no placeholder to hand out: give it placeholder or placeholderFile (apps then never hold its token), or set realTokens: true on this endpoint (weaker: the app holds the real token)", at: node)
         }
-    }
-
-    /// The client id a credential authenticates with, when it has one in the file.
-    static func clientId(of credential: CredentialConfig) -> String? {
-        switch credential.kind {
-        case .mca(let mca): return mca.clientId
-        case .oauth2(let oauth): return oauth.clientId
-        case .staticToken, .googleServiceAccount, .aws: return nil
-        }
-    }
-}
-
-extension CredentialConfig {
-    /// Whether it is an `mca` credential.
-    var isMCA: Bool {
-        if case .mca = kind { return true }
-        return false
     }
 }

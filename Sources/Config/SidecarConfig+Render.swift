@@ -199,7 +199,8 @@ extension SidecarConfig {
     fileprivate static func render(_ section: CredentialEndpointsConfig) -> [String] {
         var lines = ["credentialEndpoints:", "  listen: \(quote(section.listen.description))"]
         if section.allowNonLoopback {
-            lines.append("  allowNonLoopback: true  # NOT loopback: whoever reaches \(section.listen) gets these credentials")
+            let loopback = CredentialEndpointsConfig.isLoopback(section.listen.host)
+            lines.append("  allowNonLoopback: true" + (loopback ? "" : "  # NOT loopback: whoever reaches \(section.listen) gets these credentials"))
         }
         for endpoint in section.endpoints {
             var fields = ["credential: \(quote(endpoint.credential))"]

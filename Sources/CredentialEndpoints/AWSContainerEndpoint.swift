@@ -11,16 +11,13 @@ import JSON
 enum AWSContainerEndpoint {
     /// Where it answers.
     static let path = "/aws/credentials"
-    /// The secret and session token handed out with the placeholder key id: useless anywhere
-    /// (the re-signing drops the app's signature and session token).
-    static let placeholderSecret = "token-sidecar-placeholder-secret-not-a-key"
-    static let placeholderSessionToken = "token-sidecar-placeholder-session-token"
 
-    static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint, authorizationToken: String?) -> EndpointDecision {
+    /// The decision for `request`; `authorizationToken` is the file's value (nil: unreadable).
+    static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint, authorizationToken: @autoclosure () -> String?) -> EndpointDecision {
         guard request.method == "GET" else {
             return .answer(error(405, "method not allowed: the credentials endpoint answers GET only", extra: [("Allow", "GET")]))
         }
-        guard let expected = authorizationToken else {
+        guard let expected = authorizationToken() else {
             return .answer(error(503, "the authorization token file cannot be read"))
         }
         guard let sent = request.fields.first("Authorization"), ClientCredentialsRequest.constantTimeEqual(sent, expected) else {
@@ -38,7 +35,8 @@ enum AWSContainerEndpoint {
         return .json(.object(fields), headers: ClientCredentialsRequest.noStore)
     }
 
-    private static func error(_ status: Int, _ message: String, extra: [(String, String)] = []) -> LocalResponse {
+    /// An error as the container credentials endpoint words it.
+    static func error(_ status: Int, _ message: String, extra: [(String, String)] = []) -> LocalResponse {
         .json(status: status, .object([("code", .string(status == 401 ? "AccessDenied" : "Error")), ("message", .string(message))]),
               headers: extra)
     }

@@ -5,7 +5,8 @@ import JSON
 /// forms: App Service / Container Apps (`IDENTITY_ENDPOINT` = `…/msi/token`, `X-IDENTITY-HEADER`
 /// = the file's value, `api-version=2019-08-01`) answering `access_token`, `expires_on` (Unix
 /// seconds as a string), `resource`, `token_type`, `client_id`; and IMDS
-/// (`/metadata/identity/oauth2/token`, `Metadata: true`, no `X-Forwarded-For`), which also
+/// (`/metadata/identity/oauth2/token`, `Metadata: true` — like Azure's, no secret: any process
+/// of the pod may ask), which also
 /// answers `expires_in`, `ext_expires_in` and `not_before` as strings (MSAL requires
 /// `expires_in`). `resource` is required (400); a `client_id` (or `object_id`, `mi_res_id`)
 /// other than the credential's is an unknown identity (400). The token is the credential's
@@ -16,20 +17,18 @@ enum AzureIdentityEndpoint {
     /// The IMDS form's path.
     static let imdsPath = "/metadata/identity/oauth2/token"
 
-    static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint, identityHeader: String?) -> EndpointDecision {
+    /// The decision for `request`; `identityHeader` reads the expected header (App Service form only).
+    static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint, identityHeader: () -> String?) -> EndpointDecision {
         guard request.method == "GET" else {
             return .answer(error(405, "invalid_request", "method not allowed: managed identity answers GET only", extra: [("Allow", "GET")]))
         }
         let imds = request.path == imdsPath
         if imds {
-            if request.fields.first("X-Forwarded-For") != nil {
-                return .answer(error(403, "invalid_request", "Request had X-Forwarded-For header"))
-            }
             guard request.fields.first("Metadata")?.lowercased() == "true" else {
                 return .answer(error(400, "invalid_request", "Required metadata header not specified"))
             }
         } else {
-            guard let expected = identityHeader else {
+            guard let expected = identityHeader() else {
                 return .answer(error(503, "temporarily_unavailable", "the identity header file cannot be read"))
             }
             guard let sent = request.fields.first("X-IDENTITY-HEADER"),
@@ -78,7 +77,8 @@ enum AzureIdentityEndpoint {
         }
     }
 
-    private static func error(_ status: Int, _ code: String, _ description: String, extra: [(String, String)] = []) -> LocalResponse {
+    /// An error as managed identity words it.
+    static func error(_ status: Int, _ code: String, _ description: String, extra: [(String, String)] = []) -> LocalResponse {
         .json(status: status, .object([("error", .string(code)), ("error_description", .string(description))]), headers: extra)
     }
 }

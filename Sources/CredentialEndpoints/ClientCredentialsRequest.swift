@@ -25,7 +25,8 @@ public struct ClientCredentialsRequest: Sendable, Equatable {
     }
 
     /// Reads `request` (a `POST`): the request, or the error answer (405, 401 `invalid_client`,
-    /// 400 `invalid_request` / `unsupported_grant_type`) — `realm` names the 401's challenge.
+    /// 400 `invalid_request`) — `realm` names the 401's challenge. The grant is checked by
+    /// ``grantRefusal`` once the client is known (a wrong client is a 401 whatever it asks).
     public static func read(_ request: LocalRequest, realm: String) -> Read {
         guard request.method == "POST" else {
             return .refused(.error(status: 405, "method not allowed: a token request is a POST", headers: [("Allow", "POST")]))
@@ -37,19 +38,24 @@ public struct ClientCredentialsRequest: Sendable, Equatable {
         switch (basic, posted) {
         case (nil, nil):
             return .refused(error(401, "invalid_client", "client authentication required", challenge: realm))
-        case (.some, .some):
-            // §2.3: a client must not use more than one authentication method.
+        case (.some(let header), .some(let form)) where header.id != form.id || form.secret != "":
+            // §2.3: a client must not use more than one authentication method (some libraries
+            // repeat the Basic header's client_id in the form: that alone is one method).
             return .refused(error(400, "invalid_request", "more than one client authentication method"))
-        case (.some(let credentials), nil), (nil, .some(let credentials)):
+        case (.some(let credentials), _), (nil, .some(let credentials)):
             presented = credentials
         }
-        guard let grant = form.first("grant_type") else {
-            return .refused(error(400, "invalid_request", "grant_type is missing"))
-        }
-        guard grant == "client_credentials" else {
-            return .refused(error(400, "unsupported_grant_type", "only client_credentials is supported"))
-        }
         return .request(ClientCredentialsRequest(clientId: presented.id, clientSecret: presented.secret, usedBasic: basic != nil, form: form))
+    }
+
+    /// The answer refusing the request's grant: 400 `invalid_request` without one,
+    /// `unsupported_grant_type` for any but `client_credentials`; nil when it is that.
+    public var grantRefusal: LocalResponse? {
+        guard let grant = form.first("grant_type") else { return Self.error(400, "invalid_request", "grant_type is missing") }
+        guard grant == "client_credentials" else {
+            return Self.error(400, "unsupported_grant_type", "only client_credentials is supported")
+        }
+        return nil
     }
 
     /// §5.1: token responses must not be cached.
@@ -57,10 +63,11 @@ public struct ClientCredentialsRequest: Sendable, Equatable {
 
     /// An error answer (§5.2) `{"error", "error_description"}`; a 401 to a client that used the
     /// Authorization header carries a Basic challenge for `realm`.
-    public static func error(_ status: Int, _ code: String, _ description: String, challenge realm: String? = nil) -> LocalResponse {
+    public static func error(_ status: Int, _ code: String, _ description: String, challenge realm: String? = nil,
+                             extra: [(String, String)] = []) -> LocalResponse {
         let challenge = realm.map { [("WWW-Authenticate", "Basic realm=\"\($0)\"")] } ?? []
         return .json(status: status, .object([("error", .string(code)), ("error_description", .string(description))]),
-                     headers: noStore + challenge)
+                     headers: noStore + challenge + extra)
     }
 
     /// A successful answer (§5.1): `access_token`, `token_type: Bearer`, `expires_in`, and

@@ -2,36 +2,28 @@ import Config
 import HTTPMessage
 import JSON
 
-/// What the credential endpoints make of a request: an answer now (a refusal, a metadata
-/// value), or a grant of a credential to word as the endpoint does once its token is looked up.
-public enum EndpointDecision: Sendable {
-    /// Answered without a token.
-    case answer(LocalResponse)
-    /// The endpoint's credential is granted, worded as `format`.
-    case grant(ServedEndpoint, GrantFormat)
-}
-
 /// Finds the endpoint a request is for and checks it as the real service would; pure, so each
 /// endpoint's answers are tested without sockets (``CredentialEndpointServer`` serves it).
+/// Before any endpoint looks at it, a request relayed by a proxy (`Via`, `Forwarded`,
+/// `X-Forwarded-For`: this one adds `Via`) or naming a host that is not this pod's (a DNS
+/// rebinding page in a developer's browser) is refused with 403.
 public struct CredentialEndpointRouter: Sendable {
     /// The endpoints configured, with their credentials' facts.
     public let endpoints: [ServedEndpoint]
-    /// Reads a secret file (the Azure identity header, the AWS authorization token) at each
-    /// request, trimmed; nil when it cannot be read.
+    /// Whether any `Host` is accepted (`allowNonLoopback: true`).
+    private let anyHost: Bool
+    /// Reads a secret file (the Azure identity header, the AWS authorization token) when a
+    /// request needs it; nil when it cannot be read.
     private let readSecret: @Sendable (String) -> String?
 
     /// The router of `section`, whose endpoints name credentials among `credentials`.
     public init(_ section: CredentialEndpointsConfig, credentials: [CredentialConfig],
-                readSecret: @escaping @Sendable (String) -> String? = { try? SecretSource.file($0).read(environment: [:]) }) {
+                readSecret: @escaping @Sendable (String) -> String? = SecretFile.read) {
         endpoints = section.endpoints.compactMap { endpoint in
             credentials.first { $0.name == endpoint.credential }.map { ServedEndpoint(endpoint, credential: $0) }
         }
+        anyHost = section.allowNonLoopback
         self.readSecret = readSecret
-    }
-
-    /// The endpoint of `kind`, when configured.
-    public func endpoint(_ kind: CredentialEndpoint.Kind) -> ServedEndpoint? {
-        endpoints.first { $0.config.kind == kind }
     }
 
     /// The endpoint whose paths hold `path`, nil when none does.
@@ -47,20 +39,59 @@ public struct CredentialEndpointRouter: Sendable {
         }
     }
 
-    /// The decision for `request`.
-    public func decide(_ request: LocalRequest) -> EndpointDecision {
-        guard let served = endpoint(forPath: request.path) else {
+    /// The decision for `request`, for the endpoint `served` whose paths hold it (nil: none).
+    public func decide(_ request: LocalRequest, for served: ServedEndpoint?) -> EndpointDecision {
+        guard let served else {
+            let flavor = endpoints.contains { $0.config.kind == .gce } ? [GCEMetadataEndpoint.flavor] : []
             return .answer(.json(status: 404, .object([
                 ("error", .string("no credential endpoint at \(request.path)")),
                 ("endpoints", .array(endpoints.map { .string(Self.describe($0.config)) })),
-            ])))
+            ]), headers: flavor))
+        }
+        for name in ["Via", "Forwarded", "X-Forwarded-For"] where request.fields.first(name) != nil {
+            return .answer(Self.refusal(served.config.kind, status: 403, code: "invalid_request",
+                                        "Request had \(name) header: the credential endpoints answer this pod's own processes only"))
+        }
+        if !anyHost, let host = request.fields.first("Host"), !Self.isLocal(host: host) {
+            return .answer(Self.refusal(served.config.kind, status: 403, code: "invalid_request",
+                                        "Host \(host) is not this pod's: the credential endpoints answer requests to a loopback or metadata address only"))
         }
         switch served.config.kind {
-        case .azure: return AzureIdentityEndpoint.decide(request, served, identityHeader: served.config.secretFile.flatMap(readSecret))
+        case .azure: return AzureIdentityEndpoint.decide(request, served) { served.config.secretFile.flatMap(readSecret) }
         case .aws: return AWSContainerEndpoint.decide(request, served, authorizationToken: served.config.secretFile.flatMap(readSecret))
         case .oauth2: return OAuth2TokenEndpoint.decide(request, served)
         case .mca: return MCATokenEndpoint.decide(request, served, tenant: MCATokenEndpoint.tenant(inPath: request.path) ?? "")
         case .gce: return GCEMetadataEndpoint.decide(request, served)
+        }
+    }
+
+    /// The decision for `request`.
+    public func decide(_ request: LocalRequest) -> EndpointDecision {
+        decide(request, for: endpoint(forPath: request.path))
+    }
+
+    /// Names SDKs reach their credential endpoints by: loopback, and the link-local metadata
+    /// addresses and names (an app's `/etc/hosts` may point them at the sidecar).
+    static func isLocal(host field: String) -> Bool {
+        var host = Substring(field.lowercased())
+        if host.first == "[" {
+            host = host.dropFirst().prefix { $0 != "]" }
+        } else if let colon = host.lastIndex(of: ":") {
+            host = host[..<colon]
+        }
+        if CredentialEndpointsConfig.isLoopback(String(host)) || host == "localhost" { return true }
+        return ["metadata.google.internal", "metadata", "169.254.169.254", "169.254.170.2", "169.254.170.23", "fd00:ec2::23"].contains(host)
+    }
+
+    /// A refusal worded as `kind`'s service words its errors (GCE's text with
+    /// `Metadata-Flavor`, an OAuth error, Azure's error, AWS's code and message).
+    public static func refusal(_ kind: CredentialEndpoint.Kind, status: Int, code: String, _ message: String,
+                               headers: [(String, String)] = []) -> LocalResponse {
+        switch kind {
+        case .gce: return GCEMetadataEndpoint.plain(status, message, extra: headers)
+        case .mca, .oauth2: return ClientCredentialsRequest.error(status, code, message, extra: headers)
+        case .azure: return AzureIdentityEndpoint.error(status, code, message, extra: headers)
+        case .aws: return AWSContainerEndpoint.error(status, message, extra: headers)
         }
     }
 
@@ -77,9 +108,9 @@ public struct CredentialEndpointRouter: Sendable {
 
     /// The secret handed out with an AWS placeholder key id: useless anywhere (the `sigv4`
     /// routes' re-signing drops the app's signature).
-    public static let awsPlaceholderSecret = AWSContainerEndpoint.placeholderSecret
+    public static let awsPlaceholderSecret = "token-sidecar-placeholder-secret-not-a-key"
     /// The session token handed out with an AWS placeholder key id (the re-signing drops it).
-    public static let awsPlaceholderSessionToken = AWSContainerEndpoint.placeholderSessionToken
+    public static let awsPlaceholderSessionToken = "token-sidecar-placeholder-session-token"
 
     /// The answer granting `grant` in `format` at wall-clock second `now`.
     public static func answer(_ format: GrantFormat, _ grant: EndpointGrant, now: Double) -> LocalResponse {

@@ -3,7 +3,8 @@ import JSON
 
 /// The GCE metadata server as Google's libraries use it (`GCE_METADATA_HOST`): `GET` only,
 /// `Metadata-Flavor: Google` required (but on `/`, which is how `google.auth.default()` detects
-/// GCE), any `X-Forwarded-For` refused, every answer carrying `Metadata-Flavor: Google`. Serves
+/// GCE), every answer carrying `Metadata-Flavor: Google` (relayed requests are refused by the
+/// router). Serves
 /// the default service account (also under its email): `token` (`?scopes=` among the
 /// credential's, else 400), `email`, `scopes`, `aliases`, `identity?audience=` (an ID token,
 /// for a credential that mints them for that audience), `project/project-id`, the directory
@@ -11,15 +12,14 @@ import JSON
 enum GCEMetadataEndpoint {
     /// Where the metadata tree starts.
     static let root = "/computeMetadata/v1"
-    private static let flavor = ("Metadata-Flavor", "Google")
+    /// The header every answer carries.
+    static let flavor = ("Metadata-Flavor", "Google")
     private static let text = ("Content-Type", "application/text")
 
+    /// The decision for `request` to `endpoint`.
     static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint) -> EndpointDecision {
         guard request.method == "GET" else {
             return .answer(plain(405, "method not allowed: the metadata server answers GET only", extra: [("Allow", "GET")]))
-        }
-        if request.fields.first("X-Forwarded-For") != nil {
-            return .answer(plain(403, "Request had X-Forwarded-For header: refused, the request did not come from this pod"))
         }
         if request.path == "/" { return .answer(plain(200, "computeMetadata/\n")) }
         guard request.fields.first("Metadata-Flavor") == "Google" else {
@@ -48,7 +48,7 @@ enum GCEMetadataEndpoint {
             case nil: return directory(recursive, ["aliases", "email", "identity", "scopes", "token"], account.json)
             case "aliases"?: return .answer(plain(200, "default\n"))
             case "email"?: return .answer(plain(200, account.email))
-            case "scopes"?: return .answer(plain(200, endpoint.scopes.map { $0 + "\n" }.joined()))
+            case "scopes"?: return .answer(plain(200, endpoint.gceScopes.map { $0 + "\n" }.joined()))
             case "token"? where path.count == 4: return token(request, endpoint)
             case "identity"? where path.count == 4: return identity(request, endpoint)
             default: return .answer(notFound())
@@ -66,7 +66,7 @@ enum GCEMetadataEndpoint {
         init(_ endpoint: ServedEndpoint) {
             email = endpoint.config.email ?? ""
             json = .object([("aliases", .array([.string("default")])), ("email", .string(email)),
-                            ("scopes", .array(endpoint.scopes.map { .string($0) }))])
+                            ("scopes", .array(endpoint.gceScopes.map { .string($0) }))])
         }
 
         var accounts: JSONValue { .object([("default", json), (email, json)]) }
@@ -86,8 +86,10 @@ enum GCEMetadataEndpoint {
     private static func token(_ request: LocalRequest, _ endpoint: ServedEndpoint) -> EndpointDecision {
         if let asked = request.query.first("scopes") {
             let scopes = asked.split(separator: ",").map(String.init)
-            guard scopes.allSatisfy(endpoint.scopes.contains) else {
-                return .answer(plain(400, "token-sidecar: this service account's token carries the scopes \(endpoint.scopes.joined(separator: ",")) only"))
+            // cloud-platform covers every Google API's scope, as on a VM with that scope.
+            let granted = endpoint.gceScopes
+            guard granted.contains(ServedEndpoint.defaultScopes[0]) || scopes.allSatisfy(granted.contains) else {
+                return .answer(plain(400, "token-sidecar: this service account's token carries the scopes \(endpoint.gceScopes.joined(separator: ",")) only"))
             }
         }
         return .grant(endpoint, .gceToken)
@@ -114,7 +116,8 @@ enum GCEMetadataEndpoint {
                               ("token_type", .string("Bearer"))]), headers: [flavor])
     }
 
-    private static func plain(_ status: Int, _ body: String, extra: [(String, String)] = []) -> LocalResponse {
+    /// A text answer, as the metadata server gives leaves and errors.
+    static func plain(_ status: Int, _ body: String, extra: [(String, String)] = []) -> LocalResponse {
         LocalResponse(status: status, headers: [flavor, text] + extra, body: Array(body.utf8))
     }
 

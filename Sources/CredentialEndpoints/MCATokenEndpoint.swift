@@ -17,6 +17,7 @@ enum MCATokenEndpoint {
         return tenant.isEmpty ? nil : tenant
     }
 
+    /// The decision for `request` to `endpoint`.
     static func decide(_ request: LocalRequest, _ endpoint: ServedEndpoint, tenant: Substring) -> EndpointDecision {
         let presented: ClientCredentialsRequest
         switch ClientCredentialsRequest.read(request, realm: realm) {
@@ -28,6 +29,7 @@ enum MCATokenEndpoint {
             return .answer(ClientCredentialsRequest.error(401, "invalid_client", "unknown tenant or client",
                                                           challenge: presented.usedBasic ? realm : nil))
         }
+        if let refusal = presented.grantRefusal { return .answer(refusal) }
         return .grant(endpoint, .oauth(scope: nil))
     }
 }

@@ -9,30 +9,32 @@ public struct ServedEndpoint: Sendable, Equatable {
     public let clientId: String?
     /// The tenant apps ask for (mca): the endpoint's, else the mca credential's.
     public let tenantId: String?
-    /// The scopes the credential's tokens carry (GCE reports them): its `scope`, else
-    /// ``defaultScopes``.
-    public let scopes: [String]
+    /// The scopes the credential's tokens carry, from its `scope`; nil when it does not say.
+    public let scopes: [String]?
     /// The audience of the ID tokens the credential mints (a Google service account with
     /// `targetAudience`); nil when it mints none.
     public let idTokenAudience: String?
 
     /// What GCE reports for a credential whose scopes the configuration does not say.
+    public var gceScopes: [String] { scopes ?? Self.defaultScopes }
+
+    /// What GCE reports when the credential's scopes are not said.
     public static let defaultScopes = ["https://www.googleapis.com/auth/cloud-platform"]
 
     /// `endpoint` serving `credential`.
     public init(_ endpoint: CredentialEndpoint, credential: CredentialConfig) {
         config = endpoint
-        var ownClient: String?, ownTenant: String?, scope: String?, audience: String?
+        var ownTenant: String?, scope: String?, audience: String?
         switch credential.kind {
-        case .mca(let mca): (ownClient, ownTenant) = (mca.clientId, mca.tenantId)
-        case .oauth2(let oauth): (ownClient, scope) = (oauth.clientId, oauth.scope)
+        case .mca(let mca): ownTenant = mca.tenantId
+        case .oauth2(let oauth): scope = oauth.scope
         case .googleServiceAccount(let google): (scope, audience) = (google.scope, google.targetAudience)
         case .staticToken, .aws: break
         }
-        clientId = endpoint.clientId ?? ownClient
+        clientId = endpoint.clientId ?? credential.clientId
         tenantId = endpoint.tenantId ?? ownTenant
         let split = (scope ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
-        scopes = split.isEmpty ? Self.defaultScopes : split
+        scopes = split.isEmpty ? nil : split
         idTokenAudience = audience
     }
 }

@@ -50,6 +50,7 @@ public final class DemoIssuer: LoopServer {
             return ClientCredentialsRequest.error(401, "invalid_client", "unknown client or wrong secret",
                                                   challenge: presented.usedBasic ? "token-sidecar-demo" : nil)
         }
+        if let refusal = presented.grantRefusal { return refusal }
         let token = registry.issue(lifetime: .seconds(client.expiresIn))
         return ClientCredentialsRequest.answer(token: token, expiresIn: client.expiresIn)
     }

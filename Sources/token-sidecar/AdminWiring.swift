@@ -93,6 +93,7 @@ enum AdminWiring {
     static func readiness(_ sidecar: Sidecar) -> Readiness {
         var missing: [String] = []
         if sidecar.isDraining { missing.append("shutting down") }
+        if let endpoints = CredentialEndpointsWiring.notListening(sidecar) { missing.append(endpoints) }
         let credentials = sidecar.runtime.credentials
         for credential in credentials.all where !credentials.perRequestOnly.contains(credential.name) && credential.currentToken() == nil {
             var line = "credential \(credential.name): no valid token"

@@ -1,5 +1,5 @@
-import CredentialEndpoints
 import Admin
+import CredentialEndpoints
 import Proxy
 import TokenManager
 import TraceExport

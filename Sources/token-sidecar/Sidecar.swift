@@ -1,6 +1,6 @@
-import CredentialEndpoints
 import Admin
 import Config
+import CredentialEndpoints
 import Credentials
 import EventLoop
 import Glibc
@@ -162,8 +162,9 @@ final class Sidecar {
             return false
         }
         if fresh.listen != config.listen || fresh.admin != config.admin || fresh.workers != config.workers
-            || fresh.credentialEndpoints != config.credentialEndpoints {
-            logger.warning("reload does not change listen, admin, workers or credentialEndpoints; restart to change them")
+            || fresh.credentialEndpoints?.listen != config.credentialEndpoints?.listen
+            || (fresh.credentialEndpoints == nil) != (config.credentialEndpoints == nil) {
+            logger.warning("reload does not change listen, admin, workers or whether and where credentialEndpoints listen; restart to change them")
         }
         if fresh.sharedCache != config.sharedCache {
             logger.warning("reload does not change sharedCache; restart to change it")
@@ -183,6 +184,8 @@ final class Sidecar {
             return false
         }
         config = fresh
+        // The endpoints and their credentials' facts as the new file says (realTokens among them).
+        CredentialEndpointsWiring.reload(self)
         reloads.applied(digest)
         logger.info("reloaded", metadata: ["routes": "\(fresh.routes.count)", "credentials": "\(fresh.credentials.count)",
                                            "version": .string(reloads.report.version), "trigger": .string(reason)])

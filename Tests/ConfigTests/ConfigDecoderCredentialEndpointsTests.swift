@@ -56,4 +56,20 @@ final class ConfigDecoderCredentialEndpointsTests: XCTestCase {
         XCTAssertEqual(problemLines(credentials + "credentialEndpoints: {listen: 127.0.0.1:9902}\n"),
                        ["c.yaml: credentialEndpoints: no endpoint configured: add one or more of mca, oauth2, gce, azure, aws"])
     }
+
+    func testRealTokensOnlyForTokensThatExpire() {
+        XCTAssertEqual(problemLines("""
+            credentials:
+              key: {type: static, token: k}
+              aws: {type: aws, placeholderAccessKeyId: AKIDTOKENSIDECAR, accessKeyIdFile: /k, secretAccessKeyFile: /s}
+            credentialEndpoints:
+              oauth2: {credential: key, clientId: app, realTokens: true}
+              aws: {credential: aws, authorizationTokenFile: /a, realTokens: true}
+            """), [
+                "c.yaml: credentialEndpoints.oauth2.realTokens: key's token never expires (static): realTokens would hand the app a long-lived secret; give key a placeholder and leave realTokens out",
+                "c.yaml: credentialEndpoints.aws.realTokens: aws's token never expires (aws keys from files): realTokens would hand the app a long-lived secret; give aws a placeholder and leave realTokens out",
+            ])
+        XCTAssertEqual(problemLines(credentials + "credentialEndpoints: {listen: localhost:9902, mca: {credential: mca}}\n").count, 1,
+                       "a name is not a loopback address: the listener binds addresses")
+    }
 }

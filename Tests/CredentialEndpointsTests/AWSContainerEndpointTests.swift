@@ -10,6 +10,7 @@ final class AWSContainerEndpointTests: XCTestCase {
                                          sessionToken: CredentialEndpointRouter.awsPlaceholderSessionToken)
         let answer = CredentialEndpointRouter.answer(.aws, EndpointGrant(token: "", expiresAt: nil, aws: keys), now: 1_800_000_000)
         XCTAssertEqual(answer.text, #"{"AccessKeyId":"AKIDTOKENSIDECAR","SecretAccessKey":"token-sidecar-placeholder-secret-not-a-key","Token":"token-sidecar-placeholder-session-token","Expiration":"2027-01-15T09:00:00Z"}"#)
+        XCTAssertEqual(answer.header("Content-Type"), "application/json")
     }
 
     func testRefusals() throws {

@@ -12,6 +12,8 @@ final class AzureIdentityEndpointTests: XCTestCase {
         let answer = CredentialEndpointRouter.answer(.azureAppService(resource: "https://vault.azure.net", clientId: "0000-entra"),
                                                      EndpointGrant(token: "tsp_entra_placeholder_0001", expiresAt: 1_800_003_600), now: 1_800_000_000)
         XCTAssertEqual(answer.text, #"{"access_token":"tsp_entra_placeholder_0001","expires_on":"1800003600","resource":"https://vault.azure.net","token_type":"Bearer","client_id":"0000-entra"}"#)
+        XCTAssertEqual(answer.header("Content-Type"), "application/json")
+        XCTAssertEqual(answer.header("Cache-Control"), "no-store")
     }
 
     func testIMDSForm() throws {

@@ -47,8 +47,13 @@ final class GCEMetadataEndpointTests: XCTestCase {
         XCTAssertEqual(answered(router.decide(request("GET", token)))?.status, 403, "no Metadata-Flavor")
         XCTAssertEqual(answered(router.decide(request("GET", token, [("Metadata-Flavor", "google")])))?.status, 403, "exactly Google")
         XCTAssertEqual(answered(router.decide(request("GET", token, google + [("X-Forwarded-For", "10.0.0.1")])))?.status, 403)
+        XCTAssertEqual(answered(router.decide(request("GET", token)))?.header("Content-Type"), "application/text")
         XCTAssertEqual(answered(router.decide(request("POST", token, google)))?.status, 405)
-        XCTAssertEqual(answered(router.decide(request("GET", "\(token)?scopes=https://www.googleapis.com/auth/gmail", google)))?.status, 400,
+        XCTAssertEqual(granted(router.decide(request("GET", "\(token)?scopes=https://www.googleapis.com/auth/devstorage.read_only,https://www.googleapis.com/auth/pubsub", google)))?.1,
+                       .gceToken, "cloud-platform covers the libraries' default scopes")
+        let scoped = try makeRouter(endpointsYAML.replacingOccurrences(of: "gcp: {type: static, token: real-gcp-token,",
+                                                                       with: "gcp: {type: oauth2, tokenUrl: \"https://idp.test/token\", clientId: g, secret: s, scope: \"https://www.googleapis.com/auth/pubsub\","))
+        XCTAssertEqual(answered(scoped.decide(request("GET", "\(token)?scopes=https://www.googleapis.com/auth/gmail", google)))?.status, 400,
                        "a scope the credential's token does not carry")
         XCTAssertEqual(answered(router.decide(request("GET", "\(v1)/instance/service-accounts/other@x/token", google)))?.status, 404)
         XCTAssertEqual(answered(router.decide(request("GET", "\(v1)/instance/zone", google)))?.status, 404)

@@ -25,8 +25,21 @@ final class OAuth2TokenEndpointTests: XCTestCase {
         XCTAssertEqual(scope?.status, 400)
         XCTAssertTrue(scope?.text.contains(#""error":"invalid_scope""#) ?? false)
         XCTAssertEqual(answered(router.decide(request("POST", "/oauth/token", [basic("partner-app", "x")],
-                                                      body: "grant_type=client_credentials&client_id=partner-app")))?.status, 400,
+                                                      body: "grant_type=client_credentials&client_id=partner-app&client_secret=x")))?.status, 400,
                        "two authentication methods at once")
         XCTAssertEqual(answered(router.decide(request("PUT", "/oauth/token", [basic("partner-app", "x")])))?.status, 405)
+    }
+
+    func testACredentialWithoutScopesTakesAnyAndBasicWithTheSameClientIdInTheFormIsOneMethod() throws {
+        let router = try makeRouter("""
+            credentials:
+              plain: {type: oauth2, tokenUrl: "https://idp.test/token", clientId: app, secret: s, placeholder: tsp_plain_placeholder_001}
+            credentialEndpoints:
+              oauth2: {credential: plain}
+            """)
+        XCTAssertEqual(granted(router.decide(request("POST", "/oauth/token", [basic("app", "x")],
+                                                     body: "grant_type=client_credentials&scope=anything&client_id=app")))?.1, .oauth(scope: nil))
+        XCTAssertEqual(answered(router.decide(request("POST", "/oauth/token", [basic("someone", "x")], body: "grant_type=password")))?.status,
+                       401, "the client first: a wrong one is 401 whatever it asks")
     }
 }

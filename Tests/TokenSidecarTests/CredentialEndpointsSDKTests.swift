@@ -13,6 +13,7 @@ final class CredentialEndpointsSDKTests: XCTestCase {
     private var api: FixtureProcess!
     private var sidecar: CapturedSidecar!
     private var endpoints = 0
+    private var configPath = ""
 
     private let realTokens = ["gcp": "realGcpToken0001", "gcp2": "realGcpToken0002", "entra": "realEntraToken0003", "mca": "realMcaToken0004"]
     private let placeholders = ["gcp": "tsp_gcpPlaceholder0000000001", "entra": "tsp_entraPlaceholder00000001", "mca": "tsp_mcaPlaceholder000000001"]
@@ -35,7 +36,7 @@ final class CredentialEndpointsSDKTests: XCTestCase {
                 credential: \(credential)
             """
         }
-        let config = try writeConfig("""
+        configPath = try writeConfig("""
             listen: "127.0.0.1:0"
             admin: "127.0.0.1:0"
             timeouts: {connect: 5s, responseHeaders: 10s}
@@ -54,7 +55,7 @@ final class CredentialEndpointsSDKTests: XCTestCase {
               gce: {credential: gcp, projectId: test-project, email: app@test-project.iam.gserviceaccount.com}
               azure: {credential: entra, identityHeaderFile: \(file("identity-header").path)}
             """)
-        sidecar = try CapturedSidecar(configPath: config)
+        sidecar = try CapturedSidecar(configPath: configPath)
         endpoints = sidecar.credentialEndpointsPort()
         XCTAssertNotEqual(endpoints, 0, sidecar.text())
     }
@@ -131,7 +132,7 @@ final class CredentialEndpointsSDKTests: XCTestCase {
         XCTAssertEqual(ask("GET \(token) HTTP/1.1\r\nHost: metadata\r\nMetadata-Flavor: Google\r\nX-Forwarded-For: 10.0.0.1\r\n\r\n")?.status, 403)
         XCTAssertEqual(ask("POST \(token) HTTP/1.1\r\nHost: metadata\r\nMetadata-Flavor: Google\r\nContent-Length: 0\r\n\r\n")?.status, 405)
         XCTAssertEqual(ask("GET /latest/meta-data/ HTTP/1.1\r\nHost: metadata\r\n\r\n")?.status, 404)
-        XCTAssertEqual(ask("GET /msi/token?api-version=2019-08-01&resource=x HTTP/1.1\r\nHost: m\r\n\r\n")?.status, 401, "no identity header")
+        XCTAssertEqual(ask("GET /msi/token?api-version=2019-08-01&resource=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")?.status, 401, "no identity header")
         let granted = ask("GET \(token) HTTP/1.1\r\nHost: metadata\r\nMetadata-Flavor: Google\r\n\r\n")
         XCTAssertEqual(granted?.status, 200)
         XCTAssertTrue(granted?.body.contains(placeholders["gcp"]!) ?? false)
@@ -151,10 +152,28 @@ final class CredentialEndpointsSDKTests: XCTestCase {
         let metrics = try XCTUnwrap(admin.response()).body
         XCTAssertTrue(metrics.contains(#"token_sidecar_credential_endpoint_requests_total{endpoint="gce",credential="gcp",status="403"} 2"#), metrics)
         XCTAssertTrue(metrics.contains(#"token_sidecar_credential_endpoint_requests_total{endpoint="unknown",credential="",status="404"} 1"#), metrics)
+        // Log lines go out through the sidecar's writer thread: wait for them (bounded).
+        let deadline = Date().addingTimeInterval(5)
+        while !sidecar.text().contains("\"status\":\"404\"") && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         let logs = sidecar.text()
         XCTAssertTrue(logs.contains("\"msg\":\"credential endpoint\""), logs)
         for secret in Array(realTokens.values) + Array(placeholders.values) + [identityHeader] {
             XCTAssertFalse(logs.contains(secret), "the log holds no token, placeholder or identity header")
         }
+    }
+
+    func testAReloadChangesWhatTheEndpointsSay() throws {
+        func email() -> String? {
+            guard let client = SimpleClient(port: endpoints) else { return nil }
+            client.send("GET /computeMetadata/v1/instance/service-accounts/default/email HTTP/1.1\r\nHost: metadata\r\nMetadata-Flavor: Google\r\n\r\n")
+            return client.response()?.body
+        }
+        XCTAssertEqual(email(), "app@test-project.iam.gserviceaccount.com")
+        let text = try String(contentsOfFile: configPath, encoding: .utf8)
+        try text.replacingOccurrences(of: "email: app@test-project", with: "email: other@test-project").write(toFile: configPath, atomically: true, encoding: .utf8)
+        let admin = try XCTUnwrap(SimpleClient(port: sidecar.adminPort))
+        admin.send("POST /reload HTTP/1.1\r\nHost: admin\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(admin.response()?.status, 200)
+        XCTAssertEqual(email(), "other@test-project.iam.gserviceaccount.com", "the reloaded endpoint, on the same listener")
     }
 }
