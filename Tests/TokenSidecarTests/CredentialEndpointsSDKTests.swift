@@ -88,7 +88,7 @@ final class CredentialEndpointsSDKTests: XCTestCase {
 
     func testGoogleAuthOnGCEGetsPlaceholdersAndTheAPIGetsTheRealTokenAcrossARotation() throws {
         let result = try app([SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_gce.py").path,
-                              file("gcp.key").path, realTokens["gcp2"]!],
+                              "rotate", file("gcp.key").path, realTokens["gcp2"]!],
                              ["GCE_METADATA_HOST": "127.0.0.1:\(endpoints)", "GCE_METADATA_IP": "127.0.0.1:\(endpoints)"])
         XCTAssertEqual(result["statuses"] as? [Int], [200, 200], "\(apiLog())")
         XCTAssertEqual(result["held"] as? [String], [placeholders["gcp"]!, placeholders["gcp"]!], "the app only ever held the placeholder")
@@ -100,24 +100,24 @@ final class CredentialEndpointsSDKTests: XCTestCase {
     func testAzureIdentityOnAppServiceGetsThePlaceholder() throws {
         let result = try app([SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_azure.py").path],
                              ["IDENTITY_ENDPOINT": "http://127.0.0.1:\(endpoints)/msi/token", "IDENTITY_HEADER": identityHeader])
-        XCTAssertEqual(result["status"] as? Int, 200, "\(apiLog())")
-        XCTAssertEqual(result["held"] as? String, placeholders["entra"])
+        XCTAssertEqual(result["statuses"] as? [Int], [200], "\(apiLog())")
+        XCTAssertEqual(result["held"] as? [String], [placeholders["entra"]!])
         XCTAssertEqual(apiLog().map { $0["ok"] as? Bool }, [true])
     }
 
     func testAzureIdentityOnIMDSGetsThePlaceholder() throws {
         let result = try app([SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_azure.py").path],
                              ["AZURE_POD_IDENTITY_AUTHORITY_HOST": "http://127.0.0.1:\(endpoints)"])
-        XCTAssertEqual(result["status"] as? Int, 200, "\(apiLog())")
-        XCTAssertEqual(result["held"] as? String, placeholders["entra"])
+        XCTAssertEqual(result["statuses"] as? [Int], [200], "\(apiLog())")
+        XCTAssertEqual(result["held"] as? [String], [placeholders["entra"]!])
         XCTAssertEqual(apiLog().map { $0["ok"] as? Bool }, [true])
     }
 
     func testTheSeedSDKsAppGetsThePlaceholder() throws {
         let result = try app(["node", FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/seed_sdk_app.js").path,
                               "tenant-1", "client-1", "http://127.0.0.1:\(endpoints)"], [:])
-        XCTAssertEqual(result["status"] as? Int, 200, "\(apiLog())")
-        XCTAssertEqual(result["held"] as? String, "Bearer \(placeholders["mca"]!)")
+        XCTAssertEqual(result["statuses"] as? [Int], [200], "\(apiLog())")
+        XCTAssertEqual(result["held"] as? [String], ["Bearer \(placeholders["mca"]!)"])
         XCTAssertEqual(apiLog().map { $0["ok"] as? Bool }, [true])
     }
 

@@ -53,7 +53,19 @@ function viaProxy(host, path, headers) {
   });
 }
 
-getAuthorizationHeader(options)
-  .then((header) => viaProxy('api.mca.test', '/bearer/mca', { Authorization: header }).then((status) => ({ status, held: header })))
-  .then((result) => console.log(JSON.stringify(result)))
-  .catch((error) => { console.error(error.message); process.exit(1); });
+// Each PATH (argv[6]...; default /bearer/mca) SECONDS (argv[5]) apart, with a header fetched
+// anew each time, as an app calls getAuthorizationHeader before each request.
+const pause = Number(process.argv[5] || 0);
+const paths = process.argv.slice(6).length ? process.argv.slice(6) : ['/bearer/mca'];
+const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+(async () => {
+  const statuses = [], held = [];
+  for (const [index, path] of paths.entries()) {
+    if (index) await sleep(pause);
+    const header = await getAuthorizationHeader(options);
+    statuses.push(await viaProxy('api.mca.test', path, { Authorization: header }));
+    held.push(header);
+  }
+  console.log(JSON.stringify({ statuses, held }));
+})().catch((error) => { console.error(error.message); process.exit(1); });
