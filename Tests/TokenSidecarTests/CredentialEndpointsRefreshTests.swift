@@ -64,14 +64,7 @@ final class CredentialEndpointsRefreshTests: XCTestCase {
     /// Runs the app `arguments` (calling /bearer/rot1, then 11 s later /bearer/rot2) and checks
     /// what the API and the app saw.
     private func across(_ arguments: [String], _ environment: [String: String], held expected: String) throws {
-        let proxyURL = "http://127.0.0.1:\(sidecar.port)"
-        let outcome = try Command.run(arguments, environment: [
-            "HTTPS_PROXY": proxyURL, "https_proxy": proxyURL, "NO_PROXY": "", "no_proxy": "", "HOME": directory.path,
-            "SSL_CERT_FILE": file("ca.crt").path, "REQUESTS_CA_BUNDLE": file("ca.crt").path, "NODE_EXTRA_CA_CERTS": file("ca.crt").path,
-        ].merging(environment) { _, given in given }, timeout: 90)
-        XCTAssertEqual(outcome.status, 0, outcome.err)
-        let line = try XCTUnwrap(outcome.out.split(separator: "\n").last, outcome.err)
-        let result = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let result = try runApp(arguments, environment, proxy: sidecar.port, directory: directory)
         let log = ((try? String(contentsOf: api.file("log"), encoding: .utf8)) ?? "").split(separator: "\n")
         XCTAssertEqual(result["statuses"] as? [Int], [200, 200], "the API saw tok-1, then tok-2: \(log)")
         XCTAssertEqual(result["held"] as? [String], [expected, expected], "the same placeholder across the refresh")

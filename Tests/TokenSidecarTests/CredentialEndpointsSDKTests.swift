@@ -68,16 +68,8 @@ final class CredentialEndpointsSDKTests: XCTestCase {
 
     private func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    /// Runs `arguments` with only the proxy, the sidecar's CA and `environment`.
     private func app(_ arguments: [String], _ environment: [String: String]) throws -> [String: Any] {
-        let proxyURL = "http://127.0.0.1:\(sidecar.port)"
-        let outcome = try Command.run(arguments, environment: [
-            "HTTPS_PROXY": proxyURL, "https_proxy": proxyURL, "NO_PROXY": "", "no_proxy": "", "HOME": directory.path,
-            "SSL_CERT_FILE": file("ca.crt").path, "REQUESTS_CA_BUNDLE": file("ca.crt").path, "NODE_EXTRA_CA_CERTS": file("ca.crt").path,
-        ].merging(environment) { _, given in given }, timeout: 60)
-        XCTAssertEqual(outcome.status, 0, outcome.err)
-        let line = try XCTUnwrap(outcome.out.split(separator: "\n").last, outcome.err)
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        try runApp(arguments, environment, proxy: sidecar.port, directory: directory)
     }
 
     /// The test API's log: one line per request that reached it.
@@ -176,4 +168,20 @@ final class CredentialEndpointsSDKTests: XCTestCase {
         XCTAssertEqual(admin.response()?.status, 200)
         XCTAssertEqual(email(), "other@test-project.iam.gserviceaccount.com", "the reloaded endpoint, on the same listener")
     }
+}
+
+/// Runs an app (`arguments`) as a pod's app runs beside the sidecar: only the proxy at `proxy`,
+/// the sidecar's CA (`directory/ca.crt`), a home of its own and `environment`; its last output
+/// line as JSON.
+func runApp(_ arguments: [String], _ environment: [String: String], proxy: Int, directory: URL,
+            file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    let proxyURL = "http://127.0.0.1:\(proxy)"
+    let ca = directory.appendingPathComponent("ca.crt").path
+    let outcome = try Command.run(arguments, environment: [
+        "HTTPS_PROXY": proxyURL, "https_proxy": proxyURL, "NO_PROXY": "", "no_proxy": "", "HOME": directory.path,
+        "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca, "NODE_EXTRA_CA_CERTS": ca,
+    ].merging(environment) { _, given in given }, timeout: 90)
+    XCTAssertEqual(outcome.status, 0, outcome.err, file: file, line: line)
+    let last = try XCTUnwrap(outcome.out.split(separator: "\n").last, outcome.err, file: file, line: line)
+    return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], file: file, line: line)
 }
