@@ -355,6 +355,22 @@ class TLSFront:
         self.loop.call_soon_threadsafe(self.server.close)
 
 
+def get_as_app(listen_port, host, cafile, path, headers):
+    """GET `path` as the app sends it: absolute-form to `host` through the proxy, or with
+    `cafile` CONNECT, TLS trusting it and origin-form inside the tunnel. Returns the response and
+    its body as text."""
+    conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
+    if cafile:
+        conn.sock = tunnel(listen_port, host, cafile)
+    try:
+        conn.request("GET", path if cafile else f"http://{host}{path}",
+                     headers=dict(headers, Host=host_port(host, 443)[0] if cafile else host))
+        response = conn.getresponse()
+        return response, response.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
 def tunnel(listen_port, host, cafile, rcvbuf=None, timeout=10):
     """A TLS connection to host:port through the proxy's CONNECT, trusting only cafile (as an app
     with HTTPS_PROXY and the sidecar's CA does)."""
@@ -1151,19 +1167,9 @@ class Runner:
         cafile, trusted = self.written_ca(manifest, sandbox) if route.get("intercept") is True else (None, "")
         url = f"https://{host_port(host, 443)[0]}/examples-check" if cafile else f"http://{host}/examples-check"
         issued_before = len(self.token_server.requests())
-        conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
-        if cafile:
-            conn.sock = tunnel(listen_port, host, cafile)
         credential = (yaml.safe_load(manifest.config_text).get("credentials") or {})[route["credential"]]
-        try:
-            headers = self.app_headers(route, credential, host_port(host, 443)[0] if cafile else host, "/examples-check")
-            if cafile:
-                headers["Host"] = host_port(host, 443)[0]
-            conn.request("GET", "/examples-check" if cafile else url, headers=headers)
-            response = conn.getresponse()
-            body = response.read().decode("utf-8", "replace")
-        finally:
-            conn.close()
+        headers = self.app_headers(route, credential, host_port(host, 443)[0] if cafile else host, "/examples-check")
+        response, body = get_as_app(listen_port, host, cafile, "/examples-check", headers)
         if response.status != 200:
             raise CaseFailure(f"GET {url} through the proxy: {response.status} {body[:300]}")
         echoed = json.loads(body)
@@ -1216,17 +1222,7 @@ class Runner:
             raise CaseFailure(f"the GCE metadata endpoint answered {response.status}, not the placeholder of {route['credential']}")
         if f"Bearer {answer['access_token']}" in expected:
             raise CaseFailure("the GCE metadata endpoint handed out a real token")
-        conn = http.client.HTTPConnection("127.0.0.1", listen_port, timeout=10)
-        if cafile:
-            conn.sock = tunnel(listen_port, host, cafile)
-        try:
-            target = "/examples-check" if cafile else f"http://{host}/examples-check"
-            conn.request("GET", target, headers={"Host": host_port(host, 443)[0] if cafile else host,
-                                                 "Authorization": f"Bearer {placeholder}"})
-            response = conn.getresponse()
-            body = response.read().decode("utf-8", "replace")
-        finally:
-            conn.close()
+        response, body = get_as_app(listen_port, host, cafile, "/examples-check", {"Authorization": f"Bearer {placeholder}"})
         if response.status != 200:
             raise CaseFailure(f"a request with the placeholder through the proxy: {response.status} {body[:300]}")
         seen = [v for k, v in json.loads(body)["headers"] if k.lower() == "authorization"]
