@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Refresh across a token lifetime, with each SDK unchanged: an OAuth credential whose tokens
+/// Refresh across a token lifetime, with each SDK unchanged (the three at once): an OAuth credential whose tokens
 /// live 12 s (`tok-1`, then `tok-2` from the token server when the sidecar refreshes at 80 %),
 /// served by the GCE, Azure and MCA endpoints. Each app calls the API, waits past the first
 /// token's lifetime (its SDK asks its endpoint again and gets the same placeholder), and calls
@@ -61,33 +61,60 @@ final class CredentialEndpointsRefreshTests: XCTestCase {
 
     private func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
-    /// Runs the app `arguments` (calling /bearer/rot1, then 11 s later /bearer/rot2) and checks
-    /// what the API and the app saw.
-    private func across(_ arguments: [String], _ environment: [String: String], held expected: String) throws {
-        let result = try runApp(arguments, environment, proxy: sidecar.port, directory: directory)
+    private let pause = "11"
+
+    func testEachSDKAcrossATokensLifetime() throws {
+        // The three apps at once (one token lifetime for all, so the test waits it out once).
+        let apps: [(name: String, arguments: [String], environment: [String: String], held: String)] = [
+            ("google-auth", [SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_gce.py").path,
+                             "every", pause, "/bearer/rot1", "/bearer/rot2"],
+             ["GCE_METADATA_HOST": "127.0.0.1:\(endpoints)", "GCE_METADATA_IP": "127.0.0.1:\(endpoints)"], placeholder),
+            ("azure-identity", [SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_azure.py").path,
+                                pause, "/bearer/rot1", "/bearer/rot2"],
+             ["IDENTITY_ENDPOINT": "http://127.0.0.1:\(endpoints)/msi/token", "IDENTITY_HEADER": identityHeader], placeholder),
+            ("seed SDK app", ["node", FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/seed_sdk_app.js").path,
+                              "tenant-1", "app", "http://127.0.0.1:\(endpoints)", pause, "/bearer/rot1", "/bearer/rot2"], [:], "Bearer \(placeholder)"),
+        ]
+        let outcomes = Outcomes(count: apps.count)
+        let (port, home) = (sidecar.port, directory!)
+        // A thread each (concurrentPerform would run only as many as there are cores at once).
+        let group = DispatchGroup()
+        for index in apps.indices {
+            let app = apps[index]
+            group.enter()
+            Thread.detachNewThread {
+                outcomes.set(index, Result { try appOutcome(app.arguments, app.environment, proxy: port, directory: home) })
+                group.leave()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
         let log = ((try? String(contentsOf: api.file("log"), encoding: .utf8)) ?? "").split(separator: "\n")
-        XCTAssertEqual(result["statuses"] as? [Int], [200, 200], "the API saw tok-1, then tok-2: \(log)")
-        XCTAssertEqual(result["held"] as? [String], [expected, expected], "the same placeholder across the refresh")
+        for (index, app) in apps.enumerated() {
+            let result = try parseApp(try XCTUnwrap(outcomes.get(index)).get())
+            XCTAssertEqual(result["statuses"] as? [Int], [200, 200], "\(app.name): the API saw tok-1, then tok-2: \(log)")
+            XCTAssertEqual(result["held"] as? [String], [app.held, app.held], "\(app.name): the same placeholder across the refresh")
+        }
         let issued = ((try? String(contentsOf: tokenServer.file("requests.jsonl"), encoding: .utf8)) ?? "").split(separator: "\n").count
         XCTAssertEqual(issued, 2, "one refresh in the window")
     }
+}
 
-    private let pause = "11"
+/// The apps' runs, filled from several threads.
+private final class Outcomes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Result<Command.Outcome, any Error>?]
 
-    func testGoogleAuthAcrossATokensLifetime() throws {
-        try across([SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_gce.py").path,
-                    "every", pause, "/bearer/rot1", "/bearer/rot2"],
-                   ["GCE_METADATA_HOST": "127.0.0.1:\(endpoints)", "GCE_METADATA_IP": "127.0.0.1:\(endpoints)"], held: placeholder)
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ result: Result<Command.Outcome, any Error>) {
+        lock.lock()
+        results[index] = result
+        lock.unlock()
     }
 
-    func testAzureIdentityAcrossATokensLifetime() throws {
-        try across([SDKPython.path, FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/sdk_azure.py").path,
-                    pause, "/bearer/rot1", "/bearer/rot2"],
-                   ["IDENTITY_ENDPOINT": "http://127.0.0.1:\(endpoints)/msi/token", "IDENTITY_HEADER": identityHeader], held: placeholder)
-    }
-
-    func testTheSeedSDKsAppAcrossATokensLifetime() throws {
-        try across(["node", FixtureProcess.testsDirectory.appendingPathComponent("TokenSidecarTests/Fixtures/seed_sdk_app.js").path,
-                    "tenant-1", "app", "http://127.0.0.1:\(endpoints)", pause, "/bearer/rot1", "/bearer/rot2"], [:], held: "Bearer \(placeholder)")
+    func get(_ index: Int) -> Result<Command.Outcome, any Error>? {
+        lock.lock()
+        defer { lock.unlock() }
+        return results[index]
     }
 }

@@ -175,12 +175,21 @@ final class CredentialEndpointsSDKTests: XCTestCase {
 /// line as JSON.
 func runApp(_ arguments: [String], _ environment: [String: String], proxy: Int, directory: URL,
             file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+    try parseApp(appOutcome(arguments, environment, proxy: proxy, directory: directory), file: file, line: line)
+}
+
+/// ``runApp(_:_:proxy:directory:file:line:)``'s run, without checking it (callable from any thread).
+func appOutcome(_ arguments: [String], _ environment: [String: String], proxy: Int, directory: URL) throws -> Command.Outcome {
     let proxyURL = "http://127.0.0.1:\(proxy)"
     let ca = directory.appendingPathComponent("ca.crt").path
-    let outcome = try Command.run(arguments, environment: [
+    return try Command.run(arguments, environment: [
         "HTTPS_PROXY": proxyURL, "https_proxy": proxyURL, "NO_PROXY": "", "no_proxy": "", "HOME": directory.path,
         "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca, "NODE_EXTRA_CA_CERTS": ca,
     ].merging(environment) { _, given in given }, timeout: 90)
+}
+
+/// An app's run checked: exit 0, its last output line as JSON.
+func parseApp(_ outcome: Command.Outcome, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
     XCTAssertEqual(outcome.status, 0, outcome.err, file: file, line: line)
     let last = try XCTUnwrap(outcome.out.split(separator: "\n").last, outcome.err, file: file, line: line)
     return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any], file: file, line: line)
