@@ -88,6 +88,41 @@ final class RouteRulesProxyTests: XCTestCase {
         }
     }
 
+    /// The edges of a checked request: a head split into single bytes (the path checked whole,
+    /// once, when the head completes), a refusal pipelined behind it (answered, the connection
+    /// kept), a body that overruns its length (the rest is the next request, refused as
+    /// malformed), and an app that leaves mid-head (nothing forwarded).
+    func testASplitPipelinedOverrunOrAbandonedRequestIsCheckedWhole() throws {
+        let before = backend.requests().count
+        let client = try RawClient(port: proxy.port)
+        let allowed = "GET http://api.test/v1//orders/./7?q=1 HTTP/1.1\r\nHost: api.test\r\n\r\n"
+        for byte in Array(allowed.utf8) { client.send([byte]) }
+        XCTAssertEqual(try client.readResponse().status, 200)
+        client.send("POST http://api.test/v1/admin HTTP/1.1\r\nHost: api.test\r\nContent-Length: 0\r\n\r\n"
+                    + "GET http://api.test/v1/orders/9 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let refused = try client.readResponse()
+        XCTAssertEqual(refused.status, 403)
+        XCTAssertTrue(refused.header("proxy-status")?.contains("no rule allows POST /v1/admin") ?? false)
+        XCTAssertEqual(try client.readResponse().status, 200, "the pipelined request after the refusal is served")
+        client.send("POST http://api.test/v1/orders HTTP/1.1\r\nHost: api.test\r\nContent-Length: 2\r\n\r\n{}XYZ garbage\r\n\r\n")
+        XCTAssertEqual(try client.readResponse().status, 200)
+        XCTAssertEqual(try client.readResponse().status, 400, "the overrun is the next request: malformed")
+        XCTAssertEqual(backend.requests().suffix(from: before).compactMap { $0["target"] as? String },
+                       ["/v1/orders/7?q=1", "/v1/orders/9", "/v1/orders"], "whole, normalized, and nothing refused")
+
+        let leaving = try RawClient(port: proxy.port)
+        leaving.send("GET http://api.test/v1/orders/../../admin HTTP/1.1\r\nHost: api.te")
+        leaving.close(reset: true)
+        let dropped = try RawClient(port: proxy.port)
+        dropped.send("GET http://api.test/v1/orders/1 HTTP/1.1\r\nHost: api.test\r\n")
+        dropped.close()
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(backend.requests().count, before + 3, "a head the app never finished is never forwarded")
+        let after = try RawClient(port: proxy.port)
+        after.send("GET http://api.test/v1/orders/2 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        XCTAssertEqual(try after.readResponse().status, 200, "the proxy still serves")
+    }
+
     func testAuditModeChangesNoResponse() throws {
         proxy = try ProxyHarness(yaml: config("""
                 enforcement: audit
