@@ -90,7 +90,7 @@ final class UpstreamConnection: ConnectionDelegate {
             connecting = stream
             return
         }
-        if target.http == .h2 || (target.http == .negotiated && pool.http2.speaksHTTP2(key: target.poolKey)) {
+        if pool.carriesHTTP2Streams(target) {
             openStream()
             return
         }

@@ -88,7 +88,12 @@ final class UpstreamPool {
         // the state machine keeps none of a request it did not queue).
         let waiterID = queued.nextID
         let now = PoolInstant.now
-        var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: checkStale,
+        // What the pool lends for an HTTP/2 upstream is a stream pipe, which opens a fresh stream
+        // on a live connection for every request: it cannot be stale, so it is neither peeked at
+        // nor passed over for a key marked as closing eagerly (one pipe ended early had made
+        // every later POST open a new pipe and close an idle one: ~14k instructions a gRPC call).
+        let stale = checkStale && !carriesHTTP2Streams(target)
+        var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: stale,
                                    yields: yields, now: now)
         while true {
             switch action {
@@ -117,6 +122,12 @@ final class UpstreamPool {
                 return .overloaded
             }
         }
+    }
+
+    /// Whether the pool's connections for `target` are HTTP/2 stream pipes
+    /// (``UpstreamConnection/open(timeout:)`` makes one for the same targets).
+    func carriesHTTP2Streams(_ target: UpstreamTarget) -> Bool {
+        target.http == .h2 || (target.http == .negotiated && http2.speaksHTTP2(key: target.poolKey))
     }
 
     /// Always a new connection (a retry after a stale pooled one failed), even above the limit.

@@ -117,6 +117,47 @@ final class UpstreamPoolTests: XCTestCase {
         }
     }
 
+    /// A backend seen closing right after a response marks its key: a request that cannot be
+    /// retried then gets a fresh connection rather than race the next close. An HTTP/2 target's
+    /// "connections" are stream pipes, each request a fresh stream on a live connection: one
+    /// pipe that ended early (a gRPC call answered before its END_STREAM went out) must not make
+    /// every later POST open a pipe and close an idle one (what a gRPC call paid 14k instructions
+    /// for, on every call, for 300 s).
+    func testAnEagerCloseMarkMakesHTTP1RequestsAvoidReuseButNotHTTP2StreamPipes() throws {
+        for http in [UpstreamHTTP.http1, .h2] {
+            var target = self.target
+            target.http = http
+            let pool = try Pool(limit: 3)
+            let session = FakeSession()
+            func connect() throws -> (UpstreamConnection, MemoryStream) {
+                guard case .ready(let upstream) = pool.pool.acquire(target, waiter: session, checkStale: false) else {
+                    throw TestClientError.malformed("no connection")
+                }
+                upstream.owner = session
+                let stream = try XCTUnwrap(pool.streams.last)
+                stream.connect()
+                return (upstream, stream)
+            }
+            let (first, firstStream) = try connect()
+            firstStream.endUnreported()
+            XCTAssertEqual(pool.pool.release(first), .closed, "\(http)")
+            let (second, _) = try connect()
+            XCTAssertEqual(pool.pool.release(second), .pooled, "\(http)")
+            guard case .ready(let next) = pool.pool.acquire(target, waiter: session, checkStale: true) else {
+                return XCTFail("no connection for \(http)")
+            }
+            if http == .h2 {
+                XCTAssertTrue(next === second, "an HTTP/2 target's idle pipe is reused whatever the mark")
+                XCTAssertEqual(pool.streams.count, 2)
+            } else {
+                XCTAssertFalse(next === second, "a marked HTTP/1.1 key gets a fresh connection for a POST")
+                XCTAssertEqual(pool.streams.count, 3)
+            }
+            next.close()
+            second.close()
+        }
+    }
+
     func testAtTheLimitRequestsQueueThenOverflowAndAReleaseHandsOver() throws {
         let pool = try Pool(limit: 1, maxWaitersPerKey: 1)
         let first = FakeSession(), second = FakeSession(), third = FakeSession()
