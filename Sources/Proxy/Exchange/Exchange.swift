@@ -108,6 +108,8 @@ struct Exchange {
         /// It rejects the request's token though its status is not 401: a gRPC call's
         /// trailers-only `grpc-status: 16` (UNAUTHENTICATED), gRPC's form of a 401.
         var rejectsToken = false
+        /// The upstream is a stream of a shared HTTP/2 connection (``ResponseHeadFacts/upstreamIsStream``).
+        var upstreamIsStream = false
     }
 
     /// What the session read in a final response head, before anything is decided about it.
@@ -131,6 +133,11 @@ struct Exchange {
         /// A gRPC call's trailers-only response (HTTP 200, no body) with `grpc-status: 16`
         /// (UNAUTHENTICATED): a rejection of the token, as a 401 is.
         var grpcUnauthenticated = false
+        /// The upstream is one stream of a shared HTTP/2 connection: a response that completes
+        /// before the request (RFC 9113 §8.1; a gRPC server answers once it has the message,
+        /// often before the END_STREAM behind it) ends that stream alone, so the upstream is
+        /// released for the next request where an HTTP/1.1 connection, mid-upload, is closed.
+        var upstreamIsStream = false
     }
 
     /// What the session knows about the response spool when it reports body progress.
@@ -403,7 +410,7 @@ struct Exchange {
         let keepClient = request.keepAlive && !facts.clientFramedByClose && !facts.draining
         let response = Response(status: facts.status, upstreamKeepAlive: facts.upstreamKeepAlive,
                                 clientKeepAlive: keepClient, endsAtClose: facts.endsAtClose,
-                                rejectsToken: facts.grpcUnauthenticated)
+                                rejectsToken: facts.grpcUnauthenticated, upstreamIsStream: facts.upstreamIsStream)
         if facts.status == 401 && facts.nonceChallenge {
             // RFC 9449 §9: the resource server wants its nonce in the proof. Sent again once with
             // it (a fresh proof), like a 401 replay; a second challenge, or a request that cannot
@@ -491,7 +498,7 @@ struct Exchange {
             let upstream: UpstreamDisposal
             if trailingBytes > 0 {
                 upstream = .discardUnexpectedBytes
-            } else if response.upstreamKeepAlive && requestComplete && !upstreamEnded {
+            } else if response.upstreamKeepAlive && (requestComplete || response.upstreamIsStream) && !upstreamEnded {
                 upstream = .release
             } else {
                 upstream = .close

@@ -92,7 +92,8 @@ extension ClientSession: UpstreamConnectionOwner {
                     status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
                     clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
                     draining: context.draining, nonceChallenge: head.nonceChallenge,
-                    grpcUnauthenticated: head.grpcUnauthenticated)
+                    grpcUnauthenticated: head.grpcUnauthenticated,
+                    upstreamIsStream: io.withUpstream({ $0.http2Stream != nil }) == true)
                 io.responseBodiless = head.framing == .none
                 io.responseHead = consume head
                 return connection.exchangeEvent { $0.responseHead(facts) }

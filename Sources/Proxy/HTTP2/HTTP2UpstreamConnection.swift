@@ -151,10 +151,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     /// `pipe` is done with `stream` before its response ended (its session closed): the stream
     /// is cancelled.
-    func cancel(_ pipe: HTTP2UpstreamStream, stream: Int32) {
+    func cancel(_ pipe: HTTP2UpstreamStream, stream: Int32, code: HTTP2ErrorCode = .cancel) {
         let open = stream > 0 && streams[stream] === pipe
         detach(pipe, stream: stream)
-        if open { codec.reset(stream: stream, .cancel) }
+        if open { codec.reset(stream: stream, code) }
     }
 
     /// `pipe` leaves `stream` (0: it never opened one): what it received and the session did

@@ -62,6 +62,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     private var requestBodyEnded = false
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
+    /// The response completed before the request: the pipe left the stream, and the rest of
+    /// the request is dropped until the next request's head.
+    private var requestAbandoned = false
     /// The trailers of a body that ended with the stream, until the exchange takes the end
     /// (``takeMessageEnd()``); nil while there is no such end to take.
     private var messageEnd: HTTPFields?
@@ -133,8 +136,8 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             announcing = false
             delegate?.connectionDidConnect(self)
         }
-        if dead {
-            pendingHead = nil
+        if dead || requestAbandoned {
+            if dead { pendingHead = nil }
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         } else if connection == nil && hasRequestBytes {
             bindIfNeeded()
@@ -152,7 +155,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         if !closed {
             requestChanged()
         }
-        if dead { outputBuffer.buffer.drain(outputBuffer.buffer.count) }
+        if dead || requestAbandoned { outputBuffer.buffer.drain(outputBuffer.buffer.count) }
         return outputBuffer.buffer
     }
 
@@ -260,7 +263,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// The request's unframed body ended (an HTTP/2 app's stream did): the stream ends once
     /// what was written of it is sent.
     func endRequestBody() {
-        guard !closed, !dead else { return }
+        guard !closed, !dead, !requestAbandoned else { return }
         requestBodyEnded = true
         requestChanged()
     }
@@ -274,6 +277,11 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// (Given once the stream announced its connect: a response never comes before it.)
     func sendHead(_ head: HTTP2Head, body: HTTP2MessageTranslator.Phase) {
         guard !closed, !dead else { return }
+        if requestAbandoned {
+            // The last request's rest, dropped: this one starts clean.
+            requestAbandoned = false
+            outputBuffer.buffer.drain(outputBuffer.buffer.count)
+        }
         pendingHead = (head, body)
         requestChanged()
     }
@@ -386,10 +394,17 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             // still wait for the peer's window; that is the codec's), free for the next request.
             leaveStream()
         } else {
-            // Answered before the request ended: the rest is not sent, and the pipe is not
-            // reused (the session closes it, as an HTTP/1.1 connection in that state).
-            dead = true
-            connection?.touch(self)
+            // Answered before the request ended (RFC 9113 §8.1; a gRPC server answers once it
+            // has the message, often before the END_STREAM behind it reached the sidecar): the
+            // rest of the request is not sent. The stream is reset with NO_ERROR, which stops a
+            // request whose response is complete, and the pipe leaves it: its exchange may
+            // release it for the next request (``Exchange/ResponseHeadFacts/upstreamIsStream``),
+            // and what the session still writes of this request is dropped.
+            requestAbandoned = true
+            let current = connection
+            connection = nil
+            current?.cancel(self, stream: translator.stream, code: .noError)
+            deliver()
         }
     }
 

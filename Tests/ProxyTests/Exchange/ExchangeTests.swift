@@ -414,6 +414,24 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(exchange.state, .closed)
     }
 
+    /// An upstream that is one stream of a shared HTTP/2 connection ends that stream alone when
+    /// it answers before the request ended: it is released for the next request (its driver
+    /// resets the stream with NO_ERROR), while the client, whose request is cut, is not kept.
+    func testEarlyResponseFromAnHTTP2StreamReleasesItAndStillClosesTheClient() {
+        var exchange = forwarding(request(bodyless: false), staged: [1], complete: false)
+        _ = exchange.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: true, upstreamIsStream: true))
+        XCTAssertEqual(exchange.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .release, keepClient: false))
+        XCTAssertEqual(exchange.state, .closed)
+        // A stream that ended (reset, its connection gone) is not released for all that.
+        var ended = forwarding(request(bodyless: false), staged: [1], complete: false)
+        _ = ended.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: true, clientKeepAlive: true, upstreamIsStream: true))
+        XCTAssertEqual(ended.upstreamEnded(Exchange.UpstreamEndFacts(reason: .connection(.endOfStream), partialHead: false, connected: true,
+                                                                     reused: false, nothingSent: false)), .pumpResponse)
+        XCTAssertEqual(ended.responseBodyRelayed(.complete, trailingBytes: 0, responseBytesSent: true),
+                       .finish(upstream: .close, keepClient: false))
+    }
+
     func testUpstreamOrClientClosingDecidesReuse() {
         var upstreamCloses = forwarding(request())
         _ = upstreamCloses.responseHead(Exchange.Response(status: 200, upstreamKeepAlive: false, clientKeepAlive: true))

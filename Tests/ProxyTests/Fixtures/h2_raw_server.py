@@ -20,6 +20,10 @@
         bigheaders answers with 150 header fields (over the sidecar's 100).
         goawaymid  answers 200 with content-length 100, sends 10 bytes, then GOAWAY (last = the
                    stream, NO_ERROR: "it will complete") and ends the connection.
+        early      answers each request as soon as its HEADERS arrive, before any of its body
+                   (which it never opens a window for beyond the first 64 KiB): 200
+                   "ok <n> conn <c> rst <codes>", the codes of the RST_STREAM frames the
+                   connection received so far, comma-separated.
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -70,17 +74,31 @@ def serve(conn, mode):
         else:
             conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
         answered = 0
+        resets = []
         while True:
             head = read_exact(conn, 9)
             length = struct.unpack(">I", b"\0" + head[:3])[0]
             kind, flags = head[3], head[4]
             stream = struct.unpack(">I", head[5:9])[0] & 0x7FFFFFFF
-            read_exact(conn, length)
+            payload = read_exact(conn, length)
+            if kind == 3:
+                resets.append(struct.unpack(">I", payload[:4])[0])
+                continue
             if kind == 4 and not flags & 1:
                 if mode != "noack":
                     conn.sendall(frame(4, 1, 0))  # ACK their SETTINGS
                 continue
             if kind == 6 and not flags & 1:
+                continue
+            if mode == "early" and kind == 1:
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                continue
+            if mode == "early":
                 continue
             # A request ends with END_STREAM, on its HEADERS or on its last DATA.
             if kind not in (0, 1) or not flags & 1:

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
+@testable import Proxy
 
 /// `upstreamProtocol: h2` and `h2c`: HTTP/1.1 apps (curl) reach an HTTP/2 upstream (Debian's
 /// nginx with `listen … http2`), their exchanges sharing its connections, with the token
@@ -201,6 +202,25 @@ final class HTTP2UpstreamTests: XCTestCase {
         // The sidecar goes on serving: another request gets the same, not a hang.
         XCTAssertTrue(try Curl.run(["-x", "http://127.0.0.1:\(refuseProxy.port)", "-D", "-", "http://api.test/r"]).out.hasPrefix("HTTP/1.1 502"))
         _ = (resetting, refusing)
+    }
+
+    func testAResponseCompleteBeforeItsUploadEndsThatStreamAloneAndThePipeServesTheNextRequest() throws {
+        // RFC 9113 §8.1: a server may answer before the whole request has come (a gRPC server
+        // answers once it has the message, often before the END_STREAM behind it). That stream
+        // is done: the rest of the upload is not sent, the stream is reset with NO_ERROR (not
+        // CANCEL: nothing failed), and the stream pipe goes back to the pool for the next
+        // request. It used to be closed, which also marked the key as closing eagerly, and every
+        // later POST then took a new pipe (half the calls of a gRPC benchmark answered so).
+        let (server, proxy) = try misbehaving("early")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        let upload = try Curl.run(via + ["-X", "POST", "--data-binary", "@-", "http://api.test/up"],
+                                  stdin: Data(repeating: 0x61, count: 2_000_000))
+        XCTAssertEqual(upload.out, "ok 1 conn 1 rst \n", upload.err)
+        let idle = UpstreamGaugeKey(upstream: "127.0.0.1:\(server.port)", state: "idle")
+        XCTAssertTrue(eventually { proxy.metrics().upstreamConnections[idle] == 1 }, "the pipe is pooled: \(proxy.metrics().upstreamConnections)")
+        let next = try Curl.run(via + ["http://api.test/next"])
+        XCTAssertEqual(next.out, "ok 2 conn 1 rst 0\n", "the answered upload's stream was reset with NO_ERROR: \(next.err)")
+        XCTAssertEqual(proxy.metrics().upstreamConnections[idle], 1, "the next request took the pooled pipe")
     }
 
     func testAResponseCutShortByTheUpstreamIsCutShortForTheApp() throws {
