@@ -141,8 +141,7 @@ private func readBody(_ codec: HTTP2Codec, _ session: OpaquePointer?, _ stream: 
     flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
     if let trailers {
         flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-        let head = HTTP2Head(trailers: trailers)
-        let result = codec.withNameValues(head) { nva in
+        let result = codec.withNameValues(trailers: trailers) { nva in
             nghttp2_submit_trailer(session, stream, nva.baseAddress, nva.count)
         }
         if result != 0 { return Int(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }

@@ -506,6 +506,29 @@ public final class HTTP2Codec {
         return try withCollectedNameValues(body)
     }
 
+    /// ``withNameValues(_:_:)`` for a trailer section: `trailers` read as they are, each name and
+    /// value copied once (an ``HTTP2Head`` made of them first copied each twice: two thousand
+    /// instructions of a gRPC call, whose status is in its trailers).
+    func withNameValues<R, E: Error>(trailers: HTTPFields, _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        nameValueBytes.removeAll(keepingCapacity: true)
+        nameValueEnds.removeAll(keepingCapacity: true)
+        let named = trailers.connectionOptions()
+        for field in trailers {
+            var name = field.name, value = field.value
+            name.withUTF8 { name in
+                value.withUTF8 { value in
+                    let nameBytes = UnsafeRawBufferPointer(name), valueBytes = UnsafeRawBufferPointer(value)
+                    guard !Self.isConnectionSpecific(name: nameBytes, value: valueBytes, named: named) else { return }
+                    nameValueBytes.append(contentsOf: name)
+                    let nameEnd = nameValueBytes.count
+                    nameValueBytes.append(contentsOf: value)
+                    nameValueEnds.append((nameEnd, nameValueBytes.count))
+                }
+            }
+        }
+        return try withCollectedNameValues(body)
+    }
+
     /// ``withNameValues(_:_:)`` for a response head with `status` and the fields of `section`
     /// (read in place; `omitting` is left out too).
     func withNameValues<R, E: Error>(status: Int, _ section: FieldSectionView, omitting: StaticString?,

@@ -159,11 +159,6 @@ public struct HTTP2Head: Equatable, Sendable {
         fieldEnds.removeAll(keepingCapacity: true)
     }
 
-    /// A trailer section: regular fields only.
-    init(trailers: HTTPFields) {
-        fields = trailers
-    }
-
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
     /// fields go to their properties.
     ///

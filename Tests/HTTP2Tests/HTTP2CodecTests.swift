@@ -33,6 +33,22 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
     }
 
+    /// Trailers go as they are given, names lowercased, without what HTTP/2 forbids: the
+    /// connection-specific fields and any field their `Connection` names (RFC 9113 §8.2.2).
+    func testTrailersLeaveOutConnectionSpecificFieldsAndGoLowercase() throws {
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        try pair.pump()
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: false)
+        pair.server.endBody(stream: id, trailers: HTTPFields([
+            HTTPField(name: "Grpc-Status", value: "0"), HTTPField(name: "Connection", value: "X-Hop"), HTTPField(name: "x-hop", value: "1"),
+            HTTPField(name: "Keep-Alive", value: "5"), HTTPField(name: "te", value: "gzip"), HTTPField(name: "grpc-message", value: "done"),
+        ]))
+        try pair.pump()
+        XCTAssertEqual(pair.clientEvents.filter { if case .trailers = $0 { true } else { false } },
+                       [.trailers(stream: id, HTTPFields([HTTPField(name: "grpc-status", value: "0"), HTTPField(name: "grpc-message", value: "done")]))])
+    }
+
     func testAnEventSaysWhetherItEndsAGivenStream() throws {
         let pair = CodecPair()
         let ended = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
