@@ -32,6 +32,13 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private var bound: [HTTP2UpstreamStream] = []
     /// Pipes to look at in the next turn.
     private let touched = TouchedPipes<HTTP2UpstreamStream>()
+    /// Streams whose request bytes wait for room in their send queue (a turn looks at these,
+    /// not at every open stream: a turn per event of 50 calls in flight went over all 50 twice).
+    /// An entry whose stream is no longer its pipe's is dropped when met.
+    private var waitingForRoom: [(id: Int32, pipe: HTTP2UpstreamStream)] = []
+    /// Streams with request body in the codec's send queue, whose write timeout restarts as it
+    /// goes out.
+    private var queuedBodies: [(id: Int32, pipe: HTTP2UpstreamStream)] = []
     private let turnTimer: Timer
     private var turnScheduled = false
     /// The peer sent `GOAWAY` (or never acknowledged the `SETTINGS`): no new stream starts here.
@@ -162,6 +169,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// even once the stream is gone), and later frames of the stream are nobody's.
     func detach(_ pipe: HTTP2UpstreamStream, stream: Int32) {
         bound.removeAll { $0 === pipe }
+        // Its entries in the lists of streams to come back to are dropped when met; the next
+        // connection lists it anew, even under the same stream id.
+        pipe.roomListedFor = 0
+        pipe.queueListedFor = 0
         if stream > 0 {
             if streams[stream] === pipe { streams[stream] = nil }
             codec.consumed(stream: stream, count: pipe.takeUnreported())
@@ -252,13 +263,29 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()
         // Request bodies waiting for room in their stream's send queue go on.
-        for (_, pipe) in streams where pipe.hasRequestBytes && pipe.hasSendRoom(codec) {
-            touched.append(pipe)
+        if !waitingForRoom.isEmpty {
+            waitingForRoom.removeAll { entry in
+                guard streams[entry.id] === entry.pipe, entry.pipe.hasRequestBytes else {
+                    if entry.pipe.roomListedFor == entry.id { entry.pipe.roomListedFor = 0 }
+                    return true
+                }
+                guard entry.pipe.hasSendRoom(codec) else { return false }
+                entry.pipe.roomListedFor = 0
+                touched.append(entry.pipe)
+                return true
+            }
         }
         if !touched.isEmpty { scheduleTurn() }
         // What went out of the streams' send queues restarts their write timeouts.
-        for (id, pipe) in streams where pipe.queuedInCodec > 0 {
-            pipe.countQueued(codec.bufferedBody(stream: id))
+        if !queuedBodies.isEmpty {
+            queuedBodies.removeAll { entry in
+                if streams[entry.id] === entry.pipe, entry.pipe.queuedInCodec > 0 {
+                    entry.pipe.countQueued(codec.bufferedBody(stream: entry.id))
+                    if entry.pipe.queuedInCodec > 0 { return false }
+                }
+                if entry.pipe.queueListedFor == entry.id { entry.pipe.queueListedFor = 0 }
+                return true
+            }
         }
         if streams.isEmpty && bound.isEmpty
             && (goingAway || upstreams.requestLimit(key: target.poolKey).map { opened >= $0 } == true) {
@@ -292,8 +319,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             self.opened += 1
             if pipe.stream >= Self.lastStreamID { goingAway = true }
         }
-        guard pipe.connection === self else { return }
         let id = pipe.stream
+        if id > 0 {
+            // Listed once per stream for what the turn must come back to.
+            if pipe.roomListedFor != id && pipe.hasRequestBytes {
+                pipe.roomListedFor = id
+                waitingForRoom.append((id, pipe))
+            }
+            if pipe.queueListedFor != id && pipe.queuedInCodec > 0 {
+                pipe.queueListedFor = id
+                queuedBodies.append((id, pipe))
+            }
+        }
+        guard pipe.connection === self else { return }
         pipe.deliver()
         // After the delivery: what the session took in it reopens the windows now.
         let consumed = pipe.takeConsumed()

@@ -22,6 +22,11 @@ import HTTP2
 final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
+    /// The stream for which it is listed in its connection's ``HTTP2UpstreamConnection``
+    /// streams waiting for send room (0: none); another stream of the pipe's lists it anew.
+    var roomListedFor: Int32 = 0
+    /// Likewise in its connection's streams with request body queued in the codec.
+    var queueListedFor: Int32 = 0
     let loop: EventLoop
     var delegate: (any ConnectionDelegate)?
     let target: UpstreamTarget
