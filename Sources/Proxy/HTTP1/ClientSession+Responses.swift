@@ -35,6 +35,8 @@ extension ClientSession: UpstreamConnectionOwner {
     /// as the exchange says (whose ``forwardInterim(_:toClient:)`` then reads the next one), the
     /// final one hands the exchange the facts it decides on.
     func readResponseHead(_ io: ExchangeIO) -> ExchangeAction {
+        // An HTTP/2 upstream's stream hands its heads over typed.
+        if let stream = io.withUpstream({ $0.http2Stream }) ?? nil { return readResponseHead(io, from: stream) }
         // (`input` is the socket's buffer, alive while the exchange holds its upstream: nothing
         // here gives the upstream up before the last use of `input`.)
         guard let input = io.withUpstream({ $0.input }) ?? nil, !input.isEmpty else { return .none }
@@ -88,17 +90,56 @@ extension ClientSession: UpstreamConnectionOwner {
                 io.interimHead = (status, reason)
                 return connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: switching != nil) }
             case .final(let head):
-                let facts = Exchange.ResponseHeadFacts(
-                    status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
-                    clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
-                    draining: context.draining, nonceChallenge: head.nonceChallenge,
-                    grpcUnauthenticated: head.grpcUnauthenticated,
-                    upstreamIsStream: io.withUpstream({ $0.http2Stream != nil }) == true)
-                io.responseBodiless = head.framing == .none
-                io.responseHead = consume head
-                return connection.exchangeEvent { $0.responseHead(facts) }
+                return responseHeadRead(io, head, fromStream: false)
             }
         }
+    }
+
+    /// The exchange takes the final response head read (`fromStream`: an HTTP/2 upstream's).
+    private func responseHeadRead(_ io: ExchangeIO, _ head: consuming UpstreamResponse, fromStream: Bool) -> ExchangeAction {
+        let facts = Exchange.ResponseHeadFacts(
+            status: head.status, upstreamKeepAlive: head.keepAlive, endsAtClose: head.framing == .untilClose,
+            clientFramedByClose: head.clientFraming == .close, otherCodings: !head.otherCodings.isEmpty,
+            draining: context.draining, nonceChallenge: head.nonceChallenge,
+            grpcUnauthenticated: head.grpcUnauthenticated, upstreamIsStream: fromStream)
+        io.responseBodiless = head.framing == .none
+        io.responseHead = consume head
+        return connection.exchangeEvent { $0.responseHead(facts) }
+    }
+
+    /// ``readResponseHead(_:)`` for an HTTP/2 upstream's stream: the next head it received,
+    /// checked (``ResponseRewriter/status(ofHTTP2:)``) and kept as an HTTP/1.1 one is, from its
+    /// fields (no text written and parsed back).
+    private func readResponseHead(_ io: ExchangeIO, from stream: HTTP2UpstreamStream) -> ExchangeAction {
+        guard let received = stream.takeResponseHead() else { return .none }
+        let response: UpstreamResponse
+        do throws(ResponseRewriter.HTTP2HeadProblem) {
+            let status = try ResponseRewriter.status(ofHTTP2: received.head)
+            if status < 200 {
+                io.switchingHead = nil
+                io.interimHead = (status, HeadSerializer.reasonPhrase(status))
+                return connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: false) }
+            }
+            // (An HTTP/2 app's stream's head goes to its codec as fields: the kept lines are
+            // located, in storage of its own.)
+            var head = try ResponseRewriter.response(
+                http2: received.head, status: status, endStream: received.endStream, requestMethod: io.head.method,
+                clientVersion: io.head.version, locateLines: isHTTP2Stream,
+                reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
+                lines: isHTTP2Stream ? context.takeStreamHeadLines() : [])
+            if isGRPCStream {
+                head.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(http2: received.head, status: status,
+                                                                                  endStream: received.endStream)
+            }
+            if let nonces = io.token?.binding?.nonces {
+                head.nonceChallenge = ResponseRewriter.readDPoP(http2: received.head, status: status, nonces: nonces,
+                                                                origin: RequestRewriter.upstreamOrigin(io.decision))
+            }
+            response = head
+        } catch {
+            return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
+        }
+        return responseHeadRead(io, response, fromStream: true)
     }
 
 

@@ -7,11 +7,10 @@ import HTTP2
 /// request's head typed (``sendHead(_:body:)``: name/value pairs from the exchange's rewrite,
 /// never text) and writes the body as it would to a socket, which is de-framed
 /// (``HTTP2MessageTranslator``: a length, or chunks with trailers as HTTP/2 trailers). The
-/// response comes back as an HTTP/1.1 head, then its body unframed: with its length, or — a
-/// body without one — ended by the stream (``bodyEndsWithStream``, ``takeMessageEnd()``: the
-/// end and the trailers, gRPC's status among them, go to the exchange apart from the bytes). The response comes back as HTTP/1.1:
-/// its head, then the body with its length, or chunked when it has none (so trailers, gRPC's
-/// status among them, reach the session and go on to the app).
+/// response's heads come back typed (``takeResponseHead()``), then its body unframed in
+/// ``input``: with its length, or — a body without one — ended by the stream
+/// (``bodyEndsWithStream``, ``takeMessageEnd()``: the end and the trailers, gRPC's status among
+/// them, go to the exchange apart from the bytes).
 ///
 /// Between exchanges it is bound to no connection: the next request goes to whichever
 /// connection has room. Its inactivity timeouts are its own, as a socket's would be: the read
@@ -113,6 +112,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         responseComplete = false
         requestBodyEnded = false
         messageEnd = nil
+        responseHeads.removeAll()
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
         // Still listed by the connection it last used, whose turn now skips it (it is not that
@@ -170,7 +170,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard !closed else { return }
         isReading = true
         restartReadTimer()
-        if !inputBuffer.buffer.isEmpty || messageEnd != nil { connection?.touch(self) }
+        if !inputBuffer.buffer.isEmpty || messageEnd != nil || !responseHeads.isEmpty { connection?.touch(self) }
     }
 
     func stopReading() {
@@ -244,7 +244,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     var seenPeerActivity: PeerActivity {
         if closed || dead { return .closed }
-        return inputBuffer.buffer.isEmpty ? .quiet : .data
+        return inputBuffer.buffer.isEmpty && responseHeads.isEmpty ? .quiet : .data
     }
 
     /// The session took response bytes: the stream's window may reopen.
@@ -340,43 +340,40 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     /// Tells the session that response bytes arrived (while it reads).
     func deliver() {
-        guard !closed, isReading, !inputBuffer.buffer.isEmpty || messageEnd != nil, let delegate else { return }
+        guard !closed, isReading, !inputBuffer.buffer.isEmpty || messageEnd != nil || !responseHeads.isEmpty, let delegate else { return }
         restartReadTimer()
         delegate.connectionDidRead(self)
     }
 
-    /// A response head (interim or final) as HTTP/1.1; `endStream`: nothing follows it (a
-    /// gRPC trailers-only response), which a `content-length: 0` keeps so for the app.
+    /// A response head (interim or final), kept typed for the exchange (``takeResponseHead()``,
+    /// ``ResponseRewriter/response(http2:status:endStream:requestMethod:clientVersion:locateLines:reusing:lines:)``);
+    /// `endStream`: nothing follows it (a gRPC trailers-only response).
     func receiveHead(_ head: HTTP2Head, endStream: Bool) {
         guard !closed, let status = head.status else { return }
-        var text: [UInt8] = []
-        text.reserveCapacity(head.fieldByteCount + head.fieldCount * 4 + 96)
-        text.appendUTF8("HTTP/1.1 \(status) \(HeadSerializer.reasonPhrase(status))\r\n")
-        head.forEachField { name, value in
-            text.append(contentsOf: name)
-            text.append(": ")
-            text.append(contentsOf: value)
-            text.append("\r\n")
-        }
         if status >= 200 {
-            // A body without a length is chunked, so that trailers can follow it. A response
-            // to HEAD, a 204 or a 304 has no body whatever it says (RFC 9110 §6.4.1).
+            // A body without a length — the exchange calls it chunked, one that may end with
+            // trailers — comes unframed, ended by the stream. A response to HEAD, a 204 or a
+            // 304 has no body whatever it says (RFC 9110 §6.4.1).
             let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: translator.requestMethod)
-            if noBody || head.hasField("content-length") {
-                responseBody = .raw
-            } else if endStream {
-                responseBody = .raw
-                text.append("content-length: 0\r\n")
-            } else {
-                // The head says chunked — the exchange's name for a body of unknown length that
-                // may end with trailers — but its bytes come unframed, ended by the stream.
-                responseBody = .untilEnd
-                text.append("transfer-encoding: chunked\r\n")
-            }
+            responseBody = noBody || endStream || head.hasField("content-length") ? .raw : .untilEnd
         }
-        text.append("\r\n")
-        inputBuffer.buffer.append(text)
+        responseHeads.append(ResponseHead(head: head, endStream: endStream))
         connection?.touch(self)
+    }
+
+    /// A response head as it came, and whether it ended the stream.
+    struct ResponseHead {
+        let head: HTTP2Head
+        let endStream: Bool
+    }
+
+    /// The response heads not taken yet (interim ones, then the final one), in order; the
+    /// body's bytes follow the final one in ``input``.
+    private var responseHeads: [ResponseHead] = []
+
+    /// The next response head, if one came (interim heads first).
+    func takeResponseHead() -> ResponseHead? {
+        responseHeads.isEmpty ? nil : responseHeads.removeFirst()
     }
 
     /// Response body bytes.

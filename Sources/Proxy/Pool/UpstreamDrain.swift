@@ -11,7 +11,8 @@ import HTTPMessage
 /// cancels or times out); closing its backend connection makes the next request pay for a new
 /// connection and, over TLS, a handshake on both sides. The drain owns the upstream until the
 /// response is complete, then releases it to the pool (which closes it if anything came beyond
-/// the response). It closes it instead when the head, once it comes, announces a body of
+/// the response). A stream of an HTTP/2 upstream is not drained but reset. It closes the
+/// connection instead when the head, once it comes, announces a body of
 /// unknown length or more than the limit, or a close; when the backend closes, errs or sends
 /// something malformed; when the head takes longer than ``headWait`` or the body stalls past the
 /// connection's read timeout; and when a waiting request needs the connection.
@@ -39,8 +40,10 @@ final class UpstreamDrain: UpstreamConnectionOwner {
     /// final head has arrived yet (`method`: the request's). Drops what is already buffered; the
     /// connection owns the drain until the drain releases or closes it.
     static func start(_ upstream: UpstreamConnection, relay: BodyRelay?, method: String, context: WorkerContext) {
-        // A connection still being set up has nothing worth waiting for yet.
-        guard upstream.isConnected else {
+        // A connection still being set up has nothing worth waiting for yet. Nor has a stream
+        // of an HTTP/2 upstream: cancelling it costs no connection, and tells the upstream at
+        // once that nobody waits for the answer (a gRPC server cancels the call).
+        guard upstream.isConnected, upstream.http2Stream == nil else {
             upstream.owner = nil
             upstream.close(reset: true)
             return

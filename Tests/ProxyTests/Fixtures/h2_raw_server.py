@@ -24,6 +24,8 @@
                    (which it never opens a window for beyond the first 64 KiB): 200
                    "ok <n> conn <c> rst <codes>", the codes of the RST_STREAM frames the
                    connection received so far, comma-separated.
+        slow       answers like early, but half a second after each request ended, and only
+                   if the stream was not reset meanwhile.
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -75,6 +77,23 @@ def serve(conn, mode):
             conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
         answered = 0
         resets = []
+        reset_streams = set()
+        send_lock = threading.Lock()
+
+        def answer_late(stream):
+            with send_lock:
+                if stream in reset_streams:
+                    return
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                try:
+                    conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                except OSError:
+                    pass
+
         while True:
             head = read_exact(conn, 9)
             length = struct.unpack(">I", b"\0" + head[:3])[0]
@@ -82,7 +101,9 @@ def serve(conn, mode):
             stream = struct.unpack(">I", head[5:9])[0] & 0x7FFFFFFF
             payload = read_exact(conn, length)
             if kind == 3:
-                resets.append(struct.unpack(">I", payload[:4])[0])
+                with send_lock:
+                    resets.append(struct.unpack(">I", payload[:4])[0])
+                    reset_streams.add(stream)
                 continue
             if kind == 4 and not flags & 1:
                 if mode != "noack":
@@ -98,7 +119,10 @@ def serve(conn, mode):
                 block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
                 continue
-            if mode == "early":
+            if mode == "slow" and kind in (0, 1) and flags & 1:
+                threading.Timer(0.5, answer_late, args=(stream,)).start()
+                continue
+            if mode in ("early", "slow"):
                 continue
             # A request ends with END_STREAM, on its HEADERS or on its last DATA.
             if kind not in (0, 1) or not flags & 1:

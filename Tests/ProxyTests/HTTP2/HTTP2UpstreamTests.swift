@@ -223,6 +223,21 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(proxy.metrics().upstreamConnections[idle], 1, "the next request took the pooled pipe")
     }
 
+    func testAnAppThatLeavesBeforeTheAnswerHasItsUpstreamStreamReset() throws {
+        // An HTTP/1.1 backend's connection is drained for the next request when its client
+        // leaves; a stream of an HTTP/2 upstream is reset instead (CANCEL): that costs no
+        // connection, and the upstream learns at once that nobody waits (a gRPC server cancels
+        // the call). The answer this server would give half a second later never comes.
+        let (server, proxy) = try misbehaving("slow")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        let left = try Curl.run(via + ["--max-time", "0.2", "http://api.test/left"])
+        XCTAssertEqual(left.status, 28, "curl gave up: \(left.err)")
+        Thread.sleep(forTimeInterval: 0.6)
+        let next = try Curl.run(via + ["http://api.test/next"])
+        XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the left request's stream was cancelled and never answered: \(next.err)")
+        _ = server
+    }
+
     func testAResponseCutShortByTheUpstreamIsCutShortForTheApp() throws {
         let (server, proxy) = try misbehaving("truncate")
         let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/t"])
