@@ -496,14 +496,35 @@ public final class HTTP2Codec {
         if let extendedProtocol = head.extendedProtocol { addField(":protocol", extendedProtocol) }
         // Most heads name nothing in `Connection` but `keep-alive` or `close`.
         let named = head.hasField("connection") ? head.fields.connectionOptions() : []
-        head.forEachField { name, value in
-            guard !Self.isConnectionSpecific(name: name, value: value, named: named) else { return }
-            nameValueBytes.append(contentsOf: name)
-            let nameEnd = nameValueBytes.count
-            nameValueBytes.append(contentsOf: value)
-            nameValueEnds.append((nameEnd, nameValueBytes.count))
+        // The regular fields go as the head keeps them, not copied here (nghttp2 copies each
+        // pair as it takes the head): only the pseudo-header fields, made from Strings, are.
+        return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
+            try nameValueBytes.withUnsafeMutableBufferPointer { (pseudoBytes) throws(E) -> R in
+                nameValues.removeAll(keepingCapacity: true)
+                let pseudoBase = pseudoBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
+                var start = 0
+                for (nameEnd, valueEnd) in nameValueEnds {
+                    nameValues.append(Self.pair(name: pseudoBase + start, count: nameEnd - start, value: pseudoBase + nameEnd,
+                                                count: valueEnd - nameEnd))
+                    start = valueEnd
+                }
+                let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
+                start = 0
+                var index = 0
+                while index < fieldEnds.count {
+                    let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
+                    let name = UnsafeRawBufferPointer(start: base + start, count: nameEnd - start)
+                    let value = UnsafeRawBufferPointer(start: base + nameEnd, count: valueEnd - nameEnd)
+                    if !Self.isConnectionSpecific(name: name, value: value, named: named) {
+                        nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
+                                                    count: valueEnd - nameEnd))
+                    }
+                    start = valueEnd
+                    index += 2
+                }
+                return try nameValues.withUnsafeBufferPointer(body)
+            }
         }
-        return try withCollectedNameValues(body)
     }
 
     /// ``withNameValues(_:_:)`` for a trailer section: `trailers` read as they are, each name and

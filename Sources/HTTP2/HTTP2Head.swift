@@ -77,6 +77,12 @@ public struct HTTP2Head: Equatable, Sendable {
     /// How many bytes their names and values have, together.
     public var fieldByteCount: Int { fieldBytes.count }
 
+    /// Calls `body` with the regular fields' bytes and where each name and value ends in them
+    /// (two entries a field), valid during the call: the codec hands them to nghttp2 in place.
+    func withFieldStorage<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>, [Int]) throws(E) -> R) throws(E) -> R {
+        try fieldBytes.withUnsafeBufferPointer { (bytes) throws(E) -> R in try body(bytes, fieldEnds) }
+    }
+
     /// Calls `body` with each regular field's name and value bytes, in order (valid during the
     /// call).
     public func forEachField(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {

@@ -33,6 +33,23 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
     }
 
+    /// A request head's fields go from where the head keeps them, names lowercased, without
+    /// the connection-specific ones, those its `Connection` names, and `te` but for `trailers`.
+    func testARequestHeadLeavesOutConnectionSpecificFieldsAndGoesLowercase() throws {
+        let pair = CodecPair()
+        let fields: [(String, String)] = [("Connection", "close, X-Hop"), ("X-Hop", "1"), ("TE", "trailers"), ("Transfer-Encoding", "chunked"),
+                                          ("Keep-Alive", "5"), ("Proxy-Connection", "x"), ("Upgrade", "h2c"), ("Accept", "*/*"),
+                                          ("X-Long", String(repeating: "v", count: 3000))]
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "https", authority: "a.test", path: "/p",
+                                                         fields: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) })),
+                                               endStream: true)
+        try pair.pump()
+        XCTAssertEqual(pair.serverEvents.first, .head(stream: id, HTTP2Head(method: "POST", scheme: "https", authority: "a.test", path: "/p",
+                                                                       fields: HTTPFields([HTTPField(name: "te", value: "trailers"),
+                                                                                           HTTPField(name: "accept", value: "*/*"),
+                                                                                           HTTPField(name: "x-long", value: String(repeating: "v", count: 3000))]))))
+    }
+
     /// Trailers go as they are given, names lowercased, without what HTTP/2 forbids: the
     /// connection-specific fields and any field their `Connection` names (RFC 9113 §8.2.2).
     func testTrailersLeaveOutConnectionSpecificFieldsAndGoLowercase() throws {
