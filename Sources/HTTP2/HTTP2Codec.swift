@@ -660,7 +660,7 @@ public final class HTTP2Codec {
 
     /// Whether `bytes` are `lowercase` (a lowercase name) ignoring ASCII case: only letters
     /// fold, so no other byte stands in for another (`-` for CR, say).
-    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
+    public static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         for index in 0..<bytes.count {
             let byte = bytes[index], expected = lowercase.utf8Start[index]

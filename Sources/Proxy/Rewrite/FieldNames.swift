@@ -1,4 +1,5 @@
 import HTTP1
+import HTTP2
 
 /// ASCII case-insensitive field-name helpers used when rewriting heads.
 enum FieldNames {
@@ -11,17 +12,7 @@ enum FieldNames {
 
     /// ``isHopByHop(_:in:)`` for a field name's bytes (an HTTP/2 head's).
     static func isHopByHop(name: UnsafeRawBufferPointer) -> Bool {
-        isHopByHop(nameLength: name.count) { equals(name, $0) }
-    }
-
-    /// Whether `name` is `lowercase` (a lowercase literal), ignoring ASCII case.
-    static func equals(_ name: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
-        guard name.count == lowercase.utf8CodeUnitCount else { return false }
-        for index in 0..<name.count {
-            let byte = name[index], expected = lowercase.utf8Start[index]
-            guard byte == expected || (byte | 0x20 == expected && expected >= 0x61 && expected <= 0x7A) else { return false }
-        }
-        return true
+        isHopByHop(nameLength: name.count) { HTTP2Codec.equalsIgnoringCase(name, $0) }
     }
 
     /// The one list of hop-by-hop names. Dispatches on the name's length, so most fields are

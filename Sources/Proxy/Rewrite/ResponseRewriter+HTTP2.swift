@@ -73,7 +73,7 @@ extension ResponseRewriter {
         }
         head.forEachField { name, value in
             if FieldNames.isHopByHop(name: name) { return }
-            if clientFraming == .chunked && FieldNames.equals(name, "content-length") { return }
+            if clientFraming == .chunked && HTTP2Codec.equalsIgnoringCase(name, "content-length") { return }
             keep(name, value)
         }
         if endStream && framing == .contentLength(0) && !head.hasField("content-length") {
@@ -99,11 +99,11 @@ extension ResponseRewriter {
         var nonce = false
         var asked = false
         head.forEachField { name, value in
-            if FieldNames.equals(name, "dpop-nonce") {
+            if HTTP2Codec.equalsIgnoringCase(name, "dpop-nonce") {
                 let text = String(decoding: value, as: UTF8.self)
                 nonce = DPoPNonces.isValid(text)
                 nonces.remember(text, for: origin)
-            } else if status == 401 && FieldNames.equals(name, "www-authenticate") {
+            } else if status == 401 && HTTP2Codec.equalsIgnoringCase(name, "www-authenticate") {
                 asked = asked || value.firstRange(of: Array("use_dpop_nonce".utf8)) != nil
             }
         }
