@@ -201,7 +201,9 @@ public struct HTTP2Head: Equatable, Sendable {
                 lastAuthority = value.count <= Self.keptAuthorityLimit ? decoded : nil
             }
         } else if Self.equals(name, ":status") {
-            status = Int(String(decoding: value, as: UTF8.self))
+            // Three digits (nghttp2 refuses any other `:status`), read without a String.
+            status = value.count == 3 && value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                ? Int(value[0] &- 0x30) * 100 + Int(value[1] &- 0x30) * 10 + Int(value[2] &- 0x30) : nil
         } else if Self.equals(name, ":protocol") {
             extendedProtocol = String(decoding: value, as: UTF8.self)
         }

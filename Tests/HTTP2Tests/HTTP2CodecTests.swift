@@ -50,6 +50,25 @@ final class HTTP2CodecTests: XCTestCase {
                                                                                            HTTPField(name: "x-long", value: String(repeating: "v", count: 3000))]))))
     }
 
+    /// A response's `:status` is read as the number it says (three digits, read from the bytes).
+    func testAResponseStatusIsReadAsItsNumber() throws {
+        for status in [100, 204, 404, 599] {
+            let pair = CodecPair()
+            let id = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+            try pair.pump()
+            if status < 200 {
+                try pair.server.submitResponse(stream: id, HTTP2Head(status: status), endStream: false)
+            }
+            try pair.server.submitResponse(stream: id, HTTP2Head(status: status < 200 ? 200 : status), endStream: true)
+            try pair.pump()
+            let statuses = pair.clientEvents.compactMap { event -> Int? in
+                if case .head(_, let head) = event { return head.status }
+                return nil
+            }
+            XCTAssertEqual(statuses, status < 200 ? [status, 200] : [status])
+        }
+    }
+
     /// Trailers go as they are given, names lowercased, without what HTTP/2 forbids: the
     /// connection-specific fields and any field their `Connection` names (RFC 9113 §8.2.2).
     func testTrailersLeaveOutConnectionSpecificFieldsAndGoLowercase() throws {
