@@ -39,8 +39,15 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// Streams with request body in the codec's send queue, whose write timeout restarts as it
     /// goes out.
     private var queuedBodies: [(id: Int32, pipe: HTTP2UpstreamStream)] = []
+    /// Runs a turn after the callbacks that touched pipes, in the same loop iteration: a request
+    /// an exchange hands its pipe goes out before the loop polls again (a zero-delay timer made
+    /// each request wait one more iteration, an `epoll_wait` and a clock read).
+    private let turnTask: LoopTask
+    /// Runs a turn in the next loop iteration, for what a turn leaves (after a poll).
     private let turnTimer: Timer
     private var turnScheduled = false
+    /// A turn is running: a pipe touched now is looked at by it, or by the turn it leaves.
+    private var turning = false
     /// The peer sent `GOAWAY` (or never acknowledged the `SETTINGS`): no new stream starts here.
     private(set) var goingAway = false
     /// Runs out if the upstream does not acknowledge this side's `SETTINGS` in time (RFC 9113
@@ -61,7 +68,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     init(target: UpstreamTarget, upstreams: HTTP2Upstreams) {
         self.target = target
         self.upstreams = upstreams
+        turnTask = LoopTask(on: upstreams.loop) {}
         turnTimer = Timer(on: upstreams.loop) {}
+        turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
     }
 
@@ -151,9 +160,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// `pipe` wrote, read or widened its window: look at it in this loop iteration's turn.
     func touch(_ pipe: HTTP2UpstreamStream) {
         touched.append(pipe)
-        guard !turnScheduled, !isClosed else { return }
-        turnScheduled = true
-        turnTimer.schedule(after: .zero)
+        scheduleTurn()
     }
 
     /// `pipe` is done with `stream` before its response ended (its session closed): the stream
@@ -181,9 +188,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     }
 
     private func scheduleTurn() {
-        guard !turnScheduled, !isClosed else { return }
+        guard !turnScheduled, !turning, !isClosed else { return }
         turnScheduled = true
-        turnTimer.schedule(after: .zero)
+        turnTask.schedule()
     }
 
     // MARK: - the socket
@@ -260,6 +267,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private func turn() {
         turnScheduled = false
         guard !isClosed, socket != nil else { return }
+        let outer = turning
+        turning = true
+        defer { turning = outer }
         touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()
         // Request bodies waiting for room in their stream's send queue go on.
@@ -275,7 +285,12 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 return true
             }
         }
-        if !touched.isEmpty { scheduleTurn() }
+        if !touched.isEmpty && !turnScheduled {
+            // What this turn left (more than its passes, or streams whose room opened) goes on
+            // after the loop polls.
+            turnScheduled = true
+            turnTimer.schedule(after: .zero)
+        }
         // What went out of the streams' send queues restarts their write timeouts.
         if !queuedBodies.isEmpty {
             queuedBodies.removeAll { entry in
@@ -368,6 +383,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     func close(_ reason: ConnectionEnd) {
         guard !isClosed else { return }
         isClosed = true
+        turnTask.cancel()
         turnTimer.cancel()
         // A pipe listed here and never looked at would stay marked: a stream of it that goes on
         // on another connection (a completed one, reused) would not be listed there.

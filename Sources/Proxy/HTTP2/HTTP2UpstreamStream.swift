@@ -81,8 +81,8 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     private var writeTimeout: Duration?
     private let readTimer: Timer
     private let writeTimer: Timer
-    /// Runs ``look()`` from the loop.
-    private let lookTimer: Timer
+    /// Runs ``look()`` from the loop, later in the same iteration (after the pool's caller).
+    private let lookTask: LoopTask
 
     init(target: UpstreamTarget, upstreams: HTTP2Upstreams) {
         self.target = target
@@ -91,10 +91,10 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         translator = HTTP2MessageTranslator()
         readTimer = Timer(on: upstreams.loop) {}
         writeTimer = Timer(on: upstreams.loop) {}
-        lookTimer = Timer(on: upstreams.loop) {}
+        lookTask = LoopTask(on: upstreams.loop) {}
         readTimer.action = { [unowned self] in timedOut() }
         writeTimer.action = { [unowned self] in timedOut() }
-        lookTimer.action = { [unowned self] in look() }
+        lookTask.action = { [unowned self] in look() }
     }
 
     /// Connects: binds to a connection with room; ``ConnectionDelegate/connectionDidConnect(_:)``
@@ -128,7 +128,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         isConnected = true
         // From the loop: the pool's caller is still setting up when open() returns.
         announcing = true
-        lookTimer.schedule(after: .zero)
+        lookTask.schedule()
     }
 
     /// The connect is yet to be announced (from the loop).
@@ -229,7 +229,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         pendingHead = nil
         readTimer.cancel()
         writeTimer.cancel()
-        lookTimer.cancel()
+        lookTask.cancel()
         if let connection {
             self.connection = nil
             if responseComplete && translator.phase == .done {
@@ -257,7 +257,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// The request changed (a head, bytes, its end): its connection looks at it in its next
     /// turn; between requests, the pipe binds to one from the loop.
     private func requestChanged() {
-        if let connection { connection.touch(self) } else { lookTimer.schedule(after: .zero) }
+        if let connection { connection.touch(self) } else { lookTask.schedule() }
     }
 
     /// Whether a request head or request bytes wait to be sent.
