@@ -180,6 +180,8 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         // connection lists it anew, even under the same stream id.
         pipe.roomListedFor = 0
         pipe.queueListedFor = 0
+        // Nothing of it waits in the codec for the pipe any more: its write timeout stops.
+        pipe.countQueued(0)
         if stream > 0 {
             if streams[stream] === pipe { streams[stream] = nil }
             codec.consumed(stream: stream, count: pipe.takeUnreported())

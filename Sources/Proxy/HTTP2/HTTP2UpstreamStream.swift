@@ -427,6 +427,25 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         return unauthenticatedTrailers
     }
 
+    /// Its exchange is done and gives it back to the pool: a stream it is still on — the
+    /// response's body came whole by its length and its END_STREAM has not yet, or the request
+    /// was not all sent — is left now, reset with NO_ERROR (nothing failed, and nothing of it
+    /// is wanted any more), what is left of the request dropped; so the next request opens a
+    /// stream of its own and never inherits this one's bytes or end.
+    func leaveFinishedStream() {
+        guard let current = connection else { return }
+        connection = nil
+        let stream = translator.stream
+        if stream > 0 && !(responseComplete && translator.phase == .done) {
+            current.cancel(self, stream: stream, code: .noError)
+            requestAbandoned = true
+            outputBuffer.buffer.drain(outputBuffer.buffer.count)
+        } else {
+            current.detach(self, stream: stream)
+        }
+        pendingHead = nil
+    }
+
     /// The stream closed (or was reset) after a complete response.
     func streamClosed() {
         if dead {

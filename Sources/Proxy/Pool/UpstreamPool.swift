@@ -92,7 +92,9 @@ final class UpstreamPool {
         // on a live connection for every request: it cannot be stale, so it is neither peeked at
         // nor passed over for a key marked as closing eagerly (one pipe ended early had made
         // every later POST open a new pipe and close an idle one: ~14k instructions a gRPC call).
-        let stale = checkStale && !carriesHTTP2Streams(target)
+        // (An `auto` target's key may still hold HTTP/1.1 sockets from before it agreed on h2:
+        // its requests are checked as before.)
+        let stale = checkStale && target.http != .h2
         var action = state.request(key: target.poolKey, keyIndex: target.poolKeyIndex, waiter: waiterID, checkStale: stale,
                                    yields: yields, now: now)
         while true {
@@ -176,6 +178,9 @@ final class UpstreamPool {
     @discardableResult
     func release(_ upstream: UpstreamConnection, bodilessResponse: Bool = false) -> PoolReleaseOutcome {
         upstream.owner = nil
+        // A stream pipe leaves the stream its exchange used (one still open is reset): the next
+        // request opens its own.
+        upstream.http2Stream?.leaveFinishedStream()
         guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
               upstream.isConnected else {
             upstream.close()

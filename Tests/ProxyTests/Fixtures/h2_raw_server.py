@@ -26,6 +26,9 @@
                    connection received so far, comma-separated.
         slow       answers like early, but half a second after each request ended, and only
                    if the stream was not reset meanwhile.
+        lateend    answers each request that ended like early, its whole body by its
+                   content-length at once but its END_STREAM (an empty DATA frame) only half a
+                   second later, if the stream was not reset meanwhile.
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -80,6 +83,15 @@ def serve(conn, mode):
         reset_streams = set()
         send_lock = threading.Lock()
 
+        def end_late(stream):
+            with send_lock:
+                if stream in reset_streams:
+                    return
+                try:
+                    conn.sendall(frame(0, 1, stream))
+                except OSError:
+                    pass
+
         def answer_late(stream):
             with send_lock:
                 if stream in reset_streams:
@@ -122,7 +134,17 @@ def serve(conn, mode):
             if mode == "slow" and kind in (0, 1) and flags & 1:
                 threading.Timer(0.5, answer_late, args=(stream,)).start()
                 continue
-            if mode in ("early", "slow"):
+            if mode == "lateend" and kind in (0, 1) and flags & 1:
+                with send_lock:
+                    with lock:
+                        counter[0] += 1
+                        n = counter[0]
+                    body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
+                    block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                    conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, body))
+                threading.Timer(0.5, end_late, args=(stream,)).start()
+                continue
+            if mode in ("early", "slow", "lateend"):
                 continue
             # A request ends with END_STREAM, on its HEADERS or on its last DATA.
             if kind not in (0, 1) or not flags & 1:

@@ -238,6 +238,21 @@ final class HTTP2UpstreamTests: XCTestCase {
         _ = server
     }
 
+    func testAResponseWholeByItsLengthBeforeItsStreamEndsLeavesNothingToTheNextRequest() throws {
+        // A server may send a body whole by its content-length and its END_STREAM later, in an
+        // empty DATA frame (Go's HTTP/2 server does). The exchange is complete with the body; its
+        // pipe, given back, must leave that stream (reset with NO_ERROR) so that the next request
+        // gets a stream of its own: reused still on the old one, it waited for an answer that
+        // never came to it.
+        let (server, proxy) = try misbehaving("lateend", timeouts: "{responseHeaders: 3s}")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)"]
+        let first = try Curl.run(via + ["http://api.test/first"])
+        XCTAssertEqual(first.out, "ok 1 conn 1 rst \n", first.err)
+        let second = try Curl.run(via + ["-X", "POST", "--data", "x=1", "http://api.test/second"])
+        XCTAssertEqual(second.out, "ok 2 conn 1 rst 0\n", "the first stream was left, reset with NO_ERROR: \(second.err)")
+        _ = server
+    }
+
     func testAResponseCutShortByTheUpstreamIsCutShortForTheApp() throws {
         let (server, proxy) = try misbehaving("truncate")
         let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/t"])
