@@ -83,6 +83,15 @@ def serve(conn, mode):
         reset_streams = set()
         send_lock = threading.Lock()
 
+        def answer(stream, end=True):
+            # 200 "ok <n> conn <c> rst <codes>", its END_STREAM on the DATA frame unless `end` is false.
+            with lock:
+                counter[0] += 1
+                n = counter[0]
+            body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
+            block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+            conn.sendall(frame(1, 4, stream, block) + frame(0, 1 if end else 0, stream, body))
+
         def end_late(stream):
             with send_lock:
                 if stream in reset_streams:
@@ -96,13 +105,8 @@ def serve(conn, mode):
             with send_lock:
                 if stream in reset_streams:
                     return
-                with lock:
-                    counter[0] += 1
-                    n = counter[0]
-                body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
-                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
                 try:
-                    conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                    answer(stream)
                 except OSError:
                     pass
 
@@ -124,24 +128,15 @@ def serve(conn, mode):
             if kind == 6 and not flags & 1:
                 continue
             if mode == "early" and kind == 1:
-                with lock:
-                    counter[0] += 1
-                    n = counter[0]
-                body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
-                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
-                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                with send_lock:
+                    answer(stream)
                 continue
             if mode == "slow" and kind in (0, 1) and flags & 1:
                 threading.Timer(0.5, answer_late, args=(stream,)).start()
                 continue
             if mode == "lateend" and kind in (0, 1) and flags & 1:
                 with send_lock:
-                    with lock:
-                        counter[0] += 1
-                        n = counter[0]
-                    body = b"ok %d conn %d rst %s\n" % (n, number, ",".join(map(str, resets)).encode())
-                    block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
-                    conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, body))
+                    answer(stream, end=False)
                 threading.Timer(0.5, end_late, args=(stream,)).start()
                 continue
             if mode in ("early", "slow", "lateend"):
