@@ -402,10 +402,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             // request whose response is complete, and the pipe leaves it: its exchange may
             // release it for the next request (``Exchange/ResponseHeadFacts/upstreamIsStream``),
             // and what the session still writes of this request is dropped.
-            requestAbandoned = true
-            let current = connection
-            connection = nil
-            current?.cancel(self, stream: translator.stream, code: .noError)
+            abandonStream()
             deliver()
         }
     }
@@ -434,16 +431,23 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// stream of its own and never inherits this one's bytes or end.
     func leaveFinishedStream() {
         guard let current = connection else { return }
-        connection = nil
-        let stream = translator.stream
-        if stream > 0 && !(responseComplete && translator.phase == .done) {
-            current.cancel(self, stream: stream, code: .noError)
-            requestAbandoned = true
-            outputBuffer.buffer.drain(outputBuffer.buffer.count)
+        if translator.stream > 0 && !(responseComplete && translator.phase == .done) {
+            abandonStream()
         } else {
-            current.detach(self, stream: stream)
+            connection = nil
+            current.detach(self, stream: translator.stream)
         }
         pendingHead = nil
+    }
+
+    /// Leaves the stream, reset with NO_ERROR (nothing failed: its response is complete, or no
+    /// longer wanted), and drops the rest of its request until the next request's head.
+    private func abandonStream() {
+        let current = connection
+        connection = nil
+        current?.cancel(self, stream: translator.stream, code: .noError)
+        requestAbandoned = true
+        outputBuffer.buffer.drain(outputBuffer.buffer.count)
     }
 
     /// The stream closed (or was reset) after a complete response.
