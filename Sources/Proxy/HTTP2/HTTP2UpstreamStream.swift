@@ -2,23 +2,25 @@ import EventLoop
 import HTTP1
 import HTTP2
 
-/// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream: a byte stream whose each
-/// request becomes a stream on a shared ``HTTP2UpstreamConnection``. The session hands it the
-/// request's head typed (``sendHead(_:body:)``: name/value pairs from the exchange's rewrite,
-/// never text) and writes the body as it would to a socket, which is de-framed
-/// (``HTTP2MessageTranslator``: a length, or chunks with trailers as HTTP/2 trailers). The
+/// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream, inside its
+/// ``UpstreamConnection``: each request becomes a stream on a shared ``HTTP2UpstreamConnection``.
+/// Not a byte stream: its ``UpstreamConnection`` calls it directly and hears from it directly
+/// (``user``). The exchange hands it the request's head typed (``sendHead(_:body:)``: name/value
+/// pairs from the exchange's rewrite, never text) and its body's bytes in ``output``, sent as
+/// DATA by its framing (``HTTP2MessageTranslator``: a length, an end the app's stream gave, or an
+/// HTTP/1.1 app's chunks with their trailers as HTTP/2 trailers). The
 /// response's heads come back typed (``takeResponseHead()``), then its body unframed in
 /// ``input``: with its length, or — a body without one — ended by the stream
 /// (``bodyEndsWithStream``, ``takeMessageEnd()``: the end and the trailers, gRPC's status among
 /// them, go to the exchange apart from the bytes).
 ///
 /// Between exchanges it is bound to no connection: the next request goes to whichever
-/// connection has room. Its inactivity timeouts are its own, as a socket's would be: the read
-/// timeout runs while the session reads (the pool's idle timeout while it is idle), the write
-/// timeout while request bytes wait.
+/// connection has room. Its inactivity timeouts are its own: the read timeout runs while the
+/// exchange reads (the pool's idle timeout while it is idle), the write timeout while request
+/// bytes wait.
 ///
 /// In memory, on its worker's loop.
-final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
+final class HTTP2UpstreamStream: TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
     /// The stream for which it is listed in its connection's ``HTTP2UpstreamConnection``
@@ -27,7 +29,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// Likewise in its connection's streams with request body queued in the codec.
     var queueListedFor: Int32 = 0
     let loop: EventLoop
-    var delegate: (any ConnectionDelegate)?
+    /// The pooled connection it serves, which hears its events; nil once it ended (which breaks
+    /// the cycle: the user owns it).
+    var user: UpstreamConnection?
     let target: UpstreamTarget
     private unowned let upstreams: HTTP2Upstreams
     private let inputBuffer = OwnedEventBuffer()
@@ -43,9 +47,6 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
     /// is sent (what the session writes is dropped, as a dead socket's would be), and the pool
     /// sees it closed.
     private var dead = false
-    let isTLS = false
-    let tlsSessionResumed = false
-    var reportsCloseWhilePaused = false
     private var isReading = false
 
     /// How the current response's body is written into the input.
@@ -97,7 +98,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         lookTask.action = { [unowned self] in look() }
     }
 
-    /// Connects: binds to a connection with room; ``ConnectionDelegate/connectionDidConnect(_:)``
+    /// Connects: binds to a connection with room; ``UpstreamConnection/streamDidConnect()``
     /// follows once it is ready (at once, from the loop, when it is already).
     func connect() {
         bindIfNeeded()
@@ -139,7 +140,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard !closed else { return }
         if announcing {
             announcing = false
-            delegate?.connectionDidConnect(self)
+            user?.streamDidConnect()
         }
         if dead || requestAbandoned {
             if dead { pendingHead = nil }
@@ -149,12 +150,12 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         }
     }
 
-    // MARK: - ByteStream
+    // MARK: - for its UpstreamConnection
 
-    /// The translated response.
+    /// The response's body, unframed.
     var input: EventBuffer { inputBuffer.buffer }
 
-    /// The session's request: asking for it has its connection look at it, or (between
+    /// The request's body: asking for it has its connection look at it, or (between
     /// requests) has the pipe bind to one once bytes are there (not on a mere look at its count).
     var output: EventBuffer {
         if !closed {
@@ -177,8 +178,6 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         isReading = false
         readTimer.suspend()
     }
-
-    func setReadHighWatermark(_ bytes: Int) {}
 
     func setTimeouts(read: Duration?, write: Duration?) {
         readTimeout = read
@@ -205,27 +204,14 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     private func timedOut() {
         guard !closed else { return }
-        delegate?.connection(self, didEnd: .timeout)
+        user?.stream(didEnd: .timeout)
     }
 
-    func write(_ bytes: [UInt8]) { output.append(bytes) }
-
-    func close() { end() }
-
-    func reset() { end() }
-
-    func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
-        end()
-        flushed?()
-    }
-
-    func finishWriting() {}
-
-    /// Ends the pipe: a stream still open is cancelled.
-    private func end() {
+    /// Ends it for good (its pooled connection closes): a stream still open is cancelled.
+    func close() {
         guard !closed else { return }
         closed = true
-        delegate = nil
+        user = nil
         pendingHead = nil
         readTimer.cancel()
         writeTimer.cancel()
@@ -240,8 +226,8 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         }
     }
 
-    func peekPeer() -> PeerActivity { seenPeerActivity }
-
+    /// What came from the upstream that the exchange has not taken: a response's head or body
+    /// bytes (``PeerActivity/data``), or its failure (``PeerActivity/closed``).
     var seenPeerActivity: PeerActivity {
         if closed || dead { return .closed }
         return inputBuffer.buffer.isEmpty && responseHeads.isEmpty ? .quiet : .data
@@ -318,7 +304,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
             try translator.submitRequest(pending.head, body: pending.body, codec: codec)
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
-                delegate?.connectionDidDrain(self)
+                user?.streamDidDrain()
                 return
             }
         }
@@ -327,7 +313,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         guard before > 0 || (requestBodyEnded && translator.phase == .untilEnd) else { return }
         try translator.translate(request, closed: false, codec: codec)
         if request.count != before { restartWriteTimer() }
-        if request.isEmpty { delegate?.connectionDidDrain(self) }
+        if request.isEmpty { user?.streamDidDrain() }
     }
 
     /// Response body bytes delivered and never reported taken (the pipe leaves its stream: they
@@ -340,9 +326,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
 
     /// Tells the session that response bytes arrived (while it reads).
     func deliver() {
-        guard !closed, isReading, !inputBuffer.buffer.isEmpty || messageEnd != nil || !responseHeads.isEmpty, let delegate else { return }
+        guard !closed, isReading, !inputBuffer.buffer.isEmpty || messageEnd != nil || !responseHeads.isEmpty, let user else { return }
         restartReadTimer()
-        delegate.connectionDidRead(self)
+        user.streamDidRead()
     }
 
     /// A response head (interim or final), kept typed for the exchange (``takeResponseHead()``,
@@ -479,9 +465,9 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         current?.detach(self, stream: translator.stream)
         dead = true
         readTimer.suspend()
-        guard !closed, let delegate else { return }
+        guard !closed, let user else { return }
         wasRefused = code == .refusedStream
-        delegate.connection(self, didEnd: wasRefused ? .refused : .endOfStream)
+        user.stream(didEnd: wasRefused ? .refused : .endOfStream)
     }
 
     /// The last request's stream was refused unprocessed (REFUSED_STREAM, or above a GOAWAY's
@@ -494,7 +480,7 @@ final class HTTP2UpstreamStream: ByteStream, TouchablePipe {
         if responseComplete && translator.phase == .done { return }
         dead = true
         readTimer.suspend()
-        guard !closed, let delegate else { return }
-        delegate.connection(self, didEnd: reason)
+        guard !closed, let user else { return }
+        user.stream(didEnd: reason)
     }
 }

@@ -35,7 +35,8 @@ final class UpstreamConnection: ConnectionDelegate {
     let target: UpstreamTarget
     private let pool: UpstreamPool
     private let loop: EventLoop
-    /// The socket, once an attempt has won the race.
+    /// The socket, once an attempt has won the race (nil for an HTTP/2 upstream: its requests go
+    /// through ``http2Stream``).
     private(set) var connection: (any ByteStream)? {
         didSet { socket = (connection as? SocketConnection).map(UnretainedReference.init) }
     }
@@ -49,7 +50,9 @@ final class UpstreamConnection: ConnectionDelegate {
     /// they go to the winning attempt only.
     private var pending: OwnedEventBuffer? = OwnedEventBuffer()
     /// The HTTP/2 stream it goes through, once it takes one (an `h2` upstream, or one that
-    /// agreed on HTTP/2): the request's head goes to it typed (``sendHead(_:)``).
+    /// agreed on HTTP/2): the request's head goes to it typed (``sendHead(_:)``), its events
+    /// come here directly (``streamDidConnect()``, ``streamDidRead()``, ``streamDidDrain()``,
+    /// ``stream(didEnd:)``).
     private(set) var http2Stream: HTTP2UpstreamStream?
     /// A request head sent while the upstream's protocol is not known yet (a negotiated one
     /// still connecting): written once it is, as text or typed.
@@ -110,12 +113,10 @@ final class UpstreamConnection: ConnectionDelegate {
         }
     }
 
-    /// Goes through a stream on a shared HTTP/2 connection, which reports its connect like a
-    /// socket.
+    /// Goes through a stream on a shared HTTP/2 connection (``streamDidConnect()`` follows).
     private func openStream() {
         let stream = HTTP2UpstreamStream(target: target.http == .h2 ? target : target.asHTTP2, upstreams: pool.http2)
-        stream.delegate = self
-        connecting = stream
+        stream.user = self
         http2Stream = stream
         stream.connect()
     }
@@ -199,14 +200,10 @@ final class UpstreamConnection: ConnectionDelegate {
             connection = winner
             winner.delegate = self
             if let plan = deferredHead {
-                // The head sent while connecting goes first: typed to an HTTP/2 stream, as
-                // text to a socket (a negotiated upstream that chose HTTP/1.1).
+                // The head sent while connecting goes first, as text (a negotiated upstream
+                // that chose HTTP/1.1).
                 deferredHead = nil
-                if let stream = http2Stream, stream === winner {
-                    sendHead(plan, to: stream)
-                } else {
-                    _ = plan.writeText(to: winner.output)
-                }
+                _ = plan.writeText(to: winner.output)
             }
             if let pending {
                 pending.buffer.moveAll(to: winner.output)
@@ -230,6 +227,7 @@ final class UpstreamConnection: ConnectionDelegate {
     var output: EventBuffer {
         if let pending { return pending.buffer }
         if let socket { return socket.with { $0.output } }
+        if let http2Stream { return http2Stream.output }
         return connection!.output
     }
 
@@ -244,6 +242,7 @@ final class UpstreamConnection: ConnectionDelegate {
     var input: EventBuffer? {
         guard pending == nil else { return nil }
         if let socket { return socket.with { $0.input } }
+        if let http2Stream { return http2Stream.input }
         return connection?.input
     }
 
@@ -252,7 +251,7 @@ final class UpstreamConnection: ConnectionDelegate {
     private var readAheadOnConnect = WorkerContext.readAhead
 
     /// Whether TCP (and TLS) setup completed.
-    var isConnected: Bool { pending == nil && connection != nil }
+    var isConnected: Bool { pending == nil && (connection != nil || http2Stream != nil) }
 
     /// Starts reading the socket (after backpressure paused it), at most `readAhead` bytes ahead
     /// of the client (TLS too: what OpenSSL holds beyond it is read once the input drains,
@@ -269,6 +268,9 @@ final class UpstreamConnection: ConnectionDelegate {
                 socket.setReadHighWatermark(readAhead)
                 socket.startReading()
             }
+        } else if let http2Stream {
+            // (A stream's reads are bounded by its window, not by a read-ahead.)
+            http2Stream.startReading()
         } else if let connection {
             connection.setReadHighWatermark(readAhead)
             connection.startReading()
@@ -278,7 +280,8 @@ final class UpstreamConnection: ConnectionDelegate {
     /// The client has taken `bytes` of this response: a loopback backend may send more at once
     /// (``ReceiveWindow``).
     func clientTook(_ bytes: Int) {
-        if isConnected { connection?.widenReceiveWindow(taken: bytes) }
+        guard isConnected else { return }
+        if let http2Stream { http2Stream.widenReceiveWindow(taken: bytes) } else { connection?.widenReceiveWindow(taken: bytes) }
     }
 
     /// The client stopped keeping up: the next response on this connection starts with a small
@@ -297,13 +300,18 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     /// Pauses reading the socket (the client is not keeping up).
-    func stopReading() { if isConnected { connection?.stopReading() } }
+    func stopReading() {
+        guard isConnected else { return }
+        if let http2Stream { http2Stream.stopReading() } else { connection?.stopReading() }
+    }
 
     /// Sets the socket's inactivity timeouts (applied once connected).
     func setTimeouts(read: Duration?, write: Duration?) {
         guard isConnected else { return }
         if let socket {
             socket.with { $0.setTimeouts(read: read, write: write) }
+        } else if let http2Stream {
+            http2Stream.setTimeouts(read: read, write: write)
         } else {
             connection?.setTimeouts(read: read, write: write)
         }
@@ -321,6 +329,7 @@ final class UpstreamConnection: ConnectionDelegate {
         racer = nil
         connecting?.close()
         connecting = nil
+        http2Stream?.close()
         if reset { connection?.reset() } else { connection?.close() }
         pending = nil
         deferredHead = nil
@@ -329,7 +338,8 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// Leaves the pool for good with its socket, which the caller now owns (an upgraded
     /// connection: no longer HTTP, never reused): the pool counts it as closed, so its slot
-    /// serves other requests. Nil (and closed) when it is not connected.
+    /// serves other requests. Nil (and closed) when it is not connected, or is an HTTP/2 stream
+    /// (which no request upgrades).
     func handOver() -> (any ByteStream)? {
         guard !isClosed, isConnected, let stream = connection else {
             close()
@@ -369,17 +379,69 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
+        ended(.connection(reason))
+    }
+
+    /// The connection or stream ended (`reason`): its exchange hears it; an idle one leaves the
+    /// pool.
+    private func ended(_ reason: UpstreamEnd) {
         if let owner, !isIdle {
-            let refused = reason == .refused && http2Stream?.wasRefused == true
-            owner.upstream(self, didEnd: refused ? .streamRefused : .connection(reason))
+            owner.upstream(self, didEnd: reason)
             return
         }
         // Idle: the read timeout armed by the pool is the idle timeout (our own close); anything
         // else is the backend closing it.
-        if isIdle && reason == .timeout {
+        if isIdle && reason == .connection(.timeout) {
             pool.idleTimedOut(self)
         } else {
             close()
         }
+    }
+
+    // MARK: - its HTTP/2 stream's events
+
+    /// The stream is bound to a ready HTTP/2 connection: what was sent while connecting goes
+    /// first (the head typed), and the exchange hears the connect as a socket's.
+    func streamDidConnect() {
+        guard !isClosed, let stream = http2Stream else { return }
+        connectTimer = nil
+        if let plan = deferredHead {
+            deferredHead = nil
+            sendHead(plan, to: stream)
+        }
+        if let pending {
+            pending.buffer.moveAll(to: stream.output)
+            self.pending = nil
+        }
+        stream.startReading()
+        pool.connectionEstablished(self)
+        owner?.upstreamDidConnect(self)
+    }
+
+    /// Response heads, bytes or the end of its body arrived.
+    func streamDidRead() {
+        if let owner, !isIdle { owner.upstreamDidRead(self); return }
+        // (Between requests it is bound to no HTTP/2 connection, so nothing comes while idle;
+        // anything that did would be a response no one asked for.)
+        if http2Stream?.seenPeerActivity == .data { close() }
+    }
+
+    /// What the exchange sent went to the codec.
+    func streamDidDrain() {
+        if !isIdle { owner?.upstreamDidDrain(self) }
+    }
+
+    /// The stream ended before its response did: refused unprocessed (safe to send again), reset,
+    /// timed out, or its connection ended.
+    func stream(didEnd reason: ConnectionEnd) {
+        ended(reason == .refused && http2Stream?.wasRefused == true ? .streamRefused : .connection(reason))
+    }
+
+    /// What the upstream sent that no exchange has taken: `peek` looks into the kernel (a
+    /// socket's ``ByteStream/peekPeer()``), otherwise what was seen counts. Nil before it connected.
+    func peerActivity(peek: Bool) -> PeerActivity? {
+        if let http2Stream { return http2Stream.seenPeerActivity }
+        guard let connection else { return nil }
+        return peek ? connection.peekPeer() : connection.seenPeerActivity
     }
 }

@@ -104,7 +104,7 @@ final class UpstreamPool {
             case .peek(let id):
                 // A backend that closed its end while the connection sat idle must not get a
                 // request that cannot be retried (idempotent ones are retried instead).
-                let stale = connections[id]?.connection?.peekPeer() != .quiet
+                let stale = connections[id]?.peerActivity(peek: true) != .quiet
                 switch state.peekCompleted(id, stale: stale, now: now) {
                 case .lease(let leased):
                     return .ready(lend(leased))
@@ -181,8 +181,7 @@ final class UpstreamPool {
         // A stream pipe leaves the stream its exchange used (one still open is reset): the next
         // request opens its own.
         upstream.http2Stream?.leaveFinishedStream()
-        guard !upstream.isClosed, connections[upstream.id] === upstream, let connection = upstream.connection,
-              upstream.isConnected else {
+        guard !upstream.isClosed, connections[upstream.id] === upstream, upstream.isConnected else {
             upstream.close()
             return .closed
         }
@@ -198,7 +197,7 @@ final class UpstreamPool {
         // an HTTP/2 stream's at 50 x 10, where most releases hand over). Bytes a backend sends
         // beyond a response with a length, after the read that ended it, are not looked for.
         let peek = state.handOverNeedsPeek(upstream.id, bodilessResponse: bodilessResponse)
-        switch peek ? connection.peekPeer() : connection.seenPeerActivity {
+        switch upstream.peerActivity(peek: peek) ?? .closed {
         case .data:
             upstream.close()
             return .discardedUnexpectedBytes
