@@ -56,8 +56,7 @@ extension ClientSession: UpstreamWaiter {
     /// connection (``HTTP2RequestHeadValidator``), or what those checks refused (answered as a
     /// malformed head read here would be). Nothing is read from the stream but the body.
     func start(streamHead: Result<RequestHead, HTTPParseError>) {
-        client.delegate = self
-        client.reportsCloseWhilePaused = true
+        http2Pipe?.session = self
         client.startReading()
         switch streamHead {
         case .success(let head):
@@ -106,12 +105,12 @@ extension ClientSession: UpstreamWaiter {
     func continueAsHTTP2() {
         headTimer.stop()
         exchangeTimer.stop()
-        let session = HTTP2ServerSession(client: client, context: context, intercepted: intercepted)
+        let session = HTTP2ServerSession(client: appConnection, context: context, intercepted: intercepted)
         // Adopt first: a drain must never see a moment with neither session.
         context.adoptHTTP2(session)
         releaseOutputCharge()
         context.remove(self)
-        client.delegate = nil
+        appConnection.delegate = nil
         session.start()
         // A connection that turns HTTP/2 while the process drains is drained too (GOAWAY).
         if context.draining { session.drain() }
@@ -318,13 +317,13 @@ extension ClientSession: UpstreamWaiter {
         case .success(let destination):
             connection.tunnelStarted()
             headTimer.stop()
-            let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
+            let tunnel = Tunnel(client: appConnection, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
             context.adoptTunnel(tunnel)
             // The tunnel takes the client's output over uncounted (see BufferBudget).
             releaseOutputCharge()
             context.remove(self)
-            client.delegate = nil
+            appConnection.delegate = nil
             tunnel.start()
         }
     }

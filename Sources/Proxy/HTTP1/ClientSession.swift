@@ -13,8 +13,9 @@ import TokenManager
 /// requests is in `ClientSession+Requests.swift`, relaying responses in
 /// `ClientSession+Responses.swift`.
 final class ClientSession: ConnectionDelegate, TimerOwner {
-    /// The client's stream (a socket in production, an in-memory stream in `ClientSessionTests`).
-    let client: any ByteStream
+    /// The app's end: its connection (a socket in production, an in-memory stream in tests), or
+    /// one stream of its HTTP/2 connection.
+    let client: ClientEnd
     let context: WorkerContext
     /// The state machine of the connection: waits for heads and handshakes, refusals, local
     /// answers, interception, drain, the head timer, and the exchange under way (which it holds).
@@ -38,12 +39,12 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     var readingRequests = false
     /// A request ended while ``readRequests()`` ran: it reads one more head.
     var readAgain = false
-    /// The client is one stream of an app's HTTP/2 connection (an ``HTTP2StreamPipe``): the
+    /// The client is one stream of an app's HTTP/2 connection (``ClientEnd/http2(_:)``): the
     /// access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
-    /// That stream's pipe, known by type (``client`` is the same object as a ``ByteStream``):
-    /// the session hands its translator the response head and end. Unowned: ``client`` keeps it
-    /// alive as long as the session (a strong reference cost a retain and a release per stream).
+    /// That stream's pipe (``client``'s): the session hands its translator the response head and
+    /// end. Unowned: ``client`` keeps it alive as long as the session (a strong reference cost a
+    /// retain and a release per stream).
     unowned(unsafe) let http2Pipe: HTTP2StreamPipe?
     /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
     let http2Load: HTTP2ConnectionLoad?
@@ -56,10 +57,17 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    /// `http2Pipe`: the stream's pipe when the session serves one stream of an app's HTTP/2
-    /// connection (`client` is that pipe).
-    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil, http2Pipe: HTTP2StreamPipe? = nil,
+    /// A session for an app's connection (HTTP/1.1, or a tunnel's).
+    convenience init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
+        self.init(client: .connection(client), context: context, intercepted: intercepted)
+    }
+
+    /// A session for `client`; for an HTTP/2 stream, `load` is its connection's, and `grpc` says
+    /// it carries a gRPC call.
+    init(client: ClientEnd, context: WorkerContext, intercepted: InterceptedOrigin? = nil,
          load: HTTP2ConnectionLoad? = nil, grpc: Bool = false) {
+        let http2Pipe: HTTP2StreamPipe?
+        if case .http2(let pipe) = client { http2Pipe = pipe } else { http2Pipe = nil }
         let http2Stream = http2Pipe != nil
         self.http2Pipe = http2Pipe
         self.client = client
@@ -93,9 +101,9 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
     /// byte, peeked but left in the kernel), so a draining process still reads them.
     func start(pendingInput: Bool = false) {
-        client.delegate = self
-        client.reportsCloseWhilePaused = true
-        client.setReadHighWatermark(WorkerContext.readAhead)
+        appConnection.delegate = self
+        appConnection.reportsCloseWhilePaused = true
+        appConnection.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
         perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty && !pendingInput))
     }
@@ -140,18 +148,39 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         }
     }
 
+    /// The app's connection, for what only a connection's session does (a tunnel, interception,
+    /// a switch to HTTP/2, an upgrade, the first byte of a tunnel): a stream's session never gets
+    /// there (its connection refuses `CONNECT`, and no stream is upgraded).
+    var appConnection: any ByteStream {
+        guard case .connection(let stream) = client else {
+            preconditionFailure("an HTTP/2 stream's session does only what a stream does")
+        }
+        return stream
+    }
+
     // MARK: - client events
 
-    func connectionDidRead(_ connection: any ByteStream) {
+    func connectionDidRead(_ connection: any ByteStream) { clientDidRead() }
+
+    func connectionDidDrain(_ stream: any ByteStream) { clientDidDrain() }
+
+    func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) { clientDidEnd(reason) }
+
+    /// The app sent bytes (while the session reads).
+    @inline(__always)
+    func clientDidRead() {
         perform(self.connection.clientReadable()) { $0.clientReadable() }
     }
 
-    func connectionDidDrain(_ stream: any ByteStream) {
+    /// What was written to the app went out.
+    @inline(__always)
+    func clientDidDrain() {
         if outputCharge != 0 { chargeOutput() }
         perform(connection.outputDrained()) { $0.clientDrained() }
     }
 
-    func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) {
+    /// The app's connection or stream ended (closed, reset, timed out).
+    func clientDidEnd(_ reason: ConnectionEnd) {
         // What is left of a response being relayed, when its length says (the exchange may
         // drain a short rest to keep the backend connection).
         let responseLeft = current?.responseRelay.remainingLength

@@ -290,8 +290,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET", framing: body)
-        let session = ClientSession(client: pipe, context: context, intercepted: intercepted, http2Pipe: pipe, load: load,
-                                    grpc: grpc)
+        let session = ClientSession(client: .http2(pipe), context: context, intercepted: intercepted, load: load, grpc: grpc)
         // A request ended with its head has no body to frame (none, or a length): its end is
         // taken here, not looked up again for the `.end` that follows.
         if endStream { pipe.peerDidEnd() }

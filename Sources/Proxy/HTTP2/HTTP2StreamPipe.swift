@@ -2,19 +2,20 @@ import EventLoop
 import HTTP1
 import HTTP2
 
-/// One HTTP/2 stream of an app's connection, as the HTTP/1.1 byte stream a ``ClientSession``
-/// serves: the session gets the request's head from the ``HTTP2ServerSession`` (translated and
-/// checked by ``HTTP2RequestHeadValidator``, ``ClientSession/start(streamHead:)``), reads its body
-/// from ``input`` (framed as HTTP/1.1), and writes its response to ``output``, which the
-/// connection turns into frames (``HTTP2MessageTranslator``). So every HTTP/2 request goes
-/// through the same routing, token injection, pool, error responses, access log and metrics as
-/// an HTTP/1.1 one.
+/// One HTTP/2 stream of an app's connection, as its ``ClientSession`` sees it (``ClientEnd/http2(_:)``):
+/// the session gets the request's head from the ``HTTP2ServerSession`` (checked and built by
+/// ``HTTP2RequestHeadValidator``, ``ClientSession/start(streamHead:)``), reads its body from
+/// ``input`` (unframed, its end told apart: ``takeBodyEnd()``; or by its length), and gives its
+/// response's head typed (``responseTranslator``) and its body to ``output``, which the
+/// connection turns into frames. So every HTTP/2 request goes through the same routing, token
+/// injection, pool, error responses, access log and metrics as an HTTP/1.1 one.
 ///
+/// Not a byte stream: the session calls it directly and hears from it directly (``session``).
 /// In memory, on its connection's loop. Its inactivity timeouts are the stream's own: the read
 /// timeout runs while the session waits for request bytes the app has not ended, the write
 /// timeout while response bytes wait for the app's window; either ends the stream for the
-/// session as a timeout, as a socket's would.
-final class HTTP2StreamPipe: ByteStream, TouchablePipe {
+/// session as a timeout.
+final class HTTP2StreamPipe: TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
     /// In its connection's table of open streams (a look at it needs no lookup: stream ids
@@ -47,7 +48,9 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     /// Shared with the connection: whether it is gone.
     private let connectionLoad: HTTP2ConnectionLoad
     let loop: EventLoop
-    var delegate: (any ConnectionDelegate)?
+    /// The session serving the stream, which hears its events; nil once the session closed it
+    /// (which breaks the cycle: the session holds its pipe).
+    var session: ClientSession?
     private let inputBuffer: OwnedEventBuffer
     private let outputBuffer: OwnedEventBuffer
     /// The request as the session reads it.
@@ -61,10 +64,6 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     }
     /// The response bytes, for the connection (without scheduling a look).
     var response: EventBuffer { outputBuffer.buffer }
-    let isConnected = true
-    let isTLS = false
-    let tlsSessionResumed = false
-    var reportsCloseWhilePaused = false
     /// The session wants requests bytes delivered.
     private(set) var isReading = false
     /// The session closed its side: nothing more is written to ``output``.
@@ -141,8 +140,6 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         readTimer?.suspend()
     }
 
-    func setReadHighWatermark(_ bytes: Int) {}
-
     func setTimeouts(read: Duration?, write: Duration?) {
         readTimeout = read
         writeTimeout = write
@@ -185,7 +182,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
             done?()
             return
         }
-        delegate?.connection(self, didEnd: .timeout)
+        session?.clientDidEnd(.timeout)
     }
 
     private func stopTimers() {
@@ -193,25 +190,22 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         writeTimer?.cancel()
     }
 
-    func write(_ bytes: [UInt8]) {
-        output.append(bytes)
-    }
-
+    /// The session closed the stream: what it wrote still goes out, then the stream ends (reset,
+    /// if the response did not end it).
     func close() { end(reset: false) }
-
-    func reset() { end(reset: true) }
 
     private func end(reset: Bool) {
         guard !sessionClosed else { return }
         sessionClosed = true
-        delegate = nil
+        session = nil
         // The session's closing closure holds the session: dropped, or the two keep each other.
         flushed = nil
         stopTimers()
         withOwner { $0.pipeClosed(self, reset: reset) }
     }
 
-    func closeAfterFlush(linger: Duration, flushed: (() -> Void)?) {
+    /// The session closes once its response is out: the stream ends with it, then `flushed` runs.
+    func closeAfterFlush(flushed: (() -> Void)?) {
         guard !sessionClosed else {
             flushed?()
             return
@@ -219,18 +213,6 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
         closingAfterFlush = true
         self.flushed = flushed
         withOwner { $0.pipeTouched(self) }
-    }
-
-    func finishWriting() {
-        closingAfterFlush = true
-        withOwner { $0.pipeTouched(self) }
-    }
-
-    func peekPeer() -> PeerActivity { seenPeerActivity }
-
-    var seenPeerActivity: PeerActivity {
-        if sessionClosed || peerEnded { return .closed }
-        return inputBuffer.buffer.isEmpty ? .quiet : .data
     }
 
     // MARK: - for the connection
@@ -279,14 +261,14 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
 
     /// Tells the session what arrived: bytes (while it reads), or the stream's reset.
     func deliver() {
-        guard !sessionClosed, let delegate else { return }
-        if isReading && (!inputBuffer.buffer.isEmpty || bodyEndUntold) { delegate.connectionDidRead(self) }
+        guard !sessionClosed, let session else { return }
+        if isReading && (!inputBuffer.buffer.isEmpty || bodyEndUntold) { session.clientDidRead() }
     }
 
     /// The app is gone (reset, connection closed): the session aborts.
     func deliverEnd() {
-        guard !sessionClosed, let delegate else { return }
-        delegate.connection(self, didEnd: .endOfStream)
+        guard !sessionClosed, let session else { return }
+        session.clientDidEnd(.endOfStream)
     }
 
     /// The response went out as far as it was written: a waiting graceful close completes,
@@ -294,7 +276,7 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
     func responseDrained() {
         if closingAfterFlush && !sessionClosed {
             sessionClosed = true
-            delegate = nil
+            session = nil
             let done = flushed
             flushed = nil
             stopTimers()
@@ -302,6 +284,6 @@ final class HTTP2StreamPipe: ByteStream, TouchablePipe {
             done?()
             return
         }
-        delegate?.connectionDidDrain(self)
+        session?.clientDidDrain()
     }
 }
