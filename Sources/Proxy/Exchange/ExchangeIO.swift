@@ -84,7 +84,7 @@ final class ExchangeIO {
     /// The response is paused on the client while holding the upstream (marked stalled in the
     /// pool, ``UpstreamPoolState/leaseStalled(_:now:)``).
     var stalled = false
-    /// What ``ClientSession/setClocks(_:readingBody:responseTimer:)`` last applied the timeouts for: whether the
+    /// What ``ExchangeSession/setClocks(_:readingBody:responseTimer:)`` last applied the timeouts for: whether the
     /// request was complete, and to which upstream (connected or not); it does nothing while
     /// these stay the same (it is called at several points of every exchange).
     var timeoutsAppliedFor: (requestComplete: Bool, upstream: ObjectIdentifier?, connected: Bool)?
@@ -102,7 +102,7 @@ final class ExchangeIO {
     /// The limit it went over on a route that only audits (its audit record says it).
     var overLimit: LimitVerdict.Kind?
     /// The client-facing `101` head, between reading it and switching protocols.
-    /// The interim (1xx) response head last read, for ``ClientSession/forwardInterim(_:toClient:)``.
+    /// The interim (1xx) response head last read, for ``ExchangeSession/forwardInterim(_:toClient:)``.
     var interimHead: (status: Int, reason: String)?
     var switchingHead: [UInt8]?
     /// The request's trace ids and attempts, while tracing is on (inactive otherwise).

@@ -7,7 +7,8 @@ import EventLoop
 /// app's first byte in it, and the head timer all of these use (`idle` between requests,
 /// `clientHeader` for a head or a handshake).
 ///
-/// A plain value type: ``ClientSession`` feeds it events and performs the one ``Action`` each
+/// A plain value type: ``ExchangeSession`` feeds it events (an HTTP/2 stream's session takes
+/// only the head given, the exchange and the close) and performs the one ``Action`` each
 /// returns; arming and stopping the timer are actions, and actions carry what they need (the
 /// error to answer with, the tunnel to continue). Nothing here touches a stream or a clock
 /// (`ClientConnectionStateMachineTests` drives every event in every state without a loop).

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// The app's end of a ``ClientSession``: a connection it reads HTTP/1.1 requests from (a socket,
+/// The app's end of an ``ExchangeSession``: a connection it reads HTTP/1.1 requests from (a socket,
 /// TLS over one, a test's in-memory stream), or one stream of an app's HTTP/2 connection, whose
 /// request head the connection gives the session typed and whose body and response go through
 /// the stream's ``HTTP2StreamPipe``.

@@ -28,7 +28,7 @@ extension ClientSession {
 
     /// Starts answering `head` with the local responder (no route, no upstream).
     @inline(never)
-    func beginLocal(_ head: consuming RequestHead, _ service: LocalService) {
+    func serveLocally(_ head: consuming RequestHead, _ service: LocalService) {
         if case .authority = head.target {
             // No tunnels here; the bytes after a CONNECT head are not HTTP.
             refuse(ProxyError(status: 405, type: "http_request_denied", message: "CONNECT is not supported by this server"),

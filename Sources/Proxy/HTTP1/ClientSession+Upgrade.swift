@@ -8,7 +8,7 @@ extension ClientSession {
     /// both to a tunnel that relays until either side ends. The token earned a success (as with
     /// a 2xx). The request is counted and logged once, when the tunnel ends, with status 101 and
     /// the bytes relayed each way.
-    func switchProtocols(_ io: ExchangeIO) {
+    func upgrade(_ io: ExchangeIO) {
         disarm()
         headTimer.stop()
         current = nil

@@ -1,101 +1,31 @@
 import EventLoop
 import HTTP1
 import HTTPMessage
-import TokenManager
 
-/// One client connection: reads requests one at a time (pipelined requests wait in the input
-/// buffer, so responses go out in order) and drives each through an ``Exchange``.
+/// One app connection: reads HTTP/1.1 requests one at a time (pipelined requests wait in the
+/// input buffer, so responses go out in order) and serves each as an ``ExchangeSession`` does;
+/// between requests it keeps the connection (keep-alive, the head timeouts), and it is where a
+/// connection becomes something else: a `CONNECT` tunnel, an intercepted TLS or plaintext
+/// tunnel whose requests a new session reads (`ClientSession+Intercept.swift`), an upgraded
+/// tunnel (`ClientSession+Upgrade.swift`), an HTTP/2 connection (``continueAsHTTP2()``), or the
+/// admin listener's local answers (`ClientSession+Local.swift`).
 ///
-/// The session decides nothing about an exchange: it turns socket, pool, credential and timer
-/// events into ``Exchange`` events and performs the ``ExchangeAction`` each returns
-/// (``perform(_:)``). Lives on its worker's loop; owned by the ``WorkerContext`` until it
-/// closes (an HTTP/2 stream's, by its ``HTTP2ServerSession``). Reading heads and sending
-/// requests is in `ClientSession+Requests.swift`, relaying responses in
-/// `ClientSession+Responses.swift`.
-final class ClientSession: ConnectionDelegate, TimerOwner {
-    /// The app's end: its connection (a socket in production, an in-memory stream in tests), or
-    /// one stream of its HTTP/2 connection.
-    let client: ClientEnd
-    let context: WorkerContext
-    /// The state machine of the connection: waits for heads and handshakes, refusals, local
-    /// answers, interception, drain, the head timer, and the exchange under way (which it holds).
-    var connection: ClientConnectionStateMachine
-    /// The bytes and handles of the exchange under way; `nil` between requests.
-    var current: ExchangeIO?
-    /// Where the upstream pool queued this session's request, while it waits for a connection.
-    var poolTicket = -1
+/// Owned by the ``WorkerContext`` until it closes.
+final class ClientSession: ExchangeSession, ConnectionDelegate {
     var requestReader: HeadReader
-    var responseReader = HeadReader(limit: HeadLimits.responseHead)
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
     var local: LocalCall?
-    /// The origin of the intercepted tunnel this session reads requests from (its stream is the
-    /// TLS server side); nil for a plain client connection.
-    let intercepted: InterceptedOrigin?
-    /// Bytes of the client's output counted against the process's ``BufferBudget`` (what is
-    /// queued beyond ``BufferBudget/floor``, as of the last relay or drain).
-    var outputCharge = 0
     /// Set while ``readRequests()`` runs: an exchange that finishes inside it (a local answer
     /// given at once) leaves the next pipelined request to that loop instead of recursing.
     var readingRequests = false
     /// A request ended while ``readRequests()`` ran: it reads one more head.
     var readAgain = false
-    /// The client is one stream of an app's HTTP/2 connection (``ClientEnd/http2(_:)``): the
-    /// access log and the metrics say HTTP/2.
-    let isHTTP2Stream: Bool
-    /// That stream's pipe (``client``'s): the session hands its translator the response head and
-    /// end. Unowned: ``client`` keeps it alive as long as the session (a strong reference cost a
-    /// retain and a release per stream).
-    unowned(unsafe) let http2Pipe: HTTP2StreamPipe?
-    /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
-    let http2Load: HTTP2ConnectionLoad?
-    /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
-    /// proxy-generated errors are gRPC-shaped (``ErrorResponse/grpcBytes(for:)``).
-    let isGRPCStream: Bool
-    /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says
-    /// (an HTTP/2 stream's session has none of these: the same timer as ``exchangeTimer``).
-    let headTimer: Timer
-    /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
-    let exchangeTimer: Timer
 
-    /// A session for an app's connection (HTTP/1.1, or a tunnel's).
-    convenience init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
-        self.init(client: .connection(client), context: context, intercepted: intercepted)
-    }
-
-    /// A session for `client`; for an HTTP/2 stream, `load` is its connection's, and `grpc` says
-    /// it carries a gRPC call.
-    init(client: ClientEnd, context: WorkerContext, intercepted: InterceptedOrigin? = nil,
-         load: HTTP2ConnectionLoad? = nil, grpc: Bool = false) {
-        let http2Pipe: HTTP2StreamPipe?
-        if case .http2(let pipe) = client { http2Pipe = pipe } else { http2Pipe = nil }
-        let http2Stream = http2Pipe != nil
-        self.http2Pipe = http2Pipe
-        self.client = client
-        self.context = context
-        self.intercepted = intercepted
-        self.isHTTP2Stream = http2Stream
-        self.http2Load = load
-        self.isGRPCStream = grpc
-        // A plaintext intercepted tunnel has no handshake to wait for.
-        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
+    /// A session for an app's connection (or the TLS server side, or the plaintext rest, of an
+    /// intercepted tunnel: `intercepted` names its origin).
+    init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
-        // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
-        self.exchangeTimer = context.takeTimer()
-        // An HTTP/2 stream's session is given its head and closes after its response: it never
-        // waits for a head, so its head timer is never armed (asserted where it would be) and
-        // the exchange's serves for both (one allocation fewer per stream; stopping it twice
-        // is harmless, it is given back once, and ``timerFired(_:)`` tells it apart as the
-        // exchange's).
-        self.headTimer = http2Stream ? exchangeTimer : context.takeTimer()
-        // (Once for a timer serving both: each unowned store is two atomic operations.)
-        exchangeTimer.owner = self
-        if !http2Stream { headTimer.owner = self }
-    }
-
-    // Its timers serve the worker's next sessions (no one else holds them).
-    deinit {
-        context.giveBack(timer: exchangeTimer)
-        if headTimer !== exchangeTimer { context.giveBack(timer: headTimer) }
+        super.init(client: .connection(client), context: context, intercepted: intercepted, load: nil, grpc: false)
     }
 
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
@@ -108,261 +38,23 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
         perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty && !pendingInput))
     }
 
-    /// Drops everything now (loop shutdown, client gone mid-exchange).
-    func abort() {
-        if let io = current {
-            // The exchange ends without a complete answer (client gone, loop shutdown): still
-            // counted and logged, with the status sent so far or 499 (client closed).
-            account(io, status: io.responseHead?.status ?? 499, error: nil)
-            if io.queuedBody != nil { context.pool.cancel(self, key: io.target.poolKey) }
-            discardUpstream(io, reset: true)
-            current = nil
-        }
-        local = nil
-        connection.closed()
-        headTimer.stop()
-        exchangeTimer.stop()
-        client.close()
-        releaseOutputCharge()
-        leaveContext()
-    }
-
-    /// Leaves the worker's sessions. An HTTP/2 stream's session was never among them (its
-    /// connection is): no lookup for it.
-    private func leaveContext() {
-        if !isHTTP2Stream { context.remove(self) }
-    }
-
-    /// Flushes what is queued for the client, then closes.
-    func close() {
-        connection.closed()
-        // Nothing more is read from a closing connection (a lingering close discards it).
-        client.input.drain(client.input.count)
-        headTimer.stop()
-        exchangeTimer.stop()
-        // The session stays registered until its last bytes are with the kernel, so a drain
-        // never stops the process under a response still being written.
-        client.closeAfterFlush { [self] in
-            releaseOutputCharge()
-            leaveContext()
-        }
-    }
-
     /// The app's connection, for what only a connection's session does (a tunnel, interception,
-    /// a switch to HTTP/2, an upgrade, the first byte of a tunnel): a stream's session never gets
-    /// there (its connection refuses `CONNECT`, and no stream is upgraded).
+    /// a switch to HTTP/2, an upgrade, the first byte of a tunnel).
     var appConnection: any ByteStream {
         guard case .connection(let stream) = client else {
-            preconditionFailure("an HTTP/2 stream's session does only what a stream does")
+            preconditionFailure("a connection's session serves a connection")
         }
         return stream
     }
 
-    // MARK: - client events
-
-    func connectionDidRead(_ connection: any ByteStream) { clientDidRead() }
-
-    func connectionDidDrain(_ stream: any ByteStream) { clientDidDrain() }
-
-    func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) { clientDidEnd(reason) }
-
-    /// The app sent bytes (while the session reads).
-    @inline(__always)
-    func clientDidRead() {
-        perform(self.connection.clientReadable()) { $0.clientReadable() }
+    override func abort() {
+        local = nil
+        super.abort()
     }
 
-    /// What was written to the app went out.
-    @inline(__always)
-    func clientDidDrain() {
-        if outputCharge != 0 { chargeOutput() }
-        perform(connection.outputDrained()) { $0.clientDrained() }
+    override func leaveContext() {
+        context.remove(self)
     }
-
-    /// The app's connection or stream ended (closed, reset, timed out).
-    func clientDidEnd(_ reason: ConnectionEnd) {
-        // What is left of a response being relayed, when its length says (the exchange may
-        // drain a short rest to keep the backend connection).
-        let responseLeft = current?.responseRelay.remainingLength
-        perform(connection.clientEnded(reason)) {
-            reason == .timeout ? $0.clientStalled() : $0.clientEnded(cleanly: reason == .endOfStream, responseLeft: responseLeft)
-        }
-    }
-
-    // MARK: - performing actions
-
-    /// Performs what the connection decided; `exchangeEvent`: the event as the exchange's, for
-    /// when the connection leaves it to the exchange.
-    ///
-    /// Inlined into each event handler, with the cases of every request first (an event left to
-    /// the exchange, the head timer): the rest, out of line, would otherwise make every client
-    /// read pay for a large function's prologue.
-    @inline(__always)
-    func perform(_ action: ClientConnectionStateMachine.Action,
-                 otherwise exchangeEvent: (inout Exchange) -> ExchangeAction = { _ in .none }) {
-        switch action {
-        case .toExchange: perform(connection.exchangeEvent(exchangeEvent))
-        case .stopHeadTimer:
-            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
-            headTimer.suspend()
-        case .armHeadTimer(.idle):
-            assert(!isHTTP2Stream, "an HTTP/2 stream's head timer is its exchange timer")
-            headTimer.schedule(after: context.timeouts.idle)
-        default: performConnectionAction(action)
-        }
-    }
-
-    /// The connection's actions that no request in the common case sets off. A loop, as for the
-    /// exchange: a local answer's steps return the action of the event they produced.
-    @inline(never)
-    private func performConnectionAction(_ first: ClientConnectionStateMachine.Action) {
-        var action = first
-        while true {
-            switch step(action) {
-            case .none: return
-            case let next: action = next
-            }
-        }
-    }
-
-    /// One connection step: performs `action`, returns the action of the event it produced.
-    private func step(_ action: ClientConnectionStateMachine.Action) -> ClientConnectionStateMachine.Action {
-        switch action {
-        case .none, .toExchange: break
-        case .armHeadTimer(let timeout):
-            // (Never for an HTTP/2 stream: its head timer is its exchange timer, left alone.)
-            guard !isHTTP2Stream else {
-                assertionFailure("an HTTP/2 stream's head timer is its exchange timer")
-                break
-            }
-            headTimer.schedule(after: timeout == .idle ? context.timeouts.idle : context.timeouts.clientHeader)
-        case .stopHeadTimer:
-            guard !isHTTP2Stream else {
-                assertionFailure("an HTTP/2 stream's head timer is its exchange timer")
-                break
-            }
-            headTimer.suspend()
-        case .close: close()
-        case .answer(let error, let keepClient): answer(error, keepClient: keepClient)
-        case .rejectHead(let error):
-            account(nil, status: error.status, error: error.type)
-            answer(error, keepClient: false)
-        case .abort(let failure):
-            if let failure, let interception = context.interception {
-                interception.handshakeFailed(host: failure.origin.host, end: failure.reason, logger: context.logger)
-            }
-            abort()
-        case .peekFirstByte: awaitFirstByte()
-        case .continueAsTLS(let tunnel): continueAsTLS(tunnel)
-        case .continueAsPlaintext(let tunnel): continueAsPlaintext(tunnel)
-        case .refuseTLS(let tunnel): refuseTLS(tunnel)
-        case .collectLocalBody(let sendContinue): if let call = local { return collectBody(call, sendContinue: sendContinue) }
-        case .answerLocally: if let call = local { answer(call) }
-        case .respondLocally(let keepClient): if let call = local { return respond(call, keepClient: keepClient) }
-        case .failLocally(let failure): failLocally(failure)
-        case .pauseClient: client.stopReading()
-        case .resumeRequests:
-            client.startReading()
-            awaitNextRequest()
-            readRequests()
-        }
-        return .none
-    }
-
-    /// Performs what the exchange decided. Every action but reading heads, pausing and closing
-    /// acts on the exchange under way (``current``), looked up once here. (With the connection's
-    /// ``perform(_:otherwise:)``, the one place where actions are looked at.)
-    func perform(_ action: ExchangeAction) {
-        switch action {
-        case .none: return
-        case .readRequests: readRequests()
-        case .pauseClient: client.stopReading()
-        case .abort: abort()
-        case .close: close()
-        default: if let io = current { perform(action, continuing: io) }
-        }
-    }
-
-    /// Performs `first` and every action the steps it sets off lead to, as a loop: each step
-    /// (``step(_:on:)``) does its I/O and returns the action of the exchange event it produced,
-    /// instead of performing it itself, so a request's chain (start, token, body, upstream,
-    /// send, head, relay, finish) takes no stack. `io` is the exchange under way, used as it is
-    /// instead of being looked up (and retained) again for every action; the loop ends with the
-    /// exchange, or when an action needs nothing more.
-    func perform(_ first: ExchangeAction, continuing io: ExchangeIO) {
-        var action = first
-        while current === io {
-            switch action {
-            case .none: return
-            case .readRequests, .pauseClient, .abort, .close:
-                perform(action)
-                return
-            default:
-                action = step(action, on: io)
-            }
-        }
-        // The exchange ended or gave way to the next one (an answer that kept the connection
-        // went on with a pipelined request): what is left is not `io`'s.
-        perform(action)
-    }
-
-    /// One step of `io`'s exchange: performs `action` and returns the action of the event it
-    /// produced (`.none` when it produced none, or waits for one: a token, a connection, bytes).
-    private func step(_ action: ExchangeAction, on io: ExchangeIO) -> ExchangeAction {
-        switch action {
-        case .none, .readRequests, .pauseClient, .abort, .close: return .none  // never here: perform(_:) does these
-        case .lookUpToken: return lookUpToken(io)
-        case .stageBody(let copy): return stageBody(io, copy: copy)
-        case .waitForBody: arm(after: context.timeouts.clientHeader)
-        case .holdBody: holdBody(io)
-        case .acquireUpstream(let checkStale, let pauseClient): return acquireUpstream(io, checkStale: checkStale, pauseClient: pauseClient)
-        case .armQueueTimer:
-            arm(after: context.timeouts.connect)
-            // A client that stopped reading must not keep this request waiting (the pool may
-            // hand over such a connection at once: after the timer, which the send stops).
-            context.pool.reclaimStalled(for: io.target)
-        case .declineUpstream: declineUpstream(io)
-        case .send(let readingBody, let responseTimer):
-            // A traced request takes its own copy of the step, out of line: a trace test inside
-            // the inlined step cost every untraced request ~35 instructions.
-            if !io.propagation.active { return sendRequest(io, readingBody: readingBody, responseTimer: responseTimer, traced: false) }
-            return sendTracedRequest(io, readingBody: readingBody, responseTimer: responseTimer)
-        case .pumpRequest(let copy): return pumpRequest(io, copy: copy)
-        case .resumeRequest(let copy):
-            client.startReading()
-            return pumpRequest(io, copy: copy)
-        case .requestComplete:
-            let connected = io.withUpstream { $0.isConnected } == true
-            return connection.exchangeEvent { $0.clocks(upstreamConnected: connected) }
-        case .setClocks(let readingBody, let responseTimer): setClocks(io, readingBody: readingBody, responseTimer: responseTimer)
-        case .readResponseHead: return readResponseHead(io)
-        case .forwardInterim(let toClient): return forwardInterim(io, toClient: toClient)
-        case .switchProtocols: switchProtocols(io)
-        case .pauseUpstream: pauseUpstream(io)
-        case .spoolResponse: return startSpooling(io)
-        case .releaseUpstream(let disposal):
-            dispose(upstreamOf: io, disposal)
-            return deliverSpool(io)
-        case .deliverSpool: return deliverSpool(io)
-        case .holdRejection: return holdRejection(io)
-        case .relay(let reportRejection, let keepClient): return startRelay(io, reportRejection: reportRejection, keepClient: keepClient)
-        case .pumpResponse: return pumpResponse(io)
-        case .resumeResponse: return resumeResponse(io)
-        case .endBodyAtClose: return endBodyAtClose(io)
-        case .replay(let checkStale, let body): return resend(io, body: body, replayCheckingStale: checkStale)
-        case .nonceReplay(let checkStale, let body):
-            io.token?.binding?.nonces?.countResourceRetry()
-            return resend(io, body: body, replayCheckingStale: checkStale)
-        case .retry(let body): return resend(io, body: body, replayCheckingStale: nil)
-        case .finish(let upstream, let keepClient): finish(io, upstream: upstream, keepClient: keepClient)
-        case .fail(let failure, let close, let retryAfter): fail(io, failure, close: close, retryAfter: retryAfter)
-        case .truncate: truncate(io)
-        case .drainUpstream(let awaitingHead): drainUpstream(io, awaitingHead: awaitingHead)
-        }
-        return .none
-    }
-
-    // MARK: - timers
 
     /// While draining, a connection between requests is closed (busy ones finish first).
     func drainIfIdle() {
@@ -371,30 +63,147 @@ final class ClientSession: ConnectionDelegate, TimerOwner {
 
     /// A request was answered and the connection stays open: the keep-alive idle timeout runs
     /// until the next head starts.
-    func awaitNextRequest() {
+    override func awaitNextRequest() {
         perform(connection.requestEnded(draining: context.draining, inputEmpty: client.input.isEmpty))
     }
 
-    func timerFired(_ timer: Timer) {
-        if timer === exchangeTimer { exchangeTimerFired() } else { headTimerFired() }
+    override func beginLocal(_ head: consuming RequestHead, _ service: LocalService) {
+        serveLocally(head, service)
     }
 
-    private func headTimerFired() {
-        perform(connection.headTimerFired())
+    override func switchProtocols(_ io: ExchangeIO) {
+        upgrade(io)
     }
 
-    /// Arms the exchange timer (the exchange, or the local answer, knows which it is).
-    func arm(after duration: Duration) {
-        exchangeTimer.schedule(after: duration)
+    override func connectionOnlyStep(_ action: ClientConnectionStateMachine.Action) -> ClientConnectionStateMachine.Action {
+        switch action {
+        case .peekFirstByte: awaitFirstByte()
+        case .continueAsTLS(let tunnel): continueAsTLS(tunnel)
+        case .continueAsPlaintext(let tunnel): continueAsPlaintext(tunnel)
+        case .refuseTLS(let tunnel): refuseTLS(tunnel)
+        case .collectLocalBody(let sendContinue): if let call = local { return collectBody(call, sendContinue: sendContinue) }
+        case .answerLocally: if let call = local { answer(call) }
+        case .respondLocally(let keepClient): if let call = local { return respond(call, keepClient: keepClient) }
+        case .failLocally(let failure): failLocally(failure)
+        default: assertionFailure("\(action) is the session's to perform")
+        }
+        return .none
     }
 
-    /// Stops the exchange timer (a cheap no-op when it is not armed).
-    func disarm() {
-        exchangeTimer.suspend()
+    // MARK: - ConnectionDelegate
+
+    func connectionDidRead(_ connection: any ByteStream) { clientDidRead() }
+
+    func connectionDidDrain(_ stream: any ByteStream) { clientDidDrain() }
+
+    func connection(_ stream: any ByteStream, didEnd reason: ConnectionEnd) { clientDidEnd(reason) }
+
+    // MARK: - heads
+
+    /// Reads the next request head, and the next one as long as each request ends at once (an
+    /// error answered with keep-alive, a local answer given at once): called whenever a
+    /// request ended and the connection stays open, and when bytes arrive between requests.
+    ///
+    /// A trampoline, not a recursion: a request that ends inside ``begin(_:)`` calls this again,
+    /// which only asks the running loop for one more turn (``readAgain``), so thousands of
+    /// pipelined requests answered at once take no stack.
+    override func readRequests() {
+        guard !readingRequests else {
+            readAgain = true
+            return
+        }
+        readingRequests = true
+        defer { readingRequests = false }
+        repeat {
+            readAgain = false
+            readNextHead()
+        } while readAgain
     }
 
-    private func exchangeTimerFired() {
-        // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)
-        perform(connection.timerFired()) { $0.timerFired() }
+    /// Reads one request head, if a whole one is buffered and no request is under way (one
+    /// request at a time: pipelined ones wait in the input), and begins its request.
+    private func readNextHead() {
+        guard current == nil, local == nil, !client.input.isEmpty else { return }
+        let head: RequestHead
+        do {
+            // Bound in the `do` and moved out: an optional bound after it was copied (a
+            // retain and release per field array).
+            let fieldLimit = context.requestFieldLimit
+            guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
+                try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
+            }) else {
+                // Part of a head is here: from now on the client has clientHeader to finish it.
+                perform(connection.headIncomplete())
+                return
+            }
+            head = parsed
+        } catch {
+            reject(error)
+            return
+        }
+        perform(connection.headComplete())
+        begin(head)
+    }
+
+    /// An app that speaks HTTP/2 with prior knowledge (its preface, `PRI * HTTP/2.0`, reads as a
+    /// malformed HTTP/1.1 head): the connection goes on as HTTP/2, every stream a request of
+    /// its own (``HTTP2ServerSession``). Not for a local responder (admin).
+    override func continueAsHTTP2IfPreface() -> Bool {
+        guard context.local == nil, current == nil else { return false }
+        let preface = HTTP2ServerSession.prefaceStart
+        let matches = client.input.withContiguousPrefix(preface.count) { $0.elementsEqual(preface) }
+        guard matches else { return false }
+        continueAsHTTP2()
+        return true
+    }
+
+    func continueAsHTTP2() {
+        headTimer.stop()
+        exchangeTimer.stop()
+        let session = HTTP2ServerSession(client: appConnection, context: context, intercepted: intercepted)
+        // Adopt first: a drain must never see a moment with neither session.
+        context.adoptHTTP2(session)
+        releaseOutputCharge()
+        context.remove(self)
+        appConnection.delegate = nil
+        session.start()
+        // A connection that turns HTTP/2 while the process drains is drained too (GOAWAY).
+        if context.draining { session.drain() }
+    }
+
+    /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
+    // MARK: - CONNECT
+
+    /// A `CONNECT`: a tunnel, an interception, or a refusal, as the router says.
+    @inline(never)
+    override func startTunnel(_ head: RequestHead) {
+        guard case .authority(let authority) = head.target else {
+            refuse(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, connect: true)
+            return
+        }
+        if let origin = intercepted {
+            // Inside an intercepted tunnel every request is for its origin: no tunnel within it.
+            refuse(.misdirected(origin, "a CONNECT to \(authority.description)"), head: head, connect: true)
+            return
+        }
+        if let interception = context.interception, context.router.intercepts(authority) {
+            startInterception(head, authority, interception)
+            return
+        }
+        switch context.router.tunnelDecision(for: authority) {
+        case .failure(let error):
+            refuse(error, head: head, connect: true)
+        case .success(let destination):
+            connection.tunnelStarted()
+            headTimer.stop()
+            let tunnel = Tunnel(client: appConnection, host: destination.host, port: destination.port, context: context)
+            // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
+            context.adoptTunnel(tunnel)
+            // The tunnel takes the client's output over uncounted (see BufferBudget).
+            releaseOutputCharge()
+            context.remove(self)
+            appConnection.delegate = nil
+            tunnel.start()
+        }
     }
 }

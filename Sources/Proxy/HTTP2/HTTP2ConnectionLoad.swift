@@ -1,6 +1,6 @@
 /// How loaded an app's HTTP/2 connection is, shared by the connection (``HTTP2ServerSession``,
 /// which keeps it current) with its streams' sessions, which ask on every upstream read and
-/// response step whether their connection is busy (``ClientSession/isStreamOfBusyHTTP2Connection``).
+/// response step whether their connection is busy (``ExchangeSession/isStreamOfBusyHTTP2Connection``).
 /// A reference of their own, not a weak one to the connection: loading a weak reference cost
 /// about 45 instructions and a retain and release, six times per stream. It holds no reference
 /// back, so sharing it makes no cycle. Confined to the connection's loop. The streams' pipes

@@ -4,10 +4,10 @@ import HTTP2
 
 /// An app's HTTP/2 connection (h2c with prior knowledge on the listener, or inside a plaintext
 /// intercepted tunnel): the ``HTTP2Codec`` turns its bytes into streams, and each stream is
-/// served by a ``ClientSession`` of its own over an ``HTTP2StreamPipe`` — the request's head
-/// translated to HTTP/1.1 and checked by its rules, its body going in, the session's response
-/// translated back coming out. Every
-/// stream is a request like any other: routed, its token injected, counted and logged.
+/// served by an ``HTTP2StreamSession`` of its own through an ``HTTP2StreamPipe`` — the request's
+/// head checked and built typed (``HTTP2RequestHeadValidator``), its body going in, the session's
+/// response coming out as fields and DATA. Every stream is a request like any other: routed, its
+/// token injected, counted and logged.
 ///
 /// A stream's receive window opens only as its session takes the request body, and its
 /// response moves into the codec only as the app's windows let it out, so a stream whose other
@@ -27,7 +27,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// witnesses: about 60 instructions a stream more, with ``PendingStart``.)
     private struct OpenStream {
         let pipe: HTTP2StreamPipe
-        let session: ClientSession
+        let session: HTTP2StreamSession
     }
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
@@ -37,7 +37,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// A stream waiting for its session to start, with its head (or what refused it).
     private struct PendingStart {
         let pipe: HTTP2StreamPipe
-        let session: ClientSession
+        let session: HTTP2StreamSession
         let head: Result<RequestHead, HTTPParseError>
     }
     /// What this connection may still do wrong before it is told to calm down.
@@ -290,7 +290,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             return
         }
         let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET", framing: body)
-        let session = ClientSession(client: .http2(pipe), context: context, intercepted: intercepted, load: load, grpc: grpc)
+        let session = HTTP2StreamSession(pipe: pipe, context: context, intercepted: intercepted, load: load, grpc: grpc)
         // A request ended with its head has no body to frame (none, or a length): its end is
         // taken here, not looked up again for the `.end` that follows.
         if endStream { pipe.peerDidEnd() }

@@ -2,9 +2,9 @@ import EventLoop
 import HTTP1
 import HTTP2
 
-/// One HTTP/2 stream of an app's connection, as its ``ClientSession`` sees it (``ClientEnd/http2(_:)``):
+/// One HTTP/2 stream of an app's connection, as its ``HTTP2StreamSession`` sees it (``ClientEnd/http2(_:)``):
 /// the session gets the request's head from the ``HTTP2ServerSession`` (checked and built by
-/// ``HTTP2RequestHeadValidator``, ``ClientSession/start(streamHead:)``), reads its body from
+/// ``HTTP2RequestHeadValidator``, ``HTTP2StreamSession/start(streamHead:)``), reads its body from
 /// ``input`` (unframed, its end told apart: ``takeBodyEnd()``; or by its length), and gives its
 /// response's head typed (``responseTranslator``) and its body to ``output``, which the
 /// connection turns into frames. So every HTTP/2 request goes through the same routing, token
@@ -50,7 +50,7 @@ final class HTTP2StreamPipe: TouchablePipe {
     let loop: EventLoop
     /// The session serving the stream, which hears its events; nil once the session closed it
     /// (which breaks the cycle: the session holds its pipe).
-    var session: ClientSession?
+    var session: HTTP2StreamSession?
     private let inputBuffer: OwnedEventBuffer
     private let outputBuffer: OwnedEventBuffer
     /// The request as the session reads it.
@@ -98,7 +98,7 @@ final class HTTP2StreamPipe: TouchablePipe {
     private var requestFraming: HTTP2RequestHeadValidator.Body
 
     /// A pipe for `stream`, whose request body is to be framed in its input as `framing` says
-    /// (the head goes to the session directly, ``ClientSession/start(streamHead:)``).
+    /// (the head goes to the session directly, ``HTTP2StreamSession/start(streamHead:)``).
     init(stream: Int32, owner: HTTP2ServerSession, loop: EventLoop, requestMethod: String,
          framing: HTTP2RequestHeadValidator.Body) {
         self.stream = stream

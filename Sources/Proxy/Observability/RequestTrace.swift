@@ -116,7 +116,7 @@ final class RequestTrace {
     @inline(never)
     func rejected(_ io: ExchangeIO) {
         tokenWaitStarted()
-        endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target),
+        endAttempt(method: io.head.method, target: io.target, path: ExchangeSession.pathWithoutQuery(io.head.target),
                    status: io.responseHead?.status, error: nil)
     }
 
@@ -125,7 +125,7 @@ final class RequestTrace {
     @inline(never)
     func resending(_ io: ExchangeIO, replay: Bool) {
         let status = io.responseHead?.status
-        endAttempt(method: io.head.method, target: io.target, path: ClientSession.pathWithoutQuery(io.head.target), status: status,
+        endAttempt(method: io.head.method, target: io.target, path: ExchangeSession.pathWithoutQuery(io.head.target), status: status,
                    error: status == nil ? "connection_closed" : nil)
         if replay {
             resent("token_sidecar.replay", reason: status == 401
@@ -172,7 +172,7 @@ final class RequestTrace {
              placement: String? = nil) {
         if let target, attempt.spanID.isValid {
             // A response ended without one of ours: its status is the upstream's.
-            endAttempt(method: head.method, target: target, path: ClientSession.pathWithoutQuery(head.target),
+            endAttempt(method: head.method, target: target, path: ExchangeSession.pathWithoutQuery(head.target),
                        status: error == nil && status > 0 ? status : nil, error: error ?? (status > 0 ? nil : "response_incomplete"))
         }
         var attributes = Self.serverAttributes(head)
@@ -210,7 +210,7 @@ final class RequestTrace {
         case .authority(let target): authority = target
         case .origin, .asterisk: authority = head.host
         }
-        attributes.append(SpanAttribute("url.path", .string(ClientSession.pathWithoutQuery(head.target))))
+        attributes.append(SpanAttribute("url.path", .string(ExchangeSession.pathWithoutQuery(head.target))))
         if let authority {
             attributes.append(SpanAttribute("server.address", .string(authority.host)))
             if let port = authority.port { attributes.append(SpanAttribute("server.port", .int(Int64(port)))) }

@@ -18,7 +18,7 @@ enum CredentialEdit {
     /// The head with `token` placed per `injection`.
     static func apply(_ request: RequestHead, _ injection: CredentialInjection, token: String) -> RequestHead {
         let placement = injection.placement
-        // A SigV4 route's head was signed as it was sent (``ClientSession/signHead(_:_:body:)``).
+        // A SigV4 route's head was signed as it was sent (``ExchangeSession/signHead(_:_:body:)``).
         if case .sigv4? = placement { return request }
         let placeholder = injection.placeholder
         let tokenBytes = Array(token.utf8)

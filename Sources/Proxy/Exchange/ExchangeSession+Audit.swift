@@ -4,7 +4,7 @@ import HTTP1
 /// that used a credential when `audit:` is configured, one per refusal of a route's policy; each
 /// counted in
 /// ``ProxyMetrics/policyDecisions``.
-extension ClientSession {
+extension ExchangeSession {
     /// The record of a finished exchange.
     static func audit(_ io: ExchangeIO, route: String, status: Int, http2: Bool, bytesIn: Int?, bytesOut: Int?,
                       context: WorkerContext) {

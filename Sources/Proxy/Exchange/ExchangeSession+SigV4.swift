@@ -7,7 +7,7 @@ import TokenManager
 /// A `sigv4` route's requests (issue 67): refused or accepted from the head as it is routed,
 /// signed with the real keys as the head goes upstream, once the body whose hash it may need is
 /// staged. Out of line: every other route never runs this code.
-extension ClientSession {
+extension ExchangeSession {
     /// What the request is re-signed as, or the refusal (nothing forwarded, no key used).
     /// A request whose body the sidecar must hash (no `x-amz-content-sha256`) needs a length:
     /// its body is held whole before the head can go.

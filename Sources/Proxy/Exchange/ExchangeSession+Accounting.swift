@@ -3,7 +3,7 @@ import HTTP1
 import Logging
 
 /// Metrics and the access log: one record per answered request.
-extension ClientSession {
+extension ExchangeSession {
     /// Counts the exchange's request and writes its access-log line (never the query string,
     /// never a token: only its fingerprint). Reads the head in place: a copy of a head costs
     /// a retain and a release per field.

@@ -4,7 +4,7 @@ import HTTPMessage
 import TokenManager
 
 /// The response side: response heads and bodies, 401 replays, ending exchanges.
-extension ClientSession: UpstreamConnectionOwner {
+extension ExchangeSession: UpstreamConnectionOwner {
     func upstreamDidConnect(_ upstream: UpstreamConnection) {
         guard let io = current else { return }
         perform(connection.exchangeEvent { $0.clocks(upstreamConnected: upstream.isConnected) }, continuing: io)

@@ -6,78 +6,13 @@ import TokenManager
 import Tracing
 
 /// The request side: heads, routing, tokens, connections, request bodies.
-extension ClientSession: UpstreamWaiter {
-    /// Reads the next request head, and the next one as long as each request ends at once (an
-    /// error answered with keep-alive, a local answer given at once): called whenever a
-    /// request ended and the connection stays open, and when bytes arrive between requests.
-    ///
-    /// A trampoline, not a recursion: a request that ends inside ``begin(_:)`` calls this again,
-    /// which only asks the running loop for one more turn (``readAgain``), so thousands of
-    /// pipelined requests answered at once take no stack.
-    func readRequests() {
-        guard !readingRequests else {
-            readAgain = true
-            return
-        }
-        readingRequests = true
-        defer { readingRequests = false }
-        repeat {
-            readAgain = false
-            readNextHead()
-        } while readAgain
-    }
-
-    /// Reads one request head, if a whole one is buffered and no request is under way (one
-    /// request at a time: pipelined ones wait in the input), and begins its request.
-    private func readNextHead() {
-        guard current == nil, local == nil, !client.input.isEmpty else { return }
-        let head: RequestHead
-        do {
-            // Bound in the `do` and moved out: an optional bound after it was copied (a
-            // retain and release per field array).
-            let fieldLimit = context.requestFieldLimit
-            guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
-                try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
-            }) else {
-                // Part of a head is here: from now on the client has clientHeader to finish it.
-                perform(connection.headIncomplete())
-                return
-            }
-            head = parsed
-        } catch {
-            reject(error)
-            return
-        }
-        perform(connection.headComplete())
-        begin(head)
-    }
-
-    /// Serves an HTTP/2 stream's request: its head, checked and built by the stream's
-    /// connection (``HTTP2RequestHeadValidator``), or what those checks refused (answered as a
-    /// malformed head read here would be). Nothing is read from the stream but the body.
-    func start(streamHead: Result<RequestHead, HTTPParseError>) {
-        http2Pipe?.session = self
-        client.startReading()
-        switch streamHead {
-        case .success(let head):
-            guard connection.headGiven() else {
-                // (A new session always waits for its first request.)
-                assertionFailure("an HTTP/2 stream's session was not waiting for its request")
-                abort()
-                return
-            }
-            begin(head)
-        case .failure(let error):
-            reject(error)
-        }
-    }
-
+extension ExchangeSession: UpstreamWaiter {
     // Cold paths are kept out of line (`@inline(never)`): inlined into the loop of
     // ``readRequests()``, their message strings were materialized on every call of it.
     @inline(never)
-    private func reject(_ error: any Error) {
-        // (Not for a stream: its input is its body, which may well begin with the preface.)
-        if !isHTTP2Stream, continueAsHTTP2IfPreface() { return }
+    func reject(_ error: any Error) {
+        // (Only a connection's: a stream's input is its body, which may well begin with the preface.)
+        if continueAsHTTP2IfPreface() { return }
         let parseError = error as? HTTPParseError ?? .invalid("malformed request")
         let proxyError: ProxyError
         switch parseError {
@@ -89,37 +24,10 @@ extension ClientSession: UpstreamWaiter {
         perform(connection.headMalformed(proxyError))
     }
 
-    /// An app that speaks HTTP/2 with prior knowledge (its preface, `PRI * HTTP/2.0`, reads as a
-    /// malformed HTTP/1.1 head): the connection goes on as HTTP/2, every stream a request of
-    /// its own (``HTTP2ServerSession``). Not for a local responder (admin).
-    private func continueAsHTTP2IfPreface() -> Bool {
-        guard context.local == nil, current == nil else { return false }
-        let preface = HTTP2ServerSession.prefaceStart
-        let matches = client.input.withContiguousPrefix(preface.count) { $0.elementsEqual(preface) }
-        guard matches else { return false }
-        continueAsHTTP2()
-        return true
-    }
-
-    /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
-    func continueAsHTTP2() {
-        headTimer.stop()
-        exchangeTimer.stop()
-        let session = HTTP2ServerSession(client: appConnection, context: context, intercepted: intercepted)
-        // Adopt first: a drain must never see a moment with neither session.
-        context.adoptHTTP2(session)
-        releaseOutputCharge()
-        context.remove(self)
-        appConnection.delegate = nil
-        session.start()
-        // A connection that turns HTTP/2 while the process drains is drained too (GOAWAY).
-        if context.draining { session.drain() }
-    }
-
     /// Routes a parsed head and starts its exchange (or answers at once: loop, no route, CONNECT).
     /// Out of line: see ``reject(_:)``.
     @inline(never)
-    private func begin(_ head: consuming RequestHead) {
+    func begin(_ head: consuming RequestHead) {
         if let service = context.local {
             beginLocal(head, service)
             return
@@ -293,38 +201,6 @@ extension ClientSession: UpstreamWaiter {
         switch method {
         case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
         default: return false
-        }
-    }
-
-    @inline(never)
-    private func startTunnel(_ head: RequestHead) {
-        guard case .authority(let authority) = head.target else {
-            refuse(.badRequest("CONNECT needs an authority-form target (host:port)"), head: head, connect: true)
-            return
-        }
-        if let origin = intercepted {
-            // Inside an intercepted tunnel every request is for its origin: no tunnel within it.
-            refuse(.misdirected(origin, "a CONNECT to \(authority.description)"), head: head, connect: true)
-            return
-        }
-        if let interception = context.interception, context.router.intercepts(authority) {
-            startInterception(head, authority, interception)
-            return
-        }
-        switch context.router.tunnelDecision(for: authority) {
-        case .failure(let error):
-            refuse(error, head: head, connect: true)
-        case .success(let destination):
-            connection.tunnelStarted()
-            headTimer.stop()
-            let tunnel = Tunnel(client: appConnection, host: destination.host, port: destination.port, context: context)
-            // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
-            context.adoptTunnel(tunnel)
-            // The tunnel takes the client's output over uncounted (see BufferBudget).
-            releaseOutputCharge()
-            context.remove(self)
-            appConnection.delegate = nil
-            tunnel.start()
         }
     }
 
