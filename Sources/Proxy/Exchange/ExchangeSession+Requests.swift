@@ -44,8 +44,8 @@ extension ExchangeSession: UpstreamWaiter {
         var decision: RouteDecision
         // A ternary, not `Optional.map ?? …`: the decision is not copied through an optional.
         switch intercepted == nil ? context.withRouter({ $0.decide(head) })
-            : context.withRouter({ $0.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: client.tlsServerName,
-                                                 secure: client.isTLS) }) {
+            : context.withRouter({ $0.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: clientTLSServerName,
+                                                 secure: clientIsTLS) }) {
         case .success(let routed): decision = routed
         case .failure(let error):
             refuse(error, head: head)
@@ -233,7 +233,7 @@ extension ExchangeSession: UpstreamWaiter {
         do {
             // A body held whole to be hashed is staged up to its limit (one byte past it: too large).
             let limit = io.sigv4?.needsBodyHash == true ? SigV4Request.hashedBodyLimit + 1 : WorkerContext.highWatermark
-            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: staged, limit: limit))
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: clientInput, to: staged, limit: limit))
         } catch {
             progress = .malformed
         }
@@ -254,7 +254,7 @@ extension ExchangeSession: UpstreamWaiter {
         context.scratch.buffer.moveAll(to: held.buffer)
         io.heldBody = held
         // A client that stops sending its body for bodyIdle is ended by its read timeout.
-        client.setTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
+        setClientTimeouts(read: context.timeouts.bodyIdle, write: context.timeouts.bodyIdle)
     }
 
     /// Takes a connection for the staged request (in the worker's scratch buffer, after the
@@ -270,7 +270,7 @@ extension ExchangeSession: UpstreamWaiter {
         disarm()
         // Staging filled up: the client waits until the upstream takes the staged bytes. (Before
         // acquiring: a request that gets no connection fails and closes the client anyway.)
-        if pauseClient { client.stopReading() }
+        if pauseClient { stopClientReading() }
         // The routed target is passed in place (a `let` of an immutable decision); `target`,
         // which may be the token's bound one, would be a copy (three retains and releases).
         let decision = io.decision
@@ -378,7 +378,7 @@ extension ExchangeSession: UpstreamWaiter {
     /// bytes before the end have moved.
     @inline(never)
     private func takeBodyEnd(_ io: ExchangeIO) {
-        if http2Pipe?.takeBodyEnd() == true { io.requestRelay.sourceEnded(trailers: HTTPFields()) }
+        if takeRequestBodyEnd() { io.requestRelay.sourceEnded(trailers: HTTPFields()) }
     }
 
     /// ``sendRequest(_:readingBody:responseTimer:traced:)`` for a traced request.
@@ -430,7 +430,7 @@ extension ExchangeSession: UpstreamWaiter {
         if let applied = io.timeoutsAppliedFor, applied == state { return }
         io.timeoutsAppliedFor = state
         let idle = context.timeouts.bodyIdle
-        client.setTimeouts(read: readingBody ? idle : nil, write: idle)
+        setClientTimeouts(read: readingBody ? idle : nil, write: idle)
         let upstreamRead = max(idle, context.timeouts.responseHeaders)
         io.withUpstream { $0.setTimeouts(read: upstreamRead, write: idle) }
     }
@@ -448,7 +448,7 @@ extension ExchangeSession: UpstreamWaiter {
         var progress: Exchange.BodyProgress
         do {
             let limit = copying ? max(0, WorkerContext.highWatermark - output.count) : WorkerContext.highWatermark
-            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: client.input, to: destination, limit: limit))
+            progress = Exchange.BodyProgress(try io.requestRelay.pump(from: clientInput, to: destination, limit: limit))
         } catch {
             progress = .malformed
         }

@@ -150,7 +150,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// final one, in the same read) is read.
     func forwardInterim(_ io: ExchangeIO, toClient: Bool) -> ExchangeAction {
         if toClient, let interim = io.interimHead {
-            client.write(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
+            clientOutput.append(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
         }
         io.interimHead = nil
         arm(after: context.timeouts.responseHeaders)
@@ -198,13 +198,11 @@ extension ExchangeSession: UpstreamConnectionOwner {
         // bufferevent's output cannot be taken back: libevent freezes its start.) No other
         // framing can turn out malformed: that head goes to the client at once (a move fewer).
         let staged = framing == .chunked
-        if let pipe = http2Pipe, !RequestHeadParser.isConnect(io.head.method) {
-            // An HTTP/2 app's stream: the head goes to the codec as fields (a staged one once the
-            // body's first bytes are checked), not written as text and parsed back.
-            pipe.responseTranslator.announce(Self.announcedHead(&io.responseHead!), committed: !staged, after: pipe.response.count)
-        } else {
+        // An HTTP/2 app's stream takes the head as fields (a staged one once the body's first bytes
+        // are checked), not written as text and parsed back.
+        if !isHTTP2Stream || !announceResponseHead(&io.responseHead!, committed: !staged) {
             var headBytes = ResponseRewriter.head(for: &io.responseHead!, clientVersion: io.head.version, keepAlive: keepClient)
-            (staged ? context.scratch.buffer : client.output).append(headBytes)
+            (staged ? context.scratch.buffer : clientOutput).append(headBytes)
             headBytes.removeAll(keepingCapacity: true)
             context.headBytes = headBytes
         }
@@ -251,7 +249,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
             // Bytes are waiting in the spool: new ones go behind them.
             return pumpIntoSpool(io, spool, from: input)
         }
-        let destination = io.responseCommitted ? client.output : context.scratch.buffer
+        let destination = io.responseCommitted ? clientOutput : context.scratch.buffer
         // (A stream of a busy HTTP/2 connection fills its output in the smallest steps, as it
         // reads its backend: 192 no-read streams otherwise each held 256 KiB.)
         let window = isStreamOfBusyHTTP2Connection ? BufferBudget.floor : context.bufferBudget.window
@@ -263,12 +261,12 @@ extension ExchangeSession: UpstreamConnectionOwner {
         }
         if !io.responseCommitted {
             if progress != .malformed {
-                http2Pipe?.responseTranslator.commitAnnounced()
-                context.scratch.buffer.moveAll(to: client.output)
+                if isHTTP2Stream { commitResponseHead() }
+                context.scratch.buffer.moveAll(to: clientOutput)
                 io.responseCommitted = true
             } else {
                 // The error response the exchange writes instead is the stream's head.
-                http2Pipe?.responseTranslator.dropAnnounced()
+                if isHTTP2Stream { dropResponseHead() }
             }
         }
         chargeOutput()
@@ -281,7 +279,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// spool's bytes, if the response goes through one) and complete.
     func endBodyAtClose(_ io: ExchangeIO) -> ExchangeAction {
         let spool = io.spool.flatMap { $0.undelivered > 0 ? $0 : nil }
-        let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? client.output)
+        let clean = io.responseRelay.finishAtClose(to: spool?.staging ?? clientOutput)
         let undelivered = spool?.undelivered ?? 0
         return connection.exchangeEvent { $0.responseEndedAtClose(clean: clean, undelivered: undelivered) }
     }
@@ -389,13 +387,6 @@ extension ExchangeSession: UpstreamConnectionOwner {
         http2Load?.hasManyStreams == true
     }
 
-    /// This session's stream and the app connection it belongs to, when it serves an HTTP/2
-    /// stream whose connection is still there.
-    private var http2Stream: (pipe: HTTP2StreamPipe, connection: HTTP2ServerSession)? {
-        guard let pipe = http2Pipe, let connection = pipe.owner else { return nil }
-        return (pipe, connection)
-    }
-
     /// Whether a response whose client fell behind can go (on) through a spool: it has one
     /// already (emptied by a client that caught up; a known length's budget is still taken), or
     /// the budget has room for what is left of it. A stream of an HTTP/2 app connection never
@@ -408,9 +399,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// for a request that waits.
     private func canSpool(_ io: ExchangeIO) -> Bool {
         if io.spool != nil { return true }
-        if let (pipe, connection) = http2Stream, connection.hasManyStreams || !connection.appReadsBeyondFirstWindow(pipe) {
-            return false
-        }
+        guard mayStartSpool else { return false }
         return context.spoolBudget.hasRoom(for: io.responseRelay.remainingLength)
     }
 
@@ -457,9 +446,9 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// Moves what the client's output has room for from the spool; the error the disk gave, if any.
     private func writeSpool(_ spool: ResponseSpool) -> SpoolError? {
         let window = context.bufferBudget.window
-        guard spool.undelivered > 0 && client.output.count < window else { return nil }
+        guard spool.undelivered > 0 && clientOutput.count < window else { return nil }
         do {
-            try spool.deliver(to: client.output, max: window - client.output.count)
+            try spool.deliver(to: clientOutput, max: window - clientOutput.count)
         } catch {
             return error
         }
@@ -484,7 +473,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// process's budget (only a client that falls behind gets there).
     @inline(__always)
     func chargeOutput() {
-        let charge = max(0, client.output.count - BufferBudget.floor)
+        let charge = max(0, clientOutput.count - BufferBudget.floor)
         if charge != outputCharge {
             context.bufferBudget.adjust(by: charge - outputCharge)
             outputCharge = charge
@@ -504,9 +493,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     func finish(_ io: ExchangeIO, upstream disposal: UpstreamDisposal, keepClient: Bool) {
         disarm()
         // An HTTP/2 app's response of unknown length ends here, with the trailers the relay kept.
-        if io.responseEndsAppStream, let pipe = http2Pipe {
-            pipe.responseTranslator.endMessage(trailers: io.responseRelay.takeTrailers())
-        }
+        if io.responseEndsAppStream { endResponse(trailers: io.responseRelay.takeTrailers()) }
         if isGRPCStream { reportTrailingRejection(io) }
         account(io, status: io.responseHead?.status ?? 0, error: nil)
         dispose(upstreamOf: io, disposal)
@@ -515,8 +502,8 @@ extension ExchangeSession: UpstreamConnectionOwner {
             close()
             return
         }
-        client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
-        client.startReading()
+        setClientTimeouts(read: nil, write: context.timeouts.bodyIdle)
+        startClientReading()
         awaitNextRequest()
         readRequests()
     }
@@ -577,12 +564,12 @@ extension ExchangeSession: UpstreamConnectionOwner {
         let error = proxyError(for: failure, io: io)
         account(io, status: error.status, error: error.type)
         current = nil
-        client.write(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter, grpc: isGRPCStream))
+        clientOutput.append(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter, grpc: isGRPCStream))
         if close {
             self.close()
         } else {
-            client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
-            client.startReading()
+            setClientTimeouts(read: nil, write: context.timeouts.bodyIdle)
+            startClientReading()
             awaitNextRequest()
             readRequests()
         }
@@ -636,9 +623,9 @@ extension ExchangeSession: UpstreamConnectionOwner {
 
     /// Writes a proxy-generated error, then waits for the next request or closes, as decided.
     func answer(_ error: ProxyError, keepClient: Bool) {
-        client.write(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil, grpc: isGRPCStream))
+        clientOutput.append(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil, grpc: isGRPCStream))
         if keepClient {
-            client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
+            setClientTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()
             readRequests()
         } else {

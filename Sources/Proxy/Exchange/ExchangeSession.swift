@@ -17,9 +17,6 @@ import TokenManager
 /// (``perform(_:)``). Lives on its worker's loop; owned by the ``WorkerContext`` until it closes
 /// (a stream's, by its ``HTTP2ServerSession``).
 class ExchangeSession: TimerOwner {
-    /// The app's end: its connection (a socket in production, an in-memory stream in tests), or
-    /// one stream of its HTTP/2 connection.
-    let client: ClientEnd
     let context: WorkerContext
     /// The state machine of the app's end: waits for heads and handshakes, refusals, local
     /// answers, interception, drain, the head timer, and the exchange under way (which it holds).
@@ -35,13 +32,9 @@ class ExchangeSession: TimerOwner {
     /// Bytes of the client's output counted against the process's ``BufferBudget`` (what is
     /// queued beyond ``BufferBudget/floor``, as of the last relay or drain).
     var outputCharge = 0
-    /// The session serves one stream of an app's HTTP/2 connection (``ClientEnd/http2(_:)``):
+    /// The session serves one stream of an app's HTTP/2 connection (an ``HTTP2StreamSession``):
     /// the access log and the metrics say HTTP/2.
     let isHTTP2Stream: Bool
-    /// That stream's pipe (``client``'s): the session hands its translator the response head and
-    /// end. Unowned: ``client`` keeps it alive as long as the session (a strong reference cost a
-    /// retain and a release per stream).
-    unowned(unsafe) let http2Pipe: HTTP2StreamPipe?
     /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
     let http2Load: HTTP2ConnectionLoad?
     /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
@@ -53,21 +46,17 @@ class ExchangeSession: TimerOwner {
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    /// A session for `client`; for an HTTP/2 stream, `load` is its connection's, and `grpc` says
-    /// it carries a gRPC call.
-    init(client: ClientEnd, context: WorkerContext, intercepted: InterceptedOrigin?, load: HTTP2ConnectionLoad?, grpc: Bool) {
-        let http2Pipe: HTTP2StreamPipe?
-        if case .http2(let pipe) = client { http2Pipe = pipe } else { http2Pipe = nil }
-        let http2Stream = http2Pipe != nil
-        self.http2Pipe = http2Pipe
-        self.client = client
+    /// A session whose app's end `handshakes` first (TLS) or not; for an HTTP/2 stream
+    /// (`http2Stream`), `load` is its connection's, and `grpc` says it carries a gRPC call.
+    init(context: WorkerContext, intercepted: InterceptedOrigin?, handshakes: Bool, http2Stream: Bool,
+         load: HTTP2ConnectionLoad?, grpc: Bool) {
         self.context = context
         self.intercepted = intercepted
         self.isHTTP2Stream = http2Stream
         self.http2Load = load
         self.isGRPCStream = grpc
         // A plaintext intercepted tunnel has no handshake to wait for.
-        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: client.isTLS)
+        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: handshakes)
         // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
         self.exchangeTimer = context.takeTimer()
         // An HTTP/2 stream's session is given its head and closes after its response: it never
@@ -86,6 +75,58 @@ class ExchangeSession: TimerOwner {
         context.giveBack(timer: exchangeTimer)
         if headTimer !== exchangeTimer { context.giveBack(timer: headTimer) }
     }
+
+    // MARK: - the app's end (each kind of session overrides these)
+
+    /// What the app sent and the session has not read: request heads and bodies (a stream's:
+    /// its body only).
+    var clientInput: EventBuffer { preconditionFailure("each kind of session has its app's end") }
+
+    /// Where the response goes, as bytes: an HTTP/1.1 head and body, or a stream's body.
+    var clientOutput: EventBuffer { preconditionFailure("each kind of session has its app's end") }
+
+    /// Delivers what the app sends (``clientDidRead()``).
+    func startClientReading() {}
+
+    /// Stops delivering what the app sends: it waits in the kernel, or in the stream's window.
+    func stopClientReading() {}
+
+    /// The inactivity timeouts of the app's end: reading the request, writing the response.
+    func setClientTimeouts(read: Duration?, write: Duration?) {}
+
+    /// Closes the app's end at once (a stream: reset, unless its response ended it).
+    func closeClient() {}
+
+    /// Closes the app's end once the response is out, then runs `flushed`.
+    func closeClientAfterFlush(_ flushed: @escaping () -> Void) { flushed() }
+
+    /// Whether the app's requests come over TLS (an intercepted tunnel's connection).
+    var clientIsTLS: Bool { false }
+
+    /// The server name the app's TLS handshake asked for (an intercepted tunnel's connection).
+    var clientTLSServerName: String? { nil }
+
+    /// A stream's request body ended (its stream said so) since the last call: the relay
+    /// completes once the bytes before the end moved. Never for a connection (its bodies
+    /// carry their own end).
+    func takeRequestBodyEnd() -> Bool { false }
+
+    /// The response's head, for an end that takes heads as fields (a stream's), `committed` or
+    /// still staged (its body's first bytes unchecked); nil when the end takes it as bytes.
+    func announceResponseHead(_ head: inout UpstreamResponse, committed: Bool) -> Bool { false }
+
+    /// The announced head, staged until now, goes out (its body's first bytes checked).
+    func commitResponseHead() {}
+
+    /// The announced head is dropped: the error response written instead is the response.
+    func dropResponseHead() {}
+
+    /// A response without a length, relayed unframed to a stream, ended (with `trailers`).
+    func endResponse(trailers: HTTPFields?) {}
+
+    /// Whether a response whose app fell behind may start a spool, as far as the app's end
+    /// says (a stream's connection may say no).
+    var mayStartSpool: Bool { true }
 
     // MARK: - what only some ends do (a connection's session overrides these)
 
@@ -147,7 +188,7 @@ class ExchangeSession: TimerOwner {
         connection.closed()
         headTimer.stop()
         exchangeTimer.stop()
-        client.close()
+        closeClient()
         releaseOutputCharge()
         leaveContext()
     }
@@ -156,12 +197,12 @@ class ExchangeSession: TimerOwner {
     func close() {
         connection.closed()
         // Nothing more is read from a closing connection (a lingering close discards it).
-        client.input.drain(client.input.count)
+        clientInput.drain(clientInput.count)
         headTimer.stop()
         exchangeTimer.stop()
         // The session stays registered until its last bytes are with the kernel, so a drain
         // never stops the process under a response still being written.
-        client.closeAfterFlush { [self] in
+        closeClientAfterFlush { [self] in
             releaseOutputCharge()
             leaveContext()
         }
@@ -255,9 +296,9 @@ class ExchangeSession: TimerOwner {
                 interception.handshakeFailed(host: failure.origin.host, end: failure.reason, logger: context.logger)
             }
             abort()
-        case .pauseClient: client.stopReading()
+        case .pauseClient: stopClientReading()
         case .resumeRequests:
-            client.startReading()
+            startClientReading()
             awaitNextRequest()
             readRequests()
         case .peekFirstByte, .continueAsTLS, .continueAsPlaintext, .refuseTLS, .collectLocalBody, .answerLocally, .respondLocally,
@@ -274,7 +315,7 @@ class ExchangeSession: TimerOwner {
         switch action {
         case .none: return
         case .readRequests: readRequests()
-        case .pauseClient: client.stopReading()
+        case .pauseClient: stopClientReading()
         case .abort: abort()
         case .close: close()
         default: if let io = current { perform(action, continuing: io) }
@@ -327,7 +368,7 @@ class ExchangeSession: TimerOwner {
             return sendTracedRequest(io, readingBody: readingBody, responseTimer: responseTimer)
         case .pumpRequest(let copy): return pumpRequest(io, copy: copy)
         case .resumeRequest(let copy):
-            client.startReading()
+            startClientReading()
             return pumpRequest(io, copy: copy)
         case .requestComplete:
             let connected = io.withUpstream { $0.isConnected } == true

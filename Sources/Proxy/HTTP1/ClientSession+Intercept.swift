@@ -41,14 +41,14 @@ extension ClientSession {
     /// carries. It must come within `clientHeader`, like a request head.
     func awaitFirstByte() {
         client.setTimeouts(read: context.timeouts.clientHeader, write: context.timeouts.clientHeader)
-        let waiting = appConnection.peekFirstByte { [self] byte in perform(connection.firstByte(byte)) }
+        let waiting = client.peekFirstByte { [self] byte in perform(connection.firstByte(byte)) }
         if !waiting { abort() }
     }
 
     /// The app speaks TLS in the tunnel: the socket continues as the TLS server for its origin,
     /// in a new session.
     func continueAsTLS(_ tunnel: ClientConnectionStateMachine.InterceptedTunnel) {
-        guard let tls = appConnection.startTLSServer(context: tunnel.server) else {
+        guard let tls = client.startTLSServer(context: tunnel.server) else {
             abort()
             return
         }
@@ -61,7 +61,7 @@ extension ClientSession {
     /// stream (and takes its delegate).
     func continueAsPlaintext(_ tunnel: ClientConnectionStateMachine.InterceptedTunnel) {
         client.setTimeouts(read: nil, write: nil)
-        context.adopt(appConnection, intercepted: tunnel.origin, pendingInput: true)
+        context.adopt(client, intercepted: tunnel.origin, pendingInput: true)
         context.remove(self)
     }
 
@@ -75,7 +75,7 @@ extension ClientSession {
     /// The TLS handshake with the app completed.
     func connectionDidConnect(_ stream: any ByteStream) {
         // The app chose HTTP/2 (ALPN `h2`): the connection goes on as HTTP/2.
-        if appConnection.tlsApplicationProtocol == "h2" {
+        if client.tlsApplicationProtocol == "h2" {
             continueAsHTTP2()
             return
         }

@@ -26,7 +26,7 @@ extension ClientSession {
         }
         client.output.append(head)
         let context = self.context
-        let tunnel = Tunnel(client: appConnection, upstream: stream, context: context, upgrade: Tunnel.Upgrade(
+        let tunnel = Tunnel(client: client, upstream: stream, context: context, upgrade: Tunnel.Upgrade(
             route: io.decision.routeName ?? "unrouted", idle: context.timeouts.upgradedIdle,
             lifetime: io.decision.upgrades.lifetime, websocket: io.upgrade?.name == "websocket",
             ended: { bytesUp, bytesDown in
@@ -37,7 +37,7 @@ extension ClientSession {
         // The tunnel takes the client's output over uncounted (see BufferBudget).
         releaseOutputCharge()
         context.remove(self)
-        appConnection.delegate = nil
+        client.delegate = nil
         tunnel.start()
         context.drainIfDraining(tunnel)
     }

@@ -12,6 +12,8 @@ import HTTPMessage
 ///
 /// Owned by the ``WorkerContext`` until it closes.
 final class ClientSession: ExchangeSession, ConnectionDelegate {
+    /// The app's connection (a socket in production, an in-memory stream in tests).
+    let client: any ByteStream
     var requestReader: HeadReader
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
     var local: LocalCall?
@@ -24,28 +26,40 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
     /// A session for an app's connection (or the TLS server side, or the plaintext rest, of an
     /// intercepted tunnel: `intercepted` names its origin).
     init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
+        self.client = client
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
-        super.init(client: .connection(client), context: context, intercepted: intercepted, load: nil, grpc: false)
+        super.init(context: context, intercepted: intercepted, handshakes: client.isTLS, http2Stream: false, load: nil, grpc: false)
     }
 
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
     /// byte, peeked but left in the kernel), so a draining process still reads them.
     func start(pendingInput: Bool = false) {
-        appConnection.delegate = self
-        appConnection.reportsCloseWhilePaused = true
-        appConnection.setReadHighWatermark(WorkerContext.readAhead)
+        client.delegate = self
+        client.reportsCloseWhilePaused = true
+        client.setReadHighWatermark(WorkerContext.readAhead)
         client.startReading()
         perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty && !pendingInput))
     }
 
-    /// The app's connection, for what only a connection's session does (a tunnel, interception,
-    /// a switch to HTTP/2, an upgrade, the first byte of a tunnel).
-    var appConnection: any ByteStream {
-        guard case .connection(let stream) = client else {
-            preconditionFailure("a connection's session serves a connection")
-        }
-        return stream
-    }
+    // MARK: - the app's end, for the exchange
+
+    override var clientInput: EventBuffer { client.input }
+
+    override var clientOutput: EventBuffer { client.output }
+
+    override func startClientReading() { client.startReading() }
+
+    override func stopClientReading() { client.stopReading() }
+
+    override func setClientTimeouts(read: Duration?, write: Duration?) { client.setTimeouts(read: read, write: write) }
+
+    override func closeClient() { client.close() }
+
+    override func closeClientAfterFlush(_ flushed: @escaping () -> Void) { client.closeAfterFlush(flushed: flushed) }
+
+    override var clientIsTLS: Bool { client.isTLS }
+
+    override var clientTLSServerName: String? { client.tlsServerName }
 
     override func abort() {
         local = nil
@@ -160,12 +174,12 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
     func continueAsHTTP2() {
         headTimer.stop()
         exchangeTimer.stop()
-        let session = HTTP2ServerSession(client: appConnection, context: context, intercepted: intercepted)
+        let session = HTTP2ServerSession(client: client, context: context, intercepted: intercepted)
         // Adopt first: a drain must never see a moment with neither session.
         context.adoptHTTP2(session)
         releaseOutputCharge()
         context.remove(self)
-        appConnection.delegate = nil
+        client.delegate = nil
         session.start()
         // A connection that turns HTTP/2 while the process drains is drained too (GOAWAY).
         if context.draining { session.drain() }
@@ -196,13 +210,13 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
         case .success(let destination):
             connection.tunnelStarted()
             headTimer.stop()
-            let tunnel = Tunnel(client: appConnection, host: destination.host, port: destination.port, context: context)
+            let tunnel = Tunnel(client: client, host: destination.host, port: destination.port, context: context)
             // Adopt first: a drain must never see a moment with neither the session nor the tunnel.
             context.adoptTunnel(tunnel)
             // The tunnel takes the client's output over uncounted (see BufferBudget).
             releaseOutputCharge()
             context.remove(self)
-            appConnection.delegate = nil
+            client.delegate = nil
             tunnel.start()
         }
     }

@@ -11,7 +11,7 @@ final class HTTP2ConnectionLoad {
     /// A stream of the connection was refused because the worker served its limit.
     var refusedForWorkerLimit = false
     /// The connection is gone (deinitialized): its pipes no longer reach it
-    /// (``HTTP2StreamPipe/owner``).
+    /// (``HTTP2StreamSession/owner``).
     var connectionGone = false
 
     /// Whether the connection has more streams open than ``HTTP2ServerSession/streamsAlwaysTaken``,

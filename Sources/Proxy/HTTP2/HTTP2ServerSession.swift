@@ -4,7 +4,7 @@ import HTTP2
 
 /// An app's HTTP/2 connection (h2c with prior knowledge on the listener, or inside a plaintext
 /// intercepted tunnel): the ``HTTP2Codec`` turns its bytes into streams, and each stream is
-/// served by an ``HTTP2StreamSession`` of its own through an ``HTTP2StreamPipe`` — the request's
+/// served by an ``HTTP2StreamSession`` of its own, one object per stream — the request's
 /// head checked and built typed (``HTTP2RequestHeadValidator``), its body going in, the session's
 /// response coming out as fields and DATA. Every stream is a request like any other: routed, its
 /// token injected, counted and logged.
@@ -20,23 +20,17 @@ final class HTTP2ServerSession: ConnectionDelegate {
     let context: WorkerContext
     let intercepted: InterceptedOrigin?
     private let codec = HTTP2Codec(role: .server)
-    /// Open streams and the sessions serving them.
-    private var streams = StreamTable<OpenStream>()
-    /// An open stream's pipe and the session serving it. (A struct, not a tuple: arrays and
-    /// optionals of tuples are copied and destroyed through the runtime's generic tuple
-    /// witnesses: about 60 instructions a stream more, with ``PendingStart``.)
-    private struct OpenStream {
-        let pipe: HTTP2StreamPipe
-        let session: HTTP2StreamSession
-    }
+    /// Open streams, each its session.
+    private var streams = StreamTable<HTTP2StreamSession>()
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
     /// the app resets in the same bytes (Rapid Reset writes both at once), or makes this side
     /// reset (MadeYouReset), never starts, so it costs no upstream request and no token.
-    /// (Whether a stream's session started, or never will, is its pipe's: no set to look up.)
+    /// (Whether a stream's session started, or never will, is the session's: no set to look up.)
     private var pendingStarts: [PendingStart] = []
-    /// A stream waiting for its session to start, with its head (or what refused it).
+    /// A stream waiting for its session to start, with its head (or what refused it). (A struct,
+    /// not a tuple: arrays of tuples are copied and destroyed through the runtime's generic
+    /// tuple witnesses.)
     private struct PendingStart {
-        let pipe: HTTP2StreamPipe
         let session: HTTP2StreamSession
         let head: Result<RequestHead, HTTPParseError>
     }
@@ -45,9 +39,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Streams answered before their request ended: reset (`NO_ERROR`) once the answer is out
     /// (a reset queued earlier would overtake the answer's DATA).
     private var resetWhenSent: Set<Int32> = []
-    /// Pipes whose response or input changed since the last turn.
-    private let touched = TouchedPipes<HTTP2StreamPipe>()
-    /// Runs a turn after the callbacks that touched pipes, in the same loop iteration: the
+    /// Streams whose response or input changed since the last turn.
+    private let touched = TouchedPipes<HTTP2StreamSession>()
+    /// Runs a turn after the callbacks that touched streams, in the same loop iteration: the
     /// responses read from every upstream in one poll go out in one turn.
     private let turnTask: LoopTask
     /// Runs a turn in the next loop iteration, for what a turn leaves (after a poll).
@@ -59,7 +53,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// from zero (an app with one stream at a time: twice per stream, each an `event_add`), where
     /// re-arming a timer whose pending expiry comes first touches nothing.
     private let idleTimer: Timer
-    /// A turn is running, or about to run at the end of the current read: a pipe touched now
+    /// A turn is running, or about to run at the end of the current read: a session touched now
     /// is looked at by it.
     private var turning = false
     private var closed = false
@@ -126,8 +120,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
         guard !closed else { return }
         // Streams that closed before they started leave the queue without a share of the budget.
         // (Looked for first: removing rebuilds the array, and there is rarely anything to remove.)
-        if pendingStarts.contains(where: { $0.pipe.droppedBeforeStart }) {
-            pendingStarts.removeAll { $0.pipe.droppedBeforeStart }
+        if pendingStarts.contains(where: { $0.session.droppedBeforeStart }) {
+            pendingStarts.removeAll { $0.session.droppedBeforeStart }
         }
         guard !pendingStarts.isEmpty else { return }
         let granted = context.http2Starts.take(min(limit, pendingStarts.count))
@@ -138,8 +132,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             starting.append(contentsOf: pendingStarts.prefix(granted))
             pendingStarts.removeFirst(granted)
         }
-        for entry in starting where !closed && !entry.pipe.droppedBeforeStart && !entry.pipe.sessionStarted {
-            entry.pipe.sessionStarted = true
+        for entry in starting where !closed && !entry.session.droppedBeforeStart && !entry.session.sessionStarted {
             entry.session.start(streamHead: entry.head)
         }
         starting.removeAll(keepingCapacity: true)
@@ -193,34 +186,34 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 codec.recycle(head: head)
                 if ended { endTaken = id }
             case .data(let id, let bytes):
-                guard let pipe = streams[id]?.pipe, pipe.receiveBody(bytes) else {
+                guard let session = streams[id], session.receiveBody(bytes) else {
                     // No session, or it is done with the stream (an early answer): the bytes go
                     // back to the connection's window, or they would shrink it for good.
                     codec.consumed(stream: id, count: bytes.count)
                     continue
                 }
-                mark(pipe)
+                mark(session)
             case .trailers(let id, let fields):
-                guard let pipe = streams[id]?.pipe else { continue }
-                pipe.receiveEnd(trailers: fields)
-                mark(pipe)
+                guard let session = streams[id] else { continue }
+                session.receiveEnd(trailers: fields)
+                mark(session)
             case .end(let id):
-                // (A request ended with its head: its pipe began ended, with nothing to frame.)
-                guard id != endTaken, let pipe = streams[id]?.pipe else { continue }
-                pipe.receiveEnd(trailers: HTTPFields())
-                pipe.peerDidEnd()
-                mark(pipe)
+                // (A request ended with its head: its session began ended, with nothing to frame.)
+                guard id != endTaken, let session = streams[id] else { continue }
+                session.receiveEnd(trailers: HTTPFields())
+                session.peerDidEnd()
+                mark(session)
             case .reset(let id, _):
-                guard let pipe = streams[id]?.pipe else { continue }
+                guard let session = streams[id] else { continue }
                 // Reset before its response began: what Rapid Reset does, by the thousand.
-                if pipe.responseTranslator.phase == .head { refuse(.rapidReset, stream: id) }
-                pipe.peerDidEnd()
-                pipe.deliverEnd()
+                if session.responseTranslator.phase == .head { refuse(.rapidReset, stream: id) }
+                session.peerDidEnd()
+                session.deliverEnd()
             case .malformed(let id):
                 refuse(.malformed, stream: id)
             case .provokedReset(let id):
                 // The codec resets it: if its session has not started, it never will.
-                if let pipe = streams[id]?.pipe, !pipe.sessionStarted { pipe.droppedBeforeStart = true }
+                if let session = streams[id], !session.sessionStarted { session.droppedBeforeStart = true }
                 refuse(.provokedReset, stream: id)
             case .refusedStream(let id):
                 refuse(.concurrentStreams, stream: id)
@@ -289,16 +282,16 @@ final class HTTP2ServerSession: ConnectionDelegate {
             refuse(.malformed, stream: id)
             return
         }
-        let pipe = HTTP2StreamPipe(stream: id, owner: self, loop: context.loop, requestMethod: head.method ?? "GET", framing: body)
-        let session = HTTP2StreamSession(pipe: pipe, context: context, intercepted: intercepted, load: load, grpc: grpc)
+        let session = HTTP2StreamSession(stream: id, owner: self, context: context, intercepted: intercepted,
+                                         requestMethod: head.method ?? "GET", framing: body, grpc: grpc)
         // A request ended with its head has no body to frame (none, or a length): its end is
         // taken here, not looked up again for the `.end` that follows.
-        if endStream { pipe.peerDidEnd() }
-        streams[id] = OpenStream(pipe: pipe, session: session)
+        if endStream { session.peerDidEnd() }
+        streams[id] = session
         load.openStreams = streams.count
-        pipe.isListed = true
+        session.isListed = true
         context.http2Streams += 1
-        pendingStarts.append(PendingStart(pipe: pipe, session: session, head: request))
+        pendingStarts.append(PendingStart(session: session, head: request))
     }
 
     /// The `Host` of this connection's last request head: the next one with the same bytes
@@ -324,16 +317,16 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// streams' sessions see it (kept current where ``streams`` changes).
     let load = HTTP2ConnectionLoad()
 
-    // First, before anything it holds goes: a pipe that asks for its connection from now on
+    // First, before anything it holds goes: a session that asks for its connection from now on
     // (its deinit, a session that outlives the connection) finds none.
     deinit { load.connectionGone = true }
 
-    /// Whether the app has taken more of `pipe`'s response than its stream's first window
+    /// Whether the app has taken more of `session`'s response than its stream's first window
     /// (and a head's worth, ``headSlack``): it opened the window, so it reads the stream. One
     /// that never did may never read at all, and spooling its response would only move it to
     /// disk for nobody.
-    func appReadsBeyondFirstWindow(_ pipe: HTTP2StreamPipe) -> Bool {
-        pipe.responseBytesMoved > codec.peerInitialWindowSize + Self.headSlack
+    func appReadsBeyondFirstWindow(_ session: HTTP2StreamSession) -> Bool {
+        session.responseBytesMoved > codec.peerInitialWindowSize + Self.headSlack
     }
 
     /// What a response head may add to the bytes moved into the framing beyond the window
@@ -434,44 +427,44 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if !resetWhenSent.isEmpty { resetWhenSent.remove(id) }
         guard let entry = streams.removeValue(forKey: id) else { return }
         load.openStreams = streams.count
-        entry.pipe.isListed = false
+        entry.isListed = false
         context.http2Streams -= 1
-        if !entry.pipe.sessionStarted {
+        if !entry.sessionStarted {
             // Reset in the bytes that opened it: its session never starts (and leaves the queue
             // at the next start).
-            entry.pipe.droppedBeforeStart = true
-            codec.consumed(stream: id, count: entry.pipe.takeUnreported())
+            entry.droppedBeforeStart = true
+            codec.consumed(stream: id, count: entry.takeUnreported())
             return
         }
         // What the app sent that the session never took goes back to the connection's window.
-        codec.consumed(stream: id, count: entry.pipe.takeUnreported())
+        codec.consumed(stream: id, count: entry.takeUnreported())
         // The app reset the stream (or the codec refused it) before the session finished.
         abandon(entry)
     }
 
     /// The app is gone from a stream whose session may still be serving it: the session hears
     /// the end (and aborts, if hearing it did not close it).
-    private func abandon(_ entry: OpenStream) {
-        guard !entry.pipe.sessionClosed else { return }
-        entry.pipe.peerDidEnd()
-        entry.pipe.deliverEnd()
-        if !entry.pipe.sessionClosed { entry.session.abort() }
+    private func abandon(_ entry: HTTP2StreamSession) {
+        guard !entry.sessionClosed else { return }
+        entry.peerDidEnd()
+        entry.deliverEnd()
+        if !entry.sessionClosed { entry.abort() }
     }
 
-    // MARK: - from the pipes
+    // MARK: - from the streams' sessions
 
-    /// Buffers of streams that ended, for the next streams' pipes (at most ``spareBufferLimit``).
+    /// Buffers of streams that ended, for the next streams' streams (at most ``spareBufferLimit``).
     private var spareBuffers = SpareList<OwnedEventBuffer>(limit: HTTP2ServerSession.spareBufferLimit)
     /// The buffers a connection keeps for its next streams: enough for 16 streams at a time
     /// (an idle connection that had them holds a few KiB of empty buffers).
     static let spareBufferLimit = 32
 
-    /// An empty buffer for a new stream's pipe: one a closed stream left, or a new one.
+    /// An empty buffer for a new stream's session: one a closed stream left, or a new one.
     func spareBuffer() -> OwnedEventBuffer {
         spareBuffers.take() ?? OwnedEventBuffer()
     }
 
-    /// A closed stream's pipe gives its buffer back (emptied here; kept if there is room).
+    /// A closed stream's session gives its buffer back (emptied here; kept if there is room).
     func giveBack(_ buffer: OwnedEventBuffer) {
         guard !closed, !spareBuffers.isFull else { return }
         buffer.buffer.drain(buffer.buffer.count)
@@ -500,26 +493,26 @@ final class HTTP2ServerSession: ConnectionDelegate {
         codec.trimSpares(to: Self.idleSpareLimit)
     }
 
-    /// Spares an idle connection keeps of each kind: a stream's worth (its pipe's two buffers).
+    /// Spares an idle connection keeps of each kind: a stream's worth (its session's two buffers).
     static let idleSpareLimit = 2
     /// How long a connection stays without a stream before its spares are trimmed.
     static let idleTrimDelay: Duration = .seconds(1)
 
-    /// A pipe's session wrote, read or closed: look at it in this loop iteration's turn.
-    func pipeTouched(_ pipe: HTTP2StreamPipe) {
-        mark(pipe)
+    /// A stream's session wrote, read or closed: look at it in this loop iteration's turn.
+    func streamTouched(_ session: HTTP2StreamSession) {
+        mark(session)
     }
 
-    /// A pipe's session is done with it: its response ends (or the stream is reset).
-    func pipeClosed(_ pipe: HTTP2StreamPipe, reset: Bool) {
+    /// A stream's session is done with it: its response ends (or the stream is reset).
+    func streamEnded(_ session: HTTP2StreamSession, reset: Bool) {
         if reset {
-            codec.reset(stream: pipe.stream, .internalError)
+            codec.reset(stream: session.stream, .internalError)
         }
-        mark(pipe)
+        mark(session)
     }
 
-    private func mark(_ pipe: HTTP2StreamPipe) {
-        touched.append(pipe)
+    private func mark(_ session: HTTP2StreamSession) {
+        touched.append(session)
         guard !turnScheduled, !turning, !closed else { return }
         turnScheduled = true
         turnTask.schedule()
@@ -537,7 +530,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             fail()
             return
         }
-        // Each pass may touch more pipes (a delivery makes a session write): bounded passes.
+        // Each pass may touch more streams (a delivery makes a session write): bounded passes.
         touched.drain(passes: 8, look: service, afterPass: flushCodec)
         flushCodec()
         if !resetWhenSent.isEmpty {
@@ -567,69 +560,69 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if !codec.isActive { close() }
     }
 
-    /// Pipes whose last look stopped for want of room in their stream's send queue (each listed
-    /// once: its ``HTTP2StreamPipe/inRoomWaiters`` mark), so a turn looks at these, not at
-    /// every open stream.
-    private var roomWaiters: [HTTP2StreamPipe] = []
+    /// Streams whose last look stopped for want of room in their send queue (each listed once:
+    /// its ``HTTP2StreamSession/inRoomWaiters`` mark), so a turn looks at these, not at every
+    /// open stream.
+    private var roomWaiters: [HTTP2StreamSession] = []
 
-    /// Touches the waiting pipes whose stream has room now (their look lists them again if it
+    /// Touches the waiting streams whose stream has room now (their look lists them again if it
     /// stops short once more); forgets those no longer waiting, or whose stream closed.
     private func lookAtRoomWaiters() {
-        roomWaiters.removeAll { pipe in
-            if pipe.waitingForRoom && pipe.isListed {
-                guard codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
-                touched.append(pipe)
+        roomWaiters.removeAll { session in
+            if session.waitingForRoom && session.isListed {
+                guard codec.sendRoom(stream: session.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
+                touched.append(session)
             }
-            pipe.inRoomWaiters = false
+            session.inRoomWaiters = false
             return true
         }
     }
 
-    private func service(_ pipe: HTTP2StreamPipe) {
-        guard pipe.isListed else { return }
-        pipe.deliver()
-        let consumed = pipe.takeConsumed()
-        if consumed > 0 { codec.consumed(stream: pipe.stream, count: consumed) }
-        let before = pipe.response.count
+    private func service(_ session: HTTP2StreamSession) {
+        guard session.isListed else { return }
+        session.deliver()
+        let consumed = session.takeConsumed()
+        if consumed > 0 { codec.consumed(stream: session.stream, count: consumed) }
+        let before = session.response.count
         do {
-            try pipe.responseTranslator.translate(pipe.response, closed: pipe.sessionClosed || pipe.closingAfterFlush,
+            try session.responseTranslator.translate(session.response, closed: session.sessionClosed || session.closingAfterFlush,
                                                   codec: codec)
         } catch {
-            context.logger.debug("HTTP/2 stream response could not be translated", metadata: ["stream": "\(pipe.stream)"])
-            codec.reset(stream: pipe.stream, .internalError)
-            pipe.response.drain(pipe.response.count)
+            context.logger.debug("HTTP/2 stream response could not be translated", metadata: ["stream": "\(session.stream)"])
+            codec.reset(stream: session.stream, .internalError)
+            session.response.drain(session.response.count)
         }
-        if var spent = pipe.responseTranslator.takeSpentHead() {
+        if var spent = session.responseTranslator.takeSpentHead() {
             context.giveBack(streamHead: spent.takeBytes(), lines: spent.takeLines())
         }
-        let after = pipe.response.count
-        if after < before { pipe.responseBytesMoved += before - after }
-        pipe.responseMoved(after != before)
-        let waiting = after > 0 && codec.sendRoom(stream: pipe.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
-        pipe.waitingForRoom = waiting
-        if waiting && !pipe.inRoomWaiters {
-            pipe.inRoomWaiters = true
-            roomWaiters.append(pipe)
+        let after = session.response.count
+        if after < before { session.responseBytesMoved += before - after }
+        session.responseMoved(after != before)
+        let waiting = after > 0 && codec.sendRoom(stream: session.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
+        session.waitingForRoom = waiting
+        if waiting && !session.inRoomWaiters {
+            session.inRoomWaiters = true
+            roomWaiters.append(session)
         }
         // A session that closed at once (an abort) leaves nothing more to send: what its
         // response lacks cannot come, so the stream is reset (a socket closed at once drops its
         // unsent bytes too). One closing gracefully is waited for while its bytes move.
-        let truncated = pipe.sessionClosed
-            || (pipe.closingAfterFlush && !pipe.waitingForRoom && (after == 0 || after == before))
-        if truncated && pipe.responseTranslator.phase != .done {
+        let truncated = session.sessionClosed
+            || (session.closingAfterFlush && !session.waitingForRoom && (after == 0 || after == before))
+        if truncated && session.responseTranslator.phase != .done {
             // The session ended without a complete response (an upstream that died mid-body,
             // maybe mid-chunk-line): the stream cannot end cleanly.
-            codec.reset(stream: pipe.stream, .internalError)
-            pipe.response.drain(after)
-            pipe.responseDrained()
+            codec.reset(stream: session.stream, .internalError)
+            session.response.drain(after)
+            session.responseDrained()
             return
         }
-        if after == 0 && (before > 0 || pipe.closingAfterFlush) { pipe.responseDrained() }
-        if pipe.responseTranslator.phase == .done && !pipe.peerEnded {
+        if after == 0 && (before > 0 || session.closingAfterFlush) { session.responseDrained() }
+        if session.responseTranslator.phase == .done && !session.peerEnded {
             // The response is complete before the request: once it is out, the app is told to
             // stop sending (RFC 9113 §8.1).
-            pipe.peerDidEnd()
-            resetWhenSent.insert(pipe.stream)
+            session.peerDidEnd()
+            resetWhenSent.insert(session.stream)
         }
     }
 
@@ -708,8 +701,8 @@ final class HTTP2ServerSession: ConnectionDelegate {
         pendingStarts.removeAll()
         roomWaiters.removeAll()
         context.http2Streams -= open.count
-        for (_, entry) in open { entry.pipe.isListed = false }
-        for (_, entry) in open where entry.pipe.sessionStarted { abandon(entry) }
+        for (_, entry) in open { entry.isListed = false }
+        for (_, entry) in open where entry.sessionStarted { abandon(entry) }
     }
 
     /// Sends GOAWAY for a drain: the open streams finish, no new one starts.
