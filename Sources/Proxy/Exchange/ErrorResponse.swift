@@ -1,19 +1,43 @@
 import HTTP1
 import JSON
 
-/// Builds the bytes of a proxy-generated error response: an RFC 9209 `Proxy-Status` field and a
-/// short JSON body `{"error": "<type>", "message": "<for a person>"}`.
+/// Builds a proxy-generated error response: an RFC 9209 `Proxy-Status` field and a short JSON
+/// body `{"error": "<type>", "message": "<for a person>"}` — as bytes for an HTTP/1.1 app, as
+/// status, fields and body for an HTTP/2 stream.
 enum ErrorResponse {
-    /// The complete response (head and body). `close` adds `Connection: close`. `grpc`: the
-    /// request is a gRPC call, answered as gRPC expects a failure (``grpcBytes(for:)``).
+    /// The complete response (head and body) for an HTTP/1.1 app. `close` adds
+    /// `Connection: close`. `grpc`: the request is a gRPC call, answered as gRPC expects a
+    /// failure (``response(for:close:retryAfter:grpc:)``).
     static func bytes(for error: ProxyError, close: Bool, retryAfter: Int? = nil, grpc: Bool = false) -> [UInt8] {
-        if grpc { return grpcBytes(for: error) }
+        let response = response(for: error, close: close, retryAfter: retryAfter, grpc: grpc)
+        var bytes = HeadSerializer.response(version: .http1_1, status: response.status,
+                                            reason: HeadSerializer.reasonPhrase(response.status), fields: response.fields)
+        bytes.append(contentsOf: response.body)
+        return bytes
+    }
+
+    /// The response, as either protocol carries it: its status, its fields (`close` adds
+    /// `Connection: close`, which only HTTP/1.1 has) and its body.
+    ///
+    /// For a gRPC call (`grpc`): HTTP 200 with no body (on HTTP/2, one HEADERS frame that ends
+    /// the stream: a trailers-only response), `grpc-status` from the error's HTTP status as gRPC
+    /// maps them (with timeouts as `DEADLINE_EXCEEDED`), `grpc-message` for a person
+    /// (percent-encoded), and the same `Proxy-Status` as every other error.
+    static func response(for error: ProxyError, close: Bool, retryAfter: Int?, grpc: Bool) -> (status: Int, fields: HTTPFields, body: [UInt8]) {
+        var fields = HTTPFields()
+        if grpc {
+            fields.append("content-type", "application/grpc")
+            fields.append("grpc-status", String(grpcStatus(for: error)))
+            fields.append("grpc-message", percentEncoded(error.message))
+            fields.append("proxy-status", "token-sidecar; error=\(error.type); details=\(structuredString(error.message))")
+            fields.append("content-length", "0")
+            return (200, fields, [])
+        }
         var body = "{\"error\": \(JSONString.quoted(error.type)), \"message\": \(JSONString.quoted(error.message))"
         for key in error.details.keys.sorted() {
             body += ", \(JSONString.quoted(key)): \(JSONString.quoted(error.details[key]!))"
         }
         body += "}\n"
-        var fields = HTTPFields()
         fields.append("Content-Type", "application/json")
         fields.append("Content-Length", String(body.utf8.count))
         fields.append("Cache-Control", "no-store")
@@ -21,24 +45,7 @@ enum ErrorResponse {
         if let retryAfter = retryAfter ?? error.retryAfter { fields.append("Retry-After", String(retryAfter)) }
         if let challenge = error.challenge { fields.append("WWW-Authenticate", challenge) }
         if close { fields.append("Connection", "close") }
-        var bytes = HeadSerializer.response(version: .http1_1, status: error.status,
-                                            reason: HeadSerializer.reasonPhrase(error.status), fields: fields)
-        bytes.append(contentsOf: body.utf8)
-        return bytes
-    }
-
-    /// The error as a gRPC call's failure: HTTP 200 with no body (on HTTP/2, one HEADERS frame
-    /// that ends the stream: a trailers-only response), `grpc-status` from the error's HTTP
-    /// status as gRPC maps them (with timeouts as `DEADLINE_EXCEEDED`), `grpc-message` for a
-    /// person (percent-encoded), and the same `Proxy-Status` as every other error.
-    static func grpcBytes(for error: ProxyError) -> [UInt8] {
-        var fields = HTTPFields()
-        fields.append("content-type", "application/grpc")
-        fields.append("grpc-status", String(grpcStatus(for: error)))
-        fields.append("grpc-message", percentEncoded(error.message))
-        fields.append("proxy-status", "token-sidecar; error=\(error.type); details=\(structuredString(error.message))")
-        fields.append("content-length", "0")
-        return HeadSerializer.response(version: .http1_1, status: 200, reason: "OK", fields: fields)
+        return (error.status, fields, Array(body.utf8))
     }
 
     /// gRPC's status code for a proxy error: gRPC's own HTTP mapping

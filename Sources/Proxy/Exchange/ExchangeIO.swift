@@ -67,7 +67,7 @@ final class ExchangeIO {
     /// (``UpstreamConnection/endRequestBody()``).
     let requestEndsWithStream: Bool
     /// The response goes to an HTTP/2 app's stream unframed, ended by the exchange's finish
-    /// (``HTTP2MessageTranslator/Phase/untilEnd``): set as the relay starts.
+    /// (``HTTP2OutboundMessage/Phase/untilEnd``): set as the relay starts.
     var responseEndsAppStream = false
     /// Bytes of this request (head and body) queued toward the current upstream connection.
     var requestQueued = 0

@@ -150,7 +150,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// final one, in the same read) is read.
     func forwardInterim(_ io: ExchangeIO, toClient: Bool) -> ExchangeAction {
         if toClient, let interim = io.interimHead {
-            clientOutput.append(HeadSerializer.response(version: .http1_1, status: interim.status, reason: interim.reason, fields: HTTPFields()))
+            writeInterim(status: interim.status, reason: interim.reason)
         }
         io.interimHead = nil
         arm(after: context.timeouts.responseHeaders)
@@ -208,7 +208,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
         }
         io.responseCommitted = !staged
         // An HTTP/2 app's stream carries the end and the trailers apart from the bytes: nothing
-        // is chunk-framed for it (``HTTP2MessageTranslator/Phase/untilEnd``).
+        // is chunk-framed for it (``HTTP2OutboundMessage/Phase/untilEnd``).
         let chunkedOutput = clientFraming == .chunked && !isHTTP2Stream
         io.responseEndsAppStream = clientFraming == .chunked && isHTTP2Stream
         if framing == .chunked, io.withUpstream({ $0.http2Stream?.bodyEndsWithStream }) == true {
@@ -354,23 +354,6 @@ extension ExchangeSession: UpstreamConnectionOwner {
         let needed = io.responseRelay.bytesNeededAtOnce
         if isStreamOfBusyHTTP2Connection { return BufferBudget.smallestReadAhead(needing: needed) }
         return context.bufferBudget.readAhead(needing: needed)
-    }
-
-    /// A final response head as an HTTP/2 stream's translator takes it: the forwarded lines (moved
-    /// out) and Via, and how the body the relay writes after it is framed.
-    private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2MessageTranslator.AnnouncedHead {
-        var bytes: [UInt8] = []
-        swap(&bytes, &head.forwardedLines)
-        // (Moved out too: a copy would share storage with `head`, and the append copy it.)
-        var lines: [FieldLine] = []
-        swap(&lines, &head.keptLines)
-        let via = bytes.count
-        bytes.append(HeadBytes.viaLine)
-        lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "1.1 token-sidecar"
-        // A chunked or close-delimited body goes unframed, ended by the session when the
-        // exchange completes (``finish(_:upstream:keepClient:)``); else the backend's framing.
-        let body = head.clientFraming == .chunked ? .untilEnd : HTTP2MessageTranslator.phase(for: head.framing)
-        return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 
     /// How far a session reads its backend's response ahead until the head is read: the
@@ -564,7 +547,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
         let error = proxyError(for: failure, io: io)
         account(io, status: error.status, error: error.type)
         current = nil
-        clientOutput.append(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter, grpc: isGRPCStream))
+        writeError(error, close: close, retryAfter: retryAfter)
         if close {
             self.close()
         } else {
@@ -623,7 +606,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
 
     /// Writes a proxy-generated error, then waits for the next request or closes, as decided.
     func answer(_ error: ProxyError, keepClient: Bool) {
-        clientOutput.append(ErrorResponse.bytes(for: error, close: !keepClient, retryAfter: nil, grpc: isGRPCStream))
+        writeError(error, close: !keepClient, retryAfter: nil)
         if keepClient {
             setClientTimeouts(read: nil, write: context.timeouts.bodyIdle)
             awaitNextRequest()

@@ -38,7 +38,7 @@ class ExchangeSession: TimerOwner {
     /// How loaded the app connection of the stream it serves is (an HTTP/2 stream's session).
     let http2Load: HTTP2ConnectionLoad?
     /// It serves a gRPC call (an HTTP/2 stream with `content-type: application/grpc…`): its
-    /// proxy-generated errors are gRPC-shaped (``ErrorResponse/grpcBytes(for:)``).
+    /// proxy-generated errors are gRPC-shaped (``ErrorResponse/response(for:close:retryAfter:grpc:)``).
     let isGRPCStream: Bool
     /// Runs the keep-alive idle, request-head and handshake timeouts, as ``connection`` says
     /// (an HTTP/2 stream's session has none of these: the same timer as ``exchangeTimer``).
@@ -105,6 +105,19 @@ class ExchangeSession: TimerOwner {
 
     /// The server name the app's TLS handshake asked for (an intercepted tunnel's connection).
     var clientTLSServerName: String? { nil }
+
+    /// Writes a proxy-generated error response (``ErrorResponse``; gRPC-shaped for a gRPC
+    /// call) as the app's end takes it: a connection's as bytes (`close` adds
+    /// `Connection: close`), a stream's as fields and a body.
+    func writeError(_ error: ProxyError, close: Bool, retryAfter: Int?) {
+        clientOutput.append(ErrorResponse.bytes(for: error, close: close, retryAfter: retryAfter, grpc: isGRPCStream))
+    }
+
+    /// Passes on an interim (1xx) response, without fields (`100 Continue` for `Expect`), as
+    /// the app's end takes it.
+    func writeInterim(status: Int, reason: String) {
+        clientOutput.append(HeadSerializer.response(version: .http1_1, status: status, reason: reason, fields: HTTPFields()))
+    }
 
     /// A stream's request body ended (its stream said so) since the last call: the relay
     /// completes once the bytes before the end moved. Never for a connection (its bodies

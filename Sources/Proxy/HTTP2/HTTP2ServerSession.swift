@@ -206,7 +206,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             case .reset(let id, _):
                 guard let session = streams[id] else { continue }
                 // Reset before its response began: what Rapid Reset does, by the thousand.
-                if session.responseTranslator.phase == .head { refuse(.rapidReset, stream: id) }
+                if session.outbound.phase == .head { refuse(.rapidReset, stream: id) }
                 session.peerDidEnd()
                 session.deliverEnd()
             case .malformed(let id):
@@ -381,14 +381,19 @@ final class HTTP2ServerSession: ConnectionDelegate {
         answer(id, method: "CONNECT", error)
     }
 
-    /// Answers `stream` with the proxy's own error response (the same bytes an HTTP/1.1 app
-    /// gets, translated), without a session; the app's request body is not wanted.
+    /// Answers `stream` with the proxy's own error response (the same status, fields and body an
+    /// HTTP/1.1 app gets), without a session; the app's request body is not wanted.
     private func answer(_ id: Int32, method: String, grpc: Bool = false, _ error: ProxyError) {
-        var translator = HTTP2MessageTranslator(requestMethod: RequestHeadParser.isConnect(method) ? "GET" : method, stream: id)
-        let response = OwnedEventBuffer()
-        response.buffer.append(ErrorResponse.bytes(for: error, close: false, grpc: grpc))
+        let answer = ErrorResponse.response(for: error, close: false, retryAfter: nil, grpc: grpc)
+        let body = method == "HEAD" ? [] : answer.body
+        var message = HTTP2OutboundMessage(requestMethod: method, stream: id)
+        message.announce(HTTP2OutboundMessage.AnnouncedHead(status: answer.status, fields: answer.fields,
+                                                            body: body.isEmpty ? .done : .length(UInt64(body.count))),
+                         committed: true)
+        let bytes = OwnedEventBuffer()
+        bytes.buffer.append(body)
         do {
-            try translator.translate(response.buffer, closed: true, codec: codec)
+            try message.send(bytes.buffer, closed: true, codec: codec)
             resetWhenSent.insert(id)
         } catch {
             codec.reset(stream: id, .internalError)
@@ -570,7 +575,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func lookAtRoomWaiters() {
         roomWaiters.removeAll { session in
             if session.waitingForRoom && session.isListed {
-                guard codec.sendRoom(stream: session.stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0 else { return false }
+                guard codec.sendRoom(stream: session.stream, limit: HTTP2OutboundMessage.sendQueueLimit) > 0 else { return false }
                 touched.append(session)
             }
             session.inRoomWaiters = false
@@ -585,20 +590,20 @@ final class HTTP2ServerSession: ConnectionDelegate {
         if consumed > 0 { codec.consumed(stream: session.stream, count: consumed) }
         let before = session.response.count
         do {
-            try session.responseTranslator.translate(session.response, closed: session.sessionClosed || session.closingAfterFlush,
+            try session.outbound.send(session.response, closed: session.sessionClosed || session.closingAfterFlush,
                                                   codec: codec)
         } catch {
             context.logger.debug("HTTP/2 stream response could not be translated", metadata: ["stream": "\(session.stream)"])
             codec.reset(stream: session.stream, .internalError)
             session.response.drain(session.response.count)
         }
-        if var spent = session.responseTranslator.takeSpentHead() {
+        if var spent = session.outbound.takeSpentHead() {
             context.giveBack(streamHead: spent.takeBytes(), lines: spent.takeLines())
         }
         let after = session.response.count
         if after < before { session.responseBytesMoved += before - after }
         session.responseMoved(after != before)
-        let waiting = after > 0 && codec.sendRoom(stream: session.stream, limit: HTTP2MessageTranslator.sendQueueLimit) <= 0
+        let waiting = after > 0 && codec.sendRoom(stream: session.stream, limit: HTTP2OutboundMessage.sendQueueLimit) <= 0
         session.waitingForRoom = waiting
         if waiting && !session.inRoomWaiters {
             session.inRoomWaiters = true
@@ -609,7 +614,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         // unsent bytes too). One closing gracefully is waited for while its bytes move.
         let truncated = session.sessionClosed
             || (session.closingAfterFlush && !session.waitingForRoom && (after == 0 || after == before))
-        if truncated && session.responseTranslator.phase != .done {
+        if truncated && session.outbound.phase != .done {
             // The session ended without a complete response (an upstream that died mid-body,
             // maybe mid-chunk-line): the stream cannot end cleanly.
             codec.reset(stream: session.stream, .internalError)
@@ -618,7 +623,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             return
         }
         if after == 0 && (before > 0 || session.closingAfterFlush) { session.responseDrained() }
-        if session.responseTranslator.phase == .done && !session.peerEnded {
+        if session.outbound.phase == .done && !session.peerEnded {
             // The response is complete before the request: once it is out, the app is told to
             // stop sending (RFC 9113 §8.1).
             session.peerDidEnd()

@@ -10,7 +10,8 @@ import HTTP2
 /// fields (``announceResponseHead(_:committed:)``) and its body from ``response`` as DATA. The
 /// exchange runs as any other (``ExchangeSession``); nothing of an HTTP/1.1 connection's — head
 /// reading, keep-alive, tunnels, interception, local answers — is made for a stream, and no
-/// HTTP/1.1 text is written for one but a proxy-generated error (``HTTP2MessageTranslator``).
+/// HTTP/1.1 text is written for one: its heads, the sidecar's own errors among them, go as
+/// fields (``HTTP2OutboundMessage``).
 ///
 /// In memory, on its connection's loop; owned by its ``HTTP2ServerSession`` while the stream
 /// is open. Its inactivity timeouts are the stream's own: the read timeout runs while the
@@ -72,7 +73,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     /// Bytes of the response moved into the framing so far.
     var responseBytesMoved = 0
     /// The response's framing state: its head, announced as fields, then its body.
-    var responseTranslator: HTTP2MessageTranslator
+    var outbound: HTTP2OutboundMessage
 
     private var readTimeout: Duration?
     private var writeTimeout: Duration?
@@ -95,7 +96,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
         self.stream = stream
         self.connectionReference = UnretainedReference(owner)
         self.connectionLoad = owner.load
-        self.responseTranslator = HTTP2MessageTranslator(requestMethod: requestMethod, stream: stream)
+        self.outbound = HTTP2OutboundMessage(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
         inputBuffer = owner.spareBuffer()
         outputBuffer = owner.spareBuffer()
@@ -182,15 +183,31 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     }
 
     override func announceResponseHead(_ head: inout UpstreamResponse, committed: Bool) -> Bool {
-        responseTranslator.announce(Self.announcedHead(&head), committed: committed, after: outputBuffer.buffer.count)
+        outbound.announce(Self.announcedHead(&head), committed: committed)
         return true
     }
 
-    override func commitResponseHead() { responseTranslator.commitAnnounced() }
+    override func commitResponseHead() { outbound.commitAnnounced() }
 
-    override func dropResponseHead() { responseTranslator.dropAnnounced() }
+    /// The error's head as fields, its body after it (none for a `HEAD`); nothing that only
+    /// HTTP/1.1 has (`Connection: close`: the stream ends with the response).
+    override func writeError(_ error: ProxyError, close: Bool, retryAfter: Int?) {
+        let answer = ErrorResponse.response(for: error, close: false, retryAfter: retryAfter, grpc: isGRPCStream)
+        let body = outbound.requestMethod == "HEAD" || answer.body.isEmpty ? [] : answer.body
+        outbound.announce(HTTP2OutboundMessage.AnnouncedHead(status: answer.status, fields: answer.fields,
+                                                             body: body.isEmpty ? .done : .length(UInt64(body.count))),
+                          committed: true)
+        clientOutput.append(body)
+    }
 
-    override func endResponse(trailers: HTTPFields?) { responseTranslator.endMessage(trailers: trailers) }
+    override func writeInterim(status: Int, reason: String) {
+        outbound.announceInterim(status: status)
+        withOwner { $0.streamTouched(self) }
+    }
+
+    override func dropResponseHead() { outbound.dropAnnounced() }
+
+    override func endResponse(trailers: HTTPFields?) { outbound.endMessage(trailers: trailers) }
 
     /// Not when its connection has many streams open, or when the app never opened the stream's
     /// window beyond its first (``HTTP2ServerSession/appReadsBeyondFirstWindow(_:)``): an app
@@ -202,7 +219,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
 
     /// A final response head as the stream's translator takes it: the forwarded lines (moved
     /// out) and Via, and how the body the relay writes after it is framed.
-    private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2MessageTranslator.AnnouncedHead {
+    private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2OutboundMessage.AnnouncedHead {
         var bytes: [UInt8] = []
         swap(&bytes, &head.forwardedLines)
         // (Moved out too: a copy would share storage with `head`, and the append copy it.)
@@ -213,8 +230,8 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
         lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "1.1 token-sidecar"
         // A chunked or close-delimited body goes unframed, ended by the session when the
         // exchange completes (``finish(_:upstream:keepClient:)``); else the backend's framing.
-        let body = head.clientFraming == .chunked ? .untilEnd : HTTP2MessageTranslator.phase(for: head.framing)
-        return HTTP2MessageTranslator.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
+        let body = head.clientFraming == .chunked ? .untilEnd : HTTP2OutboundMessage.phase(for: head.framing)
+        return HTTP2OutboundMessage.AnnouncedHead(status: head.status, bytes: bytes, lines: lines, body: body)
     }
 
     // MARK: - timeouts

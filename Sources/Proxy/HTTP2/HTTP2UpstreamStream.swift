@@ -7,7 +7,7 @@ import HTTP2
 /// Not a byte stream: its ``UpstreamConnection`` calls it directly and hears from it directly
 /// (``user``). The exchange hands it the request's head typed (``sendHead(_:body:)``: name/value
 /// pairs from the exchange's rewrite, never text) and its body's bytes in ``output``, sent as
-/// DATA by its framing (``HTTP2MessageTranslator``: a length, an end the app's stream gave, or an
+/// DATA by its framing (``HTTP2OutboundMessage``: a length, an end the app's stream gave, or an
 /// HTTP/1.1 app's chunks with their trailers as HTTP/2 trailers). The
 /// response's heads come back typed (``takeResponseHead()``), then its body unframed in
 /// ``input``: with its length, or — a body without one — ended by the stream
@@ -38,9 +38,9 @@ final class HTTP2UpstreamStream: TouchablePipe {
     private let outputBuffer = OwnedEventBuffer()
     /// The connection carrying the current request; nil between requests.
     private(set) var connection: HTTP2UpstreamConnection?
-    private var translator: HTTP2MessageTranslator
+    private var outbound: HTTP2OutboundMessage
     /// The current request's stream id (0 until its head opened it).
-    var stream: Int32 { connection == nil ? 0 : translator.stream }
+    var stream: Int32 { connection == nil ? 0 : outbound.stream }
     private(set) var isConnected = false
     private var closed = false
     /// Its exchange's stream failed, or ended while the request was still going: nothing more
@@ -61,7 +61,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     private var responseBody = ResponseBody.awaitingHead
     /// The next request's head and how its body is framed, until the connection's turn opens
     /// its stream with it.
-    private var pendingHead: (head: HTTP2Head, body: HTTP2MessageTranslator.Phase)?
+    private var pendingHead: (head: HTTP2Head, body: HTTP2OutboundMessage.Phase)?
     /// The request's unframed body ended (``endRequestBody()``): its stream ends once the bytes
     /// before the end are sent.
     private var requestBodyEnded = false
@@ -89,7 +89,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
         self.target = target
         self.upstreams = upstreams
         self.loop = upstreams.loop
-        translator = HTTP2MessageTranslator()
+        outbound = HTTP2OutboundMessage()
         readTimer = Timer(on: upstreams.loop) {}
         writeTimer = Timer(on: upstreams.loop) {}
         lookTask = LoopTask(on: upstreams.loop) {}
@@ -108,7 +108,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
         guard connection == nil, !closed, !dead else { return }
         let chosen = upstreams.connection(for: target)
         connection = chosen
-        translator = HTTP2MessageTranslator()
+        outbound = HTTP2OutboundMessage()
         responseBody = .awaitingHead
         responseComplete = false
         requestBodyEnded = false
@@ -218,10 +218,10 @@ final class HTTP2UpstreamStream: TouchablePipe {
         lookTask.cancel()
         if let connection {
             self.connection = nil
-            if responseComplete && translator.phase == .done {
-                connection.detach(self, stream: translator.stream)
+            if responseComplete && outbound.phase == .done {
+                connection.detach(self, stream: outbound.stream)
             } else {
-                connection.cancel(self, stream: translator.stream)
+                connection.cancel(self, stream: outbound.stream)
             }
         }
     }
@@ -248,7 +248,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
 
     /// Whether a request head or request bytes wait to be sent.
     var hasRequestBytes: Bool {
-        pendingHead != nil || !outputBuffer.buffer.isEmpty || (requestBodyEnded && translator.phase == .untilEnd)
+        pendingHead != nil || !outputBuffer.buffer.isEmpty || (requestBodyEnded && outbound.phase == .untilEnd)
     }
 
     /// The request's unframed body ended (an HTTP/2 app's stream did): the stream ends once
@@ -266,7 +266,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     /// The request's head, typed (the exchange's rewrite as name/value pairs): it opens a stream
     /// at the connection's next turn; `body` says how the bytes written after it are framed.
     /// (Given once the stream announced its connect: a response never comes before it.)
-    func sendHead(_ head: HTTP2Head, body: HTTP2MessageTranslator.Phase) {
+    func sendHead(_ head: HTTP2Head, body: HTTP2OutboundMessage.Phase) {
         guard !closed, !dead else { return }
         if requestAbandoned {
             // The last request's rest, dropped: this one starts clean.
@@ -292,7 +292,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
 
     /// Whether the stream's send queue has room for more request body.
     func hasSendRoom(_ codec: HTTP2Codec) -> Bool {
-        stream == 0 || codec.sendRoom(stream: stream, limit: HTTP2MessageTranslator.sendQueueLimit) > 0
+        stream == 0 || codec.sendRoom(stream: stream, limit: HTTP2OutboundMessage.sendQueueLimit) > 0
     }
 
     /// Moves the request into `codec` (its head opens the stream) as far as the stream's send
@@ -301,17 +301,17 @@ final class HTTP2UpstreamStream: TouchablePipe {
         let request = outputBuffer.buffer
         if let pending = pendingHead {
             pendingHead = nil
-            try translator.submitRequest(pending.head, body: pending.body, codec: codec)
+            try outbound.submitRequest(pending.head, body: pending.body, codec: codec)
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()
                 return
             }
         }
-        if requestBodyEnded && translator.phase == .untilEnd { translator.endMessage(trailers: nil) }
+        if requestBodyEnded && outbound.phase == .untilEnd { outbound.endMessage(trailers: nil) }
         let before = request.count
-        guard before > 0 || (requestBodyEnded && translator.phase == .untilEnd) else { return }
-        try translator.translate(request, closed: false, codec: codec)
+        guard before > 0 || (requestBodyEnded && outbound.phase == .untilEnd) else { return }
+        try outbound.send(request, closed: false, codec: codec)
         if request.count != before { restartWriteTimer() }
         if request.isEmpty { user?.streamDidDrain() }
     }
@@ -340,7 +340,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
             // A body without a length — the exchange calls it chunked, one that may end with
             // trailers — comes unframed, ended by the stream. A response to HEAD, a 204 or a
             // 304 has no body whatever it says (RFC 9110 §6.4.1).
-            let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: translator.requestMethod)
+            let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: outbound.requestMethod)
             responseBody = noBody || endStream || head.hasField("content-length") ? .raw : .untilEnd
         }
         responseHeads.append(ResponseHead(head: head, endStream: endStream))
@@ -377,7 +377,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
         responseComplete = true
         unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
         if responseBody == .untilEnd { messageEnd = trailers ?? HTTPFields() }
-        if translator.phase == .done {
+        if outbound.phase == .done {
             // The exchange is over here: the pipe leaves the stream at once (its END_STREAM may
             // still wait for the peer's window; that is the codec's), free for the next request.
             leaveStream()
@@ -417,11 +417,11 @@ final class HTTP2UpstreamStream: TouchablePipe {
     /// stream of its own and never inherits this one's bytes or end.
     func leaveFinishedStream() {
         guard let current = connection else { return }
-        if translator.stream > 0 && !(responseComplete && translator.phase == .done) {
+        if outbound.stream > 0 && !(responseComplete && outbound.phase == .done) {
             abandonStream()
         } else {
             connection = nil
-            current.detach(self, stream: translator.stream)
+            current.detach(self, stream: outbound.stream)
         }
         pendingHead = nil
     }
@@ -431,7 +431,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     private func abandonStream() {
         let current = connection
         connection = nil
-        current?.cancel(self, stream: translator.stream, code: .noError)
+        current?.cancel(self, stream: outbound.stream, code: .noError)
         requestAbandoned = true
         outputBuffer.buffer.drain(outputBuffer.buffer.count)
     }
@@ -441,7 +441,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
         if dead {
             let current = connection
             connection = nil
-            current?.detach(self, stream: translator.stream)
+            current?.detach(self, stream: outbound.stream)
             deliver()
             return
         }
@@ -453,7 +453,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     private func leaveStream() {
         let current = connection
         connection = nil
-        current?.detach(self, stream: translator.stream)
+        current?.detach(self, stream: outbound.stream)
         deliver()
     }
 
@@ -462,7 +462,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     func streamFailed(_ code: HTTP2ErrorCode) {
         let current = connection
         connection = nil
-        current?.detach(self, stream: translator.stream)
+        current?.detach(self, stream: outbound.stream)
         dead = true
         readTimer.suspend()
         guard !closed, let user else { return }
@@ -477,7 +477,7 @@ final class HTTP2UpstreamStream: TouchablePipe {
     /// The connection ended or could not be made.
     func connectionEnded(_ reason: ConnectionEnd) {
         connection = nil
-        if responseComplete && translator.phase == .done { return }
+        if responseComplete && outbound.phase == .done { return }
         dead = true
         readTimer.suspend()
         guard !closed, let user else { return }

@@ -38,7 +38,7 @@ struct UpstreamRequestPlan {
     /// How the body written after the head is framed on an HTTP/2 stream: unframed until its
     /// end is told, or as the head says (an HTTP/1.1 app's body without a length comes as
     /// chunks, de-framed there).
-    var http2Body: HTTP2MessageTranslator.Phase {
-        bodyEndsWithStream ? .untilEnd : HTTP2MessageTranslator.phase(for: head.framing)
+    var http2Body: HTTP2OutboundMessage.Phase {
+        bodyEndsWithStream ? .untilEnd : HTTP2OutboundMessage.phase(for: head.framing)
     }
 }
