@@ -44,8 +44,8 @@ extension ExchangeSession: UpstreamWaiter {
         var decision: RouteDecision
         // A ternary, not `Optional.map ?? …`: the decision is not copied through an optional.
         switch intercepted == nil ? context.withRouter({ $0.decide(head) })
-            : context.withRouter({ $0.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: clientTLSServerName,
-                                                 secure: clientIsTLS) }) {
+            : context.withRouter({ $0.decide(head, intercepted: intercepted.unsafelyUnwrapped, serverName: appConnection?.tlsServerName,
+                                                 secure: appConnection?.isTLS ?? false) }) {
         case .success(let routed): decision = routed
         case .failure(let error):
             refuse(error, head: head)

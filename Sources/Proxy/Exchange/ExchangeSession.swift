@@ -18,6 +18,9 @@ import TokenManager
 /// (a stream's, by its ``HTTP2ServerSession``).
 class ExchangeSession: TimerOwner {
     let context: WorkerContext
+    /// The app's connection (a socket in production, an in-memory stream in tests) when the
+    /// session serves one (a ``ClientSession``); nil for a stream's (an ``HTTP2StreamSession``).
+    let appConnection: (any ByteStream)?
     /// The state machine of the app's end: waits for heads and handshakes, refusals, local
     /// answers, interception, drain, the head timer, and the exchange under way (which it holds).
     var connection: ClientConnectionStateMachine
@@ -46,17 +49,19 @@ class ExchangeSession: TimerOwner {
     /// Runs the exchange's timer (or the local responder's), as their actions arm and stop it.
     let exchangeTimer: Timer
 
-    /// A session whose app's end `handshakes` first (TLS) or not; for an HTTP/2 stream
-    /// (`http2Stream`), `load` is its connection's, and `grpc` says it carries a gRPC call.
-    init(context: WorkerContext, intercepted: InterceptedOrigin?, handshakes: Bool, http2Stream: Bool,
-         load: HTTP2ConnectionLoad?, grpc: Bool) {
+    /// A session for `appConnection`, or (nil) for a stream, whose connection's `load` it
+    /// shares; `grpc` says the stream carries a gRPC call.
+    init(appConnection: (any ByteStream)?, context: WorkerContext, intercepted: InterceptedOrigin?, load: HTTP2ConnectionLoad?,
+         grpc: Bool) {
+        let http2Stream = appConnection == nil
+        self.appConnection = appConnection
         self.context = context
         self.intercepted = intercepted
         self.isHTTP2Stream = http2Stream
         self.http2Load = load
         self.isGRPCStream = grpc
         // A plaintext intercepted tunnel has no handshake to wait for.
-        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: handshakes)
+        self.connection = ClientConnectionStateMachine(intercepted: intercepted, handshaking: appConnection?.isTLS ?? false)
         // `let`s, given their owner once `self` exists (calls through a lazy `var` retained them).
         self.exchangeTimer = context.takeTimer()
         // An HTTP/2 stream's session is given its head and closes after its response: it never
@@ -76,35 +81,69 @@ class ExchangeSession: TimerOwner {
         if headTimer !== exchangeTimer { context.giveBack(timer: headTimer) }
     }
 
-    // MARK: - the app's end (each kind of session overrides these)
+    // MARK: - the app's end
+
+    // A connection is called here through `ByteStream`, as it always was; a stream, whose end
+    // is its session, through the `stream…` members it overrides. (Each a member of its own kind
+    // instead, an HTTP/1.1 request paid a class-method call more for each of a dozen calls.)
 
     /// What the app sent and the session has not read: request heads and bodies (a stream's:
     /// its body only).
-    var clientInput: EventBuffer { preconditionFailure("each kind of session has its app's end") }
+    @inline(__always)
+    final var clientInput: EventBuffer { appConnection?.input ?? streamInput }
 
     /// Where the response goes, as bytes: an HTTP/1.1 head and body, or a stream's body.
-    var clientOutput: EventBuffer { preconditionFailure("each kind of session has its app's end") }
+    @inline(__always)
+    final var clientOutput: EventBuffer { appConnection?.output ?? streamOutput }
 
     /// Delivers what the app sends (``clientDidRead()``).
-    func startClientReading() {}
+    @inline(__always)
+    final func startClientReading() {
+        if let appConnection { appConnection.startReading() } else { startStreamReading() }
+    }
 
     /// Stops delivering what the app sends: it waits in the kernel, or in the stream's window.
-    func stopClientReading() {}
+    @inline(__always)
+    final func stopClientReading() {
+        if let appConnection { appConnection.stopReading() } else { stopStreamReading() }
+    }
 
     /// The inactivity timeouts of the app's end: reading the request, writing the response.
-    func setClientTimeouts(read: Duration?, write: Duration?) {}
+    @inline(__always)
+    final func setClientTimeouts(read: Duration?, write: Duration?) {
+        if let appConnection { appConnection.setTimeouts(read: read, write: write) } else { setStreamTimeouts(read: read, write: write) }
+    }
 
     /// Closes the app's end at once (a stream: reset, unless its response ended it).
-    func closeClient() {}
+    final func closeClient() {
+        if let appConnection { appConnection.close() } else { closeStream() }
+    }
 
     /// Closes the app's end once the response is out, then runs `flushed`.
-    func closeClientAfterFlush(_ flushed: @escaping () -> Void) { flushed() }
+    final func closeClientAfterFlush(_ flushed: @escaping () -> Void) {
+        if let appConnection { appConnection.closeAfterFlush(flushed: flushed) } else { closeStreamAfterFlush(flushed) }
+    }
 
-    /// Whether the app's requests come over TLS (an intercepted tunnel's connection).
-    var clientIsTLS: Bool { false }
+    /// A stream's request body, for ``clientInput`` (an ``HTTP2StreamSession``'s).
+    var streamInput: EventBuffer { preconditionFailure("only a stream's session has a stream") }
 
-    /// The server name the app's TLS handshake asked for (an intercepted tunnel's connection).
-    var clientTLSServerName: String? { nil }
+    /// A stream's response body, for ``clientOutput``.
+    var streamOutput: EventBuffer { preconditionFailure("only a stream's session has a stream") }
+
+    /// ``startClientReading()`` for a stream.
+    func startStreamReading() {}
+
+    /// ``stopClientReading()`` for a stream.
+    func stopStreamReading() {}
+
+    /// ``setClientTimeouts(read:write:)`` for a stream.
+    func setStreamTimeouts(read: Duration?, write: Duration?) {}
+
+    /// ``closeClient()`` for a stream.
+    func closeStream() {}
+
+    /// ``closeClientAfterFlush(_:)`` for a stream.
+    func closeStreamAfterFlush(_ flushed: @escaping () -> Void) { flushed() }
 
     /// Writes a proxy-generated error response (``ErrorResponse``; gRPC-shaped for a gRPC
     /// call) as the app's end takes it: a connection's as bytes (`close` adds

@@ -12,7 +12,8 @@ import HTTPMessage
 ///
 /// Owned by the ``WorkerContext`` until it closes.
 final class ClientSession: ExchangeSession, ConnectionDelegate {
-    /// The app's connection (a socket in production, an in-memory stream in tests).
+    /// The app's connection (a socket in production, an in-memory stream in tests): the same
+    /// as ``ExchangeSession/appConnection``, unwrapped.
     let client: any ByteStream
     var requestReader: HeadReader
     /// The request a local responder is answering (a ``LocalServer``'s session); `nil` otherwise.
@@ -28,7 +29,7 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
     init(client: any ByteStream, context: WorkerContext, intercepted: InterceptedOrigin? = nil) {
         self.client = client
         self.requestReader = HeadReader(limit: context.requestHeadLimit)
-        super.init(context: context, intercepted: intercepted, handshakes: client.isTLS, http2Stream: false, load: nil, grpc: false)
+        super.init(appConnection: client, context: context, intercepted: intercepted, load: nil, grpc: false)
     }
 
     /// `pendingInput`: the client has sent bytes this session has not read yet (a tunnel's first
@@ -40,26 +41,6 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
         client.startReading()
         perform(connection.start(draining: context.draining, inputEmpty: client.input.isEmpty && !pendingInput))
     }
-
-    // MARK: - the app's end, for the exchange
-
-    override var clientInput: EventBuffer { client.input }
-
-    override var clientOutput: EventBuffer { client.output }
-
-    override func startClientReading() { client.startReading() }
-
-    override func stopClientReading() { client.stopReading() }
-
-    override func setClientTimeouts(read: Duration?, write: Duration?) { client.setTimeouts(read: read, write: write) }
-
-    override func closeClient() { client.close() }
-
-    override func closeClientAfterFlush(_ flushed: @escaping () -> Void) { client.closeAfterFlush(flushed: flushed) }
-
-    override var clientIsTLS: Bool { client.isTLS }
-
-    override var clientTLSServerName: String? { client.tlsServerName }
 
     override func abort() {
         local = nil

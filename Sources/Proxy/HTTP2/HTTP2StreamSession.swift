@@ -100,7 +100,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
         self.requestFraming = framing
         inputBuffer = owner.spareBuffer()
         outputBuffer = owner.spareBuffer()
-        super.init(context: context, intercepted: intercepted, handshakes: false, http2Stream: true, load: owner.load, grpc: grpc)
+        super.init(appConnection: nil, context: context, intercepted: intercepted, load: owner.load, grpc: grpc)
     }
 
     // Its buffers serve the connection's next streams (two allocations and two frees fewer each).
@@ -133,29 +133,29 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
 
     // MARK: - the app's end, for the exchange
 
-    override var clientInput: EventBuffer { inputBuffer.buffer }
+    override var streamInput: EventBuffer { inputBuffer.buffer }
 
     /// The response's body: asking for it tells the connection to look at it. (Asked for
     /// several times per response: once listed, the connection's turn will look anyway, and
     /// the call to the connection is skipped.)
-    override var clientOutput: EventBuffer {
+    override var streamOutput: EventBuffer {
         if !sessionClosed && !isTouched { withOwner { $0.streamTouched(self) } }
         return outputBuffer.buffer
     }
 
-    override func startClientReading() {
+    override func startStreamReading() {
         guard !sessionClosed else { return }
         isReading = true
         restartReadTimer()
         if !inputBuffer.buffer.isEmpty || peerEnded { withOwner { $0.streamTouched(self) } }
     }
 
-    override func stopClientReading() {
+    override func stopStreamReading() {
         isReading = false
         readTimer?.suspend()
     }
 
-    override func setClientTimeouts(read: Duration?, write: Duration?) {
+    override func setStreamTimeouts(read: Duration?, write: Duration?) {
         readTimeout = read
         writeTimeout = write
         restartReadTimer()
@@ -164,10 +164,10 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
 
     /// The session closed the stream at once: what it wrote still goes out, then the stream
     /// ends (reset, if the response did not end it).
-    override func closeClient() { end(reset: false) }
+    override func closeStream() { end(reset: false) }
 
     /// The session closes once its response is out: the stream ends with it, then `flushed` runs.
-    override func closeClientAfterFlush(_ flushed: @escaping () -> Void) {
+    override func closeStreamAfterFlush(_ flushed: @escaping () -> Void) {
         guard !sessionClosed else {
             flushed()
             return

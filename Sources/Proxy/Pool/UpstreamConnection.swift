@@ -224,6 +224,8 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     /// Where request bytes go: the socket's output once connected, a staging buffer before.
+    /// (Inlined, as it was before a stream had a branch here: several calls per request.)
+    @inline(__always)
     var output: EventBuffer {
         if let pending { return pending.buffer }
         if let socket { return socket.with { $0.output } }
@@ -306,6 +308,7 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     /// Sets the socket's inactivity timeouts (applied once connected).
+    @inline(__always)
     func setTimeouts(read: Duration?, write: Duration?) {
         guard isConnected else { return }
         if let socket {
@@ -439,7 +442,9 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// What the upstream sent that no exchange has taken: `peek` looks into the kernel (a
     /// socket's ``ByteStream/peekPeer()``), otherwise what was seen counts. Nil before it connected.
+    @inline(__always)
     func peerActivity(peek: Bool) -> PeerActivity? {
+        if let socket { return socket.with { peek ? $0.peekPeer() : $0.seenPeerActivity } }
         if let http2Stream { return http2Stream.seenPeerActivity }
         guard let connection else { return nil }
         return peek ? connection.peekPeer() : connection.seenPeerActivity
