@@ -112,7 +112,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// ``readResponseHead(_:)`` for an HTTP/2 upstream's stream: the next head it received,
     /// checked (``ResponseRewriter/status(ofHTTP2:)``) and kept as an HTTP/1.1 one is, from its
     /// fields (no text written and parsed back).
-    private func readResponseHead(_ io: ExchangeIO, from stream: HTTP2UpstreamStream) -> ExchangeAction {
+    private func readResponseHead(_ io: ExchangeIO, from stream: HTTP2UpstreamLease) -> ExchangeAction {
         guard let received = stream.takeResponseHead() else { return .none }
         let response: UpstreamResponse
         do throws(ResponseRewriter.HTTP2HeadProblem) {

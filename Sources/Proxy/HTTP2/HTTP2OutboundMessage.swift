@@ -4,7 +4,7 @@ import HTTP2
 
 /// One message the sidecar sends on an HTTP/2 stream, framed from typed parts: the response to
 /// an app's stream (``HTTP2StreamSession``: its interim heads, its head as located fields,
-/// ``announce(_:committed:)``), or the request to an HTTP/2 upstream (``HTTP2UpstreamStream``:
+/// ``announce(_:committed:)``), or the request to an HTTP/2 upstream (``HTTP2UpstreamLease``:
 /// its head as name/value pairs, ``submitRequest(_:body:codec:)``); then the body's bytes as
 /// DATA (by its length, until the sender ends it with its trailers, until the sender closes —
 /// or, for an HTTP/1.1 app's chunked request to an HTTP/2 upstream, de-chunked, its trailers

@@ -3,7 +3,7 @@ import Glibc
 import HTTP1
 import HTTP2
 
-/// One HTTP/2 connection to an upstream, shared by the ``HTTP2UpstreamStream``s whose requests
+/// One HTTP/2 connection to an upstream, shared by the ``HTTP2UpstreamLease``s whose requests
 /// it carries: the ``HTTP2Codec`` (client side) over a socket the ``UpstreamPool`` dialled
 /// (over TLS, only if the upstream agreed to `h2` in ALPN).
 ///
@@ -26,19 +26,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// The pool's connection while it dials.
     private var dialing: UpstreamConnection?
     /// Pipes whose request is on a stream here, by stream id.
-    private var streams = StreamTable<HTTP2UpstreamStream>()
+    private var streams = StreamTable<HTTP2UpstreamLease>()
     /// Pipes bound here whose request has not opened its stream yet (the connection is still
     /// being dialled, or their head is not complete).
-    private var bound: [HTTP2UpstreamStream] = []
+    private var bound: [HTTP2UpstreamLease] = []
     /// Pipes to look at in the next turn.
-    private let touched = TouchedPipes<HTTP2UpstreamStream>()
+    private let touched = TouchedPipes<HTTP2UpstreamLease>()
     /// Streams whose request bytes wait for room in their send queue (a turn looks at these,
     /// not at every open stream: a turn per event of 50 calls in flight went over all 50 twice).
     /// An entry whose stream is no longer its pipe's is dropped when met.
-    private var waitingForRoom: [(id: Int32, pipe: HTTP2UpstreamStream)] = []
+    private var waitingForRoom: [(id: Int32, pipe: HTTP2UpstreamLease)] = []
     /// Streams with request body in the codec's send queue, whose write timeout restarts as it
     /// goes out.
-    private var queuedBodies: [(id: Int32, pipe: HTTP2UpstreamStream)] = []
+    private var queuedBodies: [(id: Int32, pipe: HTTP2UpstreamLease)] = []
     /// Runs a turn after the callbacks that touched pipes, in the same loop iteration: a request
     /// an exchange hands its pipe goes out before the loop polls again (a zero-delay timer made
     /// each request wait one more iteration, an `epoll_wait` and a clock read).
@@ -152,20 +152,20 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     // MARK: - from the pipes
 
     /// `pipe` will send its next request here.
-    func bind(_ pipe: HTTP2UpstreamStream) {
+    func bind(_ pipe: HTTP2UpstreamLease) {
         bound.append(pipe)
         if isReady { touch(pipe) }
     }
 
     /// `pipe` wrote, read or widened its window: look at it in this loop iteration's turn.
-    func touch(_ pipe: HTTP2UpstreamStream) {
+    func touch(_ pipe: HTTP2UpstreamLease) {
         touched.append(pipe)
         scheduleTurn()
     }
 
     /// `pipe` is done with `stream` before its response ended (its session closed): the stream
     /// is cancelled.
-    func cancel(_ pipe: HTTP2UpstreamStream, stream: Int32, code: HTTP2ErrorCode = .cancel) {
+    func cancel(_ pipe: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel) {
         let open = stream > 0 && streams[stream] === pipe
         detach(pipe, stream: stream)
         if open { codec.reset(stream: stream, code) }
@@ -174,7 +174,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// `pipe` leaves `stream` (0: it never opened one): what it received and the session did
     /// not take goes back to the connection's window (nghttp2 counts it for the connection
     /// even once the stream is gone), and later frames of the stream are nobody's.
-    func detach(_ pipe: HTTP2UpstreamStream, stream: Int32) {
+    func detach(_ pipe: HTTP2UpstreamLease, stream: Int32) {
         bound.removeAll { $0 === pipe }
         // Its entries in the lists of streams to come back to are dropped when met; the next
         // connection lists it anew, even under the same stream id.
@@ -317,7 +317,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         socket?.setTimeouts(read: streams.isEmpty && bound.isEmpty ? upstreams.idleTimeout : nil, write: nil)
     }
 
-    private func service(_ pipe: HTTP2UpstreamStream) {
+    private func service(_ pipe: HTTP2UpstreamLease) {
         let opened = pipe.stream
         guard pipe.connection === self else { return }
         do {

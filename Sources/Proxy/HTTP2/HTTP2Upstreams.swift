@@ -4,7 +4,7 @@ import EventLoop
 /// every exchange for a target shares them, a new one opening only when each is at the peer's
 /// `SETTINGS_MAX_CONCURRENT_STREAMS` or going away.
 ///
-/// What the ``UpstreamPool`` lends an exchange for such a target is an ``HTTP2UpstreamStream``
+/// What the ``UpstreamPool`` lends an exchange for such a target is an ``HTTP2UpstreamLease``
 /// — an HTTP/1.1 byte stream whose each request becomes a stream on one of these connections —
 /// so the pool's state machine still decides how many exchanges run at once and queues the
 /// rest, as for HTTP/1.1. The sockets themselves are dialled through the pool too (resolution,

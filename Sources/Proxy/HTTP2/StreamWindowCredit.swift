@@ -1,6 +1,6 @@
 /// What an HTTP/2 stream's pipe owes its connection's receive windows: body bytes it put into
 /// its session's input, and how many of them it has reported taken. Both pipes keep one
-/// (``HTTP2StreamSession`` for an app's request bodies, ``HTTP2UpstreamStream`` for an upstream's
+/// (``HTTP2StreamSession`` for an app's request bodies, ``HTTP2UpstreamLease`` for an upstream's
 /// responses), so windows open only as sessions drain.
 struct StreamWindowCredit {
     /// Body bytes put into the input.

@@ -53,7 +53,7 @@ final class UpstreamConnection: ConnectionDelegate {
     /// agreed on HTTP/2): the request's head goes to it typed (``sendHead(_:)``), its events
     /// come here directly (``streamDidConnect()``, ``streamDidRead()``, ``streamDidDrain()``,
     /// ``stream(didEnd:)``).
-    private(set) var http2Stream: HTTP2UpstreamStream?
+    private(set) var http2Stream: HTTP2UpstreamLease?
     /// A request head sent while the upstream's protocol is not known yet (a negotiated one
     /// still connecting): written once it is, as text or typed.
     private var deferredHead: UpstreamRequestPlan?
@@ -115,7 +115,7 @@ final class UpstreamConnection: ConnectionDelegate {
 
     /// Goes through a stream on a shared HTTP/2 connection (``streamDidConnect()`` follows).
     private func openStream() {
-        let stream = HTTP2UpstreamStream(target: target.http == .h2 ? target : target.asHTTP2, upstreams: pool.http2)
+        let stream = HTTP2UpstreamLease(target: target.http == .h2 ? target : target.asHTTP2, upstreams: pool.http2)
         stream.user = self
         http2Stream = stream
         stream.connect()
@@ -140,7 +140,7 @@ final class UpstreamConnection: ConnectionDelegate {
         return 1
     }
 
-    private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamStream) {
+    private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamLease) {
         stream.sendHead(plan.http2Head(scheme: target.tls == nil ? "http" : "https"), body: plan.http2Body)
         if deferredBodyEnd {
             deferredBodyEnd = false

@@ -3,7 +3,9 @@ import HTTP1
 import HTTP2
 
 /// What the ``UpstreamPool`` lends an exchange for an HTTP/2 upstream, inside its
-/// ``UpstreamConnection``: each request becomes a stream on a shared ``HTTP2UpstreamConnection``.
+/// ``UpstreamConnection``: a lease of one stream at a time on the shared
+/// ``HTTP2UpstreamConnection``s — each request's head opens a stream on whichever has room, and
+/// the lease leaves the stream when its exchange is done with it.
 /// Not a byte stream: its ``UpstreamConnection`` calls it directly and hears from it directly
 /// (``user``). The exchange hands it the request's head typed (``sendHead(_:body:)``: name/value
 /// pairs from the exchange's rewrite, never text) and its body's bytes in ``output``, sent as
@@ -20,7 +22,7 @@ import HTTP2
 /// bytes wait.
 ///
 /// In memory, on its worker's loop.
-final class HTTP2UpstreamStream: TouchablePipe {
+final class HTTP2UpstreamLease: TouchablePipe {
     /// Listed in its connection's touched pipes.
     var isTouched = false
     /// The stream for which it is listed in its connection's ``HTTP2UpstreamConnection``
