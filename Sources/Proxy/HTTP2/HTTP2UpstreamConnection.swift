@@ -215,10 +215,16 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     }
 
     private func handle(_ events: consuming [HTTP2Event]) {
-        for (index, event) in events.enumerated() {
-            switch event {
+        // Most sends lead to no event: an empty list is not worth the loop's setup.
+        if events.isEmpty { return }
+        for index in events.indices {
+            // Moved out, a trivial event left in its place: a head is not copied (and released
+            // twice) on its way to its stream, nor is the next event to see whether it ends it.
+            var event = HTTP2Event.settingsAcknowledged
+            swap(&event, &events[index])
+            switch consume event {
             case .head(let id, let head):
-                let ended = index + 1 < events.count && events[index + 1] == .end(stream: id)
+                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
                 streams[id]?.receiveHead(head, endStream: ended)
             case .data(let id, let bytes):
                 if let pipe = streams[id] {

@@ -63,7 +63,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
     private var responseBody = ResponseBody.awaitingHead
     /// The next request's head and how its body is framed, until the connection's turn opens
     /// its stream with it.
-    private var pendingHead: (head: HTTP2Head, body: HTTP2OutboundMessage.Phase)?
+    private var pendingHead: HTTP2Head?
+    /// How the pending head's body is framed.
+    private var pendingBody = HTTP2OutboundMessage.Phase.done
+    /// Whether a head is pending (read without looking into the head: a check of the optional
+    /// head itself copied and destroyed it, some 300 instructions, twice per request).
+    private var hasPendingHead = false
     /// The request's unframed body ended (``endRequestBody()``): its stream ends once the bytes
     /// before the end are sent.
     private var requestBodyEnded = false
@@ -145,7 +150,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
             user?.streamDidConnect()
         }
         if dead || requestAbandoned {
-            if dead { pendingHead = nil }
+            if dead { dropPendingHead() }
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         } else if connection == nil && hasRequestBytes {
             bindIfNeeded()
@@ -197,7 +202,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     }
 
     private func restartWriteTimer() {
-        if let writeTimeout, pendingHead != nil || !outputBuffer.buffer.isEmpty || queuedInCodec > 0, !closed {
+        if let writeTimeout, hasPendingHead || !outputBuffer.buffer.isEmpty || queuedInCodec > 0, !closed {
             writeTimer.schedule(after: writeTimeout)
         } else {
             writeTimer.suspend()
@@ -214,7 +219,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         guard !closed else { return }
         closed = true
         user = nil
-        pendingHead = nil
+        dropPendingHead()
         readTimer.cancel()
         writeTimer.cancel()
         lookTask.cancel()
@@ -250,7 +255,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
 
     /// Whether a request head or request bytes wait to be sent.
     var hasRequestBytes: Bool {
-        pendingHead != nil || !outputBuffer.buffer.isEmpty || (requestBodyEnded && outbound.phase == .untilEnd)
+        hasPendingHead || !outputBuffer.buffer.isEmpty || (requestBodyEnded && outbound.phase == .untilEnd)
     }
 
     /// The request's unframed body ended (an HTTP/2 app's stream did): the stream ends once
@@ -263,7 +268,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
 
     /// What of the request has not gone to the codec yet: its body bytes, and 1 for its head
     /// while that waits (the count ``UpstreamConnection/sendHead(_:)`` returns for it).
-    var unsentCount: Int { (pendingHead != nil ? 1 : 0) + outputBuffer.buffer.count }
+    var unsentCount: Int { (hasPendingHead ? 1 : 0) + outputBuffer.buffer.count }
 
     /// The request's head, typed (the exchange's rewrite as name/value pairs): it opens a stream
     /// at the connection's next turn; `body` says how the bytes written after it are framed.
@@ -275,7 +280,9 @@ final class HTTP2UpstreamLease: TouchablePipe {
             requestAbandoned = false
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         }
-        pendingHead = (head, body)
+        pendingHead = head
+        pendingBody = body
+        hasPendingHead = true
         requestChanged()
     }
 
@@ -301,9 +308,9 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// queue has room; the session hears its output drained once everything went.
     func sendRequest(_ codec: HTTP2Codec) throws {
         let request = outputBuffer.buffer
-        if let pending = pendingHead {
-            pendingHead = nil
-            try outbound.submitRequest(pending.head, body: pending.body, codec: codec)
+        if hasPendingHead, let head = pendingHead.take() {
+            hasPendingHead = false
+            try outbound.submitRequest(head, body: pendingBody, codec: codec)
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()
@@ -336,7 +343,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// A response head (interim or final), kept typed for the exchange (``takeResponseHead()``,
     /// ``ResponseRewriter/response(http2:status:endStream:requestMethod:clientVersion:locateLines:reusing:lines:)``);
     /// `endStream`: nothing follows it (a gRPC trailers-only response).
-    func receiveHead(_ head: HTTP2Head, endStream: Bool) {
+    func receiveHead(_ head: consuming HTTP2Head, endStream: Bool) {
         guard !closed, let status = head.status else { return }
         if status >= 200 {
             // A body without a length — the exchange calls it chunked, one that may end with
@@ -345,7 +352,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
             let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: outbound.requestMethod)
             responseBody = noBody || endStream || head.hasField("content-length") ? .raw : .untilEnd
         }
-        responseHeads.append(ResponseHead(head: head, endStream: endStream))
+        responseHeads.append(ResponseHead(head: consume head, endStream: endStream))
         connection?.touch(self)
     }
 
@@ -425,7 +432,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
             connection = nil
             current.detach(self, stream: outbound.stream)
         }
-        pendingHead = nil
+        dropPendingHead()
     }
 
     /// Leaves the stream, reset with NO_ERROR (nothing failed: its response is complete, or no
@@ -484,5 +491,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
         readTimer.suspend()
         guard !closed, let user else { return }
         user.stream(didEnd: reason)
+    }
+
+    /// Forgets a head not sent.
+    private func dropPendingHead() {
+        guard hasPendingHead else { return }
+        hasPendingHead = false
+        pendingHead = nil
     }
 }
