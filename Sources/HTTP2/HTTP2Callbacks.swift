@@ -59,7 +59,7 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }
-            withOwner(user) { $0.emit(.data(stream: stream, Array(UnsafeBufferPointer(start: data, count: length)))) }
+            withOwner(user) { $0.receiveData(stream: stream, UnsafeRawBufferPointer(start: data, count: length)) }
             return 0
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { session, frame, error, user in

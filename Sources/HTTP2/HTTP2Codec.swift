@@ -136,6 +136,19 @@ public final class HTTP2Codec {
         return takeEvents()
     }
 
+    /// Where `DATA` goes as nghttp2 decodes it, instead of a ``HTTP2Event/data(stream:_:)`` event
+    /// holding a copy: called with the stream and its bytes (valid during the call only), it
+    /// returns whether it took them. One that did not (no such stream yet: its head is still an
+    /// event of this read; a receiver that is done with it) gets the event, in order. A sink
+    /// must not call back into the codec: it runs inside nghttp2's decoding.
+    public var dataSink: ((Int32, UnsafeRawBufferPointer) -> Bool)?
+
+    /// A chunk of `stream`'s `DATA`: to the sink, or as an event.
+    func receiveData(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
+        if let dataSink, dataSink(stream, bytes) { return }
+        emit(.data(stream: stream, Array(bytes)))
+    }
+
     /// Records `event` for the current ``receive(_:)`` or ``send(limit:into:)``. The list is
     /// handed over whole (``takeEvents()``), so a call's list may start without storage: room
     /// for a few is made at once (a request's head and end, a stream's close) rather than grown

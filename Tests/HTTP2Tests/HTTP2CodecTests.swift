@@ -33,6 +33,42 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.client.isActive, "the connection stays open for more streams")
     }
 
+    /// With a sink, a stream's DATA goes to it as nghttp2 decodes it, split as the frames were,
+    /// and no `.data` event holds a copy; a stream the sink does not take (one whose head is an
+    /// event of the same read) gets its DATA as events, after its head, as before.
+    func testADataSinkTakesTheDataOfTheStreamsItKnowsAndLeavesTheRestAsEventsInOrder() throws {
+        let pair = CodecPair()
+        var known: Set<Int32> = []
+        var sunk: [(Int32, [UInt8])] = []
+        pair.server.dataSink = { stream, bytes in
+            guard known.contains(stream) else { return false }
+            sunk.append((stream, Array(bytes)))
+            return true
+        }
+        let first = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: false)
+        Array("ab".utf8).withUnsafeBytes { pair.client.sendBody(stream: first, $0) }
+        try pair.pump()
+        XCTAssertEqual(Array(pair.serverEvents.map { event -> String in
+            switch event {
+            case .head: "head"
+            case .data(_, let bytes): "data \(String(decoding: bytes, as: UTF8.self))"
+            default: "\(event)"
+            }
+        }.prefix(2)), ["head", "data ab"], "a stream opened in the same read: its DATA as an event after its head")
+        XCTAssertTrue(sunk.isEmpty)
+        known.insert(first)
+        pair.serverEvents.removeAll()
+        Array("cd".utf8).withUnsafeBytes { pair.client.sendBody(stream: first, $0) }
+        try pair.pump()
+        Array("ef".utf8).withUnsafeBytes { pair.client.sendBody(stream: first, $0) }
+        pair.client.endBody(stream: first)
+        try pair.pump()
+        XCTAssertEqual(sunk.map { String(decoding: $0.1, as: UTF8.self) }, ["cd", "ef"], "each DATA frame to the sink, none lost or merged")
+        XCTAssertEqual(sunk.map(\.0), [first, first])
+        XCTAssertFalse(pair.serverEvents.contains { if case .data = $0 { true } else { false } }, "no event holds a copy")
+        XCTAssertTrue(pair.serverEvents.contains(.end(stream: first)), "the end still comes as an event")
+    }
+
     /// A request head's fields go from where the head keeps them, names lowercased, without
     /// the connection-specific ones, those its `Connection` names, and `te` but for `trailers`.
     func testARequestHeadLeavesOutConnectionSpecificFieldsAndGoesLowercase() throws {

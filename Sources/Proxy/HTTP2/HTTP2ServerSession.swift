@@ -72,6 +72,14 @@ final class HTTP2ServerSession: ConnectionDelegate {
         turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
         idleTimer.action = { [unowned self] in idleTimedOut() }
+        // DATA goes straight into its stream's input (no array per frame); a stream opened in
+        // the same read is not in the table yet, and its DATA comes as events after its head.
+        codec.dataSink = { [unowned self] id, bytes in
+            // (One the session is done with comes as an event: its bytes go back to the window.)
+            guard let session = streams[id], session.receiveBody(bytes) else { return false }
+            mark(session)
+            return true
+        }
     }
 
     /// Takes over the connection, with what is already in its input.
@@ -186,7 +194,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
                 codec.recycle(head: head)
                 if ended { endTaken = id }
             case .data(let id, let bytes):
-                guard let session = streams[id], session.receiveBody(bytes) else {
+                guard let session = streams[id], bytes.withUnsafeBytes({ session.receiveBody($0) }) else {
                     // No session, or it is done with the stream (an early answer): the bytes go
                     // back to the connection's window, or they would shrink it for good.
                     codec.consumed(stream: id, count: bytes.count)

@@ -300,7 +300,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
 
     /// Appends request body bytes from the app; false when the session is done with the stream
     /// (the caller gives the bytes back to the connection's window at once).
-    func receiveBody(_ bytes: [UInt8]) -> Bool {
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard !sessionClosed else { return false }
         inputBuffer.buffer.append(bytes)
         credit.deliver(bytes.count)

@@ -72,6 +72,12 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         turnTimer = Timer(on: upstreams.loop) {}
         turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
+        // A response's DATA goes straight into its lease's input (no array per frame).
+        codec.dataSink = { [unowned self] id, bytes in
+            guard let lease = streams[id] else { return false }
+            lease.receiveBody(bytes)
+            return true
+        }
     }
 
     /// Whether it is ready for streams (dialled, not going away).
@@ -228,7 +234,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 streams[id]?.receiveHead(head, endStream: ended)
             case .data(let id, let bytes):
                 if let pipe = streams[id] {
-                    pipe.receiveBody(bytes)
+                    bytes.withUnsafeBytes { pipe.receiveBody($0) }
                 } else {
                     codec.consumed(stream: id, count: bytes.count)
                 }

@@ -372,7 +372,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     }
 
     /// Response body bytes.
-    func receiveBody(_ bytes: [UInt8]) {
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) {
         guard !closed else { return }
         inputBuffer.buffer.append(bytes)
         credit.deliver(bytes.count)
