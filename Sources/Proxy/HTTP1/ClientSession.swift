@@ -152,6 +152,7 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
         return true
     }
 
+    /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
     func continueAsHTTP2() {
         headTimer.stop()
         exchangeTimer.stop()
@@ -166,7 +167,6 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
         if context.draining { session.drain() }
     }
 
-    /// Hands the connection to an ``HTTP2ServerSession`` (with what its input holds).
     // MARK: - CONNECT
 
     /// A `CONNECT`: a tunnel, an interception, or a refusal, as the router says.

@@ -3,14 +3,14 @@
 /// response step whether their connection is busy (``ExchangeSession/isStreamOfBusyHTTP2Connection``).
 /// A reference of their own, not a weak one to the connection: loading a weak reference cost
 /// about 45 instructions and a retain and release, six times per stream. It holds no reference
-/// back, so sharing it makes no cycle. Confined to the connection's loop. The streams' pipes
-/// hold it too, to know whether their connection is still there.
+/// back, so sharing it makes no cycle. Confined to the connection's loop. The streams' sessions
+/// also ask it whether their connection is still there.
 final class HTTP2ConnectionLoad {
     /// Streams the connection has open.
     var openStreams = 0
     /// A stream of the connection was refused because the worker served its limit.
     var refusedForWorkerLimit = false
-    /// The connection is gone (deinitialized): its pipes no longer reach it
+    /// The connection is gone (deinitialized): its streams no longer reach it
     /// (``HTTP2StreamSession/owner``).
     var connectionGone = false
 

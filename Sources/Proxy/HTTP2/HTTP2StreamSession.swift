@@ -217,7 +217,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
         return !connection.hasManyStreams && connection.appReadsBeyondFirstWindow(self)
     }
 
-    /// A final response head as the stream's translator takes it: the forwarded lines (moved
+    /// A final response head as the stream's outbound message takes it: the forwarded lines (moved
     /// out) and Via, and how the body the relay writes after it is framed.
     private static func announcedHead(_ head: inout UpstreamResponse) -> HTTP2OutboundMessage.AnnouncedHead {
         var bytes: [UInt8] = []
@@ -269,7 +269,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     }
 
     private func timedOut() {
-        guard !sessionClosed else { return }
+        guard sessionStarted, !sessionClosed else { return }
         if closingAfterFlush {
             // A graceful close whose last bytes the app never takes: given up, as a socket's
             // lingering close is (what is left is dropped; the stream is reset).

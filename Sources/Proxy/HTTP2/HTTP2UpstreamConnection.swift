@@ -7,12 +7,13 @@ import HTTP2
 /// it carries: the ``HTTP2Codec`` (client side) over a socket the ``UpstreamPool`` dialled
 /// (over TLS, only if the upstream agreed to `h2` in ALPN).
 ///
-/// Response frames go to their stream's pipe as HTTP/1.1; a stream's receive window opens only
-/// as its session takes the bytes, so a slow app slows only its own stream. A `GOAWAY` stops new
+/// Response frames go to their stream's lease typed (heads, body bytes, trailers); a stream's
+/// receive window opens only as its session takes the bytes, so a slow app slows only its own
+/// stream. A `GOAWAY` stops new
 /// streams here (the streams it did not process are refused, and their exchanges retried on
 /// another connection); a socket that ends fails the streams still open.
 ///
-/// Confined to its worker's loop; kept by ``HTTP2Upstreams`` (and by the pipes bound to it)
+/// Confined to its worker's loop; kept by ``HTTP2Upstreams`` (and by the leases bound to it)
 /// until it closes.
 final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate {
     let target: UpstreamTarget
@@ -34,19 +35,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private let touched = TouchedPipes<HTTP2UpstreamLease>()
     /// Streams whose request bytes wait for room in their send queue (a turn looks at these,
     /// not at every open stream: a turn per event of 50 calls in flight went over all 50 twice).
-    /// An entry whose stream is no longer its pipe's is dropped when met.
-    private var waitingForRoom: [(id: Int32, pipe: HTTP2UpstreamLease)] = []
+    /// An entry whose stream is no longer its lease's is dropped when met.
+    private var waitingForRoom: [(id: Int32, lease: HTTP2UpstreamLease)] = []
     /// Streams with request body in the codec's send queue, whose write timeout restarts as it
     /// goes out.
-    private var queuedBodies: [(id: Int32, pipe: HTTP2UpstreamLease)] = []
-    /// Runs a turn after the callbacks that touched pipes, in the same loop iteration: a request
-    /// an exchange hands its pipe goes out before the loop polls again (a zero-delay timer made
+    private var queuedBodies: [(id: Int32, lease: HTTP2UpstreamLease)] = []
+    /// Runs a turn after the callbacks that touched leases, in the same loop iteration: a request
+    /// an exchange hands its lease goes out before the loop polls again (a zero-delay timer made
     /// each request wait one more iteration, an `epoll_wait` and a clock read).
     private let turnTask: LoopTask
     /// Runs a turn in the next loop iteration, for what a turn leaves (after a poll).
     private let turnTimer: Timer
     private var turnScheduled = false
-    /// A turn is running: a pipe touched now is looked at by it, or by the turn it leaves.
+    /// A turn is running: a lease touched now is looked at by it, or by the turn it leaves.
     private var turning = false
     /// The peer sent `GOAWAY` (or never acknowledged the `SETTINGS`): no new stream starts here.
     private(set) var goingAway = false
@@ -72,11 +73,14 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         turnTimer = Timer(on: upstreams.loop) {}
         turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
-        // A response's DATA goes straight into its lease's input (no array per frame).
+        // A response's DATA goes straight into its lease's input (no array per frame), once the
+        // lease has its final head: before, DATA stays an event, between the head and the end
+        // that `handle` looks for right after a head (taken away, the head of a body without a
+        // length read as one that ended its stream). A lease's state does not change during a
+        // read, so all of a stream's DATA in one read goes the same way.
         codec.dataSink = { [unowned self] id, bytes in
-            guard let lease = streams[id] else { return false }
-            lease.receiveBody(bytes)
-            return true
+            guard let lease = streams[id], lease.hasFinalHead else { return false }
+            return lease.receiveBody(bytes)
         }
     }
 
@@ -136,8 +140,8 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         stream.setTimeouts(read: nil, write: nil)
         stream.startReading()
         let waiting = bound
-        for pipe in waiting { pipe.connectionReady() }
-        for pipe in waiting { touched.append(pipe) }
+        for lease in waiting { lease.connectionReady() }
+        for lease in waiting { touched.append(lease) }
         turn()
     }
 
@@ -155,42 +159,42 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     func upstreamDidDrain(_ upstream: UpstreamConnection) {}
     func upstreamWanted(_ upstream: UpstreamConnection) {}
 
-    // MARK: - from the pipes
+    // MARK: - from the leases
 
-    /// `pipe` will send its next request here.
-    func bind(_ pipe: HTTP2UpstreamLease) {
-        bound.append(pipe)
-        if isReady { touch(pipe) }
+    /// `lease` will send its next request here.
+    func bind(_ lease: HTTP2UpstreamLease) {
+        bound.append(lease)
+        if isReady { touch(lease) }
     }
 
-    /// `pipe` wrote, read or widened its window: look at it in this loop iteration's turn.
-    func touch(_ pipe: HTTP2UpstreamLease) {
-        touched.append(pipe)
+    /// `lease` wrote, read or widened its window: look at it in this loop iteration's turn.
+    func touch(_ lease: HTTP2UpstreamLease) {
+        touched.append(lease)
         scheduleTurn()
     }
 
-    /// `pipe` is done with `stream` before its response ended (its session closed): the stream
+    /// `lease` is done with `stream` before its response ended (its session closed): the stream
     /// is cancelled.
-    func cancel(_ pipe: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel) {
-        let open = stream > 0 && streams[stream] === pipe
-        detach(pipe, stream: stream)
+    func cancel(_ lease: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel) {
+        let open = stream > 0 && streams[stream] === lease
+        detach(lease, stream: stream)
         if open { codec.reset(stream: stream, code) }
     }
 
-    /// `pipe` leaves `stream` (0: it never opened one): what it received and the session did
+    /// `lease` leaves `stream` (0: it never opened one): what it received and the session did
     /// not take goes back to the connection's window (nghttp2 counts it for the connection
     /// even once the stream is gone), and later frames of the stream are nobody's.
-    func detach(_ pipe: HTTP2UpstreamLease, stream: Int32) {
-        bound.removeAll { $0 === pipe }
+    func detach(_ lease: HTTP2UpstreamLease, stream: Int32) {
+        bound.removeAll { $0 === lease }
         // Its entries in the lists of streams to come back to are dropped when met; the next
         // connection lists it anew, even under the same stream id.
-        pipe.roomListedFor = 0
-        pipe.queueListedFor = 0
-        // Nothing of it waits in the codec for the pipe any more: its write timeout stops.
-        pipe.countQueued(0)
+        lease.roomListedFor = 0
+        lease.queueListedFor = 0
+        // Nothing of it waits in the codec for the lease any more: its write timeout stops.
+        lease.countQueued(0)
         if stream > 0 {
-            if streams[stream] === pipe { streams[stream] = nil }
-            codec.consumed(stream: stream, count: pipe.takeUnreported())
+            if streams[stream] === lease { streams[stream] = nil }
+            codec.consumed(stream: stream, count: lease.takeUnreported())
         }
         scheduleTurn()
     }
@@ -233,11 +237,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
                 streams[id]?.receiveHead(head, endStream: ended)
             case .data(let id, let bytes):
-                if let pipe = streams[id] {
-                    bytes.withUnsafeBytes { pipe.receiveBody($0) }
-                } else {
-                    codec.consumed(stream: id, count: bytes.count)
+                if let lease = streams[id], bytes.withUnsafeBytes({ lease.receiveBody($0) }) {
+                    continue
                 }
+                codec.consumed(stream: id, count: bytes.count)
             case .trailers(let id, let fields):
                 streams[id]?.receiveEnd(trailers: fields)
             case .end(let id):
@@ -245,11 +248,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             case .reset(let id, let code), .closed(let id, let code):
                 // A reset after a complete response (RFC 9113 §8.1: a server that answered
                 // before the whole upload) ends the exchange as a close does.
-                guard let pipe = streams[id] else { continue }
-                if pipe.responseComplete {
-                    pipe.streamClosed()
+                guard let lease = streams[id] else { continue }
+                if lease.responseComplete {
+                    lease.streamClosed()
                 } else {
-                    pipe.streamFailed(code)
+                    lease.streamFailed(code)
                 }
             case .goAway(let last, let code):
                 // Streams above its last one are closed by the codec (REFUSED_STREAM), and
@@ -276,7 +279,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         }
     }
 
-    /// Opens the streams of bound pipes whose request head is complete, moves request bytes,
+    /// Opens the streams of bound leases whose request head is complete, moves request bytes,
     /// delivers response bytes, reopens windows, and writes the codec's frames.
     private func turn() {
         turnScheduled = false
@@ -289,13 +292,13 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         // Request bodies waiting for room in their stream's send queue go on.
         if !waitingForRoom.isEmpty {
             waitingForRoom.removeAll { entry in
-                guard streams[entry.id] === entry.pipe, entry.pipe.hasRequestBytes else {
-                    if entry.pipe.roomListedFor == entry.id { entry.pipe.roomListedFor = 0 }
+                guard streams[entry.id] === entry.lease, entry.lease.hasRequestBytes else {
+                    if entry.lease.roomListedFor == entry.id { entry.lease.roomListedFor = 0 }
                     return true
                 }
-                guard entry.pipe.hasSendRoom(codec) else { return false }
-                entry.pipe.roomListedFor = 0
-                touched.append(entry.pipe)
+                guard entry.lease.hasSendRoom(codec) else { return false }
+                entry.lease.roomListedFor = 0
+                touched.append(entry.lease)
                 return true
             }
         }
@@ -308,11 +311,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         // What went out of the streams' send queues restarts their write timeouts.
         if !queuedBodies.isEmpty {
             queuedBodies.removeAll { entry in
-                if streams[entry.id] === entry.pipe, entry.pipe.queuedInCodec > 0 {
-                    entry.pipe.countQueued(codec.bufferedBody(stream: entry.id))
-                    if entry.pipe.queuedInCodec > 0 { return false }
+                if streams[entry.id] === entry.lease, entry.lease.queuedInCodec > 0 {
+                    entry.lease.countQueued(codec.bufferedBody(stream: entry.id))
+                    if entry.lease.queuedInCodec > 0 { return false }
                 }
-                if entry.pipe.queueListedFor == entry.id { entry.pipe.queueListedFor = 0 }
+                if entry.lease.queueListedFor == entry.id { entry.lease.queueListedFor = 0 }
                 return true
             }
         }
@@ -329,41 +332,41 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         socket?.setTimeouts(read: streams.isEmpty && bound.isEmpty ? upstreams.idleTimeout : nil, write: nil)
     }
 
-    private func service(_ pipe: HTTP2UpstreamLease) {
-        let opened = pipe.stream
-        guard pipe.connection === self else { return }
+    private func service(_ lease: HTTP2UpstreamLease) {
+        let opened = lease.stream
+        guard lease.connection === self else { return }
         do {
-            try pipe.sendRequest(codec)
+            try lease.sendRequest(codec)
         } catch {
             // The session wrote a request HTTP/2 cannot carry (or the codec refused it): a
             // stream it opened is reset, and the exchange fails.
-            if pipe.stream > 0 { codec.reset(stream: pipe.stream, .internalError) }
-            pipe.streamFailed(.internalError)
+            if lease.stream > 0 { codec.reset(stream: lease.stream, .internalError) }
+            lease.streamFailed(.internalError)
             return
         }
-        if pipe.stream > 0 { pipe.countQueued(codec.bufferedBody(stream: pipe.stream)) }
-        if opened == 0, pipe.stream > 0 {
-            bound.removeAll { $0 === pipe }
-            streams[pipe.stream] = pipe
+        if lease.stream > 0 { lease.countQueued(codec.bufferedBody(stream: lease.stream)) }
+        if opened == 0, lease.stream > 0 {
+            bound.removeAll { $0 === lease }
+            streams[lease.stream] = lease
             self.opened += 1
-            if pipe.stream >= Self.lastStreamID { goingAway = true }
+            if lease.stream >= Self.lastStreamID { goingAway = true }
         }
-        let id = pipe.stream
+        let id = lease.stream
         if id > 0 {
             // Listed once per stream for what the turn must come back to.
-            if pipe.roomListedFor != id && pipe.hasRequestBytes {
-                pipe.roomListedFor = id
-                waitingForRoom.append((id, pipe))
+            if lease.roomListedFor != id && lease.hasRequestBytes {
+                lease.roomListedFor = id
+                waitingForRoom.append((id, lease))
             }
-            if pipe.queueListedFor != id && pipe.queuedInCodec > 0 {
-                pipe.queueListedFor = id
-                queuedBodies.append((id, pipe))
+            if lease.queueListedFor != id && lease.queuedInCodec > 0 {
+                lease.queueListedFor = id
+                queuedBodies.append((id, lease))
             }
         }
-        guard pipe.connection === self else { return }
-        pipe.deliver()
+        guard lease.connection === self else { return }
+        lease.deliver()
         // After the delivery: what the session took in it reopens the windows now.
-        let consumed = pipe.takeConsumed()
+        let consumed = lease.takeConsumed()
         if consumed > 0, id > 0 { codec.consumed(stream: id, count: consumed) }
     }
 
@@ -392,14 +395,14 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         close(reason)
     }
 
-    /// Closes: every pipe bound here hears `reason` (an exchange that sent nothing may be
+    /// Closes: every lease bound here hears `reason` (an exchange that sent nothing may be
     /// retried on another connection).
     func close(_ reason: ConnectionEnd) {
         guard !isClosed else { return }
         isClosed = true
         turnTask.cancel()
         turnTimer.cancel()
-        // A pipe listed here and never looked at would stay marked: a stream of it that goes on
+        // A lease listed here and never looked at would stay marked: a stream of it that goes on
         // on another connection (a completed one, reused) would not be listed there.
         touched.removeAll()
         settingsTimer?.cancel()
@@ -416,6 +419,6 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         let open = streams.allValues + bound
         streams.removeAll()
         bound.removeAll()
-        for pipe in open { pipe.connectionEnded(reason) }
+        for lease in open { lease.connectionEnded(reason) }
     }
 }

@@ -23,10 +23,10 @@ import HTTP2
 ///
 /// In memory, on its worker's loop.
 final class HTTP2UpstreamLease: TouchablePipe {
-    /// Listed in its connection's touched pipes.
+    /// Listed in its connection's touched leases.
     var isTouched = false
     /// The stream for which it is listed in its connection's ``HTTP2UpstreamConnection``
-    /// streams waiting for send room (0: none); another stream of the pipe's lists it anew.
+    /// streams waiting for send room (0: none); another stream of the lease's lists it anew.
     var roomListedFor: Int32 = 0
     /// Likewise in its connection's streams with request body queued in the codec.
     var queueListedFor: Int32 = 0
@@ -74,7 +74,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     private var requestBodyEnded = false
     /// The response ended (`END_STREAM`).
     private(set) var responseComplete = false
-    /// The response completed before the request: the pipe left the stream, and the rest of
+    /// The response completed before the request: the lease left the stream, and the rest of
     /// the request is dropped until the next request's head.
     private var requestAbandoned = false
     /// The trailers of a body that ended with the stream, until the exchange takes the end
@@ -130,7 +130,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         if chosen.isReady && !isConnected { connectionReady() }
     }
 
-    /// The bound connection is ready: a pipe not yet connected says so.
+    /// The bound connection is ready: a lease not yet connected says so.
     func connectionReady() {
         guard !isConnected, !closed else { return }
         isConnected = true
@@ -142,7 +142,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// The connect is yet to be announced (from the loop).
     private var announcing = false
 
-    /// Announces the connect, and binds a pipe that has request bytes and no connection.
+    /// Announces the connect, and binds a lease that has request bytes and no connection.
     private func look() {
         guard !closed else { return }
         if announcing {
@@ -163,7 +163,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     var input: EventBuffer { inputBuffer.buffer }
 
     /// The request's body: asking for it has its connection look at it, or (between
-    /// requests) has the pipe bind to one once bytes are there (not on a mere look at its count).
+    /// requests) has the lease bind to one once bytes are there (not on a mere look at its count).
     var output: EventBuffer {
         if !closed {
             requestChanged()
@@ -248,7 +248,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     // MARK: - for the connection
 
     /// The request changed (a head, bytes, its end): its connection looks at it in its next
-    /// turn; between requests, the pipe binds to one from the loop.
+    /// turn; between requests, the lease binds to one from the loop.
     private func requestChanged() {
         if let connection { connection.touch(self) } else { lookTask.schedule() }
     }
@@ -325,7 +325,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         if request.isEmpty { user?.streamDidDrain() }
     }
 
-    /// Response body bytes delivered and never reported taken (the pipe leaves its stream: they
+    /// Response body bytes delivered and never reported taken (the lease leaves its stream: they
     /// go back to the connection's window).
     func takeUnreported() -> Int { credit.takeUnreported() }
 
@@ -371,13 +371,18 @@ final class HTTP2UpstreamLease: TouchablePipe {
         responseHeads.isEmpty ? nil : responseHeads.removeFirst()
     }
 
-    /// Response body bytes.
-    func receiveBody(_ bytes: UnsafeRawBufferPointer) {
-        guard !closed else { return }
+    /// Response body bytes; false when the lease is closed (the caller gives them back to the
+    /// connection's window).
+    func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard !closed else { return false }
         inputBuffer.buffer.append(bytes)
         credit.deliver(bytes.count)
         connection?.touch(self)
+        return true
     }
+
+    /// The response's final head came (its body's bytes may follow).
+    var hasFinalHead: Bool { responseBody != .awaitingHead }
 
     /// The response ended, with `trailers` or none. A body with a length has no place for
     /// trailers in HTTP/1.1: they are dropped.
@@ -387,14 +392,14 @@ final class HTTP2UpstreamLease: TouchablePipe {
         unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
         if responseBody == .untilEnd { messageEnd = trailers ?? HTTPFields() }
         if outbound.phase == .done {
-            // The exchange is over here: the pipe leaves the stream at once (its END_STREAM may
+            // The exchange is over here: the lease leaves the stream at once (its END_STREAM may
             // still wait for the peer's window; that is the codec's), free for the next request.
             leaveStream()
         } else {
             // Answered before the request ended (RFC 9113 §8.1; a gRPC server answers once it
             // has the message, often before the END_STREAM behind it reached the sidecar): the
             // rest of the request is not sent. The stream is reset with NO_ERROR, which stops a
-            // request whose response is complete, and the pipe leaves it: its exchange may
+            // request whose response is complete, and the lease leaves it: its exchange may
             // release it for the next request (``Exchange/ResponseHeadFacts/upstreamIsStream``),
             // and what the session still writes of this request is dropped.
             abandonStream()

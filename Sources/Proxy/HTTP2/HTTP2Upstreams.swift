@@ -5,7 +5,7 @@ import EventLoop
 /// `SETTINGS_MAX_CONCURRENT_STREAMS` or going away.
 ///
 /// What the ``UpstreamPool`` lends an exchange for such a target is an ``HTTP2UpstreamLease``
-/// — an HTTP/1.1 byte stream whose each request becomes a stream on one of these connections —
+/// — whose each request becomes a stream on one of these connections —
 /// so the pool's state machine still decides how many exchanges run at once and queues the
 /// rest, as for HTTP/1.1. The sockets themselves are dialled through the pool too (resolution,
 /// the address race, TLS and its verification, the connect timeout), then handed over.

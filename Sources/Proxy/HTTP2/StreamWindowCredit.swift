@@ -1,5 +1,5 @@
-/// What an HTTP/2 stream's pipe owes its connection's receive windows: body bytes it put into
-/// its session's input, and how many of them it has reported taken. Both pipes keep one
+/// What an HTTP/2 stream owes its connection's receive windows: body bytes put into its
+/// exchange's input, and how many of them were reported taken. Both sides keep one
 /// (``HTTP2StreamSession`` for an app's request bodies, ``HTTP2UpstreamLease`` for an upstream's
 /// responses), so windows open only as sessions drain.
 struct StreamWindowCredit {
@@ -24,7 +24,7 @@ struct StreamWindowCredit {
         return new
     }
 
-    /// Everything not reported yet (the pipe leaves its stream: it goes back to the window).
+    /// Everything not reported yet (the lease leaves its stream: it goes back to the window).
     mutating func takeUnreported() -> Int {
         let left = delivered - reported
         reported = delivered

@@ -88,10 +88,10 @@ final class UpstreamPool {
         // the state machine keeps none of a request it did not queue).
         let waiterID = queued.nextID
         let now = PoolInstant.now
-        // What the pool lends for an HTTP/2 upstream is a stream pipe, which opens a fresh stream
+        // What the pool lends for an HTTP/2 upstream is a lease, which opens a fresh stream
         // on a live connection for every request: it cannot be stale, so it is neither peeked at
-        // nor passed over for a key marked as closing eagerly (one pipe ended early had made
-        // every later POST open a new pipe and close an idle one: ~14k instructions a gRPC call).
+        // nor passed over for a key marked as closing eagerly (one lease ended early had made
+        // every later POST open a new lease and close an idle one: ~14k instructions a gRPC call).
         // (An `auto` target's key may still hold HTTP/1.1 sockets from before it agreed on h2:
         // its requests are checked as before.)
         let stale = checkStale && target.http != .h2
@@ -126,7 +126,7 @@ final class UpstreamPool {
         }
     }
 
-    /// Whether the pool's connections for `target` are HTTP/2 stream pipes
+    /// Whether the pool's connections for `target` are HTTP/2 stream leases
     /// (``UpstreamConnection/open(timeout:)`` makes one for the same targets).
     func carriesHTTP2Streams(_ target: UpstreamTarget) -> Bool {
         target.http == .h2 || (target.http == .negotiated && http2.speaksHTTP2(key: target.poolKey))
@@ -178,7 +178,7 @@ final class UpstreamPool {
     @discardableResult
     func release(_ upstream: UpstreamConnection, bodilessResponse: Bool = false) -> PoolReleaseOutcome {
         upstream.owner = nil
-        // A stream pipe leaves the stream its exchange used (one still open is reset): the next
+        // An HTTP/2 lease leaves the stream its exchange used (one still open is reset): the next
         // request opens its own.
         upstream.http2Stream?.leaveFinishedStream()
         guard !upstream.isClosed, connections[upstream.id] === upstream, upstream.isConnected else {

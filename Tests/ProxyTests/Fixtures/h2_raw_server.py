@@ -26,6 +26,8 @@
                    connection received so far, comma-separated.
         slow       answers like early, but half a second after each request ended, and only
                    if the stream was not reset meanwhile.
+        unsized    answers each request that ended 200 "ok <n> conn <c>" without a content-length:
+                   its HEADERS, then its body and END_STREAM on one DATA frame, in one write.
         lateend    answers each request that ended like early, its whole body by its
                    content-length at once but its END_STREAM (an empty DATA frame) only half a
                    second later, if the stream was not reset meanwhile.
@@ -159,6 +161,12 @@ def serve(conn, mode):
                              + frame(7, 0, 0, struct.pack(">II", stream, 0)))
                 finish(conn)
                 return
+            elif mode == "unsized":
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d conn %d\n" % (n, number)
+                conn.sendall(frame(1, 4, stream, literal(b":status", b"200")) + frame(0, 1, stream, body))
             elif mode == "bigheaders":
                 block = literal(b":status", b"200") + b"".join(literal(b"x-f%d" % i, b"v") for i in range(150))
                 conn.sendall(frame(1, 5, stream, block))

@@ -158,6 +158,18 @@ final class HTTP2UpstreamTests: XCTestCase {
         _ = server
     }
 
+    /// A response without a length whose HEADERS, DATA and END_STREAM come in one read: its
+    /// body reaches the app whole (not an empty 200 with the body taken for stray bytes), and
+    /// the connection serves the next request.
+    func testABodyWithoutALengthThatComesWithItsHeadInOneReadArrivesWhole() throws {
+        let (server, proxy) = try misbehaving("unsized")
+        for n in 1...3 {
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/u\(n)"])
+            XCTAssertEqual(result.out, "ok \(n) conn 1\n", result.err)
+        }
+        _ = server
+    }
+
     func testResponseHeadersOverTheLimitsFailTheirRequestWith502() throws {
         let (server, proxy) = try misbehaving("bigheaders")
         for _ in 0..<2 {
