@@ -1,5 +1,5 @@
+import EventLoop
 import Foundation
-import Synchronization
 import TestSupport
 import XCTest
 @testable import Proxy
@@ -50,7 +50,7 @@ final class RouteLimitsProxyTests: XCTestCase {
         let threads = 2
         let interval = 1 / (rate * 5 / Double(threads))
         let port = proxy.port
-        let results = Mutex<[(status: Int, retryAfter: String?, proxyStatus: String?)]>([])
+        let results = Locked<[(status: Int, retryAfter: String?, proxyStatus: String?)]>([])
         let started = Date()
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             guard let client = try? RawClient(port: port) else { return }
