@@ -261,3 +261,16 @@ struct HTTP2OutboundMessage {
         body.drain(n)
     }
 }
+
+extension HTTP2OutboundMessage {
+    /// Announces the proxy's own error response to `error` as the final head (committed), and
+    /// returns its body, to send after it: none for a `HEAD` request or a gRPC call. Fields only
+    /// HTTP/1.1 has (`Connection: close`) are never added: the stream ends with the response.
+    mutating func announceError(_ error: ProxyError, retryAfter: Int?, grpc: Bool) -> [UInt8] {
+        let answer = ErrorResponse.response(for: error, close: false, retryAfter: retryAfter, grpc: grpc)
+        let body = requestMethod == "HEAD" ? [] : answer.body
+        announce(AnnouncedHead(status: answer.status, fields: answer.fields, body: body.isEmpty ? .done : .length(UInt64(body.count))),
+                 committed: true)
+        return body
+    }
+}

@@ -392,14 +392,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Answers `stream` with the proxy's own error response (the same status, fields and body an
     /// HTTP/1.1 app gets), without a session; the app's request body is not wanted.
     private func answer(_ id: Int32, method: String, grpc: Bool = false, _ error: ProxyError) {
-        let answer = ErrorResponse.response(for: error, close: false, retryAfter: nil, grpc: grpc)
-        let body = method == "HEAD" ? [] : answer.body
         var message = HTTP2OutboundMessage(requestMethod: method, stream: id)
-        message.announce(HTTP2OutboundMessage.AnnouncedHead(status: answer.status, fields: answer.fields,
-                                                            body: body.isEmpty ? .done : .length(UInt64(body.count))),
-                         committed: true)
         let bytes = OwnedEventBuffer()
-        bytes.buffer.append(body)
+        bytes.buffer.append(message.announceError(error, retryAfter: nil, grpc: grpc))
         do {
             try message.send(bytes.buffer, closed: true, codec: codec)
             resetWhenSent.insert(id)

@@ -192,12 +192,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     /// The error's head as fields, its body after it (none for a `HEAD`); nothing that only
     /// HTTP/1.1 has (`Connection: close`: the stream ends with the response).
     override func writeError(_ error: ProxyError, close: Bool, retryAfter: Int?) {
-        let answer = ErrorResponse.response(for: error, close: false, retryAfter: retryAfter, grpc: isGRPCStream)
-        let body = outbound.requestMethod == "HEAD" || answer.body.isEmpty ? [] : answer.body
-        outbound.announce(HTTP2OutboundMessage.AnnouncedHead(status: answer.status, fields: answer.fields,
-                                                             body: body.isEmpty ? .done : .length(UInt64(body.count))),
-                          committed: true)
-        clientOutput.append(body)
+        clientOutput.append(outbound.announceError(error, retryAfter: retryAfter, grpc: isGRPCStream))
     }
 
     override func writeInterim(status: Int, reason: String) {
