@@ -172,8 +172,12 @@ $(K8S_VENV_STAMP):
 	.build-k8s/bin/pip install -q kubernetes-validate==$(KUBERNETES_VALIDATE_VERSION) PyYAML==$(PYYAML_VERSION)
 	touch $@
 
-# The examples first, so the swift test summary stays the last thing `make test` prints.
-test: deps h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer test-examples test-sanitizers
+# The test peers (venvs, the grpc-go peer) install while the release build compiles (pip waits on
+# the disk, the compiler on the CPU), then the examples, so the suite's summary stays the last thing
+# `make test` prints.
+test: deps
+	$(MAKE) --no-print-directory -j4 release h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv k8s-venv grpc-go-peer
+	$(MAKE) --no-print-directory test-examples test-sanitizers
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with
@@ -184,7 +188,7 @@ test-examples: release k8s-venv
 
 test-plain: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	scripts/run-tests.sh .build
 
 # Memory errors in the C interop (libevent, OpenSSL, Unmanaged): use after free, overflows,
 # double frees, in the test process and in every sidecar process it starts (they inherit
@@ -200,7 +204,8 @@ test-tsan: build-tsan run-tsan
 # Both builds one after the other (each takes every core), then both suites at once, each
 # printed whole when it ends: the suites spend much of their time waiting (token lifetimes, cache
 # outages, timeouts), so side by side they take about as long as the slower one alone (measured
-# on 2 cores: 7.2 and 7.5 min together, where one after the other took about 14).
+# on 2 cores: 7.2 and 7.5 min together, where one after the other took about 14). Each suite is
+# itself two processes (scripts/run-tests.sh: the classes that mostly wait beside the rest).
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
@@ -211,11 +216,10 @@ build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-pee
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
-	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
-	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) scripts/run-tests.sh .build-asan
 
 run-tsan:
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	scripts/run-tests.sh .build-tsan
 
 fuzz: deps
 	Fuzz/run.sh
