@@ -342,8 +342,15 @@ public final class HTTP2Codec {
     /// stream's and the connection's) let go out, at most `limit`, less what is queued already.
     /// A peer that keeps its windows closed gets nothing queued here: the bytes wait where they
     /// come from, under that side's own limits (and its timeouts see them wait).
+    ///
+    /// A request stream whose HEADERS have not gone out yet (nghttp2 opens a stream only as it
+    /// sends its head) has the peer's initial window: its first body bytes, and its end, go in
+    /// the same write as its head, not in a later turn after it.
     public func sendRoom(stream: Int32, limit: Int) -> Int {
-        let streamWindow = Int(nghttp2_session_get_stream_remote_window_size(session, stream))
+        var streamWindow = Int(nghttp2_session_get_stream_remote_window_size(session, stream))
+        if streamWindow < 0 && outbound.unretainedValue(for: stream) != nil {
+            streamWindow = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE))
+        }
         let window = min(streamWindow, Int(nghttp2_session_get_remote_window_size(session)))
         return max(0, min(limit, window) - bufferedBody(stream: stream))
     }

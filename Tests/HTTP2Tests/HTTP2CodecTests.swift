@@ -605,6 +605,28 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(server.sendRoom(stream: 1, limit: 1 << 20), 0)
     }
 
+    /// A request submitted with a body to come: before its HEADERS go (nghttp2 opens the stream
+    /// only then) it has the peer's initial window, so its body and end queued at once leave
+    /// with its head in one write, the end on the DATA frame (no empty DATA after it).
+    func testARequestsBodyQueuedBeforeItsHeadWentLeavesWithItInOneWrite() throws {
+        let pair = CodecPair(server: HTTP2Settings(streamWindow: 1000))
+        try pair.pump()  // the settings, both ways
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "api.test", path: "/u"),
+                                               endStream: false)
+        XCTAssertEqual(pair.client.sendRoom(stream: id, limit: 1 << 20), 1000, "the peer's initial window, not 0")
+        XCTAssertEqual(pair.client.sendRoom(stream: id, limit: 100), 100)
+        XCTAssertEqual(pair.client.sendRoom(stream: id + 2, limit: 1 << 20), 0, "a stream never submitted has none")
+        let body = Array("hello".utf8)
+        body.withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        XCTAssertEqual(pair.client.sendRoom(stream: id, limit: 1 << 20), 995, "what is queued counts")
+        pair.client.endBody(stream: id)
+        let (written, _) = try pair.output(of: pair.client)
+        let kinds = RawFrames.frames(in: written).map { ($0.type, $0.flags & 1, $0.stream) }
+        XCTAssertTrue(kinds.contains { $0 == (1, 0, id) }, "HEADERS without END_STREAM: \(kinds)")
+        XCTAssertTrue(kinds.contains { $0 == (0, 1, id) }, "DATA with END_STREAM, in the same write: \(kinds)")
+        XCTAssertEqual(kinds.filter { $0.0 == 0 }.count, 1, "one DATA frame: \(kinds)")
+    }
+
     func testEmptyDataAndPingsAreTold() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

@@ -53,15 +53,15 @@ enum RawFrames {
             .map { (Int32(bitPattern: word($0.payload, at: 0) & 0x7fff_ffff), word($0.payload, at: 4)) }
     }
 
-    /// The frames in `bytes`: type, stream and payload.
-    static func frames(in bytes: [UInt8]) -> [(type: UInt8, stream: Int32, payload: [UInt8])] {
-        var frames: [(type: UInt8, stream: Int32, payload: [UInt8])] = []
+    /// The frames in `bytes`: type, flags, stream and payload.
+    static func frames(in bytes: [UInt8]) -> [(type: UInt8, flags: UInt8, stream: Int32, payload: [UInt8])] {
+        var frames: [(type: UInt8, flags: UInt8, stream: Int32, payload: [UInt8])] = []
         var at = 0
         while at + 9 <= bytes.count {
             let length = Int(bytes[at]) << 16 | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
             guard at + 9 + length <= bytes.count else { break }
             let stream = Int32(bitPattern: word(bytes, at: at + 5) & 0x7fff_ffff)
-            frames.append((bytes[at + 3], stream, Array(bytes[(at + 9)..<(at + 9 + length)])))
+            frames.append((bytes[at + 3], bytes[at + 4], stream, Array(bytes[(at + 9)..<(at + 9 + length)])))
             at += 9 + length
         }
         return frames

@@ -118,7 +118,8 @@ final class HTTP2UpstreamLease: TouchablePipe {
         outbound = HTTP2OutboundMessage()
         responseBody = .awaitingHead
         responseComplete = false
-        requestBodyEnded = false
+        // (Not `requestBodyEnded`: the request this lease binds for may have ended already,
+        // between its head and this bind; ``sendHead(_:body:)`` clears it for each request.)
         messageEnd = nil
         responseHeads.removeAll()
         unauthenticatedTrailers = false
@@ -283,6 +284,9 @@ final class HTTP2UpstreamLease: TouchablePipe {
         pendingHead = head
         pendingBody = body
         hasPendingHead = true
+        // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
+        // binds to a connection, which must not forget it).
+        requestBodyEnded = false
         requestChanged()
     }
 

@@ -62,6 +62,10 @@
     h2_raw_client.py PORT AUTHORITY pingpongdrop PATH N
         The same, the client closing its connection once N answers came (0: right after its
         HEADERS); prints "pingpong N dropped".
+    h2_raw_client.py PORT AUTHORITY uploads PATH
+        Three POSTs to PATH without a length, one after the other on one connection, each its
+        HEADERS and one DATA frame with END_STREAM in one write (a unary gRPC call's shape);
+        prints each stream's outcome and body ("upload <n> <status> <body>").
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -227,6 +231,16 @@ def read_until_end(c, stream, status_code=False):
             return status + " RST %d" % struct.unpack(">I", payload)[0], body
         if kind in (0, 1) and flags & 1:
             return status, body
+
+
+def uploads(port, authority, path):
+    c = Connection(port)
+    for n in range(3):
+        stream = 1 + 2 * n
+        fields = [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)]
+        c.sock.sendall(frame(1, 0x4, stream, block(fields)) + frame(0, 1, stream, b"upload %d" % n))
+        status, body = read_until_end(c, stream, status_code=True)
+        print("upload %d %s %s" % (n, status, body.decode(errors="replace").strip()))
 
 
 def limits(port, authority, path):
@@ -593,5 +607,5 @@ if __name__ == "__main__":
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "headonly": headonly, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
-                 "idle": idle, "ended": ended, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
+                 "idle": idle, "ended": ended, "uploads": uploads, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])

@@ -170,6 +170,20 @@ final class HTTP2UpstreamTests: XCTestCase {
         _ = server
     }
 
+    /// An HTTP/2 app's POSTs without a length, each its HEADERS and its one DATA frame with
+    /// END_STREAM in one write (a unary gRPC call's shape), one after the other on one
+    /// connection: each upstream stream ends with its body, also the pooled stream's later
+    /// ones. ("unsized" answers a request only once it ended: the app's END_STREAM, taken
+    /// between the request's head and the pooled stream's bind to its connection, was lost
+    /// there; the upstream never answered, then 504.)
+    func testUploadsWhoseEndCameWithTheirHeadEndTheirStreamEachTime() throws {
+        let (server, proxy) = try misbehaving("unsized", timeouts: "{responseHeaders: 3s}")
+        let result = try Command.run(["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                                      "api.test", "uploads", "/u"], timeout: 30)
+        XCTAssertEqual(result.out, "upload 0 200 ok 1 conn 1\nupload 1 200 ok 2 conn 1\nupload 2 200 ok 3 conn 1\n", result.err)
+        _ = server
+    }
+
     func testResponseHeadersOverTheLimitsFailTheirRequestWith502() throws {
         let (server, proxy) = try misbehaving("bigheaders")
         for _ in 0..<2 {
