@@ -176,8 +176,13 @@ $(K8S_VENV_STAMP):
 # the disk, the compiler on the CPU), then the examples, so the suite's summary stays the last thing
 # `make test` prints.
 test: deps
+	@echo "[make test $$(date -u +%T)] release build, test peers"
 	$(MAKE) --no-print-directory -j4 release h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv k8s-venv grpc-go-peer
-	$(MAKE) --no-print-directory test-examples test-sanitizers
+	@echo "[make test $$(date -u +%T)] examples"
+	$(MAKE) --no-print-directory test-examples
+	@echo "[make test $$(date -u +%T)] sanitizer builds, then both suites"
+	$(MAKE) --no-print-directory test-sanitizers
+	@echo "[make test $$(date -u +%T)] done"
 
 # Every config/*.yaml: `check` with placeholder secrets; a Kubernetes manifest also against the API
 # schema, and `check` + `run` (one request, one spooled response, probes, SIGTERM) in a sandbox with

@@ -188,8 +188,11 @@ final class RefreshTokenFleetTests: XCTestCase {
         XCTAssertTrue(leaving.text().contains("waiting for a refresh token rotation"), leaving.text())
         let lines = refreshes(setup.dot)
         checkChain(lines, startingWith: first)
-        let rotated = try XCTUnwrap(lines.last { $0["used"] as? String == held["held"] as? String }?["issued"] as? String)
-        XCTAssertEqual(try digest(setup.files[0]), rotated, "the leaving replica's file holds the rotated token")
+        XCTAssertNotNil(lines.last { $0["used"] as? String == held["held"] as? String }?["issued"], "the held refresh was answered")
+        // The newest token the server issued: the held refresh's, or one after it when that answer
+        // came so late (a slow machine) that its token was due again before the exit.
+        let newest = try XCTUnwrap(lines.last?["issued"] as? String)
+        XCTAssertEqual(try digest(setup.files[0]), newest, "the leaving replica's file holds the newest rotated token")
         // The next replica starts from the consented (spent) token and adopts the fleet's one.
         XCTAssertEqual(try digest(setup.files[1]), Digest.sha256Hex(initial.trimmingCharacters(in: .whitespacesAndNewlines)).prefix(12).description)
         let next = try CapturedSidecar(configPath: setup.configs[1])
