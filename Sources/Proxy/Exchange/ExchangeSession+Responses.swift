@@ -138,6 +138,8 @@ extension ExchangeSession: UpstreamConnectionOwner {
                                                                 origin: RequestRewriter.upstreamOrigin(io.decision))
             }
             response = head
+            // Read whole: its storage takes the connection's next decoded head.
+            stream.recycle(received.head)
         } catch {
             return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
         }

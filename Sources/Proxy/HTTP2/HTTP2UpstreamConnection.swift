@@ -277,6 +277,13 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 break
             }
         }
+        // The list's storage takes the codec's next events.
+        codec.recycle(events: events)
+    }
+
+    /// A response head a lease's exchange has read: its storage takes a next decoded head.
+    func recycle(head: consuming HTTP2Head) {
+        codec.recycle(head: head)
     }
 
     /// Opens the streams of bound leases whose request head is complete, moves request bytes,

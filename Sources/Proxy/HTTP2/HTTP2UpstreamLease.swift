@@ -121,7 +121,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         // (Not `requestBodyEnded`: the request this lease binds for may have ended already,
         // between its head and this bind; ``sendHead(_:body:)`` clears it for each request.)
         messageEnd = nil
-        responseHeads.removeAll()
+        responseHeads.removeAll(keepingCapacity: true)
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
         // Still listed by the connection it last used, whose turn now skips it (it is not that
@@ -369,6 +369,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// The response heads not taken yet (interim ones, then the final one), in order; the
     /// body's bytes follow the final one in ``input``.
     private var responseHeads: [ResponseHead] = []
+
+    /// A response head the exchange has read: its storage goes back to the connection's codec
+    /// for a next head (when the lease is still on a connection).
+    func recycle(_ head: consuming HTTP2Head) {
+        connection?.recycle(head: head)
+    }
 
     /// The next response head, if one came (interim heads first).
     func takeResponseHead() -> ResponseHead? {
