@@ -506,6 +506,10 @@ public final class HTTP2Codec {
     /// during the call. The bytes go into buffers the codec keeps from call to call: a response
     /// head costs no allocation here.
     func withNameValues<R, E: Error>(_ head: HTTP2Head, _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        if head.status == nil, head.extendedProtocol == nil, var method = head.method, var scheme = head.scheme,
+           var authority = head.authority, var path = head.path {
+            return try withRequestNameValues(head, &method, &scheme, &authority, &path, body)
+        }
         nameValueBytes.removeAll(keepingCapacity: true)
         nameValueEnds.removeAll(keepingCapacity: true)
         if let status = head.status { addField(":status", status: status) }
@@ -528,22 +532,66 @@ public final class HTTP2Codec {
                                                 count: valueEnd - nameEnd))
                     start = valueEnd
                 }
-                let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
-                start = 0
-                var index = 0
-                while index < fieldEnds.count {
-                    let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
-                    let name = UnsafeRawBufferPointer(start: base + start, count: nameEnd - start)
-                    let value = UnsafeRawBufferPointer(start: base + nameEnd, count: valueEnd - nameEnd)
-                    if !Self.isConnectionSpecific(name: name, value: value, named: named) {
-                        nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
-                                                    count: valueEnd - nameEnd))
-                    }
-                    start = valueEnd
-                    index += 2
-                }
+                appendRegular(fieldBytes, fieldEnds, named: named)
                 return try nameValues.withUnsafeBufferPointer(body)
             }
+        }
+    }
+
+    /// ``withNameValues(_:_:)`` for a request head with its four pseudo-header fields (any
+    /// request but a CONNECT): their values read in place from the Strings, their names
+    /// constants nghttp2 does not copy, nothing copied here (four copies cost ~1.3k instructions
+    /// of every request sent upstream).
+    private func withRequestNameValues<R, E: Error>(_ head: HTTP2Head, _ method: inout String, _ scheme: inout String,
+                                                    _ authority: inout String, _ path: inout String,
+                                                    _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        let named = head.hasField("connection") ? head.fields.connectionOptions() : []
+        // (A Result out of the closures: `withUTF8` rethrows untyped.)
+        let result: Result<R, E> = method.withUTF8 { method in
+            scheme.withUTF8 { scheme in
+                authority.withUTF8 { authority in
+                    path.withUTF8 { path in
+                        head.withFieldStorage { fieldBytes, fieldEnds in
+                            nameValues.removeAll(keepingCapacity: true)
+                            nameValues.append(Self.pseudo(":method", method))
+                            nameValues.append(Self.pseudo(":scheme", scheme))
+                            nameValues.append(Self.pseudo(":authority", authority))
+                            nameValues.append(Self.pseudo(":path", path))
+                            appendRegular(fieldBytes, fieldEnds, named: named)
+                            return Result { () throws(E) -> R in try nameValues.withUnsafeBufferPointer(body) }
+                        }
+                    }
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// A pseudo-header field for nghttp2: its name a constant (not copied), its value `value`
+    /// (copied during the submit call).
+    @inline(__always)
+    private static func pseudo(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>) -> nghttp2_nv {
+        nghttp2_nv(name: UnsafeMutablePointer(mutating: name.utf8Start),
+                   value: UnsafeMutablePointer(mutating: value.baseAddress ?? UnsafePointer(name.utf8Start)),
+                   namelen: name.utf8CodeUnitCount, valuelen: value.count, flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue))
+    }
+
+    /// Appends a head's regular fields (its storage, ``HTTP2Head/withFieldStorage(_:)``) to
+    /// ``nameValues`` as pairs pointing into it, but the connection-specific ones.
+    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: [Int], named: [String]) {
+        let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
+        var start = 0
+        var index = 0
+        while index < fieldEnds.count {
+            let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
+            let name = UnsafeRawBufferPointer(start: base + start, count: nameEnd - start)
+            let value = UnsafeRawBufferPointer(start: base + nameEnd, count: valueEnd - nameEnd)
+            if !Self.isConnectionSpecific(name: name, value: value, named: named) {
+                nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
+                                            count: valueEnd - nameEnd))
+            }
+            start = valueEnd
+            index += 2
         }
     }
 

@@ -135,6 +135,93 @@ public struct HTTP2Head: Equatable, Sendable {
         self.fields = fields
     }
 
+    /// A request head whose regular fields `write` writes in one pass into storage made once:
+    /// at most `fields` fields of `bytes` bytes together, names and values (a head to send,
+    /// built from bytes the caller holds: no `Array.append` per name and value, each ~70
+    /// instructions). Writing more than that stops the process (a bound is a bug, not input).
+    public init(method: String, scheme: String?, authority: String?, path: String?, fields: Int, bytes: Int,
+                write: (inout FieldWriter) -> Void) {
+        self.method = method
+        self.scheme = scheme
+        self.authority = authority
+        self.path = path
+        // Made `bytes` and `fields * 2` long by copying zeros into reserved storage: an
+        // array made at its size (`init(repeating:count:)`, `init(unsafeUninitializedCapacity:)`)
+        // goes through an unspecialized allocation, some 700 instructions each.
+        var bytesOut: [UInt8] = []
+        var endsOut: [Int] = []
+        Self.extend(&bytesOut, to: bytes, from: Self.zeroBytes)
+        Self.extend(&endsOut, to: fields * 2, from: Self.zeroInts)
+        let (written, endCount) = bytesOut.withUnsafeMutableBytes { byteBuffer in
+            endsOut.withUnsafeMutableBufferPointer { endBuffer in
+                var writer = FieldWriter(bytes: byteBuffer, ends: endBuffer)
+                write(&writer)
+                return (writer.endCount == 0 ? 0 : endBuffer[writer.endCount - 1], writer.endCount)
+            }
+        }
+        bytesOut.removeLast(bytesOut.count - written)
+        endsOut.removeLast(endsOut.count - endCount)
+        fieldBytes = bytesOut
+        fieldEnds = endsOut
+    }
+
+    /// Zeros to copy from: a head's arrays take their length from them.
+    private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
+    private static let zeroInts = [Int](repeating: 0, count: 256)
+
+    /// `array` (empty) made `count` elements long, copying from `zeros`.
+    private static func extend<T>(_ array: inout [T], to count: Int, from zeros: [T]) {
+        array.reserveCapacity(count)
+        zeros.withUnsafeBufferPointer { zeros in
+            var left = count
+            while left > 0 {
+                let n = min(left, zeros.count)
+                array.append(contentsOf: UnsafeBufferPointer(rebasing: zeros[0..<n]))
+                left -= n
+            }
+        }
+    }
+
+    /// Writes a head's regular fields into storage sized for them beforehand
+    /// (``init(method:scheme:authority:path:fields:bytes:write:)``).
+    public struct FieldWriter {
+        /// Where the names and values go, back to back.
+        let bytes: UnsafeMutableRawBufferPointer
+        /// Where each name and value ends in ``bytes``.
+        let ends: UnsafeMutableBufferPointer<Int>
+        /// How many entries of ``ends`` are written (two a field).
+        private(set) var endCount = 0
+        /// How many bytes are written.
+        private var position = 0
+
+        init(bytes: UnsafeMutableRawBufferPointer, ends: UnsafeMutableBufferPointer<Int>) {
+            self.bytes = bytes
+            self.ends = ends
+        }
+
+        /// Appends a field (its name as it is: the codec lowercases names as it sends them).
+        public mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+            precondition(endCount + 2 <= ends.count && position + name.count + value.count <= bytes.count,
+                         "an HTTP/2 head outgrew the size it was made with")
+            put(name)
+            ends[endCount] = position
+            put(value)
+            ends[endCount + 1] = position
+            endCount += 2
+        }
+
+        /// Appends a field named `name` (a literal).
+        public mutating func add(name: StaticString, value: UnsafeRawBufferPointer) {
+            add(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
+        }
+
+        private mutating func put(_ source: UnsafeRawBufferPointer) {
+            guard let from = source.baseAddress, !source.isEmpty, let to = bytes.baseAddress else { return }
+            (to + position).copyMemory(from: from, byteCount: source.count)
+            position += source.count
+        }
+    }
+
     /// A response head.
     public init(status: Int, fields: HTTPFields = HTTPFields()) {
         self.status = status

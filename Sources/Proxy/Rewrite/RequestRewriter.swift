@@ -268,45 +268,54 @@ extension RequestRewriter {
         case .asterisk: path = "*"
         case .authority(let authority): path = authority.description
         }
-        var head = HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path)
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
-        let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
+        var proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
         let stripAuthorization = decision.credential != nil && decision.injection == nil
         let perRequest = decision.perRequest
         let dropTraceParent = trace != nil, dropTraceState = trace.map { !$0.keepTraceState } ?? false
-        request.withFieldSection { section in
-            head.reserveFields(section.lines.count + 6, bytes: section.bytes.count + (token?.headerLine.count ?? 0) + 96)
-            let connectionNamed = section.connectionOptions()
-            for line in section.lines {
-                guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
-                            perRequest: perRequest),
-                      !(dropTraceParent && isTraceField(line, in: section, orState: dropTraceState)) else { continue }
-                head.appendField(name: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]),
-                                 value: UnsafeRawBufferPointer(rebasing: section.bytes[line.value]))
-            }
-        }
-        if case .contentLength(let length) = request.framing {
-            var digits = String(length)
-            digits.withUTF8 { head.appendField(name: "content-length", value: UnsafeRawBufferPointer($0)) }
-        }
-        if let token {
-            // "Authorization: <scheme> <token>\r\n": the value between the name and the CRLF.
-            token.headerLine.withUnsafeBytes { line in
-                head.appendField(name: "authorization", value: UnsafeRawBufferPointer(rebasing: line[15..<line.count - 2]))
-            }
-        }
-        if var proof {
-            proof.withUTF8 { head.appendField(name: "dpop", value: UnsafeRawBufferPointer($0)) }
-        }
+        var traceValue: [UInt8] = []
         if let traceParent = trace?.traceParent {
-            var value = [UInt8](repeating: 0, count: TraceParent.length)
-            value.withUnsafeMutableBytes { TraceParent.write(traceParent, into: $0) }
-            value.withUnsafeBytes { head.appendField(name: "traceparent", value: $0) }
+            traceValue = [UInt8](repeating: 0, count: TraceParent.length)
+            traceValue.withUnsafeMutableBytes { TraceParent.write(traceParent, into: $0) }
         }
-        head.appendField(name: "via", value: UnsafeRawBufferPointer(start: Self.viaValue.utf8Start, count: Self.viaValue.utf8CodeUnitCount))
-        head.appendField(name: "te", value: UnsafeRawBufferPointer(start: Self.trailersValue.utf8Start,
-                                                                   count: Self.trailersValue.utf8CodeUnitCount))
-        return head
+        var lengthDigits: String?
+        if case .contentLength(let length) = request.framing { lengthDigits = String(length) }
+        let proofSize = proof?.utf8.count ?? 0
+        // Written in one pass into storage sized once: the kept lines' names and values are at
+        // most the section's bytes; the fields added after them are bounded here.
+        return request.withFieldSection { section in
+            let bytes = section.bytes.count + 14 + 20 + 13 + (token?.headerLine.count ?? 0) + 4 + proofSize
+                + 11 + traceValue.count + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
+            let connectionNamed = section.connectionOptions()
+            return HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path,
+                             fields: section.lines.count + 6, bytes: bytes) { out in
+                for line in section.lines {
+                    guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
+                                perRequest: perRequest),
+                          !(dropTraceParent && isTraceField(line, in: section, orState: dropTraceState)) else { continue }
+                    out.add(name: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]),
+                            value: UnsafeRawBufferPointer(rebasing: section.bytes[line.value]))
+                }
+                if var digits = lengthDigits {
+                    digits.withUTF8 { out.add(name: "content-length", value: UnsafeRawBufferPointer($0)) }
+                }
+                if let token {
+                    // "Authorization: <scheme> <token>\r\n": the value between the name and the CRLF.
+                    token.headerLine.withUnsafeBytes { line in
+                        out.add(name: "authorization", value: UnsafeRawBufferPointer(rebasing: line[15..<line.count - 2]))
+                    }
+                }
+                if proof != nil {
+                    proof!.withUTF8 { out.add(name: "dpop", value: UnsafeRawBufferPointer($0)) }
+                }
+                if !traceValue.isEmpty {
+                    traceValue.withUnsafeBytes { out.add(name: "traceparent", value: $0) }
+                }
+                out.add(name: "via", value: UnsafeRawBufferPointer(start: Self.viaValue.utf8Start, count: Self.viaValue.utf8CodeUnitCount))
+                out.add(name: "te", value: UnsafeRawBufferPointer(start: Self.trailersValue.utf8Start,
+                                                                  count: Self.trailersValue.utf8CodeUnitCount))
+            }
+        }
     }
 
     /// `Via`'s value (``HeadBytes/viaLine``'s).
