@@ -13,7 +13,7 @@
 # Usage: scripts/run-tests.sh SCRATCH_PATH   (the bundle must be built: `swift build --build-tests`)
 set -euo pipefail
 scratch=${1:?usage: scripts/run-tests.sh SCRATCH_PATH}
-bundle=$(ls -d "$scratch"/debug/*PackageTests.xctest 2>/dev/null | head -1)
+bundle=$(ls -d "$scratch"/debug/*PackageTests.xctest 2>/dev/null | head -1 || true)
 [ -n "$bundle" ] || { echo "run-tests: no test bundle under $scratch/debug (build with --build-tests first)" >&2; exit 2; }
 
 # Classes whose time is mostly waiting (seconds each in the last CI log; say why when adding one).
@@ -36,7 +36,11 @@ for name in "${WAITING[@]}"; do
 done
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+waiting_pid= others_pid=
+# Stopped (CI's timeout, Ctrl-C): the two processes stop too, and the sidecars and servers they
+# started with them.
+trap 'kill $waiting_pid $others_pid 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'exit 130' INT TERM
 join() { local IFS=,; echo "$*"; }
 start=$SECONDS
 "$bundle" "$(join "${waiting[@]}")" >"$logs/waiting.log" 2>&1 & waiting_pid=$!

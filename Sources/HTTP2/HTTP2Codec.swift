@@ -360,7 +360,15 @@ public final class HTTP2Codec {
 
     /// Resets `stream` with `code` (nothing more is sent or delivered for it).
     public func reset(stream: Int32, _ code: HTTP2ErrorCode) {
-        explainedResets.insert(stream)
+        if nghttp2_session_find_stream(session, stream) != nil {
+            explainedResets.insert(stream)
+        } else {
+            // Not open (yet, or any more): nghttp2 calls no close back for a stream whose
+            // HEADERS never went out (it opens a stream only as it sends them), so what was
+            // queued for it (up to the peer's initial window: ``sendRoom(stream:limit:)``) goes
+            // now, and no explanation waits for a close that never comes.
+            retireOutbound(stream: stream)
+        }
         sendWish = nil
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue)
     }

@@ -627,6 +627,30 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(kinds.filter { $0.0 == 0 }.count, 1, "one DATA frame: \(kinds)")
     }
 
+    /// A request reset before its HEADERS went out (its client left at once): what was queued
+    /// for it goes (nghttp2 calls no close back for a stream it never opened), and the
+    /// connection goes on with the next request.
+    func testARequestResetBeforeItsHeadWentOutKeepsNothingQueued() throws {
+        let pair = CodecPair()
+        try pair.pump()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "api.test", path: "/u"),
+                                               endStream: false)
+        Array(repeating: UInt8(7), count: 1000).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        XCTAssertEqual(pair.client.bufferedBody(stream: id), 1000)
+        pair.client.reset(stream: id, .cancel)
+        XCTAssertFalse(pair.client.isSendingBody(stream: id), "nothing of it is kept")
+        XCTAssertEqual(pair.client.bufferedBody(stream: id), 0)
+        XCTAssertEqual(pair.client.explainedResets, [], "no explanation waits for a close that never comes")
+        try pair.pump()
+        XCTAssertFalse(pair.serverEvents.contains { if case .head = $0 { return true } else { return false } },
+                       "the request never reached the server: \(pair.serverEvents)")
+        let next = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "api.test", path: "/n"),
+                                                 endStream: true)
+        try pair.pump()
+        XCTAssertTrue(pair.serverEvents.contains { if case .head(next, _) = $0 { return true } else { return false } })
+        XCTAssertTrue(pair.client.isActive)
+    }
+
     func testEmptyDataAndPingsAreTold() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

@@ -299,8 +299,11 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// The connection counted `count` bytes of this stream's body in the codec's send queue.
     func countQueued(_ count: Int) {
         let moved = count < queuedInCodec
+        // Bytes that went into the codec at once (a stream's first body goes with its HEADERS,
+        // before nghttp2 opened the stream) start the clock as bytes waiting here would.
+        let started = queuedInCodec == 0 && count > 0
         queuedInCodec = count
-        if moved || count == 0 { restartWriteTimer() }
+        if moved || started || count == 0 { restartWriteTimer() }
     }
 
     /// Whether the stream's send queue has room for more request body.
