@@ -39,7 +39,7 @@ logs=$(mktemp -d)
 waiting_pid= others_pid=
 # Stopped (CI's timeout, Ctrl-C): the two processes stop too, and the sidecars and servers they
 # started with them.
-trap 'kill $waiting_pid $others_pid 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'kill $waiting_pid $others_pid 2>/dev/null || true; rm -rf "$logs"' EXIT
 trap 'exit 130' INT TERM
 join() { local IFS=,; echo "$*"; }
 start=$SECONDS
