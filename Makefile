@@ -193,7 +193,7 @@ test-examples: release k8s-venv
 
 test-plain: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests
-	scripts/run-tests.sh .build
+	$(SWIFT) test
 
 # Memory errors in the C interop (libevent, OpenSSL, Unmanaged): use after free, overflows,
 # double frees, in the test process and in every sidecar process it starts (they inherit
@@ -209,8 +209,10 @@ test-tsan: build-tsan run-tsan
 # Both builds one after the other (each takes every core), then both suites at once, each
 # printed whole when it ends: the suites spend much of their time waiting (token lifetimes, cache
 # outages, timeouts), so side by side they take about as long as the slower one alone (measured
-# on 2 cores: 7.2 and 7.5 min together, where one after the other took about 14). Each suite is
-# itself two processes (scripts/run-tests.sh: the classes that mostly wait beside the rest).
+# on 2 cores: 7.2 and 7.5 min together, where one after the other took about 14). Splitting each
+# suite in two processes more (the classes that wait on clocks beside the rest) took them to about
+# 440 s but made latency-bound tests flaky on 2 cores (four sanitized processes, and the fleet tests'
+# sidecars): not done.
 test-sanitizers: build-asan build-tsan
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan run-tsan
 
@@ -221,10 +223,11 @@ build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-pee
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
 run-asan:
-	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) scripts/run-tests.sh .build-asan
+	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 
 run-tsan:
-	scripts/run-tests.sh .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 fuzz: deps
 	Fuzz/run.sh
