@@ -51,26 +51,6 @@ public struct HTTP2Head: Equatable, Sendable {
         }
     }
 
-    /// Appends a regular field from its bytes (no String: a head built to be sent, its fields
-    /// copied from the bytes they are kept in). The codec lowercases names as it sends them.
-    public mutating func appendField(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        fieldBytes.append(contentsOf: name)
-        fieldEnds.append(fieldBytes.count)
-        fieldBytes.append(contentsOf: value)
-        fieldEnds.append(fieldBytes.count)
-    }
-
-    /// Appends a regular field named `name` (a literal) from the bytes of its value.
-    public mutating func appendField(name: StaticString, value: UnsafeRawBufferPointer) {
-        appendField(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
-    }
-
-    /// Makes room for `fields` fields of `bytes` bytes together, names and values.
-    public mutating func reserveFields(_ fields: Int, bytes: Int) {
-        fieldBytes.reserveCapacity(bytes)
-        fieldEnds.reserveCapacity(fields * 2)
-    }
-
     /// How many regular fields there are.
     public var fieldCount: Int { fieldEnds.count / 2 }
 

@@ -7,10 +7,8 @@ final class HTTP2HeadTests: XCTestCase {
     func testAHeadWrittenInOnePassEqualsOneAppendedFieldByField() {
         let fields: [(String, String)] = [("content-type", "application/grpc"), ("x-empty", ""), ("authorization", "Bearer abc"),
                                           ("te", "trailers")]
-        var appended = HTTP2Head(method: "POST", scheme: "https", authority: "api.test", path: "/svc/Call")
-        for (name, value) in fields {
-            Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { appended.appendField(name: n, value: $0) } }
-        }
+        let appended = HTTP2Head(method: "POST", scheme: "https", authority: "api.test", path: "/svc/Call",
+                                 fields: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) }))
         // Room for more than is written: what is kept is what was written.
         let written = HTTP2Head(method: "POST", scheme: "https", authority: "api.test", path: "/svc/Call",
                                 fields: fields.count + 3, bytes: 200) { out in
