@@ -390,6 +390,32 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.clientEvents.contains(.closed(stream: id, .noError)))
     }
 
+    func testARequestWhoseHeadWasStillQueuedWhenAGoAwayCameIsToldRefused() throws {
+        // A request submitted and not yet sent when the peer's GOAWAY is read (its head queued
+        // behind a full socket, or submitted in the turn the GOAWAY arrived in) never opens:
+        // its consumer hears it was refused unprocessed, and may send it elsewhere.
+        let pair = CodecPair()
+        let first = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        try pair.pump()
+        pair.server.goAway(.noError)
+        let (toClient, _) = try pair.output(of: pair.server)
+        let late = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/late"), endStream: false)
+        Array("queued".utf8).withUnsafeBytes { pair.client.sendBody(stream: late, $0) }
+        pair.clientEvents += try toClient.withUnsafeBytes { try pair.client.receive($0) }.filter { !$0.isSettings }
+        try pair.pump()
+        XCTAssertTrue(pair.clientEvents.contains(.closed(stream: late, .refusedStream)), "\(pair.clientEvents)")
+        XCTAssertFalse(pair.serverEvents.contains(where: { event in
+            if case .head(late, _) = event { return true }
+            if case .data(late, _) = event { return true }
+            return false
+        }), "\(pair.serverEvents)")
+        XCTAssertEqual(pair.client.bufferedBody(stream: late), 0)
+        // The stream taken before the GOAWAY still completes.
+        try pair.server.submitResponse(stream: first, HTTP2Head(status: 200), endStream: true)
+        try pair.pump()
+        XCTAssertTrue(pair.clientEvents.contains(.closed(stream: first, .noError)), "\(pair.clientEvents)")
+    }
+
     func testTheServerAdvertisesItsLimitsAndTheClientLearnsThem() throws {
         let server = HTTP2Codec(role: .server, settings: HTTP2Settings(maxConcurrentStreams: 7))
         let client = HTTP2Codec(role: .client)
