@@ -89,6 +89,14 @@ public struct HTTP2Head: Equatable, Sendable {
     /// Whether a regular field is named `name` (a lowercase name; compared ignoring ASCII case).
     public func hasField(_ name: StaticString) -> Bool { firstValue(named: name) != nil }
 
+    /// `body` called with the value bytes of the first regular field named `name` (a lowercase
+    /// name; compared ignoring ASCII case), valid during the call; nil when there is none. A
+    /// look at a value without making a String of it (one over 15 bytes is an allocation).
+    public func withFirstField<R>(_ name: StaticString, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
+        guard let (start, end) = firstValue(named: name) else { return nil }
+        return fieldBytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
     /// Where the value of the first field named `name` is in ``fieldBytes``; stops at it.
     private func firstValue(named name: StaticString) -> (start: Int, end: Int)? {
         fieldBytes.withUnsafeBytes { bytes in
