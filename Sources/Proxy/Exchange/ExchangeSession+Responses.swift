@@ -139,7 +139,7 @@ extension ExchangeSession: UpstreamConnectionOwner {
             }
             response = head
             // Read whole: its storage takes the connection's next decoded head.
-            stream.recycle(received.head)
+            stream.recycle(consume received)
         } catch {
             return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
         }

@@ -375,13 +375,15 @@ final class HTTP2UpstreamLease: TouchablePipe {
 
     /// A response head the exchange has read: its storage goes back to the connection's codec
     /// for a next head (when the lease is still on a connection).
-    func recycle(_ head: consuming HTTP2Head) {
-        connection?.recycle(head: head)
+    func recycle(_ response: consuming ResponseHead) {
+        connection?.recycle(head: response.head)
     }
 
-    /// The next response head, if one came (interim heads first).
+    /// The next response head, if one came (interim heads first). Moved out: the usual lone
+    /// head is popped, not copied out and destroyed in place as `removeFirst()` does.
     func takeResponseHead() -> ResponseHead? {
-        responseHeads.isEmpty ? nil : responseHeads.removeFirst()
+        if responseHeads.count == 1 { return responseHeads.popLast() }
+        return responseHeads.isEmpty ? nil : responseHeads.removeFirst()
     }
 
     /// Response body bytes; false when the lease is closed (the caller gives them back to the
