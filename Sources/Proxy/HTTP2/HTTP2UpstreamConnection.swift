@@ -163,8 +163,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     /// `lease` will send its next request here.
     func bind(_ lease: HTTP2UpstreamLease) {
-        bound.append(lease)
+        if !lease.awaitsStream {
+            lease.awaitsStream = true
+            bound.append(lease)
+        }
         if isReady { touch(lease) }
+    }
+
+    /// Takes `lease` off ``bound`` (if it is there): its stream opened, or it left.
+    private func unbind(_ lease: HTTP2UpstreamLease) {
+        guard lease.awaitsStream else { return }
+        lease.awaitsStream = false
+        // Streams open in the order their leases were bound: the first entry, usually.
+        if let index = bound.firstIndex(where: { $0 === lease }) { bound.remove(at: index) }
     }
 
     /// `lease` wrote, read or widened its window: look at it in this loop iteration's turn.
@@ -185,7 +196,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// not take goes back to the connection's window (nghttp2 counts it for the connection
     /// even once the stream is gone), and later frames of the stream are nobody's.
     func detach(_ lease: HTTP2UpstreamLease, stream: Int32) {
-        bound.removeAll { $0 === lease }
+        unbind(lease)
         // Its entries in the lists of streams to come back to are dropped when met; the next
         // connection lists it anew, even under the same stream id.
         lease.roomListedFor = 0
@@ -353,7 +364,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         }
         if lease.stream > 0 { lease.countQueued(codec.bufferedBody(stream: lease.stream)) }
         if opened == 0, lease.stream > 0 {
-            bound.removeAll { $0 === lease }
+            unbind(lease)
             streams[lease.stream] = lease
             self.opened += 1
             if lease.stream >= Self.lastStreamID { goingAway = true }
@@ -424,6 +435,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         }
         socket = nil
         let open = streams.allValues + bound
+        for lease in bound { lease.awaitsStream = false }
         streams.removeAll()
         bound.removeAll()
         for lease in open { lease.connectionEnded(reason) }

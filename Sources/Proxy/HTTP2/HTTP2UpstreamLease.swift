@@ -30,6 +30,10 @@ final class HTTP2UpstreamLease: TouchablePipe {
     var roomListedFor: Int32 = 0
     /// Likewise in its connection's streams with request body queued in the codec.
     var queueListedFor: Int32 = 0
+    /// Whether it is in its connection's list of leases bound there whose stream is not open
+    /// yet: leaving it looks for it there only then (a look at each entry costs four reference
+    /// counts, and a busy connection lists tens).
+    var awaitsStream = false
     let loop: EventLoop
     /// The pooled connection it serves, which hears its events; nil once it ended (which breaks
     /// the cycle: the user owns it).
