@@ -393,12 +393,9 @@ public final class HTTP2Codec {
     /// A header block began on `stream`.
     func beginHead(stream: Int32) {
         blockStream = stream
-        if let spare = spareHeads.take() {
-            block = spare
-            block.clear()
-        } else {
-            block = HTTP2Head()
-        }
+        // The block is a spare (or a new head) that the last finished block left in its place:
+        // emptied, not replaced (a replaced head, even an empty one, is seven releases).
+        block.clear()
         blockBytesLeft = settings.maxHeaderListSize
         blockFieldsLeft = settings.maxHeaderFields
         if oversizedStream == stream { oversizedStream = 0 }
@@ -460,8 +457,9 @@ public final class HTTP2Codec {
         }
         guard blockStream == stream else { return }
         blockStream = 0
-        // (Moved out of the block, not copied from it.)
-        var head = HTTP2Head()
+        // (Moved out of the block, not copied from it; a spare, emptied when the next block
+        // begins, takes its place.)
+        var head = spareHeads.take() ?? HTTP2Head()
         swap(&head, &block)
         if head.method != nil || head.status != nil {
             emit(.head(stream: stream, consume head))

@@ -113,37 +113,36 @@ extension ExchangeSession: UpstreamConnectionOwner {
     /// checked (``ResponseRewriter/status(ofHTTP2:)``) and kept as an HTTP/1.1 one is, from its
     /// fields (no text written and parsed back).
     private func readResponseHead(_ io: ExchangeIO, from stream: HTTP2UpstreamLease) -> ExchangeAction {
-        guard let received = stream.takeResponseHead() else { return .none }
-        let response: UpstreamResponse
-        do throws(ResponseRewriter.HTTP2HeadProblem) {
-            let status = try ResponseRewriter.status(ofHTTP2: received.head)
-            if status < 200 {
-                io.switchingHead = nil
-                io.interimHead = (status, HeadSerializer.reasonPhrase(status))
-                return connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: false) }
+        stream.withNextResponseHead { received, endStream in
+            let response: UpstreamResponse
+            do throws(ResponseRewriter.HTTP2HeadProblem) {
+                let status = try ResponseRewriter.status(ofHTTP2: received)
+                if status < 200 {
+                    io.switchingHead = nil
+                    io.interimHead = (status, HeadSerializer.reasonPhrase(status))
+                    return connection.exchangeEvent { $0.interimResponse(status: status, switchesAsAsked: false) }
+                }
+                // (An HTTP/2 app's stream's head goes to its codec as fields: the kept lines are
+                // located, in storage of its own.)
+                var head = try ResponseRewriter.response(
+                    http2: received, status: status, endStream: endStream, requestMethod: io.head.method,
+                    clientVersion: io.head.version, locateLines: isHTTP2Stream,
+                    reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
+                    lines: isHTTP2Stream ? context.takeStreamHeadLines() : [])
+                if isGRPCStream {
+                    head.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(http2: received, status: status,
+                                                                                      endStream: endStream)
+                }
+                if let nonces = io.token?.binding?.nonces {
+                    head.nonceChallenge = ResponseRewriter.readDPoP(http2: received, status: status, nonces: nonces,
+                                                                    origin: RequestRewriter.upstreamOrigin(io.decision))
+                }
+                response = head
+            } catch {
+                return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
             }
-            // (An HTTP/2 app's stream's head goes to its codec as fields: the kept lines are
-            // located, in storage of its own.)
-            var head = try ResponseRewriter.response(
-                http2: received.head, status: status, endStream: received.endStream, requestMethod: io.head.method,
-                clientVersion: io.head.version, locateLines: isHTTP2Stream,
-                reusing: isHTTP2Stream ? context.takeStreamHeadBytes() : context.takeHeadBytes(),
-                lines: isHTTP2Stream ? context.takeStreamHeadLines() : [])
-            if isGRPCStream {
-                head.grpcUnauthenticated = ResponseRewriter.isGRPCUnauthenticated(http2: received.head, status: status,
-                                                                                  endStream: received.endStream)
-            }
-            if let nonces = io.token?.binding?.nonces {
-                head.nonceChallenge = ResponseRewriter.readDPoP(http2: received.head, status: status, nonces: nonces,
-                                                                origin: RequestRewriter.upstreamOrigin(io.decision))
-            }
-            response = head
-            // Read whole: its storage takes the connection's next decoded head.
-            stream.recycle(consume received)
-        } catch {
-            return connection.exchangeEvent { $0.responseMalformed("the backend sent a malformed response", responseBytesSent: false) }
-        }
-        return responseHeadRead(io, response, fromStream: true)
+            return responseHeadRead(io, response, fromStream: true)
+        } ?? .none
     }
 
 

@@ -11,7 +11,7 @@ import HTTP2
 /// pairs from the exchange's rewrite, never text) and its body's bytes in ``output``, sent as
 /// DATA by its framing (``HTTP2OutboundMessage``: a length, an end the app's stream gave, or an
 /// HTTP/1.1 app's chunks with their trailers as HTTP/2 trailers). The
-/// response's heads come back typed (``takeResponseHead()``), then its body unframed in
+/// response's heads come back typed (``withNextResponseHead(_:)``), then its body unframed in
 /// ``input``: with its length, or — a body without one — ended by the stream
 /// (``bodyEndsWithStream``, ``takeMessageEnd()``: the end and the trailers, gRPC's status among
 /// them, go to the exchange apart from the bytes).
@@ -126,6 +126,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         // between its head and this bind; ``sendHead(_:body:)`` clears it for each request.)
         messageEnd = nil
         responseHeads.removeAll(keepingCapacity: true)
+        responseHeadEnds.removeAll(keepingCapacity: true)
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
         // Still listed by the connection it last used, whose turn now skips it (it is not that
@@ -351,7 +352,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         user.streamDidRead()
     }
 
-    /// A response head (interim or final), kept typed for the exchange (``takeResponseHead()``,
+    /// A response head (interim or final), kept typed for the exchange (``withNextResponseHead(_:)``,
     /// ``ResponseRewriter/response(http2:status:endStream:requestMethod:clientVersion:locateLines:reusing:lines:)``);
     /// `endStream`: nothing follows it (a gRPC trailers-only response).
     func receiveHead(_ head: consuming HTTP2Head, endStream: Bool) {
@@ -363,31 +364,35 @@ final class HTTP2UpstreamLease: TouchablePipe {
             let noBody = ResponseHeadParser.hasNoContent(status: status, requestMethod: outbound.requestMethod)
             responseBody = noBody || endStream || head.hasField("content-length") ? .raw : .untilEnd
         }
-        responseHeads.append(ResponseHead(head: consume head, endStream: endStream))
+        responseHeads.append(head)
+        responseHeadEnds.append(endStream)
         connection?.touch(self)
-    }
-
-    /// A response head as it came, and whether it ended the stream.
-    struct ResponseHead {
-        let head: HTTP2Head
-        let endStream: Bool
     }
 
     /// The response heads not taken yet (interim ones, then the final one), in order; the
     /// body's bytes follow the final one in ``input``.
-    private var responseHeads: [ResponseHead] = []
+    private var responseHeads: [HTTP2Head] = []
+    /// Whether each of ``responseHeads`` ended the stream.
+    private var responseHeadEnds: [Bool] = []
 
-    /// A response head the exchange has read: its storage goes back to the connection's codec
-    /// for a next head (when the lease is still on a connection).
-    func recycle(_ response: consuming ResponseHead) {
-        connection?.recycle(head: response.head)
-    }
-
-    /// The next response head, if one came (interim heads first). Moved out: the usual lone
-    /// head is popped, not copied out and destroyed in place as `removeFirst()` does.
-    func takeResponseHead() -> ResponseHead? {
-        if responseHeads.count == 1 { return responseHeads.popLast() }
-        return responseHeads.isEmpty ? nil : responseHeads.removeFirst()
+    /// `body` called with the next response head, if one came (interim heads first), and
+    /// whether it ended the stream; nil when there is none. The head's storage then goes back to
+    /// the connection's codec for a next head (when the lease is still on a connection). (Lent,
+    /// not returned: an optional head went through Optional's generic copy and destroy, some
+    /// 1.5k instructions a gRPC call.)
+    func withNextResponseHead<R>(_ body: (HTTP2Head, Bool) -> R) -> R? {
+        guard !responseHeads.isEmpty else { return nil }
+        let head: HTTP2Head, ended: Bool
+        if responseHeads.count == 1 {
+            head = responseHeads.removeLast()
+            ended = responseHeadEnds.removeLast()
+        } else {
+            head = responseHeads.removeFirst()
+            ended = responseHeadEnds.removeFirst()
+        }
+        let result = body(head, ended)
+        connection?.recycle(head: head)
+        return result
     }
 
     /// Response body bytes; false when the lease is closed (the caller gives them back to the
