@@ -391,7 +391,8 @@ final class HTTP2UpstreamLease: TouchablePipe {
             ended = responseHeadEnds.removeFirst()
         }
         let result = body(head, ended)
-        connection?.recycle(head: head)
+        // (Moved on: an optional chain's call copied it, for the path that makes no call.)
+        if let connection { connection.recycle(head: consume head) }
         return result
     }
 
