@@ -596,7 +596,7 @@ public final class HTTP2Codec {
 
     /// Appends a head's regular fields (its storage, ``HTTP2Head/withFieldStorage(_:)``) to
     /// ``nameValues`` as pairs pointing into it, but the connection-specific ones.
-    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: [Int], named: [String]) {
+    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: UnsafeBufferPointer<Int>, named: [String]) {
         let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
         var start = 0
         var index = 0

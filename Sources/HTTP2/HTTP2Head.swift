@@ -20,12 +20,11 @@ public struct HTTP2Head: Equatable, Sendable {
     public var extendedProtocol: String?
     /// `:status`, as a number.
     public var status: Int?
-    /// The regular fields' bytes: each name, then its value, back to back, in order. A received
-    /// head keeps them as nghttp2 hands them over, with no String per field: a request goes on
-    /// as a request head written from these bytes (``HTTP2RequestHeadValidator``).
-    private var fieldBytes: [UInt8] = []
-    /// Where each field's name and value end in ``fieldBytes``: two entries a field.
-    private var fieldEnds: [Int] = []
+    /// The regular fields: each name, then its value, back to back, in order, and where each
+    /// ends. A received head keeps them as nghttp2 hands them over, with no String per field: a
+    /// request goes on as a request head written from these bytes
+    /// (``HTTP2RequestHeadValidator``).
+    private var store = HTTP2FieldStore.empty
 
     /// The regular fields, in the order received or to be sent (made from the bytes they are
     /// kept as: ``forEachField(_:)`` and ``firstField(_:)`` read them without Strings).
@@ -40,37 +39,42 @@ public struct HTTP2Head: Equatable, Sendable {
             return fields
         }
         set {
-            fieldBytes.removeAll(keepingCapacity: true)
-            fieldEnds.removeAll(keepingCapacity: true)
+            var bytes = 0
+            for field in newValue { bytes += field.name.utf8.count + field.value.utf8.count }
+            if isKnownUniquelyReferenced(&store) {
+                store.removeAll()
+                if !store.fits(bytes: bytes, ends: newValue.count * 2) { store.grow(bytes: bytes, ends: newValue.count * 2) }
+            } else {
+                store = HTTP2FieldStore(bytes: bytes, ends: newValue.count * 2)
+            }
             for field in newValue {
-                fieldBytes.appendUTF8(field.name)
-                fieldEnds.append(fieldBytes.count)
-                fieldBytes.appendUTF8(field.value)
-                fieldEnds.append(fieldBytes.count)
+                var name = field.name, value = field.value
+                name.withUTF8 { name in value.withUTF8 { store.append(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer($0)) } }
             }
         }
     }
 
     /// How many regular fields there are.
-    public var fieldCount: Int { fieldEnds.count / 2 }
+    public var fieldCount: Int { store.endCount / 2 }
 
     /// How many bytes their names and values have, together.
-    public var fieldByteCount: Int { fieldBytes.count }
+    public var fieldByteCount: Int { store.byteCount }
 
     /// Calls `body` with the regular fields' bytes and where each name and value ends in them
     /// (two entries a field), valid during the call: the codec hands them to nghttp2 in place.
-    func withFieldStorage<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>, [Int]) throws(E) -> R) throws(E) -> R {
-        try fieldBytes.withUnsafeBufferPointer { (bytes) throws(E) -> R in try body(bytes, fieldEnds) }
+    func withFieldStorage<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<Int>) throws(E) -> R) throws(E) -> R {
+        try withExtendedLifetime(store) { (store) throws(E) -> R in try body(store.bytes, store.ends) }
     }
 
     /// Calls `body` with each regular field's name and value bytes, in order (valid during the
     /// call).
     public func forEachField(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try fieldBytes.withUnsafeBytes { bytes in
+        try withExtendedLifetime(store) { store in
+            let bytes = UnsafeRawBufferPointer(store.bytes), ends = store.ends
             var start = 0
             var index = 0
-            while index < fieldEnds.count {
-                let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
+            while index < ends.count {
+                let nameEnd = ends[index], valueEnd = ends[index + 1]
                 try body(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]),
                          UnsafeRawBufferPointer(rebasing: bytes[nameEnd..<valueEnd]))
                 start = valueEnd
@@ -82,36 +86,36 @@ public struct HTTP2Head: Equatable, Sendable {
     /// The value of the first regular field named `name` (a lowercase name; compared ignoring
     /// ASCII case), or nil.
     public func firstField(_ name: StaticString) -> String? {
-        guard let (start, end) = firstValue(named: name) else { return nil }
-        return fieldBytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+        withFirstField(name) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Whether a regular field is named `name` (a lowercase name; compared ignoring ASCII case).
-    public func hasField(_ name: StaticString) -> Bool { firstValue(named: name) != nil }
+    public func hasField(_ name: StaticString) -> Bool { withExtendedLifetime(store) { firstValue(named: name, in: $0) != nil } }
 
     /// `body` called with the value bytes of the first regular field named `name` (a lowercase
     /// name; compared ignoring ASCII case), valid during the call; nil when there is none. A
     /// look at a value without making a String of it (one over 15 bytes is an allocation).
     public func withFirstField<R>(_ name: StaticString, _ body: (UnsafeRawBufferPointer) -> R) -> R? {
-        guard let (start, end) = firstValue(named: name) else { return nil }
-        return fieldBytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+        withExtendedLifetime(store) { store in
+            guard let (start, end) = firstValue(named: name, in: store) else { return nil }
+            return body(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(store.bytes)[start..<end]))
+        }
     }
 
-    /// Where the value of the first field named `name` is in ``fieldBytes``; stops at it.
-    private func firstValue(named name: StaticString) -> (start: Int, end: Int)? {
-        fieldBytes.withUnsafeBytes { bytes in
-            var start = 0
-            var index = 0
-            while index < fieldEnds.count {
-                let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
-                if HTTP2Codec.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), name) {
-                    return (nameEnd, valueEnd)
-                }
-                start = valueEnd
-                index += 2
+    /// Where the value of the first field named `name` is in `store`'s bytes; stops at it.
+    private func firstValue(named name: StaticString, in store: HTTP2FieldStore) -> (start: Int, end: Int)? {
+        let bytes = UnsafeRawBufferPointer(store.bytes), ends = store.ends
+        var start = 0
+        var index = 0
+        while index < ends.count {
+            let nameEnd = ends[index], valueEnd = ends[index + 1]
+            if HTTP2Codec.equalsIgnoringCase(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]), name) {
+                return (nameEnd, valueEnd)
             }
-            return nil
+            start = valueEnd
+            index += 2
         }
+        return nil
     }
 
     /// A request head.
@@ -133,41 +137,13 @@ public struct HTTP2Head: Equatable, Sendable {
         self.scheme = scheme
         self.authority = authority
         self.path = path
-        // Made `bytes` and `fields * 2` long by copying zeros into reserved storage: an
-        // array made at its size (`init(repeating:count:)`, `init(unsafeUninitializedCapacity:)`)
-        // goes through an unspecialized allocation, some 700 instructions each.
-        var bytesOut: [UInt8] = []
-        var endsOut: [Int] = []
-        Self.extend(&bytesOut, to: bytes, from: Self.zeroBytes)
-        Self.extend(&endsOut, to: fields * 2, from: Self.zeroInts)
-        let (written, endCount) = bytesOut.withUnsafeMutableBytes { byteBuffer in
-            endsOut.withUnsafeMutableBufferPointer { endBuffer in
-                var writer = FieldWriter(bytes: byteBuffer, ends: endBuffer)
-                write(&writer)
-                return (writer.endCount == 0 ? 0 : endBuffer[writer.endCount - 1], writer.endCount)
-            }
+        let store = HTTP2FieldStore(bytes: bytes, ends: fields * 2)
+        store.fill { byteBuffer, endBuffer in
+            var writer = FieldWriter(bytes: byteBuffer, ends: endBuffer)
+            write(&writer)
+            return (writer.endCount == 0 ? 0 : endBuffer[writer.endCount - 1], writer.endCount)
         }
-        bytesOut.removeLast(bytesOut.count - written)
-        endsOut.removeLast(endsOut.count - endCount)
-        fieldBytes = bytesOut
-        fieldEnds = endsOut
-    }
-
-    /// Zeros to copy from: a head's arrays take their length from them.
-    private static let zeroBytes = [UInt8](repeating: 0, count: 4096)
-    private static let zeroInts = [Int](repeating: 0, count: 256)
-
-    /// `array` (empty) made `count` elements long, copying from `zeros`.
-    private static func extend<T>(_ array: inout [T], to count: Int, from zeros: [T]) {
-        array.reserveCapacity(count)
-        zeros.withUnsafeBufferPointer { zeros in
-            var left = count
-            while left > 0 {
-                let n = min(left, zeros.count)
-                array.append(contentsOf: UnsafeBufferPointer(rebasing: zeros[0..<n]))
-                left -= n
-            }
-        }
+        self.store = store
     }
 
     /// Writes a head's regular fields into storage sized for them beforehand
@@ -210,6 +186,15 @@ public struct HTTP2Head: Equatable, Sendable {
         }
     }
 
+    /// Whether two heads have the same pseudo-header fields and the same regular fields, in order.
+    public static func == (a: HTTP2Head, b: HTTP2Head) -> Bool {
+        guard a.method == b.method, a.scheme == b.scheme, a.authority == b.authority, a.path == b.path,
+              a.extendedProtocol == b.extendedProtocol, a.status == b.status else { return false }
+        return withExtendedLifetime((a.store, b.store)) {
+            a.store.ends.elementsEqual(b.store.ends) && a.store.bytes.elementsEqual(b.store.bytes)
+        }
+    }
+
     /// A response head.
     public init(status: Int, fields: HTTPFields = HTTPFields()) {
         self.status = status
@@ -224,7 +209,7 @@ public struct HTTP2Head: Equatable, Sendable {
     /// to, once, is within it), a `:path` and `:authority` of 2 KiB together. A codec keeps at
     /// most 16 (about 60 KiB), two once its connection is idle a while.
     var isSmall: Bool {
-        fieldBytes.capacity <= 1100 && fieldEnds.capacity <= 72
+        store.byteCapacity <= 1100 && store.endCapacity <= 72
             && (path?.utf8.count ?? 0) + (authority?.utf8.count ?? 0) <= 2048
     }
 
@@ -236,8 +221,11 @@ public struct HTTP2Head: Equatable, Sendable {
         path = nil
         extendedProtocol = nil
         status = nil
-        fieldBytes.removeAll(keepingCapacity: true)
-        fieldEnds.removeAll(keepingCapacity: true)
+        if isKnownUniquelyReferenced(&store) {
+            store.removeAll()
+        } else {
+            store = HTTP2FieldStore.empty
+        }
     }
 
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
@@ -249,15 +237,14 @@ public struct HTTP2Head: Equatable, Sendable {
     /// long as the connection).
     mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, lastAuthority: inout String?) {
         guard name.first == UInt8(ascii: ":") else {
-            if fieldBytes.isEmpty {
-                // Room for a usual request's fields: one allocation each.
-                fieldBytes.reserveCapacity(256)
-                fieldEnds.reserveCapacity(16)
+            // (A new head's store grows to a usual request's room at once: 256 bytes, 8 fields.)
+            let size = name.count + value.count
+            if !isKnownUniquelyReferenced(&store) {
+                store = store.copy(adding: size, ends: 2)
+            } else if !store.fits(bytes: size, ends: 2) {
+                store.grow(bytes: size, ends: 2)
             }
-            fieldBytes.append(contentsOf: name)
-            fieldEnds.append(fieldBytes.count)
-            fieldBytes.append(contentsOf: value)
-            fieldEnds.append(fieldBytes.count)
+            store.append(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer(value))
             return
         }
         if Self.equals(name, ":method") {
