@@ -131,13 +131,21 @@ public struct HTTP2Head: Equatable, Sendable {
     /// at most `fields` fields of `bytes` bytes together, names and values (a head to send,
     /// built from bytes the caller holds: no `Array.append` per name and value, each ~70
     /// instructions). Writing more than that stops the process (a bound is a bug, not input).
+    /// `spare`: a head done with, whose storage takes the fields if it is its only holder and
+    /// they fit (an allocation and a free fewer).
     public init(method: String, scheme: String?, authority: String?, path: String?, fields: Int, bytes: Int,
-                write: (inout FieldWriter) -> Void) {
+                reusing spare: consuming HTTP2Head = HTTP2Head(), write: (inout FieldWriter) -> Void) {
         self.method = method
         self.scheme = scheme
         self.authority = authority
         self.path = path
-        let store = HTTP2FieldStore(bytes: bytes, ends: fields * 2)
+        let store: HTTP2FieldStore
+        if isKnownUniquelyReferenced(&spare.store), spare.store.byteCapacity >= bytes, spare.store.endCapacity >= fields * 2 {
+            store = spare.store
+            store.removeAll()
+        } else {
+            store = HTTP2FieldStore(bytes: bytes, ends: fields * 2)
+        }
         store.fill { byteBuffer, endBuffer in
             var writer = FieldWriter(bytes: byteBuffer, ends: endBuffer)
             write(&writer)
@@ -201,8 +209,9 @@ public struct HTTP2Head: Equatable, Sendable {
         self.fields = fields
     }
 
-    /// An empty head, filled field by field as a header block is decoded.
-    init() {}
+    /// An empty head: filled field by field as a header block is decoded, or a spare with no
+    /// storage to give.
+    public init() {}
 
     /// Whether it is small enough to keep for another head: 1 KiB of names and values, 36
     /// fields (a browser's request; what an array reserved for 256 bytes and 16 fields grows
@@ -211,6 +220,13 @@ public struct HTTP2Head: Equatable, Sendable {
     var isSmall: Bool {
         store.byteCapacity <= 1100 && store.endCapacity <= 72
             && (path?.utf8.count ?? 0) + (authority?.utf8.count ?? 0) <= 2048
+    }
+
+    /// Makes it a spare: empty, keeping only its fields' storage, and that only if it is small
+    /// (``isSmall``: a spare may be kept a long while).
+    public mutating func makeSpare() {
+        clear()
+        if !isSmall { store = HTTP2FieldStore.empty }
     }
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).

@@ -23,4 +23,39 @@ final class HTTP2HeadTests: XCTestCase {
         let empty = HTTP2Head(method: "GET", scheme: "http", authority: "a", path: "/", fields: 0, bytes: 0) { _ in }
         XCTAssertEqual(empty, HTTP2Head(method: "GET", scheme: "http", authority: "a", path: "/"))
     }
+
+    func testAHeadWrittenIntoASparesStorageHoldsOnlyItsOwnFieldsAndLeavesACopyOfTheSpareAlone() {
+        func written(_ fields: [(String, String)], reusing spare: consuming HTTP2Head = HTTP2Head()) -> HTTP2Head {
+            HTTP2Head(method: "POST", scheme: "http", authority: "api.test", path: "/svc/Call", fields: fields.count, bytes: 100,
+                      reusing: spare) { out in
+                for (name, value) in fields {
+                    Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { out.add(name: n, value: $0) } }
+                }
+            }
+        }
+        let first = [("content-type", "application/grpc"), ("authorization", "Bearer one"), ("te", "trailers")]
+        let second = [("x-next", "2")]
+        var spare = written(first)
+        spare.makeSpare()
+        XCTAssertEqual(spare, HTTP2Head(), "a spare holds nothing but storage")
+        // Its only holder: the storage is taken, and nothing of the first head shows.
+        XCTAssertEqual(written(second, reusing: spare), written(second))
+        // Shared with a copy: the copy keeps what it had.
+        let kept = written(first)
+        let reused = written(second, reusing: kept)
+        XCTAssertEqual(reused.firstField("x-next"), "2")
+        XCTAssertNil(reused.firstField("content-type"))
+        XCTAssertEqual(kept.firstField("authorization"), "Bearer one")
+        XCTAssertEqual(kept.fieldCount, 3)
+        // Too small for the fields: they are written into new storage.
+        var small = written([("a", "b")])
+        small.makeSpare()
+        let large = HTTP2Head(method: "GET", scheme: "http", authority: "a", path: "/", fields: 40, bytes: 4000, reusing: small) { out in
+            for index in 0..<40 {
+                Array("x-\(index)".utf8).withUnsafeBytes { n in Array(repeating: UInt8(ascii: "v"), count: 90).withUnsafeBytes { out.add(name: n, value: $0) } }
+            }
+        }
+        XCTAssertEqual(large.fieldCount, 40)
+        XCTAssertEqual(large.firstField("x-39"), String(repeating: "v", count: 90))
+    }
 }

@@ -257,10 +257,10 @@ extension RequestRewriter {
     /// gRPC servers require it). No `Upgrade`: HTTP/2 has none (a request asking for one goes
     /// on as a plain request).
     static func http2Head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
-                          trace: TraceFieldRewrite? = nil) -> HTTP2Head {
+                          trace: TraceFieldRewrite? = nil, reusing spare: consuming HTTP2Head = HTTP2Head()) -> HTTP2Head {
         if let injection = decision.injection, let token {
             return http2Head(for: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
-                             scheme: scheme, trace: trace)
+                             scheme: scheme, trace: trace, reusing: spare)
         }
         let path: String
         switch request.target {
@@ -281,6 +281,8 @@ extension RequestRewriter {
         var lengthDigits: String?
         if case .contentLength(let length) = request.framing { lengthDigits = String(length) }
         let proofSize = proof?.utf8.count ?? 0
+        // (Moved into the closure through a variable: a consumed parameter cannot be captured.)
+        var spareHead = consume spare
         // Written in one pass into storage sized once: the kept lines' names and values are at
         // most the section's bytes; the fields added after them are bounded here.
         return request.withFieldSection { section in
@@ -288,7 +290,7 @@ extension RequestRewriter {
                 + 11 + traceValue.count + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
             let connectionNamed = section.connectionOptions()
             return HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path,
-                             fields: section.lines.count + 6, bytes: bytes) { out in
+                             fields: section.lines.count + 6, bytes: bytes, reusing: Self.take(&spareHead)) { out in
                 for line in section.lines {
                     guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
                                 perRequest: perRequest),
@@ -316,6 +318,13 @@ extension RequestRewriter {
                                                                   count: Self.trailersValue.utf8CodeUnitCount))
             }
         }
+    }
+
+    /// `head`, moved out (an empty head left in its place).
+    private static func take(_ head: inout HTTP2Head) -> HTTP2Head {
+        var taken = HTTP2Head()
+        swap(&taken, &head)
+        return taken
     }
 
     /// `Via`'s value (``HeadBytes/viaLine``'s).

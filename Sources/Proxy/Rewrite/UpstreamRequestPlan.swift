@@ -30,9 +30,10 @@ struct UpstreamRequestPlan {
         return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, to: output)
     }
 
-    /// The head as an HTTP/2 upstream with `scheme` is sent it.
-    func http2Head(scheme: String) -> HTTP2Head {
-        RequestRewriter.http2Head(for: head, decision: decision, token: token, scheme: scheme, trace: trace)
+    /// The head as an HTTP/2 upstream with `scheme` is sent it, written into `spare`'s storage
+    /// when that fits (the last request's head of the same stream lease).
+    func http2Head(scheme: String, reusing spare: consuming HTTP2Head = HTTP2Head()) -> HTTP2Head {
+        RequestRewriter.http2Head(for: head, decision: decision, token: token, scheme: scheme, trace: trace, reusing: spare)
     }
 
     /// How the body written after the head is framed on an HTTP/2 stream: unframed until its
