@@ -134,6 +134,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
         // Still listed by the connection it last used, whose turn now skips it (it is not that
         // connection's any more): unmarked, so the chosen one lists it.
         isTouched = false
+        if hasSpareResponseHead {
+            hasSpareResponseHead = false
+            var spare = HTTP2Head()
+            swap(&spare, &spareResponseHead)
+            chosen.recycle(head: spare)
+        }
         chosen.bind(self)
         if chosen.isReady && !isConnected { connectionReady() }
     }
@@ -372,6 +378,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
         connection?.touch(self)
     }
 
+    /// A response head read after its stream closed, for the codec of the connection bound
+    /// next (an empty head when there is none).
+    private var spareResponseHead = HTTP2Head()
+    /// Whether ``spareResponseHead`` holds one.
+    private var hasSpareResponseHead = false
+
     /// The response heads not taken yet (interim ones, then the final one), in order; the
     /// body's bytes follow the final one in ``input``.
     private var responseHeads: [HTTP2Head] = []
@@ -394,8 +406,14 @@ final class HTTP2UpstreamLease: TouchablePipe {
             ended = responseHeadEnds.removeFirst()
         }
         let result = body(head, ended)
-        // (Moved on: an optional chain's call copied it, for the path that makes no call.)
-        if let connection { connection.recycle(head: consume head) }
+        if let connection {
+            connection.recycle(head: consume head)
+        } else {
+            // The stream closed already (a gRPC answer, its trailers and the close come in one
+            // read): the head goes to the next connection this lease binds to, not freed.
+            spareResponseHead = consume head
+            hasSpareResponseHead = true
+        }
         return result
     }
 
