@@ -60,31 +60,38 @@ extension ResponseRewriter {
         out.append(HeadBytes.crlf)
         kept.removeAll(keepingCapacity: true)
         if locateLines { kept.reserveCapacity(head.fieldCount + 2) }
-        func keep(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-            let nameStart = out.count
-            out.append(contentsOf: name)
-            let nameEnd = out.count
-            out.append(0x3a)
-            out.append(0x20)
-            let valueStart = out.count
-            out.append(contentsOf: value)
-            if locateLines { kept.append(FieldLine(name: nameStart..<nameEnd, value: valueStart..<out.count)) }
-            out.append(HeadBytes.crlf)
-        }
+        // (A static helper, not a nested function: one capturing `out` and `kept`, called from
+        // the closure, put both in heap boxes, two allocations and frees a response.)
         head.forEachField { name, value in
             if FieldNames.isHopByHop(name: name) { return }
             if clientFraming == .chunked && HTTP2Codec.equalsIgnoringCase(name, "content-length") { return }
-            keep(name, value)
+            keep(name, value, into: &out, lines: &kept, locate: locateLines)
         }
         if endStream && framing == .contentLength(0) && !head.hasField("content-length") {
             let name: StaticString = "content-length", zero: StaticString = "0"
             keep(UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount),
-                 UnsafeRawBufferPointer(start: zero.utf8Start, count: zero.utf8CodeUnitCount))
+                 UnsafeRawBufferPointer(start: zero.utf8Start, count: zero.utf8CodeUnitCount), into: &out, lines: &kept,
+                 locate: locateLines)
         }
         var response = UpstreamResponse(status: status, framing: framing, clientFraming: clientFraming, keepAlive: true,
                                         forwardedLines: out, otherCodings: [])
         if locateLines { response.keptLines = kept }
         return response
+    }
+
+    /// Appends `name: value` and CRLF to `out`, and where its name and value are to `lines` when
+    /// `locate`.
+    private static func keep(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, into out: inout [UInt8],
+                             lines: inout [FieldLine], locate: Bool) {
+        let nameStart = out.count
+        out.append(contentsOf: name)
+        let nameEnd = out.count
+        out.append(0x3a)
+        out.append(0x20)
+        let valueStart = out.count
+        out.append(contentsOf: value)
+        if locate { lines.append(FieldLine(name: nameStart..<nameEnd, value: valueStart..<out.count)) }
+        out.append(HeadBytes.crlf)
     }
 
     /// Whether an HTTP/2 response head that ended its stream is gRPC's trailers-only
