@@ -61,8 +61,10 @@ public final class HTTP2Codec {
     /// allocated, and freed, per stream otherwise).
     private var spareBodies = SpareList<HTTP2OutboundBody>(limit: HTTP2Codec.spareBodyLimit)
     /// Queues kept for the next streams, at most (with at most
-    /// ``HTTP2OutboundBody/keptCapacity`` bytes of storage each: 16 KiB in all).
-    static let spareBodyLimit = 16
+    /// ``HTTP2OutboundBody/keptCapacity`` bytes of storage each: 64 KiB in all). As many as
+    /// heads (``spareHeadLimit``): with 16, a gRPC app's 50 calls in flight made most of their
+    /// queues anew.
+    static let spareBodyLimit = 64
 
     /// An empty queue for a stream's body: one an ended stream left, or a new one.
     private func outboundBody() -> HTTP2OutboundBody {
