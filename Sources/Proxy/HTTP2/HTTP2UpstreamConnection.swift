@@ -73,13 +73,12 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         turnTimer = Timer(on: upstreams.loop) {}
         turnTask.action = { [unowned self] in turn() }
         turnTimer.action = { [unowned self] in turn() }
-        // A response's DATA goes straight into its lease's input (no array per frame), once the
-        // lease has its final head: before, DATA stays an event, between the head and the end
-        // that `handle` looks for right after a head (taken away, the head of a body without a
-        // length read as one that ended its stream). A lease's state does not change during a
-        // read, so all of a stream's DATA in one read goes the same way.
+        // A response's DATA goes straight into its lease's input (no array per frame), also in
+        // the read that brings its head (a gRPC answer's HEADERS, DATA and trailers come in one):
+        // the lease notes it, so that `handle` does not read the head's event followed by the
+        // end's as a head that ended its stream (nghttp2 refuses DATA before a final head).
         codec.dataSink = { [unowned self] id, bytes in
-            guard let lease = streams[id], lease.hasFinalHead else { return false }
+            guard let lease = streams[id] else { return false }
             return lease.receiveBody(bytes)
         }
     }
@@ -245,8 +244,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             swap(&event, &events[index])
             switch consume event {
             case .head(let id, let head):
-                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
-                streams[id]?.receiveHead(head, endStream: ended)
+                let lease = streams[id]
+                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
+                lease?.receiveHead(head, endStream: ended)
             case .data(let id, let bytes):
                 if let lease = streams[id], bytes.withUnsafeBytes({ lease.receiveBody($0) }) {
                     continue

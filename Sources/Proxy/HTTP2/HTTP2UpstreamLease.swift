@@ -129,6 +129,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         messageEnd = nil
         responseHeads.removeAll(keepingCapacity: true)
         responseHeadEnds.removeAll(keepingCapacity: true)
+        bodyBeforeHead = false
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
         // Still listed by the connection it last used, whose turn now skips it (it is not that
@@ -367,6 +368,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     func receiveHead(_ head: consuming HTTP2Head, endStream: Bool) {
         guard !closed, let status = head.status else { return }
         if status >= 200 {
+            bodyBeforeHead = false
             // A body without a length — the exchange calls it chunked, one that may end with
             // trailers — comes unframed, ended by the stream. A response to HEAD, a 204 or a
             // 304 has no body whatever it says (RFC 9110 §6.4.1).
@@ -421,14 +423,17 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// connection's window).
     func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard !closed else { return false }
+        // (Decoded in the read that brings the final head, which is still an event then.)
+        if responseBody == .awaitingHead { bodyBeforeHead = true }
         inputBuffer.buffer.append(bytes)
         credit.deliver(bytes.count)
         connection?.touch(self)
         return true
     }
 
-    /// The response's final head came (its body's bytes may follow).
-    var hasFinalHead: Bool { responseBody != .awaitingHead }
+    /// Body bytes came in the read that brought the final head, before the head was handed over
+    /// (so a `.end` right after the head's event does not mean the head ended the stream).
+    private(set) var bodyBeforeHead = false
 
     /// The response ended, with `trailers` or none. A body with a length has no place for
     /// trailers in HTTP/1.1: they are dropped.
