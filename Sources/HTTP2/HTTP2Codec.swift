@@ -623,9 +623,9 @@ public final class HTTP2Codec {
         nameValueEnds.removeAll(keepingCapacity: true)
         let named = trailers.connectionOptions()
         for field in trailers {
-            var name = field.name, value = field.value
-            name.withUTF8 { name in
-                value.withUTF8 { value in
+            // (Read in place: a `var` copy of each String for `withUTF8` is a retain and a release.)
+            Self.withBytes(of: field.name) { name in
+                Self.withBytes(of: field.value) { value in
                     let nameBytes = UnsafeRawBufferPointer(name), valueBytes = UnsafeRawBufferPointer(value)
                     guard !Self.isConnectionSpecific(name: nameBytes, value: valueBytes, named: named) else { return }
                     nameValueBytes.append(contentsOf: name)
