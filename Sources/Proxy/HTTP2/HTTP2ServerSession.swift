@@ -344,8 +344,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     static let headSlack = 64 * 1024
 
     /// Whether a request for `host` (a checked head's `Host`; `scheme`: its `:scheme`) goes to a
-    /// route whose upstream speaks HTTP/2 (inside a tunnel: the tunnel's route; a request for another host there is answered 421 by its session); nil
-    /// when no route covers it (its session refuses it as any other).
+    /// route whose upstream speaks HTTP/2 (inside a tunnel: the tunnel's route; a request for
+    /// another host there is answered 421 by its session); nil when no route covers it (its
+    /// session refuses it as any other).
     private func sendsHTTP2Upstream(_ host: Authority?, scheme: String?) -> Bool? {
         if let intercepted {
             return context.router.sendsHTTP2(Authority(host: intercepted.host, port: intercepted.port), defaultPort: 443)

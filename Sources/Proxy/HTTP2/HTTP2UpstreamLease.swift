@@ -331,8 +331,15 @@ final class HTTP2UpstreamLease: TouchablePipe {
         let request = outputBuffer.buffer
         if hasPendingHead {
             hasPendingHead = false
-            defer { keepSpentHead() }
-            try outbound.submitRequest(pendingHead, body: pendingBody, codec: codec)
+            // Emptied as soon as the codec took it (before the session hears of the drain, which
+            // could hand over a next head).
+            do {
+                try outbound.submitRequest(pendingHead, body: pendingBody, codec: codec)
+            } catch {
+                keepSpentHead()
+                throw error
+            }
+            keepSpentHead()
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()
