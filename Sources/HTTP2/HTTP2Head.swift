@@ -222,6 +222,13 @@ public struct HTTP2Head: Equatable, Sendable {
             && (path?.utf8.count ?? 0) + (authority?.utf8.count ?? 0) <= 2048
     }
 
+    /// The head, moved out: an empty head is left in its place (no copy of its storage).
+    public mutating func take() -> HTTP2Head {
+        var taken = HTTP2Head()
+        swap(&taken, &self)
+        return taken
+    }
+
     /// Makes it a spare: empty, keeping only its fields' storage, and that only if it is small
     /// (``isSmall``: a spare may be kept a long while).
     public mutating func makeSpare() {

@@ -137,9 +137,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         isTouched = false
         if hasSpareResponseHead {
             hasSpareResponseHead = false
-            var spare = HTTP2Head()
-            swap(&spare, &spareResponseHead)
-            chosen.recycle(head: spare)
+            chosen.recycle(head: spareResponseHead.take())
         }
         chosen.bind(self)
         if chosen.isReady && !isConnected { connectionReady() }
@@ -420,7 +418,9 @@ final class HTTP2UpstreamLease: TouchablePipe {
         } else {
             // The stream closed already (a gRPC answer, its trailers and the close come in one
             // read): the head goes to the next connection this lease binds to, not freed.
+            // (Emptied, its storage kept only if small: an idle pooled lease may hold it long.)
             spareResponseHead = consume head
+            spareResponseHead.makeSpare()
             hasSpareResponseHead = true
         }
         return result
@@ -572,8 +572,6 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// The storage of the last request's head, for the next one's to be written into (an
     /// empty head when there is none to give).
     func takeSpentHead() -> HTTP2Head {
-        var spent = HTTP2Head()
-        if !hasPendingHead { swap(&spent, &pendingHead) }
-        return spent
+        hasPendingHead ? HTTP2Head() : pendingHead.take()
     }
 }

@@ -290,7 +290,7 @@ extension RequestRewriter {
                 + 11 + traceValue.count + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
             let connectionNamed = section.connectionOptions()
             return HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path,
-                             fields: section.lines.count + 6, bytes: bytes, reusing: Self.take(&spareHead)) { out in
+                             fields: section.lines.count + 6, bytes: bytes, reusing: spareHead.take()) { out in
                 for line in section.lines {
                     guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
                                 perRequest: perRequest),
@@ -318,13 +318,6 @@ extension RequestRewriter {
                                                                   count: Self.trailersValue.utf8CodeUnitCount))
             }
         }
-    }
-
-    /// `head`, moved out (an empty head left in its place).
-    private static func take(_ head: inout HTTP2Head) -> HTTP2Head {
-        var taken = HTTP2Head()
-        swap(&taken, &head)
-        return taken
     }
 
     /// `Via`'s value (``HeadBytes/viaLine``'s).
