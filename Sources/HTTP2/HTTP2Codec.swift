@@ -470,7 +470,7 @@ public final class HTTP2Codec {
             emit(.head(stream: stream, consume head))
         } else {
             emit(.trailers(stream: stream, head.fields))
-            recycle(head: head)
+            recycle(head: consume head)
         }
         if endStream { emit(.end(stream: stream)) }
     }

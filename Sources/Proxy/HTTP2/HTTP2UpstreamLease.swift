@@ -286,14 +286,14 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// The request's head, typed (the exchange's rewrite as name/value pairs): it opens a stream
     /// at the connection's next turn; `body` says how the bytes written after it are framed.
     /// (Given once the stream announced its connect: a response never comes before it.)
-    func sendHead(_ head: HTTP2Head, body: HTTP2OutboundMessage.Phase) {
+    func sendHead(_ head: consuming HTTP2Head, body: HTTP2OutboundMessage.Phase) {
         guard !closed, !dead else { return }
         if requestAbandoned {
             // The last request's rest, dropped: this one starts clean.
             requestAbandoned = false
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         }
-        pendingHead = head
+        pendingHead = consume head
         pendingBody = body
         hasPendingHead = true
         // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
@@ -332,7 +332,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
             // Emptied as soon as the codec took it (before the session hears of the drain, which
             // could hand over a next head).
             do {
-                try outbound.submitRequest(pendingHead, body: pendingBody, codec: codec)
+                try outbound.submitRequest(&pendingHead, body: pendingBody, codec: codec)
             } catch {
                 keepSpentHead()
                 throw error

@@ -160,7 +160,8 @@ final class HTTP2OutboundMessageTests: XCTestCase {
         let upstream = HTTP2Codec(role: .client)
         let origin = HTTP2Codec(role: .server, settings: HTTP2Settings(streamWindow: 1024 * 1024))
         var message = HTTP2OutboundMessage()
-        try message.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), body: .chunked, codec: upstream)
+        var head = HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/")
+        try message.submitRequest(&head, body: .chunked, codec: upstream)
         var events: [HTTP2Event] = []
         func pump() throws {
             for _ in 0..<100 {
