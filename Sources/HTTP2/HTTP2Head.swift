@@ -241,11 +241,13 @@ public struct HTTP2Head: Equatable, Sendable {
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).
     mutating func clear() {
-        method = nil
-        scheme = nil
-        authority = nil
-        path = nil
-        extendedProtocol = nil
+        // Each only if set: storing nil releases the old value whatever it was, a call each (a
+        // response head has none of the five, and three heads are emptied for a gRPC call).
+        if method != nil { method = nil }
+        if scheme != nil { scheme = nil }
+        if authority != nil { authority = nil }
+        if path != nil { path = nil }
+        if extendedProtocol != nil { extendedProtocol = nil }
         status = nil
         if isKnownUniquelyReferenced(&store) {
             store.removeAll()

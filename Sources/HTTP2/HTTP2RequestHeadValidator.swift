@@ -102,9 +102,9 @@ public enum HTTP2RequestHeadValidator {
         var bytes = storage.takeFieldBytes()
         var lines = storage.takeFieldLines()
         lines.reserveCapacity(lineCount)
-        resize(&bytes, to: sectionSize)
+        PresizedSectionWriter.resize(&bytes, to: sectionSize)
         bytes.withUnsafeMutableBytes { buffer in
-            var out = SectionWriter(base: buffer.baseAddress!, capacity: buffer.count)
+            var out = PresizedSectionWriter(buffer)
             host.withUTF8 { out.line(name: "Host", value: UnsafeRawBufferPointer($0), into: &lines) }
             head.forEachField { name, value in
                 switch kind(of: name) {
@@ -148,15 +148,6 @@ public enum HTTP2RequestHeadValidator {
         }
     }
 
-    /// `bytes` holding exactly `size` bytes (to be overwritten), its capacity reused.
-    private static func resize(_ bytes: inout [UInt8], to size: Int) {
-        if bytes.count > size {
-            bytes.removeLast(bytes.count - size)
-        } else if bytes.count < size {
-            bytes.append(contentsOf: repeatElement(0, count: size - bytes.count))
-        }
-    }
-
     /// Whether `method` usually carries a body (`POST`, `PUT`, `PATCH`): an HTTP/1.1 upstream
     /// waits for a body such a request announces none of. (Lengths first: most requests are a
     /// `GET`, and a String comparison that fails is an out-of-line call.)
@@ -190,58 +181,5 @@ public enum HTTP2RequestHeadValidator {
         case 14: return HTTP2Codec.equalsIgnoringCase(name, "content-length") ? .contentLength : .other
         default: return .other
         }
-    }
-
-    /// Writes a field section into memory sized for it beforehand, noting where each line's
-    /// name and value are (a size that came out short stops the process rather than write
-    /// past it).
-    private struct SectionWriter {
-        /// Where the bytes go.
-        let base: UnsafeMutableRawPointer
-        /// How many bytes fit.
-        let capacity: Int
-        /// How many were written.
-        var position = 0
-
-        /// Appends `bytes`.
-        mutating func put(_ bytes: UnsafeRawBufferPointer) {
-            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-            precondition(bytes.count <= capacity - position, "an HTTP/2 request head outgrew its size")
-            (base + position).copyMemory(from: source, byteCount: bytes.count)
-            position += bytes.count
-        }
-
-        /// Appends the bytes of `literal`.
-        mutating func put(_ literal: StaticString) {
-            put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-        }
-
-        /// Appends `name: value` and CRLF, and its offsets to `lines`.
-        mutating func line(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, into lines: inout [FieldLine]) {
-            let nameStart = position
-            put(name)
-            let nameEnd = position
-            put(": ")
-            let valueStart = position
-            put(value)
-            lines.append(trimmedLine(name: nameStart..<nameEnd, value: valueStart..<position))
-            put("\r\n")
-        }
-
-        /// Appends `name: value` and CRLF, and its offsets to `lines`.
-        mutating func line(name: StaticString, value: UnsafeRawBufferPointer, into lines: inout [FieldLine]) {
-            line(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value, into: &lines)
-        }
-
-        /// A written line's offsets, its value without whitespace around it (as HTTP/1.1 reads
-        /// it; a value nghttp2 delivered has none, an authority may).
-        func trimmedLine(name: Range<Int>, value: Range<Int>) -> FieldLine {
-            var start = value.lowerBound, end = value.upperBound
-            while start < end, Self.isOWS(base.load(fromByteOffset: start, as: UInt8.self)) { start += 1 }
-            while end > start, Self.isOWS(base.load(fromByteOffset: end - 1, as: UInt8.self)) { end -= 1 }
-            return FieldLine(name: name, value: start..<end)
-        }
-
-        private static func isOWS(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
     }
 }

@@ -786,6 +786,12 @@ struct Exchange {
             return
         }
         resend = .notKept  // release the array's storage so the append does not copy it
+        if bytes.isEmpty {
+            // The first bytes (all of a small body): the copy itself is kept, not copied again
+            // into storage of its own.
+            resend = .keeping(copy)
+            return
+        }
         bytes.append(contentsOf: copy)
         resend = .keeping(bytes)
     }
