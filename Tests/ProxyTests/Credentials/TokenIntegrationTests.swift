@@ -54,7 +54,7 @@ final class TokenIntegrationTests: XCTestCase {
         let start = Date()
         var slowest = 0.0
         var count = 0
-        while Date().timeIntervalSince(start) < 20 && count < 5000 {
+        while Date().timeIntervalSince(start) < 12 && count < 3000 {
             let sent = Date()
             client.send("GET /load/\(count) HTTP/1.1\r\nHost: api.test\r\n\r\n")
             XCTAssertEqual(try client.readResponse().status, 200)
@@ -66,8 +66,9 @@ final class TokenIntegrationTests: XCTestCase {
             guard let token = r["token"] as? String, let time = r["time"] as? Double else { return nil }
             return (token, time)
         })
-        // ≈ one fetch per 3.2 s (80 % of 4 s) over 20 s: 6–8 fetches, not one per request.
-        XCTAssertTrue((5...9).contains(issued.count), "token requests: \(issued.count)")
+        // ≈ one fetch per 3.2 s (80 % of 4 s) over 12 s: 4–5 fetches (three refreshes ahead
+        // at least), not one per request.
+        XCTAssertTrue((3...6).contains(issued.count), "token requests: \(issued.count)")
         for request in backend.requests() {
             let header = Backend.headerValues(request, "Authorization").first ?? ""
             let token = String(header.dropFirst("Bearer ".count))
