@@ -36,12 +36,22 @@ final class HTTP2Upstreams {
     /// A connection to `target` with room for one more stream: an open or opening one, or a
     /// new one.
     func connection(for target: UpstreamTarget) -> HTTP2UpstreamConnection {
-        if let found = connections[target.poolKey]?.first(where: { $0.hasRoom }) { return found }
+        // The last one chosen, while it has room: most binds are for the same target as the
+        // last (a gRPC app's calls), and looking its key up hashed the String each time.
+        if let last = lastChosen, last.hasRoom, last.target.poolKey == target.poolKey { return last }
+        if let found = connections[target.poolKey]?.first(where: { $0.hasRoom }) {
+            lastChosen = found
+            return found
+        }
         let made = HTTP2UpstreamConnection(target: target, upstreams: self)
         connections[target.poolKey, default: []].append(made)
         made.dial(through: pool)
+        lastChosen = made
         return made
     }
+
+    /// The connection ``connection(for:)`` chose last (until it closes).
+    private var lastChosen: HTTP2UpstreamConnection?
 
     /// Pool keys of `auto` targets whose upstream agreed on `h2`: their next exchanges go
     /// straight to HTTP/2.
@@ -89,6 +99,7 @@ final class HTTP2Upstreams {
 
     /// A connection closed: it takes no more streams.
     func connectionClosed(_ connection: HTTP2UpstreamConnection) {
+        if lastChosen === connection { lastChosen = nil }
         let key = connection.target.poolKey
         connections[key]?.removeAll { $0 === connection }
         if connections[key]?.isEmpty == true { connections[key] = nil }
@@ -96,6 +107,7 @@ final class HTTP2Upstreams {
 
     /// Closes every connection (loop shutdown).
     func closeAll() {
+        lastChosen = nil
         let all = connections.values.flatMap { $0 }
         connections.removeAll()
         for connection in all { connection.close(.endOfStream) }

@@ -217,4 +217,15 @@ final class ExchangeDecisionTests: XCTestCase {
                            "a replay checks a pooled connection exactly when the first send did")
         }
     }
+
+    /// RFC 9110 §9.2.2's idempotent methods may be retried; others (and near misses in case or
+    /// length) may not.
+    func testOnlyIdempotentMethodsAreRetryable() {
+        for method in ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] {
+            XCTAssertTrue(ExchangeSession.isIdempotent(method), method)
+        }
+        for method in ["POST", "PATCH", "CONNECT", "get", "GETS", "PUTS", "DELETES", "OPTION", "", "PRI"] {
+            XCTAssertFalse(ExchangeSession.isIdempotent(method), method)
+        }
+    }
 }
