@@ -416,13 +416,14 @@ public final class HTTP2Codec {
             oversizedStream = stream
             return
         }
-        block.add(name: name, value: value, lastAuthority: &lastAuthority)
+        block.add(name: name, value: value, recent: &recentValues)
     }
 
-    /// The `:authority` of the last request head received (its String serves the next head
-    /// with the same bytes), if short: kept for the connection's life, so one long value
-    /// (nghttp2 bounds it only by the header list size) does not stay with an idle connection.
-    private var lastAuthority: String?
+    /// The `:authority` and `:path` of the last request head received (their Strings serve the
+    /// next head with the same bytes), if short: kept for the connection's life, so one long
+    /// value (nghttp2 bounds it only by the header list size) does not stay with an idle
+    /// connection.
+    private var recentValues = HTTP2Head.RecentValues()
 
     /// A received head the consumer is done with: its storage takes a next stream's fields
     /// (two allocations and frees fewer per stream). A few are kept, only small ones

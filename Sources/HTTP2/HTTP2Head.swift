@@ -259,11 +259,12 @@ public struct HTTP2Head: Equatable, Sendable {
     /// Records one decoded field line (its bytes as nghttp2 hands them over); pseudo-header
     /// fields go to their properties.
     ///
-    /// `lastAuthority` is the connection's previous `:authority`: the same bytes again (an
-    /// app's streams name one host) take that String rather than decoding a new one; other
-    /// bytes replace it (or clear it, when longer than ``keptAuthorityLimit``: it is kept as
-    /// long as the connection).
-    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, lastAuthority: inout String?) {
+    /// `recent` holds the connection's previous `:authority` and `:path`: the same bytes again
+    /// (an app's streams name one host, a gRPC app calls one method again and again) take that
+    /// String rather than decoding a new one (a path over 15 bytes is an allocation); other
+    /// bytes replace it (or clear it, when longer than ``keptValueLimit``: it is kept as long as
+    /// the connection).
+    mutating func add(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, recent: inout RecentValues) {
         guard name.first == UInt8(ascii: ":") else {
             // (A new head's store grows to a usual request's room at once: 256 bytes, 8 fields.)
             let size = name.count + value.count
@@ -278,18 +279,12 @@ public struct HTTP2Head: Equatable, Sendable {
         if Self.equals(name, ":method") {
             method = RequestHeadParser.method(UnsafeRawBufferPointer(value), 0..<value.count)
         } else if Self.equals(name, ":path") {
-            path = String(decoding: value, as: UTF8.self)
+            path = Self.string(value, reusing: &recent.path)
         } else if Self.equals(name, ":scheme") {
             scheme = Self.equals(value, "https") ? "https" : Self.equals(value, "http") ? "http"
                 : String(decoding: value, as: UTF8.self)
         } else if Self.equals(name, ":authority") {
-            if var last = lastAuthority, last.withUTF8({ Self.equals($0, value) }) {
-                authority = last
-            } else {
-                let decoded = String(decoding: value, as: UTF8.self)
-                authority = decoded
-                lastAuthority = value.count <= Self.keptAuthorityLimit ? decoded : nil
-            }
+            authority = Self.string(value, reusing: &recent.authority)
         } else if Self.equals(name, ":status") {
             // Three digits (nghttp2 refuses any other `:status`), read without a String.
             status = value.count == 3 && value.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
@@ -300,9 +295,27 @@ public struct HTTP2Head: Equatable, Sendable {
         // (nghttp2 refuses unknown pseudo-header fields before they get here.)
     }
 
-    /// The longest `:authority` kept for the next head to compare with (a host name is at
-    /// most 253 bytes, a port 6 more).
-    static let keptAuthorityLimit = 260
+    /// The longest `:authority` or `:path` kept for the next head to compare with (a host name
+    /// is at most 253 bytes, a port 6 more; a path may be 64 KiB, and is kept only if short).
+    static let keptValueLimit = 260
+
+    /// A received connection's last `:authority` and `:path` (``add(name:value:recent:)``).
+    struct RecentValues {
+        /// The last `:authority`, if short.
+        var authority: String?
+        /// The last `:path`, if short.
+        var path: String?
+    }
+
+    /// `value` as a String: `last` when it has the same bytes, else a new one, which becomes
+    /// `last` if short (``keptValueLimit``).
+    @inline(__always)
+    private static func string(_ value: UnsafeBufferPointer<UInt8>, reusing last: inout String?) -> String {
+        if var kept = last, kept.withUTF8({ equals($0, value) }) { return kept }
+        let decoded = String(decoding: value, as: UTF8.self)
+        last = value.count <= keptValueLimit ? decoded : nil
+        return decoded
+    }
 
     @inline(__always)
     private static func equals(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {

@@ -256,24 +256,44 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(heads.map { $0.1.authority }, authorities)
     }
 
-    func testOnlyAShortAuthorityIsKeptForTheNextHead() {
-        // The String kept for comparison lives as long as the connection: a long one (nghttp2
+    func testOnlyAShortAuthorityOrPathIsKeptForTheNextHead() {
+        // The Strings kept for comparison live as long as the connection: a long one (nghttp2
         // bounds it only by the header list size) is not kept, and its head still gets it whole.
-        var last: String?
-        func received(_ authority: [UInt8]) -> HTTP2Head {
-            var head = HTTP2Head()
-            Array(":authority".utf8).withUnsafeBufferPointer { name in
-                authority.withUnsafeBufferPointer { head.add(name: name, value: $0, lastAuthority: &last) }
+        for name in [":authority", ":path"] {
+            var recent = HTTP2Head.RecentValues()
+            func received(_ value: [UInt8]) -> String? {
+                var head = HTTP2Head()
+                Array(name.utf8).withUnsafeBufferPointer { name in
+                    value.withUnsafeBufferPointer { head.add(name: name, value: $0, recent: &recent) }
+                }
+                return name == ":path" ? head.path : head.authority
             }
-            return head
+            let kept = { name == ":path" ? recent.path : recent.authority }
+            XCTAssertEqual(received(Array("/a.test/Call".utf8)), "/a.test/Call")
+            XCTAssertEqual(kept(), "/a.test/Call")
+            let long = [UInt8](repeating: UInt8(ascii: "a"), count: HTTP2Head.keptValueLimit + 1)
+            XCTAssertEqual(received(long), String(decoding: long, as: UTF8.self))
+            XCTAssertNil(kept(), "a long \(name) replaces the kept one without being kept")
+            XCTAssertEqual(received(Array("/a.test/Call".utf8)), "/a.test/Call")
+            XCTAssertEqual(kept(), "/a.test/Call")
         }
-        XCTAssertEqual(received(Array("a.test".utf8)).authority, "a.test")
-        XCTAssertEqual(last, "a.test")
-        let long = [UInt8](repeating: UInt8(ascii: "a"), count: HTTP2Head.keptAuthorityLimit + 1)
-        XCTAssertEqual(received(long).authority, String(decoding: long, as: UTF8.self))
-        XCTAssertNil(last, "a long authority replaces the kept one without being kept")
-        XCTAssertEqual(received(Array("a.test".utf8)).authority, "a.test")
-        XCTAssertEqual(last, "a.test")
+    }
+
+    func testEachStreamGetsItsOwnPathWhenTheConnectionsStreamsCallSeveral() throws {
+        // A head with the previous one's `:path` bytes takes its String (a gRPC app calling one
+        // method): one that differs in a byte or in length must not.
+        let pair = CodecPair()
+        let paths = ["/pkg.Service/Method", "/pkg.Service/Method", "/pkg.Service/Other", "/pkg.Service/Methods",
+                     "/pkg.Service/Method", "/pkg.Service/MethoD", "/pkg.Service/Metho", "/", "/pkg.Service/Method"]
+        var sent: [Int32] = []
+        for path in paths {
+            sent.append(try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: path),
+                                                      endStream: true))
+        }
+        try pair.pump()
+        let heads = pair.serverEvents.compactMap { if case .head(let id, let head) = $0 { (id, head) } else { nil } }
+        XCTAssertEqual(heads.map(\.0), sent)
+        XCTAssertEqual(heads.map { $0.1.path }, paths)
     }
 
     func testWantingToSendFollowsEveryCallThatQueuesAFrame() throws {

@@ -6,9 +6,9 @@ import XCTest
 /// of them changes.
 final class HTTP2FieldStoreTests: XCTestCase {
     private func add(_ name: String, _ value: String, to head: inout HTTP2Head) {
-        var authority: String?
+        var recent = HTTP2Head.RecentValues()
         Array(name.utf8).withUnsafeBufferPointer { n in
-            Array(value.utf8).withUnsafeBufferPointer { head.add(name: n, value: $0, lastAuthority: &authority) }
+            Array(value.utf8).withUnsafeBufferPointer { head.add(name: n, value: $0, recent: &recent) }
         }
     }
 

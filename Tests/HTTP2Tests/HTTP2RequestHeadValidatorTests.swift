@@ -147,10 +147,10 @@ final class HTTP2RequestHeadValidatorTests: XCTestCase {
     /// A received value that is not UTF-8 is refused, never altered on its way upstream.
     func testAReceivedValueThatIsNotUTF8IsRefusedAndOneThatIsGoesOnAsItIs() throws {
         var received = head()
-        var lastAuthority: String?
+        var recent = HTTP2Head.RecentValues()
         let name = Array("x-note".utf8)
         [0x61, 0xFF, 0x62].withUnsafeBufferPointer { value in
-            name.withUnsafeBufferPointer { received.add(name: $0, value: value, lastAuthority: &lastAuthority) }
+            name.withUnsafeBufferPointer { received.add(name: $0, value: value, recent: &recent) }
         }
         XCTAssertEqual(refusal(received), .invalid("field value is not valid UTF-8"))
         let (request, _) = try built(head(fields: [("x-note", "café\tau lait")]))
