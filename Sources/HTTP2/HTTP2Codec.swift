@@ -425,6 +425,9 @@ public final class HTTP2Codec {
     /// connection.
     private var recentValues = HTTP2Head.RecentValues()
 
+    /// The last trailer section received and its fields (the next, if the same, takes them).
+    private var recentTrailers = RecentTrailers()
+
     /// A received head the consumer is done with: its storage takes a next stream's fields
     /// (two allocations and frees fewer per stream). A few are kept, only small ones
     /// (``HTTP2Head/isSmall``, which counts a `:path` too: it may be 64 KiB). It is emptied when
@@ -470,7 +473,7 @@ public final class HTTP2Codec {
         if head.method != nil || head.status != nil {
             emit(.head(stream: stream, consume head))
         } else {
-            emit(.trailers(stream: stream, head.fields))
+            emit(.trailers(stream: stream, recentTrailers.fields(of: head)))
             recycle(head: consume head)
         }
         if endStream { emit(.end(stream: stream)) }
