@@ -69,17 +69,22 @@ public struct HTTP2Head: Equatable, Sendable {
     /// Calls `body` with each regular field's name and value bytes, in order (valid during the
     /// call).
     public func forEachField(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try withExtendedLifetime(store) { store in
-            let bytes = UnsafeRawBufferPointer(store.bytes), ends = store.ends
-            var start = 0
-            var index = 0
-            while index < ends.count {
-                let nameEnd = ends[index], valueEnd = ends[index + 1]
-                try body(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]),
-                         UnsafeRawBufferPointer(rebasing: bytes[nameEnd..<valueEnd]))
-                start = valueEnd
-                index += 2
-            }
+        try withExtendedLifetime(store) { store in try Self.forEachField(bytes: store.bytes, ends: store.ends, body) }
+    }
+
+    /// ``forEachField(_:)`` over a head's field storage as ``withFieldStorage(_:)`` lends it.
+    @inline(__always)
+    static func forEachField(bytes: UnsafeBufferPointer<UInt8>, ends: UnsafeBufferPointer<Int>,
+                             _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let bytes = UnsafeRawBufferPointer(bytes)
+        var start = 0
+        var index = 0
+        while index < ends.count {
+            let nameEnd = ends[index], valueEnd = ends[index + 1]
+            try body(UnsafeRawBufferPointer(rebasing: bytes[start..<nameEnd]),
+                     UnsafeRawBufferPointer(rebasing: bytes[nameEnd..<valueEnd]))
+            start = valueEnd
+            index += 2
         }
     }
 

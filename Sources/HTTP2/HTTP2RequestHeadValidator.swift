@@ -103,41 +103,48 @@ public enum HTTP2RequestHeadValidator {
         var lines = storage.takeFieldLines()
         lines.reserveCapacity(lineCount)
         PresizedSectionWriter.resize(&bytes, to: sectionSize)
-        bytes.withUnsafeMutableBytes { buffer in
-            var out = PresizedSectionWriter(buffer)
-            host.withUTF8 { out.line(name: "Host", value: UnsafeRawBufferPointer($0), into: &lines) }
-            head.forEachField { name, value in
-                switch kind(of: name) {
-                case .dropped, .cookie: return
-                case .contentLength, .other: out.line(name: name, value: value, into: &lines)
+        // The fields read from their storage and the authority from its bytes, lent for the
+        // writing: a closure that captured the head and the String copied them (18 reference
+        // counts a request, the closure too large to inline once the writer was shared).
+        head.withFieldStorage { fieldBytes, fieldEnds in
+            host.withUTF8 { hostBytes in
+                bytes.withUnsafeMutableBytes { buffer in
+                    var out = PresizedSectionWriter(buffer)
+                    out.line(name: "Host", value: UnsafeRawBufferPointer(hostBytes), into: &lines)
+                    HTTP2Head.forEachField(bytes: fieldBytes, ends: fieldEnds) { name, value in
+                        switch kind(of: name) {
+                        case .dropped, .cookie: return
+                        case .contentLength, .other: out.line(name: name, value: value, into: &lines)
+                        }
+                    }
+                    if cookies > 0 {
+                        let nameStart = out.position
+                        out.put("cookie")
+                        let nameEnd = out.position
+                        out.put(": ")
+                        let valueStart = out.position
+                        var first = true
+                        HTTP2Head.forEachField(bytes: fieldBytes, ends: fieldEnds) { name, value in
+                            guard kind(of: name) == .cookie, !value.isEmpty else { return }
+                            if !first { out.put("; ") }
+                            first = false
+                            out.put(value)
+                        }
+                        lines.append(out.trimmedLine(name: nameStart..<nameEnd, value: valueStart..<out.position))
+                        out.put("\r\n")
+                    }
+                    if framingLine.utf8CodeUnitCount > 0 {
+                        let nameStart = out.position
+                        out.put(framingLine)
+                        // "name: value\r\n": the name ends at the colon, the value before the CRLF.
+                        let colon = nameStart + (body == .streamed ? 17 : 14)
+                        lines.append(FieldLine(name: nameStart..<colon, value: colon + 2..<out.position - 2))
+                    }
+                    out.put("\r\n")
+                    // (Sized and written by the same rules: a difference is a bug, not input.)
+                    precondition(out.position == buffer.count, "an HTTP/2 request head came out shorter than its size")
                 }
             }
-            if cookies > 0 {
-                let nameStart = out.position
-                out.put("cookie")
-                let nameEnd = out.position
-                out.put(": ")
-                let valueStart = out.position
-                var first = true
-                head.forEachField { name, value in
-                    guard kind(of: name) == .cookie, !value.isEmpty else { return }
-                    if !first { out.put("; ") }
-                    first = false
-                    out.put(value)
-                }
-                lines.append(out.trimmedLine(name: nameStart..<nameEnd, value: valueStart..<out.position))
-                out.put("\r\n")
-            }
-            if framingLine.utf8CodeUnitCount > 0 {
-                let nameStart = out.position
-                out.put(framingLine)
-                // "name: value\r\n": the name ends at the colon, the value before the CRLF.
-                let colon = nameStart + (body == .streamed ? 17 : 14)
-                lines.append(FieldLine(name: nameStart..<colon, value: colon + 2..<out.position - 2))
-            }
-            out.put("\r\n")
-            // (Sized and written by the same rules: a difference is a bug, not input.)
-            precondition(out.position == buffer.count, "an HTTP/2 request head came out shorter than its size")
         }
         do {
             let request = try RequestHeadParser.head(method: method, target: path, fieldBytes: bytes, lines: lines,
