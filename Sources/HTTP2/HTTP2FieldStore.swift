@@ -1,3 +1,5 @@
+import Glibc
+
 /// The regular fields of an ``HTTP2Head``: their names and values back to back, and where each
 /// name and value ends (two entries a field), in one block of memory.
 ///
@@ -78,6 +80,12 @@ final class HTTP2FieldStore: @unchecked Sendable {
         copy.byteCount = byteCount
         copy.endCount = endCount
         return copy
+    }
+
+    /// Whether `other` holds the same fields: the same ends and the same bytes.
+    func holdsSameFields(as other: HTTP2FieldStore) -> Bool {
+        guard byteCount == other.byteCount, endCount == other.endCount, ends.elementsEqual(other.ends) else { return false }
+        return byteCount == 0 || memcmp(byteBase, other.byteBase, byteCount) == 0
     }
 
     /// Appends a field (room made beforehand: ``fits(bytes:ends:)``).

@@ -206,9 +206,13 @@ public struct HTTP2Head: Equatable, Sendable {
     public static func == (a: HTTP2Head, b: HTTP2Head) -> Bool {
         guard a.method == b.method, a.scheme == b.scheme, a.authority == b.authority, a.path == b.path,
               a.extendedProtocol == b.extendedProtocol, a.status == b.status else { return false }
-        return withExtendedLifetime((a.store, b.store)) {
-            a.store.ends.elementsEqual(b.store.ends) && a.store.bytes.elementsEqual(b.store.bytes)
-        }
+        return a.store.holdsSameFields(as: b.store)
+    }
+
+    /// Gives it storage of its own for its fields (a copy kept while the head it was copied
+    /// from goes back to be reused: shared storage would be copied at its next change).
+    mutating func detachFields() {
+        store = store.copy(adding: 0, ends: 0)
     }
 
     /// A response head.
