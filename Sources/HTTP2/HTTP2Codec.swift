@@ -687,16 +687,19 @@ public final class HTTP2Codec {
 
     /// A name/value pair for nghttp2, which copies both as it takes a head (they need to last
     /// only through the `nghttp2_submit_*` call), except a common name (``CommonFieldNames``):
-    /// that one is a lowercase constant, handed over as it is.
+    /// that one is a lowercase constant, handed over as it is. A value that changes with every
+    /// request (``UnindexedFields``) is kept out of the HPACK table.
     @inline(__always)
     private static func pair(name: UnsafeMutablePointer<UInt8>, count nameCount: Int,
                              value: UnsafeMutablePointer<UInt8>, count valueCount: Int) -> nghttp2_nv {
-        if let common = CommonFieldNames.lowercase(UnsafeRawBufferPointer(start: name, count: nameCount)) {
+        let nameBytes = UnsafeRawBufferPointer(start: name, count: nameCount)
+        if let common = CommonFieldNames.lowercase(nameBytes) {
             return nghttp2_nv(name: UnsafeMutablePointer(mutating: common.utf8Start), value: value, namelen: nameCount,
                               valuelen: valueCount, flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue))
         }
+        let unindexed = UnindexedFields.contains(name: nameBytes, value: UnsafeRawBufferPointer(start: value, count: valueCount))
         return nghttp2_nv(name: name, value: value, namelen: nameCount, valuelen: valueCount,
-                          flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                          flags: UInt8(unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
     }
 
     /// Where each field's name and value end in ``nameValueBytes``.

@@ -296,6 +296,55 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(heads.map { $0.1.path }, paths)
     }
 
+    func testValuesThatChangeWithEveryRequestLeaveTheHeaderTableToTheOnesThatRepeat() throws {
+        // A gRPC caller with a deadline sends a new `grpc-timeout` each call, a traced one a new
+        // `traceparent`: indexed, they would push a field every call repeats out of the HPACK
+        // table (and make each lookup compare them all). Sent unindexed, the repeated field is
+        // still an index after a hundred calls, and every value arrives as sent.
+        let pair = CodecPair()
+        let big = String(repeating: "v", count: 1_000)
+        func head(_ call: Int) -> HTTP2Head {
+            var fields = HTTPFields()
+            fields.append(HTTPField(name: "x-repeated", value: big))
+            fields.append(HTTPField(name: "grpc-timeout", value: "\(99_000_000 - call)u"))
+            fields.append(HTTPField(name: "traceparent", value: "00-\(String(repeating: "0", count: 28))\(1000 + call)-00f067aa0ba902b7-01"))
+            fields.append(HTTPField(name: "authorization", value: "AWS4-HMAC-SHA256 Credential=AKID/20261129/us-east-1/s3/aws4_request, Signature=\(call)"))
+            return HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/pkg.Service/Method", fields: fields)
+        }
+        var sizes: [Int] = []
+        for call in 0..<100 {
+            _ = try pair.client.submitRequest(head(call), endStream: true)
+            let (bytes, _) = try pair.output(of: pair.client)
+            sizes.append(bytes.count)
+            pair.serverEvents += try bytes.withUnsafeBytes { try pair.server.receive($0) }.filter { !$0.isSettings }
+            try pair.pump()
+        }
+        XCTAssertGreaterThan(sizes[0], 1_000)
+        XCTAssertLessThan(sizes.dropFirst().max() ?? 0, 300, "the repeated field was evicted and sent again: \(sizes)")
+        let heads = pair.serverEvents.compactMap { if case .head(_, let head) = $0 { head } else { nil } }
+        XCTAssertEqual(heads.count, 100)
+        for (call, received) in heads.enumerated() {
+            XCTAssertEqual(received.fields, head(call).fields)
+        }
+    }
+
+    func testOnlyFieldsThatChangeWithEveryRequestAreUnindexed() {
+        func unindexed(_ name: String, _ value: String = "1") -> Bool {
+            var name = name, value = value
+            return name.withUTF8 { name in value.withUTF8 { UnindexedFields.contains(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer($0)) } }
+        }
+        for name in ["grpc-timeout", "Grpc-Timeout", "traceparent", "tracestate", "x-request-id", "X-Request-ID", "dpop",
+                     "x-amz-date", "grpc-trace-bin"] {
+            XCTAssertTrue(unindexed(name), name)
+        }
+        XCTAssertTrue(unindexed("authorization", "AWS4-HMAC-SHA256 Credential=a"))
+        for (name, value) in [("authorization", "Bearer abc"), ("authorization", "AWS4"), ("content-type", "application/grpc"),
+                              ("user-agent", "grpc-go/1.70"), ("grpc-timeouts", "1"), ("x-request-ids", "1"), ("te", "trailers"),
+                              ("dpo", "1"), ("x-amz-data", "1"), ("", "")] {
+            XCTAssertFalse(unindexed(name, value), name)
+        }
+    }
+
     func testWantingToSendFollowsEveryCallThatQueuesAFrame() throws {
         // The codec remembers nghttp2's answer until a call that can change it: each of these
         // queues a frame, and a codec that missed one would leave it unsent (a stalled stream).
