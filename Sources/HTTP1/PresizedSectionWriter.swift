@@ -37,8 +37,10 @@ public struct PresizedSectionWriter {
         put(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Appends the UTF-8 bytes of `text`.
-    public mutating func put(_ text: String) {
+    /// Appends the UTF-8 bytes of `text`. (Labelled: unlabelled, a String overload is what a
+    /// literal argument picks — String is the default literal type — and each `put("\r\n")`
+    /// went through a String and its retain and release instead of the bytes of a constant.)
+    public mutating func put(text: String) {
         var text = text
         text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
     }

@@ -75,7 +75,7 @@ extension ResponseRewriter {
             writer.put(byte: UInt8(0x30 + status / 10 % 10))
             writer.put(byte: UInt8(0x30 + status % 10))
             writer.put(byte: 0x20)
-            writer.put(reason)
+            writer.put(text: reason)
             writer.put(HeadBytes.crlf)
             var lines: [FieldLine] = []
             swap(&lines, &kept)
