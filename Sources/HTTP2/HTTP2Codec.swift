@@ -145,11 +145,32 @@ public final class HTTP2Codec {
     /// must not call back into the codec: it runs inside nghttp2's decoding.
     public var dataSink: ((Int32, UnsafeRawBufferPointer) -> Bool)?
 
-    /// A chunk of `stream`'s `DATA`: to the sink, or as an event.
+    /// A chunk of `stream`'s `DATA`: to the sink, or as an event (its copy in an array a
+    /// consumer handed back, when there is one: ``recycle(data:)``).
     func receiveData(stream: Int32, _ bytes: UnsafeRawBufferPointer) {
         if let dataSink, dataSink(stream, bytes) { return }
-        emit(.data(stream: stream, Array(bytes)))
+        guard var copy = spareData.take() else {
+            emit(.data(stream: stream, Array(bytes)))
+            return
+        }
+        copy.append(contentsOf: bytes)
+        emit(.data(stream: stream, copy))
     }
+
+    /// The bytes of a ``HTTP2Event/data(stream:_:)`` event the consumer is done with: their
+    /// array holds the next event's (a request's body that comes in the read of its head — a
+    /// gRPC call's message — is such an event: an allocation and a free each otherwise). Kept
+    /// only if it is a DATA frame's size or less, and a few.
+    public func recycle(data: consuming [UInt8]) {
+        guard data.capacity > 0, data.capacity <= Self.keptDataCapacity, !spareData.isFull else { return }
+        data.removeAll(keepingCapacity: true)
+        spareData.keep(data)
+    }
+
+    /// Arrays of DATA events handed back (``recycle(data:)``).
+    private var spareData = SpareList<[UInt8]>(limit: 8)
+    /// The largest array kept: a DATA frame at the default `SETTINGS_MAX_FRAME_SIZE` (RFC 9113 §6.5.2).
+    static let keptDataCapacity = 16 * 1024 + 64
 
     /// Records `event` for the current ``receive(_:)`` or ``send(limit:into:)``. The list is
     /// handed over whole (``takeEvents()``), so a call's list may start without storage: room
@@ -445,6 +466,7 @@ public final class HTTP2Codec {
     public func trimSpares(to count: Int) {
         spareHeads.trim(to: count)
         spareBodies.trim(to: count)
+        spareData.trim(to: count)
     }
 
     /// Heads kept for their storage (``recycle(head:)``).

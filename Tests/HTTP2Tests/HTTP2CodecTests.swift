@@ -69,6 +69,38 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertTrue(pair.serverEvents.contains(.end(stream: first)), "the end still comes as an event")
     }
 
+    func testADataEventsArrayHandedBackHoldsTheNextEventsBytesAndOnlyThose() throws {
+        // A body that comes in the read of its head is an event; its array, handed back, holds
+        // the next one's bytes: each event carries exactly its own frame, shorter or longer.
+        let pair = CodecPair()
+        var addresses: Set<UInt> = []
+        for (index, body) in ["a much longer first body", "short", "", "third body, longer again", "x"].enumerated() {
+            let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/\(index)"),
+                                                   endStream: false)
+            Array(body.utf8).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+            pair.client.endBody(stream: id)
+            try pair.pump()
+            var datas: [[UInt8]] = []
+            for event in pair.serverEvents { if case .data(let stream, let bytes) = event, stream == id { datas.append(bytes) } }
+            pair.serverEvents.removeAll()
+            XCTAssertEqual(datas.map { String(decoding: $0, as: UTF8.self) }, body.isEmpty ? [] : [body])
+            // (Moved out, as a consumer holds them: a copy still held would share the storage.)
+            while let bytes = datas.popLast() {
+                addresses.insert(bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) })
+                pair.server.recycle(data: bytes)
+            }
+        }
+        XCTAssertEqual(addresses.count, 1, "one array, handed back and reused for each event")
+        // An array larger than a DATA frame is not kept.
+        pair.server.recycle(data: [UInt8](repeating: 0, count: HTTP2Codec.keptDataCapacity + 1))
+        let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/big"), endStream: false)
+        Array("after".utf8).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+        try pair.pump()
+        let after = pair.serverEvents.compactMap { if case .data(id, let bytes) = $0 { bytes } else { nil } }
+        XCTAssertEqual(after.map { String(decoding: $0, as: UTF8.self) }, ["after"])
+        XCTAssertLessThanOrEqual(after.first?.capacity ?? 0, HTTP2Codec.keptDataCapacity)
+    }
+
     /// A request head's fields go from where the head keeps them, names lowercased, without
     /// the connection-specific ones, those its `Connection` names, and `te` but for `trailers`.
     func testARequestHeadLeavesOutConnectionSpecificFieldsAndGoesLowercase() throws {

@@ -198,8 +198,10 @@ final class HTTP2ServerSession: ConnectionDelegate {
                     // No session, or it is done with the stream (an early answer): the bytes go
                     // back to the connection's window, or they would shrink it for good.
                     codec.consumed(stream: id, count: bytes.count)
+                    codec.recycle(data: bytes)
                     continue
                 }
+                codec.recycle(data: bytes)
                 mark(session)
             case .trailers(let id, let fields):
                 guard let session = streams[id] else { continue }

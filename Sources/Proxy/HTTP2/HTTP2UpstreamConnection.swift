@@ -248,10 +248,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
                 lease?.receiveHead(head, endStream: ended)
             case .data(let id, let bytes):
-                if let lease = streams[id], bytes.withUnsafeBytes({ lease.receiveBody($0) }) {
-                    continue
+                if streams[id].map({ lease in bytes.withUnsafeBytes { lease.receiveBody($0) } }) != true {
+                    codec.consumed(stream: id, count: bytes.count)
                 }
-                codec.consumed(stream: id, count: bytes.count)
+                codec.recycle(data: bytes)
             case .trailers(let id, let fields):
                 streams[id]?.receiveEnd(trailers: fields)
             case .end(let id):
