@@ -719,7 +719,7 @@ public final class HTTP2Codec {
             return nghttp2_nv(name: UnsafeMutablePointer(mutating: common.utf8Start), value: value, namelen: nameCount,
                               valuelen: valueCount, flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue))
         }
-        let unindexed = UnindexedFields.contains(name: nameBytes, value: UnsafeRawBufferPointer(start: value, count: valueCount))
+        let unindexed = UnindexedFields.contains(name: nameBytes)
         return nghttp2_nv(name: name, value: value, namelen: nameCount, valuelen: valueCount,
                           flags: UInt8(unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
     }

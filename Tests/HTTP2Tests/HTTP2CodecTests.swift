@@ -361,19 +361,17 @@ final class HTTP2CodecTests: XCTestCase {
     }
 
     func testOnlyFieldsThatChangeWithEveryRequestAreUnindexed() {
-        func unindexed(_ name: String, _ value: String = "1") -> Bool {
-            var name = name, value = value
-            return name.withUTF8 { name in value.withUTF8 { UnindexedFields.contains(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer($0)) } }
+        func unindexed(_ name: String) -> Bool {
+            var name = name
+            return name.withUTF8 { UnindexedFields.contains(name: UnsafeRawBufferPointer($0)) }
         }
         for name in ["grpc-timeout", "Grpc-Timeout", "traceparent", "tracestate", "x-request-id", "X-Request-ID", "dpop",
                      "x-amz-date", "grpc-trace-bin"] {
             XCTAssertTrue(unindexed(name), name)
         }
-        XCTAssertTrue(unindexed("authorization", "AWS4-HMAC-SHA256 Credential=a"))
-        for (name, value) in [("authorization", "Bearer abc"), ("authorization", "AWS4"), ("content-type", "application/grpc"),
-                              ("user-agent", "grpc-go/1.70"), ("grpc-timeouts", "1"), ("x-request-ids", "1"), ("te", "trailers"),
-                              ("dpo", "1"), ("x-amz-data", "1"), ("", "")] {
-            XCTAssertFalse(unindexed(name, value), name)
+        // (`authorization` nghttp2 never indexes itself.)
+        for name in ["authorization", "content-type", "user-agent", "grpc-timeouts", "x-request-ids", "te", "dpo", "x-amz-data", ""] {
+            XCTAssertFalse(unindexed(name), name)
         }
     }
 
