@@ -92,6 +92,11 @@ func socketInputTrampoline(_ buffer: OpaquePointer?, _ info: UnsafePointer<evbuf
     if connection.isOpen { connection.channel.inputChanged() }
 }
 
+func loopReadEndTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
+    guard let ctx else { return }
+    Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().runReadEndTasksLater()
+}
+
 func loopFlushTrampoline(_ fd: Int32, _ what: Int16, _ ctx: UnsafeMutableRawPointer?) {
     guard let ctx else { return }
     Unmanaged<EventLoop>.fromOpaque(ctx).takeUnretainedValue().runFlushes()
