@@ -34,9 +34,11 @@ struct HeadWriter {
         write(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
-    /// Writes the UTF-8 bytes of `text`.
+    /// Writes the UTF-8 bytes of `text`. (Labelled, as `PresizedSectionWriter.put(text:)`:
+    /// unlabelled, it is the overload a literal argument picks — String is the default literal
+    /// type — and a literal would go through a String instead of its StaticString bytes.)
     @inline(__always)
-    mutating func write(_ text: String) {
+    mutating func write(text: String) {
         var text = text
         text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
     }

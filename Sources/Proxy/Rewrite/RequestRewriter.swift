@@ -113,11 +113,11 @@ enum RequestRewriter {
             if let proof { maxCount += HeadBytes.dpopPrefix.utf8CodeUnitCount + proof.utf8.count + 2 }
             if trace.replacesTraceParent { maxCount += HeadBytes.traceParentPrefix.utf8CodeUnitCount + TraceParent.length + 2 }
             reserve(maxCount) { out in
-                out.write(request.method)
+                out.write(text: request.method)
                 out.write(byte: 0x20)
-                if let path { out.write(path) } else { out.write(byte: 0x2a) }
+                if let path { out.write(text: path) } else { out.write(byte: 0x2a) }
                 out.write(HeadBytes.spaceHTTP11Host)
-                out.write(decision.hostField)
+                out.write(text: decision.hostField)
                 out.write(HeadBytes.crlf)
                 // Kept lines are copied as they arrived, each run of consecutive kept lines in one copy.
                 let connectionNamed = section.connectionOptions()
@@ -154,13 +154,13 @@ enum RequestRewriter {
                 if let token { out.write(token.headerLine) }
                 if let upgrade {
                     out.write(HeadBytes.upgradePrefix)
-                    out.write(upgrade)
+                    out.write(text: upgrade)
                     out.write(HeadBytes.crlf)
                     out.write(HeadBytes.connectionUpgrade)
                 }
                 if let proof {
                     out.write(HeadBytes.dpopPrefix)
-                    out.write(proof)
+                    out.write(text: proof)
                     out.write(HeadBytes.crlf)
                 }
                 if let traceParent = trace.replacement {
