@@ -43,17 +43,28 @@ enum ASCII {
     @inline(__always)
     static func isPlainText(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
         var i = range.lowerBound
-        while i &+ 8 <= range.upperBound {
-            let w = word(buf, i)
-            if hasLess(w, sp) | (w & highs) | hasByte(w, 0x7F) != 0 { return false }
+        let end = range.upperBound
+        guard end &- i >= 8 else {
+            while i < end {
+                let b = buf[i]
+                if b < sp || b >= 0x7F { return false }
+                i &+= 1
+            }
+            return true
+        }
+        while i &+ 8 <= end {
+            if plainStopBytes(word(buf, i)) != 0 { return false }
             i &+= 8
         }
-        while i < range.upperBound {
-            let b = buf[i]
-            if b < sp || b >= 0x7F { return false }
-            i &+= 1
-        }
-        return true
+        // The bytes left as the range's last 8, some looked at already: one word, not a
+        // byte at a time (a value's tail was ~6 instructions a byte).
+        return i == end || plainStopBytes(word(buf, end &- 8)) == 0
+    }
+
+    /// Non-zero iff some byte of `w` is not plain text (a control, DEL or above 0x7F).
+    @inline(__always)
+    static func plainStopBytes(_ w: UInt64) -> UInt64 {
+        hasLess(w, sp) | (w & highs) | hasByte(w, 0x7F)
     }
 
     /// Whether `buf[range]` is a token (RFC 9110 §5.6.2), 8 letters, digits or dashes at a time.
@@ -61,11 +72,18 @@ enum ASCII {
     static func isToken(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
         guard !range.isEmpty else { return false }
         var i = range.lowerBound
-        while i &+ 8 <= range.upperBound {
-            if nameStopBytes(word(buf, i)) != 0 { break }
-            i &+= 8
+        let end = range.upperBound
+        if end &- i >= 8 {
+            while i &+ 8 <= end {
+                if nameStopBytes(word(buf, i)) != 0 { break }
+                i &+= 8
+            }
+            if i == end { return true }
+            // Letters, digits and dashes to the end: the range's last 8 bytes in one word
+            // (overlapping ones already seen), not the rest a byte at a time.
+            if i &+ 8 > end && nameStopBytes(word(buf, end &- 8)) == 0 { return true }
         }
-        while i < range.upperBound {
+        while i < end {
             if !isTchar(buf[i]) { return false }
             i &+= 1
         }

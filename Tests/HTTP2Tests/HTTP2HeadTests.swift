@@ -58,4 +58,48 @@ final class HTTP2HeadTests: XCTestCase {
         XCTAssertEqual(large.fieldCount, 40)
         XCTAssertEqual(large.firstField("x-39"), String(repeating: "v", count: 90))
     }
+
+    /// A lease's spent head keeps its pseudo-header fields for the next head written into it:
+    /// that head has its own, whether the same or not, and only its own regular fields.
+    func testASpareKeepingItsPseudoHeadersGivesTheNextHeadOnlyWhatThatHeadSays() {
+        func written(_ method: String, _ authority: String, _ path: String, _ fields: [(String, String)],
+                     reusing spare: consuming HTTP2Head) -> HTTP2Head {
+            HTTP2Head(method: method, scheme: "http", authority: authority, path: path, fields: fields.count, bytes: 100,
+                      reusing: spare) { out in
+                for (name, value) in fields {
+                    Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { out.add(name: n, value: $0) } }
+                }
+            }
+        }
+        let path = "/helloworld.Greeter/SayHelloAgainAndAgain"
+        var spare = written("POST", "api.test", path, [("te", "trailers"), ("grpc-timeout", "99m")], reusing: HTTP2Head())
+        spare.makeSpareKeepingPseudoHeaders()
+        XCTAssertEqual(spare.fieldCount, 0, "no regular field is kept")
+        XCTAssertEqual(spare.path, path, "the pseudo-header fields are")
+        // The same again, then others: each head is exactly what was written.
+        let same = written("POST", "api.test", path, [("x-n", "1")], reusing: spare)
+        XCTAssertEqual(same, HTTP2Head(method: "POST", scheme: "http", authority: "api.test", path: path,
+                                      fields: HTTPFields([HTTPField(name: "x-n", value: "1")])))
+        var next = same
+        next.makeSpareKeepingPseudoHeaders()
+        let other = written("GET", "other.test", "/" + String(repeating: "p", count: 40), [], reusing: next)
+        XCTAssertEqual(other, HTTP2Head(method: "GET", scheme: "http", authority: "other.test",
+                                       path: "/" + String(repeating: "p", count: 40)))
+        XCTAssertEqual(same.path, path, "a copy keeps what it had")
+        // Too large to keep: nothing is.
+        var large = written("POST", "api.test", "/" + String(repeating: "l", count: 3000), [], reusing: HTTP2Head())
+        large.makeSpareKeepingPseudoHeaders()
+        XCTAssertEqual(large, HTTP2Head())
+    }
+
+    func testSameStringIsSameBitsOnly() {
+        let long = String(repeating: "a", count: 40)
+        let copy = long
+        XCTAssertTrue(HTTP2Head.sameString(long, copy))
+        XCTAssertTrue(HTTP2Head.sameString("POST", "POST"))
+        XCTAssertTrue(HTTP2Head.sameString(nil, nil))
+        XCTAssertFalse(HTTP2Head.sameString(nil, ""))
+        XCTAssertFalse(HTTP2Head.sameString("GET", "PUT"))
+        XCTAssertFalse(HTTP2Head.sameString(long, String(repeating: "a", count: 39) + "b"))
+    }
 }

@@ -563,10 +563,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
         keepSpentHead()
     }
 
-    /// The head sent (or dropped) is emptied: only its fields' storage stays, for the next
-    /// request's head, if it is small (a head kept with each pooled lease).
+    /// The head sent (or dropped) is emptied: its fields' storage stays, for the next
+    /// request's head, if it is small (a head kept with each pooled lease), and so do its
+    /// method, scheme, authority and path, which the next head, written into it, takes as they
+    /// are when it has the same (a gRPC app calls one service on one upstream).
     private func keepSpentHead() {
-        pendingHead.makeSpare()
+        pendingHead.makeSpareKeepingPseudoHeaders()
     }
 
     /// The storage of the last request's head, for the next one's to be written into (an
