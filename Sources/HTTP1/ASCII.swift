@@ -38,27 +38,13 @@ enum ASCII {
         buf.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
     }
 
-    /// Whether `buf[range]` is only visible ASCII and SP (0x20...0x7E), 8 bytes at a time: a
-    /// field value that needs no closer look.
+    /// Whether `buf[range]` is only visible ASCII and SP (0x20...0x7E): a field value that
+    /// needs no closer look. Read 16 bytes at a time (``plainRunEnd(_:from:to:)``), on past the
+    /// range's end while `buf` goes on: a value a codec wrote is followed by its CRLF, where the
+    /// run stops.
     @inline(__always)
     static func isPlainText(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
-        var i = range.lowerBound
-        let end = range.upperBound
-        guard end &- i >= 8 else {
-            while i < end {
-                let b = buf[i]
-                if b < sp || b >= 0x7F { return false }
-                i &+= 1
-            }
-            return true
-        }
-        while i &+ 8 <= end {
-            if plainStopBytes(word(buf, i)) != 0 { return false }
-            i &+= 8
-        }
-        // The bytes left as the range's last 8, some looked at already: one word, not a
-        // byte at a time (a value's tail was ~6 instructions a byte).
-        return i == end || plainStopBytes(word(buf, end &- 8)) == 0
+        plainRunEnd(buf, from: range.lowerBound, to: buf.count) >= range.upperBound
     }
 
     /// Non-zero iff some byte of `w` is not plain text (a control, DEL or above 0x7F).
@@ -67,23 +53,14 @@ enum ASCII {
         hasLess(w, sp) | (w & highs) | hasByte(w, 0x7F)
     }
 
-    /// Whether `buf[range]` is a token (RFC 9110 §5.6.2), 8 letters, digits or dashes at a time.
+    /// Whether `buf[range]` is a token (RFC 9110 §5.6.2): letters, digits and dashes 16 bytes at
+    /// a time (``nameRunEnd(_:from:to:)``, on past the range's end, where a name a codec wrote
+    /// is followed by its colon), any other byte alone.
     @inline(__always)
     static func isToken(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>) -> Bool {
         guard !range.isEmpty else { return false }
-        var i = range.lowerBound
-        let end = range.upperBound
-        if end &- i >= 8 {
-            while i &+ 8 <= end {
-                if nameStopBytes(word(buf, i)) != 0 { break }
-                i &+= 8
-            }
-            if i == end { return true }
-            // Letters, digits and dashes to the end: the range's last 8 bytes in one word
-            // (overlapping ones already seen), not the rest a byte at a time.
-            if i &+ 8 > end && nameStopBytes(word(buf, end &- 8)) == 0 { return true }
-        }
-        while i < end {
+        var i = nameRunEnd(buf, from: range.lowerBound, to: buf.count)
+        while i < range.upperBound {
             if !isTchar(buf[i]) { return false }
             i &+= 1
         }

@@ -39,6 +39,7 @@ struct KnownFields {
 
     func count(_ kind: Kind) -> Int { self[kind].count }
 
+    @inline(__always)
     mutating func record(_ kind: Kind, index: Int, value: Range<Int>) {
         var entry = self[kind]
         if entry.count == 0 {
@@ -58,8 +59,10 @@ struct KnownFields {
     }
 
     /// Classifies a (tchar-validated) field name. Dispatching on length and first letter
-    /// keeps this to at most one short comparison per field line.
-    @inline(__always)
+    /// keeps this to at most one short comparison per field line. (Transparent: with the
+    /// 16-byte runs inlined beside it, `@inline(__always)` no longer kept it in the field
+    /// section scan, and its call cost every line ~30 instructions.)
+    @_transparent
     static func classify(_ buf: UnsafeRawBufferPointer, _ name: Range<Int>) -> Kind? {
         switch (name.count, buf[name.lowerBound] | 0x20) {
         case (4, 0x68): return ASCII.equalsLowercase(buf, name, "host") ? .host : nil
@@ -153,12 +156,8 @@ enum FieldSectionParser {
             // field-name = token (RFC 9110 §5.1); no whitespace before the colon (RFC 9112 §5.1).
             let nameStart = i
             while i < n {
-                // Skip 8 letters, digits or dashes at a time; stop at the first other byte.
-                while i &+ 8 <= n {
-                    let stop = ASCII.nameStopBytes(ASCII.word(buf, i))
-                    if stop != 0 { i &+= ASCII.firstMarked(stop); break }
-                    i &+= 8
-                }
+                // Skip letters, digits and dashes, 16 at a time; stop at the first other byte.
+                i = ASCII.nameRunEnd(buf, from: i, to: n)
                 guard i < n else { break }
                 let b = buf[i]
                 if b == ASCII.colon { break }
@@ -180,13 +179,8 @@ enum FieldSectionParser {
             let valueStart = i
             var high = false
             while true {
-                // Skip 8 plain bytes (0x20...0x7E) at a time; stop at the first other byte.
-                while i &+ 8 <= n {
-                    let w = ASCII.word(buf, i)
-                    let stop = ASCII.hasLess(w, ASCII.sp) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F)
-                    if stop != 0 { i &+= ASCII.firstMarked(stop); break }
-                    i &+= 8
-                }
+                // Skip plain bytes (0x20...0x7E), 16 at a time; stop at the first other byte.
+                i = ASCII.plainRunEnd(buf, from: i, to: n)
                 guard i < n else { throw .invalid("unterminated field section") }
                 let b = buf[i]
                 if b >= ASCII.sp && b != 0x7F {
