@@ -1,10 +1,12 @@
 import Glibc
 
-/// A `Host` value's bytes and the authority they parsed to: the streams of one HTTP/2
-/// connection name the same host, so a next head whose `Host` has the same bytes takes the
-/// authority as it is (``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)``)
-/// instead of checking and lowercasing them again (about 350 instructions a stream). Made only
-/// by that parse, from the bytes it parsed. A class: passed down to the parser's closure as one
+/// An authority's bytes (a `Host` value's, or an absolute-form target's) and the authority
+/// they parsed to: the streams of one HTTP/2 connection name the same host, and so do the
+/// requests of one HTTP/1.1 connection, so a next head that names it with the same bytes takes
+/// the authority as it is (``RequestHeadParser/head(method:target:fieldSection:maxFields:reusing:lastHost:)``,
+/// ``RequestHeadParser/parsePrefix(_:maxFields:reusing:lastHost:)``) instead of checking and
+/// lowercasing them again (about 350 instructions a stream). Made only by those parses, from
+/// the bytes they parsed. A class: passed down to the parser's closure as one
 /// reference (as a struct, its copies there cost most of what it saves).
 public final class ParsedHost: Sendable {
     /// The `Host` value, as it was in the head.

@@ -11,7 +11,8 @@ public enum RequestHeadParser {
     ///   - storage: arrays to parse into (their storage is reused when large enough).
     public static func parse(_ head: UnsafeRawBufferPointer, maxFields: Int = 100,
                              reusing storage: consuming RequestHeadStorage = RequestHeadStorage()) throws(HTTPParseError) -> RequestHead {
-        try parse(head, maxFields: maxFields, reusing: storage, exact: true).head
+        var lastHost: ParsedHost?
+        return try parse(head, maxFields: maxFields, reusing: storage, exact: true, lastHost: &lastHost).head
     }
 
     /// Parses the request head at the start of `bytes`, which may go on past it (a body, the
@@ -23,11 +24,25 @@ public enum RequestHeadParser {
     public static func parsePrefix(
         _ bytes: UnsafeRawBufferPointer, maxFields: Int = 100, reusing storage: consuming RequestHeadStorage = RequestHeadStorage()
     ) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
-        try parse(bytes, maxFields: maxFields, reusing: storage, exact: false)
+        var lastHost: ParsedHost?
+        return try parse(bytes, maxFields: maxFields, reusing: storage, exact: false, lastHost: &lastHost)
+    }
+
+    /// ``parsePrefix(_:maxFields:reusing:)`` for the next head of a connection: `lastHost` is
+    /// the authority of its last head (an absolute-form target's, or else its `Host`), taken as
+    /// it is when this head names it with the same bytes (they passed these checks then: an
+    /// app's connection through a forward proxy names one origin, request after request), and
+    /// replaced by this one's when they differ.
+    public static func parsePrefix(
+        _ bytes: UnsafeRawBufferPointer, maxFields: Int = 100, reusing storage: consuming RequestHeadStorage = RequestHeadStorage(),
+        lastHost: inout ParsedHost?
+    ) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
+        try parse(bytes, maxFields: maxFields, reusing: storage, exact: false, lastHost: &lastHost)
     }
 
     private static func parse(
-        _ head: UnsafeRawBufferPointer, maxFields: Int, reusing storage: consuming RequestHeadStorage, exact: Bool
+        _ head: UnsafeRawBufferPointer, maxFields: Int, reusing storage: consuming RequestHeadStorage, exact: Bool,
+        lastHost: inout ParsedHost?
     ) throws(HTTPParseError) -> (head: RequestHead, length: Int) {
         let n = head.count
         var i = 0
@@ -98,7 +113,7 @@ public enum RequestHeadParser {
         // Methods are case-sensitive (RFC 9110 §9.1): "connect" is not CONNECT.
         var targetAuthority = 0..<0
         let target = try parseTarget(head, targetRange, method: method, isConnect: ASCII.equals(head, methodRange, "CONNECT"),
-                                     authority: &targetAuthority)
+                                     authority: &targetAuthority, lastHost: &lastHost)
 
         // Host (RFC 9112 §3.2): required in HTTP/1.1, at most one line, must be valid.
         var host: Authority?
@@ -107,12 +122,21 @@ public enum RequestHeadParser {
             if version == .http1_1 { throw .invalid("missing Host") }
         case 1:
             let value = known[.host].firstValue
-            if case .absolute(_, let authority, _) = target, sameBytes(head, value, targetAuthority) {
+            if case .absolute(_, let authority, _) = target {
                 // The usual absolute-form request repeats its authority as Host: parsed once.
-                host = authority
+                // (What the connection remembers is the target's authority, not this.)
+                if sameBytes(head, value, targetAuthority) {
+                    host = authority
+                } else {
+                    guard let parsed = Authority.parse(head, value) else { throw .invalid("invalid Host") }
+                    host = parsed
+                }
+            } else if let last = lastHost, last.matches(head, value) {
+                host = last.authority
             } else {
                 guard let parsed = Authority.parse(head, value) else { throw .invalid("invalid Host") }
                 host = parsed
+                lastHost = ParsedHost(head, value, parsedTo: parsed)
             }
         default:
             throw .invalid("multiple Host fields")
@@ -373,7 +397,8 @@ public enum RequestHeadParser {
     /// `authority` to the bytes of an absolute-form target's authority (an inout, not a returned
     /// tuple: a tuple holding the target was copied through generic value witnesses).
     static func parseTarget(
-        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, method: String, isConnect: Bool, authority: inout Range<Int>
+        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, method: String, isConnect: Bool, authority: inout Range<Int>,
+        lastHost: inout ParsedHost?
     ) throws(HTTPParseError) -> RequestTarget {
         let first = buf[range.lowerBound]
         if isConnect {
@@ -390,7 +415,7 @@ public enum RequestHeadParser {
             guard method == "OPTIONS" else { throw .invalid("asterisk-form only allowed for OPTIONS") }
             return .asterisk
         }
-        if let absolute = try parseAbsolute(buf, range, authority: &authority) {
+        if let absolute = try parseAbsolute(buf, range, authority: &authority, lastHost: &lastHost) {
             return absolute
         }
         if Authority.parse(buf, range) != nil {
@@ -402,7 +427,8 @@ public enum RequestHeadParser {
     /// Parses absolute-form `scheme "://" authority [path-abempty] ["?" query]`, or returns
     /// nil when the target does not start with `scheme://`.
     static func parseAbsolute(
-        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, authority authorityBytes: inout Range<Int>
+        _ buf: UnsafeRawBufferPointer, _ range: Range<Int>, authority authorityBytes: inout Range<Int>,
+        lastHost: inout ParsedHost?
     ) throws(HTTPParseError) -> RequestTarget? {
         // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1)
         var i = range.lowerBound
@@ -434,8 +460,13 @@ public enum RequestHeadParser {
         }
         let authorityRange = authorityStart..<i
         if userinfo { throw .invalid("userinfo in request target") }
-        guard let authority = Authority.parse(buf, authorityRange) else {
-            throw .invalid("invalid authority in request target")
+        let authority: Authority
+        if let last = lastHost, last.matches(buf, authorityRange) {
+            authority = last.authority
+        } else {
+            guard let parsed = Authority.parse(buf, authorityRange) else { throw .invalid("invalid authority in request target") }
+            authority = parsed
+            lastHost = ParsedHost(buf, authorityRange, parsedTo: parsed)
         }
         let path: String
         if i == end {

@@ -115,6 +115,10 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
         } while readAgain
     }
 
+    /// The authority the connection's last head named, parsed (the next head that names it
+    /// with the same bytes takes it as it is: about 300 instructions a request).
+    private var lastHost: ParsedHost?
+
     /// Reads one request head, if a whole one is buffered and no request is under way (one
     /// request at a time: pipelined ones wait in the input), and begins its request.
     private func readNextHead() {
@@ -124,8 +128,12 @@ final class ClientSession: ExchangeSession, ConnectionDelegate {
             // Bound in the `do` and moved out: an optional bound after it was copied (a
             // retain and release per field array).
             let fieldLimit = context.requestFieldLimit
+            // (Through a local: the closure cannot take a stored property inout.)
+            var lastHost = self.lastHost
+            defer { self.lastHost = lastHost }
             guard let parsed = try requestReader.read(from: client.input, prefix: { bytes throws(HTTPParseError) in
-                try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage())
+                try RequestHeadParser.parsePrefix(bytes, maxFields: fieldLimit, reusing: context.takeHeadStorage(),
+                                                  lastHost: &lastHost)
             }) else {
                 // Part of a head is here: from now on the client has clientHeader to finish it.
                 perform(connection.headIncomplete())
