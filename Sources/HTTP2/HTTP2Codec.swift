@@ -644,9 +644,16 @@ public final class HTTP2Codec {
     /// ``withNameValues(_:_:)`` for a trailer section: `trailers` read as they are, each name and
     /// value copied once (an ``HTTP2Head`` made of them first copied each twice: two thousand
     /// instructions of a gRPC call, whose status is in its trailers).
+    ///
+    /// The same section again (the same array: a server's calls end with the same trailers,
+    /// `grpc-status: 0`, which ``RecentTrailers`` hands on as one array) takes the bytes the
+    /// last one was copied into as they are (~450 instructions of a gRPC call).
     func withNameValues<R, E: Error>(trailers: HTTPFields, _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
-        nameValueBytes.removeAll(keepingCapacity: true)
-        nameValueEnds.removeAll(keepingCapacity: true)
+        if let last = lastTrailers, Self.sameStorage(last, trailers) {
+            return try withCollectedNameValues(trailerBytes, trailerEnds, body)
+        }
+        trailerBytes.removeAll(keepingCapacity: true)
+        trailerEnds.removeAll(keepingCapacity: true)
         let named = trailers.connectionOptions()
         for field in trailers {
             // (Read in place: a `var` copy of each String for `withUTF8` is a retain and a release.)
@@ -654,15 +661,37 @@ public final class HTTP2Codec {
                 Self.withBytes(of: field.value) { value in
                     let nameBytes = UnsafeRawBufferPointer(name), valueBytes = UnsafeRawBufferPointer(value)
                     guard !Self.isConnectionSpecific(name: nameBytes, value: valueBytes, named: named) else { return }
-                    nameValueBytes.append(contentsOf: name)
-                    let nameEnd = nameValueBytes.count
-                    nameValueBytes.append(contentsOf: value)
-                    nameValueEnds.append((nameEnd, nameValueBytes.count))
+                    trailerBytes.append(contentsOf: name)
+                    let nameEnd = trailerBytes.count
+                    trailerBytes.append(contentsOf: value)
+                    trailerEnds.append((nameEnd, trailerBytes.count))
                 }
             }
         }
-        return try withCollectedNameValues(body)
+        // Kept only if small (a codec lives as long as its connection).
+        lastTrailers = trailerBytes.count <= RecentTrailers.limit ? trailers : nil
+        defer {
+            if lastTrailers == nil && trailerBytes.capacity > 4 * RecentTrailers.limit {
+                trailerBytes = []
+                trailerEnds = []
+            }
+        }
+        return try withCollectedNameValues(trailerBytes, trailerEnds, body)
     }
+
+    /// Whether `a` and `b` hold their fields in the same array storage, hence the same fields
+    /// (held by ``lastTrailers``, the storage is neither freed nor changed in place).
+    private static func sameStorage(_ a: HTTPFields, _ b: HTTPFields) -> Bool {
+        a.fields.withUnsafeBufferPointer { x in
+            b.fields.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress && x.count == y.count }
+        }
+    }
+
+    /// The last trailer section handed over (small ones only), and its names and values as
+    /// they were copied for nghttp2 (``withNameValues(trailers:_:)``).
+    private var lastTrailers: HTTPFields?
+    private var trailerBytes: [UInt8] = []
+    private var trailerEnds: [(name: Int, value: Int)] = []
 
     /// ``withNameValues(_:_:)`` for a response head with `status` and the fields of `section`
     /// (read in place; `omitting` is left out too).
@@ -692,13 +721,16 @@ public final class HTTP2Codec {
         }
     }
 
-    /// Calls `body` with the fields added since the last start as nghttp2 name/value pairs.
-    private func withCollectedNameValues<R, E: Error>(_ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
-        try nameValueBytes.withUnsafeMutableBufferPointer { (bytes) throws(E) -> R in
-            let base = bytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
+    /// Calls `body` with the fields `bytes` holds, ending where `ends` say, as nghttp2
+    /// name/value pairs.
+    private func withCollectedNameValues<R, E: Error>(_ bytes: [UInt8], _ ends: [(name: Int, value: Int)],
+                                                      _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        try bytes.withUnsafeBufferPointer { (bytes) throws(E) -> R in
+            // (nghttp2 takes `char *`: it copies the pairs and never writes through them.)
+            let base = UnsafeMutablePointer(mutating: bytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
             nameValues.removeAll(keepingCapacity: true)
             var start = 0
-            for (nameEnd, valueEnd) in nameValueEnds {
+            for (nameEnd, valueEnd) in ends {
                 nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
                                             count: valueEnd - nameEnd))
                 start = valueEnd

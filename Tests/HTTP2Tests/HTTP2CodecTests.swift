@@ -153,6 +153,29 @@ final class HTTP2CodecTests: XCTestCase {
                        [.trailers(stream: id, HTTPFields([HTTPField(name: "grpc-status", value: "0"), HTTPField(name: "grpc-message", value: "done")]))])
     }
 
+    /// The same trailer section again (one array, as a server's calls end) goes as the pairs
+    /// made for it the last time; another section, even one of the same size, goes as itself,
+    /// and so does the first again after it; a copy changed in place is another section.
+    func testTrailersGivenAgainGoAsTheyAreAndOthersAsThemselves() throws {
+        let pair = CodecPair()
+        let ok = HTTPFields([HTTPField(name: "grpc-status", value: "0"), HTTPField(name: "grpc-message", value: "")])
+        var changed = ok
+        changed.fields[0] = HTTPField(name: "grpc-status", value: "7")
+        let other = HTTPFields([HTTPField(name: "grpc-status", value: "1"), HTTPField(name: "grpc-message", value: "x")])
+        let large = HTTPFields([HTTPField(name: "x-large", value: String(repeating: "l", count: 400))])
+        for trailers in [ok, ok, other, ok, changed, ok, large, large, ok] {
+            let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+            try pair.pump()
+            try pair.server.submitResponse(stream: id, HTTP2Head(status: 200), endStream: false)
+            pair.server.endBody(stream: id, trailers: trailers)
+            try pair.pump()
+            let received = pair.clientEvents.compactMap { event -> HTTPFields? in
+                if case .trailers(id, let fields) = event { fields } else { nil }
+            }
+            XCTAssertEqual(received, [trailers])
+        }
+    }
+
     func testAnEventSaysWhetherItEndsAGivenStream() throws {
         let pair = CodecPair()
         let ended = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
