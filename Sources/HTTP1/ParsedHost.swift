@@ -9,7 +9,7 @@ import Glibc
 /// the bytes they parsed. A class: passed down to the parser's closure as one
 /// reference (as a struct, its copies there cost most of what it saves).
 public final class ParsedHost: Sendable {
-    /// The `Host` value, as it was in the head.
+    /// The authority's bytes (a `Host` value, or an absolute-form target's authority), as they were in the head.
     let bytes: [UInt8]
     /// What it parsed to.
     public let authority: Authority
@@ -18,6 +18,16 @@ public final class ParsedHost: Sendable {
     init(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, parsedTo authority: Authority) {
         bytes = Array(buf[range])
         self.authority = authority
+    }
+
+    /// What `buf[range]` parses to as an authority (``Authority/parse(_:_:)``): `last`'s when
+    /// it holds exactly these bytes, else parsed, and then remembered in `last`; nil (and
+    /// `last` left as it was) when the bytes are not a valid authority.
+    static func authority(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, remembering last: inout ParsedHost?) -> Authority? {
+        if let last, last.matches(buf, range) { return last.authority }
+        guard let parsed = Authority.parse(buf, range) else { return nil }
+        last = ParsedHost(buf, range, parsedTo: parsed)
+        return parsed
     }
 
     /// Whether `buf[range]` holds exactly these bytes.

@@ -131,12 +131,9 @@ public enum RequestHeadParser {
                     guard let parsed = Authority.parse(head, value) else { throw .invalid("invalid Host") }
                     host = parsed
                 }
-            } else if let last = lastHost, last.matches(head, value) {
-                host = last.authority
             } else {
-                guard let parsed = Authority.parse(head, value) else { throw .invalid("invalid Host") }
+                guard let parsed = ParsedHost.authority(head, value, remembering: &lastHost) else { throw .invalid("invalid Host") }
                 host = parsed
-                lastHost = ParsedHost(head, value, parsedTo: parsed)
             }
         default:
             throw .invalid("multiple Host fields")
@@ -293,14 +290,7 @@ public enum RequestHeadParser {
                     throw .invalid(known.count(.host) == 0 ? "missing Host" : "multiple Host fields")
                 }
                 let value = known[.host].firstValue
-                let host: Authority
-                if let last = lastHost, last.matches(section, value) {
-                    host = last.authority
-                } else {
-                    guard let parsed = Authority.parse(section, value) else { throw .invalid("invalid Host") }
-                    host = parsed
-                    lastHost = ParsedHost(section, value, parsedTo: parsed)
-                }
+                guard let host = ParsedHost.authority(section, value, remembering: &lastHost) else { throw .invalid("invalid Host") }
                 let rules = MessageRules(buf: section, lines: lines, known: known)
                 return (try requestFraming(rules, version: .http1_1), host, rules.expectsContinue())
             }
@@ -460,13 +450,8 @@ public enum RequestHeadParser {
         }
         let authorityRange = authorityStart..<i
         if userinfo { throw .invalid("userinfo in request target") }
-        let authority: Authority
-        if let last = lastHost, last.matches(buf, authorityRange) {
-            authority = last.authority
-        } else {
-            guard let parsed = Authority.parse(buf, authorityRange) else { throw .invalid("invalid authority in request target") }
-            authority = parsed
-            lastHost = ParsedHost(buf, authorityRange, parsedTo: parsed)
+        guard let authority = ParsedHost.authority(buf, authorityRange, remembering: &lastHost) else {
+            throw .invalid("invalid authority in request target")
         }
         let path: String
         if i == end {

@@ -15,12 +15,8 @@ final class ASCIITests: XCTestCase {
             // `!#$%&'*+.^_`|~` and digits are tchars too, beside letters and dashes.
             let symbols = (0..<length).map { Array("!#$%&'*+-.^_`|~09AZ".utf8)[$0 % 19] }
             XCTAssertEqual(token(symbols), length > 0, "symbols, length \(length)")
-            for place in 0..<length {
-                for byte in odd {
-                    var bytes = clean
-                    bytes[place] = byte
-                    XCTAssertFalse(token(bytes), "byte \(byte) at \(place) of \(length)")
-                }
+            withOneOddByte(clean, odd) { bytes, place, byte in
+                XCTAssertFalse(token(bytes), "byte \(byte) at \(place) of \(length)")
             }
         }
     }
@@ -30,12 +26,8 @@ final class ASCIITests: XCTestCase {
         for length in 0...28 {
             let clean = (0..<length).map { UInt8(0x20 + $0 * 7 % 95) }
             XCTAssertTrue(plain(clean), "length \(length)")
-            for place in 0..<length {
-                for byte in odd {
-                    var bytes = clean
-                    bytes[place] = byte
-                    XCTAssertFalse(plain(bytes), "byte \(byte) at \(place) of \(length)")
-                }
+            withOneOddByte(clean, odd) { bytes, place, byte in
+                XCTAssertFalse(plain(bytes), "byte \(byte) at \(place) of \(length)")
             }
         }
     }
@@ -53,17 +45,23 @@ final class ASCIITests: XCTestCase {
             XCTAssertEqual(run(plain, ASCII.plainRunEnd), length)
             XCTAssertEqual(run(name, ASCII.nameRunEnd, end: length / 2), length / 2)
             XCTAssertEqual(run(plain, ASCII.plainRunEnd, end: length / 3), length / 3)
-            for place in 0..<length {
-                for byte in nameOdd {
-                    var bytes = name
-                    bytes[place] = byte
-                    XCTAssertEqual(run(bytes, ASCII.nameRunEnd), place, "byte \(byte) at \(place) of \(length)")
-                }
-                for byte in plainOdd {
-                    var bytes = plain
-                    bytes[place] = byte
-                    XCTAssertEqual(run(bytes, ASCII.plainRunEnd), place, "byte \(byte) at \(place) of \(length)")
-                }
+            withOneOddByte(name, nameOdd) { bytes, place, byte in
+                XCTAssertEqual(run(bytes, ASCII.nameRunEnd), place, "byte \(byte) at \(place) of \(length)")
+            }
+            withOneOddByte(plain, plainOdd) { bytes, place, byte in
+                XCTAssertEqual(run(bytes, ASCII.plainRunEnd), place, "byte \(byte) at \(place) of \(length)")
+            }
+        }
+    }
+
+    /// `body` called with `clean` changed at one place to one of `odd`, for every place and
+    /// every odd byte.
+    private func withOneOddByte(_ clean: [UInt8], _ odd: [UInt8], _ body: ([UInt8], Int, UInt8) -> Void) {
+        for place in clean.indices {
+            for byte in odd {
+                var bytes = clean
+                bytes[place] = byte
+                body(bytes, place, byte)
             }
         }
     }
