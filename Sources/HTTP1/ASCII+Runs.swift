@@ -64,6 +64,6 @@ extension ASCII {
     /// A letter, digit or `-` (the bytes ``nameStopBytes(_:)`` leaves unmarked).
     @inline(__always)
     static func isNameRunByte(_ b: UInt8) -> Bool {
-        (b | 0x20) &- 0x61 <= 25 || b &- 0x30 <= 9 || b == 0x2D
+        (b | 0x20) &- 0x61 < 26 || isDigit(b) || b == 0x2D
     }
 }

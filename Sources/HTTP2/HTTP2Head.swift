@@ -271,11 +271,7 @@ public struct HTTP2Head: Equatable, Sendable {
             return
         }
         status = nil
-        if isKnownUniquelyReferenced(&store) {
-            store.removeAll()
-        } else {
-            store = HTTP2FieldStore.empty
-        }
+        clearFields()
     }
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).
@@ -288,6 +284,12 @@ public struct HTTP2Head: Equatable, Sendable {
         if path != nil { path = nil }
         if extendedProtocol != nil { extendedProtocol = nil }
         status = nil
+        clearFields()
+    }
+
+    /// Empties its regular fields, keeping their storage when it is this head's alone (emptying
+    /// storage a copy shares would copy it).
+    private mutating func clearFields() {
         if isKnownUniquelyReferenced(&store) {
             store.removeAll()
         } else {
