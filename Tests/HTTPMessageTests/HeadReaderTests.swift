@@ -95,6 +95,42 @@ final class HeadReaderTests: XCTestCase {
         }
     }
 
+    /// A connection's heads as a forward proxy's app sends them (absolute form, one authority),
+    /// pipelined and cut at every byte, read with the authority the connection remembers: each
+    /// head is the one sent, a head naming another authority gets its own, and one naming a
+    /// bad authority after good ones is refused, with nothing of it drained.
+    func testAConnectionsHeadsSplitAtEveryByteKeepTheirOwnAuthorityWithTheRememberedOne() throws {
+        let stream = Array(("GET http://api.test:8080/a HTTP/1.1\r\nHost: api.test:8080\r\n\r\n"
+            + "GET http://api.test:8080/b HTTP/1.1\r\nHost: api.test:8080\r\n\r\n"
+            + "GET http://other.test/c HTTP/1.1\r\nHost: other.test\r\n\r\n"
+            + "GET http://api.test:8080/d HTTP/1.1\r\nHost: api.test:8080\r\n\r\n").utf8)
+        let bad = Array("GET http://api.te$t:8080/e HTTP/1.1\r\nHost: api.te$t:8080\r\n\r\n".utf8)
+        let expected = [("/a", "api.test", 8080), ("/b", "api.test", 8080), ("/c", "other.test", nil), ("/d", "api.test", 8080)]
+        for split in 1..<stream.count {
+            let input = OwnedEventBuffer()
+            var reader = HeadReader(limit: 4096)
+            var lastHost: ParsedHost?
+            func next() throws -> RequestHead? {
+                try reader.read(from: input.buffer) { (bytes) throws(HTTPParseError) in
+                    try RequestHeadParser.parsePrefix(bytes, lastHost: &lastHost)
+                }
+            }
+            var heads: [RequestHead] = []
+            input.buffer.append(Array(stream[..<split]))
+            while let head = try next() { heads.append(head) }
+            input.buffer.append(Array(stream[split...]))
+            while let head = try next() { heads.append(head) }
+            XCTAssertEqual(heads.map { head -> (String, String, Int?) in
+                guard case .absolute(_, _, let path) = head.target else { return ("", "", nil) }
+                return (path, head.host?.host ?? "", head.host?.port)
+            }.map { "\($0.0) \($0.1) \($0.2.map(String.init) ?? "-")" },
+                expected.map { "\($0.0) \($0.1) \($0.2.map(String.init) ?? "-")" }, "split \(split)")
+            input.buffer.append(bad)
+            XCTAssertThrowsError(try next(), "split \(split)")
+            XCTAssertEqual(input.buffer.count, bad.count, "nothing of the refused head drained")
+        }
+    }
+
     func testAPrefixParserRefusesWhatTheScannerRefusesWithTheSameError() {
         let cases: [(String, Int, HTTPParseError)] = [
             (String(decoding: wire, as: UTF8.self), 64, .headTooLarge),
