@@ -303,6 +303,43 @@ public final class HTTP2Codec {
         return id
     }
 
+    /// ``submitRequest(_:endStream:)`` for a head written straight into storage the codec keeps
+    /// from call to call: its four pseudo-header values given, its regular fields written by
+    /// `write` (at most `fields` fields of `bytes` bytes, names and values together; writing
+    /// more stops the process: a bound is a bug, not input). No ``HTTP2Head`` is made: a request
+    /// rewritten for an HTTP/2 upstream goes from the app's head to nghttp2 in one copy (a head
+    /// made of it and read back cost ~2k instructions of a gRPC call).
+    public func submitRequest(method: String, scheme: String, authority: String, path: String, fields: Int, bytes: Int,
+                              endStream: Bool, write: (inout HTTP2Head.FieldWriter) -> Void) throws(HTTP2CodecError) -> Int32 {
+        if requestFields.byteCapacity < bytes || requestFields.endCapacity < fields * 2 {
+            requestFields = HTTP2FieldStore(bytes: max(bytes, Self.requestFieldsFloor), ends: max(fields * 2, 32))
+        }
+        let store = requestFields
+        HTTP2Head.fill(store, write)
+        defer {
+            store.removeAll()
+            // A codec lives as long as its connection: storage one large head needed is not kept.
+            if store.byteCapacity > Self.requestFieldsKept { requestFields = HTTP2FieldStore() }
+        }
+        sendWish = nil
+        let id = withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path,
+                                       fieldBytes: store.bytes, fieldEnds: store.ends, named: []) { nva in
+            if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
+            var provider = HTTP2Callbacks.bodyProvider
+            return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
+        }
+        if id < 0 { throw Self.error(id) }
+        messageFrameSent = true
+        if !endStream { outbound[id] = outboundBody() }
+        return id
+    }
+
+    /// The regular fields of the request head being submitted
+    /// (``submitRequest(method:scheme:authority:path:fields:bytes:endStream:write:)``).
+    private var requestFields = HTTP2FieldStore()
+    /// The least room made for them, and the most kept between requests.
+    private static let requestFieldsFloor = 512, requestFieldsKept = 8 * 1024
+
     /// Sends a response head on `stream` (server only); interim (1xx) heads may come first.
     /// `endStream`: there is no body; otherwise ``sendBody(stream:_:)`` and
     /// ``endBody(stream:trailers:)`` follow.
@@ -582,21 +619,32 @@ public final class HTTP2Codec {
     private func withRequestNameValues<R, E: Error>(_ head: HTTP2Head,
                                                     _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
         let named = head.hasField("connection") ? head.fields.connectionOptions() : []
-        // The four values read in place from the head's Strings (a `var` copy of each, for
+        return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
+            try withRequestNameValues(method: head.method!, scheme: head.scheme!, authority: head.authority!, path: head.path!,
+                                      fieldBytes: fieldBytes, fieldEnds: fieldEnds, named: named, body)
+        }
+    }
+
+    /// ``withRequestNameValues(_:_:)`` of the parts: the four pseudo-header values and the
+    /// regular fields' storage (``HTTP2Head/withFieldStorage(_:)``); `named`: what a
+    /// `Connection` field among them names.
+    private func withRequestNameValues<R, E: Error>(method: String, scheme: String, authority: String, path: String,
+                                                    fieldBytes: UnsafeBufferPointer<UInt8>, fieldEnds: UnsafeBufferPointer<Int>,
+                                                    named: [String],
+                                                    _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        // The four values read in place from the Strings (a `var` copy of each, for
         // `withUTF8`, cost ~600 instructions a request). (A Result out of the closures.)
-        let result: Result<R, E> = Self.withBytes(of: head.method!) { method in
-            Self.withBytes(of: head.scheme!) { scheme in
-                Self.withBytes(of: head.authority!) { authority in
-                    Self.withBytes(of: head.path!) { path in
-                        head.withFieldStorage { fieldBytes, fieldEnds in
-                            nameValues.removeAll(keepingCapacity: true)
-                            nameValues.append(Self.pseudo(":method", method))
-                            nameValues.append(Self.pseudo(":scheme", scheme))
-                            nameValues.append(Self.pseudo(":authority", authority))
-                            nameValues.append(Self.pseudo(":path", path))
-                            appendRegular(fieldBytes, fieldEnds, named: named)
-                            return Result { () throws(E) -> R in try nameValues.withUnsafeBufferPointer(body) }
-                        }
+        let result: Result<R, E> = Self.withBytes(of: method) { method in
+            Self.withBytes(of: scheme) { scheme in
+                Self.withBytes(of: authority) { authority in
+                    Self.withBytes(of: path) { path in
+                        nameValues.removeAll(keepingCapacity: true)
+                        nameValues.append(Self.pseudo(":method", method))
+                        nameValues.append(Self.pseudo(":scheme", scheme))
+                        nameValues.append(Self.pseudo(":authority", authority))
+                        nameValues.append(Self.pseudo(":path", path))
+                        appendRegular(fieldBytes, fieldEnds, named: named)
+                        return Result { () throws(E) -> R in try nameValues.withUnsafeBufferPointer(body) }
                     }
                 }
             }

@@ -136,42 +136,24 @@ public struct HTTP2Head: Equatable, Sendable {
     /// at most `fields` fields of `bytes` bytes together, names and values (a head to send,
     /// built from bytes the caller holds: no `Array.append` per name and value, each ~70
     /// instructions). Writing more than that stops the process (a bound is a bug, not input).
-    /// `spare`: a head done with, whose storage takes the fields if it is its only holder and
-    /// they fit (an allocation and a free fewer).
     public init(method: String, scheme: String?, authority: String?, path: String?, fields: Int, bytes: Int,
-                reusing spare: consuming HTTP2Head = HTTP2Head(), write: (inout FieldWriter) -> Void) {
-        // The spare itself becomes the head, its parts replaced in place: a head built anew and
-        // its parts set one by one was built twice over, one copied into the other and destroyed
-        // (~400 instructions); `consume`, or it is copied into `self` too.
-        // Each only if not already the same String: a spare usually holds its connection's
-        // last request, whose scheme, authority and path are the next one's (a literal, or the
-        // String kept by the route), and storing one releases the value it replaces (an
-        // optional String's destroy, ~70 instructions, five a gRPC call).
-        if !Self.sameString(spare.method, method) { spare.method = method }
-        if !Self.sameString(spare.scheme, scheme) { spare.scheme = scheme }
-        if !Self.sameString(spare.authority, authority) { spare.authority = authority }
-        if !Self.sameString(spare.path, path) { spare.path = path }
-        if spare.extendedProtocol != nil { spare.extendedProtocol = nil }
-        spare.status = nil
-        if isKnownUniquelyReferenced(&spare.store), spare.store.byteCapacity >= bytes, spare.store.endCapacity >= fields * 2 {
-            spare.store.removeAll()
-        } else {
-            spare.store = HTTP2FieldStore(bytes: bytes, ends: fields * 2)
-        }
-        spare.store.fill { byteBuffer, endBuffer in
+                write: (inout FieldWriter) -> Void) {
+        self.method = method
+        self.scheme = scheme
+        self.authority = authority
+        self.path = path
+        store = HTTP2FieldStore(bytes: bytes, ends: fields * 2)
+        Self.fill(store, write)
+    }
+
+    /// Fills `store` (empty, with room for what `write` writes) with the fields `write` writes.
+    @inline(__always)
+    static func fill(_ store: HTTP2FieldStore, _ write: (inout FieldWriter) -> Void) {
+        store.fill { byteBuffer, endBuffer in
             var writer = FieldWriter(bytes: byteBuffer, ends: endBuffer)
             write(&writer)
             return (writer.endCount == 0 ? 0 : endBuffer[writer.endCount - 1], writer.endCount)
         }
-        self = consume spare
-    }
-
-    /// Whether `a` and `b` are the same String value by their bits (the same storage, or the
-    /// same small or literal string; both nil): a look without the out-of-line comparison
-    /// that equal Strings of different storage would need (those count as different).
-    @inline(__always)
-    static func sameString(_ a: String?, _ b: String?) -> Bool {
-        unsafeBitCast(a, to: (UInt64, UInt64).self) == unsafeBitCast(b, to: (UInt64, UInt64).self)
     }
 
     /// Writes a head's regular fields into storage sized for them beforehand
@@ -258,20 +240,6 @@ public struct HTTP2Head: Equatable, Sendable {
     public mutating func makeSpare() {
         clear()
         if !isSmall { store = HTTP2FieldStore.empty }
-    }
-
-    /// Makes it a spare for a head written into it next
-    /// (``init(method:scheme:authority:path:fields:bytes:reusing:write:)``, which sets every
-    /// pseudo-header field): its regular fields emptied, its storage kept only if small, and its
-    /// pseudo-header fields left as they are, so that the next head, usually the same method,
-    /// scheme, authority and path again, need neither release nor store them.
-    public mutating func makeSpareKeepingPseudoHeaders() {
-        guard isSmall else {
-            self = HTTP2Head()
-            return
-        }
-        status = nil
-        clearFields()
     }
 
     /// Empties it, keeping its fields' storage (for the next block the codec decodes).

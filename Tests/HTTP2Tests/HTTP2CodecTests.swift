@@ -119,6 +119,41 @@ final class HTTP2CodecTests: XCTestCase {
     }
 
     /// A response's `:status` is read as the number it says (three digits, read from the bytes).
+    /// A request head written straight into the codec's storage arrives as written (names
+    /// lowercased, what HTTP/2 forbids left out); the next one written there carries only its
+    /// own fields, whether smaller, larger than the storage kept, or after one that was.
+    func testARequestHeadWrittenInPlaceArrivesAsWrittenAndTheNextOneCarriesOnlyItsOwn() throws {
+        let pair = CodecPair()
+        func submit(_ path: String, _ fields: [(String, String)], endStream: Bool = true) throws -> Int32 {
+            let bytes = fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
+            return try pair.client.submitRequest(method: "POST", scheme: "https", authority: "api.test", path: path,
+                                                 fields: fields.count, bytes: bytes, endStream: endStream) { out in
+                for (name, value) in fields {
+                    Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { out.add(name: n, value: $0) } }
+                }
+            }
+        }
+        func expected(_ id: Int32, _ path: String, _ fields: [(String, String)]) -> HTTP2Event {
+            .head(stream: id, HTTP2Head(method: "POST", scheme: "https", authority: "api.test", path: path,
+                                        fields: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) })))
+        }
+        let first = try submit("/svc/One", [("Content-Type", "application/grpc"), ("Keep-Alive", "5"), ("authorization", "Bearer t"),
+                                            ("TE", "trailers")])
+        let second = try submit("/svc/Two", [("x-n", "2")])
+        // Larger than the storage kept between heads (8 KiB), then a small one again.
+        let big = (0..<20).map { ("x-big-\($0)", String(repeating: "v", count: 500)) }
+        let third = try submit("/svc/Three", big, endStream: false)
+        pair.client.endBody(stream: third)
+        let fourth = try submit("/svc/Four", [])
+        try pair.pump()
+        XCTAssertEqual(pair.serverEvents.filter { if case .head = $0 { true } else { false } }, [
+            expected(first, "/svc/One", [("content-type", "application/grpc"), ("authorization", "Bearer t"), ("te", "trailers")]),
+            expected(second, "/svc/Two", [("x-n", "2")]),
+            expected(third, "/svc/Three", big),
+            expected(fourth, "/svc/Four", []),
+        ])
+    }
+
     func testAResponseStatusIsReadAsItsNumber() throws {
         for status in [100, 204, 404, 599] {
             let pair = CodecPair()

@@ -5,7 +5,7 @@ import HTTP2
 /// One message the sidecar sends on an HTTP/2 stream, framed from typed parts: the response to
 /// an app's stream (``HTTP2StreamSession``: its interim heads, its head as located fields,
 /// ``announce(_:committed:)``), or the request to an HTTP/2 upstream (``HTTP2UpstreamLease``:
-/// its head as name/value pairs, ``submitRequest(_:body:codec:)``); then the body's bytes as
+/// its head as name/value pairs, ``submitRequest(_:scheme:body:codec:)``); then the body's bytes as
 /// DATA (by its length, until the sender ends it with its trailers, until the sender closes —
 /// or, for an HTTP/1.1 app's chunked request to an HTTP/2 upstream, de-chunked, its trailers
 /// as HTTP/2 trailers), then the end. No HTTP/1.1 text is parsed. Bytes move only as far as the
@@ -15,7 +15,7 @@ struct HTTP2OutboundMessage {
     /// What the next bytes of the body buffer are.
     enum Phase: Equatable {
         /// No head sent yet (a response's waits for ``announce(_:committed:)``; a request's for
-        /// ``submitRequest(_:body:codec:)``).
+        /// ``submitRequest(_:scheme:body:codec:)``).
         case head
         /// This many more bytes, then the end.
         case length(UInt64)
@@ -106,13 +106,12 @@ struct HTTP2OutboundMessage {
         stream = 0
     }
 
-    /// Opens a stream for the request `head` on `codec`; `body` says how the bytes after it are
-    /// framed (``Phase/done``: none, the head ends the stream). `inout`, though only read: a
-    /// lease's head (a class's stored property) passed by value was copied and destroyed, six
-    /// reference counts each (~280 instructions a request).
-    mutating func submitRequest(_ head: inout HTTP2Head, body: Phase, codec: HTTP2Codec) throws {
-        requestMethod = head.method ?? ""
-        stream = try codec.submitRequest(head, endStream: body == .done)
+    /// Opens a stream on `codec` (an upstream's, with `scheme`) for the request `plan` makes;
+    /// `body` says how the bytes after it are framed (``Phase/done``: none, the head ends the
+    /// stream).
+    mutating func submitRequest(_ plan: UpstreamRequestPlan, scheme: String, body: Phase, codec: HTTP2Codec) throws {
+        requestMethod = plan.head.method
+        stream = try plan.submitHTTP2(scheme: scheme, endStream: body == .done, codec: codec)
         phase = body
     }
 

@@ -65,11 +65,11 @@ final class HTTP2UpstreamLease: TouchablePipe {
         case untilEnd
     }
     private var responseBody = ResponseBody.awaitingHead
-    /// The next request's head, until the connection's turn opens its stream with it (while
-    /// ``hasPendingHead``); after that, emptied, its storage for the next request's head
-    /// (``takeSpentHead()``). Not an optional: Optional's generic destroy of a head cost some
-    /// 700 instructions a request.
-    private var pendingHead = HTTP2Head()
+    /// What makes the next request's head, until the connection's turn opens its stream with
+    /// it (while ``hasPendingHead``), and the upstream's scheme; dropped once sent (the exchange
+    /// reclaims its head's storage when it ends).
+    private var pendingRequest: UpstreamRequestPlan?
+    private var pendingScheme = "http"
     /// How the pending head's body is framed.
     private var pendingBody = HTTP2OutboundMessage.Phase.done
     /// Whether a head is pending (read without looking into the head: a check of the optional
@@ -283,17 +283,19 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// while that waits (the count ``UpstreamConnection/sendHead(_:)`` returns for it).
     var unsentCount: Int { (hasPendingHead ? 1 : 0) + outputBuffer.buffer.count }
 
-    /// The request's head, typed (the exchange's rewrite as name/value pairs): it opens a stream
-    /// at the connection's next turn; `body` says how the bytes written after it are framed.
-    /// (Given once the stream announced its connect: a response never comes before it.)
-    func sendHead(_ head: consuming HTTP2Head, body: HTTP2OutboundMessage.Phase) {
+    /// The request's head, as `plan` makes it for an upstream with `scheme` (the exchange's
+    /// rewrite, written straight into the codec as name/value pairs): it opens a stream at the
+    /// connection's next turn; `body` says how the bytes written after it are framed. (Given
+    /// once the stream announced its connect: a response never comes before it.)
+    func sendHead(_ plan: UpstreamRequestPlan, scheme: String, body: HTTP2OutboundMessage.Phase) {
         guard !closed, !dead else { return }
         if requestAbandoned {
             // The last request's rest, dropped: this one starts clean.
             requestAbandoned = false
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         }
-        pendingHead = consume head
+        pendingRequest = plan
+        pendingScheme = scheme
         pendingBody = body
         hasPendingHead = true
         // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
@@ -329,15 +331,13 @@ final class HTTP2UpstreamLease: TouchablePipe {
         let request = outputBuffer.buffer
         if hasPendingHead {
             hasPendingHead = false
-            // Emptied as soon as the codec took it (before the session hears of the drain, which
+            // Dropped as soon as the codec took it (before the session hears of the drain, which
             // could hand over a next head).
-            do {
-                try outbound.submitRequest(&pendingHead, body: pendingBody, codec: codec)
-            } catch {
-                keepSpentHead()
-                throw error
+            guard let plan = pendingRequest.take() else {
+                assertionFailure("a lease's pending head has no plan")
+                return
             }
-            keepSpentHead()
+            try outbound.submitRequest(plan, scheme: pendingScheme, body: pendingBody, codec: codec)
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()
@@ -560,20 +560,6 @@ final class HTTP2UpstreamLease: TouchablePipe {
     private func dropPendingHead() {
         guard hasPendingHead else { return }
         hasPendingHead = false
-        keepSpentHead()
-    }
-
-    /// The head sent (or dropped) is emptied: its fields' storage stays, for the next
-    /// request's head, if it is small (a head kept with each pooled lease), and so do its
-    /// method, scheme, authority and path, which the next head, written into it, takes as they
-    /// are when it has the same (a gRPC app calls one service on one upstream).
-    private func keepSpentHead() {
-        pendingHead.makeSpareKeepingPseudoHeaders()
-    }
-
-    /// The storage of the last request's head, for the next one's to be written into (an
-    /// empty head when there is none to give).
-    func takeSpentHead() -> HTTP2Head {
-        hasPendingHead ? HTTP2Head() : pendingHead.take()
+        pendingRequest = nil
     }
 }

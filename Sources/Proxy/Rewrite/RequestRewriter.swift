@@ -257,10 +257,37 @@ extension RequestRewriter {
     /// gRPC servers require it). No `Upgrade`: HTTP/2 has none (a request asking for one goes
     /// on as a plain request).
     static func http2Head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
-                          trace: TraceFieldRewrite? = nil, reusing spare: consuming HTTP2Head = HTTP2Head()) -> HTTP2Head {
+                          trace: TraceFieldRewrite? = nil) -> HTTP2Head {
+        withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) { method, authority, path, fields, bytes, write in
+            HTTP2Head(method: method, scheme: scheme, authority: authority, path: path, fields: fields, bytes: bytes, write: write)
+        }
+    }
+
+    /// Opens a stream on `codec` with the head ``http2Head(for:decision:token:scheme:trace:)``
+    /// makes, written straight into the codec's storage (no head made and read back); returns
+    /// the stream's id. `endStream`: the request has no body.
+    static func submitHTTP2(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
+                            trace: TraceFieldRewrite?, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
+        let opened = withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) { method, authority, path, fields, bytes, write in
+            Result { () throws(HTTP2CodecError) -> Int32 in
+                try codec.submitRequest(method: method, scheme: scheme, authority: authority, path: path, fields: fields,
+                                        bytes: bytes, endStream: endStream, write: write)
+            }
+        }
+        return try opened.get()
+    }
+
+    /// The rewrite both make: `body` called with the request's `:method`, `:authority` and
+    /// `:path` values, the most fields and bytes (names and values) the regular fields take,
+    /// and what writes them (valid during the call).
+    private static func withHTTP2Rewrite<R>(
+        of request: RequestHead, decision: RouteDecision, token: AccessToken?, trace: TraceFieldRewrite?,
+        _ body: (_ method: String, _ authority: String, _ path: String, _ fields: Int, _ bytes: Int,
+                 _ write: (inout HTTP2Head.FieldWriter) -> Void) -> R
+    ) -> R {
         if let injection = decision.injection, let token {
-            return http2Head(for: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
-                             scheme: scheme, trace: trace, reusing: spare)
+            return withHTTP2Rewrite(of: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
+                                    trace: trace, body)
         }
         let path: String
         switch request.target {
@@ -281,16 +308,13 @@ extension RequestRewriter {
         var lengthDigits: String?
         if case .contentLength(let length) = request.framing { lengthDigits = String(length) }
         let proofSize = proof?.utf8.count ?? 0
-        // (Moved into the closure through a variable: a consumed parameter cannot be captured.)
-        var spareHead = consume spare
         // Written in one pass into storage sized once: the kept lines' names and values are at
         // most the section's bytes; the fields added after them are bounded here.
         return request.withFieldSection { section in
             let bytes = section.bytes.count + 14 + 20 + 13 + (token?.headerLine.count ?? 0) + 4 + proofSize
                 + 11 + traceValue.count + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
             let connectionNamed = section.connectionOptions()
-            return HTTP2Head(method: request.method, scheme: scheme, authority: decision.hostField, path: path,
-                             fields: section.lines.count + 6, bytes: bytes, reusing: spareHead.take()) { out in
+            return body(request.method, decision.hostField, path, section.lines.count + 6, bytes) { out in
                 for line in section.lines {
                     guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
                                 perRequest: perRequest),

@@ -30,10 +30,12 @@ struct UpstreamRequestPlan {
         return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, to: output)
     }
 
-    /// The head as an HTTP/2 upstream with `scheme` is sent it, written into `spare`'s storage
-    /// when that fits (the last request's head of the same stream lease).
-    func http2Head(scheme: String, reusing spare: consuming HTTP2Head = HTTP2Head()) -> HTTP2Head {
-        RequestRewriter.http2Head(for: head, decision: decision, token: token, scheme: scheme, trace: trace, reusing: spare)
+    /// Opens a stream on `codec` (an HTTP/2 upstream's, with `scheme`) with the head as such an
+    /// upstream is sent it (``RequestRewriter/submitHTTP2(_:decision:token:scheme:trace:endStream:codec:)``);
+    /// returns its id. `endStream`: the request has no body.
+    func submitHTTP2(scheme: String, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
+        try RequestRewriter.submitHTTP2(head, decision: decision, token: token, scheme: scheme, trace: trace,
+                                        endStream: endStream, codec: codec)
     }
 
     /// How the body written after the head is framed on an HTTP/2 stream: unframed until its

@@ -6,7 +6,8 @@ import XCTest
 
 /// Responses handed to a stream typed — heads as fields, body bytes, ends — as the frames an
 /// HTTP/2 app receives (a client codec reads what the message made the server codec send), and
-/// an HTTP/1.1 app's chunked request body de-chunked for an HTTP/2 upstream.
+/// an HTTP/1.1 app's chunked request (its head as the exchange's plan makes it) de-chunked for an
+/// HTTP/2 upstream.
 final class HTTP2OutboundMessageTests: XCTestCase {
     private var server: HTTP2Codec!
     private var client: HTTP2Codec!
@@ -160,8 +161,12 @@ final class HTTP2OutboundMessageTests: XCTestCase {
         let upstream = HTTP2Codec(role: .client)
         let origin = HTTP2Codec(role: .server, settings: HTTP2Settings(streamWindow: 1024 * 1024))
         var message = HTTP2OutboundMessage()
-        var head = HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/")
-        try message.submitRequest(&head, body: .chunked, codec: upstream)
+        let head = try Array("POST /up HTTP/1.1\r\nHost: app.test\r\nTransfer-Encoding: chunked\r\nX-App: 1\r\n\r\n".utf8)
+            .withUnsafeBytes { try RequestHeadParser.parse($0) }
+        let decision = RouteDecision(target: UpstreamTarget(host: "a.test", port: 80, tls: nil, poolKey: "a.test|80", allowsLinkLocal: false),
+                                     hostField: "a.test", credential: nil, routeName: nil)
+        try message.submitRequest(UpstreamRequestPlan(head: head, decision: decision, token: nil, upgrade: nil, trace: nil),
+                                  scheme: "http", body: .chunked, codec: upstream)
         var events: [HTTP2Event] = []
         func pump() throws {
             for _ in 0..<100 {
@@ -180,6 +185,10 @@ final class HTTP2OutboundMessageTests: XCTestCase {
         }
         let received = events.flatMap { event -> [UInt8] in if case .data(_, let bytes) = event { bytes } else { [] } }
         XCTAssertEqual(String(decoding: received, as: UTF8.self), "hello world")
+        XCTAssertEqual(events.first { if case .head = $0 { true } else { false } }, .head(stream: message.stream, HTTP2Head(
+            method: "POST", scheme: "http", authority: "a.test", path: "/up",
+            fields: HTTPFields([HTTPField(name: "x-app", value: "1"), HTTPField(name: "via", value: "1.1 token-sidecar"),
+                                HTTPField(name: "te", value: "trailers")]))), "the head as the plan makes it, the body unframed")
         XCTAssertTrue(events.contains(.trailers(stream: message.stream, HTTPFields([HTTPField(name: "grpc-status", value: "0")]))))
         XCTAssertTrue(events.contains(.end(stream: message.stream)))
         XCTAssertEqual(message.phase, .done)
