@@ -291,16 +291,7 @@ public final class HTTP2Codec {
     /// Opens a stream with a request head (client only); returns its id. `endStream`: there is
     /// no body; otherwise ``sendBody(stream:_:)`` and ``endBody(stream:trailers:)`` follow.
     public func submitRequest(_ head: HTTP2Head, endStream: Bool) throws(HTTP2CodecError) -> Int32 {
-        sendWish = nil
-        let id = withNameValues(head) { nva in
-            if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
-            var provider = HTTP2Callbacks.bodyProvider
-            return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
-        }
-        if id < 0 { throw Self.error(id) }
-        messageFrameSent = true
-        if !endStream { outbound[id] = outboundBody() }
-        return id
+        try openStream(endStream: endStream) { submit in withNameValues(head, submit) }
     }
 
     /// ``submitRequest(_:endStream:)`` for a head written straight into storage the codec keeps
@@ -321,9 +312,19 @@ public final class HTTP2Codec {
             // A codec lives as long as its connection: storage one large head needed is not kept.
             if store.byteCapacity > Self.requestFieldsKept { requestFields = HTTP2FieldStore() }
         }
+        return try openStream(endStream: endStream) { submit in
+            withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path,
+                                  fieldBytes: store.bytes, fieldEnds: store.ends, named: [], submit)
+        }
+    }
+
+    /// Opens a stream with the name/value pairs `withPairs` hands its argument (client only);
+    /// returns its id. `endStream`: there is no body.
+    @inline(__always)
+    private func openStream(endStream: Bool,
+                            _ withPairs: ((UnsafeBufferPointer<nghttp2_nv>) -> Int32) -> Int32) throws(HTTP2CodecError) -> Int32 {
         sendWish = nil
-        let id = withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path,
-                                       fieldBytes: store.bytes, fieldEnds: store.ends, named: []) { nva in
+        let id = withPairs { nva in
             if endStream { return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, nil, nil) }
             var provider = HTTP2Callbacks.bodyProvider
             return nghttp2_submit_request(session, nil, nva.baseAddress, nva.count, &provider, nil)
