@@ -18,15 +18,15 @@ import EventLoop
 /// in more, smaller writes, the app sent its next requests in the same small batches, and the
 /// worker served 0.8× the streams per second it serves with this one (h2load, 50 × 10).
 ///
-/// Confined to its worker's loop.
+/// The budget's arithmetic is ``StreamStartBudget``'s; this holds it, the connections waiting,
+/// and the timer that refills it in a later iteration. Confined to its worker's loop.
 final class HTTP2StreamStarts {
     /// Streams started per loop iteration, at most.
     static let perIteration = HTTP2ServerSession.workerStreamLimit / 2
 
-    private var left = HTTP2StreamStarts.perIteration
+    private var budget = StreamStartBudget(capacity: HTTP2StreamStarts.perIteration)
     private var waiting: [HTTP2ServerSession] = []
     private let refillTimer: Timer
-    private var refillArmed = false
 
     init(loop: EventLoop) {
         refillTimer = Timer(on: loop) {}
@@ -35,10 +35,8 @@ final class HTTP2StreamStarts {
 
     /// How many of `wanted` streams `session` may start now (at most `wanted`).
     func take(_ wanted: Int) -> Int {
-        let granted = min(wanted, left)
-        guard granted > 0 else { return 0 }
-        left -= granted
-        armRefill()
+        let (granted, askRefill) = budget.take(wanted)
+        if askRefill { refillTimer.schedule(after: .zero) }
         return granted
     }
 
@@ -47,7 +45,7 @@ final class HTTP2StreamStarts {
     func wait(_ session: HTTP2ServerSession) {
         guard !waiting.contains(where: { $0 === session }) else { return }
         waiting.append(session)
-        armRefill()
+        if budget.waiting() { refillTimer.schedule(after: .zero) }
     }
 
     /// Forgets the connections waiting (their worker closed them all): a waiting connection
@@ -57,16 +55,9 @@ final class HTTP2StreamStarts {
         waiting.removeAll()
     }
 
-    private func armRefill() {
-        guard !refillArmed else { return }
-        refillArmed = true
-        refillTimer.schedule(after: .zero)
-    }
-
-    /// A new iteration: a full budget, shared by the connections that waited.
+    /// A later iteration: a full budget, shared by the connections that waited.
     private func refill() {
-        refillArmed = false
-        left = Self.perIteration
+        budget.refill()
         let sessions = waiting
         waiting.removeAll()
         let share = max(1, Self.perIteration / max(1, sessions.count))
