@@ -227,7 +227,13 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         turn()
     }
 
-    func connectionDidDrain(_ connection: any ByteStream) { turn() }
+    func connectionDidDrain(_ connection: any ByteStream) {
+        // Room in the socket's output matters only to frames the codec holds back and what waits
+        // behind them (as on the app side): most drains follow a turn that sent everything, and
+        // a turn for each was two of a unary call's five on a connection that nothing batches.
+        guard codec.wantsToSend || !touched.isEmpty || !waitingForRoom.isEmpty || !queuedBodies.isEmpty else { return }
+        turn()
+    }
 
     func connection(_ connection: any ByteStream, didEnd reason: ConnectionEnd) {
         // With no stream open, the read timeout is the idle timeout.

@@ -31,10 +31,13 @@
         lateend    answers each request that ended like early, its whole body by its
                    content-length at once but its END_STREAM (an empty DATA frame) only half a
                    second later, if the stream was not reset meanwhile.
+        slowreader opens every window as wide as HTTP/2 allows, but reads slowly (a 16 KiB
+                   receive buffer, 4 ms after each DATA frame): a large upload fills the sender's
+                   socket; answers each request that ended 200 "ok <n> len <body bytes>".
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
-import socket, struct, sys, threading
+import socket, struct, sys, threading, time
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 counter = [0]
@@ -78,9 +81,14 @@ def serve(conn, mode):
         read_exact(conn, len(PREFACE))
         if mode == "zerowindow":
             conn.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0)))  # SETTINGS_INITIAL_WINDOW_SIZE 0
+        elif mode == "slowreader":
+            # SETTINGS_INITIAL_WINDOW_SIZE and the connection's window at 2^31-1.
+            conn.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0x7FFFFFFF))
+                         + frame(8, 0, 0, struct.pack(">I", 0x7FFFFFFF - 65535)))
         else:
             conn.sendall(frame(4, 0, 0))  # our SETTINGS (defaults)
         answered = 0
+        received = {}
         resets = []
         reset_streams = set()
         send_lock = threading.Lock()
@@ -143,6 +151,9 @@ def serve(conn, mode):
                 continue
             if mode in ("early", "slow", "lateend"):
                 continue
+            if mode == "slowreader" and kind == 0:
+                received[stream] = received.get(stream, 0) + length
+                time.sleep(0.004)
             # A request ends with END_STREAM, on its HEADERS or on its last DATA.
             if kind not in (0, 1) or not flags & 1:
                 continue
@@ -167,6 +178,13 @@ def serve(conn, mode):
                     n = counter[0]
                 body = b"ok %d conn %d\n" % (n, number)
                 conn.sendall(frame(1, 4, stream, literal(b":status", b"200")) + frame(0, 1, stream, body))
+            elif mode == "slowreader":
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d len %d\n" % (n, received.pop(stream, 0))
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
             elif mode == "bigheaders":
                 block = literal(b":status", b"200") + b"".join(literal(b"x-f%d" % i, b"v") for i in range(150))
                 conn.sendall(frame(1, 5, stream, block))
@@ -193,6 +211,8 @@ def main():
     mode = sys.argv[1]
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if mode == "slowreader":
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)  # inherited by connections
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     print("PORT %d" % listener.getsockname()[1], flush=True)

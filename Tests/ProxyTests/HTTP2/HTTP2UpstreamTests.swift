@@ -158,6 +158,21 @@ final class HTTP2UpstreamTests: XCTestCase {
         _ = server
     }
 
+    /// An upstream that opens every window wide but reads slowly: an upload's frames fill the
+    /// socket's output past what one turn writes, the codec holds the rest, and each drain of
+    /// the socket sends more (a drain with nothing held back sends nothing) until the whole
+    /// body is there; the connection then serves the next request.
+    func testAnUploadToAnUpstreamThatReadsSlowlyArrivesWholeAsItsSocketDrains() throws {
+        let (server, proxy) = try misbehaving("slowreader", timeouts: "{bodyIdle: 5s}")
+        let size = 3 * 1024 * 1024
+        let upload = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "30", "--data-binary", "@-",
+                                   "http://api.test/up"], stdin: Data(repeating: 0x75, count: size))
+        XCTAssertEqual(upload.out, "ok 1 len \(size)\n", upload.err)
+        let get = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "http://api.test/g"])
+        XCTAssertEqual(get.out, "ok 2 len 0\n", get.err)
+        _ = server
+    }
+
     /// A response without a length whose HEADERS, DATA and END_STREAM come in one read: its
     /// body reaches the app whole (not an empty 200 with the body taken for stray bytes), and
     /// the connection serves the next request.
