@@ -1,7 +1,8 @@
 /// The arithmetic of ``HTTP2StreamStarts``: how many HTTP/2 streams a worker may start before
-/// its budget is refilled, and when a refill is needed. A refill comes in a later loop
-/// iteration than the one that asked for it, so at most ``capacity`` streams start in any one
-/// iteration, as many as between two refills.
+/// its budget is refilled, and when a refill is needed. At most ``capacity`` streams start
+/// between two refills, and a refill comes in a later loop iteration than the one that asked
+/// for it: an iteration's work stays bounded by what at most two budgets start (what was left
+/// of one before the refill, the next after it), as it was when every start asked.
 ///
 /// A refill is asked for once an eighth of the budget is spent (or a connection waits for one),
 /// not after every start: a worker starting a stream at a time (one app calling, one call at a
