@@ -7,7 +7,7 @@ import HTTP2
 /// ``HTTP2UpstreamConnection``s — each request's head opens a stream on whichever has room, and
 /// the lease leaves the stream when its exchange is done with it.
 /// Not a byte stream: its ``UpstreamConnection`` calls it directly and hears from it directly
-/// (``user``). The exchange hands it the request's head typed (``sendHead(_:body:)``: name/value
+/// (``user``). The exchange hands it the request's head typed (``sendHead(_:)``: name/value
 /// pairs from the exchange's rewrite, never text) and its body's bytes in ``output``, sent as
 /// DATA by its framing (``HTTP2OutboundMessage``: a length, an end the app's stream gave, or an
 /// HTTP/1.1 app's chunks with their trailers as HTTP/2 trailers). The
@@ -65,13 +65,10 @@ final class HTTP2UpstreamLease: TouchablePipe {
         case untilEnd
     }
     private var responseBody = ResponseBody.awaitingHead
-    /// What makes the next request's head, until the connection's turn opens its stream with
-    /// it (while ``hasPendingHead``), and the upstream's scheme; dropped once sent (the exchange
+    /// What makes the next request's head and frames its body, until the connection's turn
+    /// opens its stream with it (while ``hasPendingHead``); dropped once sent (the exchange
     /// reclaims its head's storage when it ends).
     private var pendingRequest: UpstreamRequestPlan?
-    private var pendingScheme = "http"
-    /// How the pending head's body is framed.
-    private var pendingBody = HTTP2OutboundMessage.Phase.done
     /// Whether a head is pending (read without looking into the head: a check of the optional
     /// head itself copied and destroyed it, some 300 instructions, twice per request).
     private var hasPendingHead = false
@@ -125,7 +122,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         responseBody = .awaitingHead
         responseComplete = false
         // (Not `requestBodyEnded`: the request this lease binds for may have ended already,
-        // between its head and this bind; ``sendHead(_:body:)`` clears it for each request.)
+        // between its head and this bind; ``sendHead(_:)`` clears it for each request.)
         messageEnd = nil
         responseHeads.removeAll(keepingCapacity: true)
         responseHeadEnds.removeAll(keepingCapacity: true)
@@ -283,11 +280,11 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// while that waits (the count ``UpstreamConnection/sendHead(_:)`` returns for it).
     var unsentCount: Int { (hasPendingHead ? 1 : 0) + outputBuffer.buffer.count }
 
-    /// The request's head, as `plan` makes it for an upstream with `scheme` (the exchange's
-    /// rewrite, written straight into the codec as name/value pairs): it opens a stream at the
-    /// connection's next turn; `body` says how the bytes written after it are framed. (Given
-    /// once the stream announced its connect: a response never comes before it.)
-    func sendHead(_ plan: UpstreamRequestPlan, scheme: String, body: HTTP2OutboundMessage.Phase) {
+    /// The request's head, as `plan` makes it (the exchange's rewrite, written straight into
+    /// the codec as name/value pairs): it opens a stream at the connection's next turn; the
+    /// bytes written after it are framed as the plan says (``UpstreamRequestPlan/http2Body``).
+    /// (Given once the stream announced its connect: a response never comes before it.)
+    func sendHead(_ plan: UpstreamRequestPlan) {
         guard !closed, !dead else { return }
         if requestAbandoned {
             // The last request's rest, dropped: this one starts clean.
@@ -295,8 +292,6 @@ final class HTTP2UpstreamLease: TouchablePipe {
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         }
         pendingRequest = plan
-        pendingScheme = scheme
-        pendingBody = body
         hasPendingHead = true
         // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
         // binds to a connection, which must not forget it).
@@ -337,7 +332,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
                 assertionFailure("a lease's pending head has no plan")
                 return
             }
-            try outbound.submitRequest(plan, scheme: pendingScheme, body: pendingBody, codec: codec)
+            try outbound.submitRequest(plan, scheme: target.tls == nil ? "http" : "https", body: plan.http2Body, codec: codec)
             restartWriteTimer()
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()

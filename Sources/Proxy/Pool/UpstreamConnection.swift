@@ -141,7 +141,7 @@ final class UpstreamConnection: ConnectionDelegate {
     }
 
     private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamLease) {
-        stream.sendHead(plan, scheme: target.tls == nil ? "http" : "https", body: plan.http2Body)
+        stream.sendHead(plan)
         if deferredBodyEnd {
             deferredBodyEnd = false
             stream.endRequestBody()
