@@ -218,12 +218,19 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     // MARK: - the socket
 
     func connectionDidRead(_ connection: any ByteStream) {
+        // The leases the frames touch are looked at by the turn this ends with: marked as turning,
+        // a touch schedules no turn of its own (one more turn a gRPC call at c=1, which found
+        // nothing to do but cost ~1k instructions).
+        let outer = turning
+        turning = true
         do {
             try HTTP2CodecIO.receive(connection.input, codec: codec, while: { !isClosed }, handle: handle)
         } catch {
+            turning = outer
             fail(.socketError(errno: EPROTO))
             return
         }
+        turning = outer
         turn()
     }
 

@@ -296,7 +296,10 @@ final class HTTP2UpstreamLease: TouchablePipe {
         // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
         // binds to a connection, which must not forget it).
         requestBodyEnded = false
-        requestChanged()
+        // Between requests the lease binds now, not from a task of its own (a head is there to
+        // send; binding touches the connection, whose turn follows from the loop): one task
+        // and one loop callback fewer a request.
+        if connection == nil { bindIfNeeded() } else { requestChanged() }
     }
 
     /// Request body bytes waiting in the codec's send queue for the upstream's windows, as the
