@@ -143,7 +143,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
         for entry in starting where !closed && !entry.session.droppedBeforeStart && !entry.session.sessionStarted {
             entry.session.start(streamHead: entry.head)
         }
-        starting.removeAll(keepingCapacity: true)
+        // (One at a time: `removeAll(keepingCapacity:)` destroyed them through the runtime's
+        // generic array destroy.)
+        while !starting.isEmpty { starting.removeLast() }
         if !pendingStarts.isEmpty && !closed { context.http2Starts.wait(self) }
     }
 

@@ -124,8 +124,12 @@ final class HTTP2UpstreamLease: TouchablePipe {
         // (Not `requestBodyEnded`: the request this lease binds for may have ended already,
         // between its head and this bind; ``sendHead(_:)`` clears it for each request.)
         messageEnd = nil
-        responseHeads.removeAll(keepingCapacity: true)
-        responseHeadEnds.removeAll(keepingCapacity: true)
+        // (Usually empty already: taken by the exchange. A removal of nothing still went through
+        // the generic `replaceSubrange`.)
+        if !responseHeads.isEmpty {
+            responseHeads.removeAll(keepingCapacity: true)
+            responseHeadEnds.removeAll(keepingCapacity: true)
+        }
         bodyBeforeHead = false
         unauthenticatedTrailers = false
         credit = StreamWindowCredit()
