@@ -6,8 +6,10 @@ public enum ResponseHeadParser {
     /// as HTTP/1.1, answering locally).
     @inlinable
     public static func hasNoContent(status: Int, requestMethod: String) -> Bool {
-        // (Lengths first: comparing Strings that differ is an out-of-line call.)
-        (requestMethod.utf8.count == 4 && requestMethod == "HEAD") || status < 200 || status == 204 || status == 304
+        // (Length and first letter first: comparing Strings that differ is an out-of-line call,
+        // and `POST` is as long as `HEAD`.)
+        (requestMethod.utf8.count == 4 && requestMethod.utf8.first == UInt8(ascii: "H") && requestMethod == "HEAD")
+            || status < 200 || status == 204 || status == 304
     }
 
     /// Parses a response head.

@@ -159,10 +159,11 @@ public enum HTTP2RequestHeadValidator {
     /// waits for a body such a request announces none of. (Lengths first: most requests are a
     /// `GET`, and a String comparison that fails is an out-of-line call.)
     static func usuallyCarriesBody(_ method: String) -> Bool {
-        switch method.utf8.count {
-        case 3: method == "PUT"
-        case 4: method == "POST"
-        case 5: method == "PATCH"
+        // (And the first letter: `GET` is as long as `PUT`.)
+        switch (method.utf8.count, method.utf8.first) {
+        case (3, UInt8(ascii: "P")): method == "PUT"
+        case (4, UInt8(ascii: "P")): method == "POST"
+        case (5, UInt8(ascii: "P")): method == "PATCH"
         default: false
         }
     }

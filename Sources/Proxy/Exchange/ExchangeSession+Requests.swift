@@ -199,12 +199,15 @@ extension ExchangeSession: UpstreamWaiter {
     /// first: a String comparison that fails is an out-of-line call, and a `POST`, a gRPC call's
     /// method, failed six; a Set lookup hashes.)
     static func isIdempotent(_ method: String) -> Bool {
-        switch method.utf8.count {
-        case 3: return method == "GET" || method == "PUT"
-        case 4: return method == "HEAD"
-        case 5: return method == "TRACE"
-        case 6: return method == "DELETE"
-        case 7: return method == "OPTIONS"
+        // (And by first letter: two short Strings that differ go through the standard library's
+        // out-of-line comparison, and `POST` and `HEAD` have one length.)
+        switch (method.utf8.count, method.utf8.first) {
+        case (3, UInt8(ascii: "G")): return method == "GET"
+        case (3, UInt8(ascii: "P")): return method == "PUT"
+        case (4, UInt8(ascii: "H")): return method == "HEAD"
+        case (5, UInt8(ascii: "T")): return method == "TRACE"
+        case (6, UInt8(ascii: "D")): return method == "DELETE"
+        case (7, UInt8(ascii: "O")): return method == "OPTIONS"
         default: return false
         }
     }

@@ -288,14 +288,14 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// the codec as name/value pairs): it opens a stream at the connection's next turn; the
     /// bytes written after it are framed as the plan says (``UpstreamRequestPlan/http2Body``).
     /// (Given once the stream announced its connect: a response never comes before it.)
-    func sendHead(_ plan: UpstreamRequestPlan) {
+    func sendHead(_ plan: consuming UpstreamRequestPlan) {
         guard !closed, !dead else { return }
         if requestAbandoned {
             // The last request's rest, dropped: this one starts clean.
             requestAbandoned = false
             outputBuffer.buffer.drain(outputBuffer.buffer.count)
         }
-        pendingRequest = plan
+        pendingRequest = consume plan
         hasPendingHead = true
         // A new request: its end is yet to come (``endRequestBody()``, maybe before the lease
         // binds to a connection, which must not forget it).
@@ -449,7 +449,8 @@ final class HTTP2UpstreamLease: TouchablePipe {
     func receiveEnd(trailers: HTTPFields?) {
         guard !closed, !responseComplete else { return }
         responseComplete = true
-        unauthenticatedTrailers = trailers?.first("grpc-status") == "16"
+        // (By length first: `0`, the usual status, against `16` was an out-of-line comparison.)
+        unauthenticatedTrailers = trailers?.first("grpc-status").map { $0.utf8.count == 2 && $0 == "16" } == true
         if responseBody == .untilEnd { messageEnd = trailers ?? HTTPFields() }
         if outbound.phase == .done {
             // The exchange is over here: the lease leaves the stream at once (its END_STREAM may

@@ -130,17 +130,19 @@ final class UpstreamConnection: ConnectionDelegate {
     /// out: a response then never comes before the connect). Returns what it queued for
     /// ``unsentCount``: the text's size, or 1 for a head not (yet) written as bytes — so
     /// "nothing sent" keeps meaning that no whole head left.
-    func sendHead(_ plan: UpstreamRequestPlan) -> Int {
+    func sendHead(_ plan: consuming UpstreamRequestPlan) -> Int {
         if takesTextHead { return plan.writeText(to: output) }
         if isConnected, let stream = http2Stream {
             sendHead(plan, to: stream)
             return 1
         }
-        deferredHead = plan
+        deferredHead = consume plan
         return 1
     }
 
-    private func sendHead(_ plan: UpstreamRequestPlan, to stream: HTTP2UpstreamLease) {
+    // (Consumed along the way: the plan moves into the lease, not copied — four reference
+    // counts each way — and destroyed twice.)
+    private func sendHead(_ plan: consuming UpstreamRequestPlan, to stream: HTTP2UpstreamLease) {
         stream.sendHead(plan)
         if deferredBodyEnd {
             deferredBodyEnd = false
@@ -408,8 +410,7 @@ final class UpstreamConnection: ConnectionDelegate {
     func streamDidConnect() {
         guard !isClosed, let stream = http2Stream else { return }
         connectTimer = nil
-        if let plan = deferredHead {
-            deferredHead = nil
+        if let plan = deferredHead.take() {
             sendHead(plan, to: stream)
         }
         if let pending {
