@@ -27,8 +27,7 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses an authority; see ``parse(_:)-(Substring)``.
     public static func parse(_ text: String) -> Authority? {
-        var copy = text
-        return copy.withUTF8 { parse(UnsafeRawBufferPointer($0), 0..<$0.count) }
+        text.withUTF8InPlace { parse(UnsafeRawBufferPointer($0), 0..<$0.count) }
     }
 
     /// `port ?? defaultPort`.

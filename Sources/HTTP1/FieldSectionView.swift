@@ -37,8 +37,7 @@ public struct FieldSectionView {
     /// Whether `line`'s name equals `name` ignoring ASCII case (a configured header name).
     public func name(of line: FieldLine, equalsIgnoringCase name: String) -> Bool {
         guard line.name.count == name.utf8.count else { return false }
-        var name = name
-        return name.withUTF8 { other in
+        return name.withUTF8InPlace { other in
             for (index, offset) in line.name.enumerated() where ASCII.lower(bytes[offset]) != ASCII.lower(other[index]) {
                 return false
             }

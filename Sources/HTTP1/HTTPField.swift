@@ -27,10 +27,9 @@ public struct HTTPField: Sendable, Equatable, Hashable {
         }) {
             return equal
         }
-        var copy = name
         // Names were validated as tokens by the parser (or are the proxy's own), which is
         // what the case fold of equalsLowercase relies on.
-        return copy.withUTF8 { ASCII.equalsLowercase(UnsafeRawBufferPointer($0), 0..<$0.count, lowercase) }
+        return name.withUTF8InPlace { ASCII.equalsLowercase(UnsafeRawBufferPointer($0), 0..<$0.count, lowercase) }
     }
 
     /// Whether the name equals `other` ignoring ASCII case (RFC 9110 §5.1).

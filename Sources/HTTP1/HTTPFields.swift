@@ -30,8 +30,9 @@ public struct HTTPFields: Sendable, Equatable, Hashable, Sequence {
 
     /// The value of the first line named `name`, or nil.
     public func first(_ name: String) -> String? {
-        for field in fields where ASCII.equalsIgnoringCase(field.name, name) {
-            return field.value
+        // By index: a `for … in` copied each line (two retains and two releases a line).
+        for index in fields.indices where ASCII.equalsIgnoringCase(fields[index].name, name) {
+            return fields[index].value
         }
         return nil
     }

@@ -276,12 +276,11 @@ public enum RequestHeadParser {
     private static func streamHead(method: String, target: String, fieldBytes: consuming [UInt8], lines: [FieldLine],
                                    known: KnownFields, into recycled: RequestHead?,
                                    lastHost: inout ParsedHost?) throws(HTTPParseError) -> RequestHead {
-        var method = method
-        let methodValid = method.withUTF8 { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
+        // (Read in place: a `var` copy of each for `withUTF8` was a retain and a release.)
+        let methodValid = method.withUTF8InPlace { bytes in !bytes.isEmpty && bytes.allSatisfy { ASCII.isTchar($0) } }
         guard methodValid else { throw .invalid("malformed request line") }
-        var targetBytes = target
-        // (Results out of the closures: `withUTF8` and `withUnsafeBytes` rethrow untyped.)
-        let requestTarget = targetBytes.withUTF8 { bytes in
+        // (Results out of the closures: `withUTF8InPlace` and `withUnsafeBytes` rethrow untyped.)
+        let requestTarget = target.withUTF8InPlace { bytes in
             Result { () throws(HTTPParseError) in try Self.streamTarget(UnsafeRawBufferPointer(bytes), method: method, target) }
         }
         let parts = fieldBytes.withUnsafeBytes { section in

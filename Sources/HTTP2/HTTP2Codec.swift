@@ -638,10 +638,10 @@ public final class HTTP2Codec {
                                                     _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
         // The four values read in place from the Strings (a `var` copy of each, for
         // `withUTF8`, cost ~600 instructions a request). (A Result out of the closures.)
-        let result: Result<R, E> = Self.withBytes(of: method) { method in
-            Self.withBytes(of: scheme) { scheme in
-                Self.withBytes(of: authority) { authority in
-                    Self.withBytes(of: path) { path in
+        let result: Result<R, E> = method.withUTF8InPlace { method in
+            scheme.withUTF8InPlace { scheme in
+                authority.withUTF8InPlace { authority in
+                    path.withUTF8InPlace { path in
                         nameValues.removeAll(keepingCapacity: true)
                         nameValues.append(Self.pseudo(":method", method))
                         nameValues.append(Self.pseudo(":scheme", scheme))
@@ -654,15 +654,6 @@ public final class HTTP2Codec {
             }
         }
         return try result.get()
-    }
-
-    /// `body` called with `string`'s UTF-8 bytes, read in place (a native or small String: any
-    /// a head holds), or from a copy made contiguous.
-    @inline(__always)
-    private static func withBytes<R>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = string
-        return copy.withUTF8(body)
     }
 
     /// A pseudo-header field for nghttp2: its name a constant (not copied), its value `value`
@@ -709,8 +700,8 @@ public final class HTTP2Codec {
         let named = trailers.connectionOptions()
         for field in trailers {
             // (Read in place: a `var` copy of each String for `withUTF8` is a retain and a release.)
-            Self.withBytes(of: field.name) { name in
-                Self.withBytes(of: field.value) { value in
+            field.name.withUTF8InPlace { name in
+                field.value.withUTF8InPlace { value in
                     let nameBytes = UnsafeRawBufferPointer(name), valueBytes = UnsafeRawBufferPointer(value)
                     guard !Self.isConnectionSpecific(name: nameBytes, value: valueBytes, named: named) else { return }
                     trailerBytes.append(contentsOf: name)

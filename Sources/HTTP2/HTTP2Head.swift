@@ -320,7 +320,7 @@ public struct HTTP2Head: Equatable, Sendable {
     /// `last` if short (``keptValueLimit``).
     @inline(__always)
     private static func string(_ value: UnsafeBufferPointer<UInt8>, reusing last: inout String?) -> String {
-        if var kept = last, kept.withUTF8({ equals($0, value) }) { return kept }
+        if let kept = last, kept.withUTF8InPlace({ equals($0, value) }) { return kept }
         let decoded = String(decoding: value, as: UTF8.self)
         last = value.count <= keptValueLimit ? decoded : nil
         return decoded
