@@ -32,6 +32,9 @@ public final class HTTP2Codec {
     /// What this side advertised.
     public let settings: HTTP2Settings
     private var session: OpaquePointer?
+    /// The allocator the session was made with, kept as long as the session (nil: the C
+    /// library's). Released after the session: `deinit` frees the session first.
+    private let blocks: HTTP2BlockCache?
     /// Events decoded by the current ``receive(_:)`` (filled by the callbacks).
     var events: [HTTP2Event] = []
     /// The stream of the header block being decoded (0 when none, or when the block went past
@@ -81,9 +84,11 @@ public final class HTTP2Codec {
 
     /// A codec for `role` advertising `settings`. The settings go out with the first
     /// ``send(into:)`` (a client's after its preface).
-    public init(role: Role, settings: HTTP2Settings = HTTP2Settings()) {
+    /// `blocks`: the allocator of the loop's sessions (nil: the C library's).
+    public init(role: Role, settings: HTTP2Settings = HTTP2Settings(), blocks: HTTP2BlockCache? = nil) {
         self.role = role
         self.settings = settings
+        self.blocks = blocks
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         HTTP2Callbacks.install(on: callbacks)
@@ -96,9 +101,17 @@ public final class HTTP2Codec {
         // deprecates and the proxy does not use: each stream's close would cost the upkeep.
         nghttp2_option_set_no_closed_streams(option, 1)
         let user = Unmanaged.passUnretained(self).toOpaque()
-        switch role {
-        case .server: nghttp2_session_server_new2(&session, callbacks, user, option)
-        case .client: nghttp2_session_client_new2(&session, callbacks, user, option)
+        if var mem = blocks?.mem {
+            // (nghttp2 copies the functions; the cache lives as long as this codec.)
+            switch role {
+            case .server: nghttp2_session_server_new3(&session, callbacks, user, option, &mem)
+            case .client: nghttp2_session_client_new3(&session, callbacks, user, option, &mem)
+            }
+        } else {
+            switch role {
+            case .server: nghttp2_session_server_new2(&session, callbacks, user, option)
+            case .client: nghttp2_session_client_new2(&session, callbacks, user, option)
+            }
         }
         nghttp2_option_del(option)
         nghttp2_session_callbacks_del(callbacks)

@@ -19,7 +19,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
     let client: any ByteStream
     let context: WorkerContext
     let intercepted: InterceptedOrigin?
-    private let codec = HTTP2Codec(role: .server)
+    private let codec: HTTP2Codec
     /// Open streams, each its session.
     private var streams = StreamTable<HTTP2StreamSession>()
     /// Streams whose sessions start once the bytes they came in are decoded, in order: a stream
@@ -66,6 +66,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         self.client = client
         self.context = context
         self.intercepted = intercepted
+        self.codec = HTTP2Codec(role: .server, blocks: context.http2Blocks)
         self.turnTask = LoopTask(on: context.loop) {}
         self.turnTimer = Timer(on: context.loop) {}
         self.idleTimer = Timer(on: context.loop) {}

@@ -20,8 +20,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private unowned let upstreams: HTTP2Upstreams
     /// The connection's receive window covers every stream's (each stream's is its own bound:
     /// 256 KiB), so that apps that stop reading hold only their own streams, not the others.
-    private let codec = HTTP2Codec(role: .client,
-                                   settings: HTTP2Settings(streamWindow: 256 * 1024, connectionWindow: maxStreams * 256 * 1024))
+    private let codec: HTTP2Codec
     /// The socket once dialled and handed over.
     private var socket: (any ByteStream)?
     /// The pool's connection while it dials.
@@ -69,6 +68,8 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     init(target: UpstreamTarget, upstreams: HTTP2Upstreams) {
         self.target = target
         self.upstreams = upstreams
+        codec = HTTP2Codec(role: .client, settings: HTTP2Settings(streamWindow: 256 * 1024, connectionWindow: Self.maxStreams * 256 * 1024),
+                           blocks: upstreams.blocks)
         turnTask = LoopTask(on: upstreams.loop) {}
         turnTimer = Timer(on: upstreams.loop) {}
         turnTask.action = { [unowned self] in turn() }

@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP2
 
 /// A worker's HTTP/2 connections to upstreams (`upstreamProtocol: h2` or `h2c`), by pool key:
 /// every exchange for a target shares them, a new one opening only when each is at the peer's
@@ -26,8 +27,12 @@ final class HTTP2Upstreams {
     /// than all being refused again by the next.
     private var requestLimits: [String: Int] = [:]
 
-    init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration, settingsTimeout: Duration) {
+    /// nghttp2's allocator for these connections' sessions (nil: the C library's).
+    let blocks: HTTP2BlockCache?
+
+    init(pool: UpstreamPool, loop: EventLoop, idleTimeout: Duration, settingsTimeout: Duration, blocks: HTTP2BlockCache? = nil) {
         self.pool = pool
+        self.blocks = blocks
         self.loop = loop
         self.idleTimeout = idleTimeout
         self.settingsTimeout = settingsTimeout

@@ -1,4 +1,5 @@
 import EventLoop
+import HTTP2
 
 /// A request waiting for a connection because its upstream is at `maxConnectionsPerUpstream`.
 protocol UpstreamWaiter: AnyObject {
@@ -64,13 +65,17 @@ final class UpstreamPool {
     /// an in-memory stream this way); `nil`: real sockets.
     var connector: ((UpstreamTarget) -> any ByteStream)?
     /// The HTTP/2 connections of `upstreamProtocol: h2`/`h2c` targets (made when first needed).
-    private(set) lazy var http2 = HTTP2Upstreams(pool: self, loop: loop, idleTimeout: idleTimeout, settingsTimeout: connectTimeout)
+    private(set) lazy var http2 = HTTP2Upstreams(pool: self, loop: loop, idleTimeout: idleTimeout, settingsTimeout: connectTimeout,
+                                                 blocks: http2Blocks)
+    /// nghttp2's allocator for the worker's HTTP/2 sessions (nil: the C library's).
+    private let http2Blocks: HTTP2BlockCache?
     private var idleTimeout: Duration
 
     /// An empty pool on `loop`; see ``UpstreamPoolState`` for the limits.
     init(loop: EventLoop, limit: Int, connectTimeout: Duration, idleTimeout: Duration, maxIdlePerKey: Int = 128,
-         maxWaitersPerKey: Int = 1024) {
+         maxWaitersPerKey: Int = 1024, http2Blocks: HTTP2BlockCache? = nil) {
         self.loop = loop
+        self.http2Blocks = http2Blocks
         self.connectTimeout = connectTimeout
         self.idleTimeout = idleTimeout
         self.state = UpstreamPoolState(limit: limit, idleTimeout: idleTimeout, maxWaitersPerKey: maxWaitersPerKey,

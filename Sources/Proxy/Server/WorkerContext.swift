@@ -2,6 +2,7 @@ import Tracing
 import Config
 import EventLoop
 import HTTP1
+import HTTP2
 import Logging
 
 /// What every client session on one worker loop shares: the loop, routing, the upstream pool,
@@ -13,6 +14,9 @@ final class WorkerContext {
     static let readAhead = 256 * 1024
 
     let loop: EventLoop
+    /// nghttp2's allocator for this worker's HTTP/2 sessions, app and upstream sides (nil under
+    /// AddressSanitizer).
+    let http2Blocks = HTTP2BlockCache.forSessions()
     /// Routing; replaced on reload (requests in flight keep the decision they started with).
     var router: Router {
         didSet { routerReference = UnretainedReference(router) }
@@ -203,7 +207,7 @@ final class WorkerContext {
         // backend connection per 14 requests at 128).
         self.pool = UpstreamPool(loop: loop, limit: config.maxConnectionsPerUpstream,
                                  connectTimeout: config.timeouts.connect, idleTimeout: config.timeouts.upstreamIdle,
-                                 maxIdlePerKey: max(128, config.maxConnectionsPerUpstream))
+                                 maxIdlePerKey: max(128, config.maxConnectionsPerUpstream), http2Blocks: http2Blocks)
         self.logger = logger
         self.accessLog = config.accessLog
         self.local = local
