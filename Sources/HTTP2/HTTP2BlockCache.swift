@@ -76,18 +76,13 @@ public final class HTTP2BlockCache {
         }
     }
 
-    /// The class serving `size` bytes, if one does.
+    /// The class serving `size` bytes, if one does: the power of two it rounds up to, from 64.
+    /// (By the highest bit set, not a chain of comparisons: it runs at every allocation.)
     @inline(__always)
     static func classIndex(for size: Int) -> Int? {
-        switch size {
-        case ...64: 0
-        case ...128: 1
-        case ...256: 2
-        case ...512: 3
-        case ...1024: 4
-        case ...2048: 5
-        default: nil
-        }
+        guard size > 0 else { return 0 }
+        let index = Int.bitWidth &- ((size &- 1) | 63).leadingZeroBitCount &- 6
+        return index < classCount ? index : nil
     }
 
     /// A block of at least `size` bytes (nil when the C library has none).

@@ -101,3 +101,14 @@ final class HTTP2BlockCacheTests: XCTestCase {
         XCTAssertGreaterThan(cache.keptCount, 0, "freed blocks are kept for the next streams")
     }
 }
+
+extension HTTP2BlockCacheTests {
+    func testEachSizeGoesToTheSmallestClassThatHoldsIt() {
+        let expected: [(Int, Int?)] = [(0, 0), (1, 0), (64, 0), (65, 1), (128, 1), (129, 2), (256, 2), (257, 3), (512, 3),
+                                       (513, 4), (1024, 4), (1025, 5), (2048, 5), (2049, nil), (1 << 40, nil)]
+        for (size, index) in expected {
+            XCTAssertEqual(HTTP2BlockCache.classIndex(for: size), index, "\(size) bytes")
+            if let index { XCTAssertGreaterThanOrEqual(HTTP2BlockCache.classSize(index), size) }
+        }
+    }
+}
