@@ -33,7 +33,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     /// into a closed stream). Not a weak reference: a weak one costs about 45 instructions a
     /// load, five per stream, and gives the connection a side table, which makes every release
     /// of it slow; its ``HTTP2ConnectionLoad`` says when it is gone instead.
-    var owner: HTTP2ServerSession? { connectionLoad.connectionGone ? nil : connectionReference.object }
+    var owner: HTTP2ServerSession? { connectionGone ? nil : connectionReference.object }
     /// Read only through ``owner`` and ``withOwner(_:)``, which check the connection is there.
     private let connectionReference: UnretainedReference<HTTP2ServerSession>
 
@@ -45,11 +45,13 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
     /// buffer.
     @inline(__always)
     private func withOwner(_ body: (HTTP2ServerSession) -> Void) {
-        guard !connectionLoad.connectionGone else { return }
+        guard !connectionGone else { return }
         connectionReference.with(body)
     }
-    /// Shared with the connection: whether it is gone.
-    private let connectionLoad: HTTP2ConnectionLoad
+    /// Whether the connection is gone, as the load it shares with it says (the session's
+    /// ``ExchangeSession/http2Load``, set for every stream's: one reference, not a second).
+    @inline(__always)
+    private var connectionGone: Bool { http2Load?.connectionGone ?? true }
     private let inputBuffer: OwnedEventBuffer
     private let outputBuffer: OwnedEventBuffer
     /// The response's body bytes, for the connection (without scheduling a look).
@@ -95,7 +97,6 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
          requestMethod: String, framing: HTTP2RequestHeadValidator.Body, grpc: Bool) {
         self.stream = stream
         self.connectionReference = UnretainedReference(owner)
-        self.connectionLoad = owner.load
         self.outbound = HTTP2OutboundMessage(requestMethod: requestMethod, stream: stream)
         self.requestFraming = framing
         inputBuffer = owner.spareBuffer()
