@@ -184,67 +184,70 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func handleEvents(_ events: consuming [HTTP2Event]) {
         // The stream whose `.end` its `.head` took already (a request ended with its head).
         var endTaken: Int32 = 0
-        for index in events.indices {
-            // Moved out, a trivial event left in its place: a head is not copied (and released
-            // twice) on its way to its stream.
-            var event = HTTP2Event.settingsAcknowledged
-            swap(&event, &events[index])
-            // (Consumed: a switch over the variable copied the head it holds.)
-            switch consume event {
-            case .head(let id, let head):
-                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
-                open(id, head, endStream: ended)
-                codec.recycle(head: head)
-                if ended { endTaken = id }
-            case .data(let id, let bytes):
-                guard let session = streams[id], bytes.withUnsafeBytes({ session.receiveBody($0) }) else {
-                    // No session, or it is done with the stream (an early answer): the bytes go
-                    // back to the connection's window, or they would shrink it for good.
-                    codec.consumed(stream: id, count: bytes.count)
+        // Through its storage: a swap into the array checked its uniqueness at every event.
+        events.withUnsafeMutableBufferPointer { events in
+            for index in events.indices {
+                // Moved out, a trivial event left in its place: a head is not copied (and released
+                // twice) on its way to its stream.
+                var event = HTTP2Event.settingsAcknowledged
+                swap(&event, &events[index])
+                // (Consumed: a switch over the variable copied the head it holds.)
+                switch consume event {
+                case .head(let id, let head):
+                    let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
+                    open(id, head, endStream: ended)
+                    codec.recycle(head: head)
+                    if ended { endTaken = id }
+                case .data(let id, let bytes):
+                    guard let session = streams[id], bytes.withUnsafeBytes({ session.receiveBody($0) }) else {
+                        // No session, or it is done with the stream (an early answer): the bytes go
+                        // back to the connection's window, or they would shrink it for good.
+                        codec.consumed(stream: id, count: bytes.count)
+                        codec.recycle(data: bytes)
+                        continue
+                    }
                     codec.recycle(data: bytes)
-                    continue
+                    mark(session)
+                case .trailers(let id, let fields):
+                    guard let session = streams[id] else { continue }
+                    session.receiveEnd(trailers: fields)
+                    mark(session)
+                case .end(let id):
+                    // (A request ended with its head: its session began ended, with nothing to frame.)
+                    guard id != endTaken, let session = streams[id] else { continue }
+                    session.receiveEnd(trailers: HTTPFields())
+                    session.peerDidEnd()
+                    mark(session)
+                case .reset(let id, _):
+                    guard let session = streams[id] else { continue }
+                    // Reset before its response began: what Rapid Reset does, by the thousand.
+                    if session.outbound.phase == .head { refuse(.rapidReset, stream: id) }
+                    session.peerDidEnd()
+                    session.deliverEnd()
+                case .malformed(let id):
+                    refuse(.malformed, stream: id)
+                case .provokedReset(let id):
+                    // The codec resets it: if its session has not started, it never will.
+                    if let session = streams[id], !session.sessionStarted { session.droppedBeforeStart = true }
+                    refuse(.provokedReset, stream: id)
+                case .refusedStream(let id):
+                    refuse(.concurrentStreams, stream: id)
+                case .emptyData(let id):
+                    refuse(.emptyFrames, stream: id)
+                case .ping:
+                    // A ping after frames this side sent is a gRPC runtime's flow control (about one
+                    // per call for grpc-go): counted only when nothing went out since the last one.
+                    if !codec.takeMessageFrameSent() { refuse(.controlFrames, stream: nil) }
+                case .settings:
+                    refuse(.controlFrames, stream: nil)
+                case .closed(let id, _):
+                    streamClosed(id)
+                case .headTooLarge(let id):
+                    refuse(.headerList, stream: id)
+                    answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
+                case .goAway, .settingsAcknowledged:
+                    break
                 }
-                codec.recycle(data: bytes)
-                mark(session)
-            case .trailers(let id, let fields):
-                guard let session = streams[id] else { continue }
-                session.receiveEnd(trailers: fields)
-                mark(session)
-            case .end(let id):
-                // (A request ended with its head: its session began ended, with nothing to frame.)
-                guard id != endTaken, let session = streams[id] else { continue }
-                session.receiveEnd(trailers: HTTPFields())
-                session.peerDidEnd()
-                mark(session)
-            case .reset(let id, _):
-                guard let session = streams[id] else { continue }
-                // Reset before its response began: what Rapid Reset does, by the thousand.
-                if session.outbound.phase == .head { refuse(.rapidReset, stream: id) }
-                session.peerDidEnd()
-                session.deliverEnd()
-            case .malformed(let id):
-                refuse(.malformed, stream: id)
-            case .provokedReset(let id):
-                // The codec resets it: if its session has not started, it never will.
-                if let session = streams[id], !session.sessionStarted { session.droppedBeforeStart = true }
-                refuse(.provokedReset, stream: id)
-            case .refusedStream(let id):
-                refuse(.concurrentStreams, stream: id)
-            case .emptyData(let id):
-                refuse(.emptyFrames, stream: id)
-            case .ping:
-                // A ping after frames this side sent is a gRPC runtime's flow control (about one
-                // per call for grpc-go): counted only when nothing went out since the last one.
-                if !codec.takeMessageFrameSent() { refuse(.controlFrames, stream: nil) }
-            case .settings:
-                refuse(.controlFrames, stream: nil)
-            case .closed(let id, _):
-                streamClosed(id)
-            case .headTooLarge(let id):
-                refuse(.headerList, stream: id)
-                answer(id, method: "GET", .headTooLarge("the request's header list is larger than \(codec.settings.maxHeaderListSize) bytes or \(codec.settings.maxHeaderFields) fields"))
-            case .goAway, .settingsAcknowledged:
-                break
             }
         }
         codec.recycle(events: events)

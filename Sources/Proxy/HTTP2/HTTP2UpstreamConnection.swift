@@ -251,55 +251,58 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private func handle(_ events: consuming [HTTP2Event]) {
         // Most sends lead to no event: an empty list is not worth the loop's setup.
         if events.isEmpty { return }
-        for index in events.indices {
-            // Moved out, a trivial event left in its place: a head is not copied (and released
-            // twice) on its way to its stream, nor is the next event to see whether it ends it.
-            var event = HTTP2Event.settingsAcknowledged
-            swap(&event, &events[index])
-            switch consume event {
-            case .head(let id, let head):
-                let lease = streams[id]
-                let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
-                lease?.receiveHead(head, endStream: ended)
-            case .data(let id, let bytes):
-                if streams[id].map({ lease in bytes.withUnsafeBytes { lease.receiveBody($0) } }) != true {
-                    codec.consumed(stream: id, count: bytes.count)
+        // Through its storage: a swap into the array checked its uniqueness at every event.
+        events.withUnsafeMutableBufferPointer { events in
+            for index in events.indices {
+                // Moved out, a trivial event left in its place: a head is not copied (and released
+                // twice) on its way to its stream, nor is the next event to see whether it ends it.
+                var event = HTTP2Event.settingsAcknowledged
+                swap(&event, &events[index])
+                switch consume event {
+                case .head(let id, let head):
+                    let lease = streams[id]
+                    let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
+                    lease?.receiveHead(head, endStream: ended)
+                case .data(let id, let bytes):
+                    if streams[id].map({ lease in bytes.withUnsafeBytes { lease.receiveBody($0) } }) != true {
+                        codec.consumed(stream: id, count: bytes.count)
+                    }
+                    codec.recycle(data: bytes)
+                case .trailers(let id, let fields):
+                    streams[id]?.receiveEnd(trailers: fields)
+                case .end(let id):
+                    streams[id]?.receiveEnd(trailers: nil)
+                case .reset(let id, let code), .closed(let id, let code):
+                    // A reset after a complete response (RFC 9113 §8.1: a server that answered
+                    // before the whole upload) ends the exchange as a close does.
+                    guard let lease = streams[id] else { continue }
+                    if lease.responseComplete {
+                        lease.streamClosed()
+                    } else {
+                        lease.streamFailed(code)
+                    }
+                case .goAway(let last, let code):
+                    // Streams above its last one are closed by the codec (REFUSED_STREAM), and
+                    // their exchanges retried elsewhere; the rest finish here. A server that
+                    // refused streams so (at its requests-per-connection limit, not an idle or
+                    // shutdown notice) teaches that limit.
+                    goingAway = true
+                    if code == .noError, streams.containsKey(where: { $0 > last }) {
+                        upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey)
+                    }
+                case .headTooLarge(let id):
+                    codec.reset(stream: id, .protocolError)
+                    streams[id]?.streamFailed(.protocolError)
+                case .malformed(let id):
+                    streams[id]?.streamFailed(.protocolError)
+                case .settingsAcknowledged:
+                    settingsTimer?.cancel()
+                    settingsTimer = nil
+                case .settings, .provokedReset, .refusedStream, .emptyData, .ping:
+                    // A provoked reset closes its stream, and the close fails its exchange; the
+                    // rest are a client's concern only where it serves apps.
+                    break
                 }
-                codec.recycle(data: bytes)
-            case .trailers(let id, let fields):
-                streams[id]?.receiveEnd(trailers: fields)
-            case .end(let id):
-                streams[id]?.receiveEnd(trailers: nil)
-            case .reset(let id, let code), .closed(let id, let code):
-                // A reset after a complete response (RFC 9113 §8.1: a server that answered
-                // before the whole upload) ends the exchange as a close does.
-                guard let lease = streams[id] else { continue }
-                if lease.responseComplete {
-                    lease.streamClosed()
-                } else {
-                    lease.streamFailed(code)
-                }
-            case .goAway(let last, let code):
-                // Streams above its last one are closed by the codec (REFUSED_STREAM), and
-                // their exchanges retried elsewhere; the rest finish here. A server that
-                // refused streams so (at its requests-per-connection limit, not an idle or
-                // shutdown notice) teaches that limit.
-                goingAway = true
-                if code == .noError, streams.containsKey(where: { $0 > last }) {
-                    upstreams.learn(requestLimit: (Int(last) + 1) / 2, key: target.poolKey)
-                }
-            case .headTooLarge(let id):
-                codec.reset(stream: id, .protocolError)
-                streams[id]?.streamFailed(.protocolError)
-            case .malformed(let id):
-                streams[id]?.streamFailed(.protocolError)
-            case .settingsAcknowledged:
-                settingsTimer?.cancel()
-                settingsTimer = nil
-            case .settings, .provokedReset, .refusedStream, .emptyData, .ping:
-                // A provoked reset closes its stream, and the close fails its exchange; the
-                // rest are a client's concern only where it serves apps.
-                break
             }
         }
         // The list's storage takes the codec's next events.
