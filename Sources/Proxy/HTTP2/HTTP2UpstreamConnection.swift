@@ -379,7 +379,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             lease.streamFailed(.internalError)
             return
         }
-        if lease.stream > 0 { lease.countQueued(codec.bufferedBody(stream: lease.stream)) }
+        // (What it left in the codec's send queue it counted as it went: ``HTTP2UpstreamLease/sendRequest(_:)``.)
         if opened == 0, lease.stream > 0 {
             unbind(lease)
             streams[lease.stream] = lease

@@ -312,14 +312,15 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// until the response timeout), and restarts as they go.
     private(set) var queuedInCodec = 0
 
-    /// The connection counted `count` bytes of this stream's body in the codec's send queue.
-    func countQueued(_ count: Int) {
+    /// The connection counted `count` bytes of this stream's body in the codec's send queue
+    /// (`progressed`: the request moved on since the last count).
+    func countQueued(_ count: Int, progressed: Bool = false) {
         let moved = count < queuedInCodec
         // Bytes that went into the codec at once (a stream's first body goes with its HEADERS,
         // before nghttp2 opened the stream) start the clock as bytes waiting here would.
         let started = queuedInCodec == 0 && count > 0
         queuedInCodec = count
-        if moved || started || count == 0 { restartWriteTimer() }
+        if progressed || moved || started || count == 0 { restartWriteTimer() }
     }
 
     /// Whether the stream's send queue has room for more request body.
@@ -331,6 +332,13 @@ final class HTTP2UpstreamLease: TouchablePipe {
     /// queue has room; the session hears its output drained once everything went.
     func sendRequest(_ codec: HTTP2Codec) throws {
         let request = outputBuffer.buffer
+        // What waits in the codec is counted and the write timer restarted once, for all this
+        // call moved (a head, body bytes), as it ends: a restart after each reads the clock and
+        // updates the timer again within the same instant (three of them a unary call).
+        var progressed = false
+        defer {
+            if stream > 0 { countQueued(codec.bufferedBody(stream: stream), progressed: progressed) } else if progressed { restartWriteTimer() }
+        }
         if hasPendingHead {
             hasPendingHead = false
             // Dropped as soon as the codec took it (before the session hears of the drain, which
@@ -340,7 +348,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
                 return
             }
             try outbound.submitRequest(plan, scheme: target.tls == nil ? "http" : "https", body: plan.http2Body, codec: codec)
-            restartWriteTimer()
+            progressed = true
             if request.isEmpty && !requestBodyEnded {
                 user?.streamDidDrain()
                 return
@@ -350,7 +358,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
         let before = request.count
         guard before > 0 || (requestBodyEnded && outbound.phase == .untilEnd) else { return }
         try outbound.send(request, closed: false, codec: codec)
-        if request.count != before { restartWriteTimer() }
+        if request.count != before { progressed = true }
         if request.isEmpty { user?.streamDidDrain() }
     }
 
