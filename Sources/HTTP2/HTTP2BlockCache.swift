@@ -65,8 +65,8 @@ public final class HTTP2BlockCache {
     /// Blocks kept now, over all classes (tests).
     var keptCount: Int { (0..<Self.classCount).reduce(0) { $0 + counts[$1] } }
 
-    /// Frees all but `count` kept blocks of each class (a loop with no stream open keeps few).
-    public func trim(to count: Int) {
+    /// Frees all but `count` kept blocks of each class (all of them as the cache goes).
+    func trim(to count: Int) {
         for index in 0..<Self.classCount {
             while counts[index] > count, let block = heads[index] {
                 heads[index] = block.load(as: UnsafeMutableRawPointer?.self)
