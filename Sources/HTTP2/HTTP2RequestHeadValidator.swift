@@ -94,8 +94,7 @@ public enum HTTP2RequestHeadValidator {
         if cookies > 0 { lineCount += 1 }
         if framingLine.utf8CodeUnitCount > 0 { lineCount += 1 }
         let cookieSize = cookies == 0 ? 0 : 10 + cookiesSize + 2 * (cookies - 1)
-        let host = authority
-        let sectionSize = host.utf8.count + 8 + linesSize + cookieSize + framingLine.utf8CodeUnitCount + 2
+        let sectionSize = authority.utf8.count + 8 + linesSize + cookieSize + framingLine.utf8CodeUnitCount + 2
         // As long as its HTTP/1.1 text would be ("METHOD target HTTP/1.1\r\n" and the section).
         guard method.utf8.count + path.utf8.count + 12 + sectionSize <= headLimit else { return .refused(.headTooLarge) }
         guard lineCount <= maxFields else { return .refused(.tooManyFields) }
@@ -107,7 +106,7 @@ public enum HTTP2RequestHeadValidator {
         // writing: a closure that captured the head and the String copied them (18 reference
         // counts a request, the closure too large to inline once the writer was shared).
         head.withFieldStorage { fieldBytes, fieldEnds in
-            host.withUTF8InPlace { hostBytes in
+            authority.withUTF8InPlace { hostBytes in
                 bytes.withUnsafeMutableBytes { buffer in
                     var out = PresizedSectionWriter(buffer)
                     out.line(name: "Host", value: UnsafeRawBufferPointer(hostBytes), into: &lines)
