@@ -41,8 +41,7 @@ public struct PresizedSectionWriter {
     /// literal argument picks — String is the default literal type — and each `put("\r\n")`
     /// went through a String and its retain and release instead of the bytes of a constant.)
     public mutating func put(text: String) {
-        var text = text
-        text.withUTF8 { put(UnsafeRawBufferPointer($0)) }
+        text.withUTF8InPlace { put(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends one byte.

@@ -315,7 +315,10 @@ public final class HTTP2Codec {
     /// `write` (at most `fields` fields of `bytes` bytes, names and values together; writing
     /// more stops the process: a bound is a bug, not input). No ``HTTP2Head`` is made: a request
     /// rewritten for an HTTP/2 upstream goes from the app's head to nghttp2 in one copy (a head
-    /// made of it and read back cost ~2k instructions of a gRPC call).
+    /// made of it and read back cost ~2k instructions of a gRPC call). `write` writes no
+    /// connection-specific field (RFC 9113 §8.2.2; `te` only as `trailers`): the rewrite drops
+    /// them as it writes, so they are not looked for again (~300 instructions of a gRPC call;
+    /// asserted in debug builds).
     public func submitRequest(method: String, scheme: String, authority: String, path: String, fields: Int, bytes: Int,
                               endStream: Bool, write: (inout HTTP2Head.FieldWriter) -> Void) throws(HTTP2CodecError) -> Int32 {
         if requestFields.byteCapacity < bytes || requestFields.endCapacity < fields * 2 {
@@ -330,7 +333,7 @@ public final class HTTP2Codec {
         }
         return try openStream(endStream: endStream) { submit in
             withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path,
-                                  fieldBytes: store.bytes, fieldEnds: store.ends, named: [], submit)
+                                  fieldBytes: store.bytes, fieldEnds: store.ends, named: [], written: true, submit)
         }
     }
 
@@ -623,7 +626,7 @@ public final class HTTP2Codec {
                                                 count: valueEnd - nameEnd))
                     start = valueEnd
                 }
-                appendRegular(fieldBytes, fieldEnds, named: named)
+                appendRegular(fieldBytes, fieldEnds, named: named, checked: true)
                 return try nameValues.withUnsafeBufferPointer(body)
             }
         }
@@ -638,16 +641,18 @@ public final class HTTP2Codec {
         let named = head.hasField("connection") ? head.fields.connectionOptions() : []
         return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
             try withRequestNameValues(method: head.method!, scheme: head.scheme!, authority: head.authority!, path: head.path!,
-                                      fieldBytes: fieldBytes, fieldEnds: fieldEnds, named: named, body)
+                                      fieldBytes: fieldBytes, fieldEnds: fieldEnds, named: named, written: false, body)
         }
     }
 
     /// ``withRequestNameValues(_:_:)`` of the parts: the four pseudo-header values and the
     /// regular fields' storage (``HTTP2Head/withFieldStorage(_:)``); `named`: what a
-    /// `Connection` field among them names.
+    /// `Connection` field among them names; `written`: the fields are a rewrite's
+    /// (``submitRequest(method:scheme:authority:path:fields:bytes:endStream:write:)``), which
+    /// writes no connection-specific field (so none is looked for).
     private func withRequestNameValues<R, E: Error>(method: String, scheme: String, authority: String, path: String,
                                                     fieldBytes: UnsafeBufferPointer<UInt8>, fieldEnds: UnsafeBufferPointer<Int>,
-                                                    named: [String],
+                                                    named: [String], written: Bool,
                                                     _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
         // The four values read in place from the Strings (a `var` copy of each, for
         // `withUTF8`, cost ~600 instructions a request). (A Result out of the closures.)
@@ -660,7 +665,7 @@ public final class HTTP2Codec {
                         nameValues.append(Self.pseudo(":scheme", scheme))
                         nameValues.append(Self.pseudo(":authority", authority))
                         nameValues.append(Self.pseudo(":path", path))
-                        appendRegular(fieldBytes, fieldEnds, named: named)
+                        appendRegular(fieldBytes, fieldEnds, named: named, checked: !written)
                         return Result { () throws(E) -> R in try nameValues.withUnsafeBufferPointer(body) }
                     }
                 }
@@ -679,8 +684,10 @@ public final class HTTP2Codec {
     }
 
     /// Appends a head's regular fields (its storage, ``HTTP2Head/withFieldStorage(_:)``) to
-    /// ``nameValues`` as pairs pointing into it, but the connection-specific ones.
-    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: UnsafeBufferPointer<Int>, named: [String]) {
+    /// ``nameValues`` as pairs pointing into it, but the connection-specific ones (`checked`;
+    /// else the caller wrote none: asserted).
+    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: UnsafeBufferPointer<Int>, named: [String],
+                               checked: Bool) {
         let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
         var start = 0
         var index = 0
@@ -688,7 +695,9 @@ public final class HTTP2Codec {
             let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
             let name = UnsafeRawBufferPointer(start: base + start, count: nameEnd - start)
             let value = UnsafeRawBufferPointer(start: base + nameEnd, count: valueEnd - nameEnd)
-            if !Self.isConnectionSpecific(name: name, value: value, named: named) {
+            assert(checked || !Self.isConnectionSpecific(name: name, value: value, named: named),
+                   "a rewritten head holds a connection-specific field")
+            if !checked || !Self.isConnectionSpecific(name: name, value: value, named: named) {
                 nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
                                             count: valueEnd - nameEnd))
             }
@@ -753,29 +762,66 @@ public final class HTTP2Codec {
     /// (read in place; `omitting` is left out too).
     func withNameValues<R, E: Error>(status: Int, _ section: FieldSectionView, omitting: StaticString?,
                                      _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
-        nameValueBytes.removeAll(keepingCapacity: true)
-        nameValueEnds.removeAll(keepingCapacity: true)
-        addField(":status", status: status)
-        let named = section.connectionOptions()
-        return try nameValueBytes.withUnsafeMutableBufferPointer { (statusBytes) throws(E) -> R in
-            nameValues.removeAll(keepingCapacity: true)
-            let statusBase = statusBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
-            let statusEnd = nameValueEnds[0]
-            nameValues.append(Self.pair(name: statusBase, count: statusEnd.name, value: statusBase + statusEnd.name,
-                                        count: statusEnd.value - statusEnd.name))
-            // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
-            // the head, and lowercases the names it copies (`nghttp2_submit_response`); a
-            // common name goes as a lowercase constant instead (``pair(name:count:value:count:)``).
-            guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
-            let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
-            for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
-                if let omitting, section.name(of: line, equals: omitting) { continue }
-                nameValues.append(Self.pair(name: base + line.name.lowerBound, count: line.name.count,
-                                            value: base + line.value.lowerBound, count: line.value.count))
+        // (The status from a constant table: three digits written and copied for each response
+        // cost ~250 instructions of one.)
+        guard let statusPair = Self.statusPair(status) else {
+            nameValueBytes.removeAll(keepingCapacity: true)
+            nameValueEnds.removeAll(keepingCapacity: true)
+            addField(":status", status: status)
+            return try nameValueBytes.withUnsafeMutableBufferPointer { (statusBytes) throws(E) -> R in
+                let statusBase = statusBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
+                let statusEnd = nameValueEnds[0]
+                return try withNameValues(Self.pair(name: statusBase, count: statusEnd.name, value: statusBase + statusEnd.name,
+                                                    count: statusEnd.value - statusEnd.name), section, omitting: omitting, body)
             }
-            return try nameValues.withUnsafeBufferPointer(body)
         }
+        return try withNameValues(statusPair, section, omitting: omitting, body)
     }
+
+    /// ``withNameValues(status:_:omitting:_:)`` with the status's pair made.
+    @inline(__always)
+    private func withNameValues<R, E: Error>(_ statusPair: nghttp2_nv, _ section: FieldSectionView, omitting: StaticString?,
+                                             _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
+        nameValues.removeAll(keepingCapacity: true)
+        nameValues.append(statusPair)
+        // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
+        // the head, and lowercases the names it copies (`nghttp2_submit_response`); a
+        // common name goes as a lowercase constant instead (``pair(name:count:value:count:)``).
+        guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
+        let named = section.connectionOptions()
+        let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
+        for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
+            if let omitting, section.name(of: line, equals: omitting) { continue }
+            nameValues.append(Self.pair(name: base + line.name.lowerBound, count: line.name.count,
+                                        value: base + line.value.lowerBound, count: line.value.count))
+        }
+        return try nameValues.withUnsafeBufferPointer(body)
+    }
+
+    /// `:status` with a value from ``statusDigits`` (a constant: neither side copies it), for
+    /// a status of three digits.
+    @inline(__always)
+    private static func statusPair(_ status: Int) -> nghttp2_nv? {
+        guard status >= 100 && status <= 999 else { return nil }
+        let name: StaticString = ":status"
+        return nghttp2_nv(name: UnsafeMutablePointer(mutating: name.utf8Start),
+                          value: UnsafeMutablePointer(mutating: statusDigits + (status - 100) * 3),
+                          namelen: name.utf8CodeUnitCount, valuelen: 3,
+                          flags: UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue))
+    }
+
+    /// The statuses 100 to 999 as text, three digits each, back to back: made once, never
+    /// freed or written again (so shared by every loop's codecs).
+    nonisolated(unsafe) private static let statusDigits: UnsafePointer<UInt8> = {
+        let digits = UnsafeMutablePointer<UInt8>.allocate(capacity: 900 * 3)
+        for status in 100...999 {
+            let at = digits + (status - 100) * 3
+            at[0] = UInt8(0x30 + status / 100)
+            at[1] = UInt8(0x30 + status / 10 % 10)
+            at[2] = UInt8(0x30 + status % 10)
+        }
+        return UnsafePointer(digits)
+    }()
 
     /// Calls `body` with the fields `bytes` holds, ending where `ends` say, as nghttp2
     /// name/value pairs.
