@@ -49,6 +49,23 @@ extension ASCII {
         return i
     }
 
+    /// Where the run of request-target bytes (visible ASCII, 0x21...0x7E, but `#`) that starts
+    /// at `start` ends in `buf`: the offset of its first other byte (the request line's SP, a
+    /// control, a space, DEL, a byte above 0x7F or a fragment's `#`), at most `end`. Eight
+    /// bytes at a time, then one.
+    @inline(__always)
+    static func targetRunEnd(_ buf: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
+        var i = start
+        while i &+ 8 <= end {
+            let w = word(buf, i)
+            let stop = hasLess(w, 0x21) | (w & highs) | hasByte(w, 0x7F) | hasByte(w, 0x23)
+            if stop != 0 { return i &+ firstMarked(stop) }
+            i &+= 8
+        }
+        while i < end, buf[i] &- 0x21 < 0x7F - 0x21, buf[i] != 0x23 { i &+= 1 }
+        return i
+    }
+
     /// The first lane of `mask` that is not set, or 16 when all are. (The mask read as two
     /// 64-bit words, a byte a lane: a lane-by-lane reduction is a call into the standard
     /// library's generic SIMD code.)

@@ -58,28 +58,18 @@ public enum RequestHeadParser {
         i += 1
 
         let targetStart = i
-        while i < n {
-            // Skip 8 bytes at a time while all are in 0x21...0x7E and none is '#'.
-            while i &+ 8 <= n {
-                let w = ASCII.word(head, i)
-                let stop = ASCII.hasLess(w, 0x21) | (w & ASCII.highs) | ASCII.hasByte(w, 0x7F) | ASCII.hasByte(w, 0x23)
-                if stop != 0 {
-                    i &+= ASCII.firstMarked(stop)
-                    break
-                }
-                i &+= 8
-            }
-            guard i < n else { break }
+        // The target's bytes, 8 at a time; the run ends at the SP before the version, or at a
+        // byte no target has.
+        i = ASCII.targetRunEnd(head, from: i, to: n)
+        if i < n, head[i] != ASCII.sp {
             let b = head[i]
-            if b == ASCII.sp { break }
             // Visible ASCII only: no CTLs, DEL, spaces or raw non-ASCII (RFC 3986 §2).
             guard b > ASCII.sp, b < 0x7F else {
                 if b == ASCII.cr || b == ASCII.lf { throw .invalid("malformed request line") }
                 throw .invalid("invalid character in request target")
             }
             // A fragment is never sent (RFC 9110 §4.2.5); reject it instead of guessing.
-            if b == 0x23 { throw .invalid("fragment in request target") }
-            i += 1
+            throw .invalid("fragment in request target")
         }
         guard i < n, i > targetStart else { throw .invalid("malformed request line") }
         let targetRange = targetStart..<i
@@ -311,9 +301,9 @@ public enum RequestHeadParser {
     /// non-ASCII, RFC 3986 §2), never a fragment (RFC 9110 §4.2.5).
     private static func streamTarget(_ buf: UnsafeRawBufferPointer, method: String,
                                      _ target: String) throws(HTTPParseError) -> RequestTarget {
-        for b in buf {
-            guard b > ASCII.sp, b < 0x7F else { throw .invalid("invalid character in request target") }
-            if b == 0x23 { throw .invalid("fragment in request target") }
+        let end = ASCII.targetRunEnd(buf, from: 0, to: buf.count)
+        if end < buf.count {
+            throw .invalid(buf[end] == 0x23 ? "fragment in request target" : "invalid character in request target")
         }
         guard let first = buf.first else { throw .invalid("malformed request line") }
         if first == 0x2F { return .origin(target) }

@@ -411,6 +411,25 @@ final class RequestHeadParserTests: XCTestCase {
         XCTAssertEqual(HTTPParseError.headTooLarge.status, 431)
     }
 
+    /// A request target is read eight bytes at a time: a byte no target may have is found
+    /// wherever it sits in a long one (in a word, or in the tail after the last whole word),
+    /// and named for what it is; a target of visible ASCII of any length is taken.
+    func testABadTargetByteIsFoundAtEveryPosition() throws {
+        let path = "/v1/chat/completions?model=x"
+        for length in 1...path.count {
+            let target = String(path.prefix(length))
+            XCTAssertEqual(try parseRequest("GET \(target) HTTP/1.1\r\nHost: a.test\r\n\r\n").target, .origin(target))
+        }
+        for position in 1..<path.count {
+            for (bad, message) in [("#", "fragment in request target"), ("\u{7F}", "invalid character in request target"),
+                                   ("\u{01}", "invalid character in request target"), ("é", "invalid character in request target")] {
+                var target = path
+                target.insert(contentsOf: bad, at: target.index(target.startIndex, offsetBy: position))
+                assertThrows(.invalid(message), try parseRequest("GET \(target) HTTP/1.1\r\nHost: a.test\r\n\r\n"))
+            }
+        }
+    }
+
     func testErrorMessagesDoNotEchoValues() {
         let secret = "Bearer sk-SECRET-123"
         let vectors = [

@@ -133,6 +133,24 @@ final class HTTP2RequestHeadValidatorTests: XCTestCase {
                        .invalid("multiple Content-Length fields"))
     }
 
+    /// `:path` is read eight bytes at a time: a byte no target may have is found wherever it
+    /// sits in a long one, and named for what it is (as in an HTTP/1.1 request line).
+    func testABadPathByteIsFoundAtEveryPosition() throws {
+        let path = "/grpc.health.v1.Health/Check"
+        for length in 1...path.count {
+            let (request, _) = try built(head(path: String(path.prefix(length))))
+            XCTAssertEqual(request.target, .origin(String(path.prefix(length))))
+        }
+        for position in 1..<path.count {
+            for (bad, message) in [("#", "fragment in request target"), ("\u{7F}", "invalid character in request target"),
+                                   (" ", "invalid character in request target"), ("é", "invalid character in request target")] {
+                var target = path
+                target.insert(contentsOf: bad, at: target.index(target.startIndex, offsetBy: position))
+                XCTAssertEqual(refusal(head(path: target)), .invalid(message), "\(position) \(bad)")
+            }
+        }
+    }
+
     func testTheHeadSizeAndFieldCountLimits() {
         XCTAssertEqual(refusal(head(fields: (0..<5).map { ("x-\($0)", "v") }), maxFields: 5), .tooManyFields)
         XCTAssertNil(refusal(head(fields: (0..<4).map { ("x-\($0)", "v") }), maxFields: 5), "Host and four fields")
