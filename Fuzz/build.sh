@@ -11,6 +11,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=.build-fuzz
 mkdir -p "$OUT"
+# Nothing to do when every target is newer than everything it is built from (`make test` builds
+# them as its AddressSanitizer suite ends; `make fuzz` then only runs them).
+targets=()
+for source in Fuzz/Fuzz*.swift; do targets+=("$OUT/$(basename "$source" .swift)"); done
+if ls "${targets[@]}" >/dev/null 2>&1; then
+    oldest=$(ls -t "${targets[@]}" | tail -1)
+    if [ -z "$(find Sources/HTTP1 Sources/HTTP2 Sources/CNghttp2 Tests/HTTP1Fuzzing Tests/HTTP2Fuzzing Fuzz/build.sh \
+               Fuzz/Fuzz*.swift -newer "$oldest" -print -quit)" ]; then
+        echo "fuzz targets up to date in $OUT"
+        exit 0
+    fi
+fi
+# (Gone before they are built again: a build that fails leaves none to run stale.)
+rm -f "${targets[@]}"
 FLAGS=(-O -g -sanitize=fuzzer,address -parse-as-library -swift-version 6 -use-ld=lld -I "$OUT")
 
 swiftc "${FLAGS[@]}" -emit-library -static -emit-module -module-name HTTP1 \
