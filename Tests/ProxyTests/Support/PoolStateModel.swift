@@ -62,6 +62,7 @@ struct PoolStateModel {
     }
 
     mutating func close(_ id: ID) {
+        if keyOf[id] == nil { fail("unknown connection \(id) closed") }
         if closed.contains(id) { fail("connection \(id) closed twice") }
         idle.remove(id)
         leased[id] = nil
