@@ -184,8 +184,7 @@ final class UpstreamPoolStateRandomTests: XCTestCase {
         // Every connection ever made is in exactly one of idle, leased and closed: no open one
         // (idle or leased) is in two of them, every one is known, and the counts add up (the
         // model only closes connections it knows). Checked over the open connections, not every
-        // one ever made: this runs every step (over each one ever made, it was most of this
-        // test's time under the sanitizers).
+        // one ever made: this runs every step.
         for id in model.idle {
             guard let key = model.keyOf[id] else { return "unknown connection \(id) is idle" }
             if model.leased[id] != nil || model.closed.contains(id) { return "connection \(id) of \(key) is idle and leased or closed" }
