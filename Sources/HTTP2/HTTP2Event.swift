@@ -49,4 +49,14 @@ public enum HTTP2Event: Equatable, Sendable {
         if case .end(let ended) = self { return ended == stream }
         return false
     }
+
+    /// The event at `index` of a list lent through its storage, moved out with a trivial event
+    /// left in its place: a head is not copied (and released twice) on its way to its stream,
+    /// and the list's uniqueness is not checked at each event (the sessions' event loops).
+    @inlinable @inline(__always)
+    public static func take(_ events: UnsafeMutableBufferPointer<HTTP2Event>, at index: Int) -> HTTP2Event {
+        var event = HTTP2Event.settingsAcknowledged
+        swap(&event, &events[index])
+        return event
+    }
 }

@@ -184,15 +184,9 @@ final class HTTP2ServerSession: ConnectionDelegate {
     private func handleEvents(_ events: consuming [HTTP2Event]) {
         // The stream whose `.end` its `.head` took already (a request ended with its head).
         var endTaken: Int32 = 0
-        // Through its storage: a swap into the array checked its uniqueness at every event.
         events.withUnsafeMutableBufferPointer { events in
             for index in events.indices {
-                // Moved out, a trivial event left in its place: a head is not copied (and released
-                // twice) on its way to its stream.
-                var event = HTTP2Event.settingsAcknowledged
-                swap(&event, &events[index])
-                // (Consumed: a switch over the variable copied the head it holds.)
-                switch consume event {
+                switch HTTP2Event.take(events, at: index) {
                 case .head(let id, let head):
                     let ended = index + 1 < events.count && events[index + 1].isEnd(of: id)
                     open(id, head, endStream: ended)

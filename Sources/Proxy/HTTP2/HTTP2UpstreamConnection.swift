@@ -251,14 +251,9 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     private func handle(_ events: consuming [HTTP2Event]) {
         // Most sends lead to no event: an empty list is not worth the loop's setup.
         if events.isEmpty { return }
-        // Through its storage: a swap into the array checked its uniqueness at every event.
         events.withUnsafeMutableBufferPointer { events in
             for index in events.indices {
-                // Moved out, a trivial event left in its place: a head is not copied (and released
-                // twice) on its way to its stream, nor is the next event to see whether it ends it.
-                var event = HTTP2Event.settingsAcknowledged
-                swap(&event, &events[index])
-                switch consume event {
+                switch HTTP2Event.take(events, at: index) {
                 case .head(let id, let head):
                     let lease = streams[id]
                     let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
