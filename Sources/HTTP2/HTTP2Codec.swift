@@ -243,7 +243,12 @@ public final class HTTP2Codec {
                 events.removeAll(keepingCapacity: true)
                 throw Self.error(Int32(n))
             }
-            guard n > 0, let data else { break }
+            guard n > 0, let data else {
+                // Nothing more to send: what `want_write` would say until the next call that
+                // can queue frames (each sets the wish unknown), without asking it again.
+                sendWish = false
+                break
+            }
             sink(UnsafeRawBufferPointer(start: data, count: n))
             sent += n
         }
@@ -268,7 +273,7 @@ public final class HTTP2Codec {
     /// Whether the connection still has a use: streams open, or frames to read or send. False
     /// after a `GOAWAY` both ways once the last stream closed, or after a fatal error.
     public var isActive: Bool {
-        !failed && (nghttp2_session_want_read(session) != 0 || nghttp2_session_want_write(session) != 0)
+        !failed && (nghttp2_session_want_read(session) != 0 || wantsToSend)
     }
 
     /// The connection reads nothing more: the `GOAWAY` of an error nghttp2 found in what the

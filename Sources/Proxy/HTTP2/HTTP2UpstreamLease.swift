@@ -457,8 +457,7 @@ final class HTTP2UpstreamLease: TouchablePipe {
     func receiveEnd(trailers: HTTPFields?) {
         guard !closed, !responseComplete else { return }
         responseComplete = true
-        // (By length first: `0`, the usual status, against `16` was an out-of-line comparison.)
-        unauthenticatedTrailers = trailers?.first("grpc-status").map { $0.utf8.count == 2 && $0 == "16" } == true
+        unauthenticatedTrailers = trailers.map(ResponseRewriter.isGRPCUnauthenticated(http2Trailers:)) ?? false
         if responseBody == .untilEnd { messageEnd = trailers ?? HTTPFields() }
         if outbound.phase == .done {
             // The exchange is over here: the lease leaves the stream at once (its END_STREAM may

@@ -80,6 +80,20 @@ final class ResponseRewriterHTTP2Tests: XCTestCase {
         XCTAssertFalse(ResponseRewriter.isGRPCUnauthenticated(http2: head(200, [("grpc-status", "0")]), status: 200, endStream: true))
     }
 
+    func testGRPCUnauthenticatedTrailersAreTheFirstStatusLineSaying16() {
+        func unauthenticated(_ fields: [(String, String)]) -> Bool {
+            ResponseRewriter.isGRPCUnauthenticated(http2Trailers: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) }))
+        }
+        XCTAssertTrue(unauthenticated([("grpc-status", "16"), ("grpc-message", "bad token")]))
+        XCTAssertTrue(unauthenticated([("grpc-message", "bad token"), ("grpc-status", "16")]), "wherever it stands")
+        XCTAssertFalse(unauthenticated([("grpc-status", "0")]))
+        XCTAssertFalse(unauthenticated([("grpc-status", "160")]))
+        XCTAssertFalse(unauthenticated([("grpc-status", "1")]))
+        XCTAssertFalse(unauthenticated([("grpc-status", "0"), ("grpc-status", "16")]), "the first status counts")
+        XCTAssertFalse(unauthenticated([("grpc-message", "16"), ("x-grpc-status", "16")]))
+        XCTAssertFalse(unauthenticated([]))
+    }
+
     func testADPoPNonceIsRememberedAndAChallengeSeen() {
         let nonces = DPoPNonces()
         let challenge = head(401, [("www-authenticate", #"DPoP error="use_dpop_nonce""#), ("dpop-nonce", "n-1")])
