@@ -611,7 +611,9 @@ public final class HTTP2Codec {
         }
         nameValueBytes.removeAll(keepingCapacity: true)
         nameValueEnds.removeAll(keepingCapacity: true)
-        if let status = head.status { addField(":status", status: status) }
+        // A response head's status from the constant table, as a section's (``statusPair(_:)``).
+        let statusPair = head.status.flatMap(Self.statusPair)
+        if let status = head.status, statusPair == nil { addField(":status", status: status) }
         if let method = head.method { addField(":method", method) }
         if let scheme = head.scheme { addField(":scheme", scheme) }
         if let authority = head.authority { addField(":authority", authority) }
@@ -624,6 +626,7 @@ public final class HTTP2Codec {
         return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
             try nameValueBytes.withUnsafeMutableBufferPointer { (pseudoBytes) throws(E) -> R in
                 nameValues.removeAll(keepingCapacity: true)
+                if let statusPair { nameValues.append(statusPair) }
                 let pseudoBase = pseudoBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
                 var start = 0
                 for (nameEnd, valueEnd) in nameValueEnds {
@@ -933,17 +936,12 @@ public final class HTTP2Codec {
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 
-    /// Appends `:status` (three digits).
+    /// Appends `:status` written out: only for a status the constant table has not
+    /// (``statusPair(_:)``: three digits), which neither parser lets through.
     private func addField(_ name: StaticString, status: Int) {
         nameValueBytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         let nameEnd = nameValueBytes.count
-        if (100...999).contains(status) {
-            nameValueBytes.append(UInt8(0x30 + status / 100))
-            nameValueBytes.append(UInt8(0x30 + status / 10 % 10))
-            nameValueBytes.append(UInt8(0x30 + status % 10))
-        } else {
-            nameValueBytes.appendDecimal(status)
-        }
+        nameValueBytes.appendDecimal(status)
         nameValueEnds.append((nameEnd, nameValueBytes.count))
     }
 }
