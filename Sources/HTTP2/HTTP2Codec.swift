@@ -625,7 +625,7 @@ public final class HTTP2Codec {
         // pair as it takes the head): only the pseudo-header fields, made from Strings, are.
         return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
             try nameValueBytes.withUnsafeMutableBufferPointer { (pseudoBytes) throws(E) -> R in
-                nameValues.removeAll(keepingCapacity: true)
+                nameValues.removeAll()
                 if let statusPair { nameValues.append(statusPair) }
                 let pseudoBase = pseudoBytes.baseAddress ?? UnsafeMutablePointer<UInt8>(bitPattern: 1)!
                 var start = 0
@@ -635,7 +635,7 @@ public final class HTTP2Codec {
                     start = valueEnd
                 }
                 appendRegular(fieldBytes, fieldEnds, named: named, checked: true)
-                return try nameValues.withUnsafeBufferPointer(body)
+                return try nameValues.withPairs(body)
             }
         }
     }
@@ -668,13 +668,13 @@ public final class HTTP2Codec {
             scheme.withUTF8InPlace { scheme in
                 authority.withUTF8InPlace { authority in
                     path.withUTF8InPlace { path in
-                        nameValues.removeAll(keepingCapacity: true)
+                        nameValues.removeAll()
                         nameValues.append(Self.pseudo(":method", method))
                         nameValues.append(Self.pseudo(":scheme", scheme))
                         nameValues.append(Self.pseudo(":authority", authority))
                         nameValues.append(Self.pseudo(":path", path))
                         appendRegular(fieldBytes, fieldEnds, named: named, checked: !written)
-                        return Result { () throws(E) -> R in try nameValues.withUnsafeBufferPointer(body) }
+                        return Result { () throws(E) -> R in try nameValues.withPairs(body) }
                     }
                 }
             }
@@ -790,12 +790,12 @@ public final class HTTP2Codec {
     @inline(__always)
     private func withNameValues<R, E: Error>(_ statusPair: nghttp2_nv, _ section: FieldSectionView, omitting: StaticString?,
                                              _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
-        nameValues.removeAll(keepingCapacity: true)
+        nameValues.removeAll()
         nameValues.append(statusPair)
         // The section's own bytes, not copied here: nghttp2 copies each pair as it takes
         // the head, and lowercases the names it copies (`nghttp2_submit_response`); a
         // common name goes as a lowercase constant instead (``pair(name:count:value:count:)``).
-        guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withUnsafeBufferPointer(body) }
+        guard let sectionBase = section.bytes.baseAddress else { return try nameValues.withPairs(body) }
         let named = section.connectionOptions()
         let base = UnsafeMutablePointer(mutating: sectionBase.assumingMemoryBound(to: UInt8.self))
         for line in section.lines where !Self.isConnectionSpecific(line, in: section, named: named) {
@@ -803,7 +803,7 @@ public final class HTTP2Codec {
             nameValues.append(Self.pair(name: base + line.name.lowerBound, count: line.name.count,
                                         value: base + line.value.lowerBound, count: line.value.count))
         }
-        return try nameValues.withUnsafeBufferPointer(body)
+        return try nameValues.withPairs(body)
     }
 
     /// `:status` with a value from ``statusDigits`` (a constant: neither side copies it), for
@@ -838,14 +838,14 @@ public final class HTTP2Codec {
         try bytes.withUnsafeBufferPointer { (bytes) throws(E) -> R in
             // (nghttp2 takes `char *`: it copies the pairs and never writes through them.)
             let base = UnsafeMutablePointer(mutating: bytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
-            nameValues.removeAll(keepingCapacity: true)
+            nameValues.removeAll()
             var start = 0
             for (nameEnd, valueEnd) in ends {
                 nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
                                             count: valueEnd - nameEnd))
                 start = valueEnd
             }
-            return try nameValues.withUnsafeBufferPointer(body)
+            return try nameValues.withPairs(body)
         }
     }
 
@@ -870,7 +870,8 @@ public final class HTTP2Codec {
     private var nameValueEnds: [(name: Int, value: Int)] = []
     /// The names and values of the head being handed to nghttp2, back to back.
     private var nameValueBytes: [UInt8] = []
-    private var nameValues: [nghttp2_nv] = []
+    /// The pairs of the head being handed to nghttp2 (a `let`: a look through a `var` retains it).
+    private let nameValues = NameValueList()
 
     /// Whether `field` may not be sent over HTTP/2 (RFC 9113 §8.2.2); `named`: what the head's
     /// `Connection` names.
