@@ -131,7 +131,10 @@ public final class HTTP2Codec {
         nghttp2_session_set_local_window_size(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(settings.connectionWindow))
     }
 
-    deinit { nghttp2_session_del(session) }
+    deinit {
+        nghttp2_session_del(session)
+        requestCopies.deallocate()
+    }
 
     // MARK: - bytes in, events out
 
@@ -315,30 +318,34 @@ public final class HTTP2Codec {
         try openStream(endStream: endStream) { submit in withNameValues(head, submit) }
     }
 
-    /// ``submitRequest(_:endStream:)`` for a head written straight into storage the codec keeps
-    /// from call to call: its four pseudo-header values given, its regular fields written by
-    /// `write` (at most `fields` fields of `bytes` bytes, names and values together; writing
-    /// more stops the process: a bound is a bug, not input). No ``HTTP2Head`` is made: a request
-    /// rewritten for an HTTP/2 upstream goes from the app's head to nghttp2 in one copy (a head
-    /// made of it and read back cost ~2k instructions of a gRPC call). `write` writes no
-    /// connection-specific field (RFC 9113 §8.2.2; `te` only as `trailers`): the rewrite drops
-    /// them as it writes, so they are not looked for again (~300 instructions of a gRPC call;
-    /// asserted in debug builds).
-    public func submitRequest(method: String, scheme: String, authority: String, path: String, fields: Int, bytes: Int,
-                              endStream: Bool, write: (inout HTTP2Head.FieldWriter) -> Void) throws(HTTP2CodecError) -> Int32 {
-        if requestFields.byteCapacity < bytes || requestFields.endCapacity < fields * 2 {
-            requestFields = HTTP2FieldStore(bytes: max(bytes, Self.requestFieldsFloor), ends: max(fields * 2, 32))
+    /// ``submitRequest(_:endStream:)`` for a head handed over as it is rewritten: its four
+    /// pseudo-header values given, its regular fields written by `write` as the pairs nghttp2
+    /// takes (``RequestFieldPairs``: a kept line of the app's head by reference, what would not
+    /// outlive the call copied into storage the codec keeps — at most `copyBytes` bytes; writing
+    /// more stops the process: a bound is a bug, not input). No ``HTTP2Head`` is made and no kept
+    /// field is copied here: nghttp2 copies each pair as it takes the head (a head made of the
+    /// rewrite and read back cost ~2k instructions of a gRPC call, a copy of each field into
+    /// the codec's storage ~150 a field). `write` writes no connection-specific field (RFC 9113
+    /// §8.2.2; `te` only as `trailers`): the rewrite drops them as it writes, so they are not
+    /// looked for again (asserted in debug builds).
+    public func submitRequest(method: String, scheme: String, authority: String, path: String, copyBytes: Int,
+                              endStream: Bool, write: (inout RequestFieldPairs) -> Void) throws(HTTP2CodecError) -> Int32 {
+        if requestCopies.count < copyBytes {
+            requestCopies.deallocate()
+            requestCopies = .allocate(byteCount: max(copyBytes, Self.requestCopiesFloor), alignment: 1)
         }
-        let store = requestFields
-        HTTP2Head.fill(store, write)
         defer {
-            store.removeAll()
             // A codec lives as long as its connection: storage one large head needed is not kept.
-            if store.byteCapacity > Self.requestFieldsKept { requestFields = HTTP2FieldStore() }
+            if requestCopies.count > Self.requestCopiesKept {
+                requestCopies.deallocate()
+                requestCopies = .allocate(byteCount: Self.requestCopiesFloor, alignment: 1)
+            }
         }
         return try openStream(endStream: endStream) { submit in
-            withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path,
-                                  fieldBytes: store.bytes, fieldEnds: store.ends, named: [], written: true, submit)
+            withRequestNameValues(method: method, scheme: scheme, authority: authority, path: path, {
+                var pairs = RequestFieldPairs(pairs: nameValues, copies: requestCopies)
+                write(&pairs)
+            }, submit)
         }
     }
 
@@ -359,11 +366,11 @@ public final class HTTP2Codec {
         return id
     }
 
-    /// The regular fields of the request head being submitted
-    /// (``submitRequest(method:scheme:authority:path:fields:bytes:endStream:write:)``).
-    private var requestFields = HTTP2FieldStore()
+    /// Storage for the fields a request rewrite copies
+    /// (``submitRequest(method:scheme:authority:path:copyBytes:endStream:write:)``); never empty.
+    private var requestCopies = UnsafeMutableRawBufferPointer.allocate(byteCount: HTTP2Codec.requestCopiesFloor, alignment: 1)
     /// The least room made for them, and the most kept between requests.
-    private static let requestFieldsFloor = 512, requestFieldsKept = 8 * 1024
+    private static let requestCopiesFloor = 512, requestCopiesKept = 8 * 1024
 
     /// Sends a response head on `stream` (server only); interim (1xx) heads may come first.
     /// `endStream`: there is no body; otherwise ``sendBody(stream:_:)`` and
@@ -634,7 +641,7 @@ public final class HTTP2Codec {
                                                 count: valueEnd - nameEnd))
                     start = valueEnd
                 }
-                appendRegular(fieldBytes, fieldEnds, named: named, checked: true)
+                appendRegular(fieldBytes, fieldEnds, named: named)
                 return try nameValues.withPairs(body)
             }
         }
@@ -649,18 +656,14 @@ public final class HTTP2Codec {
         let named = head.hasField("connection") ? head.fields.connectionOptions() : []
         return try head.withFieldStorage { (fieldBytes, fieldEnds) throws(E) -> R in
             try withRequestNameValues(method: head.method!, scheme: head.scheme!, authority: head.authority!, path: head.path!,
-                                      fieldBytes: fieldBytes, fieldEnds: fieldEnds, named: named, written: false, body)
+                                      { appendRegular(fieldBytes, fieldEnds, named: named) }, body)
         }
     }
 
-    /// ``withRequestNameValues(_:_:)`` of the parts: the four pseudo-header values and the
-    /// regular fields' storage (``HTTP2Head/withFieldStorage(_:)``); `named`: what a
-    /// `Connection` field among them names; `written`: the fields are a rewrite's
-    /// (``submitRequest(method:scheme:authority:path:fields:bytes:endStream:write:)``), which
-    /// writes no connection-specific field (so none is looked for).
+    /// ``withRequestNameValues(_:_:)`` of the parts: the four pseudo-header values, then what
+    /// `regular` appends to ``nameValues``.
     private func withRequestNameValues<R, E: Error>(method: String, scheme: String, authority: String, path: String,
-                                                    fieldBytes: UnsafeBufferPointer<UInt8>, fieldEnds: UnsafeBufferPointer<Int>,
-                                                    named: [String], written: Bool,
+                                                    _ regular: () -> Void,
                                                     _ body: (UnsafeBufferPointer<nghttp2_nv>) throws(E) -> R) throws(E) -> R {
         // The four values read in place from the Strings (a `var` copy of each, for
         // `withUTF8`, cost ~600 instructions a request). (A Result out of the closures.)
@@ -673,7 +676,7 @@ public final class HTTP2Codec {
                         nameValues.append(Self.pseudo(":scheme", scheme))
                         nameValues.append(Self.pseudo(":authority", authority))
                         nameValues.append(Self.pseudo(":path", path))
-                        appendRegular(fieldBytes, fieldEnds, named: named, checked: !written)
+                        regular()
                         return Result { () throws(E) -> R in try nameValues.withPairs(body) }
                     }
                 }
@@ -692,10 +695,8 @@ public final class HTTP2Codec {
     }
 
     /// Appends a head's regular fields (its storage, ``HTTP2Head/withFieldStorage(_:)``) to
-    /// ``nameValues`` as pairs pointing into it, but the connection-specific ones (`checked`;
-    /// else the caller wrote none: asserted).
-    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: UnsafeBufferPointer<Int>, named: [String],
-                               checked: Bool) {
+    /// ``nameValues`` as pairs pointing into it, but the connection-specific ones.
+    private func appendRegular(_ fieldBytes: UnsafeBufferPointer<UInt8>, _ fieldEnds: UnsafeBufferPointer<Int>, named: [String]) {
         let base = UnsafeMutablePointer(mutating: fieldBytes.baseAddress ?? UnsafePointer<UInt8>(bitPattern: 1)!)
         var start = 0
         var index = 0
@@ -703,9 +704,7 @@ public final class HTTP2Codec {
             let nameEnd = fieldEnds[index], valueEnd = fieldEnds[index + 1]
             let name = UnsafeRawBufferPointer(start: base + start, count: nameEnd - start)
             let value = UnsafeRawBufferPointer(start: base + nameEnd, count: valueEnd - nameEnd)
-            assert(checked || !Self.isConnectionSpecific(name: name, value: value, named: named),
-                   "a rewritten head holds a connection-specific field")
-            if !checked || !Self.isConnectionSpecific(name: name, value: value, named: named) {
+            if !Self.isConnectionSpecific(name: name, value: value, named: named) {
                 nameValues.append(Self.pair(name: base + start, count: nameEnd - start, value: base + nameEnd,
                                             count: valueEnd - nameEnd))
             }
@@ -854,7 +853,7 @@ public final class HTTP2Codec {
     /// that one is a lowercase constant, handed over as it is. A value that changes with every
     /// request (``UnindexedFields``) is kept out of the HPACK table.
     @inline(__always)
-    private static func pair(name: UnsafeMutablePointer<UInt8>, count nameCount: Int,
+    static func pair(name: UnsafeMutablePointer<UInt8>, count nameCount: Int,
                              value: UnsafeMutablePointer<UInt8>, count valueCount: Int) -> nghttp2_nv {
         let nameBytes = UnsafeRawBufferPointer(start: name, count: nameCount)
         if let common = CommonFieldNames.lowercase(nameBytes) {

@@ -158,7 +158,7 @@ public struct HTTP2Head: Equatable, Sendable {
 
     /// Writes a head's regular fields into storage sized for them beforehand
     /// (``init(method:scheme:authority:path:fields:bytes:write:)``).
-    public struct FieldWriter {
+    public struct FieldWriter: HTTP2FieldSink {
         /// Where the names and values go, back to back.
         let bytes: UnsafeMutableRawBufferPointer
         /// Where each name and value ends in ``bytes``.
@@ -173,7 +173,7 @@ public struct HTTP2Head: Equatable, Sendable {
             self.ends = ends
         }
 
-        /// Appends a field (its name as it is: the codec lowercases names as it sends them).
+        /// Appends a field, copied (its name as it is: the codec lowercases names as it sends them).
         public mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
             precondition(endCount + 2 <= ends.count && position + name.count + value.count <= bytes.count,
                          "an HTTP/2 head outgrew the size it was made with")
@@ -184,9 +184,9 @@ public struct HTTP2Head: Equatable, Sendable {
             endCount += 2
         }
 
-        /// Appends a field named `name` (a literal).
-        public mutating func add(name: StaticString, value: UnsafeRawBufferPointer) {
-            add(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
+        /// Appends a field (copied, as every field here is).
+        public mutating func addCopy(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+            add(name: name, value: value)
         }
 
         private mutating func put(_ source: UnsafeRawBufferPointer) {

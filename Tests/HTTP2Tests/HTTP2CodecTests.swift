@@ -118,19 +118,32 @@ final class HTTP2CodecTests: XCTestCase {
                                                                                            HTTPField(name: "x-long", value: String(repeating: "v", count: 3000))]))))
     }
 
-    /// A response's `:status` is read as the number it says (three digits, read from the bytes).
-    /// A request head written straight into the codec's storage arrives as written (names
+    /// A request head handed over as it is written (the rewrite's way) arrives as written (names
     /// lowercased; the writer, the rewrite, leaves out what HTTP/2 forbids: see
-    /// `RequestRewriterHTTP2Tests`); the next one written there carries only its own fields,
-    /// whether smaller, larger than the storage kept, or after one that was.
+    /// `RequestRewriterHTTP2Tests`), whether its fields were handed over by reference or copied;
+    /// the next one carries only its own fields, whether smaller, larger than the storage kept
+    /// for copies, or after one that was.
     func testARequestHeadWrittenInPlaceArrivesAsWrittenAndTheNextOneCarriesOnlyItsOwn() throws {
         let pair = CodecPair()
         func submit(_ path: String, _ fields: [(String, String)], endStream: Bool = true) throws -> Int32 {
             let bytes = fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
-            return try pair.client.submitRequest(method: "POST", scheme: "https", authority: "api.test", path: path,
-                                                 fields: fields.count, bytes: bytes, endStream: endStream) { out in
-                for (name, value) in fields {
-                    Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { out.add(name: n, value: $0) } }
+            // Every other field by reference (its bytes held here through the submit), the rest copied.
+            let held = fields.map { (Array($0.0.utf8), Array($0.1.utf8)) }
+            return try held.withUnsafeBufferPointer { held in
+                try pair.client.submitRequest(method: "POST", scheme: "https", authority: "api.test", path: path,
+                                              copyBytes: bytes, endStream: endStream) { out in
+                    for (index, (name, value)) in held.enumerated() {
+                        name.withUnsafeBytes { n in
+                            value.withUnsafeBytes { v in
+                                if index % 2 == 0 {
+                                    out.addCopy(name: n, value: v)
+                                } else {
+                                    // (Arrays kept alive by `held`: their storage outlives the call.)
+                                    out.add(name: n, value: v)
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -142,7 +155,7 @@ final class HTTP2CodecTests: XCTestCase {
                                             ("TE", "trailers")])
         let second = try submit("/svc/Two", [("x-n", "2")])
         // Larger than the storage kept between heads (8 KiB), then a small one again.
-        let big = (0..<20).map { ("x-big-\($0)", String(repeating: "v", count: 500)) }
+        let big = (0..<40).map { ("x-big-\($0)", String(repeating: "v", count: 500)) }
         let third = try submit("/svc/Three", big, endStream: false)
         pair.client.endBody(stream: third)
         let fourth = try submit("/svc/Four", [])
@@ -155,6 +168,7 @@ final class HTTP2CodecTests: XCTestCase {
         ])
     }
 
+    /// A response's `:status` is read as the number it says (three digits, read from the bytes).
     func testAResponseStatusIsReadAsItsNumber() throws {
         for status in [100, 204, 404, 599, 999] {  // (both ends of the constant table)
             let pair = CodecPair()

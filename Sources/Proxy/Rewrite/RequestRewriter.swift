@@ -258,20 +258,23 @@ extension RequestRewriter {
     /// on as a plain request).
     static func http2Head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
                           trace: TraceFieldRewrite? = nil) -> HTTP2Head {
-        withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) { method, authority, path, fields, bytes, write in
+        withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) {
+            (method, authority, path, fields, bytes, _, write: (inout HTTP2Head.FieldWriter) -> Void) in
             HTTP2Head(method: method, scheme: scheme, authority: authority, path: path, fields: fields, bytes: bytes, write: write)
         }
     }
 
     /// Opens a stream on `codec` with the head ``http2Head(for:decision:token:scheme:trace:)``
-    /// makes, written straight into the codec's storage (no head made and read back); returns
-    /// the stream's id. `endStream`: the request has no body.
+    /// makes, handed to the codec as it is written (the kept lines by reference, the added
+    /// fields copied: ``RequestFieldPairs``); returns the stream's id. `endStream`: the request
+    /// has no body.
     static func submitHTTP2(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
                             trace: TraceFieldRewrite?, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
-        let opened = withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) { method, authority, path, fields, bytes, write in
+        let opened = withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) {
+            (method, authority, path, _, _, added, write: (inout RequestFieldPairs) -> Void) in
             Result { () throws(HTTP2CodecError) -> Int32 in
-                try codec.submitRequest(method: method, scheme: scheme, authority: authority, path: path, fields: fields,
-                                        bytes: bytes, endStream: endStream, write: write)
+                try codec.submitRequest(method: method, scheme: scheme, authority: authority, path: path, copyBytes: added,
+                                        endStream: endStream, write: write)
             }
         }
         return try opened.get()
@@ -279,11 +282,13 @@ extension RequestRewriter {
 
     /// The rewrite both make: `body` called with the request's `:method`, `:authority` and
     /// `:path` values, the most fields and bytes (names and values) the regular fields take,
-    /// and what writes them (valid during the call).
-    private static func withHTTP2Rewrite<R>(
+    /// the most bytes of them that are added (not lines of the request), and what writes them
+    /// into `Sink` (valid during the call: the kept lines are handed over as the request holds
+    /// them, valid through `body`; the added ones only through their `addCopy`).
+    private static func withHTTP2Rewrite<R, Sink: HTTP2FieldSink>(
         of request: RequestHead, decision: RouteDecision, token: AccessToken?, trace: TraceFieldRewrite?,
-        _ body: (_ method: String, _ authority: String, _ path: String, _ fields: Int, _ bytes: Int,
-                 _ write: (inout HTTP2Head.FieldWriter) -> Void) -> R
+        _ body: (_ method: String, _ authority: String, _ path: String, _ fields: Int, _ bytes: Int, _ added: Int,
+                 _ write: (inout Sink) -> Void) -> R
     ) -> R {
         if let injection = decision.injection, let token {
             return withHTTP2Rewrite(of: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
@@ -310,11 +315,11 @@ extension RequestRewriter {
         let proofSize = proof?.utf8.count ?? 0
         // Written in one pass into storage sized once: the kept lines' names and values are at
         // most the section's bytes; the fields added after them are bounded here.
+        let added = 14 + 20 + 13 + (token?.headerLine.count ?? 0) + 4 + proofSize + 11 + traceValue.count
+            + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
         return request.withFieldSection { section in
-            let bytes = section.bytes.count + 14 + 20 + 13 + (token?.headerLine.count ?? 0) + 4 + proofSize
-                + 11 + traceValue.count + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
             let connectionNamed = section.connectionOptions()
-            return body(request.method, decision.hostField, path, section.lines.count + 6, bytes) { out in
+            return body(request.method, decision.hostField, path, section.lines.count + 6, section.bytes.count + added, added) { out in
                 for line in section.lines {
                     guard keeps(line, in: section, connectionNamed: connectionNamed, stripAuthorization: stripAuthorization,
                                 perRequest: perRequest),
@@ -323,20 +328,21 @@ extension RequestRewriter {
                             value: UnsafeRawBufferPointer(rebasing: section.bytes[line.value]))
                 }
                 if var digits = lengthDigits {
-                    digits.withUTF8 { out.add(name: "content-length", value: UnsafeRawBufferPointer($0)) }
+                    digits.withUTF8 { out.addCopy(name: "content-length", value: UnsafeRawBufferPointer($0)) }
                 }
                 if let token {
                     // "Authorization: <scheme> <token>\r\n": the value between the name and the CRLF.
                     token.headerLine.withUnsafeBytes { line in
-                        out.add(name: "authorization", value: UnsafeRawBufferPointer(rebasing: line[15..<line.count - 2]))
+                        out.addCopy(name: "authorization", value: UnsafeRawBufferPointer(rebasing: line[15..<line.count - 2]))
                     }
                 }
                 if proof != nil {
-                    proof!.withUTF8 { out.add(name: "dpop", value: UnsafeRawBufferPointer($0)) }
+                    proof!.withUTF8 { out.addCopy(name: "dpop", value: UnsafeRawBufferPointer($0)) }
                 }
                 if !traceValue.isEmpty {
-                    traceValue.withUnsafeBytes { out.add(name: "traceparent", value: $0) }
+                    traceValue.withUnsafeBytes { out.addCopy(name: "traceparent", value: $0) }
                 }
+                // (Constants: valid for as long as the process.)
                 out.add(name: "via", value: UnsafeRawBufferPointer(start: Self.viaValue.utf8Start, count: Self.viaValue.utf8CodeUnitCount))
                 out.add(name: "te", value: UnsafeRawBufferPointer(start: Self.trailersValue.utf8Start,
                                                                   count: Self.trailersValue.utf8CodeUnitCount))
