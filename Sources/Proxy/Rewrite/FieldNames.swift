@@ -5,7 +5,10 @@ import HTTP2
 enum FieldNames {
     /// Whether a line describes one connection and is never forwarded as it is (RFC 9110
     /// §7.6.1), or is `Transfer-Encoding`, which the proxy re-frames itself.
-    @inline(__always)  // once per field line of every head: a call cost as much as the test
+    // Once per field line of every head: a call cost as much as the test. (Transparent: with
+    // `@inline(__always)` the HTTP/1.1 response copy's loop called it once a line again, +90
+    // instructions a request, after a change elsewhere moved the optimizer's budget.)
+    @_transparent
     static func isHopByHop(_ line: FieldLine, in section: FieldSectionView) -> Bool {
         isHopByHop(nameLength: line.name.count) { section.name(of: line, equals: $0) }
     }
@@ -17,7 +20,7 @@ enum FieldNames {
 
     /// The one list of hop-by-hop names. Dispatches on the name's length, so most fields are
     /// rejected without looking at a byte; `named` compares the name with a lowercase literal.
-    @inline(__always)
+    @_transparent
     private static func isHopByHop(nameLength: Int, _ named: (StaticString) -> Bool) -> Bool {
         switch nameLength {
         case 2: return named("te")
