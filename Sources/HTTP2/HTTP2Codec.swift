@@ -854,7 +854,7 @@ public final class HTTP2Codec {
     /// request (``UnindexedFields``) is kept out of the HPACK table.
     @inline(__always)
     static func pair(name: UnsafeMutablePointer<UInt8>, count nameCount: Int,
-                             value: UnsafeMutablePointer<UInt8>, count valueCount: Int) -> nghttp2_nv {
+                     value: UnsafeMutablePointer<UInt8>, count valueCount: Int) -> nghttp2_nv {
         let nameBytes = UnsafeRawBufferPointer(start: name, count: nameCount)
         if let common = CommonFieldNames.lowercase(nameBytes) {
             return nghttp2_nv(name: UnsafeMutablePointer(mutating: common.utf8Start), value: value, namelen: nameCount,
