@@ -9,6 +9,9 @@ public protocol HTTP2FieldSink {
     mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
     /// Appends a field whose bytes are valid only during this call (copied).
     mutating func addCopy(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    /// Appends a field named `name` (a constant) whose value is valid only during this call:
+    /// only the value need be copied.
+    mutating func addCopy(name: StaticString, value: UnsafeRawBufferPointer)
 }
 
 extension HTTP2FieldSink {
@@ -18,7 +21,8 @@ extension HTTP2FieldSink {
         add(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
     }
 
-    /// Appends a field named `name` (a constant) whose value is valid only during this call.
+    /// Appends a field named `name` (a constant) whose value is valid only during this call,
+    /// both copied (a sink that copies everything anyway).
     @inlinable @inline(__always)
     public mutating func addCopy(name: StaticString, value: UnsafeRawBufferPointer) {
         addCopy(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)

@@ -30,15 +30,23 @@ public struct RequestFieldPairs: HTTP2FieldSink {
     }
 
     public mutating func addCopy(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
-        precondition(used + name.count + value.count <= copies.count, "an HTTP/2 request head outgrew the size it was made with")
-        let base = copies.baseAddress.unsafelyUnwrapped
-        let nameStart = base + used
-        if let from = name.baseAddress { nameStart.copyMemory(from: from, byteCount: name.count) }
-        let valueStart = nameStart + name.count
-        if let from = value.baseAddress { valueStart.copyMemory(from: from, byteCount: value.count) }
-        used += name.count + value.count
-        add(name: UnsafeRawBufferPointer(start: nameStart, count: name.count),
-            value: UnsafeRawBufferPointer(start: valueStart, count: value.count))
+        let name = copy(name)
+        add(name: name, value: copy(value))
+    }
+
+    /// The name stays the constant it is (nghttp2 gets the lowercase one, not a copy of it to
+    /// look up again); only the value is copied.
+    public mutating func addCopy(name: StaticString, value: UnsafeRawBufferPointer) {
+        add(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: copy(value))
+    }
+
+    /// `bytes` copied after what the copies hold, valid until the submit returns.
+    private mutating func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        precondition(used + bytes.count <= copies.count, "an HTTP/2 request head outgrew the size it was made with")
+        let start = copies.baseAddress.unsafelyUnwrapped + used
+        if let from = bytes.baseAddress { start.copyMemory(from: from, byteCount: bytes.count) }
+        used += bytes.count
+        return UnsafeRawBufferPointer(start: start, count: bytes.count)
     }
 
     /// `bytes`' start as nghttp2 takes it (`char *`: it copies the pairs and never writes
