@@ -509,7 +509,8 @@ public final class ManagedCredential: Credential, @unchecked Sendable {
         switch outcome {
         case .success(let grant):
             gate?.open()
-            let actions = state.fetchSucceeded(grant, now: now)
+            // Dated from the request, not from the need: the flight may have waited for the lease.
+            let actions = state.fetchSucceeded(grant, now: now, sentAt: startedAt)
             FetchLog.success(logger, credential: logName, grant: grant, state: state, latency: latency, now: now)
             shared?.fetchFinished(state.current)
             perform(actions)

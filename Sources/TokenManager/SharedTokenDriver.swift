@@ -108,8 +108,11 @@ final class SharedTokenDriver {
                 let now = clock.now
                 var entry = SharedTokenEntry(issued, now: now, wallNow: clock.wallClockSeconds)
                 entry.refreshToken = refreshTokens?.held
+                // A refresh token entry is written even when its access token is over: the
+                // rotated refresh token must reach the fleet (its TTL is the retention, ``write``).
                 let ttl = issued.usableUntil - now
-                guard ttl > .milliseconds(1), let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
+                guard refreshTokens != nil || ttl > .milliseconds(1),
+                      let sealed = binding.cache.sealer.seal(entry, cacheKey: binding.hash) else { continue }
                 write(sealed, until: issued.usableUntil)
             case .adopt(let entry):
                 // Its refresh token was taken as the entry was read (``readFinished(_:)``).

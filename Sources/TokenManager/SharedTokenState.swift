@@ -170,12 +170,15 @@ public struct SharedTokenState: Sendable {
     }
 
     /// The fetch finished: `token` on success (written for the fleet), nil on failure (the lease
-    /// is released so another replica may try; the credential's own backoff retries).
+    /// is released so another replica may try; the credential's own backoff retries). An
+    /// exclusive flight writes every success, usable access token or not: the entry carries the
+    /// rotated refresh token, the one the server now expects from the fleet (readers never serve
+    /// an unusable access token, ``serves(_:need:now:wallNow:)``).
     public mutating func fetchFinished(_ token: IssuedToken?, now: ContinuousClock.Instant) -> [SharedTokenAction] {
         guard phase == .fetching else { return [] }
         var actions: [SharedTokenAction] = []
-        if let token, token.isUsable(at: now) { actions.append(.write(token)) }
-        if exclusive, let token, token.isUsable(at: now) {
+        if let token, exclusive || token.isUsable(at: now) { actions.append(.write(token)) }
+        if exclusive, token != nil {
             // Held until the entry is written (``entryWritten(ok:)``); never written, it expires.
         } else if holdsLease {
             holdsLease = false

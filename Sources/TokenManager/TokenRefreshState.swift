@@ -88,9 +88,12 @@ public struct TokenRefreshState {
         return beginFetch(now: now)
     }
 
-    /// The in-flight fetch produced `grant`; its lifetime counts from when the fetch started.
-    public mutating func fetchSucceeded(_ grant: TokenGrant, now: ContinuousClock.Instant) -> [TokenRefreshAction] {
-        let issuedAt = fetchStartedAt ?? now
+    /// The in-flight fetch produced `grant`; its lifetime counts from when the fetch started —
+    /// from `sentAt` when given: the moment the request went to the token server, which may be
+    /// long after the fetch began (a fleet's flight waits for another replica's lease first).
+    public mutating func fetchSucceeded(_ grant: TokenGrant, now: ContinuousClock.Instant,
+                                        sentAt: ContinuousClock.Instant? = nil) -> [TokenRefreshAction] {
+        let issuedAt = sentAt ?? fetchStartedAt ?? now
         counts.succeeded += 1
         return finishFetch(IssuedToken(value: grant.value, issuedAt: issuedAt, lifetime: grant.lifetime,
                                        generation: generation + 1, binding: grant.binding, fetchSpan: grant.fetchSpan), now: now)

@@ -226,4 +226,27 @@ final class SharedTokenStateTests: XCTestCase {
         XCTAssertEqual(machine.entryWritten(ok: true), [.availabilityChanged(true), .releaseLease], "written again: released")
         XCTAssertFalse(machine.holdsLease)
     }
+
+    /// A refresh answered with an access token that is already over (a short lifetime, a slow
+    /// answer) still rotated the refresh token: the entry carrying it is written and the lease
+    /// kept until it is, or the next replica would spend the old refresh token (invalid_grant,
+    /// and a server with reuse protection revokes the family).
+    func testAnExclusiveFlightSharesARotationWhoseAccessTokenIsAlreadyOver() {
+        var machine = SharedTokenState(waitLimit: .seconds(2), pollInterval: .milliseconds(50), leaseTTL: .seconds(11), exclusive: true)
+        _ = machine.need(.refresh, now: at(0))
+        _ = read(&machine, .missing)
+        XCTAssertEqual(machine.leaseResult(.won, now: at(0)), [.read])
+        XCTAssertEqual(read(&machine, .missing), [.fetch])
+        let over = IssuedToken(value: "R", issuedAt: at(0), lifetime: .seconds(4))
+        XCTAssertEqual(machine.fetchFinished(over, now: at(12)), [.write(over)], "written, and the lease held")
+        XCTAssertTrue(machine.holdsLease)
+        XCTAssertEqual(machine.entryWritten(ok: true), [.releaseLease])
+        // Not exclusive: an access token that is over is not shared, and the lease goes at once.
+        var plain = state()
+        _ = plain.need(.start, now: at(0))
+        _ = read(&plain, .missing)
+        _ = plain.leaseResult(.won, now: at(0))
+        _ = read(&plain, .missing)
+        XCTAssertEqual(plain.fetchFinished(over, now: at(12)), [.releaseLease])
+    }
 }

@@ -50,6 +50,19 @@ final class TokenRefreshStateTests: XCTestCase {
         XCTAssertEqual(state.counts.succeeded, 2)
     }
 
+    /// A fetch that waited (a fleet's flight waiting for another replica's lease) before its
+    /// request was sent: the token's lifetime counts from the request, not from the wait.
+    func testAFetchSentAfterAWaitIsDatedFromTheRequest() throws {
+        var state = makeState()
+        XCTAssertEqual(state.start(now: t0), [.fetch])
+        let sent = t0 + .seconds(11)
+        let arrived = sent + .milliseconds(100)
+        let actions = state.fetchSucceeded(grant("late", .seconds(4)), now: arrived, sentAt: sent)
+        XCTAssertEqual(state.current?.issuedAt, sent)
+        XCTAssertEqual(state.usableToken(at: arrived)?.value, "late", "usable for 3.6 s from the request")
+        XCTAssertEqual(actions.first, .publish(try XCTUnwrap(state.usableToken(at: arrived))))
+    }
+
     func testJitterVariesWithTheSeedButStaysWithinTwoPercent() {
         var times = Set<ContinuousClock.Instant>()
         for seed in 1...20 {

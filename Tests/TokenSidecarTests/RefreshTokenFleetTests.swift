@@ -143,8 +143,11 @@ final class RefreshTokenFleetTests: XCTestCase {
         // drop it unprocessed.
         try "".write(to: setup.dot.file("hold"), atomically: true, encoding: .utf8)
         let held = try XCTUnwrap(wait(20) { setup.dot.log("token.jsonl").first { $0["held"] != nil } }, "a refresh was held")
-        let refresher = try XCTUnwrap(wait(5) { replicas.firstIndex { self.connects($0.process.processIdentifier, to: setup.dot.port) } },
-                                      "the refreshing replica has a connection to the server")
+        // The replica that sent it: the one whose connection comes from the held request's port
+        // (every replica has connections to the server: the route's upstream is the same one).
+        let heldPort = try XCTUnwrap(held["port"] as? Int, "the held request's source port")
+        let refresher = try XCTUnwrap(wait(5) { replicas.firstIndex { self.owns($0.process.processIdentifier, port: heldPort, to: setup.dot.port) } },
+                                      "the refreshing replica holds the held request's connection")
         kill(replicas[refresher].process.processIdentifier, SIGKILL)
         replicas[refresher].process.waitUntilExit()
         let killedPort = replicas[refresher].port
@@ -242,8 +245,10 @@ final class RefreshTokenFleetTests: XCTestCase {
     }
 
     /// Whether process `pid` has an established TCP connection to 127.0.0.1:`port` (`ss`).
-    private func connects(_ pid: Int32, to port: Int) -> Bool {
-        guard let outcome = try? Command.run(["ss", "-Htnp", "state", "established", "dst", "127.0.0.1:\(port)"]) else { return false }
+    /// Whether process `pid` holds the connection from local port `port` to the server at `server`.
+    private func owns(_ pid: Int32, port: Int, to server: Int) -> Bool {
+        guard let outcome = try? Command.run(["ss", "-Htnp", "state", "established", "src", "127.0.0.1:\(port)",
+                                              "dst", "127.0.0.1:\(server)"]) else { return false }
         return outcome.out.contains("pid=\(pid),")
     }
 

@@ -21,7 +21,8 @@ the held request is answered 503 without being processed (the server never saw i
 
 DIR/token.jsonl gets one line per token request: time, grant_type, used (the first 12 hex of
 the SHA-256 of the refresh token sent), status, error (the OAuth error code or null), issued
-(the same digest of the new refresh token, or null), and "held" lines. Never a token itself.
+(the same digest of the new refresh token, or null), and "held" lines (with "port": the client's
+source port, which tells which process sent the held request). Never a token itself.
 """
 import hashlib
 import json
@@ -117,7 +118,7 @@ def token(request):
     used = digest(form.get("refresh_token"))
     hold = os.path.join(DIR, "hold")
     if os.path.exists(hold):
-        log({"time": time.time(), "held": used})
+        log({"time": time.time(), "held": used, "port": int(request.META.get("REMOTE_PORT", 0))})
         while os.path.exists(hold):
             with open(hold) as f:
                 if f.read().strip() == "drop":
@@ -175,6 +176,12 @@ class Server(ThreadingMixIn, WSGIServer):
 class QuietHandler(WSGIRequestHandler):
     def log_message(self, *args):
         pass
+
+    def get_environ(self):
+        # (wsgiref gives the client's address but not its port.)
+        environ = super().get_environ()
+        environ["REMOTE_PORT"] = str(self.client_address[1])
+        return environ
 
 
 from django.core.wsgi import get_wsgi_application
