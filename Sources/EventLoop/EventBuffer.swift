@@ -27,6 +27,22 @@ public struct EventBuffer {
         return try body(UnsafeRawBufferPointer(start: pointer, count: length))
     }
 
+    /// Calls `body` with the first `length` bytes made contiguous, where the caller knows the
+    /// buffer holds at least that many (``withContiguousPrefix(_:_:)`` without reading the
+    /// length again: each read is a call into libevent).
+    public func withContiguousFirst<R>(_ length: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if length == 0 { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let pointer = evbuffer_pullup(raw, length)
+        precondition(pointer != nil, "fewer bytes buffered than the caller counted")
+        return body(UnsafeRawBufferPointer(start: pointer, count: length))
+    }
+
+    /// Moves every byte to the end of `destination`, where the caller has just read how many
+    /// there are (`count`).
+    public func moveAll(to destination: EventBuffer, count: Int) {
+        if count > 0 { evbuffer_add_buffer(destination.raw, raw) }
+    }
+
     /// Discards the first `length` bytes.
     public func drain(_ length: Int) {
         evbuffer_drain(raw, length)

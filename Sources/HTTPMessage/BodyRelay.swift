@@ -146,7 +146,9 @@ public struct BodyRelay {
                 let left = remaining - UInt64(moved)
                 input = left == 0 ? .done : .length(remaining: left)
             case .untilEnd, .ending:
-                if source.isEmpty {
+                // (The source's length read once a pass: each read is a call into libevent.)
+                let available = source.count
+                if available == 0 {
                     guard case .ending(let trailers) = input else { return .needMore }
                     if chunkedOutput {
                         destination.append(HeadSerializer.lastChunk(trailers: trailers ?? HTTPFields()))
@@ -157,11 +159,15 @@ public struct BodyRelay {
                     return .complete
                 }
                 if destination.count >= limit { return .blocked }
-                moveAll(from: source, to: destination)
+                moveAll(available, from: source, to: destination)
+                // All of it moved: until the message ends there is nothing more to look at.
+                if case .untilEnd = input { return .needMore }
             case .untilClose:
                 if destination.count >= limit { return .blocked }
-                if source.isEmpty { return .needMore }
-                moveAll(from: source, to: destination)
+                let available = source.count
+                if available == 0 { return .needMore }
+                moveAll(available, from: source, to: destination)
+                return destination.count >= limit ? .blocked : .needMore
             case .chunked(var decoder):
                 if destination.count >= limit { return .blocked }
                 // In the middle of chunk data the decoder needs no bytes: ask it first, so body
@@ -216,10 +222,9 @@ public struct BodyRelay {
 
     /// Moves everything `source` holds, as one chunk when the output is chunked (a body whose
     /// input has no framing of its own: until the close, or until its message ends).
-    private mutating func moveAll(from source: EventBuffer, to destination: EventBuffer) {
-        let available = source.count
+    private mutating func moveAll(_ available: Int, from source: EventBuffer, to destination: EventBuffer) {
         if chunkedOutput { destination.append(HeadSerializer.chunkHeader(available)) }
-        source.moveAll(to: destination)
+        source.moveAll(to: destination, count: available)
         if chunkedOutput { destination.append(Self.crlf) }
         bodyBytes += UInt64(available)
     }

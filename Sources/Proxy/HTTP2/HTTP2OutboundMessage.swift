@@ -145,19 +145,20 @@ struct HTTP2OutboundMessage {
             case .chunked:
                 guard try sendChunks(body, codec: codec) else { return }
             case .untilClose:
-                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
-                let n = min(body.count, room)
+                // (The buffer's length read once: each read is a call into libevent.)
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit), buffered = body.count
+                let n = min(buffered, room)
                 if n > 0 { move(n, from: body, codec: codec) }
-                if closed && body.isEmpty {
+                if closed && n == buffered {
                     codec.endBody(stream: stream)
                     phase = .done
                 }
                 return
             case .untilEnd:
-                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit)
-                let n = min(body.count, room)
+                let room = codec.sendRoom(stream: stream, limit: Self.sendQueueLimit), buffered = body.count
+                let n = min(buffered, room)
                 if n > 0 { move(n, from: body, codec: codec) }
-                guard messageEnded && body.isEmpty else { return }
+                guard messageEnded && n == buffered else { return }
                 codec.endBody(stream: stream, trailers: endTrailers)
                 endTrailers = nil
                 phase = .done
@@ -258,7 +259,7 @@ struct HTTP2OutboundMessage {
     }
 
     private func move(_ n: Int, from body: EventBuffer, codec: HTTP2Codec) {
-        body.withContiguousPrefix(n) { codec.sendBody(stream: stream, $0) }
+        body.withContiguousFirst(n) { codec.sendBody(stream: stream, $0) }
         body.drain(n)
     }
 }
