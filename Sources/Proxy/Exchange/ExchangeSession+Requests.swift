@@ -344,14 +344,16 @@ extension ExchangeSession: UpstreamWaiter {
             if let trace = io.trace { trace.attemptStarted(rewrite.traceParent, number: io.propagation.attempts) }
             if upstream.takesTextHead {
                 headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                                  trace: rewrite, to: upstream.output)
+                                                  trace: rewrite, via: receivedProtocol(io), to: upstream.output)
             } else {
                 headCount = upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token,
                                                                   upgrade: io.upgrade?.text, trace: rewrite,
+                                                                  via: receivedProtocol(io),
                                                                   bodyEndsWithStream: io.requestEndsWithStream))
             }
         } else if upstream.takesTextHead {
-            headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text, to: upstream.output)
+            headCount = RequestRewriter.write(io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
+                                              via: receivedProtocol(io), to: upstream.output)
         } else {
             // An HTTP/2 upstream's stream takes the head typed (or, before a negotiated
             // upstream's protocol is known, it waits for it).
@@ -379,7 +381,14 @@ extension ExchangeSession: UpstreamWaiter {
     @inline(never)
     private func sendPlannedHead(_ io: ExchangeIO, _ upstream: UpstreamConnection) -> Int {
         upstream.sendHead(UpstreamRequestPlan(head: io.head, decision: io.decision, token: io.token, upgrade: io.upgrade?.text,
-                                              trace: nil, bodyEndsWithStream: io.requestEndsWithStream))
+                                              trace: nil, via: receivedProtocol(io), bodyEndsWithStream: io.requestEndsWithStream))
+    }
+
+    /// The protocol the exchange's request came in, for its `Via` entry: an HTTP/2 stream's, or
+    /// its HTTP/1.x head's version.
+    @inline(__always)
+    private func receivedProtocol(_ io: ExchangeIO) -> ViaProtocol {
+        ViaProtocol(io.head.version, http2: isHTTP2Stream)
     }
 
     /// An HTTP/2 app's streamed body ended (its stream said so): the relay completes once the

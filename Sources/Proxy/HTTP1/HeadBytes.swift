@@ -16,6 +16,4 @@ enum HeadBytes {
     static var traceParentPrefix: StaticString { "traceparent: " }
     static var connectionClose: StaticString { "Connection: close\r\n" }
     static var connectionKeepAlive: StaticString { "Connection: keep-alive\r\n" }
-    /// The `Via` line the proxy adds to every head it forwards.
-    static var viaLine: StaticString { "Via: 1.1 token-sidecar\r\n" }
 }

@@ -17,18 +17,19 @@ enum RequestRewriter {
     /// `Upgrade: <it>` and `Connection: upgrade`, and nothing else of the app's `Upgrade` lines
     /// goes on (a list could name a protocol the route does not allow).
     /// `trace`: how the W3C trace fields are rewritten while tracing is on (nil: untouched).
+    /// `via`: the protocol the request came in (its `Via` entry's version).
     static func head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                     trace: TraceFieldRewrite? = nil) -> [UInt8] {
+                     trace: TraceFieldRewrite? = nil, via: ViaProtocol = .http1_1) -> [UInt8] {
         if let injection = decision.injection, let token {
             return head(for: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
-                        upgrade: upgrade, trace: trace)
+                        upgrade: upgrade, trace: trace, via: via)
         }
         var out: [UInt8] = []
         let make: (Int, (inout HeadWriter) -> Void) -> Void = { maxCount, body in out = HeadWriter.bytes(maxCount: maxCount, body) }
         if let trace {
-            write(request, decision: decision, token: token, upgrade: upgrade, trace: trace, reserve: make)
+            write(request, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via, reserve: make)
         } else {
-            write(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), reserve: make)
+            write(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), via: via, reserve: make)
         }
         return out
     }
@@ -36,11 +37,12 @@ enum RequestRewriter {
     /// Writes ``head(for:decision:token:upgrade:trace:)`` at the end of `output`, in place; returns its size.
     /// The trace fields go untouched.
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                      to output: EventBuffer) -> Int {
+                      via: ViaProtocol = .http1_1, to output: EventBuffer) -> Int {
         if decision.injection != nil, let token {
-            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: nil, to: output)
+            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: nil, via: via, to: output)
         }
-        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), to: output)
+        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: UntouchedTraceFields(), via: via,
+                         to: output)
     }
 
     /// The head of a request whose credential goes elsewhere than the default `Authorization`
@@ -48,32 +50,33 @@ enum RequestRewriter {
     /// no token line of its own. Out of line: the default head never carries this code.
     @inline(never)
     private static func writeEdited(_ request: RequestHead, decision: RouteDecision, token: AccessToken, upgrade: String?,
-                                    trace: TraceFieldRewrite?, to output: EventBuffer) -> Int {
+                                    trace: TraceFieldRewrite?, via: ViaProtocol, to output: EventBuffer) -> Int {
         let edited = CredentialEdit.apply(request, decision.injection!, token: token.value)
         if let trace {
-            return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: trace, to: output)
+            return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: trace, via: via, to: output)
         }
-        return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: UntouchedTraceFields(), to: output)
+        return writeHead(edited, decision: decision, token: nil, upgrade: upgrade, trace: UntouchedTraceFields(), via: via, to: output)
     }
 
     /// Writes the head with `trace`'s `traceparent` in place of the app's, at the end of `output`; returns its size.
     /// Inlined into the traced send step (itself out of line), so the head is borrowed, not copied.
     @inline(__always)
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                      trace: TraceFieldRewrite, to output: EventBuffer) -> Int {
+                      trace: TraceFieldRewrite, via: ViaProtocol = .http1_1, to output: EventBuffer) -> Int {
         if decision.injection != nil, let token {
-            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+            return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via, to: output)
         }
-        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+        return writeHead(request, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via, to: output)
     }
 
     /// Generic over the trace policy so that the untraced head, the one every request writes
     /// while tracing is off, is compiled without a trace test at all.
     @inline(__always)
     private static func writeHead<Trace: TraceFieldPolicy>(_ request: RequestHead, decision: RouteDecision, token: AccessToken?,
-                                                       upgrade: String?, trace: Trace, to output: EventBuffer) -> Int {
+                                                       upgrade: String?, trace: Trace, via: ViaProtocol,
+                                                       to output: EventBuffer) -> Int {
         var written = 0
-        write(request, decision: decision, token: token, upgrade: upgrade, trace: trace) { maxCount, body in
+        write(request, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via) { maxCount, body in
             output.write(reserving: maxCount) { buffer in
                 var writer = HeadWriter(buffer)
                 body(&writer)
@@ -87,7 +90,7 @@ enum RequestRewriter {
     /// Computes an upper bound of the head's size and hands `reserve` that bound and the writer
     /// of the head, for it to run over that much reserved memory.
     private static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String?,
-                              trace: some TraceFieldPolicy, reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
+                              trace: some TraceFieldPolicy, via: ViaProtocol, reserve: (Int, (inout HeadWriter) -> Void) -> Void) {
         let binding = token?.binding?.dpopKey == nil ? nil : token?.binding
         let proof = token.flatMap { token in binding.flatMap { dpopProof(for: request, decision: decision, token: token, binding: $0) } }
         let path: String?
@@ -101,7 +104,7 @@ enum RequestRewriter {
         let perRequest = decision.perRequest
         request.withFieldSection { section in
             var maxCount = request.method.utf8.count + 1 + (path?.utf8.count ?? 1) + HeadBytes.spaceHTTP11Host.utf8CodeUnitCount
-                + decision.hostField.utf8.count + 2 + section.bytes.count + HeadBytes.viaLine.utf8CodeUnitCount + 2
+                + decision.hostField.utf8.count + 2 + section.bytes.count + ViaProtocol.longestLine + 2
             switch request.framing {
             case .contentLength: maxCount += HeadBytes.contentLengthPrefix.utf8CodeUnitCount + HeadWriter.maxDecimalCount + 2
             case .chunked: maxCount += HeadBytes.chunkedLine.utf8CodeUnitCount
@@ -168,7 +171,7 @@ enum RequestRewriter {
                     out.writeTraceParent(traceParent)
                     out.write(HeadBytes.crlf)
                 }
-                out.write(HeadBytes.viaLine)
+                out.write(via.line)
                 out.write(HeadBytes.crlf)
             }
         }
@@ -256,21 +259,23 @@ extension RequestRewriter {
     /// `traceparent` (while tracing), `via`, and `te: trailers` (the sidecar relays trailers;
     /// gRPC servers require it). No `Upgrade`: HTTP/2 has none (a request asking for one goes
     /// on as a plain request).
+    /// `via`: the protocol the request came in (its `via` entry's version).
     static func http2Head(for request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
-                          trace: TraceFieldRewrite? = nil) -> HTTP2Head {
-        withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) {
+                          trace: TraceFieldRewrite? = nil, via: ViaProtocol = .http1_1) -> HTTP2Head {
+        withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace, via: via) {
             (method, authority, path, fields, bytes, _, write: (inout HTTP2Head.FieldWriter) -> Void) in
             HTTP2Head(method: method, scheme: scheme, authority: authority, path: path, fields: fields, bytes: bytes, write: write)
         }
     }
 
-    /// Opens a stream on `codec` with the head ``http2Head(for:decision:token:scheme:trace:)``
+    /// Opens a stream on `codec` with the head ``http2Head(for:decision:token:scheme:trace:via:)``
     /// makes, handed to the codec as it is written (the kept lines by reference, the added
     /// fields copied: ``RequestFieldPairs``); returns the stream's id. `endStream`: the request
     /// has no body.
     static func submitHTTP2(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, scheme: String,
-                            trace: TraceFieldRewrite?, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
-        let opened = withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace) {
+                            trace: TraceFieldRewrite?, via: ViaProtocol, endStream: Bool,
+                            codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
+        let opened = withHTTP2Rewrite(of: request, decision: decision, token: token, trace: trace, via: via) {
             (method, authority, path, _, _, added, write: (inout RequestFieldPairs) -> Void) in
             Result { () throws(HTTP2CodecError) -> Int32 in
                 try codec.submitRequest(method: method, scheme: scheme, authority: authority, path: path, copyBytes: added,
@@ -286,13 +291,13 @@ extension RequestRewriter {
     /// into `Sink` (valid during the call: the kept lines are handed over as the request holds
     /// them, valid through `body`; the added ones only through their `addCopy`).
     private static func withHTTP2Rewrite<R, Sink: HTTP2FieldSink>(
-        of request: RequestHead, decision: RouteDecision, token: AccessToken?, trace: TraceFieldRewrite?,
+        of request: RequestHead, decision: RouteDecision, token: AccessToken?, trace: TraceFieldRewrite?, via: ViaProtocol,
         _ body: (_ method: String, _ authority: String, _ path: String, _ fields: Int, _ bytes: Int, _ added: Int,
                  _ write: (inout Sink) -> Void) -> R
     ) -> R {
         if let injection = decision.injection, let token {
             return withHTTP2Rewrite(of: CredentialEdit.apply(request, injection, token: token.value), decision: decision, token: nil,
-                                    trace: trace, body)
+                                    trace: trace, via: via, body)
         }
         let path: String
         switch request.target {
@@ -316,7 +321,7 @@ extension RequestRewriter {
         // Written in one pass into storage sized once: the kept lines' names and values are at
         // most the section's bytes; the fields added after them are bounded here.
         let added = 14 + 20 + 13 + (token?.headerLine.count ?? 0) + 4 + proofSize + 11 + traceValue.count
-            + 3 + Self.viaValue.utf8CodeUnitCount + 2 + Self.trailersValue.utf8CodeUnitCount
+            + 3 + ViaProtocol.longestValue + 2 + Self.trailersValue.utf8CodeUnitCount
         return request.withFieldSection { section in
             let connectionNamed = section.connectionOptions()
             return body(request.method, decision.hostField, path, section.lines.count + 6, section.bytes.count + added, added) { out in
@@ -343,15 +348,14 @@ extension RequestRewriter {
                     traceValue.withUnsafeBytes { out.addCopy(name: "traceparent", value: $0) }
                 }
                 // (Constants: valid for as long as the process.)
-                out.add(name: "via", value: UnsafeRawBufferPointer(start: Self.viaValue.utf8Start, count: Self.viaValue.utf8CodeUnitCount))
+                let viaValue = via.value
+                out.add(name: "via", value: UnsafeRawBufferPointer(start: viaValue.utf8Start, count: viaValue.utf8CodeUnitCount))
                 out.add(name: "te", value: UnsafeRawBufferPointer(start: Self.trailersValue.utf8Start,
                                                                   count: Self.trailersValue.utf8CodeUnitCount))
             }
         }
     }
 
-    /// `Via`'s value (``HeadBytes/viaLine``'s).
-    private static let viaValue: StaticString = "1.1 token-sidecar"
     /// `te`'s only value in HTTP/2.
     private static let trailersValue: StaticString = "trailers"
 }

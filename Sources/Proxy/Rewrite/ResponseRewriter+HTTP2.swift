@@ -93,7 +93,7 @@ extension ResponseRewriter {
             precondition(writer.position == size, "an HTTP/2 response head came out shorter than its size")
         }
         var response = UpstreamResponse(status: status, framing: framing, clientFraming: clientFraming, keepAlive: true,
-                                        forwardedLines: out, otherCodings: [])
+                                        forwardedLines: out, otherCodings: [], via: .http2)
         if locateLines { response.keptLines = kept }
         return response
     }

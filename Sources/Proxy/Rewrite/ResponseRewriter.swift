@@ -38,6 +38,8 @@ struct UpstreamResponse {
     var nonceChallenge = false
     /// A gRPC call's trailers-only UNAUTHENTICATED (``Exchange/ResponseHeadFacts/grpcUnauthenticated``).
     var grpcUnauthenticated = false
+    /// The protocol the response came in (its `Via` entry's version).
+    var via = ViaProtocol.http1_1
 }
 
 /// Builds the head sent to the client from a backend's response head.
@@ -94,7 +96,8 @@ enum ResponseRewriter {
         }
         let codings = view.hasTransferEncoding ? view.transferCodings().filter { $0 != "chunked" } : []
         return UpstreamResponse(status: view.status, framing: view.framing, clientFraming: framing,
-                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings)
+                                keepAlive: view.keepAlive, forwardedLines: out, otherCodings: codings,
+                                via: ViaProtocol(view.version, http2: false))
     }
 
     /// Whether `line` stays with this hop: hop-by-hop fields, those the Connection field names,
@@ -135,7 +138,7 @@ enum ResponseRewriter {
     /// `Transfer-Encoding: chunked`, a Connection line, Via and the final CRLF.
     static var tailCapacity: Int {
         HeadBytes.chunkedLine.utf8CodeUnitCount + HeadBytes.connectionKeepAlive.utf8CodeUnitCount
-            + HeadBytes.viaLine.utf8CodeUnitCount + 2
+            + ViaProtocol.longestLine + 2
     }
 
     /// For a request that carried a DPoP proof: remembers the response's `DPoP-Nonce` for
@@ -167,7 +170,7 @@ enum ResponseRewriter {
             out.append(HeadBytes.crlf)
         }
         out.append(HeadBytes.connectionUpgrade)
-        out.append(HeadBytes.viaLine)
+        out.append(ViaProtocol(view.version, http2: false).line)
         out.append(HeadBytes.crlf)
         return out
     }
@@ -191,7 +194,7 @@ enum ResponseRewriter {
         } else if clientVersion == .http1_0 {
             out.append(HeadBytes.connectionKeepAlive)
         }
-        out.append(HeadBytes.viaLine)
+        out.append(response.via.line)
         out.append(HeadBytes.crlf)
         return out
     }

@@ -18,6 +18,8 @@ struct UpstreamRequestPlan {
     let upgrade: String?
     /// The trace fields' rewrite, while tracing.
     let trace: TraceFieldRewrite?
+    /// The protocol the app's request came in (its `Via` entry's version).
+    var via: ViaProtocol = .http1_1
     /// The body goes unframed, its end told apart (``UpstreamConnection/endRequestBody()``): an
     /// HTTP/2 app's body of unknown length to an HTTP/2 upstream.
     var bodyEndsWithStream = false
@@ -25,16 +27,16 @@ struct UpstreamRequestPlan {
     /// Writes the head as HTTP/1.1 text at the end of `output`; returns its size.
     func writeText(to output: EventBuffer) -> Int {
         if let trace {
-            return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, trace: trace, to: output)
+            return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via, to: output)
         }
-        return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, to: output)
+        return RequestRewriter.write(head, decision: decision, token: token, upgrade: upgrade, via: via, to: output)
     }
 
     /// Opens a stream on `codec` (an HTTP/2 upstream's, with `scheme`) with the head as such an
     /// upstream is sent it (``RequestRewriter/submitHTTP2(_:decision:token:scheme:trace:endStream:codec:)``);
     /// returns its id. `endStream`: the request has no body.
     func submitHTTP2(scheme: String, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
-        try RequestRewriter.submitHTTP2(head, decision: decision, token: token, scheme: scheme, trace: trace,
+        try RequestRewriter.submitHTTP2(head, decision: decision, token: token, scheme: scheme, trace: trace, via: via,
                                         endStream: endStream, codec: codec)
     }
 

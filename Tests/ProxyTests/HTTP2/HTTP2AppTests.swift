@@ -62,6 +62,19 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertTrue(lines.allSatisfy { $0.contains("\"Bearer abc\"") && !$0.contains("app-own") }, "\(lines)")
     }
 
+    /// `Via` names the protocol the request came in (RFC 9110 §7.6.3): `2` for an HTTP/2 app's
+    /// stream, `1.1` and `1.0` for those versions' requests, all to the same HTTP/1.1 backend.
+    func testViaNamesTheProtocolEachRequestCameIn() throws {
+        let nginx = try Nginx(locations: #"location / { return 200 "via=$http_via\n"; }"#)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let url = "http://127.0.0.1:\(proxy.port)/v"
+        for (flag, via) in [("--http2-prior-knowledge", "2"), ("--http1.1", "1.1"), ("--http1.0", "1.0")] {
+            let result = try Curl.run([flag, "-H", "Host: api.test", url])
+            XCTAssertEqual(result.status, 0, result.err)
+            XCTAssertEqual(result.out, "via=\(via) token-sidecar\n", flag)
+        }
+    }
+
     func testFiftyConcurrentStreamsFromNghttpEachCarryExactlyTheInjectedToken() throws {
         let nginx = try Nginx(locations: Self.echo)
         let records = AccessRecords()

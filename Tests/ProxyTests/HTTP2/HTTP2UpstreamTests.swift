@@ -32,6 +32,18 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(Set(lines.map { $0.split(separator: " ")[0] }).count, 1, "\(lines)")
     }
 
+    /// A response that came over HTTP/2 says so in its `Via` to an HTTP/1.1 app (RFC 9110
+    /// §7.6.3), and the request it answers says the app's protocol to the upstream.
+    func testViaNamesTheProtocolEachMessageCameIn() throws {
+        let nginx = try Nginx(locations: #"location / { return 200 "via=$http_via\n"; }"#, http2: true)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", tls: "upstreamProtocol: h2c"))
+        let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-D", "-", "http://api.test/v"])
+        XCTAssertEqual(result.status, 0, result.err)
+        let lines = result.out.split(separator: "\r\n").map(String.init)
+        XCTAssertTrue(lines.contains("Via: 2 token-sidecar"), result.out)
+        XCTAssertEqual(lines.last, "via=1.1 token-sidecar\n", result.out)
+    }
+
     func testManyResponsesOverOneConnectionGiveItsWindowBack() throws {
         // 200 × 200 KiB (39 MiB) over one shared connection, whose window (32 MiB) is smaller:
         // each response's bytes, once taken, reopen it, however they arrived.

@@ -41,6 +41,13 @@ final class RequestRewriterHTTP2Tests: XCTestCase {
                        .chunked, "the exchange writes it as chunks, de-framed on the stream")
     }
 
+    /// An HTTP/2 app's request says so in its `via` entry (RFC 9110 §7.6.3).
+    func testViaNamesTheProtocolTheRequestCameIn() throws {
+        let head = try parse("GET /g HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let h2 = RequestRewriter.http2Head(for: head, decision: decision(credential: nil), token: nil, scheme: "http", via: .http2)
+        XCTAssertEqual(pairs(h2), ["via: 2 token-sidecar", "te: trailers"])
+    }
+
     /// The typed head carries what the text head carries, field for field (but the fields HTTP/2
     /// has in pseudo-headers or not at all), for the same rewrite.
     func testTheTypedHeadAndTheTextHeadCarryTheSameFields() throws {

@@ -138,6 +138,17 @@ final class RequestRewriterTests: XCTestCase {
         let proof = try XCTUnwrap(out.components(separatedBy: "\r\n").first { $0.hasPrefix("DPoP: ") })
         XCTAssertEqual(try claims(proof.dropFirst(6))["htu"] as? String, "http://backend:8080")
     }
+
+    /// `Via` names the protocol the request came in: the text head says what it is given.
+    func testViaNamesTheProtocolTheRequestCameIn() throws {
+        let head = try parse("GET /v HTTP/1.0\r\nHost: api.test\r\n\r\n")
+        for (via, line) in [(ViaProtocol.http1_0, "Via: 1.0 token-sidecar"), (.http1_1, "Via: 1.1 token-sidecar"),
+                            (.http2, "Via: 2 token-sidecar")] {
+            let out = String(decoding: RequestRewriter.head(for: head, decision: decision(credential: nil), token: nil, via: via),
+                             as: UTF8.self)
+            XCTAssertEqual(out, "GET /v HTTP/1.1\r\nHost: backend:8080\r\n\(line)\r\n\r\n")
+        }
+    }
 }
 
 final class ResponseRewriterTests: XCTestCase {
@@ -188,14 +199,15 @@ final class ResponseRewriterTests: XCTestCase {
     }
 
     /// Kept lines go as they arrived (their own spacing), in runs around dropped lines at the
-    /// start, middle and end; an HTTP/1.0 status line or one without a reason is rewritten.
+    /// start, middle and end; an HTTP/1.0 status line or one without a reason is rewritten (and
+    /// `Via` says the response came in HTTP/1.0).
     func testKeptLinesGoAsTheyArrivedAroundDroppedOnes() throws {
         let text = "HTTP/1.0 204\r\nKeep-Alive: 5\r\nX-A:tight\r\nX-B:   spaced  \r\nUpgrade: h2c\r\nX-C: c\r\n"
             + "X-D: d\r\nTE: trailers\r\n\r\n"
         let kept = try response(text, clientVersion: .http1_1)
         XCTAssertEqual(head(kept, clientVersion: .http1_1, keepAlive: false),
                        "HTTP/1.1 204 \r\nX-A:tight\r\nX-B:   spaced  \r\nX-C: c\r\nX-D: d\r\nConnection: close\r\n"
-                       + "Via: 1.1 token-sidecar\r\n\r\n")
+                       + "Via: 1.0 token-sidecar\r\n\r\n")
         let none = try response("HTTP/1.1 404 Not  Found\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
                                 clientVersion: .http1_1)
         XCTAssertEqual(head(none, clientVersion: .http1_1, keepAlive: true),

@@ -74,6 +74,13 @@ final class ResponseRewriterHTTP2Tests: XCTestCase {
         XCTAssertTrue(try kept(200, [("a", "b")], locate: false).keptLines.isEmpty, "located only when asked")
     }
 
+    /// A response that came over HTTP/2 says so in the `Via` an HTTP/1.1 client gets.
+    func testViaSaysTheResponseCameInHTTP2() throws {
+        var response = try kept(200, [("content-length", "0")], locate: false)
+        let head = String(decoding: ResponseRewriter.head(for: &response, clientVersion: .http1_1, keepAlive: true), as: UTF8.self)
+        XCTAssertEqual(head, "HTTP/1.1 200 OK\r\ncontent-length: 0\r\nVia: 2 token-sidecar\r\n\r\n")
+    }
+
     func testGRPCUnauthenticatedIsATrailersOnlyStatus16() {
         XCTAssertTrue(ResponseRewriter.isGRPCUnauthenticated(http2: head(200, [("grpc-status", "16")]), status: 200, endStream: true))
         XCTAssertFalse(ResponseRewriter.isGRPCUnauthenticated(http2: head(200, [("grpc-status", "16")]), status: 200, endStream: false))
