@@ -222,7 +222,7 @@ final class HTTP2StreamSession: ExchangeSession, TouchablePipe {
         var lines: [FieldLine] = []
         swap(&lines, &head.keptLines)
         let via = bytes.count
-        bytes.append(head.via.line)
+        head.via.appendLine(to: &bytes)
         lines.append(FieldLine(name: via..<via + 3, value: via + 5..<bytes.count - 2))  // "Via", "<version> token-sidecar"
         // A chunked or close-delimited body goes unframed, ended by the session when the
         // exchange completes (``finish(_:upstream:keepClient:)``); else the backend's framing.

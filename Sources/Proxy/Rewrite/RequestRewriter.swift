@@ -171,7 +171,7 @@ enum RequestRewriter {
                     out.writeTraceParent(traceParent)
                     out.write(HeadBytes.crlf)
                 }
-                out.write(via.line)
+                via.writeLine(&out)
                 out.write(HeadBytes.crlf)
             }
         }

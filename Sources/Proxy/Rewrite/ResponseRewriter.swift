@@ -170,7 +170,7 @@ enum ResponseRewriter {
             out.append(HeadBytes.crlf)
         }
         out.append(HeadBytes.connectionUpgrade)
-        out.append(ViaProtocol(view.version, http2: false).line)
+        ViaProtocol(view.version, http2: false).appendLine(to: &out)
         out.append(HeadBytes.crlf)
         return out
     }
@@ -194,7 +194,7 @@ enum ResponseRewriter {
         } else if clientVersion == .http1_0 {
             out.append(HeadBytes.connectionKeepAlive)
         }
-        out.append(response.via.line)
+        response.via.appendLine(to: &out)
         out.append(HeadBytes.crlf)
         return out
     }

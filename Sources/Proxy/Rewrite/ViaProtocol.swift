@@ -35,6 +35,27 @@ enum ViaProtocol: Sendable, Equatable {
         }
     }
 
+    /// Appends ``line`` to `bytes`, each case's bytes a constant of known size (a copy of the
+    /// selected one was a `memcpy` call).
+    @inline(__always)
+    func appendLine(to bytes: inout [UInt8]) {
+        switch self {
+        case .http1_0: bytes.append(ViaProtocol.http1_0.line)
+        case .http1_1: bytes.append(ViaProtocol.http1_1.line)
+        case .http2: bytes.append(ViaProtocol.http2.line)
+        }
+    }
+
+    /// Writes ``line`` with `writer`, as ``appendLine(to:)`` does.
+    @inline(__always)
+    func writeLine(_ writer: inout HeadWriter) {
+        switch self {
+        case .http1_0: writer.write(ViaProtocol.http1_0.line)
+        case .http1_1: writer.write(ViaProtocol.http1_1.line)
+        case .http2: writer.write(ViaProtocol.http2.line)
+        }
+    }
+
     /// The longest ``line`` (a bound for a head's size).
     static let longestLine = 24
     /// The longest ``value``.
