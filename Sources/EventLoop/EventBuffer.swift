@@ -61,7 +61,7 @@ public struct EventBuffer {
     @discardableResult
     public func moveAll(to destination: EventBuffer) -> Int {
         let length = count
-        if length > 0 { evbuffer_add_buffer(destination.raw, raw) }
+        moveAll(to: destination, count: length)
         return length
     }
 

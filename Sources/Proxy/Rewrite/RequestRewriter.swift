@@ -37,7 +37,7 @@ enum RequestRewriter {
     /// Writes ``head(for:decision:token:upgrade:trace:)`` at the end of `output`, in place; returns its size.
     /// The trace fields go untouched.
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                      via: ViaProtocol = .http1_1, to output: EventBuffer) -> Int {
+                      via: ViaProtocol, to output: EventBuffer) -> Int {
         if decision.injection != nil, let token {
             return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: nil, via: via, to: output)
         }
@@ -62,7 +62,7 @@ enum RequestRewriter {
     /// Inlined into the traced send step (itself out of line), so the head is borrowed, not copied.
     @inline(__always)
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
-                      trace: TraceFieldRewrite, via: ViaProtocol = .http1_1, to output: EventBuffer) -> Int {
+                      trace: TraceFieldRewrite, via: ViaProtocol, to output: EventBuffer) -> Int {
         if decision.injection != nil, let token {
             return writeEdited(request, decision: decision, token: token, upgrade: upgrade, trace: trace, via: via, to: output)
         }

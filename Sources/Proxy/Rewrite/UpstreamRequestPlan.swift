@@ -18,8 +18,9 @@ struct UpstreamRequestPlan {
     let upgrade: String?
     /// The trace fields' rewrite, while tracing.
     let trace: TraceFieldRewrite?
-    /// The protocol the app's request came in (its `Via` entry's version).
-    var via: ViaProtocol = .http1_1
+    /// The protocol the app's request came in (its `Via` entry's version). No default: a head
+    /// written for the wrong protocol would say so to every upstream.
+    let via: ViaProtocol
     /// The body goes unframed, its end told apart (``UpstreamConnection/endRequestBody()``): an
     /// HTTP/2 app's body of unknown length to an HTTP/2 upstream.
     var bodyEndsWithStream = false

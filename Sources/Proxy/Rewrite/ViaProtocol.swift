@@ -58,6 +58,6 @@ enum ViaProtocol: Sendable, Equatable {
 
     /// The longest ``line`` (a bound for a head's size).
     static let longestLine = 24
-    /// The longest ``value``.
-    static let longestValue = 17
+    /// The longest ``value``: the line less `Via: ` and its CRLF.
+    static let longestValue = longestLine - 7
 }

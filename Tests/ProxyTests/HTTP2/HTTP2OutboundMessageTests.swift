@@ -165,7 +165,7 @@ final class HTTP2OutboundMessageTests: XCTestCase {
             .withUnsafeBytes { try RequestHeadParser.parse($0) }
         let decision = RouteDecision(target: UpstreamTarget(host: "a.test", port: 80, tls: nil, poolKey: "a.test|80", allowsLinkLocal: false),
                                      hostField: "a.test", credential: nil, routeName: nil)
-        try message.submitRequest(UpstreamRequestPlan(head: head, decision: decision, token: nil, upgrade: nil, trace: nil),
+        try message.submitRequest(UpstreamRequestPlan(head: head, decision: decision, token: nil, upgrade: nil, trace: nil, via: .http1_1),
                                   scheme: "http", body: .chunked, codec: upstream)
         var events: [HTTP2Event] = []
         func pump() throws {

@@ -37,7 +37,7 @@ final class RequestRewriterHTTP2Tests: XCTestCase {
         let head = try parse("POST /s HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer app\r\nTransfer-Encoding: chunked\r\n\r\n")
         let h2 = RequestRewriter.http2Head(for: head, decision: decision(credential: nil), token: nil, scheme: "http")
         XCTAssertEqual(pairs(h2), ["Authorization: Bearer app", "via: 1.1 token-sidecar", "te: trailers"])
-        XCTAssertEqual(UpstreamRequestPlan(head: head, decision: decision(credential: nil), token: nil, upgrade: nil, trace: nil).http2Body,
+        XCTAssertEqual(UpstreamRequestPlan(head: head, decision: decision(credential: nil), token: nil, upgrade: nil, trace: nil, via: .http1_1).http2Body,
                        .chunked, "the exchange writes it as chunks, de-framed on the stream")
     }
 
