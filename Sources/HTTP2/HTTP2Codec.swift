@@ -176,17 +176,28 @@ public final class HTTP2Codec {
     /// The bytes of a ``HTTP2Event/data(stream:_:)`` event the consumer is done with: their
     /// array holds the next event's (a request's body that comes in the read of its head — a
     /// gRPC call's message — is such an event: an allocation and a free each otherwise). Kept
-    /// only if it is a DATA frame's size or less, and a few.
+    /// only if it is a DATA frame's size or less: a few of any such size, more of small ones.
     public func recycle(data: consuming [UInt8]) {
-        guard data.capacity > 0, data.capacity <= Self.keptDataCapacity, !spareData.isFull else { return }
+        guard data.capacity > 0, data.capacity <= Self.keptDataCapacity, !spareData.isFull,
+              spareData.count < Self.spareLargeDataLimit || data.capacity <= Self.smallDataCapacity else { return }
         data.removeAll(keepingCapacity: true)
         spareData.keep(data)
     }
 
-    /// Arrays of DATA events handed back (``recycle(data:)``).
-    private var spareData = SpareList<[UInt8]>(limit: 8)
+    /// How many arrays of DATA events are kept (``recycle(data:)``).
+    var spareDataCount: Int { spareData.count }
+
+    /// Arrays of DATA events handed back (``recycle(data:)``): as many as ``spareHeadLimit``,
+    /// for the same reason (a read of a gRPC app's calls brings each call's message beside its
+    /// head: with 8 kept, two messages in three of such a read were an allocation and a free).
+    private var spareData = SpareList<[UInt8]>(limit: HTTP2Codec.spareHeadLimit)
     /// The largest array kept: a DATA frame at the default `SETTINGS_MAX_FRAME_SIZE` (RFC 9113 §6.5.2).
     static let keptDataCapacity = 16 * 1024 + 64
+    /// Arrays kept whatever their size (up to ``keptDataCapacity``); past these, only small ones
+    /// (``smallDataCapacity``): at most 8 × 16 KiB + 56 × 1 KiB held by a busy connection.
+    static let spareLargeDataLimit = 8
+    /// The largest array kept past ``spareLargeDataLimit``: a message of a usual RPC.
+    static let smallDataCapacity = 1024
 
     /// Records `event` for the current ``receive(_:)`` or ``send(limit:into:)``. The list is
     /// handed over whole (``takeEvents()``), so a call's list may start without storage: room

@@ -101,6 +101,49 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertLessThanOrEqual(after.first?.capacity ?? 0, HTTP2Codec.keptDataCapacity)
     }
 
+    func testAReadOfManyCallsMessagesReusesTheArraysOfTheLastAndKeepsFewLargeOnes() throws {
+        // A gRPC app's 40 calls in one read, each with its message: the 40 arrays handed back
+        // hold the next read's 40 messages, no new one made.
+        let pair = CodecPair()
+        func read(_ count: Int, body: String) throws -> [[UInt8]] {
+            var ids: [Int32] = []
+            for index in 0..<count {
+                let id = try pair.client.submitRequest(HTTP2Head(method: "POST", scheme: "http", authority: "a.test", path: "/\(index)"),
+                                                       endStream: false)
+                Array(body.utf8).withUnsafeBytes { pair.client.sendBody(stream: id, $0) }
+                pair.client.endBody(stream: id)
+                ids.append(id)
+            }
+            try pair.pump()
+            let datas = pair.serverEvents.compactMap { if case .data(let id, let bytes) = $0, ids.contains(id) { bytes } else { nil } }
+            pair.serverEvents.removeAll()
+            XCTAssertEqual(datas.count, count)
+            XCTAssertTrue(datas.allSatisfy { String(decoding: $0, as: UTF8.self) == body }, "each event holds its own message")
+            return datas
+        }
+        func handBack(_ datas: consuming [[UInt8]]) -> Set<UInt> {
+            var addresses: Set<UInt> = []
+            while let bytes = datas.popLast() {
+                addresses.insert(bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) })
+                pair.server.recycle(data: bytes)
+            }
+            return addresses
+        }
+        let first = handBack(try read(40, body: "a message of a call"))
+        let second = try read(40, body: "the next message")
+        let reused = Set(second.map { bytes in bytes.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } })
+        XCTAssertEqual(reused, first, "all 40 arrays held the next read's messages")
+        _ = handBack(second)
+        // Arrays larger than a usual message: only a few kept (8), so a busy connection does not
+        // hold 64 frames' worth.
+        pair.server.trimSpares(to: 0)
+        XCTAssertEqual(pair.server.spareDataCount, 0)
+        for _ in 0..<20 { pair.server.recycle(data: [UInt8](repeating: 0, count: 4096)) }
+        XCTAssertEqual(pair.server.spareDataCount, HTTP2Codec.spareLargeDataLimit)
+        for _ in 0..<100 { pair.server.recycle(data: [UInt8](repeating: 0, count: 100)) }
+        XCTAssertEqual(pair.server.spareDataCount, HTTP2Codec.spareHeadLimit, "small ones up to the head spares' limit")
+    }
+
     /// A request head's fields go from where the head keeps them, names lowercased, without
     /// the connection-specific ones, those its `Connection` names, and `te` but for `trailers`.
     func testARequestHeadLeavesOutConnectionSpecificFieldsAndGoesLowercase() throws {
