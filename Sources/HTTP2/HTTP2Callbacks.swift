@@ -26,7 +26,7 @@ enum HTTP2Callbacks {
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, user in
             guard let frame, let user else { return 0 }
-            withOwner(user) { codec in
+            return withOwner(user) { codec -> Int32 in
                 let header = frame.pointee.hd
                 let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
                 switch UInt32(header.type) {
@@ -39,6 +39,9 @@ enum HTTP2Callbacks {
                         codec.emit(.emptyData(stream: header.stream_id))
                     }
                 case NGHTTP2_PING.rawValue where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                    // (Answered with the connection's next frames: ``HTTP2Codec/holdPingAnswer(_:)``.)
+                    let payload = withUnsafeBytes(of: frame.pointee.ping.opaque_data) { $0.loadUnaligned(as: UInt64.self) }
+                    guard codec.holdPingAnswer(payload) else { return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue }
                     codec.emit(.ping)
                 case NGHTTP2_RST_STREAM.rawValue:
                     codec.explainedResets.insert(header.stream_id)
@@ -54,8 +57,8 @@ enum HTTP2Callbacks {
                 default:
                     break
                 }
+                return 0
             }
-            return 0
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
             guard let data, let user, length > 0 else { return 0 }

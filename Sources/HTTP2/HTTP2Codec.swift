@@ -100,6 +100,8 @@ public final class HTTP2Codec {
         // A server keeps closed streams only for RFC 7540's priority tree, which RFC 9113
         // deprecates and the proxy does not use: each stream's close would cost the upkeep.
         nghttp2_option_set_no_closed_streams(option, 1)
+        // PINGs are answered here (``holdPingAnswer(_:)``): an answer goes with the next frames.
+        nghttp2_option_set_no_auto_ping_ack(option, 1)
         let user = Unmanaged.passUnretained(self).toOpaque()
         if var mem = blocks?.mem {
             // (nghttp2 copies the functions; the cache lives as long as this codec.)
@@ -149,7 +151,8 @@ public final class HTTP2Codec {
         if result < 0 {
             failed = true
             events.removeAll(keepingCapacity: true)
-            throw Self.error(Int32(result))
+            // (A PING answer refused as a flood stopped the decoding with a callback failure.)
+            throw Self.error(pingAnswerError != 0 ? pingAnswerError : Int32(result))
         }
         return takeEvents()
     }
@@ -247,6 +250,13 @@ public final class HTTP2Codec {
     /// a stream the consumer already has may end this way).
     @discardableResult
     public func send(limit: Int = .max, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
+        if !heldPingAnswers.isEmpty && (pingAnswersReleased || nghttp2_session_want_write(session) != 0) {
+            let code = submitHeldPingAnswers()
+            if code != 0 {
+                failed = true
+                throw Self.error(code)
+            }
+        }
         var sent = 0
         while sent < limit {
             var data: UnsafePointer<UInt8>?
@@ -269,11 +279,67 @@ public final class HTTP2Codec {
         return takeEvents()
     }
 
+    // MARK: - PING answers
+
+    /// A PING's payload (an answer is due): held until the connection's next frames go out, so
+    /// that the answer rides in their write (one write and one wakeup of the peer, not two: a
+    /// gRPC runtime's flow-control PING comes with nearly every call), or until
+    /// ``releasePingAnswers()`` (the connection's timer: the answer waits at most that long).
+    /// A few held are queued at once (then nghttp2's guard against a peer that sends PINGs and
+    /// never reads their answers counts them, as it counts the answers it queues itself).
+    /// False when nghttp2 refused the answers as a flood: decoding stops there, and the
+    /// receive fails as nghttp2's own answers would have made it fail.
+    func holdPingAnswer(_ payload: UInt64) -> Bool {
+        heldPingAnswers.append(payload)
+        guard heldPingAnswers.count >= Self.heldPingAnswerLimit else { return true }
+        let code = submitHeldPingAnswers()
+        if code != 0 { pingAnswerError = code }
+        return code == 0
+    }
+
+    /// Why nghttp2 refused a PING answer during the receive under way (a flood), if it did.
+    private var pingAnswerError: Int32 = 0
+
+    /// Whether PING answers wait for the connection's next frames (its owner arms a timer).
+    public var holdsPingAnswers: Bool { !heldPingAnswers.isEmpty }
+
+    /// The held PING answers go with the next ``send(limit:into:)``, whatever else it carries.
+    public func releasePingAnswers() {
+        guard !heldPingAnswers.isEmpty else { return }
+        pingAnswersReleased = true
+        sendWish = nil
+    }
+
+    /// Queues the held answers; 0, or nghttp2's error for the first it refused
+    /// (`NGHTTP2_ERR_FLOODED`: too many answers wait for a peer that does not read).
+    private func submitHeldPingAnswers() -> Int32 {
+        sendWish = nil
+        var failure: Int32 = 0
+        for payload in heldPingAnswers where failure == 0 {
+            failure = withUnsafeBytes(of: payload) { bytes in
+                nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_ACK.rawValue), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        heldPingAnswers.removeAll(keepingCapacity: true)
+        pingAnswersReleased = false
+        return failure
+    }
+
+    /// PING payloads whose answers wait (``holdPingAnswer(_:)``).
+    private var heldPingAnswers: [UInt64] = []
+    /// The held answers go with the next send.
+    private var pingAnswersReleased = false
+    /// PING answers held at most: then they are queued (a peer that pings without pause gets
+    /// its answers as nghttp2 would give them, and nghttp2's flood guard sees them).
+    static let heldPingAnswerLimit = 4
+    /// How long a PING answer waits for frames to ride with, at most.
+    public static let pingAnswerDelay = Duration.milliseconds(1)
+
     /// Whether frames wait to be sent (``send(limit:into:)`` stopped at its limit, or the
     /// windows just opened).
     public var wantsToSend: Bool {
         if let known = sendWish { return known }
-        let wants = nghttp2_session_want_write(session) != 0
+        let wants = nghttp2_session_want_write(session) != 0 || pingAnswersReleased
         sendWish = wants
         return wants
     }

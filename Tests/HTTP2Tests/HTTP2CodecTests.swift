@@ -517,7 +517,9 @@ final class HTTP2CodecTests: XCTestCase {
         try pair.pump()
         XCTAssertFalse(pair.server.wantsToSend)
         _ = try RawFrames.ping().withUnsafeBytes { try pair.server.receive($0) }
-        XCTAssertTrue(pair.server.wantsToSend, "a PING received: its acknowledgement queued")
+        XCTAssertFalse(pair.server.wantsToSend, "a PING received: its answer held for the next frames")
+        pair.server.releasePingAnswers()
+        XCTAssertTrue(pair.server.wantsToSend, "its answer released")
         try pair.pump()
         XCTAssertFalse(pair.server.wantsToSend)
         pair.server.goAway(.noError)
@@ -926,6 +928,44 @@ final class HTTP2CodecTests: XCTestCase {
         try pair.pump()
         XCTAssertTrue(pair.server.takeMessageFrameSent(), "a DATA frame")
         XCTAssertFalse(pair.server.takeMessageFrameSent())
+    }
+
+    func testAPingsAnswerRidesInTheWriteOfTheNextFrames() throws {
+        // A gRPC runtime's flow-control PING comes with its call: the answer goes out in the
+        // write that carries the response, not in a write (and a wakeup of the peer) of its own.
+        let pair = CodecPair()
+        let id = try pair.client.submitRequest(HTTP2Head(method: "GET", scheme: "http", authority: "a.test", path: "/"), endStream: true)
+        try pair.pump()
+        _ = try RawFrames.ping(7).withUnsafeBytes { try pair.server.receive($0) }
+        XCTAssertTrue(pair.server.holdsPingAnswers)
+        XCTAssertEqual(try pair.output(of: pair.server).0, [], "nothing goes out for the PING alone")
+        try pair.server.submitResponse(stream: id, HTTP2Head(status: 204), endStream: true)
+        let (bytes, _) = try pair.output(of: pair.server)
+        let frames = RawFrames.frames(in: bytes)
+        XCTAssertEqual(frames.map(\.type), [6, 1], "the answer first, then the response's HEADERS, in one write")
+        XCTAssertEqual(frames.first?.flags, 1, "an ACK")
+        XCTAssertEqual(frames.first?.payload, [UInt8](repeating: 7, count: 8), "with the PING's payload")
+        XCTAssertFalse(pair.server.holdsPingAnswers)
+    }
+
+    func testAHeldPingAnswerGoesAloneOnceReleasedAndAFewGoAtOnce() throws {
+        let server = HTTP2Codec(role: .server)
+        _ = try output(of: server)
+        _ = try (RawFrames.preface() + RawFrames.ping(3)).withUnsafeBytes { try server.receive($0) }
+        XCTAssertTrue(server.holdsPingAnswers)
+        // What the connection's timer does when no frames came to ride with.
+        server.releasePingAnswers()
+        let alone = RawFrames.frames(in: try output(of: server)).filter { $0.type == 6 }
+        XCTAssertEqual(alone.map(\.flags), [1])
+        XCTAssertEqual(alone.first?.payload, [UInt8](repeating: 3, count: 8))
+        // Pings in a row: their answers are queued once a few are held, each with its payload.
+        var pings: [UInt8] = []
+        for byte in 1...UInt8(HTTP2Codec.heldPingAnswerLimit) { pings += RawFrames.ping(byte) }
+        _ = try pings.withUnsafeBytes { try server.receive($0) }
+        XCTAssertFalse(server.holdsPingAnswers)
+        XCTAssertTrue(server.wantsToSend)
+        let answers = RawFrames.frames(in: try output(of: server)).filter { $0.type == 6 && $0.flags == 1 }
+        XCTAssertEqual(answers.map { $0.payload.first }, (1...UInt8(HTTP2Codec.heldPingAnswerLimit)).map { $0 })
     }
 
     func testPingsNeverReadAreAFloodThatEndsTheConnection() throws {

@@ -66,10 +66,14 @@
         Three POSTs to PATH without a length, one after the other on one connection, each its
         HEADERS and one DATA frame with END_STREAM in one write (a unary gRPC call's shape);
         prints each stream's outcome and body ("upload <n> <status> <body>").
+    h2_raw_client.py PORT AUTHORITY pings PATH
+        A PING on the connection while no stream is open, then a GET for PATH written together
+        with a second PING; prints "pings idle <ok or what came> <ms> call <ok or missing> <status>":
+        each PING's ACK carried its payload (the idle one's came after <ms> milliseconds).
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
-import socket, struct, sys
+import socket, struct, sys, time
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -536,6 +540,48 @@ def pingflood(port):
     print("pingflood goaway", goaway, "closed")
 
 
+def pings(port, authority, path):
+    c = Connection(port)
+    c.sock.settimeout(5)
+    start = time.monotonic()
+    c.sock.sendall(frame(6, 0, 0, b"idle0001"))
+    idle = "missing"
+    while idle == "missing":
+        f = c.read_frame()
+        if f is None:
+            break
+        if f[0] == 6 and f[1] & 1:
+            idle = "ok" if f[3] == b"idle0001" else "payload %r" % f[3]
+    idle_ms = (time.monotonic() - start) * 1000
+    c.sock.sendall(frame(1, 0x5, 1, block([(":method", "GET"), (":scheme", "http"), (":authority", authority), (":path", path)]))
+                   + frame(6, 0, 0, b"call0001"))
+    call, status = "missing", "?"
+    while True:
+        f = c.read_frame()
+        if f is None:
+            break
+        kind, flags, sid, payload = f
+        if kind == 6 and flags & 1:
+            call = "ok" if payload == b"call0001" else "payload %r" % payload
+        elif sid == 1 and kind == 1:
+            status = status_of(payload)
+        if sid == 1 and kind in (0, 1) and flags & 1 or sid == 1 and kind == 3:
+            break
+    if call == "missing":
+        # Its answer may come after the response (it waits a millisecond for frames to ride with).
+        c.sock.settimeout(2)
+        try:
+            while call == "missing":
+                f = c.read_frame()
+                if f is None:
+                    break
+                if f[0] == 6 and f[1] & 1:
+                    call = "ok" if f[3] == b"call0001" else "payload %r" % f[3]
+        except socket.timeout:
+            pass
+    print("pings idle %s %d call %s %s" % (idle, idle_ms, call, status))
+
+
 def pingpong(port, authority, path, split=False, drop_after=None):
     """The conversation; with `split`, every frame the client sends goes a byte at a time (each
     byte its own segment); with `drop_after` N, the client closes its connection (no END_STREAM,
@@ -607,5 +653,5 @@ if __name__ == "__main__":
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "headonly": headonly, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
                  "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
-                 "idle": idle, "ended": ended, "uploads": uploads, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
+                 "idle": idle, "ended": ended, "pings": pings, "uploads": uploads, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])

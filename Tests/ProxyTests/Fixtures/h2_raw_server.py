@@ -31,6 +31,9 @@
         lateend    answers each request that ended like early, its whole body by its
                    content-length at once but its END_STREAM (an empty DATA frame) only half a
                    second later, if the stream was not reset meanwhile.
+        pinger     before answering each request that ended, sends a PING and waits for its
+                   ACK: answers 200 "ok <n> ack <ok or the payload that came> <ms>", how long
+                   the ACK took in milliseconds.
         slowreader opens every window as wide as HTTP/2 allows, but reads slowly (a 16 KiB
                    receive buffer, 4 ms after each DATA frame): a large upload fills the sender's
                    socket; answers each request that ended 200 "ok <n> len <body bytes>".
@@ -185,6 +188,25 @@ def serve(conn, mode):
                 body = b"ok %d len %d\n" % (n, received.pop(stream, 0))
                 block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+            elif mode == "pinger":
+                payload = b"pinger%02d" % (answered % 100)
+                started = time.monotonic()
+                conn.sendall(frame(6, 0, 0, payload))
+                ack = b"none"
+                while True:
+                    h = read_exact(conn, 9)
+                    n_bytes = struct.unpack(">I", b"\0" + h[:3])[0]
+                    body_bytes = read_exact(conn, n_bytes)
+                    if h[3] == 6 and h[4] & 1:
+                        ack = b"ok" if body_bytes == payload else body_bytes
+                        break
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                body = b"ok %d ack %s %d\n" % (n, ack, (time.monotonic() - started) * 1000)
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                answered += 1
             elif mode == "bigheaders":
                 block = literal(b":status", b"200") + b"".join(literal(b"x-f%d" % i, b"v") for i in range(150))
                 conn.sendall(frame(1, 5, stream, block))

@@ -540,6 +540,21 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertEqual(proxy.metrics().http2Refused, ["provoked_reset": 1, "protocol_error": 1])
     }
 
+    /// A PING's answer waits a moment for the connection's next frames (a gRPC runtime's
+    /// flow-control PING comes with its call, and its answer rides with the response: one write
+    /// and one wakeup of the app rather than two), but never long: alone, it goes within the
+    /// millisecond; with a call, it comes with the response. Each answer carries its payload.
+    func testAPingIsAnsweredAloneAtOnceOrWithTheResponseOfTheCallItCameWith() throws {
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let result = try rawClient(proxy, "api.test", "pings", "/p")
+        let parts = result.out.split(separator: " ").map(String.init)
+        XCTAssertEqual(parts.count, 7, result.out + result.err)
+        guard parts.count == 7 else { return }
+        XCTAssertEqual([parts[0], parts[1], parts[2], parts[4], parts[5], parts[6]], ["pings", "idle", "ok", "call", "ok", "200\n"], result.out)
+        XCTAssertLessThan(Int(parts[3]) ?? 9999, 500, "the idle PING's answer did not wait for frames that never came")
+    }
+
     func testEmptyDataFramesAndPingFloodsEndTheirConnection() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))

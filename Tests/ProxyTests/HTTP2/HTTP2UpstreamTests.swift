@@ -144,6 +144,19 @@ final class HTTP2UpstreamTests: XCTestCase {
         return (server, proxy)
     }
 
+    func testAnUpstreamsPingIsAnsweredWithItsPayloadWhenNoFramesGoItsWay() throws {
+        // The server waits for its PING's answer before it answers the request: nothing else
+        // goes its way meanwhile, so the answer goes alone, a millisecond later at most.
+        let (server, proxy) = try misbehaving("pinger")
+        for call in 1...2 {
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10", "http://api.test/p\(call)"])
+            let parts = result.out.split(separator: " ")
+            XCTAssertEqual(parts.prefix(4).joined(separator: " "), "ok \(call) ack ok", result.out + result.err)
+            XCTAssertLessThan(Int(parts.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 9999, 500, result.out)
+        }
+        _ = server
+    }
+
     func testAnUpstreamThatNeverAcknowledgesSettingsGetsNoNewStreamOnThatConnection() throws {
         // SETTINGS unacknowledged past the connect timeout (1 s here): the open streams finish,
         // the next request goes over a new connection.
