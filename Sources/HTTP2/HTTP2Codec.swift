@@ -252,7 +252,7 @@ public final class HTTP2Codec {
     public func send(limit: Int = .max, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
         if !heldPingAnswers.isEmpty && (pingAnswersReleased || nghttp2_session_want_write(session) != 0) {
             let code = submitHeldPingAnswers()
-            if code != 0 {
+            if code == NGHTTP2_ERR_FLOODED.rawValue {
                 failed = true
                 throw Self.error(code)
             }
@@ -292,12 +292,12 @@ public final class HTTP2Codec {
     func holdPingAnswer(_ payload: UInt64) -> Bool {
         heldPingAnswers.append(payload)
         guard heldPingAnswers.count >= Self.heldPingAnswerLimit else { return true }
-        let code = submitHeldPingAnswers()
-        if code != 0 { pingAnswerError = code }
-        return code == 0
+        guard submitHeldPingAnswers() == NGHTTP2_ERR_FLOODED.rawValue else { return true }
+        pingAnswerError = NGHTTP2_ERR_FLOODED.rawValue
+        return false
     }
 
-    /// Why nghttp2 refused a PING answer during the receive under way (a flood), if it did.
+    /// Why nghttp2 refused a PING answer during a receive (a flood: the codec failed), if it did.
     private var pingAnswerError: Int32 = 0
 
     /// Whether PING answers wait for the connection's next frames (its owner arms a timer).
@@ -311,7 +311,8 @@ public final class HTTP2Codec {
     }
 
     /// Queues the held answers; 0, or nghttp2's error for the first it refused
-    /// (`NGHTTP2_ERR_FLOODED`: too many answers wait for a peer that does not read).
+    /// (`NGHTTP2_ERR_FLOODED`: too many answers wait for a peer that does not read; any other:
+    /// the session is ending, and answers no longer go).
     private func submitHeldPingAnswers() -> Int32 {
         sendWish = nil
         var failure: Int32 = 0

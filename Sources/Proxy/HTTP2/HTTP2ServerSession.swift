@@ -652,31 +652,11 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// responses behind them in their sessions' outputs) until the app reads.
     static let outputLimit = 256 * 1024
 
-    /// Sends the PING answers the codec holds (``HTTP2Codec/holdsPingAnswers``) if no frames
-    /// took them within ``HTTP2Codec/pingAnswerDelay``; off again once they went.
-    private func timePingAnswers() {
-        if codec.holdsPingAnswers {
-            guard !pingAnswerArmed else { return }
-            pingAnswerArmed = true
-            let timer = pingAnswerTimer ?? Timer(on: context.loop) {}
-            if pingAnswerTimer == nil {
-                timer.action = { [unowned self] in
-                    pingAnswerArmed = false
-                    codec.releasePingAnswers()
-                    flushCodec()
-                }
-                pingAnswerTimer = timer
-            }
-            timer.schedule(after: HTTP2Codec.pingAnswerDelay)
-        } else if pingAnswerArmed {
-            pingAnswerArmed = false
-            pingAnswerTimer?.suspend()
-        }
+    /// Sends the PING answers the codec holds if no frames took them in time.
+    private lazy var pingAnswers = PingAnswerClock(loop: context.loop) { [unowned self] in
+        codec.releasePingAnswers()
+        flushCodec()
     }
-
-    /// Runs out when held PING answers waited long enough (made on first use).
-    private var pingAnswerTimer: Timer?
-    private var pingAnswerArmed = false
 
     private func flushCodec() {
         do {
@@ -685,7 +665,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
             fail()
             return
         }
-        timePingAnswers()
+        pingAnswers.follow(holding: codec.holdsPingAnswers)
     }
 
     // MARK: - ends
@@ -721,7 +701,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         turnTask.cancel()
         turnTimer.cancel()
         idleTimer.cancel()
-        pingAnswerTimer?.cancel()
+        pingAnswers.cancel()
         spareTrimTimer?.cancel()
         client.closeAfterFlush { [self] in context.removeHTTP2(self) }
     }
@@ -740,7 +720,7 @@ final class HTTP2ServerSession: ConnectionDelegate {
         turnTask.cancel()
         turnTimer.cancel()
         idleTimer.cancel()
-        pingAnswerTimer?.cancel()
+        pingAnswers.cancel()
         spareTrimTimer?.cancel()
         client.close()
         context.removeHTTP2(self)

@@ -400,31 +400,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         if consumed > 0, id > 0 { codec.consumed(stream: id, count: consumed) }
     }
 
-    /// Sends the PING answers the codec holds (``HTTP2Codec/holdsPingAnswers``) if no frames
-    /// took them within ``HTTP2Codec/pingAnswerDelay``; off again once they went.
-    private func timePingAnswers() {
-        if codec.holdsPingAnswers {
-            guard !pingAnswerArmed else { return }
-            pingAnswerArmed = true
-            let timer = pingAnswerTimer ?? Timer(on: upstreams.loop) {}
-            if pingAnswerTimer == nil {
-                timer.action = { [unowned self] in
-                    pingAnswerArmed = false
-                    codec.releasePingAnswers()
-                    flushCodec()
-                }
-                pingAnswerTimer = timer
-            }
-            timer.schedule(after: HTTP2Codec.pingAnswerDelay)
-        } else if pingAnswerArmed {
-            pingAnswerArmed = false
-            pingAnswerTimer?.suspend()
-        }
+    /// Sends the PING answers the codec holds if no frames took them in time.
+    private lazy var pingAnswers = PingAnswerClock(loop: upstreams.loop) { [unowned self] in
+        codec.releasePingAnswers()
+        flushCodec()
     }
-
-    /// Runs out when held PING answers waited long enough (made on first use).
-    private var pingAnswerTimer: Timer?
-    private var pingAnswerArmed = false
 
     private func flushCodec() {
         guard let socket else { return }
@@ -434,7 +414,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             fail(.socketError(errno: EPROTO))
             return
         }
-        timePingAnswers()
+        pingAnswers.follow(holding: codec.holdsPingAnswers)
     }
 
     // MARK: - ends
@@ -460,7 +440,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         isClosed = true
         turnTask.cancel()
         turnTimer.cancel()
-        pingAnswerTimer?.cancel()
+        pingAnswers.cancel()
         // A lease listed here and never looked at would stay marked: a stream of it that goes on
         // on another connection (a completed one, reused) would not be listed there.
         touched.removeAll()
