@@ -68,7 +68,7 @@
         prints each stream's outcome and body ("upload <n> <status> <body>").
     h2_raw_client.py PORT AUTHORITY pings PATH
         A PING on the connection while no stream is open, then a GET for PATH written together
-        with a second PING; prints "pings idle <ok or what came> <ms> call <ok or missing> <status>":
+        with a second PING; prints "pings idle <ok or missing> <ms> call <ok or missing> <status>":
         each PING's ACK carried its payload (the idle one's came after <ms> milliseconds).
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
@@ -543,43 +543,40 @@ def pingflood(port):
 def pings(port, authority, path):
     c = Connection(port)
     c.sock.settimeout(5)
+    answers = {}
+
+    def note(f):
+        # Each PING answer by its payload; True once `f` ends stream 1 (or there is no more).
+        if f is None:
+            return True
+        kind, flags, sid, payload = f
+        if kind == 6 and flags & 1:
+            answers[payload] = True
+        return sid == 1 and (kind in (0, 1) and flags & 1 or kind == 3)
+
     start = time.monotonic()
     c.sock.sendall(frame(6, 0, 0, b"idle0001"))
-    idle = "missing"
-    while idle == "missing":
-        f = c.read_frame()
-        if f is None:
-            break
-        if f[0] == 6 and f[1] & 1:
-            idle = "ok" if f[3] == b"idle0001" else "payload %r" % f[3]
+    while b"idle0001" not in answers and not note(c.read_frame()):
+        pass
     idle_ms = (time.monotonic() - start) * 1000
     c.sock.sendall(frame(1, 0x5, 1, block([(":method", "GET"), (":scheme", "http"), (":authority", authority), (":path", path)]))
                    + frame(6, 0, 0, b"call0001"))
-    call, status = "missing", "?"
+    status = "?"
     while True:
         f = c.read_frame()
-        if f is None:
+        if f is not None and f[2] == 1 and f[0] == 1:
+            status = status_of(f[3])
+        if note(f):
             break
-        kind, flags, sid, payload = f
-        if kind == 6 and flags & 1:
-            call = "ok" if payload == b"call0001" else "payload %r" % payload
-        elif sid == 1 and kind == 1:
-            status = status_of(payload)
-        if sid == 1 and kind in (0, 1) and flags & 1 or sid == 1 and kind == 3:
-            break
-    if call == "missing":
-        # Its answer may come after the response (it waits a millisecond for frames to ride with).
-        c.sock.settimeout(2)
-        try:
-            while call == "missing":
-                f = c.read_frame()
-                if f is None:
-                    break
-                if f[0] == 6 and f[1] & 1:
-                    call = "ok" if f[3] == b"call0001" else "payload %r" % f[3]
-        except socket.timeout:
+    # Its answer may come after the response (it waits a millisecond for frames to ride with).
+    c.sock.settimeout(2)
+    try:
+        while b"call0001" not in answers and not note(c.read_frame()):
             pass
-    print("pings idle %s %d call %s %s" % (idle, idle_ms, call, status))
+    except socket.timeout:
+        pass
+    said = lambda payload: "ok" if payload in answers else "missing"
+    print("pings idle %s %d call %s %s" % (said(b"idle0001"), idle_ms, said(b"call0001"), status))
 
 
 def pingpong(port, authority, path, split=False, drop_after=None):
