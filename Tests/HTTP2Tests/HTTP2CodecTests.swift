@@ -968,6 +968,23 @@ final class HTTP2CodecTests: XCTestCase {
         XCTAssertEqual(answers.map { $0.payload.first }, (1...UInt8(HTTP2Codec.heldPingAnswerLimit)).map { $0 })
     }
 
+    func testAPingSplitIntoSingleBytesIsHeldWholeAndAnsweredWithItsPayload() throws {
+        let server = HTTP2Codec(role: .server)
+        _ = try output(of: server)
+        _ = try RawFrames.preface().withUnsafeBytes { try server.receive($0) }
+        let ping = RawFrames.ping(9)
+        for index in ping.indices.dropLast() {
+            _ = try [ping[index]].withUnsafeBytes { try server.receive($0) }
+            XCTAssertFalse(server.holdsPingAnswers, "no answer for part of a PING")
+        }
+        _ = try [ping[ping.count - 1]].withUnsafeBytes { try server.receive($0) }
+        XCTAssertTrue(server.holdsPingAnswers)
+        server.releasePingAnswers()
+        let answers = RawFrames.frames(in: try output(of: server)).filter { $0.type == 6 }
+        XCTAssertEqual(answers.map(\.flags), [1])
+        XCTAssertEqual(answers.first?.payload, [UInt8](repeating: 9, count: 8))
+    }
+
     func testPingsNeverReadAreAFloodThatEndsTheConnection() throws {
         let server = HTTP2Codec(role: .server)
         var frames = RawFrames.preface()

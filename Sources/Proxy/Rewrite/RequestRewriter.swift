@@ -34,7 +34,7 @@ enum RequestRewriter {
         return out
     }
 
-    /// Writes ``head(for:decision:token:upgrade:trace:)`` at the end of `output`, in place; returns its size.
+    /// Writes ``head(for:decision:token:upgrade:trace:via:)`` at the end of `output`, in place; returns its size.
     /// The trace fields go untouched.
     static func write(_ request: RequestHead, decision: RouteDecision, token: AccessToken?, upgrade: String? = nil,
                       via: ViaProtocol, to output: EventBuffer) -> Int {

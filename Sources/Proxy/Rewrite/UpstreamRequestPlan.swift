@@ -34,7 +34,7 @@ struct UpstreamRequestPlan {
     }
 
     /// Opens a stream on `codec` (an HTTP/2 upstream's, with `scheme`) with the head as such an
-    /// upstream is sent it (``RequestRewriter/submitHTTP2(_:decision:token:scheme:trace:endStream:codec:)``);
+    /// upstream is sent it (``RequestRewriter/submitHTTP2(_:decision:token:scheme:trace:via:endStream:codec:)``);
     /// returns its id. `endStream`: the request has no body.
     func submitHTTP2(scheme: String, endStream: Bool, codec: HTTP2Codec) throws(HTTP2CodecError) -> Int32 {
         try RequestRewriter.submitHTTP2(head, decision: decision, token: token, scheme: scheme, trace: trace, via: via,

@@ -7,7 +7,8 @@
         per call).
         With --dir, calls the client abandoned leave a file there (slow-cancelled, watch-cancelled).
         Methods of test.Orders:
-        Get (unary): answers "auth=<authorization metadata> peer=<connection's peer>", and
+        Get (unary): answers "auth=<authorization metadata> peer=<connection's peer> via=<via
+            metadata, - for none>", and
             trailing metadata "x-order: 42".
         Watch (server streaming): as many messages "update <i>" as the request says (3 if empty).
         Missing (unary): fails NOT_FOUND with the message "no such order".
@@ -80,9 +81,9 @@ def server(args):
                 f.write("1")
 
     def get(request, context):
-        auth = dict(context.invocation_metadata()).get("authorization", "-")
+        metadata = dict(context.invocation_metadata())
         context.set_trailing_metadata((("x-order", "42"),))
-        return ("auth=%s peer=%s" % (auth, context.peer())).encode()
+        return ("auth=%s peer=%s via=%s" % (metadata.get("authorization", "-"), context.peer(), metadata.get("via", "-"))).encode()
 
     def watch(request, context):
         completed = []

@@ -70,6 +70,9 @@
         A PING on the connection while no stream is open, then a GET for PATH written together
         with a second PING; prints "pings idle <ok or missing> <ms> call <ok or missing> <status>":
         each PING's ACK carried its payload (the idle one's came after <ms> milliseconds).
+    h2_raw_client.py PORT AUTHORITY pingdrop
+        Ten connections that each send a PING and close at once, before its answer can come
+        (one of them a byte at a time, closing mid-frame); prints "pingdrop 10".
 Header blocks are HPACK literals without indexing or Huffman (but for the table entry); response heads are read only for
 ":status" (indexed in the static table, or a literal).
 """
@@ -579,6 +582,19 @@ def pings(port, authority, path):
     print("pings idle %s %d call %s %s" % (said(b"idle0001"), idle_ms, said(b"call0001"), status))
 
 
+def pingdrop(port):
+    for index in range(10):
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        data = PREFACE + frame(4, 0, 0) + frame(6, 0, 0, b"drop%04d" % index)
+        if index == 0:
+            for byte in range(len(data) - 4):
+                s.sendall(data[byte:byte + 1])
+        else:
+            s.sendall(data)
+        s.close()
+    print("pingdrop 10")
+
+
 def pingpong(port, authority, path, split=False, drop_after=None):
     """The conversation; with `split`, every frame the client sends goes a byte at a time (each
     byte its own segment); with `drop_after` N, the client closes its connection (no END_STREAM,
@@ -646,6 +662,8 @@ if __name__ == "__main__":
         pingflood(port)
     elif mode == "pingstream":
         pingstream(port)
+    elif mode == "pingdrop":
+        pingdrop(port)
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "headonly": headonly, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,

@@ -71,6 +71,7 @@ final class GRPCTests: XCTestCase {
         let lines = try client("direct:orders.test", "unary")
         XCTAssertEqual(lines.count, 2, "\(lines)")
         XCTAssertTrue(lines.first?.hasPrefix("auth=Bearer abc peer=ipv4:127.0.0.1:") == true, "\(lines)")
+        XCTAssertTrue(lines.first?.hasSuffix(" via=2 token-sidecar") == true, "the call came over HTTP/2: \(lines)")
         XCTAssertEqual(lines.last, "trailer x-order=42")
     }
 

@@ -555,6 +555,19 @@ final class HTTP2AppTests: XCTestCase {
         XCTAssertLessThan(Int(parts[3]) ?? 9999, 500, "the idle PING's answer did not wait for frames that never came")
     }
 
+    func testAppsThatCloseWhileTheirPingsAnswerWaitsLeaveTheProxyServing() throws {
+        // The answer is held when the app goes (one app closes mid-PING); its connection's clock
+        // ends with it, and nothing runs for a connection that is gone.
+        let nginx = try Nginx(locations: Self.echo)
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
+        let dropped = try rawClient(proxy, "api.test", "pingdrop")
+        XCTAssertEqual(dropped.out, "pingdrop 10\n", dropped.err)
+        Thread.sleep(forTimeInterval: 0.05)  // past the answers' millisecond
+        let after = try rawClient(proxy, "api.test", "pings", "/after")
+        XCTAssertTrue(after.out.hasPrefix("pings idle ok "), after.out + after.err)
+        XCTAssertTrue(after.out.hasSuffix(" call ok 200\n"), after.out)
+    }
+
     func testEmptyDataFramesAndPingFloodsEndTheirConnection() throws {
         let nginx = try Nginx(locations: Self.echo)
         let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(backendPort: nginx.port))
