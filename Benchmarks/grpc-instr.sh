@@ -15,6 +15,11 @@
 #   bash Benchmarks/grpc-instr.sh                         # sidecar (make release, stripped), nghttpx, haproxy
 #   C=1 ONLY=sidecar SIDECAR_BIN=/tmp/sc bash Benchmarks/grpc-instr.sh
 #   MODE=syscalls C=1 bash Benchmarks/grpc-instr.sh
+#   HOT_CODE=1 ONLY=sidecar,nghttpx bash Benchmarks/grpc-instr.sh   # and the code a call runs through
+#
+# HOT_CODE=1 (MODE=instr): callgrind also records instruction addresses, and after each target's
+# line comes Benchmarks/instr-breakdown.py --hot-code: the KiB and pages of code that ran at least
+# once every two calls, by object (what the instruction caches and TLBs must hold for a call).
 #
 # Loopback only (127.0.0.1:18480 server, 18490+ proxies); every load is bounded by SECONDS.
 set -euo pipefail
@@ -51,7 +56,9 @@ measure() {   # NAME PORT COMMAND...: per MODE
 
 measure_instr() {   # NAME PORT COMMAND...: prints "NAME calls instr/call"
     local name=$1 port=$2; shift 2
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$RUN/$name/cg.%p" "$@" > "$RUN/$name/stdout.log" 2>&1 &
+    local record=()
+    [ "${HOT_CODE:-0}" = 1 ] && record=(--dump-instr=yes)
+    valgrind --tool=callgrind --trace-children=yes "${record[@]}" --callgrind-out-file="$RUN/$name/cg.%p" "$@" > "$RUN/$name/stdout.log" 2>&1 &
     local vp=$!
     for _ in $(seq 1 150); do ss -ltn | grep -q ":$port " && break; sleep 0.2; done
     "$G" load -target 127.0.0.1:$port -authority 127.0.0.1:$BACKEND -c "$C" -d 2 -warmup 0.5 > "$RUN/$name/warm.json" 2>/dev/null
@@ -69,6 +76,12 @@ measure_instr() {   # NAME PORT COMMAND...: prints "NAME calls instr/call"
         ir=$(( ir + $(callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",","",$1); print $1}') ))
     done
     printf '%-8s c=%-3s calls %7s errors %s instructions/call %s\n' "$name" "$C" "$calls" "$errors" $(( ir / calls ))
+    if [ "${HOT_CODE:-0}" = 1 ]; then
+        # The process that served the calls: the largest dump (a master's is nearly empty).
+        local biggest
+        biggest=$(ls -S "$RUN/$name"/cg.*.1 | head -1)
+        python3 Benchmarks/instr-breakdown.py --hot-code "$biggest" "$calls"
+    fi
 }
 
 measure_syscalls() {   # NAME PORT COMMAND...: prints the syscalls per call, total and by name

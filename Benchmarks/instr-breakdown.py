@@ -3,6 +3,7 @@
 
     instr-breakdown.py CALLGRIND_OUT REQUESTS [--top N]
     instr-breakdown.py --by-object CALLGRIND_OUT REQUESTS
+    instr-breakdown.py --hot-code CALLGRIND_OUT REQUESTS
 
 CALLGRIND_OUT is a dump written by `callgrind_control -d` (the shared ruler,
 `../shared/bench/instr.sh`, leaves it in its temporary directory as `cg.out.<pid>.1`);
@@ -11,6 +12,14 @@ Prints each group's exclusive instructions per request (what ran in the function
 not in what it called), the reference-count calls per request (each retain and release of a
 non-nil, mortal object is an atomic read-modify-write: under load they cost several times their
 instructions, so they are counted apart) and, with --top, the N most expensive functions.
+
+With --hot-code (a dump written with `--dump-instr=yes`), the code a request runs through instead
+of what it costs: for each object file (and each group of the executable) the 64-byte cache lines
+and 4 KiB pages holding an instruction that ran at least once every two requests. That is the
+instruction cache and TLB a request needs: more of it than the first-level caches hold is paid in
+cycles the instruction count does not show, and more again when the proxy shares a CPU with its
+app and upstream. grpc-instr.sh prints it with HOT_CODE=1; for h2peers.sh, set
+VALGRIND_OPTS=--dump-instr=yes and pass its `cg.out.<pid>.1`.
 
 With --by-object, only the instructions per request of each object file (the executable and
 each shared library; files under 0.5 per request are left out, the total still counts them): the
@@ -97,6 +106,80 @@ def parse(path, refcounts=None):
     return cost
 
 
+def parse_addresses(path):
+    """Exclusive cost per (object, function, instruction address) of a dump written with
+    `--dump-instr=yes` (addresses absolute, or relative to the previous line's: `+n`, `-n`, `*`)."""
+    names, objects = {}, {}
+    cost = collections.Counter()
+    fn = ob = None
+    address = 0
+    after_call = False
+    dumped_addresses = False
+    for line in open(path, encoding='utf-8', errors='replace'):
+        line = line.rstrip('\n')
+        if not line:
+            continue
+        head = line[0]
+        if head.isdigit() or head in '+-*':
+            parts = line.split()
+            token = parts[0]
+            if token.startswith('0x'):
+                address = int(token, 16)
+            elif head in '+-':
+                step = int(token[1:], 16) if token[1:].startswith('0x') else int(token[1:])
+                address += step if head == '+' else -step
+            if after_call:  # the inclusive cost of a call, at the call's address: not the caller's own
+                after_call = False
+                continue
+            if len(parts) >= 2 and fn is not None:
+                cost[(ob, fn, address)] += int(parts[-1])
+            continue
+        key, _, value = line.partition('=')
+        if key == 'positions' or line.startswith('positions:'):
+            dumped_addresses = 'instr' in line
+        if key in ('ob', 'cob', 'fn', 'cfn'):
+            m = re.match(r'\((\d+)\)(?: (.*))?$', value)
+            if m:
+                table = objects if key in ('ob', 'cob') else names
+                if m.group(2) is not None:
+                    table[m.group(1)] = m.group(2)
+                value = table.get(m.group(1), value)
+            if key == 'ob':
+                ob = value
+            elif key == 'fn':
+                fn = value
+        elif key == 'calls':
+            after_call = True
+    if not dumped_addresses:
+        sys.exit(f'{path}: no instruction addresses (record with valgrind --dump-instr=yes)')
+    return cost
+
+
+def hot_code(path, requests):
+    """Prints the cache lines and pages of code that ran at least once every two requests."""
+    cost = parse_addresses(path)
+    lines, pages = collections.defaultdict(set), collections.defaultdict(set)
+    for (ob, fn, address), c in cost.items():
+        if c / requests < 0.5:
+            continue
+        name = (ob or '?').rsplit('/', 1)[-1]
+        for key in (name, f'{name}: {group(ob, fn)}'):
+            lines[key].add(address >> 6)
+            pages[key].add(address >> 12)
+    objects = sorted((k for k in lines if ': ' not in k), key=lambda k: -len(lines[k]))
+    print('| object (group) | hot code KiB | 64 B lines | 4 KiB pages |')
+    print('|---|--:|--:|--:|')
+    for name in objects:
+        print(f'| {name} | {len(lines[name]) * 64 / 1024:.1f} | {len(lines[name])} | {len(pages[name])} |')
+        groups = sorted((k for k in lines if k.startswith(name + ': ')), key=lambda k: -len(lines[k]))
+        # (Groups only for the executable: another object's functions are not a module's.)
+        if any(key.endswith((': proxy logic', ': HTTP2', ': HTTP1')) for key in groups):
+            for key in groups:
+                print(f'| &nbsp;&nbsp;{key[len(name) + 2:]} | {len(lines[key]) * 64 / 1024:.1f} | {len(lines[key])} | {len(pages[key])} |')
+    total = sum(len(lines[k]) for k in objects)
+    print(f'| **total** | **{total * 64 / 1024:.1f}** | **{total}** | **{sum(len(pages[k]) for k in objects)}** |')
+
+
 def group(ob, fn):
     if ARC.match(fn):
         return 'Swift ARC'
@@ -122,6 +205,12 @@ def main():
     by_object = '--by-object' in args
     if by_object:
         args.remove('--by-object')
+    if '--hot-code' in args:
+        args.remove('--hot-code')
+        if len(args) != 2:
+            sys.exit(__doc__)
+        hot_code(args[0], float(args[1]))
+        return
     if '--top' in args:
         i = args.index('--top')
         top = int(args[i + 1])

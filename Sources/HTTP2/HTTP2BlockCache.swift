@@ -134,7 +134,12 @@ public final class HTTP2BlockCache {
         nghttp2_mem(
             mem_user_data: Unmanaged.passUnretained(self).toOpaque(),
             malloc: { size, user in HTTP2BlockCache.with(user) { $0.allocate(size) } },
-            free: { block, user in HTTP2BlockCache.with(user) { $0.release(block) } },
+            // (nghttp2 frees nothing about half the time, a gRPC call's ten of twenty: that
+            // returns before the cache is looked up.)
+            free: { block, user in
+                guard let block else { return }
+                HTTP2BlockCache.with(user) { $0.release(block) }
+            },
             calloc: { count, size, user in
                 let (total, overflow) = count.multipliedReportingOverflow(by: size)
                 guard !overflow, let block = HTTP2BlockCache.with(user, { $0.allocate(total) }) else { return nil }
