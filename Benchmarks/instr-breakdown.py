@@ -64,27 +64,40 @@ REFCOUNT = re.compile(r"^swift_(retain|release|retain_n|release_n|bridgeObjectRe
                       r"unownedRetain|unownedRelease)('\d+)?$")
 
 
-def parse(path, refcounts=None):
+def parse(path, refcounts=None, by_address=False):
     """Exclusive cost per (object, function) of one callgrind file (name compression aware);
     `refcounts`, when given, gets the number of calls to each reference-count entry point from
-    outside them."""
+    outside them. `by_address`: per (object, function, instruction address) instead, from a dump
+    written with `--dump-instr=yes` (addresses absolute, or relative to the previous line's:
+    `+n`, `-n`, `*`)."""
     names, objects = {}, {}
     cost = collections.Counter()
     fn = ob = cfn = None
+    address = 0
     after_call = False
+    dumped_addresses = False
     for line in open(path, encoding='utf-8', errors='replace'):
         line = line.rstrip('\n')
         if not line:
             continue
         head = line[0]
         if head.isdigit() or head in '+-*':
-            if after_call:  # the inclusive cost of a call: not the caller's own
+            parts = line.split()
+            if by_address:
+                token = parts[0]
+                if token.startswith('0x'):
+                    address = int(token, 16)
+                elif head in '+-':
+                    step = int(token[1:], 16) if token[1:].startswith('0x') else int(token[1:])
+                    address += step if head == '+' else -step
+            if after_call:  # the inclusive cost of a call (at the call's address): not the caller's own
                 after_call = False
                 continue
-            parts = line.split()
             if len(parts) >= 2 and fn is not None:
-                cost[(ob, fn)] += int(parts[-1])
+                cost[(ob, fn, address) if by_address else (ob, fn)] += int(parts[-1])
             continue
+        if line.startswith('positions:'):
+            dumped_addresses = 'instr' in line.split()
         key, _, value = line.partition('=')
         if key in ('ob', 'cob', 'fn', 'cfn'):
             m = re.match(r'\((\d+)\)(?: (.*))?$', value)
@@ -103,61 +116,14 @@ def parse(path, refcounts=None):
             after_call = True
             if refcounts is not None and cfn and REFCOUNT.match(cfn) and not (fn and REFCOUNT.match(fn)):
                 refcounts[cfn] += int(value.split()[0])
-    return cost
-
-
-def parse_addresses(path):
-    """Exclusive cost per (object, function, instruction address) of a dump written with
-    `--dump-instr=yes` (addresses absolute, or relative to the previous line's: `+n`, `-n`, `*`)."""
-    names, objects = {}, {}
-    cost = collections.Counter()
-    fn = ob = None
-    address = 0
-    after_call = False
-    dumped_addresses = False
-    for line in open(path, encoding='utf-8', errors='replace'):
-        line = line.rstrip('\n')
-        if not line:
-            continue
-        head = line[0]
-        if head.isdigit() or head in '+-*':
-            parts = line.split()
-            token = parts[0]
-            if token.startswith('0x'):
-                address = int(token, 16)
-            elif head in '+-':
-                step = int(token[1:], 16) if token[1:].startswith('0x') else int(token[1:])
-                address += step if head == '+' else -step
-            if after_call:  # the inclusive cost of a call, at the call's address: not the caller's own
-                after_call = False
-                continue
-            if len(parts) >= 2 and fn is not None:
-                cost[(ob, fn, address)] += int(parts[-1])
-            continue
-        key, _, value = line.partition('=')
-        if key == 'positions' or line.startswith('positions:'):
-            dumped_addresses = 'instr' in line
-        if key in ('ob', 'cob', 'fn', 'cfn'):
-            m = re.match(r'\((\d+)\)(?: (.*))?$', value)
-            if m:
-                table = objects if key in ('ob', 'cob') else names
-                if m.group(2) is not None:
-                    table[m.group(1)] = m.group(2)
-                value = table.get(m.group(1), value)
-            if key == 'ob':
-                ob = value
-            elif key == 'fn':
-                fn = value
-        elif key == 'calls':
-            after_call = True
-    if not dumped_addresses:
+    if by_address and not dumped_addresses:
         sys.exit(f'{path}: no instruction addresses (record with valgrind --dump-instr=yes)')
     return cost
 
 
 def hot_code(path, requests):
     """Prints the cache lines and pages of code that ran at least once every two requests."""
-    cost = parse_addresses(path)
+    cost = parse(path, by_address=True)
     lines, pages = collections.defaultdict(set), collections.defaultdict(set)
     for (ob, fn, address), c in cost.items():
         if c / requests < 0.5:
