@@ -154,8 +154,8 @@ public final class Timer {
         if let owner { owner.timerFired(self) } else { action() }
     }
 
-    /// Whether the timer is armed (tests).
-    @_spi(Testing) public var isScheduled: Bool { deadline != nil }
+    /// Whether the timer is armed: scheduled, and neither fired since, suspended nor cancelled.
+    public var isScheduled: Bool { deadline != nil }
 
     /// Runs the action now, as if its deadline had passed (tests: a fake clock that jumps to
     /// the deadline). Does nothing when the timer is not armed, like a real expiry.

@@ -250,7 +250,8 @@ public final class HTTP2Codec {
     /// a stream the consumer already has may end this way).
     @discardableResult
     public func send(limit: Int = .max, into sink: (UnsafeRawBufferPointer) -> Void) throws(HTTP2CodecError) -> [HTTP2Event] {
-        if !heldPingAnswers.isEmpty && (pingAnswersReleased || nghttp2_session_want_write(session) != 0) {
+        // (Held answers go when they were released or other frames go: ``wantsToSend`` says both.)
+        if !heldPingAnswers.isEmpty && wantsToSend {
             let code = submitHeldPingAnswers()
             if code == NGHTTP2_ERR_FLOODED.rawValue {
                 failed = true

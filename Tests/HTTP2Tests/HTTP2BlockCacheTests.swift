@@ -27,6 +27,22 @@ final class HTTP2BlockCacheTests: XCTestCase {
         XCTAssertEqual(cache.keptCount, 0)
     }
 
+    /// The functions nghttp2 calls: its frees of nothing (half of them, in a gRPC call) return
+    /// at once and keep nothing; a block it frees is kept for its next allocation of the class.
+    func testNghttp2sFreeFunctionKeepsItsBlocksAndIgnoresNothing() throws {
+        let cache = HTTP2BlockCache()
+        let mem = cache.mem
+        let free = try XCTUnwrap(mem.free), malloc = try XCTUnwrap(mem.malloc)
+        free(nil, mem.mem_user_data)
+        XCTAssertEqual(cache.keptCount, 0, "freeing nothing keeps nothing")
+        let block = try XCTUnwrap(malloc(200, mem.mem_user_data))
+        free(block, mem.mem_user_data)
+        XCTAssertEqual(cache.keptCount, 1)
+        free(nil, mem.mem_user_data)
+        XCTAssertEqual(cache.keptCount, 1, "a free of nothing leaves what is kept alone")
+        XCTAssertEqual(malloc(256, mem.mem_user_data), block, "the kept block serves the next allocation of its class")
+    }
+
     func testWhatIsKeptIsBoundedAndTrimmed() {
         let cache = HTTP2BlockCache()
         let blocks = (0..<600).compactMap { _ in cache.allocate(32) }

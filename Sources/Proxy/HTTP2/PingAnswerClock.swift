@@ -11,7 +11,6 @@ final class PingAnswerClock {
     private let release: () -> Void
     /// Made on first use: most connections of plain HTTP/2 clients never get a PING.
     private var timer: Timer?
-    private var armed = false
 
     init(loop: EventLoop, release: @escaping () -> Void) {
         self.loop = loop
@@ -21,28 +20,22 @@ final class PingAnswerClock {
     /// After each send: runs while answers are held, stops once they went with other frames.
     func follow(holding: Bool) {
         if holding {
-            guard !armed else { return }
-            armed = true
             let timer = self.timer ?? makeTimer()
-            timer.schedule(after: HTTP2Codec.pingAnswerDelay)
-        } else if armed {
-            armed = false
+            // (Armed when the first of them was held: later answers do not push it back.)
+            if !timer.isScheduled { timer.schedule(after: HTTP2Codec.pingAnswerDelay) }
+        } else {
             timer?.suspend()
         }
     }
 
     /// The connection ended.
     func cancel() {
-        armed = false
         timer?.cancel()
     }
 
     private func makeTimer() -> Timer {
         let timer = Timer(on: loop) {}
-        timer.action = { [unowned self] in
-            armed = false
-            release()
-        }
+        timer.action = { [unowned self] in release() }
         self.timer = timer
         return timer
     }
