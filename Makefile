@@ -219,8 +219,20 @@ test-tsan: build-tsan run-tsan
 # cores): they take that core for ~30 s, and `make fuzz` then only runs them. (Measured too: the
 # three builds — release, ASan, TSan — side by side took 452 s where one after the other took
 # 424: the release build's link leaves a core idle, but three compilers on 2 cores lose more.)
+#
+# CI keeps only the end of what a run prints, and the suite that fails first is printed first: so
+# when either fails, the failed tests and any sanitizer report are printed again, last.
 test-sanitizers: build-asan build-tsan
-	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan-then-fuzz-build run-tsan
+	@rm -f .build-asan/suite.rc .build-tsan/suite.rc; rc=0; \
+	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan-then-fuzz-build run-tsan || rc=$$?; \
+	for s in asan tsan; do \
+	  [ "$$(cat .build-$$s/suite.rc 2>/dev/null)" = 0 ] && continue; \
+	  echo "[make test] the $$s suite failed (exit $$(cat .build-$$s/suite.rc 2>/dev/null || echo '?')):"; \
+	  pattern='error: |failed \(|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer|Fatal error|SUMMARY: |signal code'; \
+	  if grep -q -E "$$pattern" .build-$$s/suite.log 2>/dev/null; then \
+	    grep -E -A3 "$$pattern" .build-$$s/suite.log | head -80; \
+	  else tail -20 .build-$$s/suite.log 2>/dev/null; fi; \
+	done; exit $$rc
 
 run-asan-then-fuzz-build: run-asan
 	bash Fuzz/build.sh 2>&1 | grep -v "Cannot export local symbol" || true
@@ -231,14 +243,17 @@ build-asan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-pee
 build-tsan: h11-venv peers-venv otel-venv sdk-venv dot-venv aws-venv grpc-go-peer
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 
+# (Each suite's output is kept in its build folder too, for test-sanitizers' summary.)
 run-asan:
-	ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
-	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	{ ASAN_OPTIONS=detect_leaks=0 ASAN_SYMBOLIZER_PATH=$(SYMBOLIZER) \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan 2>&1; \
+	  echo $$? > .build-asan/suite.rc; } | tee .build-asan/suite.log; exit $$(cat .build-asan/suite.rc)
 
 # (The pool's random-sequence test is one thread's logic: run whole under ASan, a quarter of its
 # seeds under TSan, where it was the slowest test of the suite.)
 run-tsan:
-	POOL_STATE_SEEDS=50 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	{ POOL_STATE_SEEDS=50 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan 2>&1; \
+	  echo $$? > .build-tsan/suite.rc; } | tee .build-tsan/suite.log; exit $$(cat .build-tsan/suite.rc)
 
 fuzz: deps
 	Fuzz/run.sh
