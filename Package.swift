@@ -86,7 +86,7 @@ let package = Package(
         // runs their token loop; `run`, `check` and `token` use it, the proxy only looks tokens up.
         .target(
             name: "Credentials",
-            dependencies: ["Config", "TokenManager", "EventLoop", "Crypto", "Redis", "Tracing", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Config", "TokenManager", "EventLoop", "Crypto", "HTTP1", "Redis", "Tracing", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
