@@ -11,9 +11,10 @@ import HTTP2
 ///   without CR, LF or NUL and without whitespace around them; no connection-specific field,
 ///   `te` only `trailers`) and RFC 9110 §5.5's value grammar, as nghttp2 applies it (no other
 ///   control character than HTAB, no DEL).
-/// - Its translation, checked in parts by the HTTP/1.1 rules as the session gets it, has the
-///   same method and exactly the fields the HTTP/2 request had (no field appears that the app
-///   did not send: no request smuggling through translation), and agrees with the strict
+/// - Its translation, checked in parts by the HTTP/1.1 rules as the session used to get it (now
+///   the oracle of ``HTTP2/HTTP2RequestHeadValidator``), has the same method and exactly the
+///   fields the HTTP/2 request had (no field appears that the app did not send: no request
+///   smuggling through translation), and agrees with the strict
 ///   parser reading the same translation as text: both take it (one head, nothing after it,
 ///   the same fields and framing) or both refuse it (the proxy answers 400: safe).
 /// - The validator, which builds the head the proxy serves in one pass, agrees with the
@@ -77,8 +78,9 @@ public enum HTTP2RequestCheck {
         }
         problems += differences(head, endStream: endStream)
         guard let translation = HTTP2RequestTranslator.translate(head, endStream: endStream) else { return problems }
-        // The head as the session gets it, and the same translation as HTTP/1.1 text read by
-        // the parser of every HTTP/1.1 request: the two must agree.
+        // The head as the session used to get it (the validator's oracle), and the same
+        // translation as HTTP/1.1 text read by the parser of every HTTP/1.1 request: the two
+        // must agree.
         let direct = try? translation.requestHead()
         let bytes = translation.text
         let parsed = bytes.withUnsafeBytes { try? RequestHeadParser.parsePrefix($0) }
