@@ -89,15 +89,27 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
 
     /// Whether one more exchange may be bound here.
     var hasRoom: Bool {
-        guard !goingAway, !isClosed, streams.count + bound.count < min(codec.peerMaxConcurrentStreams, Self.maxStreams) else {
-            return false
-        }
+        guard !goingAway, !isClosed, streams.count + bound.count < streamLimit else { return false }
         guard let limit = upstreams.requestLimit(key: target.poolKey) else { return true }
         return opened + bound.count < limit
     }
 
     /// Streams opened here so far.
     private var opened = 0
+
+    /// Whether the upstream's `SETTINGS` came (its `SETTINGS_MAX_CONCURRENT_STREAMS` known).
+    private var peerSettingsCame = false
+
+    /// How many streams may be open here at once: what the upstream's `SETTINGS` allow, at most
+    /// ``maxStreams``. Until they come, what the last connection to the same upstream was told
+    /// (nghttp2 assumes 100): a new connection opened because the others were at an upstream's
+    /// limit of, say, 1 would otherwise take every waiting request at once, and all but one of
+    /// their streams would be refused (`REFUSED_STREAM`) when its `SETTINGS` came.
+    private var streamLimit: Int {
+        var limit = min(codec.peerMaxConcurrentStreams, Self.maxStreams)
+        if !peerSettingsCame, let learned = upstreams.streamLimit(key: target.poolKey) { limit = min(limit, learned) }
+        return limit
+    }
 
     // MARK: - dialling
 
@@ -293,7 +305,10 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
                 case .settingsAcknowledged:
                     settingsTimer?.cancel()
                     settingsTimer = nil
-                case .settings, .provokedReset, .refusedStream, .emptyData, .ping:
+                case .settings(let maxConcurrentStreams):
+                    peerSettingsCame = true
+                    upstreams.learn(streamLimit: maxConcurrentStreams, key: target.poolKey)
+                case .provokedReset, .refusedStream, .emptyData, .ping:
                     // A provoked reset closes its stream, and the close fails its exchange; the
                     // rest are a client's concern only where it serves apps.
                     break

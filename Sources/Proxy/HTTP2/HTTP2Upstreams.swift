@@ -87,6 +87,21 @@ final class HTTP2Upstreams {
         made.start(socket)
     }
 
+    /// The streams an upstream allows at once (`SETTINGS_MAX_CONCURRENT_STREAMS`), by pool key,
+    /// as its last connection's `SETTINGS` said: a new connection takes no more until its own
+    /// `SETTINGS` come.
+    private var streamLimits: [String: Int] = [:]
+
+    /// What the last `SETTINGS` from `key`'s upstream allowed, once seen.
+    func streamLimit(key: String) -> Int? { streamLimits[key] }
+
+    /// A connection to `key` was told `streams` in its upstream's `SETTINGS` (the latest is kept:
+    /// a server's limit may change with its configuration).
+    func learn(streamLimit streams: Int, key: String) {
+        if streamLimits[key] == nil && streamLimits.count >= 1024 { streamLimits.removeAll() }
+        streamLimits[key] = streams
+    }
+
     /// The requests a connection to `key` takes before the upstream ends it, once seen.
     func requestLimit(key: String) -> Int? { requestLimits[key] }
 

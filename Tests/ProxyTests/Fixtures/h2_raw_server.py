@@ -37,6 +37,18 @@
         slowreader opens every window as wide as HTTP/2 allows, but reads slowly (a 16 KiB
                    receive buffer, 4 ms after each DATA frame): a large upload fills the sender's
                    socket; answers each request that ended 200 "ok <n> len <body bytes>".
+        uppercase  answers with a field whose name has uppercase letters (`X-Up`): malformed in
+                   HTTP/2 (RFC 9113 §8.2.1).
+        connfield  answers with a `connection: close` field: malformed in HTTP/2 (§8.2.2).
+        overlong   answers 200 with content-length 5 and 10 bytes of DATA, then END_STREAM.
+        rstmid     the first request of each connection: 200 with content-length 100, 10 bytes,
+                   then RST_STREAM (INTERNAL_ERROR); later ones 200 "ok <n> conn <c>".
+        silent     never answers the first request of each connection; answers later ones as
+                   soon as they end, 200 "ok <n> conn <c> rst <codes>" (as early does).
+        maxone     allows one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1) and answers
+                   each request 50 ms after it ended, 200 "ok <n> conn <c> over <v>"; a stream
+                   opened while another is open is refused (RST_STREAM REFUSED_STREAM) and
+                   counted in v (over all connections).
 
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
@@ -45,6 +57,7 @@ import socket, struct, sys, threading, time
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 counter = [0]
 connections = [0]
+over = [0]
 lock = threading.Lock()
 
 
@@ -84,6 +97,8 @@ def serve(conn, mode):
         read_exact(conn, len(PREFACE))
         if mode == "zerowindow":
             conn.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0)))  # SETTINGS_INITIAL_WINDOW_SIZE 0
+        elif mode == "maxone":
+            conn.sendall(frame(4, 0, 0, struct.pack(">HI", 3, 1)))  # SETTINGS_MAX_CONCURRENT_STREAMS 1
         elif mode == "slowreader":
             # SETTINGS_INITIAL_WINDOW_SIZE and the connection's window at 2^31-1.
             conn.sendall(frame(4, 0, 0, struct.pack(">HI", 4, 0x7FFFFFFF))
@@ -95,6 +110,24 @@ def serve(conn, mode):
         resets = []
         reset_streams = set()
         send_lock = threading.Lock()
+        open_streams = set()
+        first_stream = [None]
+
+        def answer_maxone(stream):
+            with send_lock:
+                open_streams.discard(stream)
+                if stream in reset_streams:
+                    return
+                with lock:
+                    counter[0] += 1
+                    n = counter[0]
+                    v = over[0]
+                body = b"ok %d conn %d over %d\n" % (n, number, v)
+                block = literal(b":status", b"200") + literal(b"content-length", str(len(body)).encode())
+                try:
+                    conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, body))
+                except OSError:
+                    pass
 
         def answer(stream, end=True):
             # 200 "ok <n> conn <c> rst <codes>", its END_STREAM on the DATA frame unless `end` is false.
@@ -133,6 +166,7 @@ def serve(conn, mode):
                 with send_lock:
                     resets.append(struct.unpack(">I", payload[:4])[0])
                     reset_streams.add(stream)
+                    open_streams.discard(stream)
                 continue
             if kind == 4 and not flags & 1:
                 if mode != "noack":
@@ -143,6 +177,27 @@ def serve(conn, mode):
             if mode == "early" and kind == 1:
                 with send_lock:
                     answer(stream)
+                continue
+            if mode == "maxone" and kind == 1:
+                with send_lock:
+                    if open_streams:
+                        with lock:
+                            over[0] += 1
+                        conn.sendall(frame(3, 0, stream, struct.pack(">I", 7)))
+                        reset_streams.add(stream)
+                        continue
+                    open_streams.add(stream)
+            if mode == "maxone" and stream in reset_streams:
+                continue
+            if mode in ("rstmid", "silent") and kind == 1 and first_stream[0] is None:
+                first_stream[0] = stream
+            if mode == "silent" and kind in (0, 1) and flags & 1:
+                if stream != first_stream[0]:
+                    with send_lock:
+                        answer(stream)
+                continue
+            if mode == "maxone" and kind in (0, 1) and flags & 1:
+                threading.Timer(0.05, answer_maxone, args=(stream,)).start()
                 continue
             if mode == "slow" and kind in (0, 1) and flags & 1:
                 threading.Timer(0.5, answer_late, args=(stream,)).start()
@@ -169,6 +224,17 @@ def serve(conn, mode):
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10))
                 finish(conn)
                 return
+            elif mode == "rstmid" and stream == first_stream[0]:
+                block = literal(b":status", b"200") + literal(b"content-length", b"100")
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10)
+                             + frame(3, 0, stream, struct.pack(">I", 2)))
+            elif mode in ("uppercase", "connfield"):
+                extra = literal(b"X-Up", b"1") if mode == "uppercase" else literal(b"connection", b"close")
+                block = literal(b":status", b"200") + extra + literal(b"content-length", b"3")
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, b"ok\n"))
+            elif mode == "overlong":
+                block = literal(b":status", b"200") + literal(b"content-length", b"5")
+                conn.sendall(frame(1, 4, stream, block) + frame(0, 1, stream, b"0123456789"))
             elif mode == "goawaymid":
                 block = literal(b":status", b"200") + literal(b"content-length", b"100")
                 conn.sendall(frame(1, 4, stream, block) + frame(0, 0, stream, b"x" * 10)

@@ -327,4 +327,79 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(result.out, "200 10")
         _ = server
     }
+
+    func testAResponseHeadHTTP2CallsMalformedIs502AndTheSidecarGoesOnServing() throws {
+        // An uppercase field name (RFC 9113 §8.2.1) and a connection-specific field (§8.2.2):
+        // nghttp2 resets such a stream (PROTOCOL_ERROR) before its head reaches the exchange.
+        for mode in ["uppercase", "connfield"] {
+            let (server, proxy) = try misbehaving(mode)
+            for _ in 0..<2 {
+                let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-D", "-", "--max-time", "10", "http://api.test/m"])
+                XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 502"), "\(mode): \(result.out)")
+                XCTAssertTrue(result.out.contains("Proxy-Status: token-sidecar; error="), "\(mode): \(result.out)")
+                XCTAssertFalse(result.out.lowercased().contains("x-up"), "nothing of the malformed head is passed on")
+            }
+            _ = server
+        }
+    }
+
+    func testAResponseWithMoreDataThanItsLengthNeverReachesTheAppWhole() throws {
+        // content-length 5, then 10 bytes: the stream is reset as malformed (RFC 9113 §8.1.1).
+        // The app gets a 502, or a head and less than its length with the connection cut: never
+        // a 200 that looks whole, and never the bytes beyond the length.
+        let (server, proxy) = try misbehaving("overlong")
+        for _ in 0..<2 {
+            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "-", "-w", "\n%{http_code} %{size_download}",
+                                       "--max-time", "10", "http://api.test/o"])
+            let summary = result.out.split(separator: "\n").last.map(String.init) ?? ""
+            XCTAssertTrue(summary.hasPrefix("502") || (result.status == 18 && summary.hasPrefix("200")),
+                          "exit \(result.status): \(result.out) \(result.err)")
+            XCTAssertFalse(result.out.contains("56789"), "the bytes beyond the length were passed on: \(result.out)")
+        }
+        _ = server
+    }
+
+    func testAStreamResetMidResponseCutsThatResponseAndTheConnectionServesTheNext() throws {
+        let (server, proxy) = try misbehaving("rstmid")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
+        let cut = try Curl.run(via + ["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/cut"])
+        // curl: 200, 10 of 100 bytes, "transfer closed with outstanding read data" (18).
+        XCTAssertEqual(cut.status, 18, cut.err)
+        XCTAssertEqual(cut.out, "200 10")
+        let next = try Curl.run(via + ["http://api.test/next"])
+        XCTAssertEqual(next.out, "ok 1 conn 1\n", "a stream's reset leaves its connection serving: \(next.err)")
+        _ = server
+    }
+
+    func testAnUpstreamThatNeverAnswersIs504AndItsStreamIsCancelled() throws {
+        let (server, proxy) = try misbehaving("silent", timeouts: "{responseHeaders: 500ms}")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
+        let started = Date()
+        let waited = try Curl.run(via + ["-D", "-", "http://api.test/never"])
+        XCTAssertTrue(waited.out.hasPrefix("HTTP/1.1 504"), waited.out)
+        XCTAssertTrue(waited.out.contains("error=http_response_timeout"), waited.out)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the response-head timeout, not curl's")
+        let next = try Curl.run(via + ["http://api.test/next"])
+        XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the stream waited on was cancelled, its connection kept: \(next.err)")
+        _ = server
+    }
+
+    func testAnUpstreamAllowingOneStreamAtATimeServesEveryParallelRequest() throws {
+        // SETTINGS_MAX_CONCURRENT_STREAMS 1: requests beyond it wait for room or go over more
+        // connections, never refused; the server counts streams opened beyond its limit.
+        // Once a connection was told the limit, a new one opened for the requests waiting takes
+        // no more streams than that before its own SETTINGS come.
+        let (server, proxy) = try misbehaving("maxone")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "20"]
+        XCTAssertEqual(try Curl.run(via + ["http://api.test/first"]).out, "ok 1 conn 1 over 0\n")
+        XCTAssertEqual(try parallelGets(proxy, (1...20).map { "/p\($0)" }), Array(repeating: "200", count: 20))
+        let last = try Curl.run(via + ["http://api.test/last"])
+        XCTAssertTrue(last.out.hasPrefix("ok 22 "), last.out)
+        XCTAssertTrue(last.out.hasSuffix(" over 0\n"), "no stream was opened beyond the upstream's limit: \(last.out)")
+        // A first burst, before any SETTINGS: the streams beyond the limit that the upstream
+        // refused are sent again where there is room, and none fails.
+        let (coldServer, cold) = try misbehaving("maxone")
+        XCTAssertEqual(try parallelGets(cold, (1...20).map { "/c\($0)" }), Array(repeating: "200", count: 20))
+        _ = (server, coldServer)
+    }
 }
