@@ -45,6 +45,10 @@
                    then RST_STREAM (INTERNAL_ERROR); later ones 200 "ok <n> conn <c>".
         silent     never answers the first request of each connection; answers later ones as
                    soon as they end, 200 "ok <n> conn <c> rst <codes>" (as early does).
+        goawaylow  on its first connection, once two requests have ended (the first waits 300 ms
+                   for a second): GOAWAY with the first one's id as the last (NO_ERROR), the
+                   first answered, the connection ended; a first request alone is answered
+                   after the 300 ms. Later connections answer at once, 200 "ok <n> conn <c> rst <codes>".
         maxone     allows one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1) and answers
                    each request 50 ms after it ended, 200 "ok <n> conn <c> over <v>"; a stream
                    opened while another is open is refused (RST_STREAM REFUSED_STREAM) and
@@ -112,6 +116,16 @@ def serve(conn, mode):
         send_lock = threading.Lock()
         open_streams = set()
         first_stream = [None]
+        pending_first = []
+
+        def answer_alone(stream):
+            with send_lock:
+                if pending_first == [stream]:
+                    pending_first.clear()
+                    try:
+                        answer(stream)
+                    except OSError:
+                        pass
 
         def answer_maxone(stream):
             with send_lock:
@@ -195,6 +209,20 @@ def serve(conn, mode):
                 if stream != first_stream[0]:
                     with send_lock:
                         answer(stream)
+                continue
+            if mode == "goawaylow" and kind in (0, 1) and flags & 1:
+                with send_lock:
+                    if number > 1:
+                        answer(stream)
+                    elif not pending_first:
+                        pending_first.append(stream)
+                        threading.Timer(0.3, answer_alone, args=(stream,)).start()
+                    else:
+                        first = pending_first.pop()
+                        conn.sendall(frame(7, 0, 0, struct.pack(">II", first, 0)))
+                        answer(first)
+                        finish(conn)
+                        return
                 continue
             if mode == "maxone" and kind in (0, 1) and flags & 1:
                 threading.Timer(0.05, answer_maxone, args=(stream,)).start()

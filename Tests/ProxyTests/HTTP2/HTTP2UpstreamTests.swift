@@ -402,4 +402,36 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(try parallelGets(cold, (1...20).map { "/c\($0)" }), Array(repeating: "200", count: 20))
         _ = (server, coldServer)
     }
+
+    func testAnHTTP2AppsStreamCutByTheUpstreamIsResetAndItsOtherStreamsFinish() throws {
+        // Two streams of one app connection go to one upstream connection, whose server cuts the
+        // first response after 10 of its 100 bytes (RST_STREAM): that app stream is reset, not
+        // ended as if whole, and the other is answered, over the same connections.
+        let (server, proxy) = try misbehaving("rstmid")
+        let result = try Command.run(["nghttp", "-v", "-H", ":authority: api.test",
+                                      "http://127.0.0.1:\(proxy.port)/a", "http://127.0.0.1:\(proxy.port)/b"], timeout: 20)
+        let lines = result.out.split(separator: "\n")
+        XCTAssertEqual(lines.filter { $0.contains("recv RST_STREAM") }.count, 1, result.out)
+        // (The cut stream's head may go first or not at all: the server's HEADERS, DATA and
+        // RST_STREAM come in one read.)
+        XCTAssertTrue(result.out.contains("ok 1 conn 1"), "the other stream's answer, over the same upstream connection: \(result.out)")
+        XCTAssertFalse(lines.contains { $0.contains("recv DATA frame") && $0.contains("END_STREAM") && $0.contains("length=10") },
+                       "the cut response does not end as if whole")
+        _ = server
+    }
+
+    func testStreamsAboveAGoAwaysLastAreSentAgainOnANewConnection() throws {
+        // Two requests in flight on one connection; the server ends it with GOAWAY naming the
+        // first as its last (it will not process the second, RFC 9113 §6.8) and answers only the
+        // first. The second, a POST too, goes again over a new connection: no request is lost.
+        let (server, proxy) = try misbehaving("goawaylow")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10", "--parallel", "--parallel-immediate", "--parallel-max", "2"]
+        let result = try Curl.run(via + ["http://api.test/get", "-X", "POST", "--data", "x=1", "http://api.test/post"])
+        XCTAssertEqual(result.status, 0, result.err)
+        let answers = result.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(answers.count, 2, result.out)
+        XCTAssertEqual(answers.filter { $0.contains(" conn 1 ") }.count, 1, "one answered before the GOAWAY: \(answers)")
+        XCTAssertEqual(answers.filter { $0.contains(" conn 2 ") }.count, 1, "the other sent again, on a new connection: \(answers)")
+        _ = server
+    }
 }
