@@ -215,6 +215,12 @@ def smuggle(port, authority, path):
     c.request(1, [(":method", "POST")] + base[1:] + [("content-length", "10")], end=False)
     c.sock.sendall(frame(0, 1, 1, b"x" * 11))
     print("content-length-vs-data", outcome_of(c, 1))
+    c.sock.close()
+    # And one that the stream's end contradicts: fewer bytes, then END_STREAM.
+    c = Connection(port)
+    c.request(1, [(":method", "POST")] + base[1:] + [("content-length", "10")], end=False)
+    c.sock.sendall(frame(0, 0, 1, b"x" * 5) + frame(0, 1, 1, b"x" * 4))
+    print("content-length-over-data", outcome_of(c, 1))
 
 
 def read_until_end(c, stream, status_code=False):

@@ -49,6 +49,9 @@
                    for a second): GOAWAY with the first one's id as the last (NO_ERROR), the
                    first answered, the connection ended; a first request alone is answered
                    after the 300 ms. Later connections answer at once, 200 "ok <n> conn <c> rst <codes>".
+        trickle    answers each request that ended 200 "ok <n> conn <c>", but writes everything
+                   (its SETTINGS too) a byte at a time, a millisecond apart: each frame comes
+                   in pieces, split at every byte.
         maxone     allows one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1) and answers
                    each request 50 ms after it ended, 200 "ok <n> conn <c> over <v>"; a stream
                    opened while another is open is refused (RST_STREAM REFUSED_STREAM) and
@@ -93,7 +96,25 @@ def finish(conn):
     conn.close()
 
 
+class Trickle:
+    """A connection whose sendall writes one byte at a time, a millisecond apart."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def sendall(self, data):
+        for i in range(len(data)):
+            self.conn.sendall(data[i:i + 1])
+            time.sleep(0.001)
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
 def serve(conn, mode):
+    if mode == "trickle":
+        conn = Trickle(conn)
     with lock:
         connections[0] += 1
         number = connections[0]

@@ -307,7 +307,7 @@ final class HTTP2AppTests: XCTestCase {
         let result = try rawClient(proxy, "api.test", "smuggle", "/s")
         XCTAssertEqual(result.status, 0, result.err)
         let outcomes = result.out.split(separator: "\n")
-        XCTAssertEqual(outcomes.count, 10, result.out)
+        XCTAssertEqual(outcomes.count, 11, result.out)
         for line in outcomes {
             // PROTOCOL_ERROR (1) for each, as a stream error (or a connection error for the
             // request that breaks HPACK's rules first): never a response.

@@ -434,4 +434,30 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(answers.filter { $0.contains(" conn 2 ") }.count, 1, "the other sent again, on a new connection: \(answers)")
         _ = server
     }
+
+    func testAnAppThatLeavesMidUploadHasItsUpstreamStreamReset() throws {
+        // 200 KiB of a 1 MiB upload (past what is staged for a replay: it streams), then the
+        // app's connection ends: the upstream stream is cancelled, not left open waiting for
+        // the rest, and its connection serves the next request.
+        let (server, proxy) = try misbehaving("slow")
+        let client = try RawClient(port: proxy.port)
+        client.send("POST http://api.test/up HTTP/1.1\r\nHost: api.test\r\nContent-Length: 1048576\r\n\r\n")
+        client.send([UInt8](repeating: 0x61, count: 200 * 1024))
+        Thread.sleep(forTimeInterval: 0.3)
+        client.close()
+        Thread.sleep(forTimeInterval: 0.3)
+        let next = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10", "http://api.test/next"])
+        XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the left upload's stream was cancelled (CANCEL, 8): \(next.err)")
+        _ = server
+    }
+
+    func testAnUpstreamWhoseFramesComeAByteAtATimeIsReadWhole() throws {
+        // SETTINGS, HEADERS and DATA each split at every byte across reads.
+        let (server, proxy) = try misbehaving("trickle")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "20"]
+        XCTAssertEqual(try Curl.run(via + ["http://api.test/a"]).out, "ok 1 conn 1\n")
+        XCTAssertEqual(try Curl.run(via + ["-X", "POST", "--data", "x=1", "http://api.test/b"]).out, "ok 2 conn 1\n")
+        XCTAssertEqual(try Curl.run(via + ["http://api.test/c"]).out, "ok 3 conn 1\n")
+        _ = server
+    }
 }
