@@ -104,10 +104,11 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     /// ``maxStreams``. Until they come, what the last connection to the same upstream was told
     /// (nghttp2 assumes 100): a new connection opened because the others were at an upstream's
     /// limit of, say, 1 would otherwise take every waiting request at once, and all but one of
-    /// their streams would be refused (`REFUSED_STREAM`) when its `SETTINGS` came.
+    /// their streams would be refused (`REFUSED_STREAM`) when its `SETTINGS` came. (At least
+    /// one: an upstream that said 0 for a while would otherwise make each request dial anew.)
     private var streamLimit: Int {
         var limit = min(codec.peerMaxConcurrentStreams, Self.maxStreams)
-        if !peerSettingsCame, let learned = upstreams.streamLimit(key: target.poolKey) { limit = min(limit, learned) }
+        if !peerSettingsCame, let learned = upstreams.streamLimit(key: target.poolKey) { limit = min(limit, max(learned, 1)) }
         return limit
     }
 
