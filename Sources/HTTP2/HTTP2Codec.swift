@@ -551,6 +551,12 @@ public final class HTTP2Codec {
         nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastStream ?? lastPeerStream, code.rawValue, nil, 0)
     }
 
+    /// Sends a `PING` (its payload zero): the peer's answer shows the connection is alive.
+    public func ping() {
+        sendWish = nil
+        nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+    }
+
     /// Reports `count` bytes of `stream`'s DATA moved on: the windows reopen by as much.
     public func consumed(stream: Int32, count: Int) {
         guard count > 0 else { return }

@@ -202,7 +202,35 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     func cancel(_ lease: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel) {
         let open = stream > 0 && streams[stream] === lease
         detach(lease, stream: stream)
-        if open { codec.reset(stream: stream, code) }
+        guard open else { return }
+        codec.reset(stream: stream, code)
+        // Given up before its response: the connection may be dead (``LivenessProbe``).
+        if code == .cancel && liveness.streamAbandoned(now: Timer.coarseNow()) == .probe { probe() }
+    }
+
+    /// Whether the upstream still answers (see ``LivenessProbe``).
+    private var liveness = LivenessProbe()
+    /// The probe's deadline (made on first use: most connections never give a stream up).
+    private var probeTimer: Timer?
+
+    /// Sends the liveness `PING` and runs its deadline, the connect timeout (as for `SETTINGS`).
+    private func probe() {
+        codec.ping()
+        let timer = probeTimer ?? {
+            let made = Timer(on: upstreams.loop) {}
+            made.action = { [unowned self] in probeDeadlinePassed() }
+            probeTimer = made
+            return made
+        }()
+        timer.schedule(after: upstreams.settingsTimeout)
+        scheduleTurn()
+    }
+
+    /// Nothing came from the upstream since the probe: the connection is closed (its streams
+    /// fail, and those that may be are sent again elsewhere).
+    private func probeDeadlinePassed() {
+        guard !isClosed, liveness.deadlinePassed() else { return }
+        close(.timeout)
     }
 
     /// `lease` leaves `stream` (0: it never opened one): what it received and the session did
@@ -232,6 +260,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     // MARK: - the socket
 
     func connectionDidRead(_ connection: any ByteStream) {
+        liveness.heardFromPeer()
         // The leases the frames touch are looked at by the turn this ends with: marked as turning,
         // a touch schedules no turn of its own (one more turn a gRPC call at c=1, which found
         // nothing to do but cost ~1k instructions).
@@ -462,6 +491,7 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         touched.removeAll()
         settingsTimer?.cancel()
         settingsTimer = nil
+        probeTimer?.cancel()
         upstreams.connectionClosed(self)
         dialing?.close()
         dialing = nil

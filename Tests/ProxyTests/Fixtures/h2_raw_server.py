@@ -57,6 +57,11 @@
                    opened while another is open is refused (RST_STREAM REFUSED_STREAM) and
                    counted in v (over all connections).
 
+        blackhole  answers the first request of each connection 200 "ok <n> conn <c>", then goes
+                   silent on that connection: reads and drops everything, answers nothing (no
+                   PING either), never closes it, as a peer that vanished would.
+
+Every mode but blackhole's silence answers PINGs (PING with ACK, the same payload).
 Header blocks are HPACK literals without indexing or Huffman; request heads are not decoded.
 """
 import socket, struct, sys, threading, time
@@ -207,7 +212,11 @@ def serve(conn, mode):
                 if mode != "noack":
                     conn.sendall(frame(4, 1, 0))  # ACK their SETTINGS
                 continue
+            if mode == "blackhole" and answered > 0:
+                continue
             if kind == 6 and not flags & 1:
+                with send_lock:
+                    conn.sendall(frame(6, 1, 0, payload))
                 continue
             if mode == "early" and kind == 1:
                 with send_lock:

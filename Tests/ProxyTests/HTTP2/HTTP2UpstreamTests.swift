@@ -372,13 +372,16 @@ final class HTTP2UpstreamTests: XCTestCase {
     }
 
     func testAnUpstreamThatNeverAnswersIs504AndItsStreamIsCancelled() throws {
-        let (server, proxy) = try misbehaving("silent", timeouts: "{responseHeaders: 500ms}")
+        // The stream given up probes the connection (a PING): this server answers it, so the
+        // connection stays past the probe's deadline (the connect timeout, 1 s here).
+        let (server, proxy) = try misbehaving("silent", timeouts: "{responseHeaders: 500ms, connect: 1s}")
         let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
         let started = Date()
         let waited = try Curl.run(via + ["-D", "-", "http://api.test/never"])
         XCTAssertTrue(waited.out.hasPrefix("HTTP/1.1 504"), waited.out)
         XCTAssertTrue(waited.out.contains("error=http_response_timeout"), waited.out)
         XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the response-head timeout, not curl's")
+        Thread.sleep(forTimeInterval: 1.5)
         let next = try Curl.run(via + ["http://api.test/next"])
         XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the stream waited on was cancelled, its connection kept: \(next.err)")
         _ = server
@@ -458,6 +461,22 @@ final class HTTP2UpstreamTests: XCTestCase {
         XCTAssertEqual(try Curl.run(via + ["http://api.test/a"]).out, "ok 1 conn 1\n")
         XCTAssertEqual(try Curl.run(via + ["-X", "POST", "--data", "x=1", "http://api.test/b"]).out, "ok 2 conn 1\n")
         XCTAssertEqual(try Curl.run(via + ["http://api.test/c"]).out, "ok 3 conn 1\n")
+        _ = server
+    }
+
+    func testAConnectionWhoseUpstreamFellSilentIsClosedAndTheNextRequestGoesOverANewOne() throws {
+        // A peer that vanished without a FIN (a deleted pod, an expired NAT mapping): the first
+        // request's connection takes the second's stream and answers nothing, not even a PING.
+        // The 504 probes it; silent past the probe's deadline, it is closed, and the third
+        // request goes over a new connection instead of timing out on the dead one.
+        let (server, proxy) = try misbehaving("blackhole", timeouts: "{responseHeaders: 500ms, connect: 1s}")
+        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
+        XCTAssertEqual(try Curl.run(via + ["http://api.test/first"]).out, "ok 1 conn 1\n")
+        let lost = try Curl.run(via + ["-D", "-", "-o", "/dev/null", "http://api.test/lost"])
+        XCTAssertTrue(lost.out.hasPrefix("HTTP/1.1 504"), lost.out)
+        Thread.sleep(forTimeInterval: 1.5)
+        let third = try Curl.run(via + ["http://api.test/third"])
+        XCTAssertEqual(third.out, "ok 2 conn 2\n", "a new connection: \(third.out) \(third.err)")
         _ = server
     }
 }
