@@ -86,7 +86,12 @@ final class HTTP2ServerSession: ConnectionDelegate {
     /// Takes over the connection, with what is already in its input.
     func start() {
         client.delegate = self
-        client.setTimeouts(read: nil, write: nil)
+        // No read timeout (the idle timer ends a connection without streams), and the write
+        // timeout an HTTP/1.1 app's connection has: an app that reads nothing of what waits for
+        // its socket for `bodyIdle` is gone or hung, and its connection closes — its streams
+        // each end by their own timer, but their resets cannot go out through a socket that
+        // takes nothing, and the connection with its buffers would stay as long as the app.
+        client.setTimeouts(read: nil, write: context.timeouts.bodyIdle)
         client.startReading()
         connectionDidRead(client)
     }

@@ -24,6 +24,10 @@
     h2_raw_client.py PORT AUTHORITY noread PATH
         Announces a stream window of 0, GETs PATH and never opens the window; prints how the
         stream ended and after how many seconds ("noread <outcome> <seconds>").
+    h2_raw_client.py PORT AUTHORITY stopread PATH
+        Opens windows of 16 MiB (stream and connection) with a 4 KiB receive buffer, GETs PATH,
+        then reads nothing for 4 s, as an app that hung would; then reads until the connection
+        ends or 10 s pass: prints "stopread closed <bytes>" or "stopread open <bytes>".
     h2_raw_client.py PORT AUTHORITY idle PATH
         GETs PATH, reads its response to the end, then waits without a stream open (answering
         nothing but what the server sends); prints "idle <status> closed <seconds after the
@@ -324,6 +328,32 @@ def noread(port, authority, path):
     start = time.monotonic()
     outcome = outcome_of(c, 1, headers=False, ended="closed").replace("RST_STREAM", "RST")
     print("noread", outcome, "%.1f" % (time.monotonic() - start))
+
+
+def stopread(port, authority, path):
+    import time
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", port))
+    # SETTINGS_INITIAL_WINDOW_SIZE 16 MiB, and the connection's window opened as wide.
+    sock.sendall(PREFACE + frame(4, 0, 0, struct.pack(">HI", 4, 1 << 24)) + frame(8, 0, 0, struct.pack(">I", (1 << 24) - 65535)))
+    sock.sendall(frame(1, 0x5, 1, block(get(authority, path))))
+    time.sleep(4)
+    received, state, deadline = 0, "open", time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            state = "closed"
+            break
+        except socket.timeout:
+            break
+        if not chunk:
+            state = "closed"
+            break
+        received += len(chunk)
+    print("stopread", state, received)
 
 
 def ended(port, authority, path, split=False):
@@ -673,6 +703,6 @@ if __name__ == "__main__":
     else:
         # Every other mode: one PATH (an unknown mode is "smuggle").
         modes = {"limits": limits, "refusedhead": refusedhead, "stall": stall, "headonly": headonly, "flood": flood, "rapidreset": rapidreset, "provoke": provoke,
-                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread,
+                 "zeroupdate": zeroupdate, "emptyframes": emptyframes, "noread": noread, "slowread": slowread, "stopread": stopread,
                  "idle": idle, "ended": ended, "pings": pings, "uploads": uploads, "endedsplit": lambda p, a, path: ended(p, a, path, split=True)}
         modes.get(mode, smuggle)(port, authority, sys.argv[4])

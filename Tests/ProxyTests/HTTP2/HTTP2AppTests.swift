@@ -1,3 +1,4 @@
+import EventLoop
 import Foundation
 import TestSupport
 import XCTest
@@ -614,6 +615,32 @@ final class HTTP2AppTests: XCTestCase {
         // An app that never took more than its first window may never read: its response is
         // not written to disk for it (a slow HTTP/1.1 client's 1 MiB would be).
         XCTAssertEqual(proxy.metrics().spooledResponses, 0)
+    }
+
+    func testAnAppThatStopsReadingItsConnectionHasItClosedAfterTheWriteTimeout() throws {
+        // Windows of 16 MiB let the response fill the socket, and then the app reads nothing
+        // (it hung): nothing the sidecar writes makes progress, and after the write timeout
+        // (bodyIdle) the connection is closed — not held with its buffers for as long as the
+        // app keeps its socket open (its streams' resets could not even be sent).
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("h2-stopread-\(UUID().uuidString)")
+        try Data(repeating: 0x73, count: 8 * 1024 * 1024).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let nginx = try Nginx(locations: "location /files/ { alias \(FileManager.default.temporaryDirectory.path)/; }")
+        let proxy = try ProxyHarness(yaml: ProxyHarness.yaml(upstream: "http://127.0.0.1:\(nginx.port)", timeouts: "{bodyIdle: 1s, idle: 60s}"))
+        let outcome = Locked<Command.Outcome?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let command = ["python3", Backend.fixtures.appendingPathComponent("h2_raw_client.py").path, String(proxy.port),
+                       "api.test", "stopread", "/files/\(file.lastPathComponent)"]
+        Thread.detachNewThread {
+            outcome.withLock { $0 = try? Command.run(command, timeout: 30) }
+            done.signal()
+        }
+        XCTAssertTrue(eventually(timeout: .seconds(2)) { proxy.metrics().clientConnections == 1 }, "the app connected")
+        XCTAssertTrue(eventually(timeout: .seconds(3)) { proxy.metrics().clientConnections == 0 },
+                      "closed while the app still read nothing (it reads again after 4 s)")
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        let out = outcome.withLock { $0?.out } ?? ""
+        XCTAssertTrue(out.hasPrefix("stopread closed "), out)
     }
 
     func testAnAppThatReadsSlowlyHasItsResponseSpooledOnceItOpenedItsWindow() throws {
