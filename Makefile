@@ -223,7 +223,7 @@ test-tsan: build-tsan run-tsan
 # CI keeps only the end of what a run prints, and the suite that fails first is printed first: so
 # when either fails, the failed tests and any sanitizer report are printed again, last.
 test-sanitizers: build-asan build-tsan
-	@rm -f .build-asan/suite.rc .build-tsan/suite.rc; rc=0; \
+	@rm -f .build-asan/suite.rc .build-tsan/suite.rc .build-asan/suite.log .build-tsan/suite.log; rc=0; \
 	$(MAKE) --no-print-directory -j2 --output-sync=target run-asan-then-fuzz-build run-tsan || rc=$$?; \
 	for s in asan tsan; do \
 	  [ "$$(cat .build-$$s/suite.rc 2>/dev/null)" = 0 ] && continue; \

@@ -198,14 +198,14 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
     }
 
     /// `lease` is done with `stream` before its response ended (its session closed): the stream
-    /// is cancelled.
-    func cancel(_ lease: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel) {
+    /// is cancelled. `nothingReceived`: not even a response head came on it — the connection
+    /// may be dead, and is probed (``LivenessProbe``).
+    func cancel(_ lease: HTTP2UpstreamLease, stream: Int32, code: HTTP2ErrorCode = .cancel, nothingReceived: Bool = false) {
         let open = stream > 0 && streams[stream] === lease
         detach(lease, stream: stream)
         guard open else { return }
         codec.reset(stream: stream, code)
-        // Given up before its response: the connection may be dead (``LivenessProbe``).
-        if code == .cancel && liveness.streamAbandoned(now: Timer.coarseNow()) == .probe { probe() }
+        if nothingReceived && liveness.streamAbandoned(now: Timer.coarseNow()) == .probe { probe() }
     }
 
     /// Whether the upstream still answers (see ``LivenessProbe``).
@@ -226,11 +226,17 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
         scheduleTurn()
     }
 
-    /// Nothing came from the upstream since the probe: the connection is closed (its streams
-    /// fail, and those that may be are sent again elsewhere).
+    /// The probe's deadline: nothing came from the upstream since the probe, and what this side
+    /// sends has gone (or the deadline ran twice): the connection is closed (its streams fail,
+    /// and those that may be are sent again elsewhere).
     private func probeDeadlinePassed() {
-        guard !isClosed, liveness.deadlinePassed() else { return }
-        close(.timeout)
+        guard !isClosed else { return }
+        let outputWaiting = codec.wantsToSend || socket?.output.isEmpty == false
+        switch liveness.deadlinePassed(outputWaiting: outputWaiting) {
+        case .alive: break
+        case .waitAgain: probeTimer?.schedule(after: upstreams.settingsTimeout)
+        case .dead: close(.timeout)
+        }
     }
 
     /// `lease` leaves `stream` (0: it never opened one): what it received and the session did
@@ -297,10 +303,12 @@ final class HTTP2UpstreamConnection: UpstreamConnectionOwner, ConnectionDelegate
             for index in events.indices {
                 switch HTTP2Event.take(events, at: index) {
                 case .head(let id, let head):
+                    liveness.messageCame()
                     let lease = streams[id]
                     let ended = index + 1 < events.count && events[index + 1].isEnd(of: id) && lease?.bodyBeforeHead != true
                     lease?.receiveHead(head, endStream: ended)
                 case .data(let id, let bytes):
+                    liveness.messageCame()
                     if streams[id].map({ lease in bytes.withUnsafeBytes { lease.receiveBody($0) } }) != true {
                         codec.consumed(stream: id, count: bytes.count)
                     }

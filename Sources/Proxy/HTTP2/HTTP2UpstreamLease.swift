@@ -242,7 +242,9 @@ final class HTTP2UpstreamLease: TouchablePipe {
             if responseComplete && outbound.phase == .done {
                 connection.detach(self, stream: outbound.stream)
             } else {
-                connection.cancel(self, stream: outbound.stream)
+                // (Nothing of the response: no head, and no body before one.)
+                connection.cancel(self, stream: outbound.stream,
+                                  nothingReceived: responseBody == .awaitingHead && responseHeads.isEmpty && !bodyBeforeHead)
             }
         }
     }

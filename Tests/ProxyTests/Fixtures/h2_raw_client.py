@@ -26,7 +26,7 @@
         stream ended and after how many seconds ("noread <outcome> <seconds>").
     h2_raw_client.py PORT AUTHORITY stopread PATH
         Opens windows of 16 MiB (stream and connection) with a 4 KiB receive buffer, GETs PATH,
-        then reads nothing for 4 s, as an app that hung would; then reads until the connection
+        then reads nothing for 8 s, as an app that hung would; then reads until the connection
         ends or 10 s pass: prints "stopread closed <bytes>" or "stopread open <bytes>".
     h2_raw_client.py PORT AUTHORITY idle PATH
         GETs PATH, reads its response to the end, then waits without a stream open (answering
@@ -331,6 +331,7 @@ def noread(port, authority, path):
 
 
 def stopread(port, authority, path):
+    """An app that hangs with its windows wide open: see the module's help."""
     import time
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -339,7 +340,7 @@ def stopread(port, authority, path):
     # SETTINGS_INITIAL_WINDOW_SIZE 16 MiB, and the connection's window opened as wide.
     sock.sendall(PREFACE + frame(4, 0, 0, struct.pack(">HI", 4, 1 << 24)) + frame(8, 0, 0, struct.pack(">I", (1 << 24) - 65535)))
     sock.sendall(frame(1, 0x5, 1, block(get(authority, path))))
-    time.sleep(4)
+    time.sleep(8)
     received, state, deadline = 0, "open", time.monotonic() + 10
     while time.monotonic() < deadline:
         try:

@@ -45,10 +45,10 @@
                    then RST_STREAM (INTERNAL_ERROR); later ones 200 "ok <n> conn <c>".
         silent     never answers the first request of each connection; answers later ones as
                    soon as they end, 200 "ok <n> conn <c> rst <codes>" (as early does).
-        goawaylow  on its first connection, once two requests have ended (the first waits 300 ms
+        goawaylow  on its first connection, once two requests have ended (the first waits 2 s
                    for a second): GOAWAY with the first one's id as the last (NO_ERROR), the
                    first answered, the connection ended; a first request alone is answered
-                   after the 300 ms. Later connections answer at once, 200 "ok <n> conn <c> rst <codes>".
+                   after the 2 s. Later connections answer at once, 200 "ok <n> conn <c> rst <codes>".
         trickle    answers each request that ended 200 "ok <n> conn <c>", but writes everything
                    (its SETTINGS too) a byte at a time, a millisecond apart: each frame comes
                    in pieces, split at every byte.
@@ -56,7 +56,6 @@
                    each request 50 ms after it ended, 200 "ok <n> conn <c> over <v>"; a stream
                    opened while another is open is refused (RST_STREAM REFUSED_STREAM) and
                    counted in v (over all connections).
-
         blackhole  answers the first request of each connection 200 "ok <n> conn <c>", then goes
                    silent on that connection: reads and drops everything, answers nothing (no
                    PING either), never closes it, as a peer that vanished would.
@@ -145,6 +144,7 @@ def serve(conn, mode):
         pending_first = []
 
         def answer_alone(stream):
+            # goawaylow: the first request, when no second came to be refused.
             with send_lock:
                 if pending_first == [stream]:
                     pending_first.clear()
@@ -154,6 +154,7 @@ def serve(conn, mode):
                         pass
 
         def answer_maxone(stream):
+            # maxone: the answer, 50 ms after the request ended, unless it was reset.
             with send_lock:
                 open_streams.discard(stream)
                 if stream in reset_streams:
@@ -246,7 +247,7 @@ def serve(conn, mode):
                         answer(stream)
                     elif not pending_first:
                         pending_first.append(stream)
-                        threading.Timer(0.3, answer_alone, args=(stream,)).start()
+                        threading.Timer(2, answer_alone, args=(stream,)).start()
                     else:
                         first = pending_first.pop()
                         conn.sendall(frame(7, 0, 0, struct.pack(">II", first, 0)))

@@ -635,9 +635,9 @@ final class HTTP2AppTests: XCTestCase {
             outcome.withLock { $0 = try? Command.run(command, timeout: 30) }
             done.signal()
         }
-        XCTAssertTrue(eventually(timeout: .seconds(2)) { proxy.metrics().clientConnections == 1 }, "the app connected")
-        XCTAssertTrue(eventually(timeout: .seconds(3)) { proxy.metrics().clientConnections == 0 },
-                      "closed while the app still read nothing (it reads again after 4 s)")
+        XCTAssertTrue(eventually(timeout: .seconds(10)) { proxy.metrics().clientConnections == 1 }, "the app connected")
+        XCTAssertTrue(eventually(timeout: .seconds(6)) { proxy.metrics().clientConnections == 0 },
+                      "closed while the app still read nothing (it reads again after 8 s)")
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         let out = outcome.withLock { $0?.out } ?? ""
         XCTAssertTrue(out.hasPrefix("stopread closed "), out)

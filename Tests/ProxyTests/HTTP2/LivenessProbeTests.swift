@@ -10,7 +10,7 @@ final class LivenessProbeTests: XCTestCase {
         XCTAssertEqual(probe.streamAbandoned(now: 10 * second), .probe)
         XCTAssertTrue(probe.probing)
         XCTAssertEqual(probe.streamAbandoned(now: 11 * second), .none, "one probe at a time")
-        XCTAssertTrue(probe.deadlinePassed(), "nothing came: dead")
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .dead, "nothing came")
         XCTAssertFalse(probe.probing)
     }
 
@@ -18,29 +18,57 @@ final class LivenessProbeTests: XCTestCase {
         var probe = LivenessProbe()
         XCTAssertEqual(probe.streamAbandoned(now: 10 * second), .probe)
         probe.heardFromPeer()
-        XCTAssertFalse(probe.deadlinePassed(), "a read came: alive")
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .alive, "a read came")
         // Reads before a probe say nothing of the silence after it.
         probe.heardFromPeer()
         XCTAssertEqual(probe.streamAbandoned(now: 10 * second + LivenessProbe.interval), .probe)
-        XCTAssertTrue(probe.deadlinePassed())
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .dead)
     }
 
-    func testProbesAreAtLeastTheIntervalApartSoGrpcGoCountsNoStrikeToAGoAway() {
+    func testOutputStillWaitingGetsTheDeadlineOnceMore() {
+        // The PING may not have left (an upload fills the socket): one more period, then the verdict.
+        var probe = LivenessProbe()
+        XCTAssertEqual(probe.streamAbandoned(now: 0), .probe)
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: true), .waitAgain)
+        XCTAssertTrue(probe.probing)
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: true), .dead, "only once")
+        // A later probe gets its own extension, and a read within it means alive.
+        XCTAssertEqual(probe.streamAbandoned(now: LivenessProbe.interval), .probe)
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: true), .waitAgain)
+        probe.heardFromPeer()
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: true), .alive)
+    }
+
+    func testProbesWithNoResponseBetweenAreMoreThanFiveMinutesApartAsGrpcGoRequires() {
+        // grpc-go's server strikes a PING within five minutes of the last one when it wrote no
+        // HEADERS or DATA between; the third strike ends the connection.
+        XCTAssertGreaterThan(LivenessProbe.interval, 300 * second)
         var probe = LivenessProbe()
         let start = 1_000 * second
         XCTAssertEqual(probe.streamAbandoned(now: start), .probe)
         probe.heardFromPeer()
-        XCTAssertFalse(probe.deadlinePassed())
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .alive)
         XCTAssertEqual(probe.streamAbandoned(now: start + 60 * second), .none, "a minute later: too soon")
         XCTAssertEqual(probe.streamAbandoned(now: start + LivenessProbe.interval - 1), .none)
         XCTAssertEqual(probe.streamAbandoned(now: start + LivenessProbe.interval), .probe)
-        // Two probes at most in grpc-go's five minutes.
-        XCTAssertGreaterThanOrEqual(LivenessProbe.interval, 150 * second)
+    }
+
+    func testAResponseSinceTheLastProbeAllowsTheNextAtOnce() {
+        // Response frames reset grpc-go's count: a probe after them is never a strike.
+        var probe = LivenessProbe()
+        XCTAssertEqual(probe.streamAbandoned(now: 0), .probe)
+        probe.heardFromPeer()
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .alive)
+        probe.messageCame()
+        XCTAssertEqual(probe.streamAbandoned(now: 5 * second), .probe)
+        XCTAssertEqual(probe.streamAbandoned(now: 6 * second), .none, "one at a time")
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: false), .dead)
+        XCTAssertEqual(probe.streamAbandoned(now: 7 * second), .none, "no response since the last probe")
     }
 
     func testADeadlineWithoutAProbeChangesNothing() {
         var probe = LivenessProbe()
-        XCTAssertFalse(probe.deadlinePassed(), "no probe: not dead")
+        XCTAssertEqual(probe.deadlinePassed(outputWaiting: true), .alive, "no probe: not dead")
         XCTAssertEqual(probe.streamAbandoned(now: 0), .probe, "the first probe may come at the clock's start")
     }
 }
