@@ -328,13 +328,18 @@ final class HTTP2UpstreamTests: XCTestCase {
         _ = server
     }
 
+    /// curl through `proxy` with `arguments` (given up after 20 s).
+    private func curl(_ proxy: ProxyHarness, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "20"] + arguments)
+    }
+
     func testAResponseHeadHTTP2CallsMalformedIs502AndTheSidecarGoesOnServing() throws {
         // An uppercase field name (RFC 9113 §8.2.1) and a connection-specific field (§8.2.2):
         // nghttp2 resets such a stream (PROTOCOL_ERROR) before its head reaches the exchange.
         for mode in ["uppercase", "connfield"] {
             let (server, proxy) = try misbehaving(mode)
             for _ in 0..<2 {
-                let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-D", "-", "--max-time", "10", "http://api.test/m"])
+                let result = try curl(proxy, ["-D", "-", "http://api.test/m"])
                 XCTAssertTrue(result.out.hasPrefix("HTTP/1.1 502"), "\(mode): \(result.out)")
                 XCTAssertTrue(result.out.contains("Proxy-Status: token-sidecar; error="), "\(mode): \(result.out)")
                 XCTAssertFalse(result.out.lowercased().contains("x-up"), "nothing of the malformed head is passed on")
@@ -349,8 +354,8 @@ final class HTTP2UpstreamTests: XCTestCase {
         // a 200 that looks whole, and never the bytes beyond the length.
         let (server, proxy) = try misbehaving("overlong")
         for _ in 0..<2 {
-            let result = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "-o", "-", "-w", "\n%{http_code} %{size_download}",
-                                       "--max-time", "10", "http://api.test/o"])
+            let result = try curl(proxy, ["-o", "-", "-w", "\n%{http_code} %{size_download}",
+                                       "http://api.test/o"])
             let summary = result.out.split(separator: "\n").last.map(String.init) ?? ""
             XCTAssertTrue(summary.hasPrefix("502") || (result.status == 18 && summary.hasPrefix("200")),
                           "exit \(result.status): \(result.out) \(result.err)")
@@ -361,12 +366,11 @@ final class HTTP2UpstreamTests: XCTestCase {
 
     func testAStreamResetMidResponseCutsThatResponseAndTheConnectionServesTheNext() throws {
         let (server, proxy) = try misbehaving("rstmid")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
-        let cut = try Curl.run(via + ["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/cut"])
+        let cut = try curl(proxy, ["-o", "/dev/null", "-w", "%{http_code} %{size_download}", "http://api.test/cut"])
         // curl: 200, 10 of 100 bytes, "transfer closed with outstanding read data" (18).
         XCTAssertEqual(cut.status, 18, cut.err)
         XCTAssertEqual(cut.out, "200 10")
-        let next = try Curl.run(via + ["http://api.test/next"])
+        let next = try curl(proxy, ["http://api.test/next"])
         XCTAssertEqual(next.out, "ok 1 conn 1\n", "a stream's reset leaves its connection serving: \(next.err)")
         _ = server
     }
@@ -375,14 +379,13 @@ final class HTTP2UpstreamTests: XCTestCase {
         // The stream given up probes the connection (a PING): this server answers it, so the
         // connection stays past the probe's deadline (the connect timeout, 1 s here).
         let (server, proxy) = try misbehaving("silent", timeouts: "{responseHeaders: 500ms, connect: 1s}")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
         let started = Date()
-        let waited = try Curl.run(via + ["-D", "-", "http://api.test/never"])
+        let waited = try curl(proxy, ["-D", "-", "http://api.test/never"])
         XCTAssertTrue(waited.out.hasPrefix("HTTP/1.1 504"), waited.out)
         XCTAssertTrue(waited.out.contains("error=http_response_timeout"), waited.out)
         XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the response-head timeout, not curl's")
         Thread.sleep(forTimeInterval: 1.5)
-        let next = try Curl.run(via + ["http://api.test/next"])
+        let next = try curl(proxy, ["http://api.test/next"])
         XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the stream waited on was cancelled, its connection kept: \(next.err)")
         _ = server
     }
@@ -393,10 +396,9 @@ final class HTTP2UpstreamTests: XCTestCase {
         // Once a connection was told the limit, a new one opened for the requests waiting takes
         // no more streams than that before its own SETTINGS come.
         let (server, proxy) = try misbehaving("maxone")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "20"]
-        XCTAssertEqual(try Curl.run(via + ["http://api.test/first"]).out, "ok 1 conn 1 over 0\n")
+        XCTAssertEqual(try curl(proxy, ["http://api.test/first"]).out, "ok 1 conn 1 over 0\n")
         XCTAssertEqual(try parallelGets(proxy, (1...20).map { "/p\($0)" }), Array(repeating: "200", count: 20))
-        let last = try Curl.run(via + ["http://api.test/last"])
+        let last = try curl(proxy, ["http://api.test/last"])
         XCTAssertTrue(last.out.hasPrefix("ok 22 "), last.out)
         XCTAssertTrue(last.out.hasSuffix(" over 0\n"), "no stream was opened beyond the upstream's limit: \(last.out)")
         // A first burst, before any SETTINGS: the streams beyond the limit that the upstream
@@ -428,8 +430,8 @@ final class HTTP2UpstreamTests: XCTestCase {
         // first as its last (it will not process the second, RFC 9113 §6.8) and answers only the
         // first. The second, a POST too, goes again over a new connection: no request is lost.
         let (server, proxy) = try misbehaving("goawaylow")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10", "--parallel", "--parallel-immediate", "--parallel-max", "2"]
-        let result = try Curl.run(via + ["http://api.test/get", "-X", "POST", "--data", "x=1", "http://api.test/post"])
+        let result = try curl(proxy, ["--parallel", "--parallel-immediate", "--parallel-max", "2",
+                                      "http://api.test/get", "-X", "POST", "--data", "x=1", "http://api.test/post"])
         XCTAssertEqual(result.status, 0, result.err)
         let answers = result.out.split(separator: "\n").map(String.init)
         XCTAssertEqual(answers.count, 2, result.out)
@@ -449,7 +451,7 @@ final class HTTP2UpstreamTests: XCTestCase {
         Thread.sleep(forTimeInterval: 1)
         client.close()
         Thread.sleep(forTimeInterval: 1)
-        let next = try Curl.run(["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10", "http://api.test/next"])
+        let next = try curl(proxy, ["http://api.test/next"])
         XCTAssertEqual(next.out, "ok 1 conn 1 rst 8\n", "the left upload's stream was cancelled (CANCEL, 8): \(next.err)")
         _ = server
     }
@@ -457,10 +459,9 @@ final class HTTP2UpstreamTests: XCTestCase {
     func testAnUpstreamWhoseFramesComeAByteAtATimeIsReadWhole() throws {
         // SETTINGS, HEADERS and DATA each split at every byte across reads.
         let (server, proxy) = try misbehaving("trickle")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "20"]
-        XCTAssertEqual(try Curl.run(via + ["http://api.test/a"]).out, "ok 1 conn 1\n")
-        XCTAssertEqual(try Curl.run(via + ["-X", "POST", "--data", "x=1", "http://api.test/b"]).out, "ok 2 conn 1\n")
-        XCTAssertEqual(try Curl.run(via + ["http://api.test/c"]).out, "ok 3 conn 1\n")
+        XCTAssertEqual(try curl(proxy, ["http://api.test/a"]).out, "ok 1 conn 1\n")
+        XCTAssertEqual(try curl(proxy, ["-X", "POST", "--data", "x=1", "http://api.test/b"]).out, "ok 2 conn 1\n")
+        XCTAssertEqual(try curl(proxy, ["http://api.test/c"]).out, "ok 3 conn 1\n")
         _ = server
     }
 
@@ -470,17 +471,16 @@ final class HTTP2UpstreamTests: XCTestCase {
         // The 504 probes it; silent past the probe's deadline, it is closed, and the third
         // request goes over a new connection instead of timing out on the dead one.
         let (server, proxy) = try misbehaving("blackhole", timeouts: "{responseHeaders: 500ms, connect: 1s}")
-        let via = ["-x", "http://127.0.0.1:\(proxy.port)", "--max-time", "10"]
-        XCTAssertEqual(try Curl.run(via + ["http://api.test/first"]).out, "ok 1 conn 1\n")
-        let lost = try Curl.run(via + ["-D", "-", "-o", "/dev/null", "http://api.test/lost"])
+        XCTAssertEqual(try curl(proxy, ["http://api.test/first"]).out, "ok 1 conn 1\n")
+        let lost = try curl(proxy, ["-D", "-", "-o", "/dev/null", "http://api.test/lost"])
         XCTAssertTrue(lost.out.hasPrefix("HTTP/1.1 504"), lost.out)
         // The probe's deadline is 1 s; a loaded machine may run it late: asked again for 8 s.
         Thread.sleep(forTimeInterval: 1.5)
-        var third = try Curl.run(via + ["http://api.test/third"])
+        var third = try curl(proxy, ["http://api.test/third"])
         let deadline = Date().addingTimeInterval(8)
         while third.out != "ok 2 conn 2\n" && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.5)
-            third = try Curl.run(via + ["http://api.test/third"])
+            third = try curl(proxy, ["http://api.test/third"])
         }
         XCTAssertEqual(third.out, "ok 2 conn 2\n", "a new connection: \(third.out) \(third.err)")
         _ = server
