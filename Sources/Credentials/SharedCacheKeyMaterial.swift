@@ -1,10 +1,16 @@
 import Config
+import Crypto
+import Foundation
+import TokenManager
 
 /// What determines a credential's token, as text for the shared cache key: the kind, the token
 /// endpoint, the client id, the client authentication method and what is asked for (scope,
 /// audience, resource, extra parameters; for MCA the server URL and tenant). Never a secret:
-/// replicas of the same client share one entry, different clients never do. The text is hashed
-/// (``SharedTokenCache/binding(material:)``) before it names anything in Redis.
+/// replicas of the same client share one entry, different clients never do. Where a file rather
+/// than the configuration says who the client is (a Google key file's `client_email`, a container
+/// credentials endpoint's authorization token), the file is read for it; one that cannot be read
+/// shares nothing. The text is hashed (``SharedTokenCache/binding(material:)``) before it names
+/// anything in Redis.
 enum SharedCacheKeyMaterial {
     /// The material for `credential`, nil for a static token (nothing to share) and a
     /// sender-constrained one (DPoP, or a client certificate: bound to what this process holds).
@@ -22,12 +28,23 @@ enum SharedCacheKeyMaterial {
                 parts = ["aws_web_identity", identity.stsEndpoint.description, identity.roleArn, identity.sessionName,
                          identity.duration.map { "\($0.components.seconds)" } ?? ""]
             case .containerCredentials(let container):
-                parts = ["aws_container_credentials", container.uri.description]
+                // Every pod on a node asks the same endpoint (EKS Pod Identity's 169.254.170.23):
+                // whose keys it answers with is the authorization token's.
+                var identity = ""
+                if let file = container.authorizationTokenFile {
+                    guard let token = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+                    identity = tokenIdentity(token.trimmingCharacters(in: .whitespacesAndNewlines))
+                }
+                parts = ["aws_container_credentials", container.uri.description, identity]
             }
         case .mca(let mca):
             parts = ["mca", mca.serverUrl.description, mca.tenantId, mca.clientId ?? "", "\(mca.auth)"]
         case .googleServiceAccount(let google):
-            parts = ["google_service_account", google.keyFile, google.scope ?? "", google.targetAudience ?? "", google.subject ?? ""]
+            // The same path holds another account's key in another deployment: the account names it.
+            guard let data = FileManager.default.contents(atPath: google.keyFile),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let email = object["client_email"] as? String else { return nil }
+            parts = ["google_service_account", email, google.scope ?? "", google.targetAudience ?? "", google.subject ?? ""]
         case .oauth2(let oauth):
             // Sender-constrained tokens are presented with what they were requested with — this
             // replica's DPoP key, the certificate pair it read — which another replica's copy
@@ -47,5 +64,18 @@ enum SharedCacheKeyMaterial {
         }
         // Length-prefixed, so no choice of values can make two different credentials collide.
         return parts.map { "\($0.utf8.count):\($0)" }.joined(separator: "|")
+    }
+
+    /// Who a bearer token speaks for: a JWT's issuer and subject (a Kubernetes service account's
+    /// projected token names `system:serviceaccount:NAMESPACE:NAME`, the same in each of its
+    /// pods and rotations), else the token's SHA-256 (an opaque token: its holders alone).
+    static func tokenIdentity(_ token: String) -> String {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 3, let payload = Base64.decodeURL(parts[1]),
+           let claims = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
+           let issuer = claims["iss"] as? String, let subject = claims["sub"] as? String {
+            return "jwt:\(issuer.utf8.count):\(issuer)|\(subject)"
+        }
+        return "sha256:" + Digest.hex(Digest.sha256(Array(token.utf8)))
     }
 }
