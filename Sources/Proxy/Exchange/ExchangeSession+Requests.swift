@@ -216,13 +216,14 @@ extension ExchangeSession: UpstreamWaiter {
     /// A credentialed request is never forwarded without a token.
     func lookUpToken(_ io: ExchangeIO) -> ExchangeAction {
         guard let credential = io.decision.credential else { return .none }
-        if let token = credential.currentToken() {
+        if let token = signable(credential.currentToken(), io) {
             io.token = token
             return connection.exchangeEvent { $0.tokenResolved(available: true) }
         }
         io.trace?.tokenWaitStarted()
-        credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] token in
+        credential.waitForToken(on: context.loop, timeout: credential.tokenWait) { [self] waited in
             guard current === io else { return }
+            let token = signable(waited, io)
             io.trace?.tokenWaitEnded(token)
             io.token = token
             // (An answer that keeps the connection goes on with the pipelined requests: `fail`.)

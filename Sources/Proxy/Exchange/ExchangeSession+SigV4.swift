@@ -22,15 +22,26 @@ extension ExchangeSession {
     }
 
     /// Signs the exchange's head with the token's keys, over `body` (staged whole) when the app
-    /// declared no payload hash; the head then goes on as it is.
+    /// declared no payload hash; the head then goes on as it is. (A token without keys never
+    /// gets here: ``signable(_:_:)`` made it no token.)
     @inline(never)
     func signHead(_ io: ExchangeIO, _ request: SigV4Request, body: EventBuffer) {
         guard let keys = io.token?.aws else { return }
         let payloadHash = request.contentSHA256 ?? SigV4Body.hashHex(body.peekBytes(max: body.count))
         let timestamp = SigV4Signer.timestamp(epochSeconds: Int(SystemTokenClock().wallClockSeconds))
         let scope = SigV4Scope(date: String(timestamp.prefix(8)), region: request.scope.region, service: request.scope.service)
-        let plan = SigV4Plan(credentials: keys, scope: scope, appSigned: request.appSigned, payloadHash: payloadHash, timestamp: timestamp,
+        var plan = SigV4Plan(credentials: keys, scope: scope, appSigned: request.appSigned, payloadHash: payloadHash, timestamp: timestamp,
                              host: io.decision.hostField, normalizePath: request.normalizePath)
+        plan.sendsPayloadHash = request.contentSHA256 == nil && !request.normalizePath
         io.signHead(SigV4Edit.apply(io.head, plan))
+    }
+
+    /// A `sigv4` route's token must carry AWS keys: one that does not (a damaged shared entry)
+    /// counts as no token, so the request is refused rather than sent on with the app's
+    /// placeholder signature.
+    @inline(__always)
+    func signable(_ token: AccessToken?, _ io: ExchangeIO) -> AccessToken? {
+        guard io.sigv4 != nil, let token, token.aws == nil else { return token }
+        return nil
     }
 }

@@ -19,17 +19,21 @@ struct SigV4Plan {
     let host: String
     /// False for S3 (its paths are neither normalized nor encoded twice).
     let normalizePath: Bool
+    /// The sidecar hashed the body of an S3 request that said nothing of it (`signUnsigned`):
+    /// S3 refuses a SigV4 request without `x-amz-content-sha256`, so the hash is sent too.
+    var sendsPayloadHash = false
 }
 
 /// Re-signs a request: the app's `Authorization`, `X-Amz-Date` and `X-Amz-Security-Token` are
 /// replaced, every other header the app signed is signed again as it goes upstream, headers
-/// that change in transit (hop-by-hop ones, `Via`) are left unsigned.
+/// that change in transit (hop-by-hop ones, `Via`, and the trace context the sidecar's own span
+/// replaces) are left unsigned.
 enum SigV4Edit {
     /// Fields the re-signing replaces.
     static let replaced: Set<String> = ["authorization", "x-amz-date", "x-amz-security-token"]
     /// Fields never signed: they are rewritten between the app and the upstream.
     static let unsignable: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-                                          "upgrade", "proxy-authorization", "via"]
+                                          "upgrade", "proxy-authorization", "via", "traceparent", "tracestate"]
 
     /// The head re-signed per `plan`.
     static func apply(_ request: RequestHead, _ plan: SigV4Plan) -> RequestHead {
@@ -51,6 +55,11 @@ enum SigV4Edit {
         }
         kept.append(("x-amz-date", plan.timestamp))
         names.insert("x-amz-date")
+        let addsPayloadHash = plan.sendsPayloadHash && !names.contains("x-amz-content-sha256")
+        if addsPayloadHash {
+            kept.append(("x-amz-content-sha256", plan.payloadHash))
+            names.insert("x-amz-content-sha256")
+        }
         if let token = plan.credentials.sessionToken {
             kept.append(("x-amz-security-token", token))
             names.insert("x-amz-security-token")
@@ -77,6 +86,9 @@ enum SigV4Edit {
                 out.copy(line, from: section)
             }
             out.append(name: Array("X-Amz-Date".utf8), value: Array(plan.timestamp.utf8))
+            if addsPayloadHash {
+                out.append(name: Array("X-Amz-Content-Sha256".utf8), value: Array(plan.payloadHash.utf8))
+            }
             if let token = plan.credentials.sessionToken {
                 out.append(name: Array("X-Amz-Security-Token".utf8), value: Array(token.utf8))
             }

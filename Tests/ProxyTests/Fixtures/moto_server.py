@@ -35,6 +35,7 @@ import os
 import re
 import sys
 import threading
+import time
 from urllib.parse import parse_qsl
 
 os.environ.setdefault("MOTO_ALLOW_NONEXISTENT_REGION", "true")
@@ -71,6 +72,7 @@ access_control.S3IAMRequest._create_aws_request = s3_request_as_sent
 
 
 def log(entry):
+    entry["time"] = time.time()
     with lock, open(os.path.join(DIR, "log.jsonl"), "a") as f:
         f.write(json.dumps(entry) + "\n")
 

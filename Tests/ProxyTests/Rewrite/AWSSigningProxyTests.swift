@@ -215,12 +215,37 @@ final class AWSSigningProxyTests: XCTestCase {
         XCTAssertEqual(motoLog().count, before, "nothing was forwarded")
     }
 
+    /// The verifier these tests rely on verifies: straight to moto (no sidecar), the real key id
+    /// with a wrong secret is refused for S3 (whose check the fixture patches to read the path as
+    /// sent) and STS, and the right secret is taken.
+    func testMotoRefusesAWrongSignatureSoTheseTestsCanFail() throws {
+        let secret = try String(contentsOf: moto.file("real.secret"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        func direct(_ service: String, secret: String) throws -> Int {
+            var command = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", ca.caCert, "--noproxy", "*",
+                           "--aws-sigv4", "aws:amz:us-east-1:\(service)", "--user", "\(realKeyId):\(secret)"]
+            command += service == "sts" ? ["-d", "Action=GetCallerIdentity&Version=2011-06-15", "-H", "Host: sts.us-east-1.amazonaws.com"]
+                                        : ["-H", "Host: s3.us-east-1.amazonaws.com", "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
+            return Int(try Command.run(command + ["https://localhost:\(moto.port)/"]).out) ?? 0
+        }
+        for service in ["s3", "sts"] {
+            XCTAssertEqual(try direct(service, secret: "wrong" + secret.dropFirst(5)), 403, service)
+            XCTAssertEqual(try direct(service, secret: secret), 200, service)
+        }
+        let refused = motoLog().filter { ($0["status"] as? Int ?? 0) == 403 }.compactMap { $0["error"] as? String }
+        XCTAssertEqual(refused, ["SignatureDoesNotMatch", "SignatureDoesNotMatch"])
+    }
+
     func testAnUnsignedRequestIsSignedWhereTheRouteOptsIn() throws {
         proxy = try ProxyHarness(yaml: config(extra: ", signUnsigned: true"))
         let answer = try curl("https://sts.us-east-1.amazonaws.com/", method: "POST",
                               headers: ["Content-Type: application/x-www-form-urlencoded"], body: "Action=GetCallerIdentity&Version=2011-06-15")
         XCTAssertEqual(answer.status, 200)
         XCTAssertTrue(answer.body.contains("user/app-user"), answer.body)
+        // S3 verifies only with the payload's hash in x-amz-content-sha256: the sidecar sends the one it signed.
+        let buckets = try curl("https://s3.us-east-1.amazonaws.com/", http1: true)
+        XCTAssertEqual(buckets.status, 200, buckets.body)
+        XCTAssertTrue(buckets.body.contains("ListAllMyBucketsResult"), buckets.body)
+        XCTAssertEqual(motoLog().last?["payload"] as? String, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         checkEverySignatureVerified()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 import XCTest
 @testable import Proxy
@@ -55,8 +56,8 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
     }
 
     /// STS GetCallerIdentity through the sidecar, signed by curl with the placeholder keys: the ARN moto names.
-    private func callerIdentity() throws -> String? {
-        let outcome = try Command.run(["curl", "-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", caFile, "--http1.1",
+    private static func callerIdentity(proxyPort: Int, caFile: String) throws -> String? {
+        let outcome = try Command.run(["curl", "-sS", "--proxy", "http://127.0.0.1:\(proxyPort)", "--cacert", caFile, "--http1.1",
                                        "--aws-sigv4", "aws:amz:us-east-1:sts", "--user", "AKIDTOKENSIDECAR0001:placeholder",
                                        "-d", "Action=GetCallerIdentity&Version=2011-06-15", "https://sts.us-east-1.amazonaws.com/"])
         guard let start = outcome.out.range(of: "<Arn>"), let end = outcome.out.range(of: "</Arn>") else { return nil }
@@ -68,15 +69,26 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    /// Calls for `seconds` (bounded: at most 400 calls); every one must name `arn`. Returns how many were made.
+    /// Calls for `seconds` from `clients` threads at once (bounded: at most 400 calls each);
+    /// every one must name `arn`. Returns how many were made.
     @discardableResult
-    private func load(seconds: Double, expecting arn: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    private func load(seconds: Double, clients: Int = 1, expecting arn: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let deadline = Date().addingTimeInterval(seconds)
-        var calls = 0
-        while Date() < deadline, calls < 400 {
-            XCTAssertEqual(try callerIdentity(), arn, "call \(calls)", file: file, line: line)
-            calls += 1
+        let port = proxy.port, caFile = caFile
+        let results = Mutex<(calls: Int, wrong: [String])>((0, []))
+        DispatchQueue.concurrentPerform(iterations: clients) { _ in
+            var calls = 0
+            while Date() < deadline, calls < 400 {
+                let named = (try? Self.callerIdentity(proxyPort: port, caFile: caFile)) ?? nil
+                results.withLock {
+                    $0.calls += 1
+                    if named != arn { $0.wrong.append(named ?? "no answer") }
+                }
+                calls += 1
+            }
         }
+        let (calls, wrong) = results.withLock { $0 }
+        XCTAssertEqual(wrong, [], "calls that did not name \(arn)", file: file, line: line)
         XCTAssertGreaterThanOrEqual(calls, 3, file: file, line: line)
         return calls
     }
@@ -90,11 +102,19 @@ final class AWSTemporaryCredentialsTests: XCTestCase {
                 refreshAt: 50%
             """)
         let assumed = "arn:aws:sts::123456789012:assumed-role/app-role/fleet-app"
-        let calls = try load(seconds: 8, expecting: assumed)
+        // Four clients at once: a refresh due while requests keep arriving is one STS call (single flight).
+        let calls = try load(seconds: 8, clients: 4, expecting: assumed)
         var assumes = motoLog().filter { $0["webIdentity"] != nil }
         // 6 s credentials refreshed at half their life: about one STS call per 3 s of load, never one per request.
         XCTAssertTrue((2...5).contains(assumes.count), "STS calls in 8 s: \(assumes.count)")
-        XCTAssertGreaterThan(calls, assumes.count * 2, "\(calls) calls made \(assumes.count) STS calls")
+        XCTAssertGreaterThan(calls, assumes.count * 4, "\(calls) calls made \(assumes.count) STS calls")
+        // Ahead of expiry: each refresh came before the keys it replaced ran out (moto itself
+        // keeps taking expired keys, so only the calls' times can show it).
+        let times = assumes.compactMap { $0["time"] as? Double }
+        XCTAssertEqual(times.count, assumes.count)
+        for (earlier, later) in zip(times, times.dropFirst()) {
+            XCTAssertLessThan(later - earlier, Double(Self.lifetime) - 0.5, "STS called again \(later - earlier) s after the last: past its keys' life")
+        }
         XCTAssertTrue(assumes.allSatisfy { $0["status"] as? Int == 200 })
         let signed = motoLog().filter { $0["action"] as? String == "GetCallerIdentity" }
         XCTAssertTrue(signed.allSatisfy { ($0["signedWith"] as? String ?? "").hasPrefix("ASIA") && $0["securityToken"] as? Bool == true },
