@@ -115,6 +115,55 @@ final class AdminEndpointTests: XCTestCase {
     /// TLS handshakes with a backend are counted in one family, by whether they resumed (both
     /// samples per backend): a backend that closes after every response makes each request a
     /// new connection.
+    /// A route that puts its key in a query parameter and one where the app sends a placeholder:
+    /// the access log and the metric name each placement, never the key or the placeholder.
+    func testPlacementsAreNamedInTheAccessLogAndMetricsWithoutTheirValues() throws {
+        let backend = try FixtureServer.backend(log: "b.jsonl")
+        let placeholder = "tsp_adminPlaceholder0123456789abcdef"
+        let path = try writeConfig("""
+        listen: "127.0.0.1:0"
+        admin: "127.0.0.1:0"
+        credentials:
+          maps: {type: static, token: "SENTINEL-MAPS-KEY"}
+          anthropic: {type: static, token: "SENTINEL-ANTHROPIC-KEY", placeholder: "\(placeholder)"}
+        routes:
+          - host: "maps.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: maps
+            inject: {query: key}
+          - host: "llm.test"
+            upstream: "http://127.0.0.1:\(backend.port)"
+            credential: anthropic
+        """)
+        let sidecar = try SidecarProcess(configPath: path, waitForAdmin: true)
+        let admin = try XCTUnwrap(sidecar.adminPort)
+        let client = try XCTUnwrap(SimpleClient(port: sidecar.port))
+        for i in 0..<3 {
+            client.send("GET /geo/\(i)?q=x HTTP/1.1\r\nHost: maps.test\r\n\r\n")
+            XCTAssertEqual(client.response()?.status, 200)
+        }
+        client.send("POST /v1/messages HTTP/1.1\r\nHost: llm.test\r\nx-api-key: \(placeholder)\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(client.response()?.status, 200)
+        let seen = backend.log("b.jsonl").filter { $0["event"] as? String == "request" }
+        XCTAssertEqual(seen.count, 4)
+        XCTAssertEqual(seen.filter { ($0["target"] as? String ?? "").contains("key=SENTINEL-MAPS-KEY") }.count, 3, "\(seen.map { $0["target"] ?? "" })")
+
+        let metrics = try XCTUnwrap(get(admin, "/metrics"))
+        let samples = try PrometheusTextParser.parse(metrics.body).flatMap(\.samples).filter { $0.name == "token_sidecar_credential_injections_total" }
+        XCTAssertEqual(samples.first { $0.labels["route"] == "maps.test:80" && $0.labels["placement"] == "query:key" }?.value, 3)
+        XCTAssertEqual(samples.first { $0.labels["route"] == "llm.test:80" && $0.labels["placement"] == "placeholder" }?.value, 1)
+        XCTAssertFalse(metrics.body.contains("SENTINEL") || metrics.body.contains(placeholder))
+
+        sidecar.signal(SIGTERM)
+        XCTAssertEqual(sidecar.waitForExit(timeout: 10), 0)
+        let logs = (sidecar.startupLines + [sidecar.remainingLog()]).joined(separator: "\n")
+        XCTAssertFalse(logs.contains("SENTINEL") || logs.contains(placeholder), "never a key or a placeholder in logs")
+        let access = logs.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.filter { $0["msg"] as? String == "access" }
+        XCTAssertEqual(access.map { $0["placement"] as? String ?? "none" }, ["query:key", "query:key", "query:key", "placeholder"])
+    }
+
     func testUpstreamTLSHandshakesAreCountedByWhetherTheyResumed() throws {
         let ca = try TestCA()
         let backend = try FixtureServer(script: "ProxyTests/Fixtures/sse_backend.py",

@@ -88,6 +88,7 @@ final class TraceExportTests: XCTestCase {
         XCTAssertEqual(attributes(first)["http.request.method"] as? String, "GET")
         XCTAssertEqual(attributes(first)["http.response.status_code"] as? Int, 200)
         XCTAssertEqual(attributes(first)["token_sidecar.credential"] as? String, "partner")
+        XCTAssertEqual(attributes(first)["token_sidecar.placement"] as? String, "header:authorization", "where the token went")
         let waited = try XCTUnwrap(attributes(first)["token_sidecar.token.wait"] as? Double)
         XCTAssertGreaterThanOrEqual(waited, 0.3, "it waited for the first fetch (0.5 s)")
         let firstLinks = (first["links"] as? [[String: Any]] ?? []).compactMap { $0["span_id"] as? String }
