@@ -105,7 +105,9 @@ FILE_KEYS = {"secretFile": "secret", "tokenFile": "token", "signingKeyFile": "ke
              "passwordFile": "secret", "usernameFile": "username", "encryptionKeyFile": "aeskey",
              # An aws credential's key files and a container credentials endpoint's token.
              "accessKeyIdFile": "token", "secretAccessKeyFile": "secret", "sessionTokenFile": "token",
-             "authorizationTokenFile": "token"}
+             "authorizationTokenFile": "token",
+             # A refresh-token grant's file (the sidecar rewrites it at each rotation).
+             "refreshTokenFile": "token"}
 SPOOL_PROBE_BYTES = 16 << 20   # a response large enough to fall behind a slow reader and spool
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet")
 # Where run-in-pod puts the TLS front's certificate inside the sandbox (an intercepting route's caFile).
@@ -254,8 +256,13 @@ class Placeholders:
         self.jwt = fake_jwt()
         self.aeskey = MASK.add(base64.b64encode(secrets.token_bytes(32)).decode())
 
-    def content(self, key):
-        """What the test writes for a file named by this configuration key."""
+    def content(self, key, path=""):
+        """What the test writes for a file named by this configuration key (at `path`: a keyFile
+        ending in .json is a Google service account's key file, the PEM key inside it)."""
+        if key == "keyFile" and path.endswith(".json"):
+            return json.dumps({"type": "service_account", "client_email": "examples-check@example.iam.gserviceaccount.com",
+                               "private_key": self.key, "private_key_id": "examples-check",
+                               "token_uri": "https://oauth2.googleapis.com/token"})
         return {"secret": self.secret + "\n", "token": self.token + "\n", "key": self.key, "cert": self.cert,
                 "jwt": self.jwt, "username": "examples-check\n", "aeskey": self.aeskey + "\n"}[FILE_KEYS[key]]
 
@@ -799,7 +806,7 @@ class Manifest:
                 mode = source["secret"].get("defaultMode", default_mode)
                 for relative, key in wanted.items():
                     if items is None or relative in [i["path"] for i in items]:
-                        files[relative] = (placeholders.content(key), mode)
+                        files[relative] = (placeholders.content(key, relative), mode)
             elif "serviceAccountToken" in source:
                 files[source["serviceAccountToken"]["path"]] = (placeholders.jwt, default_mode)
             else:
@@ -906,7 +913,7 @@ class Runner:
             for key, file in file_references(config, os.path.dirname(os.path.abspath(path))):
                 if key == "assertionFile":
                     continue    # read before each fetch and may appear after start: check does not need it
-                sandbox.write(file, self.placeholders.content(key))
+                sandbox.write(file, self.placeholders.content(key, file))
                 written.append(file)
             sandbox.install_binary(self.binary, "/usr/local/bin/token-sidecar")
             sandbox.seal(read_only_root=False)
