@@ -143,6 +143,37 @@ final class TokenRefreshStateTests: XCTestCase {
         XCTAssertEqual(state.counts.failed["credentials_rejected"], 3)
     }
 
+    /// A revoked refresh token (`invalid_grant` at 400, marked refused): requests keep arriving
+    /// every 100 ms for a minute and each waits for a token, yet the server is asked at most
+    /// twice (the refusal, then once at the backoff cap): never a storm (the bound is
+    /// 10 token requests in 60 s).
+    func testARefusedRefreshTokenIsAskedAgainOnlyAtTheCapWhateverTheLoad() {
+        var state = makeState()
+        var fetches = state.start(now: t0).filter { $0 == .fetch }.count
+        _ = state.fetchSucceeded(grant("last", .seconds(2)), now: t0)
+        var refused = TokenFetchError(.oauthError(status: 400, code: "invalid_grant", description: nil))
+        refused.grantRefused = true
+        var now = t0 + .seconds(2)
+        fetches += state.timerFired(now: now).filter { $0 == .fetch }.count
+        var timer = scheduled(state.fetchFailed(refused, now: now))
+        XCTAssertEqual(timer, now + .seconds(60))
+        let end = now + .seconds(60)
+        while now < end {
+            now += .milliseconds(100)
+            let (token, actions) = state.addWaiter(now: now)
+            XCTAssertNil(token, "the last access token expired: nothing to inject")
+            fetches += actions.filter { $0 == .fetch }.count
+            state.removeWaiter()
+            if let due = timer, now >= due {
+                let fired = state.timerFired(now: now)
+                fetches += fired.filter { $0 == .fetch }.count
+                timer = fired.contains(.fetch) ? scheduled(state.fetchFailed(refused, now: now)) : nil
+            }
+        }
+        XCTAssertLessThanOrEqual(fetches, 3, "the first fetch, the refused refresh and one retry at the cap")
+        XCTAssertEqual(state.counts.failed["credentials_rejected"], 2)
+    }
+
     func testLastGoodTokenIsUsedUntilUsableUntilThenNil() {
         var state = makeState()
         _ = state.start(now: t0)

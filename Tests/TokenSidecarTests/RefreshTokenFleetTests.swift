@@ -91,6 +91,10 @@ final class RefreshTokenFleetTests: XCTestCase {
         print("refresh-token fleet: \(samples.count) requests, \(lines.count) refreshes in \(seconds) s")
         XCTAssertGreaterThanOrEqual(lines.count, Int(seconds / 2) - 1, "the fleet refreshed each lifetime")
         checkChain(lines, startingWith: first)
+        // django-oauth-toolkit revokes the previous access token at each refresh. The replicas
+        // refresh together (one under the lease, the others adopt its entry), so a request still
+        // carrying the revoked token is rare; when one does, its 401 is replayed (0 failed above).
+        print("refresh-token fleet: \(setup.dot.log("api.jsonl").count) requests answered 401 and replayed")
         // Each replica's file holds a token of the chain's end: the newest, or the one before
         // when its replica has not needed the newest yet.
         let newest = lines.suffix(2).compactMap { $0["issued"] as? String }
@@ -218,9 +222,25 @@ final class RefreshTokenFleetTests: XCTestCase {
         let tokens = wait(6) { self.get(sidecar.adminPort, "/tokens").flatMap { $0.body.contains("invalid_grant") ? $0.body : nil } }
         XCTAssertNotNil(tokens, "/tokens says invalid_grant: \(get(sidecar.adminPort, "/tokens")?.body ?? "")")
         let before = refreshes(setup.dot).count
-        Thread.sleep(forTimeInterval: 5)
+        // The app keeps calling meanwhile: its requests are refused, and none of them asks the
+        // server again (the schedule of the retries is SharedTokenDriverTests' and ManagedCredentialTests').
+        // Each waits for a token (tokenWait, 5 s) before its 503: twenty, sent 0.25 s apart.
+        var clients: [SimpleClient] = []
+        for _ in 0..<20 {
+            guard let client = SimpleClient(port: sidecar.port) else { break }
+            client.send("GET http://api.test/o/ HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n")
+            clients.append(client)
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        let statuses = clients.map { $0.response()?.status ?? 0 }
+        XCTAssertEqual(statuses, Array(repeating: 503, count: 20), "the app's requests kept coming and were refused")
         let storm = refreshes(setup.dot).count - before
         XCTAssertLessThanOrEqual(storm, 1, "a refused refresh token is retried at the backoff cap (60 s), not in a storm")
+        let metrics = get(sidecar.adminPort, "/metrics")?.body ?? ""
+        let rejected = try PrometheusTextParser.parse(metrics).flatMap(\.samples).first {
+            $0.name == "token_sidecar_token_fetches_total" && $0.labels["credential"] == "idp" && $0.labels["result"] == "credentials_rejected"
+        }
+        XCTAssertGreaterThanOrEqual(rejected?.value ?? 0, 1, "the metric counts the refusal")
         XCTAssertTrue(sidecar.text().contains("invalid_grant"), "a log line says why")
         // A new consent: the operator replaces the file; the sidecar uses it at once.
         XCTAssertEqual(post(setup.dot.port, "/control/issue"), 200)

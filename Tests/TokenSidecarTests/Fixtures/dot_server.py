@@ -143,6 +143,9 @@ def api(request, rest=""):
         found = AccessToken.objects.filter(token=value[7:]).first()
         if found is not None and found.is_valid(["read"]):
             return sized(HttpResponse("ok\n"))
+    # Logged (apart from the token log) so a test can see that a revoked token was replayed.
+    with lock, open(os.path.join(DIR, "api.jsonl"), "a") as f:
+        f.write(json.dumps({"time": time.time(), "status": 401}) + "\n")
     return sized(HttpResponse("unauthorized\n", status=401))
 
 
