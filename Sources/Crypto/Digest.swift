@@ -3,14 +3,33 @@ import Glibc
 
 /// Hashes through OpenSSL's EVP interface (OpenSSL is reached only from this module).
 public enum Digest {
+    /// SHA-256 fetched from the default provider once. `EVP_sha256()` makes every use fetch it
+    /// again (a locked lookup in OpenSSL 3's method store), and `HMAC()` fetches the MAC, its
+    /// digest by name and a context per call (~25k instructions for one SigV4 signature).
+    /// A fetched `EVP_MD` is immutable and reference-counted: any thread may use it.
+    nonisolated(unsafe) private static let sha256Method: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
+    /// The SHA-256 of `parts`, one after the other, into `out` (32 bytes).
+    private static func sha256(_ parts: [UnsafeRawBufferPointer], into out: UnsafeMutablePointer<UInt8>) {
+        let context = EVP_MD_CTX_new()
+        defer { EVP_MD_CTX_free(context) }
+        var length: UInt32 = 0
+        _ = EVP_DigestInit_ex2(context, sha256Method ?? EVP_sha256(), nil)
+        for part in parts where part.count > 0 { _ = EVP_DigestUpdate(context, part.baseAddress, part.count) }
+        _ = EVP_DigestFinal_ex(context, out, &length)
+    }
+
+    /// The SHA-256 of `bytes`.
+    public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            sha256([bytes], into: out.baseAddress!)
+            count = 32
+        }
+    }
+
     /// The SHA-256 of `bytes`.
     public static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        bytes.withUnsafeBytes { input in
-            _ = EVP_Digest(input.baseAddress, input.count, &out, &length, EVP_sha256(), nil)
-        }
-        return out
+        bytes.withUnsafeBytes { sha256($0) }
     }
 
     /// Lowercase hex of the SHA-256 of a string's UTF-8 bytes.
@@ -20,28 +39,54 @@ public enum Digest {
 
     /// Lowercase hex.
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            appendHex(bytes, to: out.baseAddress!)
+            return bytes.count * 2
         }
-        return String(decoding: out, as: UTF8.self)
     }
+
+    /// Writes the lowercase hex of `bytes` at `out` (twice their count).
+    public static func appendHex(_ bytes: [UInt8], to out: UnsafeMutablePointer<UInt8>) {
+        var index = 0
+        for byte in bytes {
+            out[index] = hexDigit(byte >> 4)
+            out[index + 1] = hexDigit(byte & 0x0F)
+            index += 2
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x57 + value }
 }
 
 extension Digest {
-    /// HMAC-SHA-256 of `message` keyed with `key` (JWS HS256).
-    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBytes { input in
-                _ = HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count),
-                         input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, &out, &length)
-            }
+    /// HMAC-SHA-256 of `message` keyed with `key` (RFC 2104; JWS HS256, SigV4): two SHA-256 passes
+    /// over the padded key and the message, with the digest fetched once.
+    public static func hmacSHA256(key: [UInt8], message: UnsafeRawBufferPointer) -> [UInt8] {
+        // A key longer than a block is hashed first; a shorter one is padded with zeros.
+        var block = [UInt8](repeating: 0, count: 64)
+        if key.count > 64 {
+            let hashed = sha256(key)
+            block.replaceSubrange(0..<32, with: hashed)
+        } else {
+            block.replaceSubrange(0..<key.count, with: key)
         }
-        return out
+        var inner = [UInt8](repeating: 0, count: 32)
+        var pad = block.map { $0 ^ 0x36 }
+        pad.withUnsafeBytes { padBytes in
+            inner.withUnsafeMutableBufferPointer { sha256([padBytes, message], into: $0.baseAddress!) }
+        }
+        for index in 0..<64 { pad[index] = block[index] ^ 0x5C }
+        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            pad.withUnsafeBytes { padBytes in
+                inner.withUnsafeBytes { sha256([padBytes, $0], into: out.baseAddress!) }
+            }
+            count = 32
+        }
+    }
+
+    /// HMAC-SHA-256 of `message` keyed with `key`.
+    public static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        message.withUnsafeBytes { hmacSHA256(key: key, message: $0) }
     }
 }
