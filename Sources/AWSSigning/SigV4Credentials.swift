@@ -51,4 +51,14 @@ public struct SigV4Scope: Sendable, Equatable {
 
     /// `date/region/service/aws4_request`.
     public var text: String { "\(date)/\(region)/\(service)/aws4_request" }
+
+    /// Appends ``text``'s bytes.
+    public func append(to out: inout [UInt8]) {
+        out.append(contentsOf: date.utf8)
+        out.append(0x2F)
+        out.append(contentsOf: region.utf8)
+        out.append(0x2F)
+        out.append(contentsOf: service.utf8)
+        out.append(contentsOf: "/aws4_request".utf8)
+    }
 }

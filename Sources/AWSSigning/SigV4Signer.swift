@@ -13,20 +13,42 @@ public enum SigV4Signer {
 
     /// `AWS4-HMAC-SHA256 \n timestamp \n scope \n hex(SHA-256(canonical request))`.
     public static func stringToSign(timestamp: String, scope: SigV4Scope, canonicalRequest: String) -> String {
-        [algorithm, timestamp, scope.text, Digest.sha256Hex(canonicalRequest)].joined(separator: "\n")
+        String(decoding: stringToSign(timestamp: timestamp, scope: scope, canonicalRequest: Array(canonicalRequest.utf8)), as: UTF8.self)
+    }
+
+    /// The string to sign of a canonical request written as bytes.
+    public static func stringToSign(timestamp: String, scope: SigV4Scope, canonicalRequest: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(algorithm.utf8.count + timestamp.utf8.count + 64 + 67)
+        out.append(contentsOf: algorithm.utf8)
+        out.append(0x0A)
+        out.append(contentsOf: timestamp.utf8)
+        out.append(0x0A)
+        scope.append(to: &out)
+        out.append(0x0A)
+        let hash = Digest.sha256(canonicalRequest)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: 64))
+        out.withUnsafeMutableBufferPointer { Digest.appendHex(hash, to: $0.baseAddress! + start) }
+        return out
     }
 
     /// The key of a day, region and service (``derivedKey(secret:scope:)``), remembered: the
     /// four HMACs that make it cost more than the rest of a request's signing, and it changes
     /// once a day per region, service and secret (the AWS SDKs cache it too). At most
-    /// ``keyCacheLimit`` keys are kept; past that the cache starts over.
+    /// ``keyCacheLimit`` keys are kept; past that the cache starts over. The last key used is
+    /// compared first (a route signs for one region and service with one secret all day), so
+    /// most requests hash nothing to find it.
     public static func signingKey(secret: String, scope: SigV4Scope) -> [UInt8] {
         let name = KeyName(secret: secret, date: scope.date, region: scope.region, service: scope.service)
-        if let key = keys.withLock({ $0[name] }) { return key }
+        if let key = keys.withLock({ cache in cache.last.flatMap { $0.name == name ? $0.key : nil } ?? cache.keys[name] }) {
+            return key
+        }
         let key = derivedKey(secret: secret, scope: scope)
-        keys.withLock { cached in
-            if cached.count >= keyCacheLimit { cached.removeAll() }
-            cached[name] = key
+        keys.withLock { cache in
+            if cache.keys.count >= keyCacheLimit { cache.keys.removeAll() }
+            cache.keys[name] = key
+            cache.last = (name, key)
         }
         return key
     }
@@ -36,7 +58,13 @@ public enum SigV4Signer {
         let secret: String, date: String, region: String, service: String
     }
 
-    private static let keys = Mutex<[KeyName: [UInt8]]>([:])
+    /// The keys derived, and the one derived or found last.
+    private struct KeyCache {
+        var keys: [KeyName: [UInt8]] = [:]
+        var last: (name: KeyName, key: [UInt8])?
+    }
+
+    private static let keys = Mutex(KeyCache())
     /// Keys kept (credentials × regions × services in use on one day).
     static let keyCacheLimit = 64
 
@@ -50,7 +78,12 @@ public enum SigV4Signer {
 
     /// The hex signature of `stringToSign` with `key`.
     public static func signature(key: [UInt8], stringToSign: String) -> String {
-        Digest.hex(Digest.hmacSHA256(key: key, message: Array(stringToSign.utf8)))
+        signature(key: key, stringToSign: Array(stringToSign.utf8))
+    }
+
+    /// The hex signature of a string to sign written as bytes.
+    public static func signature(key: [UInt8], stringToSign: [UInt8]) -> String {
+        Digest.hex(Digest.hmacSHA256(key: key, message: stringToSign))
     }
 
     /// The `Authorization` value: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
@@ -59,12 +92,17 @@ public enum SigV4Signer {
     }
 
     /// `X-Amz-Date`'s `YYYYMMDDTHHMMSSZ` (UTC) for `epochSeconds`; its first eight characters
-    /// are the scope's date.
+    /// are the scope's date. The last second's text is kept: requests in the same second share it.
     public static func timestamp(epochSeconds: Int) -> String {
+        if let kept = lastTimestamp.withLock({ $0.seconds == epochSeconds ? $0.text : nil }) { return kept }
         var seconds = time_t(epochSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        let text = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        lastTimestamp.withLock { $0 = (epochSeconds, text) }
+        return text
     }
+
+    private static let lastTimestamp = Mutex<(seconds: Int, text: String)>((Int.min, ""))
 }

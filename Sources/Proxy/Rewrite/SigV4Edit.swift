@@ -30,66 +30,69 @@ struct SigV4Plan {
 /// replaces) are left unsigned.
 enum SigV4Edit {
     /// Fields the re-signing replaces.
-    static let replaced: Set<String> = ["authorization", "x-amz-date", "x-amz-security-token"]
+    static let replaced = ["authorization", "x-amz-date", "x-amz-security-token"]
     /// Fields never signed: they are rewritten between the app and the upstream.
-    static let unsignable: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
-                                          "upgrade", "proxy-authorization", "via", "traceparent", "tracestate"]
+    static let unsignable = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding",
+                             "upgrade", "proxy-authorization", "via", "traceparent", "tracestate"]
 
-    /// The head re-signed per `plan`.
+    /// The head re-signed per `plan`. Read and written as bytes in place: names compared
+    /// ignoring case, the canonical request written into one buffer (no String per field).
     static func apply(_ request: RequestHead, _ plan: SigV4Plan) -> RequestHead {
-        let path: String
+        let target: String
         switch request.target {
-        case .origin(let target), .absolute(_, _, let target): path = target
-        case .authority, .asterisk: path = "/"
+        case .origin(let path), .absolute(_, _, let path): target = path
+        case .authority, .asterisk: target = "/"
         }
-        let mark = path.utf8.firstIndex(of: 0x3F)
-        var kept: [(name: String, value: String)] = [("host", plan.host)]
-        var names: Set<String> = ["host"]
-        request.withFieldSection { section in
-            for line in section.lines {
-                let name = String(decoding: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), as: UTF8.self).lowercased()
-                guard !replaced.contains(name), name != "host" else { continue }
-                kept.append((name, String(decoding: section.value(of: line), as: UTF8.self)))
-                names.insert(name)
+        let mark = target.utf8.firstIndex(of: 0x3F)
+        let token = plan.credentials.sessionToken
+        let (signedHeaders, addsPayloadHash, canonical) = request.withFieldSection { section in
+            func present(_ name: String) -> Bool { section.lines.contains { section.name(of: $0, equalsIgnoringCase: name) } }
+            // What the app signed and still goes upstream, with what the sidecar itself sets.
+            var signed = ["host", "x-amz-date"]
+            for name in plan.appSigned where name != "host" && !replaced.contains(name) && !unsignable.contains(name)
+                && !signed.contains(name) && present(name) {
+                signed.append(name)
             }
+            if token != nil { signed.append("x-amz-security-token") }
+            let hasPayloadHash = present("x-amz-content-sha256")
+            let addsPayloadHash = plan.sendsPayloadHash && !hasPayloadHash
+            if (hasPayloadHash || addsPayloadHash) && !signed.contains("x-amz-content-sha256") { signed.append("x-amz-content-sha256") }
+            signed.sort()
+
+            var canonical: [UInt8] = []
+            canonical.reserveCapacity(512)
+            SigV4Canonical.appendStart(&canonical, method: request.method, path: mark.map { target[..<$0] } ?? Substring(target),
+                                       query: mark.map { target[target.index(after: $0)...] }, normalizePath: plan.normalizePath)
+            for name in signed {
+                switch name {
+                case "host": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.host.utf8))
+                case "x-amz-date": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.timestamp.utf8))
+                case "x-amz-security-token": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne((token ?? "").utf8))
+                case "x-amz-content-sha256" where addsPayloadHash:
+                    SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.payloadHash.utf8))
+                default:
+                    SigV4Canonical.appendHeader(&canonical, name: name, values: section.lines.lazy
+                        .filter { section.name(of: $0, equalsIgnoringCase: name) }.map { section.value(of: $0) })
+                }
+            }
+            SigV4Canonical.appendEnd(&canonical, signedHeaders: signed, payloadHash: plan.payloadHash)
+            return (signed, addsPayloadHash, canonical)
         }
-        kept.append(("x-amz-date", plan.timestamp))
-        names.insert("x-amz-date")
-        let addsPayloadHash = plan.sendsPayloadHash && !names.contains("x-amz-content-sha256")
-        if addsPayloadHash {
-            kept.append(("x-amz-content-sha256", plan.payloadHash))
-            names.insert("x-amz-content-sha256")
-        }
-        if let token = plan.credentials.sessionToken {
-            kept.append(("x-amz-security-token", token))
-            names.insert("x-amz-security-token")
-        }
-        var signed = Set(plan.appSigned.filter { names.contains($0) && !unsignable.contains($0) && !replaced.contains($0) })
-        signed.formUnion(["host", "x-amz-date"])
-        if plan.credentials.sessionToken != nil { signed.insert("x-amz-security-token") }
-        if names.contains("x-amz-content-sha256") { signed.insert("x-amz-content-sha256") }
-        let signedHeaders = signed.sorted()
-        let canonical = SigV4Canonical.request(method: request.method, path: mark.map { String(path[..<$0]) } ?? path,
-                                               query: mark.map { String(path[path.index(after: $0)...]) },
-                                               headers: kept, signedHeaders: signedHeaders, payloadHash: plan.payloadHash,
-                                               normalizePath: plan.normalizePath)
         let stringToSign = SigV4Signer.stringToSign(timestamp: plan.timestamp, scope: plan.scope, canonicalRequest: canonical)
         let key = SigV4Signer.signingKey(secret: plan.credentials.secretAccessKey, scope: plan.scope)
         let authorization = SigV4Signer.authorization(accessKeyId: plan.credentials.accessKeyId, scope: plan.scope,
                                                       signedHeaders: signedHeaders,
                                                       signature: SigV4Signer.signature(key: key, stringToSign: stringToSign))
         return request.edited(target: request.target) { section, out in
-            for line in section.lines {
-                let name = UnsafeRawBufferPointer(rebasing: section.bytes[line.name])
-                let lower = String(decoding: name, as: UTF8.self).lowercased()
-                guard !replaced.contains(lower) else { continue }
+            for line in section.lines where !section.name(of: line, equals: "authorization")
+                && !section.name(of: line, equals: "x-amz-date") && !section.name(of: line, equals: "x-amz-security-token") {
                 out.copy(line, from: section)
             }
             out.append(name: Array("X-Amz-Date".utf8), value: Array(plan.timestamp.utf8))
             if addsPayloadHash {
                 out.append(name: Array("X-Amz-Content-Sha256".utf8), value: Array(plan.payloadHash.utf8))
             }
-            if let token = plan.credentials.sessionToken {
+            if let token {
                 out.append(name: Array("X-Amz-Security-Token".utf8), value: Array(token.utf8))
             }
             out.append(name: Array("Authorization".utf8), value: Array(authorization.utf8))

@@ -33,15 +33,18 @@ enum SigV4Policy {
 
     /// The decision for `head`.
     static func decide(_ head: borrowing RequestHead, settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
-        let fields = head.withFieldSection { section in
-            section.lines.compactMap { line -> (String, String)? in
-                let name = String(decoding: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), as: UTF8.self).lowercased()
-                guard name == "authorization" || name == "x-amz-content-sha256" || name == "host" || name.hasPrefix("x-amz-") else { return nil }
-                return (name, String(decoding: section.value(of: line), as: UTF8.self))
+        // Only the two fields decided on become Strings (by name, ignoring case, in place).
+        var authorizations: [String] = []
+        var content: String?
+        head.withFieldSection { section in
+            for line in section.lines {
+                if section.name(of: line, equals: "authorization") {
+                    authorizations.append(String(decoding: section.value(of: line), as: UTF8.self))
+                } else if content == nil, section.name(of: line, equals: "x-amz-content-sha256") {
+                    content = String(decoding: section.value(of: line), as: UTF8.self)
+                }
             }
         }
-        let authorizations = fields.filter { $0.0 == "authorization" }.map(\.1)
-        let content = fields.first { $0.0 == "x-amz-content-sha256" }?.1
         let query: String
         switch head.target {
         case .origin(let path), .absolute(_, _, let path):
@@ -62,7 +65,7 @@ enum SigV4Policy {
             guard settings.signUnsigned else {
                 return .failure(.badRequest("the request is not signed (SigV4 with the placeholder access key id is required on this route)"))
             }
-            return unsigned(head, fields: fields, content: content, settings: settings)
+            return unsigned(head, content: content, settings: settings)
         }
         guard authorizations.count == 1, let value = authorizations.first else {
             return .failure(.badRequest("the request has several Authorization fields"))
@@ -84,8 +87,15 @@ enum SigV4Policy {
 
     /// A request without `Authorization` on a route with `signUnsigned`: region and service from
     /// its host; it is signed for its host, `content-type` and every `x-amz-*` field it carries.
-    private static func unsigned(_ head: borrowing RequestHead, fields: [(String, String)], content: String?,
+    private static func unsigned(_ head: borrowing RequestHead, content: String?,
                                  settings: SigV4RouteSettings) -> Result<SigV4Request, ProxyError> {
+        let fields = head.withFieldSection { section in
+            section.lines.compactMap { line -> (String, String)? in
+                let name = String(decoding: UnsafeRawBufferPointer(rebasing: section.bytes[line.name]), as: UTF8.self).lowercased()
+                guard name == "host" || name.hasPrefix("x-amz-") else { return nil }
+                return (name, String(decoding: section.value(of: line), as: UTF8.self))
+            }
+        }
         let host: String
         if case .absolute(_, let authority, _) = head.target { host = authority.description } else { host = fields.first { $0.0 == "host" }?.1 ?? "" }
         guard let endpoint = SigV4Endpoint.scope(forHost: host) else {
