@@ -32,7 +32,7 @@ public enum SigV4Canonical {
         out.append(0x0A)
         appendURI(&out, path, normalize: normalizePath)
         out.append(0x0A)
-        if let query, !query.isEmpty { out.append(contentsOf: canonicalQuery(String(query)).utf8) }
+        if let query, !query.isEmpty { appendQuery(&out, Array(query.utf8)) }
         out.append(0x0A)
     }
 
@@ -48,6 +48,15 @@ public enum SigV4Canonical {
             first = false
             appendTrimmed(&out, value)
         }
+        out.append(0x0A)
+    }
+
+    /// A canonical header line for a value the signer sets itself (a host, a timestamp, a
+    /// session token, a hash): nothing in it to trim.
+    public static func appendHeader(_ out: inout [UInt8], name: String, value: String) {
+        out.append(contentsOf: name.utf8)
+        out.append(0x3A)
+        out.append(contentsOf: value.utf8)
         out.append(0x0A)
     }
 
@@ -133,16 +142,37 @@ public enum SigV4Canonical {
     /// The canonical query: every `name=value` pair decoded (escapes, not `+`) and encoded with
     /// the strict SigV4 set, sorted by name, then value; a name without `=` has an empty value.
     public static func canonicalQuery(_ query: String) -> String {
-        guard !query.isEmpty else { return "" }
-        var pairs: [(String, String)] = []
-        for part in query.split(separator: "&", omittingEmptySubsequences: true) {
-            let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = encode(PercentDecoding.decode(pieces[0]), keepSlash: false, keepEscapes: false)
-            let value = pieces.count > 1 ? encode(PercentDecoding.decode(pieces[1]), keepSlash: false, keepEscapes: false) : ""
+        var out: [UInt8] = []
+        appendQuery(&out, Array(query.utf8))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendQuery(_ out: inout [UInt8], _ query: [UInt8]) {
+        var pairs: [(name: [UInt8], value: [UInt8])] = []
+        for part in query.split(separator: 0x26) {
+            let equals = part.firstIndex(of: 0x3D)
+            var name: [UInt8] = [], value: [UInt8] = []
+            encode(decodedText(part[..<(equals ?? part.endIndex)]), into: &name, keepSlash: false, keepEscapes: false)
+            if let equals { encode(decodedText(part[(equals + 1)...]), into: &value, keepSlash: false, keepEscapes: false) }
             pairs.append((name, value))
         }
-        pairs.sort { $0.0 == $1.0 ? $0.1 < $1.1 : $0.0 < $1.0 }
-        return pairs.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+        // Encoded, every byte is ASCII: byte order is the order AWS sorts by.
+        if pairs.count > 1 {
+            pairs.sort { $0.name == $1.name ? $0.value.lexicographicallyPrecedes($1.value) : $0.name.lexicographicallyPrecedes($1.name) }
+        }
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { out.append(0x26) }
+            out.append(contentsOf: pair.name)
+            out.append(0x3D)
+            out.append(contentsOf: pair.value)
+        }
+    }
+
+    /// Percent-decoded bytes, invalid UTF-8 replaced by U+FFFD as the SDKs' strings would have it.
+    private static func decodedText(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        let decoded = PercentDecoding.decodedBytes(bytes)
+        guard decoded.contains(where: { $0 >= 0x80 }) else { return decoded }
+        return Array(String(decoding: decoded, as: UTF8.self).utf8)
     }
 
     /// `name:value` lines of the signed headers, sorted: names lowercase, values trimmed with

@@ -83,12 +83,41 @@ public enum SigV4Signer {
 
     /// The hex signature of a string to sign written as bytes.
     public static func signature(key: [UInt8], stringToSign: [UInt8]) -> String {
-        Digest.hex(Digest.hmacSHA256(key: key, message: stringToSign))
+        String(decoding: signatureBytes(key: key, stringToSign: stringToSign), as: UTF8.self)
+    }
+
+    /// The hex signature's bytes.
+    public static func signatureBytes(key: [UInt8], stringToSign: [UInt8]) -> [UInt8] {
+        let mac = Digest.hmacSHA256(key: key, message: stringToSign)
+        return [UInt8](unsafeUninitializedCapacity: 64) { out, count in
+            Digest.appendHex(mac, to: out.baseAddress!)
+            count = 64
+        }
     }
 
     /// The `Authorization` value: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
     public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: String) -> String {
-        "\(algorithm) Credential=\(accessKeyId)/\(scope.text), SignedHeaders=\(signedHeaders.joined(separator: ";")), Signature=\(signature)"
+        String(decoding: authorization(accessKeyId: accessKeyId, scope: scope, signedHeaders: signedHeaders,
+                                       signature: Array(signature.utf8)), as: UTF8.self)
+    }
+
+    /// The `Authorization` value's bytes.
+    public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(200 + signedHeaders.count * 24)
+        out.append(contentsOf: algorithm.utf8)
+        out.append(contentsOf: " Credential=".utf8)
+        out.append(contentsOf: accessKeyId.utf8)
+        out.append(0x2F)
+        scope.append(to: &out)
+        out.append(contentsOf: ", SignedHeaders=".utf8)
+        for (index, name) in signedHeaders.enumerated() {
+            if index > 0 { out.append(0x3B) }
+            out.append(contentsOf: name.utf8)
+        }
+        out.append(contentsOf: ", Signature=".utf8)
+        out.append(contentsOf: signature)
+        return out
     }
 
     /// `X-Amz-Date`'s `YYYYMMDDTHHMMSSZ` (UTC) for `epochSeconds`; its first eight characters

@@ -5,15 +5,20 @@ public enum PercentDecoding {
     /// is (lenient, like browsers); with `plusIsSpace` (form encoding), `+` is a space. Invalid
     /// UTF-8 becomes U+FFFD.
     public static func decode(_ text: Substring, plusIsSpace: Bool = false) -> String {
+        String(decoding: decodedBytes(Array(text.utf8)[...], plusIsSpace: plusIsSpace), as: UTF8.self)
+    }
+
+    /// The bytes of `utf8` with every `%XY` escape decoded, as ``decode(_:plusIsSpace:)`` but
+    /// left as bytes (which need not be UTF-8).
+    public static func decodedBytes(_ utf8: ArraySlice<UInt8>, plusIsSpace: Bool = false) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        let utf8 = Array(text.utf8)
-        var index = 0
-        while index < utf8.count {
+        bytes.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
             let byte = utf8[index]
             if plusIsSpace && byte == UInt8(ascii: "+") {
                 bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), index + 2 < utf8.count,
+            } else if byte == UInt8(ascii: "%"), index + 2 < utf8.endIndex,
                       let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
                 bytes.append(high << 4 | low)
                 index += 2
@@ -22,7 +27,7 @@ public enum PercentDecoding {
             }
             index += 1
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// The value of a hex digit, nil for another byte.

@@ -27,7 +27,8 @@ extension ExchangeSession {
     @inline(never)
     func signHead(_ io: ExchangeIO, _ request: SigV4Request, body: EventBuffer) {
         guard let keys = io.token?.aws else { return }
-        let payloadHash = request.contentSHA256 ?? SigV4Body.hashHex(body.peekBytes(max: body.count))
+        let payloadHash = request.contentSHA256
+            ?? (body.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Body.hashHex(body.peekBytes(max: body.count)))
         let timestamp = SigV4Signer.timestamp(epochSeconds: Int(SystemTokenClock().wallClockSeconds))
         let scope = SigV4Scope(date: String(timestamp.prefix(8)), region: request.scope.region, service: request.scope.service)
         var plan = SigV4Plan(credentials: keys, scope: scope, appSigned: request.appSigned, payloadHash: payloadHash, timestamp: timestamp,

@@ -65,11 +65,10 @@ enum SigV4Edit {
                                        query: mark.map { target[target.index(after: $0)...] }, normalizePath: plan.normalizePath)
             for name in signed {
                 switch name {
-                case "host": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.host.utf8))
-                case "x-amz-date": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.timestamp.utf8))
-                case "x-amz-security-token": SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne((token ?? "").utf8))
-                case "x-amz-content-sha256" where addsPayloadHash:
-                    SigV4Canonical.appendHeader(&canonical, name: name, values: CollectionOfOne(plan.payloadHash.utf8))
+                case "host": SigV4Canonical.appendHeader(&canonical, name: name, value: plan.host)
+                case "x-amz-date": SigV4Canonical.appendHeader(&canonical, name: name, value: plan.timestamp)
+                case "x-amz-security-token": SigV4Canonical.appendHeader(&canonical, name: name, value: token ?? "")
+                case "x-amz-content-sha256" where addsPayloadHash: SigV4Canonical.appendHeader(&canonical, name: name, value: plan.payloadHash)
                 default:
                     SigV4Canonical.appendHeader(&canonical, name: name, values: section.lines.lazy
                         .filter { section.name(of: $0, equalsIgnoringCase: name) }.map { section.value(of: $0) })
@@ -82,7 +81,7 @@ enum SigV4Edit {
         let key = SigV4Signer.signingKey(secret: plan.credentials.secretAccessKey, scope: plan.scope)
         let authorization = SigV4Signer.authorization(accessKeyId: plan.credentials.accessKeyId, scope: plan.scope,
                                                       signedHeaders: signedHeaders,
-                                                      signature: SigV4Signer.signature(key: key, stringToSign: stringToSign))
+                                                      signature: SigV4Signer.signatureBytes(key: key, stringToSign: stringToSign))
         return request.edited(target: request.target) { section, out in
             for line in section.lines where !section.name(of: line, equals: "authorization")
                 && !section.name(of: line, equals: "x-amz-date") && !section.name(of: line, equals: "x-amz-security-token") {
@@ -95,7 +94,7 @@ enum SigV4Edit {
             if let token {
                 out.append(name: Array("X-Amz-Security-Token".utf8), value: Array(token.utf8))
             }
-            out.append(name: Array("Authorization".utf8), value: Array(authorization.utf8))
+            out.append(name: Array("Authorization".utf8), value: authorization)
         }
     }
 }
