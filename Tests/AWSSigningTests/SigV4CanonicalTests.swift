@@ -34,4 +34,14 @@ final class SigV4CanonicalTests: XCTestCase {
         SigV4Canonical.appendHeader(&out, name: "my-header", values: [Array("  a   b \t c  ".utf8), Array("d".utf8), []])
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "my-header:a b c,d,\n")
     }
+
+    /// Pairs sorted by name then value as bytes, a bare name given an empty value, escapes
+    /// decoded and encoded again in the strict set (`+` stays a plus, encoded), invalid UTF-8
+    /// as the SDKs' strings hold it (U+FFFD).
+    func testCanonicalQueries() {
+        XCTAssertEqual(SigV4Canonical.canonicalQuery("b=2&a=1&a=0&&"), "a=0&a=1&b=2")
+        XCTAssertEqual(SigV4Canonical.canonicalQuery("x&Y=a%2fb c+d"), "Y=a%2Fb%20c%2Bd&x=")
+        XCTAssertEqual(SigV4Canonical.canonicalQuery("k=%FF"), "k=%EF%BF%BD")
+        XCTAssertEqual(SigV4Canonical.canonicalQuery("a-=1&a=2&a~=3&a.=4"), "a=2&a-=1&a.=4&a~=3", "by name, a prefix first")
+    }
 }
