@@ -53,6 +53,14 @@ final class ConfigDecoderAWSTests: XCTestCase {
         XCTAssertEqual(container.uri.description, "http://169.254.170.23:80/v1/credentials")
         XCTAssertEqual(container.authorizationTokenFile, "/var/run/pod-identity")
         XCTAssertTrue(problemLines(yaml).contains("c.yaml: credentials.aws.containerCredentials.uri: required key is missing and AWS_CONTAINER_CREDENTIALS_FULL_URI is not set: the container credentials endpoint"))
+        // Classic ECS: a path on the agent's address, taken only when no full URI is given.
+        let ecs = try XCTUnwrap(parseOK(yaml, environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/3f1c"]))
+        guard case .aws(let task)? = ecs.credentials.first?.kind, case .containerCredentials(let agent) = task.source else { return XCTFail("not decoded") }
+        XCTAssertEqual(agent.uri.description, "http://169.254.170.2:80/v2/credentials/3f1c")
+        let both = try XCTUnwrap(parseOK(yaml, environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/3f1c",
+                                                             "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials"]))
+        guard case .aws(let pod)? = both.credentials.first?.kind, case .containerCredentials(let full) = pod.source else { return XCTFail("not decoded") }
+        XCTAssertEqual(full.uri.description, "http://169.254.170.23:80/v1/credentials")
     }
 
     func testExactlyOneSource() {
