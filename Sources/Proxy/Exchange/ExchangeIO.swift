@@ -93,7 +93,10 @@ final class ExchangeIO {
     var upgrade: UpgradeProtocol?
     /// On a `sigv4` route: what the request is re-signed as (``SigV4Policy``); signed as it is
     /// sent, when the body it may need to hash is staged (``signHead(_:)``).
-    var sigv4: SigV4Request?
+    var sigv4: SigV4Request? { didSet { isSigned = sigv4 != nil } }
+    /// Whether ``sigv4`` is set, as a Bool: testing the optional itself copies its fields
+    /// (~130 instructions on every request's token lookup).
+    private(set) var isSigned = false
     /// What the route's rules decided, when it has rules (its audit record says it).
     var rules: RuleCheck.Recorded?
     /// The normalized path the rules checked, when it is not the one the head holds (a route

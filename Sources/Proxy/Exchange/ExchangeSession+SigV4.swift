@@ -42,7 +42,7 @@ extension ExchangeSession {
     /// placeholder signature.
     @inline(__always)
     func signable(_ token: AccessToken?, _ io: ExchangeIO) -> AccessToken? {
-        guard io.sigv4 != nil, let token, token.aws == nil else { return token }
+        guard io.isSigned, let token, token.aws == nil else { return token }
         return nil
     }
 }
