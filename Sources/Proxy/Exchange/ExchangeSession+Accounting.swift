@@ -21,7 +21,7 @@ extension ExchangeSession {
         if let trace = io.trace { trace.finish(io, status: status, error: error) }
         count(route: route, status: status, error: error, seconds: seconds, context: context, http2: http2, decision: io.decision)
         if let injection = io.decision.injection, io.token != nil {
-            context.metrics.credentialInjections[InjectionCounterKey(route: route, placement: injection.label), default: 0] += 1
+            context.metrics.injectionTally.count(InjectionCounterKey(route: route, placement: injection.label))
         }
         if io.rules != nil || io.decision.limits != nil || (context.auditLog != nil && io.decision.credential != nil) {
             audit(io, route: route, status: status, http2: http2, bytesIn: bytesIn, bytesOut: bytesOut, context: context)

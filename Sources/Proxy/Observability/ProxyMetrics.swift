@@ -101,7 +101,12 @@ public struct ProxyMetrics: Sendable, Equatable {
     public var http2Refused: [String: UInt64] = [:]
     /// Requests whose token went elsewhere than the default `Authorization` line (a route's
     /// `inject:` placement, or where the app put a placeholder), by route and placement.
-    public var credentialInjections: [InjectionCounterKey: UInt64] = [:]
+    public var credentialInjections: [InjectionCounterKey: UInt64] {
+        get { injectionTally.counts }
+        set { injectionTally = Tally(newValue) }
+    }
+    /// Where ``credentialInjections`` are counted (a route's requests repeat one key: no hashing).
+    public var injectionTally = Tally<InjectionCounterKey>()
     /// Audit decisions (one per audit record: requests on routes with rules or limits, and with
     /// `audit:` every request that used a credential), by route, credential and decision.
     public var policyDecisions: [PolicyDecisionKey: UInt64] {
@@ -132,7 +137,7 @@ public struct ProxyMetrics: Sendable, Equatable {
         upgradedConnections.merge(other.upgradedConnections, uniquingKeysWith: +)
         upgradedOpen.merge(other.upgradedOpen, uniquingKeysWith: +)
         http2Refused.merge(other.http2Refused, uniquingKeysWith: +)
-        credentialInjections.merge(other.credentialInjections, uniquingKeysWith: +)
+        injectionTally.merge(other.injectionTally)
         policyTally.merge(other.policyTally)
     }
 }

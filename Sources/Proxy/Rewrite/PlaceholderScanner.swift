@@ -1,4 +1,5 @@
 import Config
+import Glibc
 import HTTP1
 import TokenManager
 
@@ -70,20 +71,31 @@ struct PlaceholderScanner: Sendable {
                 }
             }
         }
-        var target: String
+        // The target: its authority (which holds no escapes), then its path as sent and, when it
+        // holds escapes, decoded: the more of the two counts.
+        var path: String
         switch head.target {
-        case .origin(let path): target = path
-        case .absolute(_, let authority, let path): target = authority.description + path
-        case .authority(let authority): target = authority.description
-        case .asterisk: target = ""
+        case .origin(let target): path = target
+        case .absolute(_, let authority, let target):
+            var text = authority.description
+            places += text.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+            path = target
+        case .authority(let authority):
+            var text = authority.description
+            places += text.withUTF8 { look(UnsafeRawBufferPointer($0)) }
+            path = ""
+        case .asterisk: path = ""
         }
-        // The target as sent, and decoded when it holds escapes: the more of the two counts.
-        var inTarget = target.withUTF8 { look(UnsafeRawBufferPointer($0)) }
-        if target.utf8.contains(0x25) {
-            var decoded = PercentDecoding.decode(Substring(target))
-            inTarget = max(inTarget, decoded.withUTF8 { look(UnsafeRawBufferPointer($0)) })
+        var escaped = false
+        var inPath = path.withUTF8 { bytes in
+            escaped = bytes.baseAddress.map { memchr($0, 0x25, bytes.count) != nil } ?? false
+            return look(UnsafeRawBufferPointer(bytes))
         }
-        places += inTarget
+        if escaped {
+            var decoded = PercentDecoding.decode(Substring(path))
+            inPath = max(inPath, decoded.withUTF8 { look(UnsafeRawBufferPointer($0)) })
+        }
+        places += inPath
         if unknown { return .unknown }
         if undecodable { return .undecodableBasic }
         switch found.count {
