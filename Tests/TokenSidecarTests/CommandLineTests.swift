@@ -66,6 +66,17 @@ final class CommandLineTests: XCTestCase {
         let refused = try run(["check", "--config", bad])
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.err.contains("\(bad): routes[0].inject.format: must contain {token} exactly once"), refused.err)
+        // A grant that does not exist, and a refresh-token grant without its file.
+        let grants = try write("""
+        credentials:
+          a: {type: oauth2, grant: password, tokenUrl: "https://idp.test/token", clientId: c, secret: s}
+          b: {type: oauth2, grant: refresh_token, tokenUrl: "https://idp.test/token", clientId: c, secret: s}
+        """)
+        let refusedGrants = try run(["check", "--config", grants])
+        XCTAssertEqual(refusedGrants.status, 2)
+        XCTAssertTrue(refusedGrants.err.contains("\(grants): credentials.a.grant: 'password' is not one of"), refusedGrants.err)
+        XCTAssertTrue(refusedGrants.err.contains("\(grants): credentials.b"), refusedGrants.err)
+        XCTAssertTrue(refusedGrants.err.contains("refreshTokenFile"), refusedGrants.err)
     }
 
     func testBadMaxClientConnectionsExits2() throws {
