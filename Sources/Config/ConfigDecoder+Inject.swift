@@ -120,7 +120,7 @@ extension ConfigDecoder {
     /// `{sigv4: {allowedRegions: [...], allowedServices: [...], signUnsigned: false}}` (each optional).
     private mutating func decodeSigV4Placement(_ node: Node, path: String) -> CredentialPlacement? {
         if Self.isNull(node) { return .sigv4(SigV4RouteSettings()) }
-        guard let entries = mapping(node, path: path, expected: "a mapping with allowedRegions, allowedServices, signUnsigned") else { return nil }
+        guard let entries = mapping(node, path: path, expected: "a mapping with allowedRegions, allowedServices, signUnsigned, maxHashedBody") else { return nil }
         checkKeys(entries, allowed: ConfigKeys.injectSigV4, path: path)
         let inner = Self.index(entries)
         var settings = SigV4RouteSettings()
@@ -146,6 +146,18 @@ extension ConfigDecoder {
         case .absent: break
         case .invalid: valid = false
         case .value(let value): settings.signUnsigned = value
+        }
+        switch string(inner["maxHashedBody"], path: Self.join(path, "maxHashedBody")) {
+        case .absent: break
+        case .invalid: valid = false
+        case .value(let text):
+            // At most 64 MiB: each such body is held in memory whole until it is hashed.
+            if let bytes = ByteSize.parse(text), bytes >= 1, bytes <= 64 << 20 {
+                settings.maxHashedBody = bytes
+            } else {
+                report(Self.join(path, "maxHashedBody"), "expected a size from 1 to 64MiB such as 8MiB, got '\(text)'", at: inner["maxHashedBody"])
+                valid = false
+            }
         }
         return valid ? .sigv4(settings) : nil
     }

@@ -74,7 +74,7 @@ enum ConfigKeys {
     /// Keys of `routes[].inject` (exactly one of `header`, `query`, `basic`; `format` with `header`).
     static let inject = ["header", "format", "query", "basic", "sigv4"]
     /// Keys of `routes[].inject.sigv4`.
-    static let injectSigV4 = ["allowedRegions", "allowedServices", "signUnsigned"]
+    static let injectSigV4 = ["allowedRegions", "allowedServices", "signUnsigned", "maxHashedBody"]
     /// Keys of `routes[].inject.basic` when it is a mapping.
     static let injectBasic = ["username", "password"]
     /// Keys of an oauth2 credential's `dpop` mapping.

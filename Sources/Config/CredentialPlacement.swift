@@ -49,14 +49,20 @@ public struct SigV4RouteSettings: Sendable, Equatable {
     /// Whether a request the app did not sign is signed (region and service from the host);
     /// without it, such a request is refused: any local process would get AWS access otherwise.
     public var signUnsigned: Bool
+    /// `maxHashedBody`: the largest body the sidecar holds whole to hash when the app declared no
+    /// `x-amz-content-sha256` (every SDK but S3's); a larger one is refused with 413.
+    public var maxHashedBody: Int
+    /// The default ``maxHashedBody``: 1 MiB (an SQS message, a DynamoDB batch of small items).
+    public static let defaultMaxHashedBody = 1 << 20
     /// The route's credential's `placeholderAccessKeyId`: a request signed with any other
     /// access key id is refused (filled in from the credential when the config is loaded).
     public var placeholderAccessKeyId: String
 
     /// Creates the settings.
     public init(allowedRegions: [String] = [], allowedServices: [String] = [], signUnsigned: Bool = false,
-                placeholderAccessKeyId: String = "") {
+                maxHashedBody: Int = SigV4RouteSettings.defaultMaxHashedBody, placeholderAccessKeyId: String = "") {
         self.placeholderAccessKeyId = placeholderAccessKeyId
+        self.maxHashedBody = maxHashedBody
         self.allowedRegions = allowedRegions
         self.allowedServices = allowedServices
         self.signUnsigned = signUnsigned

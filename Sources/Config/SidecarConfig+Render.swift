@@ -161,7 +161,7 @@ extension SidecarConfig {
         case .sigv4(let settings)?:
             let regions = settings.allowedRegions.map(quote).joined(separator: ", ")
             let services = settings.allowedServices.map(quote).joined(separator: ", ")
-            return "{sigv4: {allowedRegions: [\(regions)], allowedServices: [\(services)], signUnsigned: \(settings.signUnsigned)}}"
+            return "{sigv4: {allowedRegions: [\(regions)], allowedServices: [\(services)], signUnsigned: \(settings.signUnsigned), maxHashedBody: \(ByteSize.format(settings.maxHashedBody))}}"
         }
     }
 

@@ -12,7 +12,7 @@ final class ConfigDecoderAWSTests: XCTestCase {
                                                                                 placeholderAccessKeyId: "AKIDTOKENSIDECAR0001")))
         guard case .aws(let aws)? = config.credentials.first?.kind else { return XCTFail("not decoded") }
         XCTAssertEqual(aws.placeholderAccessKeyId, "AKIDTOKENSIDECAR0001")
-        XCTAssertTrue(config.renderEffective().contains("inject: {sigv4: {allowedRegions: [\"us-east-1\"], allowedServices: [\"s3\", \"sts\"], signUnsigned: false}}"))
+        XCTAssertTrue(config.renderEffective().contains("inject: {sigv4: {allowedRegions: [\"us-east-1\"], allowedServices: [\"s3\", \"sts\"], signUnsigned: false, maxHashedBody: 1MiB}}"))
         XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n")
             .contains("c.yaml: routes[0].credential: 'aws' is an aws credential, which signs requests: add inject: {sigv4: {allowedRegions: [...], allowedServices: [...]}}"))
         XCTAssertTrue(problemLines(credential + "routes:\n  - host: a.test\n    credential: aws\n    inject: {header: x-k}\n")
@@ -21,6 +21,20 @@ final class ConfigDecoderAWSTests: XCTestCase {
             .contains("c.yaml: routes[0].inject: sigv4 signs with an aws credential; 'k' is not one"))
         XCTAssertTrue(problemLines("credentials:\n  aws:\n    type: aws\n    placeholderAccessKeyId: short\n    accessKeyIdFile: /i\n    secretAccessKeyFile: /s\n")
             .contains("c.yaml: credentials.aws.placeholderAccessKeyId: must be 16 to 128 letters and digits, as an access key id is"))
+    }
+
+    /// `maxHashedBody`: a size up to 64 MiB, shown by check; anything else is refused by name.
+    func testTheHashedBodyLimitIsASizeUpTo64MiB() throws {
+        let raised = try XCTUnwrap(parseOK(credential + "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n"
+                                           + "    inject: {sigv4: {maxHashedBody: 8MiB}}\n"))
+        guard case .sigv4(let settings)? = raised.routes.first?.placement else { return XCTFail("not decoded") }
+        XCTAssertEqual(settings.maxHashedBody, 8 << 20)
+        XCTAssertTrue(raised.renderEffective().contains("maxHashedBody: 8MiB}}"))
+        for bad in ["0", "65MiB", "lots"] {
+            let yaml = credential + "routes:\n  - host: a.test\n    credential: aws\n    inject: {sigv4: {maxHashedBody: \(bad)}}\n"
+            XCTAssertTrue(problemLines(yaml).contains("c.yaml: routes[0].inject.sigv4.maxHashedBody: expected a size from 1 to 64MiB such as 8MiB, got '\(bad)'"),
+                          "\(bad): \(problemLines(yaml))")
+        }
     }
 
     private let route = "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n    inject: {sigv4: {}}\n"

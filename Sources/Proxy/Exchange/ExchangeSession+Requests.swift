@@ -119,7 +119,7 @@ extension ExchangeSession: UpstreamWaiter {
             ? head.withFieldSection { $0.upgradeProtocol() }.flatMap { decision.upgrades.allows($0.name) ? $0 : nil } : nil
         var request = Self.exchangeRequest(for: head, credential: credential)
         request.upgrade = upgrade != nil
-        if let sigv4, sigv4.needsBodyHash { request.wholeBodyLimit = SigV4Request.hashedBodyLimit }
+        if let sigv4, sigv4.needsBodyHash { request.wholeBodyLimit = sigv4.hashedBodyLimit }
         // An HTTP/2 stream's body without a length (translated as chunked) is a stream: a gRPC
         // call or a conversation, each message waiting for its answer. A gRPC call's head goes
         // on before its first message (a server may speak first).
@@ -241,7 +241,7 @@ extension ExchangeSession: UpstreamWaiter {
         var progress: Exchange.BodyProgress
         do {
             // A body held whole to be hashed is staged up to its limit (one byte past it: too large).
-            let limit = io.sigv4?.needsBodyHash == true ? SigV4Request.hashedBodyLimit + 1 : WorkerContext.highWatermark
+            let limit = io.isSigned && io.sigv4?.needsBodyHash == true ? io.sigv4!.hashedBodyLimit + 1 : WorkerContext.highWatermark
             progress = Exchange.BodyProgress(try io.requestRelay.pump(from: clientInput, to: staged, limit: limit))
         } catch {
             progress = .malformed

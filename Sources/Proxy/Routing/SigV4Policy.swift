@@ -17,10 +17,10 @@ struct SigV4Request: Sendable, Equatable {
     /// The app declared no payload hash (every SDK but S3's): the sidecar hashes the body, which
     /// it must then hold whole before the head can go (at most ``hashedBodyLimit`` bytes).
     var needsBodyHash: Bool { contentSHA256 == nil }
-
-    /// The largest body the sidecar holds to hash (1 MiB: an SQS message, a DynamoDB batch of
-    /// small items; S3 uploads declare their hash or stream unsigned). Larger: 413.
-    static let hashedBodyLimit = 1 << 20
+    /// The largest body the sidecar holds to hash (the route's `maxHashedBody`, 1 MiB unless
+    /// set: an SQS message, a DynamoDB batch of small items; S3 uploads declare their hash or
+    /// stream unsigned). Larger: 413.
+    var hashedBodyLimit = SigV4RouteSettings.defaultMaxHashedBody
 }
 
 /// Whether a request for a `sigv4` route is re-signed, or refused before anything is sent:
@@ -82,7 +82,8 @@ enum SigV4Policy {
         guard parsed.accessKeyId == settings.placeholderAccessKeyId else {
             return .failure(.denied("the request is signed with another access key id than this route's placeholder; it is not forwarded"))
         }
-        return allowed(SigV4Request(scope: parsed.scope, appSigned: parsed.signedHeaders, contentSHA256: content), settings: settings)
+        return allowed(SigV4Request(scope: parsed.scope, appSigned: parsed.signedHeaders, contentSHA256: content,
+                                    hashedBodyLimit: settings.maxHashedBody), settings: settings)
     }
 
     /// A request without `Authorization` on a route with `signUnsigned`: region and service from
@@ -103,7 +104,7 @@ enum SigV4Policy {
         }
         let signed = Set(fields.map(\.0).filter { $0.hasPrefix("x-amz-") }).union(["host", "content-type"]).sorted()
         return allowed(SigV4Request(scope: SigV4Scope(date: "", region: endpoint.region, service: endpoint.service), appSigned: signed,
-                                    contentSHA256: content), settings: settings)
+                                    contentSHA256: content, hashedBodyLimit: settings.maxHashedBody), settings: settings)
     }
 
     /// `request` when its region and service are among the route's lists, else a 403.

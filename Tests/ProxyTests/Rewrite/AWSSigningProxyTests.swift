@@ -213,6 +213,17 @@ final class AWSSigningProxyTests: XCTestCase {
         XCTAssertEqual(tooLarge.status, 413)
         XCTAssertTrue(tooLarge.proxyStatus.contains("x-amz-content-sha256"), tooLarge.proxyStatus)
         XCTAssertEqual(motoLog().count, before, "nothing was forwarded")
+
+        // A route that allows larger bodies (maxHashedBody) hashes and signs such a body: a
+        // query of 1.5 MiB (a form moto verifies as it parses it).
+        proxy = try ProxyHarness(yaml: config(extra: ", maxHashedBody: 2MiB"))
+        let form = "Action=ListQueues&Version=2012-11-05&QueueNamePrefix=" + String(repeating: "q", count: 3 << 19)
+        try Data(form.utf8).write(to: large)
+        let raised = try curl("https://sqs.us-east-1.amazonaws.com/", method: "POST",
+                              headers: ["Content-Type: application/x-www-form-urlencoded"],
+                              body: "@" + large.path, http1: true, extra: ["--aws-sigv4", "aws:amz:us-east-1:sqs", "--user", "AKIDTOKENSIDECAR0001:placeholder"])
+        XCTAssertEqual(raised.status, 200, raised.body.prefix(300).description)
+        XCTAssertEqual(motoLog().last?["bodyBytes"] as? Int, form.utf8.count, "the whole body reached moto, signed")
     }
 
     /// The verifier these tests rely on verifies: straight to moto (no sidecar), the real key id
