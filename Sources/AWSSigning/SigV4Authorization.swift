@@ -1,3 +1,5 @@
+import Glibc
+
 /// An inbound `Authorization: AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`, as
 /// the app's SDK signed it with its placeholder keys: which key, scope and headers.
 public struct SigV4Authorization: Sendable, Equatable {
@@ -30,7 +32,7 @@ public struct SigV4Authorization: Sendable, Equatable {
         let schemeStart = index
         while index < bytes.count, bytes[index] != 0x20 { index += 1 }
         guard index < bytes.count else { return .failure(.otherScheme(text(bytes, schemeStart..<min(bytes.count, schemeStart + 32)))) }
-        guard bytes[schemeStart..<index].elementsEqual(SigV4Signer.algorithm.utf8) else {
+        guard equals(bytes, schemeStart..<index, algorithmBytes) else {
             return .failure(.otherScheme(text(bytes, schemeStart..<min(index, schemeStart + 32))))
         }
         var credential: Range<Int>?, signed: Range<Int>?, signature: Range<Int>?
@@ -38,23 +40,23 @@ public struct SigV4Authorization: Sendable, Equatable {
             while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x2C { index += 1 }
             let start = index
             while index < bytes.count, bytes[index] != 0x2C { index += 1 }
-            let item = bytes[start..<index]
-            if item.starts(with: credentialKey) { credential = start + credentialKey.count..<index }
-            else if item.starts(with: signedHeadersKey) { signed = start + signedHeadersKey.count..<index }
-            else if item.starts(with: signatureKey) { signature = start + signatureKey.count..<index }
+            if starts(bytes, start..<index, credentialKey) { credential = start + credentialKey.count..<index }
+            else if starts(bytes, start..<index, signedHeadersKey) { signed = start + signedHeadersKey.count..<index }
+            else if starts(bytes, start..<index, signatureKey) { signature = start + signatureKey.count..<index }
         }
         guard let credential else { return .failure(.malformed("Credential")) }
         guard let signed, !signed.isEmpty else { return .failure(.malformed("SignedHeaders")) }
         guard let signature, !signature.isEmpty else { return .failure(.malformed("Signature")) }
         // AKID/date/region/service/aws4_request
         var pieces: [Range<Int>] = []
+        pieces.reserveCapacity(5)
         var pieceStart = credential.lowerBound
         for offset in credential where bytes[offset] == 0x2F {
             pieces.append(pieceStart..<offset)
             pieceStart = offset + 1
         }
         pieces.append(pieceStart..<credential.upperBound)
-        guard pieces.count == 5, bytes[pieces[4]].elementsEqual("aws4_request".utf8), !pieces[0].isEmpty, pieces[1].count == 8,
+        guard pieces.count == 5, equals(bytes, pieces[4], terminatorBytes), !pieces[0].isEmpty, pieces[1].count == 8,
               bytes[pieces[1]].allSatisfy({ (0x30...0x39).contains($0) }), !pieces[2].isEmpty, !pieces[3].isEmpty else {
             return .failure(.malformed("Credential"))
         }
@@ -68,6 +70,20 @@ public struct SigV4Authorization: Sendable, Equatable {
                                            scope: SigV4Scope(date: text(bytes, pieces[1]), region: text(bytes, pieces[2]),
                                                              service: text(bytes, pieces[3])),
                                            signedHeaders: headers))
+    }
+
+    private static let algorithmBytes = Array(SigV4Signer.algorithm.utf8)
+    private static let terminatorBytes = Array("aws4_request".utf8)
+
+    /// Whether `bytes[range]` begins with `prefix` (memcmp: the generic comparisons of slices
+    /// cost thousands of instructions per request).
+    private static func starts(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ prefix: [UInt8]) -> Bool {
+        range.count >= prefix.count && prefix.withUnsafeBytes { memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, prefix.count) == 0 }
+    }
+
+    /// Whether `bytes[range]` is `other`.
+    private static func equals(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>, _ other: [UInt8]) -> Bool {
+        range.count == other.count && starts(bytes, range, other)
     }
 
     private static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
