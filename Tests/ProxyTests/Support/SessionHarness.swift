@@ -37,7 +37,10 @@ final class SessionHarness {
     /// temporary directory); `routes`: further route entries (YAML list items, each line indented
     /// by two spaces, e.g. `  - host: "*.svc.test"`); `accessLog`: where the worker writes its
     /// access records (e.g. ``AccessRecords``).
-    init(credential: (any Credential)? = nil, top: String = "", route: [String] = [], spoolBytes: Int = 0,
+    /// `credentialYAML`: the `api` credential's flow mapping (an `aws` one for a `sigv4` route;
+    /// the token itself is `credential`'s).
+    init(credential: (any Credential)? = nil, credentialYAML: String = "{type: static, token: \"tok-1\"}", top: String = "",
+         route: [String] = [], spoolBytes: Int = 0,
          bufferBytes: Int = BufferBudget.defaultLimit, intercepting: Bool = false, routes: String = "",
          accessLog: (any AccessLogWriter)? = nil) throws {
         loop = try EventLoop()
@@ -50,7 +53,7 @@ final class SessionHarness {
             \(top)
             \(caCertFile.map { "intercept: {caCertFile: \"\($0)\"}" } ?? "")
             credentials:
-              api: {type: static, token: "tok-1"}
+              api: \(credentialYAML)
             routes:
               - host: "api.test"
                 upstream: "http://backend.test:8080"
@@ -132,7 +135,9 @@ final class FixedCredential: Credential, @unchecked Sendable {
     let name = "api"
     let tokenWait: Duration = .seconds(5)
     let refreshable = false
-    let token = AccessToken(value: "tok-1")
+    let token: AccessToken
+    /// A credential whose token is `value` (`tok-1`; AWS keys as ``SigV4Credentials/tokenValue``).
+    init(value: String = "tok-1") { token = AccessToken(value: value) }
     func currentToken() -> AccessToken? { token }
     func waitForToken(on loop: EventLoop, timeout: Duration, _ completion: @escaping (AccessToken?) -> Void) { completion(token) }
     func rejected(_ token: AccessToken, on loop: EventLoop, timeout: Duration, _ completion: ((AccessToken?) -> Void)?) {
