@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A python3 fixture script run as a child process for one test, with a temporary directory of
 /// its own. The script prints `PORT <n>` once it listens on 127.0.0.1; the wait is bounded.
@@ -35,6 +36,7 @@ public final class FixtureProcess: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString)")
         self.directory = directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        FixtureDirectories.created(directory.path)
         try prepare(directory)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
@@ -69,6 +71,7 @@ public final class FixtureProcess: @unchecked Sendable {
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)
+        FixtureDirectories.removed(directory.path)
     }
 
     /// Terminates the process and waits for it.
@@ -125,4 +128,30 @@ private final class LineBox: @unchecked Sendable {
     private var value = ""
     func set(_ text: String) { lock.lock(); value = text; lock.unlock() }
     func get() -> String { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+/// The fixtures' directories not yet removed. XCTest keeps every test case object until the run
+/// ends and the process exits without releasing them, so a fixture a test case holds in a
+/// property is never deinitialized: its directory is removed when the process exits instead
+/// (some hundred of them were left in the temporary directory by each run of the suite).
+enum FixtureDirectories {
+    private static let live = Mutex<Set<String>>([])
+    private static let cleanupRegistered = Mutex(false)
+
+    static func created(_ path: String) {
+        live.withLock { _ = $0.insert(path) }
+        cleanupRegistered.withLock { registered in
+            guard !registered else { return }
+            registered = true
+            atexit { FixtureDirectories.removeAll() }
+        }
+    }
+
+    static func removed(_ path: String) {
+        live.withLock { _ = $0.remove(path) }
+    }
+
+    private static func removeAll() {
+        for path in live.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+    }
 }
