@@ -5,6 +5,9 @@ public enum SigV4Body {
     /// The hex SHA-256 of `body`.
     public static func hashHex(_ body: [UInt8]) -> String { Digest.hex(Digest.sha256(body)) }
 
+    /// The hex SHA-256 of a body held in `chunks`, in order.
+    public static func hashHex(chunks: [UnsafeRawBufferPointer]) -> String { Digest.hex(Digest.sha256(parts: chunks)) }
+
     /// `x-amz-content-sha256: UNSIGNED-PAYLOAD`: the body is not part of the signature.
     public static let unsignedPayload = "UNSIGNED-PAYLOAD"
     /// botocore's default for S3 uploads: an unsigned body in aws-chunked framing with a

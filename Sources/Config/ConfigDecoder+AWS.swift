@@ -155,12 +155,13 @@ extension ConfigDecoder {
         let fields = Self.index(entries)
         var valid = !entries.contains { !ConfigKeys.awsContainerCredentials.contains($0.key) }
         var uri: EndpointURL?
-        // ECS tasks are given a path on the agent's fixed address instead of a full URI (the
-        // AWS SDKs' order: the full URI first, then the relative one).
-        let relative = fields["uri"] == nil && environment["AWS_CONTAINER_CREDENTIALS_FULL_URI"] == nil
-            ? environment["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"].map { "http://169.254.170.2" + $0 } : nil
+        // ECS tasks are given a path on the agent's fixed address; the AWS SDKs (botocore, the
+        // SDK reference) take it before a full URI when both are set.
+        let relative = fields["uri"] == nil
+            ? environment["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"].map { "http://169.254.170.2" + ($0.hasPrefix("/") ? "" : "/") + $0 } : nil
         if let text = relative ?? textOrEnvironment(fields, "uri", path: path, variable: "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-                                                    what: "the container credentials endpoint", at: node) {
+                                                    what: "the container credentials endpoint (or AWS_CONTAINER_CREDENTIALS_RELATIVE_URI)",
+                                                    at: node) {
             switch EndpointURL.parse(text, allowQuery: false) {
             case .success(let url): uri = url
             case .failure(let error):

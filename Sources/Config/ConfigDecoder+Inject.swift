@@ -151,11 +151,11 @@ extension ConfigDecoder {
         case .absent: break
         case .invalid: valid = false
         case .value(let text):
-            // At most 64 MiB: each such body is held in memory whole until it is hashed.
-            if let bytes = ByteSize.parse(text), bytes >= 1, bytes <= 64 << 20 {
+            // At most 16 MiB: each such body is held in memory whole until it is sent.
+            if let bytes = ByteSize.parse(text), bytes >= 1, bytes <= 16 << 20 {
                 settings.maxHashedBody = bytes
             } else {
-                report(Self.join(path, "maxHashedBody"), "expected a size from 1 to 64MiB such as 8MiB, got '\(text)'", at: inner["maxHashedBody"])
+                report(Self.join(path, "maxHashedBody"), "expected a size from 1 to 16MiB such as 8MiB, got '\(text)'", at: inner["maxHashedBody"])
                 valid = false
             }
         }

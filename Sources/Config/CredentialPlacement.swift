@@ -50,7 +50,8 @@ public struct SigV4RouteSettings: Sendable, Equatable {
     /// without it, such a request is refused: any local process would get AWS access otherwise.
     public var signUnsigned: Bool
     /// `maxHashedBody`: the largest body the sidecar holds whole to hash when the app declared no
-    /// `x-amz-content-sha256` (every SDK but S3's); a larger one is refused with 413.
+    /// `x-amz-content-sha256` (every SDK but S3's), at most 16 MiB; a larger one is refused
+    /// with 413. Such a body is held in memory (outside the buffer budget) until it is sent.
     public var maxHashedBody: Int
     /// The default ``maxHashedBody``: 1 MiB (an SQS message, a DynamoDB batch of small items).
     public static let defaultMaxHashedBody = 1 << 20

@@ -37,7 +37,8 @@ public enum CredentialFactory {
                             cache: TokenCache, logger: Logger, shared: SharedTokenCache? = nil,
                             tracer: Tracer? = nil) throws -> any Credential {
         let tracing = tracer.flatMap { fetchTracing(credential, tracer: $0) }
-        let binding = SharedCacheKeyMaterial.make(credential).flatMap { shared?.binding(material: $0) }
+        // Only with a shared cache: the material may read a file (a Google key, a token).
+        let binding = shared.flatMap { cache in SharedCacheKeyMaterial.make(credential).map { cache.binding(material: $0) } }
         switch credential.kind {
         case .staticToken(let settings):
             let token = try settings.source.read(environment: environment)

@@ -9,20 +9,30 @@ public enum Digest {
     /// A fetched `EVP_MD` is immutable and reference-counted: any thread may use it.
     nonisolated(unsafe) private static let sha256Method: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
 
-    /// The SHA-256 of `parts`, one after the other, into `out` (32 bytes).
+    /// The SHA-256 of `parts`, one after the other, into `out` (32 bytes). OpenSSL fails here
+    /// only when it cannot allocate: the process stops rather than use uninitialized bytes as a
+    /// hash, a MAC or a signature.
     private static func sha256(_ parts: [UnsafeRawBufferPointer], into out: UnsafeMutablePointer<UInt8>) {
-        let context = EVP_MD_CTX_new()
+        guard let context = EVP_MD_CTX_new() else { fatalError("OpenSSL: no digest context") }
         defer { EVP_MD_CTX_free(context) }
         var length: UInt32 = 0
-        _ = EVP_DigestInit_ex2(context, sha256Method ?? EVP_sha256(), nil)
-        for part in parts where part.count > 0 { _ = EVP_DigestUpdate(context, part.baseAddress, part.count) }
-        _ = EVP_DigestFinal_ex(context, out, &length)
+        var ok = EVP_DigestInit_ex2(context, sha256Method ?? EVP_sha256(), nil) == 1
+        for part in parts where ok && part.count > 0 { ok = EVP_DigestUpdate(context, part.baseAddress, part.count) == 1 }
+        guard ok, EVP_DigestFinal_ex(context, out, &length) == 1, length == 32 else { fatalError("OpenSSL: SHA-256 failed") }
     }
 
     /// The SHA-256 of `bytes`.
     public static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 32) { out, count in
             sha256([bytes], into: out.baseAddress!)
+            count = 32
+        }
+    }
+
+    /// The SHA-256 of `parts`, one after the other (a body in the chunks it was received in).
+    public static func sha256(parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            sha256(parts, into: out.baseAddress!)
             count = 32
         }
     }
@@ -39,7 +49,8 @@ public enum Digest {
 
     /// Lowercase hex.
     public static func hex(_ bytes: [UInt8]) -> String {
-        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+        guard !bytes.isEmpty else { return "" }
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { out in
             appendHex(bytes, to: out.baseAddress!)
             return bytes.count * 2
         }
@@ -77,12 +88,18 @@ extension Digest {
             inner.withUnsafeMutableBufferPointer { sha256([padBytes, message], into: $0.baseAddress!) }
         }
         for index in 0..<64 { pad[index] = block[index] ^ 0x5C }
-        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+        let mac = [UInt8](unsafeUninitializedCapacity: 32) { out, count in
             pad.withUnsafeBytes { padBytes in
                 inner.withUnsafeBytes { sha256([padBytes, $0], into: out.baseAddress!) }
             }
             count = 32
         }
+        // The padded key (a client secret, a SigV4 signing key) is wiped before it is freed,
+        // as HMAC() did.
+        block.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        pad.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        inner.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+        return mac
     }
 
     /// HMAC-SHA-256 of `message` keyed with `key`.

@@ -27,6 +27,16 @@ public struct EventBuffer {
         return try body(UnsafeRawBufferPointer(start: pointer, count: length))
     }
 
+    /// Calls `body` with the buffer's bytes as the chunks libevent holds them, in order, neither
+    /// copied nor drained (a body held whole to be hashed is read where it lies).
+    public func withChunks<R>(_ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        let needed = evbuffer_peek(raw, -1, nil, nil, 0)
+        guard needed > 0 else { return body([]) }
+        var vectors = [iovec](repeating: iovec(), count: Int(needed))
+        let filled = Int(evbuffer_peek(raw, -1, nil, &vectors, needed))
+        return body(vectors.prefix(filled).map { UnsafeRawBufferPointer(start: $0.iov_base, count: $0.iov_len) })
+    }
+
     /// Calls `body` with the first `length` bytes made contiguous, where the caller knows the
     /// buffer holds at least that many (``withContiguousPrefix(_:_:)`` without reading the
     /// length again: each read is a call into libevent).

@@ -23,16 +23,16 @@ final class ConfigDecoderAWSTests: XCTestCase {
             .contains("c.yaml: credentials.aws.placeholderAccessKeyId: must be 16 to 128 letters and digits, as an access key id is"))
     }
 
-    /// `maxHashedBody`: a size up to 64 MiB, shown by check; anything else is refused by name.
+    /// `maxHashedBody`: a size up to 16 MiB, shown by check; anything else is refused by name.
     func testTheHashedBodyLimitIsASizeUpTo64MiB() throws {
         let raised = try XCTUnwrap(parseOK(credential + "routes:\n  - host: \"*.amazonaws.com:443\"\n    upstream: https://s3.test\n    credential: aws\n"
                                            + "    inject: {sigv4: {maxHashedBody: 8MiB}}\n"))
         guard case .sigv4(let settings)? = raised.routes.first?.placement else { return XCTFail("not decoded") }
         XCTAssertEqual(settings.maxHashedBody, 8 << 20)
         XCTAssertTrue(raised.renderEffective().contains("maxHashedBody: 8MiB}}"))
-        for bad in ["0", "65MiB", "lots"] {
+        for bad in ["0", "17MiB", "lots"] {
             let yaml = credential + "routes:\n  - host: a.test\n    credential: aws\n    inject: {sigv4: {maxHashedBody: \(bad)}}\n"
-            XCTAssertTrue(problemLines(yaml).contains("c.yaml: routes[0].inject.sigv4.maxHashedBody: expected a size from 1 to 64MiB such as 8MiB, got '\(bad)'"),
+            XCTAssertTrue(problemLines(yaml).contains("c.yaml: routes[0].inject.sigv4.maxHashedBody: expected a size from 1 to 16MiB such as 8MiB, got '\(bad)'"),
                           "\(bad): \(problemLines(yaml))")
         }
     }
@@ -66,15 +66,18 @@ final class ConfigDecoderAWSTests: XCTestCase {
         guard case .aws(let aws)? = config.credentials.first?.kind, case .containerCredentials(let container) = aws.source else { return XCTFail("not decoded") }
         XCTAssertEqual(container.uri.description, "http://169.254.170.23:80/v1/credentials")
         XCTAssertEqual(container.authorizationTokenFile, "/var/run/pod-identity")
-        XCTAssertTrue(problemLines(yaml).contains("c.yaml: credentials.aws.containerCredentials.uri: required key is missing and AWS_CONTAINER_CREDENTIALS_FULL_URI is not set: the container credentials endpoint"))
-        // Classic ECS: a path on the agent's address, taken only when no full URI is given.
+        XCTAssertTrue(problemLines(yaml).contains("c.yaml: credentials.aws.containerCredentials.uri: required key is missing and AWS_CONTAINER_CREDENTIALS_FULL_URI is not set: the container credentials endpoint (or AWS_CONTAINER_CREDENTIALS_RELATIVE_URI)"))
+        // Classic ECS: a path on the agent's address, taken before a full URI as the SDKs do.
         let ecs = try XCTUnwrap(parseOK(yaml, environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/3f1c"]))
         guard case .aws(let task)? = ecs.credentials.first?.kind, case .containerCredentials(let agent) = task.source else { return XCTFail("not decoded") }
         XCTAssertEqual(agent.uri.description, "http://169.254.170.2:80/v2/credentials/3f1c")
         let both = try XCTUnwrap(parseOK(yaml, environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/credentials/3f1c",
                                                              "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.23/v1/credentials"]))
-        guard case .aws(let pod)? = both.credentials.first?.kind, case .containerCredentials(let full) = pod.source else { return XCTFail("not decoded") }
-        XCTAssertEqual(full.uri.description, "http://169.254.170.23:80/v1/credentials")
+        guard case .aws(let pod)? = both.credentials.first?.kind, case .containerCredentials(let chosen) = pod.source else { return XCTFail("not decoded") }
+        XCTAssertEqual(chosen.uri.description, "http://169.254.170.2:80/v2/credentials/3f1c", "the relative URI first")
+        let bare = try XCTUnwrap(parseOK(yaml, environment: ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "v2/credentials/3f1c"]))
+        guard case .aws(let slashless)? = bare.credentials.first?.kind, case .containerCredentials(let fixed) = slashless.source else { return XCTFail("not decoded") }
+        XCTAssertEqual(fixed.uri.description, "http://169.254.170.2:80/v2/credentials/3f1c", "a path without its leading slash")
     }
 
     func testExactlyOneSource() {

@@ -89,6 +89,23 @@ final class EventLoopTests: XCTestCase {
         XCTAssertEqual(b.buffer.withContiguousPrefix(3) { Array($0) }, Array("wor".utf8))
     }
 
+    /// The chunks of a buffer, read where they lie, are its bytes in order (nothing drained);
+    /// an empty buffer has none.
+    func testChunksAreTheBytesInOrder() {
+        let a = OwnedEventBuffer()
+        XCTAssertEqual(a.buffer.withChunks { $0.count }, 0)
+        var expected: [UInt8] = []
+        for index in 0..<40 {
+            let piece = [UInt8](repeating: UInt8(index), count: 7_000 + index)
+            a.buffer.append(piece)
+            expected += piece
+        }
+        let chunks = a.buffer.withChunks { chunks in chunks.map { Array($0) } }
+        XCTAssertGreaterThan(chunks.count, 1, "held in several chunks")
+        XCTAssertEqual(chunks.flatMap { $0 }, expected)
+        XCTAssertEqual(a.buffer.count, expected.count)
+    }
+
     /// Bytes written in place land after what is buffered, and only as many as were written
     /// (not the space reserved); a reservation larger than a chain still comes in one piece.
     func testBytesWrittenInPlaceFollowWhatIsBuffered() {

@@ -112,9 +112,6 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(refused["route"] as? String, "unrouted")
     }
 
-    /// TLS handshakes with a backend are counted in one family, by whether they resumed (both
-    /// samples per backend): a backend that closes after every response makes each request a
-    /// new connection.
     /// A route that puts its key in a query parameter and one where the app sends a placeholder:
     /// the access log and the metric name each placement, never the key or the placeholder.
     func testPlacementsAreNamedInTheAccessLogAndMetricsWithoutTheirValues() throws {
@@ -164,6 +161,9 @@ final class AdminEndpointTests: XCTestCase {
         XCTAssertEqual(access.map { $0["placement"] as? String ?? "none" }, ["query:key", "query:key", "query:key", "placeholder"])
     }
 
+    /// TLS handshakes with a backend are counted in one family, by whether they resumed (both
+    /// samples per backend): a backend that closes after every response makes each request a
+    /// new connection.
     func testUpstreamTLSHandshakesAreCountedByWhetherTheyResumed() throws {
         let ca = try TestCA()
         let backend = try FixtureServer(script: "ProxyTests/Fixtures/sse_backend.py",

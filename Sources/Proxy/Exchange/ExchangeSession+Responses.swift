@@ -168,9 +168,11 @@ extension ExchangeSession: UpstreamConnectionOwner {
         context.metrics.upstreamUnauthorized[credential.name, default: 0] += 1
         io.upstream?.stopReading()
         if let trace = io.trace { trace.rejected(io) }
-        credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] newToken in
-            // While this exchange is current it holds the rejection: a new token is the replay's.
+        credential.rejected(token, on: context.loop, timeout: credential.tokenWait) { [self] replacement in
+            // While this exchange is current it holds the rejection: a new token is the replay's
+            // (on a sigv4 route, only one with keys to sign it with).
             guard current === io else { return }
+            let newToken = signable(replacement, io)
             io.trace?.tokenWaitEnded(newToken)
             if let newToken { io.token = newToken }
             perform(connection.exchangeEvent { $0.rejectionResolved(newToken: newToken != nil) })

@@ -23,12 +23,13 @@ extension ExchangeSession {
 
     /// Signs the exchange's head with the token's keys, over `body` (staged whole) when the app
     /// declared no payload hash; the head then goes on as it is. (A token without keys never
-    /// gets here: ``signable(_:_:)`` made it no token.)
+    /// gets here: ``signable(_:_:)`` made it no token, when it was looked up and when it
+    /// replaced a rejected one.)
     @inline(never)
     func signHead(_ io: ExchangeIO, _ request: SigV4Request, body: EventBuffer) {
         guard let keys = io.token?.aws else { return }
         let payloadHash = request.contentSHA256
-            ?? (body.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Body.hashHex(body.peekBytes(max: body.count)))
+            ?? (body.isEmpty ? SigV4Signer.emptyPayloadHash : body.withChunks { SigV4Body.hashHex(chunks: $0) })
         let timestamp = SigV4Signer.timestamp(epochSeconds: Int(SystemTokenClock().wallClockSeconds))
         let scope = SigV4Scope(date: String(timestamp.prefix(8)), region: request.scope.region, service: request.scope.service)
         var plan = SigV4Plan(credentials: keys, scope: scope, appSigned: request.appSigned, payloadHash: payloadHash, timestamp: timestamp,

@@ -19,8 +19,9 @@ struct SigV4Plan {
     let host: String
     /// False for S3 (its paths are neither normalized nor encoded twice).
     let normalizePath: Bool
-    /// The sidecar hashed the body of an S3 request that said nothing of it (`signUnsigned`):
-    /// S3 refuses a SigV4 request without `x-amz-content-sha256`, so the hash is sent too.
+    /// The sidecar hashed the body of an S3 request that said nothing of it (unsigned, with
+    /// `signUnsigned`, or signed by an app that left the header out): S3 refuses a SigV4 request
+    /// without `x-amz-content-sha256`, so the hash is sent too.
     var sendsPayloadHash = false
 }
 

@@ -41,7 +41,8 @@ final class ClientSessionSigV4EdgeTests: XCTestCase {
         let authorization = request.headers("Authorization").first ?? ""
         XCTAssertTrue(authorization.hasPrefix("AWS4-HMAC-SHA256 Credential=AKIAREALKEY000000001/"), authorization)
         XCTAssertFalse(authorization.contains("AKIDTOKENSIDECAR0001"))
-        // Signed over this body: the signature a verifier computes from what arrived.
+        // Signed over this body: the signature computed from what arrived (with the signer's own
+        // canonical form, which AWS's suite and moto check elsewhere).
         let date = request.headers("X-Amz-Date").first ?? ""
         let scope = SigV4Scope(date: String(date.prefix(8)), region: "us-east-1", service: "sqs")
         let canonical = SigV4Canonical.request(method: "POST", path: "/", query: nil,

@@ -46,6 +46,8 @@ final class SigV4EditTests: XCTestCase {
     }
 
     /// The signature a verifier computes over what arrived: the signed headers' values as sent.
+    /// (Computed with the signer's own canonical request: this checks that the edit signs what
+    /// it sends; the canonical form itself is checked by AWS's suite and by moto.)
     private func verifies(_ edited: RequestHead, scope: SigV4Scope, payloadHash: String, normalizePath: Bool) throws -> Bool {
         let fields = edited.fields
         guard case .success(let auth) = SigV4Authorization.parse(fields.values("authorization").first ?? "") else { return false }
