@@ -175,23 +175,6 @@ public enum SigV4Canonical {
         return Array(String(decoding: decoded, as: UTF8.self).utf8)
     }
 
-    /// `name:value` lines of the signed headers, sorted: names lowercase, values trimmed with
-    /// runs of spaces (a folded line's too) made one, several fields of a name joined by `,`.
-    public static func canonicalHeaders(_ headers: [(name: String, value: String)], signed: [String]) -> String {
-        var out: [UInt8] = []
-        for name in signed {
-            appendHeader(&out, name: name, values: headers.lazy.filter { $0.name.lowercased() == name }.map { Array($0.value.utf8) })
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// A value without surrounding whitespace, runs of spaces, tabs and line breaks made one space.
-    static func trimmed(_ value: String) -> String {
-        var out: [UInt8] = []
-        appendTrimmed(&out, value.utf8)
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// Appends `value` without surrounding whitespace, runs of spaces, tabs and line breaks made one space.
     static func appendTrimmed<Bytes: Collection<UInt8>>(_ out: inout [UInt8], _ value: Bytes) {
         let start = out.count
@@ -207,14 +190,8 @@ public enum SigV4Canonical {
         }
     }
 
-    /// SigV4's URI encoding: every byte but `A-Z a-z 0-9 - . _ ~` (and `/` with `keepSlash`) as
-    /// `%XY` uppercase; with `keepEscapes`, an existing `%XY` escape is kept as it is.
-    static func encode(_ text: String, keepSlash: Bool, keepEscapes: Bool) -> String {
-        var out: [UInt8] = []
-        encode(text.utf8, into: &out, keepSlash: keepSlash, keepEscapes: keepEscapes)
-        return String(decoding: out, as: UTF8.self)
-    }
-
+    /// SigV4's URI encoding, appended: every byte but `A-Z a-z 0-9 - . _ ~` (and `/` with
+    /// `keepSlash`) as `%XY` uppercase; with `keepEscapes`, an existing `%XY` escape is kept as it is.
     static func encode<Bytes: Collection<UInt8>>(_ text: Bytes, into out: inout [UInt8], keepSlash: Bool, keepEscapes: Bool) {
         out.reserveCapacity(out.count + text.count)
         var index = text.startIndex

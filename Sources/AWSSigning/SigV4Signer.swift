@@ -78,12 +78,7 @@ public enum SigV4Signer {
 
     /// The hex signature of `stringToSign` with `key`.
     public static func signature(key: [UInt8], stringToSign: String) -> String {
-        signature(key: key, stringToSign: Array(stringToSign.utf8))
-    }
-
-    /// The hex signature of a string to sign written as bytes.
-    public static func signature(key: [UInt8], stringToSign: [UInt8]) -> String {
-        String(decoding: signatureBytes(key: key, stringToSign: stringToSign), as: UTF8.self)
+        String(decoding: signatureBytes(key: key, stringToSign: Array(stringToSign.utf8)), as: UTF8.self)
     }
 
     /// The hex signature's bytes.
@@ -95,13 +90,7 @@ public enum SigV4Signer {
         }
     }
 
-    /// The `Authorization` value: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
-    public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: String) -> String {
-        String(decoding: authorization(accessKeyId: accessKeyId, scope: scope, signedHeaders: signedHeaders,
-                                       signature: Array(signature.utf8)), as: UTF8.self)
-    }
-
-    /// The `Authorization` value's bytes.
+    /// The `Authorization` value's bytes: `AWS4-HMAC-SHA256 Credential=AKID/scope, SignedHeaders=…, Signature=…`.
     public static func authorization(accessKeyId: String, scope: SigV4Scope, signedHeaders: [String], signature: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(200 + signedHeaders.count * 24)

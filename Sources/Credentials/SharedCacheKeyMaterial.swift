@@ -42,9 +42,8 @@ enum SharedCacheKeyMaterial {
         case .googleServiceAccount(let google):
             // The same path holds another account's key in another deployment: the account names it.
             guard let data = FileManager.default.contents(atPath: google.keyFile),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let email = object["client_email"] as? String else { return nil }
-            parts = ["google_service_account", email, google.scope ?? "", google.targetAudience ?? "", google.subject ?? ""]
+                  let key = try? GoogleServiceAccountKey(json: Array(data)) else { return nil }
+            parts = ["google_service_account", key.clientEmail, google.scope ?? "", google.targetAudience ?? "", google.subject ?? ""]
         case .oauth2(let oauth):
             // Sender-constrained tokens are presented with what they were requested with — this
             // replica's DPoP key, the certificate pair it read — which another replica's copy
@@ -70,12 +69,15 @@ enum SharedCacheKeyMaterial {
     /// projected token names `system:serviceaccount:NAMESPACE:NAME`, the same in each of its
     /// pods and rotations), else the token's SHA-256 (an opaque token: its holders alone).
     static func tokenIdentity(_ token: String) -> String {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        if parts.count == 3, let payload = Base64.decodeURL(parts[1]),
-           let claims = try? JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any],
-           let issuer = claims["iss"] as? String, let subject = claims["sub"] as? String {
-            return "jwt:\(issuer.utf8.count):\(issuer)|\(subject)"
+        if let claims = JWTPayload.claims(Subject.self, of: token) {
+            return "jwt:\(claims.iss.utf8.count):\(claims.iss)|\(claims.sub)"
         }
         return "sha256:" + Digest.hex(Digest.sha256(Array(token.utf8)))
+    }
+
+    /// Whose a JWT is: its issuer and subject.
+    private struct Subject: Decodable {
+        let iss: String
+        let sub: String
     }
 }

@@ -10,9 +10,7 @@ public enum JWTExpiry {
     /// `exp` (seconds since 1970) if `token` is three base64url parts whose middle one is a JSON
     /// object with a numeric `exp`; nil otherwise.
     public static func expiry(of token: String) -> Double? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[1].isEmpty, let payload = Base64.decodeURL(parts[1]) else { return nil }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: Data(payload)), claims.exp.isFinite else { return nil }
+        guard let claims = JWTPayload.claims(Claims.self, of: token), claims.exp.isFinite else { return nil }
         return claims.exp
     }
 }

@@ -241,7 +241,8 @@ extension ExchangeSession: UpstreamWaiter {
         var progress: Exchange.BodyProgress
         do {
             // A body held whole to be hashed is staged up to its limit (one byte past it: too large).
-            let limit = io.isSigned && io.sigv4?.needsBodyHash == true ? io.sigv4!.hashedBodyLimit + 1 : WorkerContext.highWatermark
+            var limit = WorkerContext.highWatermark
+            if io.isSigned, let sigv4 = io.sigv4, sigv4.needsBodyHash { limit = sigv4.hashedBodyLimit + 1 }
             progress = Exchange.BodyProgress(try io.requestRelay.pump(from: clientInput, to: staged, limit: limit))
         } catch {
             progress = .malformed

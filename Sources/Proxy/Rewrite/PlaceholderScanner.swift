@@ -73,19 +73,14 @@ struct PlaceholderScanner: Sendable {
         }
         // The target: its authority (which holds no escapes), then its path as sent and, when it
         // holds escapes, decoded: the more of the two counts.
-        var path: String
+        var path = "", authority: String?
         switch head.target {
         case .origin(let target): path = target
-        case .absolute(_, let authority, let target):
-            var text = authority.description
-            places += text.withUTF8 { look(UnsafeRawBufferPointer($0)) }
-            path = target
-        case .authority(let authority):
-            var text = authority.description
-            places += text.withUTF8 { look(UnsafeRawBufferPointer($0)) }
-            path = ""
-        case .asterisk: path = ""
+        case .absolute(_, let host, let target): (authority, path) = (host.description, target)
+        case .authority(let host): authority = host.description
+        case .asterisk: break
         }
+        if var authority { places += authority.withUTF8 { look(UnsafeRawBufferPointer($0)) } }
         var escaped = false
         var inPath = path.withUTF8 { bytes in
             escaped = bytes.baseAddress.map { memchr($0, 0x25, bytes.count) != nil } ?? false

@@ -1,6 +1,7 @@
 @testable import Credentials
 import Config
 import Foundation
+import TestSupport
 import XCTest
 
 /// Which credentials of a fleet share one entry of the shared token cache: replicas of one client
@@ -65,10 +66,16 @@ final class SharedCacheKeyMaterialTests: XCTestCase {
         func google(_ path: String) -> CredentialConfig {
             CredentialConfig(name: "gcp", kind: .googleServiceAccount(GoogleServiceAccountConfig(keyFile: path, scope: "s")))
         }
-        let one = try write("one.json", #"{"client_email":"a@p.iam.gserviceaccount.com","private_key":"x"}"#)
+        let ca = try TestCA()
+        let pem = try String(contentsOfFile: ca.localhostKey, encoding: .utf8)
+        func keyFile(_ email: String) throws -> String {
+            let object = ["client_email": email, "private_key": pem, "token_uri": "https://oauth2.googleapis.com/token"]
+            return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        let one = try write("one.json", try keyFile("a@p.iam.gserviceaccount.com"))
         let first = try XCTUnwrap(SharedCacheKeyMaterial.make(google(one)))
-        XCTAssertFalse(first.contains("\"x\""), "never the private key")
-        _ = try write("one.json", #"{"client_email":"b@p.iam.gserviceaccount.com","private_key":"y"}"#)
+        XCTAssertFalse(first.contains("PRIVATE KEY"), "never the private key")
+        _ = try write("one.json", try keyFile("b@p.iam.gserviceaccount.com"))
         XCTAssertNotEqual(SharedCacheKeyMaterial.make(google(one)), first)
         XCTAssertNil(SharedCacheKeyMaterial.make(google(directory + "/none.json")))
     }
