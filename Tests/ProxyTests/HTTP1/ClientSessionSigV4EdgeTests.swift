@@ -54,6 +54,25 @@ final class ClientSessionSigV4EdgeTests: XCTestCase {
         XCTAssertTrue(authorization.hasSuffix("Signature=" + signature), authorization)
     }
 
+    /// Bytes past the held body's length are not part of it: the signed body is exactly its
+    /// length, and what follows is the connection's next request, refused on its own merits
+    /// (unsigned: 400), never glued to the first.
+    func testBytesPastAHeldBodyAreNotSignedWithIt() throws {
+        let harness = try harness()
+        let client = harness.connectClient()
+        let body = "Action=ListQueues"
+        client.receive(head(length: body.utf8.count) + body + "GET http://api.test/next HTTP/1.1\r\nHost: api.test\r\n\r\n")
+        let backend = try XCTUnwrap(harness.connectedBackend())
+        let requests = MemoryMessages.requests(backend.peerReads())
+        XCTAssertEqual(requests.count, 1)
+        XCTAssertEqual(requests.first.map { String(decoding: $0.body, as: UTF8.self) }, body)
+        backend.receive("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        let answers = client.readAll()
+        XCTAssertTrue(answers.hasPrefix("HTTP/1.1 200 OK"), answers)
+        XCTAssertTrue(answers.contains("HTTP/1.1 400 "), "the next request, unsigned, refused: \(answers)")
+        XCTAssertEqual(harness.targets.count, 1, "only the signed request went upstream")
+    }
+
     func testAClientThatLeavesBeforeItsHeldBodyEndsHasNothingForwarded() throws {
         for end in [ConnectionEnd.endOfStream, .socketError(errno: ECONNRESET)] {
             let harness = try harness()
